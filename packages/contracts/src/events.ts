@@ -1,0 +1,156 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { compileSchema } from './validation.js';
+
+const Uuid = Type.String({ format: 'uuid' });
+const CurrencyCode = Type.String({ pattern: '^[A-Z]{3}$' });
+/** Integer minor units; bounded by the ledger's maximum amount, so always a safe integer. */
+const Minor = Type.Integer({ minimum: 0 });
+const TransactionType = Type.Union([Type.Literal('deposit'), Type.Literal('withdrawal'), Type.Literal('transfer')]);
+
+export const PaymentProcessedData = Type.Object(
+  {
+    transaction_id: Type.String({ minLength: 1, maxLength: 200 }),
+    payment_id: Type.String({ minLength: 1, maxLength: 200 }),
+    status: Type.Union([Type.Literal('completed'), Type.Literal('failed')]),
+    /** Where the confirmation came from: which webhook endpoint. */
+    source: Type.Union([Type.Literal('payment'), Type.Literal('payment-status'), Type.Literal('provider')]),
+    /** Set when the provider reported an amount; the ledger fails the transaction when it disagrees. */
+    amount: Type.Optional(Minor),
+    currency: Type.Optional(CurrencyCode),
+    /** The kind of money movement the provider confirmed, when it said (provider events do). */
+    movement: Type.Optional(Type.Union([Type.Literal('payment'), Type.Literal('payout')])),
+    failure_reason: Type.Optional(Type.String({ maxLength: 500 })),
+    provider_event_id: Type.Optional(Type.String({ maxLength: 200 })),
+    provider_event_type: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+
+const MoneyMovementRequested = {
+  transaction_id: Uuid,
+  account_id: Uuid,
+  user_id: Uuid,
+  amount: Minor,
+  currency: CurrencyCode,
+};
+
+export const DepositRequestedData = Type.Object(MoneyMovementRequested, { additionalProperties: false });
+export const WithdrawalRequestedData = Type.Object(MoneyMovementRequested, { additionalProperties: false });
+export const TransferRequestedData = Type.Object(
+  { ...MoneyMovementRequested, to_account_id: Uuid },
+  { additionalProperties: false },
+);
+
+export const TransactionSettledData = Type.Object(
+  {
+    transaction_id: Uuid,
+    account_id: Uuid,
+    user_id: Uuid,
+    type: TransactionType,
+    amount: Minor,
+    currency: CurrencyCode,
+    failure_reason: Type.Optional(Type.String({ maxLength: 500 })),
+  },
+  { additionalProperties: false },
+);
+
+export const AccountOpenedData = Type.Object(
+  { account_id: Uuid, user_id: Uuid, currency: CurrencyCode },
+  { additionalProperties: false },
+);
+
+export const UserDeletedData = Type.Object({ user_id: Uuid }, { additionalProperties: false });
+
+export const TokenRevokedData = Type.Object(
+  {
+    /** A single token, or every token of `user_id` issued before `issued_before` (unix seconds). */
+    jti: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    user_id: Type.Optional(Uuid),
+    issued_before: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** Unix seconds after which the revocation no longer matters (the token has expired anyway). */
+    expires_at: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+
+/** Event type → its data schema and routing key. Adding an event is one line here. */
+export const EVENTS = {
+  PaymentProcessed: { routingKey: 'payment.processed', data: PaymentProcessedData },
+  DepositRequested: { routingKey: 'deposit.requested', data: DepositRequestedData },
+  WithdrawalRequested: { routingKey: 'withdrawal.requested', data: WithdrawalRequestedData },
+  TransferRequested: { routingKey: 'transfer.requested', data: TransferRequestedData },
+  TransactionCompleted: { routingKey: 'transaction.completed', data: TransactionSettledData },
+  TransactionFailed: { routingKey: 'transaction.failed', data: TransactionSettledData },
+  AccountOpened: { routingKey: 'account.opened', data: AccountOpenedData },
+  UserDeleted: { routingKey: 'user.deleted', data: UserDeletedData },
+  TokenRevoked: { routingKey: 'token.revoked', data: TokenRevokedData },
+} as const satisfies Record<string, { routingKey: string; data: TSchema }>;
+
+export type EventType = keyof typeof EVENTS;
+export type EventData<T extends EventType> = Static<(typeof EVENTS)[T]['data']>;
+
+export const EVENT_VERSION = 1;
+
+export const EventEnvelopeSchema = Type.Object(
+  {
+    id: Uuid,
+    type: Type.String({ minLength: 1 }),
+    version: Type.Integer({ minimum: 1 }),
+    occurred_at: Type.String({ format: 'date-time' }),
+    correlation_id: Type.String({ minLength: 1, maxLength: 200 }),
+    data: Type.Object({}, { additionalProperties: true }),
+  },
+  { additionalProperties: false },
+);
+
+export interface EventEnvelope<T extends EventType = EventType> {
+  id: string;
+  type: T;
+  version: number;
+  occurred_at: string;
+  correlation_id: string;
+  data: EventData<T>;
+}
+
+export type AnyEvent = { [T in EventType]: EventEnvelope<T> }[EventType];
+
+export function isEventType(value: unknown): value is EventType {
+  return typeof value === 'string' && Object.hasOwn(EVENTS, value);
+}
+
+export function routingKeyOf(type: EventType): string {
+  return EVENTS[type].routingKey;
+}
+
+const checkEnvelope = compileSchema(EventEnvelopeSchema);
+const checkData = Object.fromEntries(
+  Object.entries(EVENTS).map(([type, { data }]) => [type, compileSchema(data as TSchema)]),
+) as Record<EventType, ReturnType<typeof compileSchema>>;
+
+export type EventValidation = { ok: true; event: AnyEvent } | { ok: false; errors: string[] };
+
+/** Validates an envelope and its data against the schemas; used on publish and on consume. */
+export function validateEvent(value: unknown): EventValidation {
+  const envelope = checkEnvelope(value);
+  if (!envelope.ok) return envelope;
+  const type = (value as { type: unknown }).type;
+  if (!isEventType(type)) return { ok: false, errors: [`/type: unknown event type ${JSON.stringify(type)}`] };
+  const data = checkData[type]((value as { data: unknown }).data);
+  if (!data.ok) return { ok: false, errors: data.errors.map((e) => `/data${e}`) };
+  return { ok: true, event: value as AnyEvent };
+}
+
+export function createEvent<T extends EventType>(
+  type: T,
+  data: EventData<T>,
+  options: { id: string; correlationId: string; occurredAt?: Date },
+): EventEnvelope<T> {
+  return {
+    id: options.id,
+    type,
+    version: EVENT_VERSION,
+    occurred_at: (options.occurredAt ?? new Date()).toISOString(),
+    correlation_id: options.correlationId,
+    data,
+  };
+}

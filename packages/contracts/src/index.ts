@@ -1,0 +1,6 @@
+export * from './errors.js';
+export * from './versions.js';
+export * from './money.js';
+export * from './events.js';
+export * from './topology.js';
+export * from './validation.js';

@@ -1,0 +1,162 @@
+import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import type { RequestHandler } from 'express';
+import type { EventData } from '@payments/contracts';
+import { authRequired } from './errors.js';
+import type { Logger } from './logger.js';
+
+export type Role = 'user' | 'admin';
+
+export interface AuthClaims {
+  userId: string;
+  role: Role;
+  jti: string;
+  issuedAt: number;
+  expiresAt: number;
+}
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      auth?: AuthClaims;
+    }
+  }
+}
+
+export const TOKEN_ALGORITHM = 'ES256';
+
+export interface TokenVerifier {
+  verify(token: string): Promise<AuthClaims>;
+}
+
+export interface TokenVerifierOptions {
+  issuer: string;
+  audience: string;
+  revocations?: RevocationList;
+}
+
+class InvalidTokenError extends Error {}
+
+/** Verifies with a fixed key set; pinned algorithm, issuer and audience. */
+export function verifyWithKeys(
+  token: string,
+  keyFor: (kid: string) => KeyObject | undefined,
+  options: TokenVerifierOptions,
+): AuthClaims {
+  const decoded = jwt.decode(token, { complete: true });
+  const kid = decoded?.header.kid;
+  if (!decoded || decoded.header.alg !== TOKEN_ALGORITHM || !kid) throw new InvalidTokenError('malformed token');
+  const key = keyFor(kid);
+  if (!key) throw new InvalidTokenError('unknown key');
+  const payload = jwt.verify(token, key, {
+    algorithms: [TOKEN_ALGORITHM],
+    issuer: options.issuer,
+    audience: options.audience,
+  }) as jwt.JwtPayload;
+  const { sub, role, jti, iat, exp } = payload;
+  if (!sub || !jti || !iat || !exp || (role !== 'user' && role !== 'admin')) {
+    throw new InvalidTokenError('token lacks required claims');
+  }
+  const claims: AuthClaims = { userId: sub, role, jti, issuedAt: iat, expiresAt: exp };
+  if (options.revocations?.isRevoked(claims)) throw new InvalidTokenError('token revoked');
+  return claims;
+}
+
+/**
+ * Verifies tokens against the identity service's JWKS. Keys are cached; an unknown `kid` triggers one refetch
+ * (at most every few seconds), so key rotation needs no restart and a flood of bogus kids costs nothing.
+ */
+export function createJwksTokenVerifier(
+  options: TokenVerifierOptions & { jwksUrl: string; logger: Logger; minRefetchMs?: number },
+): TokenVerifier {
+  let keys = new Map<string, KeyObject>();
+  let lastFetch = 0;
+  let fetching: Promise<void> | null = null;
+  const minRefetchMs = options.minRefetchMs ?? 5000;
+
+  const refresh = () => {
+    fetching ??= (async () => {
+      try {
+        const response = await fetch(options.jwksUrl, { signal: AbortSignal.timeout(3000) });
+        if (!response.ok) throw new Error(`JWKS answered ${response.status}`);
+        const body = (await response.json()) as { keys?: (JsonWebKey & { kid?: string })[] };
+        const next = new Map<string, KeyObject>();
+        for (const jwk of body.keys ?? []) {
+          if (jwk.kid) next.set(jwk.kid, createPublicKey({ key: jwk, format: 'jwk' }));
+        }
+        keys = next;
+        lastFetch = Date.now();
+      } catch (error) {
+        options.logger.warn({ err: error }, 'could not fetch the JWKS');
+      } finally {
+        fetching = null;
+      }
+    })();
+    return fetching;
+  };
+
+  return {
+    async verify(token) {
+      const kid = jwt.decode(token, { complete: true })?.header.kid;
+      if (kid && !keys.has(kid) && Date.now() - lastFetch > minRefetchMs) await refresh();
+      return verifyWithKeys(token, (id) => keys.get(id), options);
+    },
+  };
+}
+
+export function bearerToken(header: string | undefined): string | null {
+  const match = /^Bearer\s+(\S+)$/i.exec(header ?? '');
+  return match ? (match[1] as string) : null;
+}
+
+/** Requires a valid bearer token and puts its claims on `req.auth`; anything else is 401 AUTH_REQUIRED. */
+export function requireAuth(verifier: TokenVerifier): RequestHandler {
+  return async (req, _res, next) => {
+    const token = bearerToken(req.get('authorization'));
+    if (!token) return next(authRequired());
+    try {
+      req.auth = await verifier.verify(token);
+      next();
+    } catch (error) {
+      if (error instanceof InvalidTokenError || error instanceof jwt.JsonWebTokenError) {
+        return next(authRequired('The bearer token is invalid, expired or revoked'));
+      }
+      next(error);
+    }
+  };
+}
+
+export interface RevocationList {
+  add(revocation: EventData<'TokenRevoked'>): void;
+  isRevoked(claims: AuthClaims): boolean;
+}
+
+/** Revoked tokens (by jti) and revoked sessions (a user's tokens issued before a moment), until they expire. */
+export function createRevocationList(now: () => number = () => Math.floor(Date.now() / 1000)): RevocationList {
+  const byJti = new Map<string, number>();
+  const byUser = new Map<string, { before: number; expiresAt: number }>();
+  const prune = () => {
+    const t = now();
+    for (const [jti, expiresAt] of byJti) if (expiresAt < t) byJti.delete(jti);
+    for (const [user, entry] of byUser) if (entry.expiresAt < t) byUser.delete(user);
+  };
+  let added = 0;
+  return {
+    add(revocation) {
+      if (++added % 1000 === 0) prune();
+      if (revocation.jti) byJti.set(revocation.jti, revocation.expires_at);
+      if (revocation.user_id && revocation.issued_before !== undefined) {
+        const current = byUser.get(revocation.user_id);
+        if (!current || current.before < revocation.issued_before) {
+          byUser.set(revocation.user_id, { before: revocation.issued_before, expiresAt: revocation.expires_at });
+        }
+      }
+    },
+    isRevoked(claims) {
+      if (byJti.has(claims.jti)) return true;
+      const user = byUser.get(claims.userId);
+      return user !== undefined && claims.issuedAt < user.before;
+    },
+  };
+}

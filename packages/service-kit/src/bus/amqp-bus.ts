@@ -1,0 +1,358 @@
+import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
+import {
+  BROADCASTS,
+  DEAD_LETTER_EXCHANGE,
+  EVENTS_EXCHANGE,
+  QUEUES,
+  bindingKeys,
+  deadLetterQueueName,
+  routingKeyOf,
+  validateEvent,
+  type AnyEvent,
+  type BroadcastKey,
+  type EventType,
+  type QueueKey,
+} from '@payments/contracts';
+import type { Logger } from '../logger.js';
+import {
+  BusUnavailableError,
+  dispatchDelivery,
+  retryDelayMs,
+  type Consumer,
+  type DeadLetter,
+  type EventBus,
+  type EventHandlers,
+} from './event-bus.js';
+
+export interface AmqpBusOptions {
+  url: string;
+  logger: Logger;
+  /** Prefix for every exchange and queue name; tests use a uuid so runs never share a queue. */
+  namespace?: string;
+  /** How long start() waits for the first connection before carrying on and retrying in the background. */
+  connectTimeoutMs?: number;
+  publishTimeoutMs?: number;
+}
+
+interface Subscription {
+  kind: 'queue' | 'broadcast';
+  key: string;
+  events: readonly EventType[];
+  handlers: EventHandlers;
+  prefetch: number;
+  channel: Channel | null;
+  consumerTag: string | null;
+  inFlight: Set<Promise<void>>;
+  stopped: boolean;
+}
+
+export interface AmqpBus extends EventBus {
+  /** Connects and declares the topology; resolves when connected or when the first attempt times out. */
+  start(): Promise<void>;
+}
+
+/**
+ * RabbitMQ adapter. Publishes persistent, mandatory messages on a confirm channel and resolves only on the
+ * broker's ack; an unroutable (returned) message rejects. Consumers use manual acks, a bounded prefetch and
+ * durable quorum queues whose delivery limit sends repeated failures to the queue's dead-letter queue.
+ * A lost connection is re-established with backoff, and topology and consumers are restored.
+ */
+export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
+  const { logger } = options;
+  const ns = options.namespace ?? '';
+  const exchange = ns + EVENTS_EXCHANGE;
+  const deadLetterExchange = ns + DEAD_LETTER_EXCHANGE;
+  const publishTimeoutMs = options.publishTimeoutMs ?? 10_000;
+  const subscriptions = new Set<Subscription>();
+  const pending = new Map<number, { reject: (error: Error) => void }>();
+  const returned = new Set<number>();
+  let connection: ChannelModel | null = null;
+  let publisher: ConfirmChannel | null = null;
+  let connecting: Promise<void> | null = null;
+  let reconnectTimer: NodeJS.Timeout | null = null;
+  let attempts = 0;
+  let closed = false;
+  let publishSeq = 0;
+
+  const queueName = (key: QueueKey) => ns + QUEUES[key].name;
+
+  const declareTopology = async (channel: Channel) => {
+    await channel.assertExchange(exchange, 'topic', { durable: true });
+    await channel.assertExchange(deadLetterExchange, 'direct', { durable: true });
+    for (const [key, queue] of Object.entries(QUEUES)) {
+      const name = queueName(key as QueueKey);
+      const dlq = deadLetterQueueName(name);
+      await channel.assertQueue(dlq, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+      await channel.bindQueue(dlq, deadLetterExchange, name);
+      await channel.assertQueue(name, {
+        durable: true,
+        arguments: {
+          'x-queue-type': 'quorum',
+          'x-delivery-limit': queue.deliveryLimit,
+          'x-dead-letter-exchange': deadLetterExchange,
+          'x-dead-letter-routing-key': name,
+        },
+      });
+      for (const routingKey of bindingKeys(queue.events)) await channel.bindQueue(name, exchange, routingKey);
+    }
+  };
+
+  const failPending = (reason: string) => {
+    for (const [seq, entry] of pending) {
+      pending.delete(seq);
+      entry.reject(new BusUnavailableError(reason));
+    }
+  };
+
+  const scheduleReconnect = () => {
+    if (closed || reconnectTimer) return;
+    const delay = Math.min(250 * 2 ** Math.min(attempts, 5), 5000);
+    attempts += 1;
+    reconnectTimer = setTimeout(() => {
+      reconnectTimer = null;
+      void connect();
+    }, delay);
+  };
+
+  const onConnectionLost = (error?: Error) => {
+    if (!connection) return;
+    logger.warn({ err: error }, 'lost the RabbitMQ connection; reconnecting');
+    connection = null;
+    publisher = null;
+    failPending('the connection to RabbitMQ was lost');
+    for (const subscription of subscriptions) {
+      subscription.channel = null;
+      subscription.consumerTag = null;
+    }
+    scheduleReconnect();
+  };
+
+  const connect = (): Promise<void> => {
+    connecting ??= (async () => {
+      try {
+        const conn = await amqp.connect(options.url, { clientProperties: { connection_name: 'payments' } });
+        conn.on('error', (error: Error) => logger.warn({ err: error }, 'RabbitMQ connection error'));
+        conn.on('close', (error?: Error) => {
+          if (connection === conn) onConnectionLost(error);
+        });
+        const setup = await conn.createChannel();
+        await declareTopology(setup);
+        await setup.close();
+        const channel = await conn.createConfirmChannel();
+        channel.on('return', (message: ConsumeMessage) => {
+          returned.add(Number(message.properties.headers?.['x-publish-seq']));
+        });
+        channel.on('error', (error: Error) => logger.warn({ err: error }, 'RabbitMQ publish channel error'));
+        channel.on('close', () => {
+          if (publisher === channel) {
+            publisher = null;
+            failPending('the RabbitMQ publish channel closed');
+            if (connection === conn) void conn.close().catch(() => undefined);
+          }
+        });
+        connection = conn;
+        publisher = channel;
+        attempts = 0;
+        logger.info('connected to RabbitMQ');
+        for (const subscription of subscriptions) await startSubscription(subscription);
+      } catch (error) {
+        if (attempts === 0 || attempts % 20 === 0) logger.warn({ err: error }, 'cannot reach RabbitMQ; retrying');
+        scheduleReconnect();
+        throw error;
+      } finally {
+        connecting = null;
+      }
+    })();
+    return connecting;
+  };
+
+  const startSubscription = async (subscription: Subscription) => {
+    if (!connection || subscription.stopped || subscription.channel) return;
+    const channel = await connection.createChannel();
+    channel.on('error', (error: Error) => logger.warn({ err: error, queue: subscription.key }, 'consumer channel error'));
+    await channel.prefetch(subscription.prefetch);
+    let queue: string;
+    if (subscription.kind === 'queue') {
+      queue = queueName(subscription.key as QueueKey);
+    } else {
+      queue = (await channel.assertQueue('', { exclusive: true, autoDelete: true, durable: false })).queue;
+      for (const routingKey of bindingKeys(subscription.events)) await channel.bindQueue(queue, exchange, routingKey);
+    }
+    subscription.channel = channel;
+    const { consumerTag } = await channel.consume(queue, (message) => {
+      if (!message) return;
+      const delivery = handleMessage(subscription, channel, message).finally(() => {
+        subscription.inFlight.delete(delivery);
+      });
+      subscription.inFlight.add(delivery);
+    });
+    subscription.consumerTag = consumerTag;
+  };
+
+  const handleMessage = async (subscription: Subscription, channel: Channel, message: ConsumeMessage) => {
+    // Quorum queues count earlier deliveries in x-delivery-count.
+    const deliveryCount = Number(message.properties.headers?.['x-delivery-count'] ?? 0) + 1;
+    const outcome = await dispatchDelivery(message.content.toString('utf8'), subscription.handlers, deliveryCount, logger);
+    try {
+      if (outcome === 'ack' || subscription.kind === 'broadcast') channel.ack(message);
+      else if (outcome === 'dead-letter') channel.nack(message, false, false);
+      else {
+        await new Promise((resolve) => setTimeout(resolve, retryDelayMs(deliveryCount)));
+        channel.nack(message, false, true);
+      }
+    } catch (error) {
+      // The channel closed under us; the broker redelivers the unacked message to another consumer.
+      logger.debug({ err: error }, 'could not settle a delivery on a closed channel');
+    }
+  };
+
+  const subscribe = async (subscription: Subscription): Promise<Consumer> => {
+    subscriptions.add(subscription);
+    await startSubscription(subscription).catch((error: unknown) => {
+      subscription.channel = null;
+      logger.warn({ err: error, queue: subscription.key }, 'could not start a consumer yet; will on reconnect');
+    });
+    return {
+      async stop() {
+        subscription.stopped = true;
+        subscriptions.delete(subscription);
+        const { channel, consumerTag } = subscription;
+        if (channel && consumerTag) await channel.cancel(consumerTag).catch(() => undefined);
+        await Promise.allSettled([...subscription.inFlight]);
+        if (channel) await channel.close().catch(() => undefined);
+      },
+    };
+  };
+
+  const withChannel = async <T>(work: (channel: Channel) => Promise<T>): Promise<T> => {
+    if (!connection) throw new BusUnavailableError('not connected to RabbitMQ');
+    const channel = await connection.createChannel();
+    try {
+      return await work(channel);
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  };
+
+  return {
+    async start() {
+      const timeout = new Promise<void>((resolve) => setTimeout(resolve, options.connectTimeoutMs ?? 5000).unref());
+      await Promise.race([connect().catch(() => undefined), timeout]);
+    },
+
+    publish(event: AnyEvent) {
+      const validation = validateEvent(event);
+      if (!validation.ok) {
+        return Promise.reject(new Error(`refusing to publish an invalid event: ${validation.errors.join('; ')}`));
+      }
+      const channel = publisher;
+      if (!channel || closed) return Promise.reject(new BusUnavailableError('not connected to RabbitMQ'));
+      const seq = ++publishSeq;
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => settle(new BusUnavailableError('RabbitMQ did not confirm in time')), publishTimeoutMs);
+        const settle = (error?: Error | null) => {
+          if (!pending.has(seq)) return;
+          pending.delete(seq);
+          clearTimeout(timer);
+          const unroutable = returned.delete(seq);
+          if (error) reject(error instanceof BusUnavailableError ? error : new BusUnavailableError(error.message));
+          else if (unroutable) reject(new BusUnavailableError(`no queue is bound for ${event.type}`));
+          else resolve();
+        };
+        pending.set(seq, { reject: (error) => settle(error) });
+        try {
+          channel.publish(
+            exchange,
+            routingKeyOf(event.type),
+            Buffer.from(JSON.stringify(event)),
+            {
+              persistent: true,
+              mandatory: true,
+              contentType: 'application/json',
+              messageId: event.id,
+              correlationId: event.correlation_id,
+              type: event.type,
+              timestamp: Math.floor(Date.now() / 1000),
+              headers: { 'x-publish-seq': seq },
+            },
+            (error) => settle(error),
+          );
+        } catch (error) {
+          settle(error as Error);
+        }
+      });
+    },
+
+    consume(key, handlers, consumeOptions = {}) {
+      return subscribe({
+        kind: 'queue',
+        key,
+        events: QUEUES[key].events,
+        handlers,
+        prefetch: consumeOptions.prefetch ?? 20,
+        channel: null,
+        consumerTag: null,
+        inFlight: new Set(),
+        stopped: false,
+      });
+    },
+
+    broadcast(key: BroadcastKey, handlers) {
+      return subscribe({
+        kind: 'broadcast',
+        key,
+        events: BROADCASTS[key].events,
+        handlers,
+        prefetch: 50,
+        channel: null,
+        consumerTag: null,
+        inFlight: new Set(),
+        stopped: false,
+      });
+    },
+
+    replayDeadLetters(key, limit = Infinity) {
+      return withChannel(async (channel) => {
+        const target = queueName(key);
+        let moved = 0;
+        while (moved < limit) {
+          const message = await channel.get(deadLetterQueueName(target), { noAck: false });
+          if (!message) break;
+          // Straight back to the queue through the default exchange, with a fresh delivery count.
+          channel.sendToQueue(target, message.content, { ...message.properties, headers: {}, persistent: true });
+          channel.ack(message);
+          moved += 1;
+        }
+        return moved;
+      });
+    },
+
+    listDeadLetters(key, limit = 100) {
+      return withChannel(async (channel) => {
+        const dlq = deadLetterQueueName(queueName(key));
+        const letters: DeadLetter[] = [];
+        while (letters.length < limit) {
+          const message = await channel.get(dlq, { noAck: false });
+          if (!message) break;
+          letters.push({ queue: dlq, body: message.content.toString('utf8') });
+        }
+        // Closing the channel returns every message we peeked at, unacknowledged.
+        return letters;
+      });
+    },
+
+    isConnected: () => publisher !== null,
+
+    async close() {
+      closed = true;
+      if (reconnectTimer) clearTimeout(reconnectTimer);
+      await Promise.allSettled([...subscriptions].map((s) => s.channel && s.consumerTag && s.channel.cancel(s.consumerTag)));
+      await Promise.allSettled([...subscriptions].flatMap((s) => [...s.inFlight]));
+      const conn = connection;
+      connection = null;
+      publisher = null;
+      failPending('the bus is closing');
+      if (conn) await conn.close().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import type { AnyEvent, BroadcastKey, EventEnvelope, EventType, QueueKey } from '@payments/contracts';
+import { validateEvent } from '@payments/contracts';
+import type { Logger } from '../logger.js';
+
+export interface DeliveryContext {
+  /** 1 on the first delivery, then counts redeliveries. */
+  deliveryCount: number;
+  logger: Logger;
+}
+
+export type EventHandler<T extends EventType> = (event: EventEnvelope<T>, context: DeliveryContext) => Promise<void>;
+export type EventHandlers = { [T in EventType]?: EventHandler<T> };
+
+/** Thrown by a handler for an event that can never succeed: it is dead-lettered at once, not retried. */
+export class PermanentEventError extends Error {
+  override name = 'PermanentEventError';
+}
+
+/** Thrown by publish when the broker cannot take the event: callers answer 500 and the sender retries. */
+export class BusUnavailableError extends Error {
+  override name = 'BusUnavailableError';
+}
+
+export interface ConsumeOptions {
+  prefetch?: number;
+}
+
+export interface Consumer {
+  /** Stops taking deliveries and waits for the ones in hand to finish. */
+  stop(): Promise<void>;
+}
+
+export interface DeadLetter {
+  queue: string;
+  body: string;
+}
+
+/**
+ * The port every service publishes and consumes through. Both adapters keep the same promises:
+ * publish resolves only once the event is safely stored (broker confirm); a consumer's handler is retried with
+ * backoff up to the queue's delivery limit and then dead-lettered; invalid events are dead-lettered at once.
+ */
+export interface EventBus {
+  publish(event: AnyEvent): Promise<void>;
+  /** Competing consumers on the service's durable queue. */
+  consume(queue: QueueKey, handlers: EventHandlers, options?: ConsumeOptions): Promise<Consumer>;
+  /** Every process gets its own copy (revocations and the like). Failures are logged, never retried. */
+  broadcast(key: BroadcastKey, handlers: EventHandlers): Promise<Consumer>;
+  /** Moves up to `limit` dead letters of a queue back onto it; returns how many moved. */
+  replayDeadLetters(queue: QueueKey, limit?: number): Promise<number>;
+  listDeadLetters(queue: QueueKey, limit?: number): Promise<DeadLetter[]>;
+  isConnected(): boolean;
+  close(): Promise<void>;
+}
+
+export type DeliveryOutcome = 'ack' | 'retry' | 'dead-letter';
+
+export function retryDelayMs(deliveryCount: number): number {
+  return Math.min(100 * 2 ** (deliveryCount - 1), 5000);
+}
+
+/** The failure policy both adapters share: decode, validate, dispatch by type, and decide the outcome. */
+export async function dispatchDelivery(
+  body: string,
+  handlers: EventHandlers,
+  deliveryCount: number,
+  logger: Logger,
+): Promise<DeliveryOutcome> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    logger.error({ deliveryCount }, 'dead-lettering an event that is not JSON');
+    return 'dead-letter';
+  }
+  const validation = validateEvent(parsed);
+  if (!validation.ok) {
+    logger.error({ errors: validation.errors }, 'dead-lettering an event that fails its schema');
+    return 'dead-letter';
+  }
+  const event = validation.event;
+  const handler = handlers[event.type] as EventHandler<EventType> | undefined;
+  const eventLogger = logger.child({ event_id: event.id, event_type: event.type, correlation_id: event.correlation_id });
+  if (!handler) {
+    eventLogger.warn('no handler for this event type; acknowledged without effect');
+    return 'ack';
+  }
+  try {
+    await handler(event, { deliveryCount, logger: eventLogger });
+    return 'ack';
+  } catch (error) {
+    if (error instanceof PermanentEventError) {
+      eventLogger.error({ err: error }, 'dead-lettering an event its handler rejected');
+      return 'dead-letter';
+    }
+    eventLogger.warn({ err: error, deliveryCount }, 'event handler failed; will retry');
+    return 'retry';
+  }
+}

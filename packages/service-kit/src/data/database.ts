@@ -1,0 +1,75 @@
+import knexModule, { type Knex } from 'knex';
+import pg from 'pg';
+import type { Logger } from '../logger.js';
+
+// knex ships CommonJS; under NodeNext its default export arrives as the module object.
+const createKnex = knexModule as unknown as typeof knexModule.knex;
+
+export type { Knex };
+
+export interface Migration {
+  name: string;
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  url: string;
+  migrations: Migration[];
+  logger: Logger;
+  poolMax?: number;
+}
+
+const DUPLICATE_DATABASE = '42P04';
+const UNIQUE_VIOLATION = '23505';
+
+/** Creates the service's database when it does not exist yet; safe when several processes race to do it. */
+export async function ensureDatabase(url: string, logger: Logger): Promise<void> {
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`Unsupported database name in DATABASE_URL: ${name}`);
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (rowCount) return;
+    await client.query(`CREATE DATABASE "${name}"`);
+    logger.info({ database: name }, 'created database');
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code !== DUPLICATE_DATABASE && code !== UNIQUE_VIOLATION) throw error;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Opens the pool and brings the schema up to date. knex's migration lock keeps concurrent starts safe. */
+export async function openDatabase(options: DatabaseOptions): Promise<Knex> {
+  await ensureDatabase(options.url, options.logger);
+  const knex = createKnex({
+    client: 'pg',
+    connection: options.url,
+    pool: { min: 0, max: options.poolMax ?? 10 },
+    acquireConnectionTimeout: 10_000,
+  });
+  const migrations = options.migrations;
+  await knex.migrate.latest({
+    migrationSource: {
+      getMigrations: async () => migrations,
+      getMigrationName: (migration: Migration) => migration.name,
+      getMigration: async (migration: Migration) => migration,
+    },
+  });
+  return knex;
+}
+
+export async function isDatabaseUp(knex: Knex): Promise<boolean> {
+  try {
+    await knex.raw('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { pinoHttp } from 'pino-http';
+import { buildProblem, PROBLEM_CONTENT_TYPE, type Problem } from '@payments/contracts';
+import { AppError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+
+export interface ReadinessCheck {
+  name: string;
+  check: () => Promise<boolean> | boolean;
+}
+
+export interface HttpAppOptions {
+  logger: Logger;
+  metrics: Metrics;
+  /** JSON body limit; 'none' leaves body parsing to the routes (webhooks verify raw bytes first). */
+  bodyParser?: { limit: string } | 'none';
+  readiness?: ReadinessCheck[];
+  /** How errors are written; defaults to problem+json. Webhooks answer `{ error }` instead. */
+  renderError?: (problem: Problem, req: Request, res: Response) => void;
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+export function requestPath(req: Request): string {
+  const prefix = req.get('x-forwarded-prefix') ?? '';
+  return `${REQUEST_ID.test(prefix.replaceAll('/', '')) ? prefix : ''}${req.originalUrl.split('?')[0]}`;
+}
+
+export function sendProblem(res: Response, problem: Problem, headers: Record<string, string> = {}): void {
+  res.status(problem.status).set(headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
+}
+
+/** Turns anything thrown into a problem; unknown errors become a 500 that reveals nothing. */
+export function toProblem(error: unknown, req: Request): { problem: Problem; headers?: Record<string, string> } {
+  const instance = requestPath(req);
+  if (error instanceof AppError) {
+    return { problem: buildProblem(error.code, error.detail, instance, error.errors), headers: error.headers };
+  }
+  const type = (error as { type?: string } | null)?.type;
+  if (type === 'entity.parse.failed') {
+    return { problem: buildProblem('VALIDATION_ERROR', 'The request body is not valid JSON', instance) };
+  }
+  if (type === 'entity.too.large') {
+    return { problem: buildProblem('PAYLOAD_TOO_LARGE', 'The request body is too large', instance) };
+  }
+  if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
+    return { problem: buildProblem('UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported', instance) };
+  }
+  return { problem: buildProblem('INTERNAL_ERROR', 'An unexpected error occurred', instance) };
+}
+
+/**
+ * The Express app every service starts from: request ids, access logs, JSON bodies, health and readiness,
+ * metrics, then the service's routes, then 404 and one error handler that speaks problem+json.
+ */
+export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Express) => void): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  app.set('etag', false);
+
+  app.use((req, res, next) => {
+    const given = req.get('x-request-id');
+    const id = given && REQUEST_ID.test(given) ? given : randomUUID();
+    req.headers['x-request-id'] = id;
+    res.set('X-Request-Id', id);
+    next();
+  });
+  app.use(
+    pinoHttp({
+      logger: options.logger,
+      genReqId: (req) => req.headers['x-request-id'] as string,
+      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+      autoLogging: { ignore: (req) => ['/health', '/ready', '/metrics'].includes(req.url ?? '') },
+      serializers: {
+        req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+    }),
+  );
+  app.use(options.metrics.middleware);
+
+  app.get('/health', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/ready', async (_req, res) => {
+    const results = await Promise.all(
+      (options.readiness ?? []).map(async ({ name, check }) => [name, await Promise.resolve(check()).catch(() => false)]),
+    );
+    const checks = Object.fromEntries(results) as Record<string, boolean>;
+    const ready = Object.values(checks).every(Boolean);
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
+  });
+  app.get('/metrics', options.metrics.handler);
+
+  if (options.bodyParser !== 'none') {
+    app.use(express.json({ limit: options.bodyParser?.limit ?? '100kb', type: ['application/json', 'application/*+json'] }));
+  }
+
+  mountRoutes(app);
+
+  app.use((req, _res, next) => {
+    next(new AppError('RESOURCE_NOT_FOUND', `No route for ${req.method} ${requestPath(req)}`));
+  });
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const { problem, headers } = toProblem(error, req);
+    if (problem.status >= 500) req.log.error({ err: error }, 'request failed');
+    if (res.headersSent) return res.end();
+    if (options.renderError) return options.renderError(problem, req, res);
+    sendProblem(res, problem, headers);
+  });
+  return app;
+}

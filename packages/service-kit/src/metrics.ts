@@ -1,0 +1,40 @@
+import type { RequestHandler } from 'express';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+export interface Metrics {
+  registry: Registry;
+  middleware: RequestHandler;
+  handler: RequestHandler;
+  counter(name: string, help: string, labelNames?: string[]): Counter<string>;
+}
+
+/** A registry per service (several services share one process in embedded mode), with HTTP metrics. */
+export function createMetrics(service: string): Metrics {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service });
+  collectDefaultMetrics({ register: registry });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by route and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  return {
+    registry,
+    middleware: (req, res, next) => {
+      const end = duration.startTimer();
+      res.on('finish', () => {
+        const route = (req.route as { path?: string } | undefined)?.path;
+        end({ method: req.method, route: route ? `${req.baseUrl}${route}` : 'unmatched', status: res.statusCode });
+      });
+      next();
+    },
+    handler: async (_req, res) => {
+      res.type(registry.contentType).send(await registry.metrics());
+    },
+    counter: (name, help, labelNames = []) =>
+      (registry.getSingleMetric(name) as Counter<string> | undefined) ??
+      new Counter({ name, help, labelNames, registers: [registry] }),
+  };
+}

@@ -1,0 +1,58 @@
+import type { Express } from 'express';
+import { Type } from '@sinclair/typebox';
+import { createAmqpBus } from './bus/amqp-bus.js';
+import type { EventBus } from './bus/event-bus.js';
+import { Url } from './config.js';
+import { listen } from './http/listen.js';
+import type { Shutdown } from './lifecycle.js';
+import type { Logger } from './logger.js';
+
+/** Adapters a launcher may hand a service instead of the ones its config names (embedded mode, tests). */
+export interface ServiceDeps {
+  bus?: EventBus;
+  logger?: Logger;
+}
+
+export interface RunningService {
+  name: string;
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export const BusConfig = {
+  AMQP_URL: Url('amqp://guest:guest@127.0.0.1:5672'),
+  /** Prefix for exchange and queue names, so test runs and tenants never share a queue. */
+  AMQP_NAMESPACE: Type.String({ default: '', pattern: '^[a-z0-9.-]*$' }),
+};
+
+export const TokenConfig = {
+  JWT_ISSUER: Type.String({ default: 'payments-identity' }),
+  JWT_AUDIENCE: Type.String({ default: 'payments-api' }),
+};
+
+/** The injected bus, or a RabbitMQ bus that keeps reconnecting if the broker is not up yet. */
+export async function connectBus(
+  config: { AMQP_URL: string; AMQP_NAMESPACE: string },
+  logger: Logger,
+  shutdown: Shutdown,
+  given?: EventBus,
+): Promise<EventBus> {
+  if (given) return given;
+  const bus = createAmqpBus({ url: config.AMQP_URL, namespace: config.AMQP_NAMESPACE, logger });
+  shutdown.add('event bus', () => bus.close());
+  await bus.start();
+  return bus;
+}
+
+/** Listens and registers the HTTP drain as the first thing to stop. */
+export async function serveHttp(
+  name: string,
+  app: Express,
+  address: { HOST: string; PORT: number },
+  shutdown: Shutdown,
+): Promise<Omit<RunningService, 'stop'>> {
+  const http = await listen(app, address.PORT, address.HOST);
+  shutdown.add('http server', () => http.close());
+  return { name, port: http.port, url: `http://${address.HOST}:${http.port}` };
+}
