@@ -53,5 +53,13 @@ export function buildProblem(
   errors?: FieldError[],
 ): Problem {
   const { status, title } = ERRORS[code];
-  return { type: problemType(code), title, status, detail, instance, code, ...(errors?.length ? { errors } : {}) };
+  return {
+    type: problemType(code),
+    title,
+    status,
+    detail,
+    instance,
+    code,
+    ...(errors?.length ? { errors } : {}),
+  };
 }

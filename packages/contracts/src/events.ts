@@ -5,7 +5,11 @@ const Uuid = Type.String({ format: 'uuid' });
 const CurrencyCode = Type.String({ pattern: '^[A-Z]{3}$' });
 /** Integer minor units; bounded by the ledger's maximum amount, so always a safe integer. */
 const Minor = Type.Integer({ minimum: 0 });
-const TransactionType = Type.Union([Type.Literal('deposit'), Type.Literal('withdrawal'), Type.Literal('transfer')]);
+const TransactionType = Type.Union([
+  Type.Literal('deposit'),
+  Type.Literal('withdrawal'),
+  Type.Literal('transfer'),
+]);
 
 export const PaymentProcessedData = Type.Object(
   {

@@ -16,7 +16,10 @@ export function compileSchema<S extends TSchema>(schema: S): SchemaCheck<Static<
   return (value) =>
     validate(value)
       ? { ok: true, value: value as Static<S> }
-      : { ok: false, errors: (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`) };
+      : {
+          ok: false,
+          errors: (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`),
+        };
 }
 
 /** Turns ajv errors into the problem body's `errors[]`, naming fields as they appear in the request. */

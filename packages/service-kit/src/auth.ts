@@ -46,7 +46,8 @@ export function verifyWithKeys(
 ): AuthClaims {
   const decoded = jwt.decode(token, { complete: true });
   const kid = decoded?.header.kid;
-  if (!decoded || decoded.header.alg !== TOKEN_ALGORITHM || !kid) throw new InvalidTokenError('malformed token');
+  if (!decoded || decoded.header.alg !== TOKEN_ALGORITHM || !kid)
+    throw new InvalidTokenError('malformed token');
   const key = keyFor(kid);
   if (!key) throw new InvalidTokenError('unknown key');
   const payload = jwt.verify(token, key, {
@@ -133,7 +134,9 @@ export interface RevocationList {
 }
 
 /** Revoked tokens (by jti) and revoked sessions (a user's tokens issued before a moment), until they expire. */
-export function createRevocationList(now: () => number = () => Math.floor(Date.now() / 1000)): RevocationList {
+export function createRevocationList(
+  now: () => number = () => Math.floor(Date.now() / 1000),
+): RevocationList {
   const byJti = new Map<string, number>();
   const byUser = new Map<string, { before: number; expiresAt: number }>();
   const prune = () => {
@@ -149,7 +152,10 @@ export function createRevocationList(now: () => number = () => Math.floor(Date.n
       if (revocation.user_id && revocation.issued_before !== undefined) {
         const current = byUser.get(revocation.user_id);
         if (!current || current.before < revocation.issued_before) {
-          byUser.set(revocation.user_id, { before: revocation.issued_before, expiresAt: revocation.expires_at });
+          byUser.set(revocation.user_id, {
+            before: revocation.issued_before,
+            expiresAt: revocation.expires_at,
+          });
         }
       }
     },

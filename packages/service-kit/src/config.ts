@@ -19,7 +19,8 @@ export const CommonConfig = {
   HOST: Type.String({ default: '127.0.0.1' }),
 } satisfies TProperties;
 
-export const PortNumber = (fallback: number) => Type.Integer({ minimum: 0, maximum: 65535, default: fallback });
+export const PortNumber = (fallback: number) =>
+  Type.Integer({ minimum: 0, maximum: 65535, default: fallback });
 export const Url = (fallback?: string) =>
   Type.String({ pattern: '^[a-z][a-z0-9+.-]*://', ...(fallback ? { default: fallback } : {}) });
 

@@ -18,6 +18,8 @@ export const notFound = (what: string) => new AppError('RESOURCE_NOT_FOUND', `${
 export const validationError = (errors: FieldError[], detail = 'The request is not valid') =>
   new AppError('VALIDATION_ERROR', detail, errors);
 
-export const accessDenied = (detail = 'You may not access this resource') => new AppError('ACCESS_DENIED', detail);
+export const accessDenied = (detail = 'You may not access this resource') =>
+  new AppError('ACCESS_DENIED', detail);
 
-export const authRequired = (detail = 'A valid bearer token is required') => new AppError('AUTH_REQUIRED', detail);
+export const authRequired = (detail = 'A valid bearer token is required') =>
+  new AppError('AUTH_REQUIRED', detail);

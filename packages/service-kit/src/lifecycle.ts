@@ -18,9 +18,11 @@ export function createShutdown(logger: Logger, stepTimeoutMs = 10_000): Shutdown
       running ??= (async () => {
         for (const { name, step } of steps.reverse()) {
           const timeout = new Promise((resolve) => setTimeout(resolve, stepTimeoutMs, 'timeout').unref());
-          const outcome = await Promise.race([Promise.resolve().then(step), timeout]).catch((error: unknown) => {
-            logger.error({ err: error, step: name }, 'shutdown step failed');
-          });
+          const outcome = await Promise.race([Promise.resolve().then(step), timeout]).catch(
+            (error: unknown) => {
+              logger.error({ err: error, step: name }, 'shutdown step failed');
+            },
+          );
           if (outcome === 'timeout') logger.warn({ step: name }, 'shutdown step timed out');
         }
       })();

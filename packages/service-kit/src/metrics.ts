@@ -26,7 +26,11 @@ export function createMetrics(service: string): Metrics {
       const end = duration.startTimer();
       res.on('finish', () => {
         const route = (req.route as { path?: string } | undefined)?.path;
-        end({ method: req.method, route: route ? `${req.baseUrl}${route}` : 'unmatched', status: res.statusCode });
+        end({
+          method: req.method,
+          route: route ? `${req.baseUrl}${route}` : 'unmatched',
+          status: res.statusCode,
+        });
       });
       next();
     },

@@ -18,12 +18,21 @@ export function createServiceClient(baseUrl: string, timeoutMs = 3000): ServiceC
       try {
         response = await fetch(new URL(path, baseUrl), { headers, signal: AbortSignal.timeout(timeoutMs) });
       } catch {
-        throw new AppError('SERVICE_UNAVAILABLE', 'A service this request depends on is unavailable', undefined, {
-          'Retry-After': '1',
-        });
+        throw new AppError(
+          'SERVICE_UNAVAILABLE',
+          'A service this request depends on is unavailable',
+          undefined,
+          {
+            'Retry-After': '1',
+          },
+        );
       }
       const text = await response.text();
-      return { status: response.status, body: (text ? JSON.parse(text) : null) as T, headers: response.headers };
+      return {
+        status: response.status,
+        body: (text ? JSON.parse(text) : null) as T,
+        headers: response.headers,
+      };
     },
   };
 }

@@ -156,7 +156,8 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
         logger.info('connected to RabbitMQ');
         for (const subscription of subscriptions) await startSubscription(subscription);
       } catch (error) {
-        if (attempts === 0 || attempts % 20 === 0) logger.warn({ err: error }, 'cannot reach RabbitMQ; retrying');
+        if (attempts === 0 || attempts % 20 === 0)
+          logger.warn({ err: error }, 'cannot reach RabbitMQ; retrying');
         scheduleReconnect();
         throw error;
       } finally {
@@ -169,14 +170,17 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
   const startSubscription = async (subscription: Subscription) => {
     if (!connection || subscription.stopped || subscription.channel) return;
     const channel = await connection.createChannel();
-    channel.on('error', (error: Error) => logger.warn({ err: error, queue: subscription.key }, 'consumer channel error'));
+    channel.on('error', (error: Error) =>
+      logger.warn({ err: error, queue: subscription.key }, 'consumer channel error'),
+    );
     await channel.prefetch(subscription.prefetch);
     let queue: string;
     if (subscription.kind === 'queue') {
       queue = queueName(subscription.key as QueueKey);
     } else {
       queue = (await channel.assertQueue('', { exclusive: true, autoDelete: true, durable: false })).queue;
-      for (const routingKey of bindingKeys(subscription.events)) await channel.bindQueue(queue, exchange, routingKey);
+      for (const routingKey of bindingKeys(subscription.events))
+        await channel.bindQueue(queue, exchange, routingKey);
     }
     subscription.channel = channel;
     const { consumerTag } = await channel.consume(queue, (message) => {
@@ -192,7 +196,12 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
   const handleMessage = async (subscription: Subscription, channel: Channel, message: ConsumeMessage) => {
     // Quorum queues count earlier deliveries in x-delivery-count.
     const deliveryCount = Number(message.properties.headers?.['x-delivery-count'] ?? 0) + 1;
-    const outcome = await dispatchDelivery(message.content.toString('utf8'), subscription.handlers, deliveryCount, logger);
+    const outcome = await dispatchDelivery(
+      message.content.toString('utf8'),
+      subscription.handlers,
+      deliveryCount,
+      logger,
+    );
     try {
       if (outcome === 'ack' || subscription.kind === 'broadcast') channel.ack(message);
       else if (outcome === 'dead-letter') channel.nack(message, false, false);
@@ -210,7 +219,10 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
     subscriptions.add(subscription);
     await startSubscription(subscription).catch((error: unknown) => {
       subscription.channel = null;
-      logger.warn({ err: error, queue: subscription.key }, 'could not start a consumer yet; will on reconnect');
+      logger.warn(
+        { err: error, queue: subscription.key },
+        'could not start a consumer yet; will on reconnect',
+      );
     });
     return {
       async stop() {
@@ -236,26 +248,34 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
 
   return {
     async start() {
-      const timeout = new Promise<void>((resolve) => setTimeout(resolve, options.connectTimeoutMs ?? 5000).unref());
+      const timeout = new Promise<void>((resolve) =>
+        setTimeout(resolve, options.connectTimeoutMs ?? 5000).unref(),
+      );
       await Promise.race([connect().catch(() => undefined), timeout]);
     },
 
     publish(event: AnyEvent) {
       const validation = validateEvent(event);
       if (!validation.ok) {
-        return Promise.reject(new Error(`refusing to publish an invalid event: ${validation.errors.join('; ')}`));
+        return Promise.reject(
+          new Error(`refusing to publish an invalid event: ${validation.errors.join('; ')}`),
+        );
       }
       const channel = publisher;
       if (!channel || closed) return Promise.reject(new BusUnavailableError('not connected to RabbitMQ'));
       const seq = ++publishSeq;
       return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => settle(new BusUnavailableError('RabbitMQ did not confirm in time')), publishTimeoutMs);
+        const timer = setTimeout(
+          () => settle(new BusUnavailableError('RabbitMQ did not confirm in time')),
+          publishTimeoutMs,
+        );
         const settle = (error?: Error | null) => {
           if (!pending.has(seq)) return;
           pending.delete(seq);
           clearTimeout(timer);
           const unroutable = returned.delete(seq);
-          if (error) reject(error instanceof BusUnavailableError ? error : new BusUnavailableError(error.message));
+          if (error)
+            reject(error instanceof BusUnavailableError ? error : new BusUnavailableError(error.message));
           else if (unroutable) reject(new BusUnavailableError(`no queue is bound for ${event.type}`));
           else resolve();
         };
@@ -319,7 +339,11 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
           const message = await channel.get(deadLetterQueueName(target), { noAck: false });
           if (!message) break;
           // Straight back to the queue through the default exchange, with a fresh delivery count.
-          channel.sendToQueue(target, message.content, { ...message.properties, headers: {}, persistent: true });
+          channel.sendToQueue(target, message.content, {
+            ...message.properties,
+            headers: {},
+            persistent: true,
+          });
           channel.ack(message);
           moved += 1;
         }
@@ -346,7 +370,9 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
     async close() {
       closed = true;
       if (reconnectTimer) clearTimeout(reconnectTimer);
-      await Promise.allSettled([...subscriptions].map((s) => s.channel && s.consumerTag && s.channel.cancel(s.consumerTag)));
+      await Promise.allSettled(
+        [...subscriptions].map((s) => s.channel && s.consumerTag && s.channel.cancel(s.consumerTag)),
+      );
       await Promise.allSettled([...subscriptions].flatMap((s) => [...s.inFlight]));
       const conn = connection;
       connection = null;

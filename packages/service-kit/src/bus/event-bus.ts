@@ -8,7 +8,10 @@ export interface DeliveryContext {
   logger: Logger;
 }
 
-export type EventHandler<T extends EventType> = (event: EventEnvelope<T>, context: DeliveryContext) => Promise<void>;
+export type EventHandler<T extends EventType> = (
+  event: EventEnvelope<T>,
+  context: DeliveryContext,
+) => Promise<void>;
 export type EventHandlers = { [T in EventType]?: EventHandler<T> };
 
 /** Thrown by a handler for an event that can never succeed: it is dead-lettered at once, not retried. */
@@ -80,7 +83,11 @@ export async function dispatchDelivery(
   }
   const event = validation.event;
   const handler = handlers[event.type] as EventHandler<EventType> | undefined;
-  const eventLogger = logger.child({ event_id: event.id, event_type: event.type, correlation_id: event.correlation_id });
+  const eventLogger = logger.child({
+    event_id: event.id,
+    event_type: event.type,
+    correlation_id: event.correlation_id,
+  });
   if (!handler) {
     eventLogger.warn('no handler for this event type; acknowledged without effect');
     return 'ack';

@@ -96,7 +96,8 @@ export function createMemoryBus(logger: Logger): EventBus {
     async publish(event: AnyEvent) {
       if (closed) throw new Error('bus is closed');
       const validation = validateEvent(event);
-      if (!validation.ok) throw new Error(`refusing to publish an invalid event: ${validation.errors.join('; ')}`);
+      if (!validation.ok)
+        throw new Error(`refusing to publish an invalid event: ${validation.errors.join('; ')}`);
       const body = JSON.stringify(event);
       for (const queue of queues.values()) {
         if (queue.events.includes(event.type)) {
@@ -106,14 +107,20 @@ export function createMemoryBus(logger: Logger): EventBus {
       }
       for (const [key, subscribers] of broadcasts) {
         if ((BROADCASTS[key].events as readonly EventType[]).includes(event.type)) {
-          for (const handlers of subscribers) setImmediate(() => void dispatchDelivery(body, handlers, 1, logger));
+          for (const handlers of subscribers)
+            setImmediate(() => void dispatchDelivery(body, handlers, 1, logger));
         }
       }
     },
 
     async consume(key, handlers, options = {}) {
       const queue = queueOf(key);
-      const consumer: MemoryConsumer = { handlers, prefetch: options.prefetch ?? 20, inFlight: new Set(), stopped: false };
+      const consumer: MemoryConsumer = {
+        handlers,
+        prefetch: options.prefetch ?? 20,
+        inFlight: new Set(),
+        stopped: false,
+      };
       queue.consumers.push(consumer);
       setImmediate(() => pump(queue));
       return {

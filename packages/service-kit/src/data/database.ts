@@ -27,7 +27,8 @@ const UNIQUE_VIOLATION = '23505';
 export async function ensureDatabase(url: string, logger: Logger): Promise<void> {
   const target = new URL(url);
   const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`Unsupported database name in DATABASE_URL: ${name}`);
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name))
+    throw new Error(`Unsupported database name in DATABASE_URL: ${name}`);
   const admin = new URL(url);
   admin.pathname = '/postgres';
   const client = new pg.Client({ connectionString: admin.toString() });

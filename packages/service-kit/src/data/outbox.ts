@@ -94,7 +94,8 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         }
       } catch (error) {
         failures += 1;
-        if (failures === 1 || failures % 50 === 0) logger.warn({ err: error, failures }, 'outbox relay failed; will retry');
+        if (failures === 1 || failures % 50 === 0)
+          logger.warn({ err: error, failures }, 'outbox relay failed; will retry');
       }
     } while (again && !stopped);
   };

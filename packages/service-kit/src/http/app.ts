@@ -33,10 +33,16 @@ export function sendProblem(res: Response, problem: Problem, headers: Record<str
 }
 
 /** Turns anything thrown into a problem; unknown errors become a 500 that reveals nothing. */
-export function toProblem(error: unknown, req: Request): { problem: Problem; headers?: Record<string, string> } {
+export function toProblem(
+  error: unknown,
+  req: Request,
+): { problem: Problem; headers?: Record<string, string> } {
   const instance = requestPath(req);
   if (error instanceof AppError) {
-    return { problem: buildProblem(error.code, error.detail, instance, error.errors), headers: error.headers };
+    return {
+      problem: buildProblem(error.code, error.detail, instance, error.errors),
+      headers: error.headers,
+    };
   }
   const type = (error as { type?: string } | null)?.type;
   if (type === 'entity.parse.failed') {
@@ -46,7 +52,9 @@ export function toProblem(error: unknown, req: Request): { problem: Problem; hea
     return { problem: buildProblem('PAYLOAD_TOO_LARGE', 'The request body is too large', instance) };
   }
   if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
-    return { problem: buildProblem('UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported', instance) };
+    return {
+      problem: buildProblem('UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported', instance),
+    };
   }
   return { problem: buildProblem('INTERNAL_ERROR', 'An unexpected error occurred', instance) };
 }
@@ -87,7 +95,10 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
   });
   app.get('/ready', async (_req, res) => {
     const results = await Promise.all(
-      (options.readiness ?? []).map(async ({ name, check }) => [name, await Promise.resolve(check()).catch(() => false)]),
+      (options.readiness ?? []).map(async ({ name, check }) => [
+        name,
+        await Promise.resolve(check()).catch(() => false),
+      ]),
     );
     const checks = Object.fromEntries(results) as Record<string, boolean>;
     const ready = Object.values(checks).every(Boolean);
@@ -96,7 +107,12 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
   app.get('/metrics', options.metrics.handler);
 
   if (options.bodyParser !== 'none') {
-    app.use(express.json({ limit: options.bodyParser?.limit ?? '100kb', type: ['application/json', 'application/*+json'] }));
+    app.use(
+      express.json({
+        limit: options.bodyParser?.limit ?? '100kb',
+        type: ['application/json', 'application/*+json'],
+      }),
+    );
   }
 
   mountRoutes(app);

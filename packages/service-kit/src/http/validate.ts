@@ -7,7 +7,9 @@ import { validationError } from '../errors.js';
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 // Query strings are text: coerce "20" to 20 there, and only there.
-const queryAjv = addFormats(new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: false }));
+const queryAjv = addFormats(
+  new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: false }),
+);
 
 /** Compiles a body validator once; the returned function throws a 400 VALIDATION_ERROR naming each field. */
 export function bodyValidator<S extends TSchema>(schema: S): (req: Request) => Static<S> {
@@ -15,7 +17,10 @@ export function bodyValidator<S extends TSchema>(schema: S): (req: Request) => S
   return (req) => {
     const body: unknown = req.body;
     if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
-      throw validationError([{ field: '(body)', message: 'must be a JSON object' }], 'The request body must be a JSON object');
+      throw validationError(
+        [{ field: '(body)', message: 'must be a JSON object' }],
+        'The request body must be a JSON object',
+      );
     }
     if (!validate(body)) throw validationError(toFieldErrors(validate.errors));
     return body as Static<S>;

@@ -1,0 +1,5 @@
+export * from './infrastructure.js';
+export * from './databases.js';
+export * from './broker.js';
+export * from './tokens.js';
+export * from './ports.js';

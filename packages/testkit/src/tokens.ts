@@ -1,0 +1,50 @@
+import { createServer, type Server } from 'node:http';
+import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import { TOKEN_ALGORITHM, type Role } from '@payments/service-kit';
+
+export interface TestIssuer {
+  jwksUrl: string;
+  issuer: string;
+  audience: string;
+  /** A token as identity would issue it; override claims to forge bad ones. */
+  issue(claims: { sub: string; role?: Role; expiresIn?: number; jti?: string }): string;
+  close(): Promise<void>;
+}
+
+/**
+ * A stand-in for identity's token issuing, for component tests of other services: an ES256 key, a JWKS
+ * endpoint on a free port, and tokens with the same claims identity puts in them.
+ */
+export async function startTestIssuer(
+  issuer = 'payments-identity',
+  audience = 'payments-api',
+): Promise<TestIssuer> {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const kid = randomUUID();
+  const jwks = JSON.stringify({
+    keys: [{ ...publicKey.export({ format: 'jwk' }), kid, alg: TOKEN_ALGORITHM, use: 'sig' }],
+  });
+  const server: Server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(jwks);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    jwksUrl: `http://127.0.0.1:${port}/.well-known/jwks.json`,
+    issuer,
+    audience,
+    issue: ({ sub, role = 'user', expiresIn = 900, jti = randomUUID() }) =>
+      signToken(privateKey, kid, { sub, role, jti }, { issuer, audience, expiresIn }),
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+function signToken(
+  key: KeyObject,
+  kid: string,
+  payload: Record<string, unknown>,
+  options: { issuer: string; audience: string; expiresIn: number },
+): string {
+  return jwt.sign(payload, key, { algorithm: TOKEN_ALGORITHM, keyid: kid, ...options });
+}
