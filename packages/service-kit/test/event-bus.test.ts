@@ -1,0 +1,237 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import amqp from 'amqplib';
+import { createEvent, EVENTS_EXCHANGE, type EventEnvelope } from '@payments/contracts';
+import {
+  createAmqpBus,
+  createLogger,
+  createMemoryBus,
+  openDatabase,
+  inboxMigration,
+  processOnce,
+  type EventBus,
+  type Knex,
+} from '@payments/service-kit';
+import {
+  createTestBroker,
+  createTestDatabase,
+  eventually,
+  type TestBroker,
+  type TestDatabase,
+} from '@payments/testkit';
+
+const logger = createLogger('bus-test', 'silent');
+
+const paymentProcessed = (transactionId = randomUUID()) =>
+  createEvent(
+    'PaymentProcessed',
+    { transaction_id: transactionId, payment_id: transactionId, status: 'completed', source: 'payment' },
+    { id: randomUUID(), correlationId: randomUUID() },
+  );
+
+interface Adapter {
+  name: string;
+  open(): Promise<EventBus>;
+  cleanup(): Promise<void>;
+}
+
+const memoryAdapter = (): Adapter => ({
+  name: 'in-memory adapter',
+  open: async () => createMemoryBus(logger),
+  cleanup: async () => undefined,
+});
+
+const amqpAdapter = (): Adapter => {
+  let broker: TestBroker | undefined;
+  return {
+    name: 'AMQP adapter (RabbitMQ)',
+    async open() {
+      broker ??= await createTestBroker();
+      const bus = createAmqpBus({
+        url: broker.url,
+        namespace: broker.namespace,
+        logger,
+        connectTimeoutMs: 10_000,
+      });
+      await bus.start();
+      if (!bus.isConnected()) throw new Error(`RabbitMQ at ${broker.url} did not accept a connection`);
+      return bus;
+    },
+    cleanup: async () => broker?.cleanup(),
+  };
+};
+
+for (const makeAdapter of [memoryAdapter, amqpAdapter]) {
+  const adapter = makeAdapter();
+
+  describe(`event bus contract: ${adapter.name}`, function () {
+    this.timeout(30_000);
+    let bus: EventBus;
+    let database: TestDatabase;
+    let knex: Knex;
+
+    before(async () => {
+      bus = await adapter.open();
+      database = await createTestDatabase('bus');
+      knex = await openDatabase({ url: database.url, migrations: [inboxMigration], logger });
+    });
+
+    after(async () => {
+      await bus.close();
+      await knex.destroy();
+      await database.drop();
+      await adapter.cleanup();
+    });
+
+    it('delivers a published event to the consuming queue', async () => {
+      const received: EventEnvelope<'PaymentProcessed'>[] = [];
+      const consumer = await bus.consume('ledger', {
+        PaymentProcessed: async (event) => {
+          received.push(event);
+        },
+      });
+      const event = paymentProcessed();
+      await bus.publish(event);
+      await eventually(
+        async () => received.length,
+        (n) => n > 0,
+      );
+      await consumer.stop();
+      expect(received).to.deep.equal([event]);
+    });
+
+    it('refuses to publish an event that fails its schema', async () => {
+      const event = paymentProcessed();
+      (event.data as { status: string }).status = 'maybe';
+      let error: unknown;
+      await bus.publish(event).catch((e: unknown) => (error = e));
+      expect(error).to.be.instanceOf(Error);
+      expect(String(error)).to.match(/invalid event/);
+    });
+
+    it('redelivers after a handler error, then dead-letters when the delivery limit is reached', async () => {
+      const event = paymentProcessed();
+      const attempts: number[] = [];
+      const consumer = await bus.consume('provider-sandbox', {
+        DepositRequested: async (_event, { deliveryCount }) => {
+          attempts.push(deliveryCount);
+          throw new Error('the provider is down');
+        },
+      });
+      const deposit = createEvent(
+        'DepositRequested',
+        {
+          transaction_id: event.data.transaction_id,
+          account_id: randomUUID(),
+          user_id: randomUUID(),
+          amount: 100,
+          currency: 'USD',
+        },
+        { id: randomUUID(), correlationId: 'c' },
+      );
+      await bus.publish(deposit);
+      const deadLetters = await eventually(
+        () => bus.listDeadLetters('provider-sandbox'),
+        (letters) => letters.length > 0,
+        { timeoutMs: 20_000, intervalMs: 200 },
+      );
+      await consumer.stop();
+      expect(attempts.length).to.be.greaterThan(1);
+      expect(attempts[1]).to.equal(2);
+      expect(deadLetters.map((letter) => JSON.parse(letter.body).id)).to.include(deposit.id);
+    });
+
+    it('replays dead-lettered events back onto their queue', async () => {
+      const replayed = await bus.replayDeadLetters('provider-sandbox');
+      expect(replayed).to.be.greaterThan(0);
+      let handled = 0;
+      const consumer = await bus.consume('provider-sandbox', {
+        DepositRequested: async () => {
+          handled += 1;
+        },
+      });
+      await eventually(
+        async () => handled,
+        (n) => n >= replayed,
+      );
+      await consumer.stop();
+      expect(await bus.listDeadLetters('provider-sandbox')).to.have.length(0);
+    });
+
+    it('lets a duplicate event id take effect once, even when delivered concurrently', async () => {
+      const accountId = randomUUID();
+      await knex.schema.createTable(`credits_${accountId.slice(0, 8)}`, (table) => {
+        table.uuid('event_id');
+        table.integer('amount');
+      });
+      const table = `credits_${accountId.slice(0, 8)}`;
+      const consumer = await bus.consume(
+        'ledger',
+        {
+          PaymentProcessed: async (event) => {
+            await processOnce(knex, 'ledger', event.id, async (trx) => {
+              await trx(table).insert({ event_id: event.id, amount: 1 });
+            });
+          },
+        },
+        { prefetch: 10 },
+      );
+      const event = paymentProcessed();
+      await Promise.all(Array.from({ length: 5 }, () => bus.publish(event)));
+      await eventually(
+        async () =>
+          Number((await knex('processed_events').where({ event_id: event.id }).count({ n: '*' }))[0]?.n),
+        (n) => n === 1,
+      );
+      // Give the remaining four deliveries time to be processed (and ignored).
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await consumer.stop();
+      const rows = await knex(table).where({ event_id: event.id });
+      expect(rows).to.have.length(1);
+    });
+  });
+}
+
+describe('event bus: AMQP adapter with a malformed message on the queue', function () {
+  this.timeout(30_000);
+  let broker: TestBroker;
+
+  before(async () => {
+    broker = await createTestBroker();
+  });
+  after(async () => broker.cleanup());
+
+  it('dead-letters a message that fails its schema at once, and later events still flow', async () => {
+    const bus = createAmqpBus({ url: broker.url, namespace: broker.namespace, logger });
+    await bus.start();
+    const handled: string[] = [];
+    const consumer = await bus.consume('ledger', {
+      PaymentProcessed: async (event) => {
+        handled.push(event.id);
+      },
+    });
+    const connection = await amqp.connect(broker.url);
+    const channel = await connection.createChannel();
+    const poison = { id: randomUUID(), type: 'PaymentProcessed', version: 1, data: { nonsense: true } };
+    channel.publish(
+      broker.namespace + EVENTS_EXCHANGE,
+      'payment.processed',
+      Buffer.from(JSON.stringify(poison)),
+    );
+    const good = paymentProcessed();
+    await bus.publish(good);
+    await eventually(
+      async () => handled,
+      (ids) => ids.includes(good.id),
+    );
+    const letters = await eventually(
+      () => bus.listDeadLetters('ledger'),
+      (list) => list.length > 0,
+    );
+    await consumer.stop();
+    await connection.close();
+    await bus.close();
+    expect(handled).to.deep.equal([good.id]);
+    expect(letters.map((letter) => JSON.parse(letter.body).id)).to.deep.equal([poison.id]);
+  });
+});

@@ -1,0 +1,108 @@
+import { expect } from 'chai';
+import { Type } from '@sinclair/typebox';
+import {
+  AppError,
+  bodyValidator,
+  createHttpApp,
+  createLogger,
+  createMetrics,
+  listen,
+  type HttpServer,
+} from '@payments/service-kit';
+
+describe('HTTP app factory', () => {
+  let http: HttpServer;
+  let base: string;
+
+  before(async () => {
+    const readDeposit = bodyValidator(
+      Type.Object({ amount: Type.Number() }, { additionalProperties: false }),
+    );
+    const app = createHttpApp(
+      {
+        logger: createLogger('http-test', 'silent'),
+        metrics: createMetrics('http-test'),
+        readiness: [{ name: 'database', check: () => false }],
+      },
+      (routes) => {
+        routes.post('/deposit', (req, res) => {
+          res.json(readDeposit(req));
+        });
+        routes.get('/broken', () => {
+          throw new Error('relation "secret_table" does not exist at /srv/app.ts:12');
+        });
+        routes.get('/poor', () => {
+          throw new AppError('INSUFFICIENT_FUNDS', 'Not enough money');
+        });
+      },
+    );
+    http = await listen(app, 0, '127.0.0.1');
+    base = `http://127.0.0.1:${http.port}`;
+  });
+
+  after(() => http.close());
+
+  const post = (path: string, body: string, type = 'application/json') =>
+    fetch(base + path, { method: 'POST', body, headers: { 'content-type': type } });
+
+  it('answers problem+json with the code for a domain error', async () => {
+    const response = await fetch(`${base}/poor`);
+    expect(response.status).to.equal(422);
+    expect(response.headers.get('content-type')).to.match(/^application\/problem\+json/);
+    expect(await response.json()).to.deep.equal({
+      type: '/problems/insufficient-funds',
+      title: 'Not enough balance',
+      status: 422,
+      detail: 'Not enough money',
+      instance: '/poor',
+      code: 'INSUFFICIENT_FUNDS',
+    });
+  });
+
+  it('turns an unexpected error into a 500 that reveals nothing inside', async () => {
+    const response = await fetch(`${base}/broken`);
+    const text = await response.text();
+    expect(response.status).to.equal(500);
+    expect(JSON.parse(text).code).to.equal('INTERNAL_ERROR');
+    expect(text).to.not.match(/secret_table|srv|at /);
+  });
+
+  it('answers invalid JSON with 400 VALIDATION_ERROR', async () => {
+    const response = await post('/deposit', '{"amount": ');
+    expect(response.status).to.equal(400);
+    expect((await response.json()).code).to.equal('VALIDATION_ERROR');
+  });
+
+  it('names each invalid field in errors[]', async () => {
+    const response = await post('/deposit', JSON.stringify({ amount: 'x', extra: 1 }));
+    const body = await response.json();
+    expect(response.status).to.equal(400);
+    expect(body.errors).to.deep.include({ field: 'extra', message: 'is not allowed' });
+    expect(body.errors.map((e: { field: string }) => e.field)).to.include('amount');
+  });
+
+  it('answers an oversized body with 413', async () => {
+    const response = await post('/deposit', JSON.stringify({ amount: 1, pad: 'x'.repeat(200_000) }));
+    expect(response.status).to.equal(413);
+    expect((await response.json()).code).to.equal('PAYLOAD_TOO_LARGE');
+  });
+
+  it('answers an unknown route with 404 problem+json', async () => {
+    const response = await fetch(`${base}/nowhere`);
+    expect(response.status).to.equal(404);
+    expect((await response.json()).code).to.equal('RESOURCE_NOT_FOUND');
+  });
+
+  it('echoes a given X-Request-Id and creates one otherwise', async () => {
+    const echoed = await fetch(`${base}/health`, { headers: { 'x-request-id': 'req-42' } });
+    expect(echoed.headers.get('x-request-id')).to.equal('req-42');
+    const created = await fetch(`${base}/health`);
+    expect(created.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
+  });
+
+  it('reports not ready while a dependency is down', async () => {
+    const response = await fetch(`${base}/ready`);
+    expect(response.status).to.equal(503);
+    expect(await response.json()).to.deep.equal({ status: 'not ready', checks: { database: false } });
+  });
+});
