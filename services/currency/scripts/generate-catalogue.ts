@@ -16,9 +16,8 @@ import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { data as isoCurrencies, publishDate } from 'currency-codes';
 import { continents, countries } from 'countries-list';
-import type { ICountry } from 'countries-list';
+import type { ICountry, ICurrency } from 'countries-list';
 import { currencies as cldrCurrencies } from 'countries-list/currencies';
-import type { ICurrency } from 'countries-list/currencies';
 import getSymbolFromCurrency from 'currency-symbol-map';
 
 interface CountryRef {
@@ -67,7 +66,7 @@ const keyOf = (name: string): string => [...new Set(tokenise(name))].sort().join
 const isSubset = (small: Set<string>, large: Set<string>): boolean =>
   small.size > 0 && [...small].every((word) => large.has(word));
 
-const countryEntries = (Object.entries(countries) as [string, ICountry][]).sort(([a], [b]) => (a < b ? -1 : 1));
+const countryEntries = Object.entries<ICountry>(countries).sort(([a], [b]) => (a < b ? -1 : 1));
 
 const countriesByKey = new Map<string, Set<string>>();
 for (const [alpha2, country] of countryEntries) {
@@ -87,7 +86,9 @@ function countryNames(alpha2: string): string[] {
 // ISO names entities its own way ("Korea (The Republic Of)"), so we match by word set, then fall back to the
 // countries that countries-list says use this currency, which keeps fuzzy matches from crossing currencies.
 function resolveCountries(currencyCode: string, isoNames: string[]): CountryRef[] {
-  const users = countryEntries.filter(([, c]) => (c.currency as readonly string[]).includes(currencyCode)).map(([a]) => a);
+  const users = countryEntries
+    .filter(([, c]) => (c.currency as readonly string[]).includes(currencyCode))
+    .map(([a]) => a);
   const resolved = new Map<string, CountryRef>();
   const unresolved: string[] = [];
   for (const isoName of isoNames) {
@@ -103,7 +104,8 @@ function resolveCountries(currencyCode: string, isoNames: string[]): CountryRef[
       );
     }
     if (codes.length === 0) unresolved.push(isoName.trim());
-    for (const alpha2 of codes) resolved.set(alpha2, { code: alpha2, name: countryNames(alpha2)[0] ?? alpha2 });
+    for (const alpha2 of codes)
+      resolved.set(alpha2, { code: alpha2, name: countryNames(alpha2)[0] ?? alpha2 });
   }
   // A lone unmatched ISO name and a lone unclaimed user are the same place under different names.
   const unclaimed = users.filter((alpha2) => !resolved.has(alpha2));
@@ -140,16 +142,18 @@ function buildCatalogue(): { entries: CatalogueEntry[]; excluded: string[] } {
   const excluded: string[] = [];
   for (const iso of [...isoCurrencies].sort((a, b) => (a.code < b.code ? -1 : 1))) {
     const units = isoMinorUnits.get(iso.code);
-    if (units === undefined) throw new Error(`${iso.code} is missing from the ISO XML shipped with currency-codes`);
+    if (units === undefined)
+      throw new Error(`${iso.code} is missing from the ISO XML shipped with currency-codes`);
     if (units === 'N.A.') {
       excluded.push(iso.code);
       continue;
     }
-    if (Number(units) !== iso.digits) throw new Error(`${iso.code}: minor units ${units} in XML, ${iso.digits} in data`);
+    if (Number(units) !== iso.digits)
+      throw new Error(`${iso.code}: minor units ${units} in XML, ${String(iso.digits)} in data`);
     const refs = resolveCountries(iso.code, iso.countries);
     entries.push({
       code: iso.code,
-      name: iso.currency,
+      name: iso.currency.replace(/\s+/g, ' ').trim(),
       numeric_code: iso.number.padStart(3, '0'),
       minor_units: iso.digits,
       symbol: symbolOf(iso.code),
@@ -169,6 +173,10 @@ mkdirSync(outputDir, { recursive: true });
 writeFileSync(new URL('catalogue.json', outputDir), `${JSON.stringify(entries, null, 2)}\n`);
 writeFileSync(new URL('regions.json', outputDir), `${JSON.stringify(regions, null, 2)}\n`);
 
-const unnamed = entries.flatMap((e) => e.countries.filter((c) => c.code === null).map((c) => `${e.code}: ${c.name}`));
-console.log(`ISO 4217 list of ${publishDate}: ${entries.length} currencies written, excluded ${excluded.join(' ')}`);
+const unnamed = entries.flatMap((e) =>
+  e.countries.filter((c) => c.code === null).map((c) => `${e.code}: ${c.name}`),
+);
+console.log(
+  `ISO 4217 list of ${publishDate}: ${String(entries.length)} currencies written, excluded ${excluded.join(' ')}`,
+);
 if (unnamed.length > 0) console.log(`entities without an ISO 3166 code: ${unnamed.join('; ')}`);

@@ -1,0 +1,39 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { BusConfig, CommonConfig, ConfigError, PortNumber, splitList, Url } from '@payments/service-kit';
+import {
+  catalogueEntries,
+  createCatalogue,
+  findCurrencySettingsProblems,
+  type Catalogue,
+} from './domain/catalogue.js';
+
+export const CurrencyConfigSchema = Type.Object({
+  ...CommonConfig,
+  PORT: PortNumber(3003),
+  DATABASE_URL: Url('postgres://postgres@127.0.0.1:5432/payments_currency'),
+  ...BusConfig,
+  /** Comma-separated ISO 4217 codes accounts may be opened in; JPY and KWD exercise exponents 0 and 3. */
+  SUPPORTED_CURRENCIES: Type.String({ default: 'USD,EUR,GBP,JPY,CHF,CAD,AUD,KWD' }),
+  DEFAULT_CURRENCY: Type.String({ default: 'USD' }),
+  /** Where exchange rates come from; unset serves the committed reference table. */
+  RATES_SOURCE_URL: Type.Optional(Url()),
+  RATES_CACHE_TTL_SECONDS: Type.Integer({ minimum: 0, default: 60 }),
+  RATES_STALE_GRACE_SECONDS: Type.Integer({ minimum: 0, default: 300 }),
+});
+
+export type CurrencyConfig = Static<typeof CurrencyConfigSchema>;
+
+const SETTING_VARIABLES = { supported: 'SUPPORTED_CURRENCIES', default: 'DEFAULT_CURRENCY' } as const;
+
+/** The catalogue with the configured supported set and default; a bad code is a ConfigError naming its variable. */
+export function createConfiguredCatalogue(
+  config: Pick<CurrencyConfig, 'SUPPORTED_CURRENCIES' | 'DEFAULT_CURRENCY'>,
+): Catalogue {
+  const supported = splitList(config.SUPPORTED_CURRENCIES);
+  const problems = findCurrencySettingsProblems(supported, config.DEFAULT_CURRENCY);
+  if (problems.length > 0) {
+    const messages = problems.map(({ setting, message }) => `${SETTING_VARIABLES[setting]}: ${message}`);
+    throw new ConfigError(`Invalid configuration: ${messages.join('; ')}`);
+  }
+  return createCatalogue(catalogueEntries, supported, config.DEFAULT_CURRENCY);
+}

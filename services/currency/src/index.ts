@@ -1,0 +1,2 @@
+export { startCurrency, type CurrencyDeps } from './service.js';
+export { CurrencyConfigSchema, type CurrencyConfig } from './config.js';

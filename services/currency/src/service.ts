@@ -1,0 +1,78 @@
+import {
+  connectBus,
+  createHttpApp,
+  createLogger,
+  createMetrics,
+  createShutdown,
+  isDatabaseUp,
+  openDatabase,
+  serveHttp,
+  type RunningService,
+  type ServiceDeps,
+} from '@payments/service-kit';
+import { createConfiguredCatalogue, type CurrencyConfig } from './config.js';
+import { createAccountCountRepository } from './data/account-count-repository.js';
+import { migrations } from './data/migrations.js';
+import { createReferenceRateSource } from './data/reference-rate-source.js';
+import { createUrlRateSource } from './data/url-rate-source.js';
+import type { RateSource } from './domain/exchange-rates.js';
+import { createRateCache } from './domain/rate-cache.js';
+import { startAccountEventConsumer } from './events/account-event-consumer.js';
+import { mountCurrencyRoutes } from './http/currency-routes.js';
+
+export interface CurrencyDeps extends ServiceDeps {
+  /** Replaces the configured rate source (tests count its calls or make it fail). */
+  rateSource?: RateSource;
+  /** The rate cache's clock, in epoch milliseconds. */
+  now?: () => number;
+}
+
+export async function startCurrency(
+  config: CurrencyConfig,
+  deps: CurrencyDeps = {},
+): Promise<RunningService> {
+  const logger = deps.logger ?? createLogger('currency', config.LOG_LEVEL);
+  // Settings are checked before anything is opened, so a bad code fails fast and leaves nothing to close.
+  const catalogue = createConfiguredCatalogue(config);
+  const rateSource =
+    deps.rateSource ??
+    (config.RATES_SOURCE_URL ? createUrlRateSource(config.RATES_SOURCE_URL) : createReferenceRateSource());
+  const shutdown = createShutdown(logger);
+  try {
+    const knex = await openDatabase({ url: config.DATABASE_URL, migrations, logger });
+    shutdown.add('database pool', () => knex.destroy());
+    const bus = await connectBus(config, logger, shutdown, deps.bus);
+    const metrics = createMetrics('currency');
+    const accounts = createAccountCountRepository(knex);
+    const consumer = await startAccountEventConsumer(bus, accounts, metrics);
+    shutdown.add('event consumer', () => consumer.stop());
+
+    const rates = createRateCache({
+      source: rateSource,
+      ttlMs: config.RATES_CACHE_TTL_SECONDS * 1000,
+      graceMs: config.RATES_STALE_GRACE_SECONDS * 1000,
+      logger,
+      now: deps.now,
+    });
+    const app = createHttpApp(
+      {
+        logger,
+        metrics,
+        readiness: [
+          { name: 'database', check: () => isDatabaseUp(knex) },
+          { name: 'event bus', check: () => bus.isConnected() },
+        ],
+      },
+      (routes) => mountCurrencyRoutes(routes, { catalogue, accounts, rates }),
+    );
+    const address = await serveHttp('currency', app, config, shutdown);
+    logger.info(
+      { url: address.url, supported: catalogue.supported().map((c) => c.code), rates: rateSource.name },
+      'currency service listening',
+    );
+    return { ...address, stop: () => shutdown.run() };
+  } catch (error) {
+    await shutdown.run();
+    throw error;
+  }
+}
