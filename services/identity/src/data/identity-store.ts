@@ -1,0 +1,34 @@
+import type { AnyEvent } from '@payments/contracts';
+import { enqueueEvents, isDatabaseUp, type Knex } from '@payments/service-kit';
+import { createRevocationRepository, type RevocationRepository } from './revocation-repository.js';
+import { createUserRepository, type UserRepository } from './user-repository.js';
+
+export interface IdentityTransaction {
+  users: UserRepository;
+  revocations: RevocationRepository;
+  /** Events leave through the outbox, so they are published only if this transaction commits. */
+  enqueueEvents(events: AnyEvent[]): Promise<void>;
+}
+
+export interface IdentityStore {
+  users: UserRepository;
+  revocations: RevocationRepository;
+  transaction<T>(work: (tx: IdentityTransaction) => Promise<T>): Promise<T>;
+  isUp(): Promise<boolean>;
+}
+
+export function createIdentityStore(knex: Knex): IdentityStore {
+  return {
+    users: createUserRepository(knex),
+    revocations: createRevocationRepository(knex),
+    transaction: (work) =>
+      knex.transaction((trx) =>
+        work({
+          users: createUserRepository(trx),
+          revocations: createRevocationRepository(trx),
+          enqueueEvents: (events) => enqueueEvents(trx, events),
+        }),
+      ),
+    isUp: () => isDatabaseUp(knex),
+  };
+}

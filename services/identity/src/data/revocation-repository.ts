@@ -1,0 +1,50 @@
+import type { EventData } from '@payments/contracts';
+import type { Knex } from '@payments/service-kit';
+
+export type Revocation = EventData<'TokenRevoked'>;
+
+export interface RevocationRepository {
+  insert(revocation: Revocation): Promise<void>;
+  /** Revocations that still matter at `now` (unix seconds): their tokens have not expired yet. */
+  listActive(now: number): Promise<Revocation[]>;
+  deleteExpired(now: number): Promise<number>;
+}
+
+interface RevocationRow {
+  jti: string | null;
+  user_id: string | null;
+  issued_before: string | null;
+  expires_at: string;
+}
+
+function toRevocation(row: RevocationRow): Revocation {
+  return {
+    ...(row.jti !== null && { jti: row.jti }),
+    ...(row.user_id !== null && { user_id: row.user_id }),
+    ...(row.issued_before !== null && { issued_before: Number(row.issued_before) }),
+    expires_at: Number(row.expires_at),
+  };
+}
+
+export function createRevocationRepository(db: Knex): RevocationRepository {
+  return {
+    async insert(revocation) {
+      await db('revocations').insert({
+        jti: revocation.jti ?? null,
+        user_id: revocation.user_id ?? null,
+        issued_before: revocation.issued_before ?? null,
+        expires_at: revocation.expires_at,
+      });
+    },
+    async listActive(now) {
+      const rows = (await db('revocations')
+        .select('jti', 'user_id', 'issued_before', 'expires_at')
+        .where('expires_at', '>=', now)
+        .orderBy('id')) as RevocationRow[];
+      return rows.map(toRevocation);
+    },
+    async deleteExpired(now) {
+      return db('revocations').where('expires_at', '<', now).delete();
+    },
+  };
+}

@@ -1,0 +1,70 @@
+import { Router, type Request, type Response } from 'express';
+import { Type } from '@sinclair/typebox';
+import { bodyValidator, requireAuth, validationError, type TokenVerifier } from '@payments/service-kit';
+import type { IssuedToken } from '../domain/token-issuer.js';
+import type { LoginName, SessionService } from '../use-cases/session-service.js';
+import { claimsOf, clientAddressOf, requestIdOf } from './request-context.js';
+
+const Name = Type.String({ minLength: 1, maxLength: 254 });
+
+const LoginSchema = Type.Object(
+  {
+    username: Type.Optional(Name),
+    email: Type.Optional(Name),
+    identity: Type.Optional(Name),
+    // Longer than any password we accept, so a long guess is a 401 like any other, yet bounded.
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+
+const readLoginBody = bodyValidator(LoginSchema);
+
+function readLogin(req: Request): { name: LoginName; password: string } {
+  const body = readLoginBody(req);
+  const names = (['username', 'email', 'identity'] as const).flatMap((kind) => {
+    const value = body[kind];
+    return value === undefined ? [] : [{ kind, value }];
+  });
+  const [name] = names;
+  if (!name || names.length > 1) {
+    throw validationError(
+      [{ field: 'identity', message: 'give exactly one of username, email or identity' }],
+      'Say who is logging in with exactly one of username, email or identity',
+    );
+  }
+  return { name, password: body.password };
+}
+
+function sendToken(res: Response, issued: IssuedToken): void {
+  res
+    .set('Cache-Control', 'no-store')
+    .json({ token: issued.token, token_type: 'Bearer', expires_in: issued.expiresIn });
+}
+
+export function sessionRoutes(
+  sessions: SessionService,
+  verifier: TokenVerifier,
+  trustProxy: boolean,
+): Router {
+  const router = Router();
+  const authenticated = requireAuth(verifier);
+
+  const login = async (req: Request, res: Response) => {
+    const { name, password } = readLogin(req);
+    sendToken(res, await sessions.login({ name, password, clientAddress: clientAddressOf(req, trustProxy) }));
+  };
+  router.post('/auth/login', login);
+  router.post('/login', login);
+
+  router.post('/auth/refresh', authenticated, async (req, res) => {
+    sendToken(res, await sessions.refresh(claimsOf(req), requestIdOf(req)));
+  });
+
+  router.post('/auth/logout', authenticated, async (req, res) => {
+    await sessions.logout(claimsOf(req), requestIdOf(req));
+    res.status(204).end();
+  });
+
+  return router;
+}

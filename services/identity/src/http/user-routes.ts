@@ -1,0 +1,77 @@
+import { Router, type Request, type Response } from 'express';
+import { Type } from '@sinclair/typebox';
+import { bodyValidator, requireAuth, validationError, type TokenVerifier } from '@payments/service-kit';
+import { Email, NewUserSchema, Password, Username } from '../domain/credential-rules.js';
+import { etagOf, toUserView, versionsFromIfMatch, type User } from '../domain/user.js';
+import type { UserService } from '../use-cases/user-service.js';
+import { claimsOf, requestIdOf, userIdParam } from './request-context.js';
+
+const UserUpdateSchema = Type.Object(
+  { username: Type.Optional(Username), email: Type.Optional(Email), password: Type.Optional(Password) },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+const READ_ONLY_FIELDS = new Set(['id', 'role', 'status', 'created_at', 'updated_at']);
+
+const readNewUser = bodyValidator(NewUserSchema);
+const readUpdate = bodyValidator(UserUpdateSchema);
+
+function readUserUpdate(req: Request) {
+  const body: unknown = req.body;
+  if (body && typeof body === 'object' && !Array.isArray(body)) {
+    const readOnly = Object.keys(body).filter((field) => READ_ONLY_FIELDS.has(field));
+    if (readOnly.length > 0) {
+      throw validationError(
+        readOnly.map((field) => ({ field, message: 'is read-only' })),
+        'Only username, email and password can be changed',
+      );
+    }
+  }
+  return readUpdate(req);
+}
+
+/** A deletion must be confirmed with `?confirm=true` or `{ "confirm": true }`. */
+function isConfirmed(req: Request): boolean {
+  const body = req.body as { confirm?: unknown } | undefined;
+  return req.query.confirm === 'true' || body?.confirm === true;
+}
+
+function sendUser(res: Response, user: User, status = 200): void {
+  res.status(status).set('ETag', etagOf(user)).set('Cache-Control', 'no-store').json(toUserView(user));
+}
+
+export function userRoutes(users: UserService, verifier: TokenVerifier): Router {
+  const router = Router();
+  const authenticated = requireAuth(verifier);
+
+  router.post('/user', async (req, res) => {
+    const user = await users.register(readNewUser(req));
+    res.location(`/user/${user.id}`);
+    sendUser(res, user, 201);
+  });
+
+  router.get('/user/:id', authenticated, async (req, res) => {
+    sendUser(res, await users.get(claimsOf(req), userIdParam(req)));
+  });
+
+  router.put('/user/:id', authenticated, async (req, res) => {
+    const id = userIdParam(req);
+    const changes = readUserUpdate(req);
+    const expected = versionsFromIfMatch(req.get('if-match'));
+    sendUser(res, await users.update(claimsOf(req), id, changes, expected, requestIdOf(req)));
+  });
+
+  router.delete('/user/:id', authenticated, async (req, res) => {
+    const id = userIdParam(req);
+    if (!isConfirmed(req)) {
+      throw validationError(
+        [{ field: 'confirm', message: 'must be true' }],
+        'Deleting a user must be confirmed with ?confirm=true or a body of { "confirm": true }',
+      );
+    }
+    await users.remove(claimsOf(req), id, requestIdOf(req));
+    res.status(204).end();
+  });
+
+  return router;
+}

@@ -1,0 +1,2 @@
+export { startIdentity } from './service.js';
+export { IdentityConfigSchema, type IdentityConfig } from './config.js';

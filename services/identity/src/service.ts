@@ -1,0 +1,119 @@
+import {
+  connectBus,
+  createHttpApp,
+  createLogger,
+  createMetrics,
+  createRevocationList,
+  createShutdown,
+  openDatabase,
+  serveHttp,
+  startOutboxRelay,
+  type RunningService,
+  type ServiceDeps,
+} from '@payments/service-kit';
+import type { IdentityConfig } from './config.js';
+import { createIdentityStore } from './data/identity-store.js';
+import { createLedgerClient } from './data/ledger-client.js';
+import { createLoginThrottle } from './data/login-throttle.js';
+import { migrations } from './data/migrations.js';
+import { loadSigningKeys } from './data/signing-key-files.js';
+import { createPasswordHasher } from './domain/password-hasher.js';
+import { createTokenIssuer } from './domain/token-issuer.js';
+import { subscribeToRevocations } from './events/revocation-subscriber.js';
+import { adminRoutes } from './http/admin-routes.js';
+import { keyRoutes } from './http/key-routes.js';
+import { sessionRoutes } from './http/session-routes.js';
+import { userRoutes } from './http/user-routes.js';
+import { createRevocationService } from './use-cases/revocation-service.js';
+import { createSessionService } from './use-cases/session-service.js';
+import { createUserService } from './use-cases/user-service.js';
+
+const PRUNE_INTERVAL_MS = 3600_000;
+
+export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = {}): Promise<RunningService> {
+  const logger = deps.logger ?? createLogger('identity', config.LOG_LEVEL);
+  const shutdown = createShutdown(logger);
+  try {
+    const keys = await loadSigningKeys(config, logger);
+
+    const knex = await openDatabase({ url: config.DATABASE_URL, migrations, logger });
+    shutdown.add('database pool', () => knex.destroy());
+    const throttle = await createLoginThrottle({
+      maxFailures: config.LOGIN_MAX_FAILURES,
+      windowSeconds: config.LOGIN_WINDOW_SECONDS,
+      redisUrl: config.REDIS_URL,
+      logger,
+    });
+    shutdown.add('login throttle', () => throttle.close());
+    const bus = await connectBus(config, logger, shutdown, deps.bus);
+
+    const store = createIdentityStore(knex);
+    const relay = startOutboxRelay({ knex, bus, logger });
+    shutdown.add('outbox relay', () => relay.stop());
+    const revocations = createRevocationService({
+      store,
+      list: createRevocationList(),
+      tokenTtlSeconds: config.TOKEN_TTL_SECONDS,
+      wake: relay.wake,
+    });
+    // Subscribe before loading, so a revocation made in between is not missed.
+    const subscription = await subscribeToRevocations(bus, revocations.list);
+    shutdown.add('revocation subscriber', () => subscription.stop());
+    await revocations.load();
+    const pruning = setInterval(() => {
+      revocations
+        .load()
+        .catch((error: unknown) => logger.warn({ err: error }, 'could not prune revocations'));
+    }, PRUNE_INTERVAL_MS);
+    pruning.unref();
+    shutdown.add('revocation pruning', () => clearInterval(pruning));
+
+    const hasher = await createPasswordHasher();
+    const issuer = createTokenIssuer({
+      keys,
+      issuer: config.JWT_ISSUER,
+      audience: config.JWT_AUDIENCE,
+      ttlSeconds: config.TOKEN_TTL_SECONDS,
+      revocations: revocations.list,
+    });
+    const users = createUserService({
+      store,
+      hasher,
+      revocations,
+      ledger: createLedgerClient(config.LEDGER_URL),
+      logger,
+    });
+    const sessions = createSessionService({ store, hasher, issuer, throttle, revocations, users });
+
+    if (config.ADMIN_USERNAME || config.ADMIN_EMAIL || config.ADMIN_PASSWORD) {
+      await users.ensureAdmin({
+        username: config.ADMIN_USERNAME ?? '',
+        email: config.ADMIN_EMAIL ?? '',
+        password: config.ADMIN_PASSWORD ?? '',
+      });
+    }
+
+    const app = createHttpApp(
+      {
+        logger,
+        metrics: createMetrics('identity'),
+        readiness: [
+          { name: 'database', check: () => store.isUp() },
+          { name: 'event bus', check: () => bus.isConnected() },
+        ],
+      },
+      (routes) => {
+        routes.use(keyRoutes(keys, revocations));
+        routes.use(userRoutes(users, issuer.verifier));
+        routes.use(sessionRoutes(sessions, issuer.verifier, config.TRUST_PROXY));
+        routes.use(adminRoutes(users, issuer.verifier));
+      },
+    );
+    const address = await serveHttp('identity', app, config, shutdown);
+    logger.info({ url: address.url }, 'identity is listening');
+    return { ...address, stop: () => shutdown.run() };
+  } catch (error) {
+    await shutdown.run();
+    throw error;
+  }
+}

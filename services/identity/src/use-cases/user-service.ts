@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto';
+import {
+  AppError,
+  ConfigError,
+  accessDenied,
+  authRequired,
+  notFound,
+  type AuthClaims,
+  type Logger,
+} from '@payments/service-kit';
+import type { IdentityStore } from '../data/identity-store.js';
+import type { LedgerClient } from '../data/ledger-client.js';
+import type { UniqueField, UpdateResult } from '../data/user-repository.js';
+import { credentialProblems } from '../domain/credential-rules.js';
+import type { PasswordHasher } from '../domain/password-hasher.js';
+import { canChange, canDelete, canRead, normalizeEmail, type User, type UserStatus } from '../domain/user.js';
+import { userDeletedEvent } from '../events/identity-events.js';
+import type { RevocationService } from './revocation-service.js';
+
+export interface Registration {
+  username: string;
+  email: string;
+  password: string;
+}
+
+export interface UserUpdate {
+  username?: string;
+  email?: string;
+  password?: string;
+}
+
+export interface UserService {
+  register(registration: Registration): Promise<User>;
+  /** The user a token speaks for, who must still exist (else 401) and be active (else 403). */
+  activeActor(claims: AuthClaims): Promise<User>;
+  get(claims: AuthClaims, id: string): Promise<User>;
+  /** `expectedVersions` comes from If-Match; undefined means no precondition. */
+  update(
+    claims: AuthClaims,
+    id: string,
+    changes: UserUpdate,
+    expectedVersions: number[] | undefined,
+    correlationId: string,
+  ): Promise<User>;
+  remove(claims: AuthClaims, id: string, correlationId: string): Promise<void>;
+  setStatus(claims: AuthClaims, id: string, status: UserStatus, correlationId: string): Promise<User>;
+  /** Creates the configured administrator unless a user with that name or e-mail exists. */
+  ensureAdmin(admin: Registration): Promise<void>;
+}
+
+export interface UserServiceDeps {
+  store: IdentityStore;
+  hasher: PasswordHasher;
+  revocations: RevocationService;
+  ledger: LedgerClient;
+  logger: Logger;
+}
+
+const duplicate = (field: UniqueField) =>
+  new AppError('DUPLICATE_ENTRY', `A user with this ${field} already exists`, [
+    { field, message: 'is already taken' },
+  ]);
+
+function unwrap(result: UpdateResult): User {
+  if (result.ok) return result.user;
+  if (result.reason === 'duplicate') throw duplicate(result.field);
+  if (result.reason === 'stale') {
+    throw new AppError(
+      'CONFLICT',
+      'The user has changed since it was read (If-Match does not match the current ETag); read it again',
+    );
+  }
+  throw notFound('User');
+}
+
+export function createUserService(deps: UserServiceDeps): UserService {
+  const { store, hasher, revocations } = deps;
+
+  const service: UserService = {
+    async register({ username, email, password }) {
+      const passwordHash = await hasher.hash(password);
+      const result = await store.users.insert({
+        id: randomUUID(),
+        username,
+        email: normalizeEmail(email),
+        passwordHash,
+        role: 'user',
+      });
+      if (!result.ok) throw duplicate(result.duplicate);
+      return result.user;
+    },
+
+    async activeActor(claims) {
+      const actor = await store.users.findById(claims.userId);
+      if (!actor) throw authRequired('The user of this token no longer exists');
+      if (actor.status !== 'active') throw accessDenied(`This account is ${actor.status}`);
+      return actor;
+    },
+
+    async get(claims, id) {
+      const actor = await service.activeActor(claims);
+      if (!canRead(actor, id)) throw accessDenied();
+      const user = await store.users.findById(id);
+      if (!user) throw notFound('User');
+      return user;
+    },
+
+    async update(claims, id, changes, expectedVersions, correlationId) {
+      const actor = await service.activeActor(claims);
+      if (!canChange(actor, id)) throw accessDenied();
+      const passwordHash = changes.password === undefined ? undefined : await hasher.hash(changes.password);
+      const revocation = passwordHash === undefined ? undefined : revocations.allTokensOf(id);
+      const user = await store.transaction(async (tx) => {
+        const result = await tx.users.update(
+          id,
+          {
+            username: changes.username,
+            email: changes.email === undefined ? undefined : normalizeEmail(changes.email),
+            passwordHash,
+            tokensValidFrom: revocation?.issued_before,
+          },
+          expectedVersions,
+        );
+        const updated = unwrap(result);
+        if (revocation) await revocations.record(tx, revocation, correlationId);
+        return updated;
+      });
+      if (revocation) revocations.committed(revocation);
+      return user;
+    },
+
+    async remove(claims, id, correlationId) {
+      const actor = await service.activeActor(claims);
+      if (!canDelete(actor, id)) throw accessDenied();
+      if (!(await store.users.findById(id))) throw notFound('User');
+      const holdings = await deps.ledger.holdingsOf(id, correlationId);
+      const reasons = [
+        holdings.balance_total_nonzero && 'a non-zero balance',
+        holdings.pending_transactions > 0 && `${holdings.pending_transactions} pending transaction(s)`,
+      ].filter(Boolean);
+      if (reasons.length > 0) {
+        throw new AppError(
+          'BUSINESS_RULE_VIOLATION',
+          `The user cannot be deleted while holding ${reasons.join(' and ')}; ` +
+            'withdraw or transfer the money and let pending transactions finish first',
+        );
+      }
+      const revocation = revocations.allTokensOf(id);
+      await store.transaction(async (tx) => {
+        if (!(await tx.users.delete(id))) throw notFound('User');
+        await revocations.record(tx, revocation, correlationId);
+        await tx.enqueueEvents([userDeletedEvent(id, correlationId)]);
+      });
+      revocations.committed(revocation);
+    },
+
+    async setStatus(claims, id, status, correlationId) {
+      const actor = await service.activeActor(claims);
+      if (actor.role !== 'admin') throw accessDenied('Only an administrator may change a user’s status');
+      if (actor.id === id) {
+        throw new AppError('BUSINESS_RULE_VIOLATION', 'An administrator cannot change their own status');
+      }
+      const revocation = status === 'active' ? undefined : revocations.allTokensOf(id);
+      const user = await store.transaction(async (tx) => {
+        const updated = unwrap(
+          await tx.users.update(id, { status, tokensValidFrom: revocation?.issued_before }),
+        );
+        if (revocation) await revocations.record(tx, revocation, correlationId);
+        return updated;
+      });
+      if (revocation) revocations.committed(revocation);
+      return user;
+    },
+
+    async ensureAdmin(admin) {
+      const problems = credentialProblems(admin);
+      if (problems.length > 0) {
+        throw new ConfigError(
+          `Invalid configuration: ADMIN_USERNAME / ADMIN_EMAIL / ADMIN_PASSWORD: ${problems.join('; ')}`,
+        );
+      }
+      const existing =
+        (await store.users.findByUsername(admin.username)) ??
+        (await store.users.findByEmail(normalizeEmail(admin.email)));
+      if (existing) {
+        if (existing.role !== 'admin') {
+          deps.logger.warn(
+            { username: existing.username },
+            'the configured administrator name or e-mail belongs to an ordinary user; not promoting it',
+          );
+        }
+        return;
+      }
+      const result = await store.users.insert({
+        id: randomUUID(),
+        username: admin.username,
+        email: normalizeEmail(admin.email),
+        passwordHash: await hasher.hash(admin.password),
+        role: 'admin',
+      });
+      // A duplicate here means a concurrent start created the administrator first.
+      if (result.ok) deps.logger.info({ username: admin.username }, 'created the configured administrator');
+    },
+  };
+  return service;
+}

@@ -1,0 +1,156 @@
+import { createServer, type Server } from 'node:http';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  createLogger,
+  createMemoryBus,
+  loadConfig,
+  type EventBus,
+  type RunningService,
+} from '@payments/service-kit';
+import type { AnyEvent } from '@payments/contracts';
+import { createTestDatabase, type TestDatabase } from '@payments/testkit';
+import { IdentityConfigSchema, startIdentity, type IdentityConfig } from '../src/index.js';
+import { developmentKeyPath } from '../src/data/signing-key-files.js';
+
+export interface Holdings {
+  balance_total_nonzero: boolean;
+  pending_transactions: number;
+}
+
+/** Stands in for the ledger's holdings endpoint; `null` answers 404. */
+export interface FakeLedger {
+  url: string;
+  holdings: Map<string, Holdings | null>;
+  close(): Promise<void>;
+}
+
+export async function startFakeLedger(): Promise<FakeLedger> {
+  const holdings = new Map<string, Holdings | null>();
+  const server: Server = createServer((req, res) => {
+    const match = /^\/internal\/users\/([^/]+)\/holdings$/.exec(req.url ?? '');
+    const answer = match ? holdings.get(match[1] as string) : null;
+    if (!match || answer === null) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{}');
+      return;
+    }
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify(answer ?? { balance_total_nonzero: false, pending_transactions: 0 }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    holdings,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+export interface JsonResponse<T = Record<string, unknown>> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export interface IdentityHarness {
+  url: string;
+  config: IdentityConfig;
+  bus: EventBus;
+  ledger: FakeLedger;
+  /** Every event identity published, in order (through its outbox and the memory bus). */
+  published: AnyEvent[];
+  signingKeyPem(): Promise<string>;
+  request<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    options?: { body?: unknown; token?: string; headers?: Record<string, string> },
+  ): Promise<JsonResponse<T>>;
+  register(name: string, password?: string): Promise<{ id: string; username: string; email: string }>;
+  login(identity: string, password?: string, address?: string): Promise<string>;
+  /** Stops the service and starts it again on the same database and key, as a deploy would. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export const PASSWORD = 'correct horse battery';
+
+export async function startIdentityHarness(env: Record<string, string> = {}): Promise<IdentityHarness> {
+  const database: TestDatabase = await createTestDatabase('identity');
+  const dataDir = await mkdtemp(join(tmpdir(), 'identity-test-'));
+  const ledger = await startFakeLedger();
+  const logger = createLogger('identity', 'silent');
+  const bus = createMemoryBus(logger);
+  const published: AnyEvent[] = [];
+  const record = async (event: AnyEvent) => {
+    published.push(event);
+  };
+  await bus.broadcast('revocations', { TokenRevoked: record });
+  await bus.consume('ledger', { UserDeleted: record });
+
+  const config = loadConfig(IdentityConfigSchema, {
+    NODE_ENV: 'test',
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: database.url,
+    DATA_DIR: dataDir,
+    LEDGER_URL: ledger.url,
+    ...env,
+  });
+  let service: RunningService = await startIdentity(config, { bus, logger });
+  let url = service.url;
+
+  const harness: IdentityHarness = {
+    get url() {
+      return url;
+    },
+    config,
+    bus,
+    ledger,
+    published,
+    signingKeyPem: () => readFile(developmentKeyPath(dataDir), 'utf8'),
+    async request(method, path, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      if (options.body !== undefined) headers['content-type'] = 'application/json';
+      if (options.token) headers.authorization = `Bearer ${options.token}`;
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers,
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      });
+      const text = await response.text();
+      return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : {} };
+    },
+    async register(name, password = PASSWORD) {
+      const response = await harness.request<{ id: string; username: string; email: string }>(
+        'POST',
+        '/user',
+        { body: { username: name, email: `${name}@example.com`, password } },
+      );
+      if (response.status !== 201) throw new Error(`registration failed: ${JSON.stringify(response.body)}`);
+      return response.body;
+    },
+    async login(identity, password = PASSWORD, address = '203.0.113.1') {
+      const response = await harness.request<{ token: string }>('POST', '/auth/login', {
+        body: { identity, password },
+        headers: { 'x-forwarded-for': address },
+      });
+      if (response.status !== 200) throw new Error(`login failed: ${JSON.stringify(response.body)}`);
+      return response.body.token;
+    },
+    async restart() {
+      await service.stop();
+      service = await startIdentity(config, { bus, logger });
+      url = service.url;
+    },
+    async stop() {
+      await service.stop();
+      await bus.close();
+      await ledger.close();
+      await database.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  return harness;
+}

@@ -1,0 +1,230 @@
+import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import jwt from 'jsonwebtoken';
+import { eventually } from '@payments/testkit';
+import { startIdentityHarness, type IdentityHarness } from './identity-harness.js';
+
+const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+describe('identity: tokens, revocation and failed-login limits', function () {
+  this.timeout(60_000);
+  let identity: IdentityHarness;
+  let frank: { id: string };
+  let kid: string;
+
+  const forge = async (claims: Record<string, unknown>, options: jwt.SignOptions = {}) =>
+    jwt.sign(
+      { sub: frank.id, role: 'user', jti: randomUUID(), ...claims },
+      createPrivateKey(await identity.signingKeyPem()),
+      {
+        algorithm: 'ES256',
+        keyid: kid,
+        issuer: 'payments-identity',
+        audience: 'payments-api',
+        expiresIn: 600,
+        ...options,
+      },
+    );
+  const readSelf = (token: string) => identity.request('GET', `/user/${frank.id}`, { token });
+
+  before(async () => {
+    identity = await startIdentityHarness();
+    frank = await identity.register('frank');
+    const token = await identity.login('frank');
+    kid = jwt.decode(token, { complete: true })?.header.kid as string;
+  });
+  after(async () => {
+    await identity?.stop();
+  });
+
+  describe('verification', () => {
+    it('accepts a well-formed token signed with the current key, so the attacks below are refused for their flaw', async () => {
+      expect((await readSelf(await forge({}))).status).to.equal(200);
+    });
+
+    it('refuses a token with alg none', async () => {
+      const header = base64url({ alg: 'none', typ: 'JWT', kid });
+      const now = Math.floor(Date.now() / 1000);
+      const payload = base64url({
+        sub: frank.id,
+        role: 'user',
+        jti: randomUUID(),
+        iat: now,
+        exp: now + 600,
+        iss: 'payments-identity',
+        aud: 'payments-api',
+      });
+      const response = await readSelf(`${header}.${payload}.`);
+      expect(response.status).to.equal(401);
+      expect(response.body.code).to.equal('AUTH_REQUIRED');
+    });
+
+    it('refuses an HS256 token whose HMAC secret is the public key', async () => {
+      const publicPem = createPublicKey(createPrivateKey(await identity.signingKeyPem()))
+        .export({ format: 'pem', type: 'spki' })
+        .toString();
+      const now = Math.floor(Date.now() / 1000);
+      const unsigned = `${base64url({ alg: 'HS256', typ: 'JWT', kid })}.${base64url({
+        sub: frank.id,
+        role: 'admin',
+        jti: randomUUID(),
+        iat: now,
+        exp: now + 600,
+        iss: 'payments-identity',
+        aud: 'payments-api',
+      })}`;
+      const signature = createHmac('sha256', publicPem).update(unsigned).digest('base64url');
+      expect((await readSelf(`${unsigned}.${signature}`)).status).to.equal(401);
+    });
+
+    it('refuses a token for another audience', async () => {
+      expect((await readSelf(await forge({}, { audience: 'someone-else' }))).status).to.equal(401);
+    });
+
+    it('refuses a token from another issuer', async () => {
+      expect((await readSelf(await forge({}, { issuer: 'evil-issuer' }))).status).to.equal(401);
+    });
+
+    it('refuses an expired token', async () => {
+      const iat = Math.floor(Date.now() / 1000) - 1000;
+      const response = await readSelf(await forge({ iat }, { expiresIn: 10 }));
+      expect(response.status).to.equal(401);
+      expect(response.body.code).to.equal('AUTH_REQUIRED');
+    });
+
+    it('refuses a token signed by a key it does not publish', async () => {
+      const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      const token = jwt.sign({ sub: frank.id, role: 'user', jti: randomUUID() }, privateKey, {
+        algorithm: 'ES256',
+        keyid: kid,
+        issuer: 'payments-identity',
+        audience: 'payments-api',
+        expiresIn: 600,
+      });
+      expect((await readSelf(token)).status).to.equal(401);
+    });
+  });
+
+  describe('logout and refresh', () => {
+    it('logs out with 204, then refuses the same token with 401 AUTH_REQUIRED and publishes TokenRevoked', async () => {
+      const token = await identity.login('frank');
+      const { jti } = jwt.decode(token) as jwt.JwtPayload;
+      expect((await readSelf(token)).status).to.equal(200);
+      expect((await identity.request('POST', '/auth/logout', { token })).status).to.equal(204);
+      const reuse = await readSelf(token);
+      expect(reuse.status).to.equal(401);
+      expect(reuse.body.code).to.equal('AUTH_REQUIRED');
+      const published = await eventually(
+        async () => identity.published.filter((e) => e.type === 'TokenRevoked' && e.data.jti === jti),
+        (events) => events.length > 0,
+      );
+      expect(published).to.have.length(1);
+    });
+
+    it('lists active revocations for verifiers that start later', async () => {
+      const token = await identity.login('frank');
+      const { jti } = jwt.decode(token) as jwt.JwtPayload;
+      await identity.request('POST', '/auth/logout', { token });
+      const response = await identity.request<{ data: { jti?: string; expires_at: number }[] }>(
+        'GET',
+        '/internal/revocations',
+      );
+      expect(response.status).to.equal(200);
+      expect(response.body.data.find((r) => r.jti === jti)?.expires_at).to.be.greaterThan(Date.now() / 1000);
+    });
+
+    it('still refuses a logged-out token after a restart', async () => {
+      const token = await identity.login('frank');
+      await identity.request('POST', '/auth/logout', { token });
+      await identity.restart();
+      expect((await readSelf(token)).status).to.equal(401);
+      expect((await readSelf(await identity.login('frank'))).status).to.equal(200);
+    });
+
+    it('refreshes a valid token into a new one and retires the old one', async () => {
+      const token = await identity.login('frank');
+      const response = await identity.request<{ token: string; token_type: string }>(
+        'POST',
+        '/auth/refresh',
+        {
+          token,
+        },
+      );
+      expect(response.status).to.equal(200);
+      expect(response.body.token_type).to.equal('Bearer');
+      expect(response.body.token).not.to.equal(token);
+      expect((await readSelf(response.body.token)).status).to.equal(200);
+      expect((await readSelf(token)).status).to.equal(401);
+    });
+
+    it('refuses to refresh without a valid token', async () => {
+      const response = await identity.request('POST', '/auth/refresh', { token: 'not-a-token' });
+      expect(response.status).to.equal(401);
+    });
+  });
+
+  describe('failed-login limit', () => {
+    it('answers the 11th wrong password with 429 RATE_LIMIT_EXCEEDED and Retry-After, even for the right one', async () => {
+      await identity.register('grace');
+      const attempt = (password: string) =>
+        identity.request('POST', '/auth/login', {
+          body: { username: 'grace', password },
+          headers: { 'x-forwarded-for': '198.51.100.11' },
+        });
+      for (let i = 0; i < 10; i++) expect((await attempt('wrong password')).status).to.equal(401);
+      const eleventh = await attempt('wrong password');
+      expect(eleventh.status).to.equal(429);
+      expect(eleventh.body.code).to.equal('RATE_LIMIT_EXCEEDED');
+      const retryAfter = Number(eleventh.headers.get('retry-after'));
+      expect(retryAfter).to.be.within(1, 900);
+      const rightPassword = await identity.request('POST', '/auth/login', {
+        body: { email: 'grace@example.com', password: 'correct horse battery' },
+        headers: { 'x-forwarded-for': '198.51.100.12' },
+      });
+      expect(rightPassword.status).to.equal(429);
+    });
+  });
+});
+
+describe('identity: failed-login limit with a configured limit', function () {
+  this.timeout(60_000);
+  let identity: IdentityHarness;
+
+  before(async () => {
+    identity = await startIdentityHarness({ LOGIN_MAX_FAILURES: '3', LOGIN_WINDOW_SECONDS: '2' });
+    await identity.register('heidi');
+  });
+  after(async () => {
+    await identity?.stop();
+  });
+
+  const attempt = (identityName: string, password: string, forwardedFor: string) =>
+    identity.request('POST', '/auth/login', {
+      body: { identity: identityName, password },
+      headers: { 'x-forwarded-for': forwardedFor },
+    });
+
+  it('starts the count over for the identity after a successful login', async () => {
+    for (let i = 0; i < 2; i++)
+      expect((await attempt('heidi', 'wrong password', '192.0.2.1')).status).to.equal(401);
+    expect((await attempt('heidi', 'correct horse battery', '192.0.2.2')).status).to.equal(200);
+    for (let i = 0; i < 2; i++)
+      expect((await attempt('heidi', 'wrong password', '192.0.2.3')).status).to.equal(401);
+  });
+
+  it('limits one address across identities, and a forged first X-Forwarded-For hop does not escape it', async () => {
+    const statuses = [];
+    for (let i = 0; i < 4; i++) {
+      const response = await attempt(`stranger-${i}`, 'wrong password', `10.0.0.${i}, 192.0.2.50`);
+      statuses.push(response.status);
+    }
+    expect(statuses).to.deep.equal([401, 401, 401, 429]);
+  });
+
+  it('lets the user in again once the window has passed', async () => {
+    for (let i = 0; i < 3; i++) await attempt('heidi@example.com', 'wrong password', '192.0.2.60');
+    expect((await attempt('heidi', 'correct horse battery', '192.0.2.61')).status).to.equal(429);
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    expect((await attempt('heidi', 'correct horse battery', '192.0.2.61')).status).to.equal(200);
+  });
+});
