@@ -175,6 +175,18 @@ ensure_rabbit_loopback_config() {
   if ! grep -Eq '^[[:space:]]*(export[[:space:]]+)?ERL_EPMD_ADDRESS=' "$RABBITMQ_ENV_CONF" 2>/dev/null; then
     info "Adding ERL_EPMD_ADDRESS=127.0.0.1 to $RABBITMQ_ENV_CONF."
     printf 'ERL_EPMD_ADDRESS=127.0.0.1\n' >>"$RABBITMQ_ENV_CONF" || return 1
+    # With epmd on 127.0.0.1 the CLI tools must reach the node as rabbit@localhost (the host name may resolve to
+    # 127.0.1.1 or a LAN address). Only set that on a fresh install: a different node name means a different
+    # data directory.
+    local mnesia="${RABBITMQ_MNESIA_BASE:-/var/lib/rabbitmq/mnesia}"
+    if [[ -z "${RABBITMQ_NODENAME:-}" ]] && ! grep -Eq '^[[:space:]]*(export[[:space:]]+)?NODENAME=' "$RABBITMQ_ENV_CONF" &&
+      ! compgen -G "$mnesia/rabbit@*" >/dev/null; then
+      printf 'NODENAME=rabbit@localhost\n' >>"$RABBITMQ_ENV_CONF" || return 1
+    fi
+    # Erlang distribution (CLI tools <-> node) on loopback too, unless ERL_FLAGS is already customised.
+    if ! grep -Eq 'ERL_FLAGS|inet_dist_use_interface' "$RABBITMQ_ENV_CONF"; then
+      printf 'export ERL_FLAGS="-kernel inet_dist_use_interface {127,0,0,1}"\n' >>"$RABBITMQ_ENV_CONF" || return 1
+    fi
   fi
   [[ -f "$RABBITMQ_CONF" ]] && chmod a+r "$RABBITMQ_CONF" "$RABBITMQ_ENV_CONF" 2>/dev/null
   return 0

@@ -16,3 +16,4 @@ export * from './bus/event-bus.js';
 export * from './bus/memory-bus.js';
 export * from './bus/amqp-bus.js';
 export * from './runtime.js';
+export * from './webhook-signature.js';

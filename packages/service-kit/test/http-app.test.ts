@@ -10,6 +10,9 @@ import {
   type HttpServer,
 } from '@payments/service-kit';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies are asserted field by field
+const json = async (response: Response): Promise<any> => response.json();
+
 describe('HTTP app factory', () => {
   let http: HttpServer;
   let base: string;
@@ -49,7 +52,7 @@ describe('HTTP app factory', () => {
     const response = await fetch(`${base}/poor`);
     expect(response.status).to.equal(422);
     expect(response.headers.get('content-type')).to.match(/^application\/problem\+json/);
-    expect(await response.json()).to.deep.equal({
+    expect(await json(response)).to.deep.equal({
       type: '/problems/insufficient-funds',
       title: 'Not enough balance',
       status: 422,
@@ -70,12 +73,12 @@ describe('HTTP app factory', () => {
   it('answers invalid JSON with 400 VALIDATION_ERROR', async () => {
     const response = await post('/deposit', '{"amount": ');
     expect(response.status).to.equal(400);
-    expect((await response.json()).code).to.equal('VALIDATION_ERROR');
+    expect((await json(response)).code).to.equal('VALIDATION_ERROR');
   });
 
   it('names each invalid field in errors[]', async () => {
     const response = await post('/deposit', JSON.stringify({ amount: 'x', extra: 1 }));
-    const body = await response.json();
+    const body = await json(response);
     expect(response.status).to.equal(400);
     expect(body.errors).to.deep.include({ field: 'extra', message: 'is not allowed' });
     expect(body.errors.map((e: { field: string }) => e.field)).to.include('amount');
@@ -84,13 +87,13 @@ describe('HTTP app factory', () => {
   it('answers an oversized body with 413', async () => {
     const response = await post('/deposit', JSON.stringify({ amount: 1, pad: 'x'.repeat(200_000) }));
     expect(response.status).to.equal(413);
-    expect((await response.json()).code).to.equal('PAYLOAD_TOO_LARGE');
+    expect((await json(response)).code).to.equal('PAYLOAD_TOO_LARGE');
   });
 
   it('answers an unknown route with 404 problem+json', async () => {
     const response = await fetch(`${base}/nowhere`);
     expect(response.status).to.equal(404);
-    expect((await response.json()).code).to.equal('RESOURCE_NOT_FOUND');
+    expect((await json(response)).code).to.equal('RESOURCE_NOT_FOUND');
   });
 
   it('echoes a given X-Request-Id and creates one otherwise', async () => {
@@ -103,6 +106,6 @@ describe('HTTP app factory', () => {
   it('reports not ready while a dependency is down', async () => {
     const response = await fetch(`${base}/ready`);
     expect(response.status).to.equal(503);
-    expect(await response.json()).to.deep.equal({ status: 'not ready', checks: { database: false } });
+    expect(await json(response)).to.deep.equal({ status: 'not ready', checks: { database: false } });
   });
 });

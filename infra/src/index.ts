@@ -1,0 +1,3 @@
+export * from './topology.js';
+export * from './processes.js';
+export * from './probe.js';

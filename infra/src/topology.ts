@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto';
+
+export type ServiceName =
+  'identity' | 'ledger' | 'currency' | 'webhook-ingest' | 'provider-sandbox' | 'gateway';
+
+/** Start order: what others depend on first, the gateway last. */
+export const SERVICE_NAMES: readonly ServiceName[] = [
+  'currency',
+  'identity',
+  'ledger',
+  'webhook-ingest',
+  'provider-sandbox',
+  'gateway',
+];
+
+const DIRECTORIES: Record<ServiceName, string> = {
+  identity: 'services/identity',
+  ledger: 'services/ledger',
+  currency: 'services/currency',
+  'webhook-ingest': 'services/webhook-ingest',
+  'provider-sandbox': 'services/provider-sandbox',
+  gateway: 'gateway',
+};
+
+/** Services with a database of their own, named payments_<service> on the chosen server. */
+const DATABASES: Partial<Record<ServiceName, string>> = {
+  identity: 'payments_identity',
+  ledger: 'payments_ledger',
+  currency: 'payments_currency',
+  'webhook-ingest': 'payments_webhook_ingest',
+};
+
+export interface SystemSettings {
+  /** A PostgreSQL server URL; each service gets its own database on it. */
+  postgresUrl: string;
+  amqpUrl: string;
+  amqpNamespace?: string;
+  /** Appended to every database name, so a test run never touches another's data. */
+  databaseSuffix?: string;
+  ports: Record<ServiceName, number>;
+  host?: string;
+  dataDir: string;
+  nodeEnv?: 'development' | 'test' | 'production';
+  logLevel?: string;
+  webhookSecret?: string;
+  /** Extra variables for every service, then per service. */
+  env?: Record<string, string>;
+  serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
+}
+
+export function defaultPorts(gatewayPort = 8080, servicesBase = 3000): Record<ServiceName, number> {
+  return {
+    gateway: gatewayPort,
+    identity: servicesBase + 1,
+    ledger: servicesBase + 2,
+    currency: servicesBase + 3,
+    'webhook-ingest': servicesBase + 4,
+    'provider-sandbox': servicesBase + 5,
+  };
+}
+
+export function serviceDirectory(service: ServiceName): string {
+  return DIRECTORIES[service];
+}
+
+export function databaseUrl(serverUrl: string, service: ServiceName, suffix = ''): string | undefined {
+  const name = DATABASES[service];
+  if (!name) return undefined;
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}${suffix}`;
+  return url.toString();
+}
+
+/** The environment each service reads (see each service's config.ts), derived from one set of settings. */
+export function serviceEnvironment(service: ServiceName, settings: SystemSettings): Record<string, string> {
+  const host = settings.host ?? '127.0.0.1';
+  const url = (name: ServiceName) => `http://${host}:${settings.ports[name]}`;
+  const env: Record<string, string> = {
+    NODE_ENV: settings.nodeEnv ?? 'development',
+    LOG_LEVEL: settings.logLevel ?? 'info',
+    HOST: host,
+    PORT: String(settings.ports[service]),
+    AMQP_URL: settings.amqpUrl,
+    AMQP_NAMESPACE: settings.amqpNamespace ?? '',
+    IDENTITY_URL: url('identity'),
+    LEDGER_URL: url('ledger'),
+    CURRENCY_URL: url('currency'),
+    WEBHOOK_INGEST_URL: url('webhook-ingest'),
+    DATA_DIR: settings.dataDir,
+    ...(settings.webhookSecret
+      ? { WEBHOOK_SECRETS: settings.webhookSecret, SANDBOX_WEBHOOK_SECRET: settings.webhookSecret }
+      : {}),
+  };
+  const database = databaseUrl(settings.postgresUrl, service, settings.databaseSuffix);
+  if (database) env.DATABASE_URL = database;
+  return { ...env, ...settings.env, ...settings.serviceEnv?.[service] };
+}
+
+export function randomSuffix(): string {
+  return `_${randomBytes(4).toString('hex')}`;
+}

@@ -1,0 +1,91 @@
+import path from 'node:path';
+import { answers, defaultPorts, startProcessSystem, type ServiceName } from '@payments/infra';
+
+// `pnpm start`: the whole system with the gateway on http://localhost:8080. Separate processes against
+// DATABASE_URL/AMQP_URL or the local services when they answer; otherwise one embedded process.
+
+const env = process.env;
+const dataDir = path.resolve(env.DATA_DIR ?? '.data');
+const ports = defaultPorts(Number(env.GATEWAY_PORT ?? 8080), Number(env.SERVICES_PORT_BASE ?? 3000));
+const probe = {
+  postgres: env.PAYMENTS_PROBE_POSTGRES ?? '127.0.0.1:5432',
+  amqp: env.PAYMENTS_PROBE_AMQP ?? '127.0.0.1:5672',
+};
+
+const reachable = async (address: string) => {
+  const [host, port] = address.split(':');
+  return answers(host ?? '127.0.0.1', Number(port));
+};
+
+async function chooseMode(): Promise<{
+  mode: 'processes' | 'embedded';
+  postgresUrl?: string;
+  amqpUrl?: string;
+  why: string;
+}> {
+  if (env.PAYMENTS_MODE === 'embedded') return { mode: 'embedded', why: 'PAYMENTS_MODE=embedded' };
+  if (env.DATABASE_URL && env.AMQP_URL) {
+    return {
+      mode: 'processes',
+      postgresUrl: env.DATABASE_URL,
+      amqpUrl: env.AMQP_URL,
+      why: 'DATABASE_URL and AMQP_URL are set',
+    };
+  }
+  const [pg, amqp] = await Promise.all([reachable(probe.postgres), reachable(probe.amqp)]);
+  if (pg && amqp) {
+    return {
+      mode: 'processes',
+      postgresUrl: `postgres://postgres@${probe.postgres}/postgres`,
+      amqpUrl: `amqp://guest:guest@${probe.amqp}`,
+      why: `PostgreSQL (${probe.postgres}) and RabbitMQ (${probe.amqp}) answer`,
+    };
+  }
+  const missing = [!pg && `PostgreSQL at ${probe.postgres}`, !amqp && `RabbitMQ at ${probe.amqp}`].filter(
+    Boolean,
+  );
+  return { mode: 'embedded', why: `no ${missing.join(' or ')}` };
+}
+
+const print = (service: ServiceName, line: string) =>
+  process.stdout.write(`${service.padEnd(16)} | ${line}\n`);
+
+async function main() {
+  const choice = await chooseMode();
+  const common = {
+    ports,
+    dataDir,
+    nodeEnv: (env.NODE_ENV as 'development' | 'production' | undefined) ?? 'development',
+    logLevel: env.LOG_LEVEL ?? 'info',
+  };
+  console.log(`Starting in ${choice.mode} mode (${choice.why})…`);
+  const system =
+    choice.mode === 'processes'
+      ? await startProcessSystem({
+          ...common,
+          postgresUrl: choice.postgresUrl as string,
+          amqpUrl: choice.amqpUrl as string,
+          onOutput: print,
+        })
+      : await (
+          await import('@payments/infra/embedded')
+        ).startEmbeddedSystem({ ...common, postgresPort: Number(env.EMBEDDED_POSTGRES_PORT ?? 54329) });
+  console.log(`\nGateway listening on ${system.gatewayUrl} (${choice.mode} mode). Press Ctrl-C to stop.\n`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\n${signal}: stopping…`);
+    await system.stop();
+    console.log('Stopped.');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});
