@@ -28,7 +28,7 @@ export function apiClient(baseUrl: string) {
       signal: AbortSignal.timeout(15_000),
     });
     const text = await response.text();
-    let parsed: unknown = null;
+    let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : null;
     } catch {
