@@ -42,7 +42,11 @@ export const BROADCASTS = {
 export type BroadcastKey = keyof typeof BROADCASTS;
 
 /** Events announced for whoever may listen (notifications, analytics, per-process revocation lists): no queue has to be bound for them. */
-export const ANNOUNCEMENTS: readonly EventType[] = ['TransactionCompleted', 'TransactionFailed', 'TokenRevoked'];
+export const ANNOUNCEMENTS: readonly EventType[] = [
+  'TransactionCompleted',
+  'TransactionFailed',
+  'TokenRevoked',
+];
 
 export function isAnnouncement(type: EventType): boolean {
   return ANNOUNCEMENTS.includes(type);
