@@ -1,0 +1,65 @@
+import type { EventEnvelope } from '@payments/contracts';
+import type { Consumer, DeliveryContext, EventBus, Metrics } from '@payments/service-kit';
+import { buildProviderEvent, type MoneyMovement } from '../domain/provider-event.js';
+import type { ProviderWebhookClient } from '../http/provider-webhook-client.js';
+
+export interface SandboxConsumerOptions {
+  bus: EventBus;
+  client: ProviderWebhookClient;
+  metrics: Metrics;
+  delayMs: number;
+  duplicateDelivery: boolean;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Plays the payment provider: each requested deposit or withdrawal is answered, after a delay, with a signed
+ * provider event on /webhook/provider. The request stays unacknowledged until the webhook took the event.
+ */
+export function startSandboxConsumer(options: SandboxConsumerOptions): Promise<Consumer> {
+  const { bus, client, delayMs, duplicateDelivery } = options;
+  const sent = options.metrics.counter(
+    'sandbox_provider_events_sent_total',
+    'Provider events the sandbox delivered to the webhook',
+    ['type'],
+  );
+
+  const answer =
+    (movement: MoneyMovement) =>
+    async (
+      request: EventEnvelope<'DepositRequested' | 'WithdrawalRequested'>,
+      { logger }: DeliveryContext,
+    ) => {
+      await sleep(delayMs);
+      const event = buildProviderEvent(
+        movement,
+        {
+          requestEventId: request.id,
+          transactionId: request.data.transaction_id,
+          amount: request.data.amount,
+          currency: request.data.currency,
+        },
+        new Date(),
+      );
+      for (let copy = 0; copy < (duplicateDelivery ? 2 : 1); copy += 1) {
+        await client.send(event, request.correlation_id);
+        sent.inc({ type: event.type });
+      }
+      logger.info(
+        {
+          provider_event_id: event.id,
+          provider_event_type: event.type,
+          transaction_id: request.data.transaction_id,
+        },
+        'sandbox delivered the provider event',
+      );
+    };
+
+  return bus.consume(
+    'provider-sandbox',
+    { DepositRequested: answer('deposit'), WithdrawalRequested: answer('withdrawal') },
+    // Each delivery mostly waits out the delay, so many can be in hand at once.
+    { prefetch: 100 },
+  );
+}

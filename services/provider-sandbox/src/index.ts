@@ -1,0 +1,2 @@
+export { startProviderSandbox } from './service.js';
+export { ProviderSandboxConfigSchema, type ProviderSandboxConfig } from './config.js';

@@ -1,0 +1,61 @@
+import {
+  connectBus,
+  createHttpApp,
+  createLogger,
+  createMetrics,
+  createShutdown,
+  serveHttp,
+  type EventBus,
+  type ReadinessCheck,
+  type RunningService,
+  type ServiceDeps,
+} from '@payments/service-kit';
+import { sandboxMode, type ProviderSandboxConfig } from './config.js';
+import { startSandboxConsumer } from './events/sandbox-consumer.js';
+import { createProviderWebhookClient } from './http/provider-webhook-client.js';
+
+const NAME = 'provider-sandbox';
+
+export async function startProviderSandbox(
+  config: ProviderSandboxConfig,
+  deps: ServiceDeps = {},
+): Promise<RunningService> {
+  const logger = deps.logger ?? createLogger(NAME, config.LOG_LEVEL);
+  const shutdown = createShutdown(logger);
+  try {
+    const metrics = createMetrics(NAME);
+    const mode = sandboxMode(config);
+    const readiness: ReadinessCheck[] = [];
+    if (mode.enabled) {
+      const bus: EventBus = await connectBus(config, logger, shutdown, deps.bus);
+      const consumer = await startSandboxConsumer({
+        bus,
+        client: createProviderWebhookClient({
+          webhookIngestUrl: config.WEBHOOK_INGEST_URL,
+          secret: config.SANDBOX_WEBHOOK_SECRET,
+          logger,
+        }),
+        metrics,
+        delayMs: config.SANDBOX_DELAY_MS,
+        duplicateDelivery: config.SANDBOX_DUPLICATE_DELIVERY,
+      });
+      shutdown.add('sandbox consumer', () => consumer.stop());
+      readiness.push({ name: 'bus', check: () => bus.isConnected() });
+    } else {
+      logger.warn(
+        { reason: mode.reason },
+        'provider sandbox disabled: it consumes nothing and confirms nothing',
+      );
+    }
+    const app = createHttpApp({ logger, metrics, readiness }, () => undefined);
+    const address = await serveHttp(NAME, app, config, shutdown);
+    logger.info(
+      { url: address.url, enabled: mode.enabled, webhook: config.WEBHOOK_INGEST_URL },
+      'provider-sandbox listening',
+    );
+    return { ...address, stop: () => shutdown.run() };
+  } catch (error) {
+    await shutdown.run();
+    throw error;
+  }
+}

@@ -1,0 +1,239 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { expect } from 'chai';
+import { createEvent } from '@payments/contracts';
+import {
+  createLogger,
+  createMemoryBus,
+  loadConfig,
+  verifyWebhookSignature,
+  type EventBus,
+  type RunningService,
+} from '@payments/service-kit';
+import { eventually } from '@payments/testkit';
+import { ProviderSandboxConfigSchema, startProviderSandbox } from '../src/index.js';
+import type { ProviderEvent } from '../src/domain/provider-event.js';
+
+const SECRET = 'whsec_sandbox_test';
+const silent = createLogger('provider-sandbox-test', 'silent');
+
+interface Delivery {
+  path: string;
+  headers: IncomingHttpHeaders;
+  raw: string;
+  event: ProviderEvent;
+  at: number;
+}
+
+/** Stands in for webhook-ingest: records every call and answers with the next scripted status (200 when none). */
+async function startReceiver() {
+  const deliveries: Delivery[] = [];
+  const script = new Map<string, number[]>();
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const event = JSON.parse(raw) as ProviderEvent;
+      deliveries.push({ path: req.url ?? '', headers: req.headers, raw, event, at: Date.now() });
+      const status = script.get(event.data.object.metadata.transaction_id)?.shift() ?? 200;
+      res.writeHead(status).end(status === 200 ? '' : JSON.stringify({ error: 'scripted' }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    deliveries,
+    /** Answers the next calls for this transaction with these statuses. */
+    answer: (transactionId: string, statuses: number[]) => script.set(transactionId, statuses),
+    for: (transactionId: string) =>
+      deliveries.filter((d) => d.event.data.object.metadata.transaction_id === transactionId),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('provider-sandbox', () => {
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  const running: { service: RunningService; bus: EventBus }[] = [];
+
+  const startSandbox = async (env: Record<string, string> = {}) => {
+    const bus = createMemoryBus(silent);
+    const config = loadConfig(ProviderSandboxConfigSchema, {
+      PORT: '0',
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      WEBHOOK_INGEST_URL: receiver.url,
+      SANDBOX_WEBHOOK_SECRET: SECRET,
+      SANDBOX_DELAY_MS: '10',
+      ...env,
+    });
+    const service = await startProviderSandbox(config, { bus, logger: silent });
+    running.push({ service, bus });
+    return { service, bus };
+  };
+
+  const request = (type: 'DepositRequested' | 'WithdrawalRequested', amount: number, currency = 'USD') =>
+    createEvent(
+      type,
+      { transaction_id: randomUUID(), account_id: randomUUID(), user_id: randomUUID(), amount, currency },
+      { id: randomUUID(), correlationId: `corr-${randomUUID()}` },
+    );
+
+  const deliveriesFor = (transactionId: string, count = 1) =>
+    eventually(
+      async () => receiver.for(transactionId),
+      (found) => found.length >= count,
+    );
+
+  before(async () => {
+    receiver = await startReceiver();
+  });
+
+  afterEach(async () => {
+    for (const { service, bus } of running.splice(0)) {
+      await service.stop();
+      await bus.close();
+    }
+  });
+
+  after(async () => {
+    await receiver.close();
+  });
+
+  it('confirms a deposit with a correctly signed payment_intent.succeeded event', async () => {
+    const { bus } = await startSandbox();
+    const deposit = request('DepositRequested', 10050, 'EUR');
+    await bus.publish(deposit);
+
+    const [delivery] = await deliveriesFor(deposit.data.transaction_id);
+    expect(delivery?.path).to.equal('/webhook/provider');
+    expect(delivery?.headers['content-type']).to.equal('application/json');
+    expect(delivery?.headers['x-request-id']).to.equal(deposit.correlation_id);
+    const signature = delivery?.headers['provider-signature'] as string;
+    expect(verifyWebhookSignature(delivery?.raw ?? '', signature, [SECRET])).to.deep.include({ ok: true });
+    expect(verifyWebhookSignature(delivery?.raw ?? '', signature, ['whsec_other']).ok).to.equal(false);
+
+    expect(delivery?.event).to.deep.include({
+      object: 'event',
+      type: 'payment_intent.succeeded',
+      livemode: false,
+    });
+    expect(delivery?.event.id).to.match(/^evt_[0-9a-f-]{36}$/);
+    expect(delivery?.event.data.object).to.deep.equal({
+      id: delivery?.event.data.object.id,
+      object: 'payment_intent',
+      amount: 10050,
+      currency: 'eur',
+      status: 'succeeded',
+      metadata: { transaction_id: deposit.data.transaction_id },
+    });
+    expect(delivery?.event.data.object.id).to.match(/^pi_[0-9a-f-]{36}$/);
+  });
+
+  it('fails a deposit whose minor units end in 13 with payment_intent.payment_failed', async () => {
+    const { bus } = await startSandbox();
+    const deposit = request('DepositRequested', 1013);
+    await bus.publish(deposit);
+
+    const [delivery] = await deliveriesFor(deposit.data.transaction_id);
+    expect(delivery?.event.type).to.equal('payment_intent.payment_failed');
+    expect(delivery?.event.data.object).to.deep.include({ amount: 1013, currency: 'usd' });
+    expect(delivery?.event.data.object.last_payment_error).to.have.property('message').that.is.a('string');
+  });
+
+  it('confirms a withdrawal with payout.paid, and fails one ending in 13 with payout.failed', async () => {
+    const { bus } = await startSandbox();
+    const paid = request('WithdrawalRequested', 2500);
+    const failed = request('WithdrawalRequested', 213);
+    await bus.publish(paid);
+    await bus.publish(failed);
+
+    const [paidDelivery] = await deliveriesFor(paid.data.transaction_id);
+    const [failedDelivery] = await deliveriesFor(failed.data.transaction_id);
+    expect(paidDelivery?.event.type).to.equal('payout.paid');
+    expect(paidDelivery?.event.data.object).to.deep.include({
+      object: 'payout',
+      amount: 2500,
+      status: 'paid',
+    });
+    expect(paidDelivery?.event.data.object.id).to.match(/^po_/);
+    expect(failedDelivery?.event.type).to.equal('payout.failed');
+    expect(failedDelivery?.event.data.object.failure_message).to.be.a('string');
+  });
+
+  it('waits SANDBOX_DELAY_MS before calling the webhook', async () => {
+    const { bus } = await startSandbox({ SANDBOX_DELAY_MS: '300' });
+    const deposit = request('DepositRequested', 100);
+    const publishedAt = Date.now();
+    await bus.publish(deposit);
+    const [delivery] = await deliveriesFor(deposit.data.transaction_id);
+    expect((delivery?.at ?? 0) - publishedAt).to.be.at.least(300);
+  });
+
+  it('retries the same event, freshly signed, while the webhook answers 5xx', async () => {
+    const { bus } = await startSandbox();
+    const deposit = request('DepositRequested', 700);
+    receiver.answer(deposit.data.transaction_id, [503, 500]);
+    await bus.publish(deposit);
+
+    const deliveries = await deliveriesFor(deposit.data.transaction_id, 3);
+    expect(deliveries).to.have.length(3);
+    expect(new Set(deliveries.map((d) => d.event.id)).size).to.equal(1);
+    for (const delivery of deliveries) {
+      const header = delivery.headers['provider-signature'] as string;
+      expect(verifyWebhookSignature(delivery.raw, header, [SECRET]).ok).to.equal(true);
+    }
+  });
+
+  it('dead-letters a request whose event the webhook refuses with a 4xx, without retrying', async () => {
+    const { bus } = await startSandbox();
+    const deposit = request('DepositRequested', 900);
+    receiver.answer(deposit.data.transaction_id, [400]);
+    await bus.publish(deposit);
+
+    const letters = await eventually(
+      () => bus.listDeadLetters('provider-sandbox'),
+      (found) => found.length > 0,
+    );
+    expect(letters.map((l) => (JSON.parse(l.body) as { id: string }).id)).to.deep.equal([deposit.id]);
+    expect(receiver.for(deposit.data.transaction_id)).to.have.length(1);
+  });
+
+  it('sends each event twice when SANDBOX_DUPLICATE_DELIVERY is on', async () => {
+    const { bus } = await startSandbox({ SANDBOX_DUPLICATE_DELIVERY: 'true' });
+    const deposit = request('DepositRequested', 4200);
+    await bus.publish(deposit);
+
+    const deliveries = await deliveriesFor(deposit.data.transaction_id, 2);
+    expect(deliveries).to.have.length(2);
+    expect(deliveries[0]?.event.id).to.equal(deliveries[1]?.event.id);
+  });
+
+  it('gives a redelivered request the same provider event id, so the webhook deduplicates it', async () => {
+    const { bus } = await startSandbox();
+    const deposit = request('DepositRequested', 5100);
+    await bus.publish(deposit);
+    await bus.publish(deposit);
+
+    const deliveries = await deliveriesFor(deposit.data.transaction_id, 2);
+    expect(deliveries[0]?.event.id).to.equal(deliveries[1]?.event.id);
+    expect(deliveries[0]?.event.data.object.id).to.equal(deliveries[1]?.event.data.object.id);
+  });
+
+  for (const [what, env] of [
+    ['NODE_ENV=production', { NODE_ENV: 'production', SANDBOX_ENABLED: 'true' }],
+    ['SANDBOX_ENABLED=false', { SANDBOX_ENABLED: 'false' }],
+  ] as const) {
+    it(`confirms nothing with ${what}, but still answers /health and /ready`, async () => {
+      const { service, bus } = await startSandbox({ ...env, SANDBOX_DELAY_MS: '0' });
+      const deposit = request('DepositRequested', 100);
+      await bus.publish(deposit);
+
+      expect((await fetch(`${service.url}/health`)).status).to.equal(200);
+      expect((await fetch(`${service.url}/ready`)).status).to.equal(200);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(receiver.for(deposit.data.transaction_id)).to.deep.equal([]);
+    });
+  }
+});

@@ -1,0 +1,56 @@
+import { Type, type Static } from '@sinclair/typebox';
+import {
+  BusConfig,
+  CommonConfig,
+  ConfigError,
+  DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
+  DEVELOPMENT_WEBHOOK_SECRET,
+  PortNumber,
+  Url,
+  splitList,
+} from '@payments/service-kit';
+
+export { DEVELOPMENT_WEBHOOK_SECRET };
+
+export const WebhookIngestConfigSchema = Type.Object({
+  ...CommonConfig,
+  PORT: PortNumber(3004),
+  DATABASE_URL: Url('postgres://postgres@127.0.0.1:5432/payments_webhook_ingest'),
+  ...BusConfig,
+  /** Comma-separated; every one is accepted, so a rotation adds the new secret before removing the old. */
+  WEBHOOK_SECRETS: Type.Optional(Type.String()),
+  WEBHOOK_TOLERANCE_SECONDS: Type.Integer({
+    minimum: 1,
+    maximum: 3600,
+    default: DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
+  }),
+  /** /webhook/payment confirms payments without a signature; off in production unless set to true. */
+  UNSIGNED_WEBHOOK_ENABLED: Type.Optional(Type.Boolean()),
+});
+
+export type WebhookIngestConfig = Static<typeof WebhookIngestConfigSchema>;
+
+export interface WebhookSettings {
+  secrets: string[];
+  usesDevelopmentSecret: boolean;
+  toleranceSeconds: number;
+  unsignedEnabled: boolean;
+}
+
+/** The settings whose defaults depend on NODE_ENV; production without WEBHOOK_SECRETS refuses to start. */
+export function resolveWebhookSettings(config: WebhookIngestConfig): WebhookSettings {
+  const production = config.NODE_ENV === 'production';
+  const configured = splitList(config.WEBHOOK_SECRETS);
+  if (production && configured.length === 0) {
+    throw new ConfigError('Invalid configuration: WEBHOOK_SECRETS is required when NODE_ENV=production');
+  }
+  if (production && configured.includes(DEVELOPMENT_WEBHOOK_SECRET)) {
+    throw new ConfigError('Invalid configuration: WEBHOOK_SECRETS must not contain the development secret');
+  }
+  return {
+    secrets: configured.length > 0 ? configured : [DEVELOPMENT_WEBHOOK_SECRET],
+    usesDevelopmentSecret: configured.length === 0,
+    toleranceSeconds: config.WEBHOOK_TOLERANCE_SECONDS,
+    unsignedEnabled: config.UNSIGNED_WEBHOOK_ENABLED ?? !production,
+  };
+}

@@ -1,0 +1,33 @@
+import { v5 as uuidv5 } from 'uuid';
+import type { EventData } from '@payments/contracts';
+
+/** Which endpoint an event came in on. */
+export type WebhookSource = 'payment' | 'payment-status' | 'provider';
+
+export type PaymentProcessedData = EventData<'PaymentProcessed'>;
+
+/** A verified and validated webhook call: what is recorded, and what it publishes. */
+export interface IncomingWebhookEvent {
+  /** Unique per event: the provider's event id, or derived from (payment_id, status) when there is none. */
+  eventId: string;
+  source: WebhookSource;
+  /** The payment status or the provider event type. */
+  type: string;
+  /** The event as received, kept for the record. */
+  payload: unknown;
+  /** What to publish; null when the event is recorded and changes nothing (pending, unhandled types). */
+  payment: PaymentProcessedData | null;
+}
+
+const ENVELOPE_NAMESPACE = '6f1d6a3e-4b8c-5d2a-9e61-0c7f3b9a2d45';
+
+/** The PaymentProcessed envelope id of a webhook event: the same on every redelivery, so consumers dedupe. */
+export function envelopeIdOf(eventId: string): string {
+  return uuidv5(eventId, ENVELOPE_NAMESPACE);
+}
+
+export const FAILURE_REASON_MAX_LENGTH = 500;
+
+export function failureReason(given: string | null | undefined, fallback: string): string {
+  return (given?.trim() || fallback).slice(0, FAILURE_REASON_MAX_LENGTH);
+}

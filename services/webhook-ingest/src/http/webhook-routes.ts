@@ -1,0 +1,121 @@
+import express, { type Express, type Request, type Response } from 'express';
+import type { Problem } from '@payments/contracts';
+import { AppError, verifyWebhookSignature, type SignatureFailure } from '@payments/service-kit';
+import type { WebhookSettings } from '../config.js';
+import { parsePaymentStatusWebhook, parsePaymentWebhook } from '../domain/payment-webhooks.js';
+import { parseProviderEvent } from '../domain/provider-events.js';
+import type { IncomingWebhookEvent, WebhookSource } from '../domain/webhook-event.js';
+import type { WebhookIntake } from '../events/webhook-intake.js';
+import type { WebhookMetrics } from '../webhook-metrics.js';
+
+export interface WebhookRoutesDeps {
+  intake: WebhookIntake;
+  metrics: WebhookMetrics;
+  settings: WebhookSettings;
+}
+
+interface WebhookEndpoint {
+  path: string;
+  source: WebhookSource;
+  /** The header carrying the signature; null for the unsigned endpoint. */
+  signatureHeader: string | null;
+  invalidMessage: string;
+  parse(body: unknown): IncomingWebhookEvent | null;
+}
+
+const ENDPOINTS: readonly WebhookEndpoint[] = [
+  {
+    path: '/webhook/payment',
+    source: 'payment',
+    signatureHeader: null,
+    invalidMessage: 'invalid payload',
+    parse: parsePaymentWebhook,
+  },
+  {
+    path: '/webhook/payment-status',
+    source: 'payment-status',
+    signatureHeader: 'X-Webhook-Signature',
+    invalidMessage: 'invalid payload',
+    parse: parsePaymentStatusWebhook,
+  },
+  {
+    path: '/webhook/provider',
+    source: 'provider',
+    signatureHeader: 'Provider-Signature',
+    invalidMessage: 'invalid provider event',
+    parse: parseProviderEvent,
+  },
+];
+
+const SIGNATURE_PROBLEMS: Record<SignatureFailure, string> = {
+  missing: 'is missing',
+  malformed: 'is malformed',
+  'no-signature': 'has no v1 signature',
+  stale: 'has a timestamp outside the tolerance',
+  mismatch: 'does not match',
+};
+
+function parseJson(raw: Buffer): unknown {
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function handleWebhook(endpoint: WebhookEndpoint, { intake, metrics, settings }: WebhookRoutesDeps) {
+  return async (req: Request, res: Response) => {
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    if (endpoint.signatureHeader) {
+      const verification = verifyWebhookSignature(
+        raw,
+        req.get(endpoint.signatureHeader),
+        settings.secrets,
+        settings.toleranceSeconds,
+      );
+      if (!verification.ok) {
+        metrics.rejected(endpoint.source, `signature-${verification.reason}`);
+        throw new AppError(
+          'VALIDATION_ERROR',
+          `invalid signature: the ${endpoint.signatureHeader} header ${SIGNATURE_PROBLEMS[verification.reason]}`,
+        );
+      }
+    }
+    const event = endpoint.parse(parseJson(raw));
+    if (!event) {
+      metrics.rejected(endpoint.source, 'invalid-payload');
+      throw new AppError('VALIDATION_ERROR', endpoint.invalidMessage);
+    }
+    // The request id becomes the event's correlation id, tying this call to the ledger change in the logs.
+    const correlationId = req.get('x-request-id') as string;
+    const result = await intake.ingest(event, correlationId);
+    req.log.info(
+      {
+        correlation_id: correlationId,
+        event_id: event.eventId,
+        source: event.source,
+        event_type: event.type,
+        result,
+      },
+      'webhook event handled',
+    );
+    res.status(200).end();
+  };
+}
+
+/** Signatures are checked on the raw bytes, so these routes read the body themselves. */
+export function mountWebhookRoutes(app: Express, deps: WebhookRoutesDeps): void {
+  const rawBody = express.raw({ type: () => true, limit: '64kb' });
+  for (const endpoint of ENDPOINTS) {
+    // Disabled, the unsigned endpoint does not exist: it would confirm payments on anyone's word.
+    if (endpoint.signatureHeader === null && !deps.settings.unsignedEnabled) continue;
+    app.post(endpoint.path, rawBody, handleWebhook(endpoint, deps));
+  }
+}
+
+/** Webhook callers get `{ error }`, never problem+json, and nothing internal. */
+export function renderWebhookError(problem: Problem, _req: Request, res: Response): void {
+  const error =
+    problem.status >= 500 ? 'internal error' : problem.status === 404 ? 'not found' : problem.detail;
+  res.status(problem.status).json({ error });
+}

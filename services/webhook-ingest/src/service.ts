@@ -1,0 +1,68 @@
+import {
+  connectBus,
+  createHttpApp,
+  createLogger,
+  createMetrics,
+  createShutdown,
+  isDatabaseUp,
+  openDatabase,
+  serveHttp,
+  type RunningService,
+  type ServiceDeps,
+} from '@payments/service-kit';
+import { resolveWebhookSettings, type WebhookIngestConfig } from './config.js';
+import { migrations } from './data/migrations.js';
+import { createWebhookEventRepository } from './data/webhook-event-repository.js';
+import { createWebhookIntake } from './events/webhook-intake.js';
+import { mountWebhookRoutes, renderWebhookError } from './http/webhook-routes.js';
+import { createWebhookMetrics } from './webhook-metrics.js';
+
+const NAME = 'webhook-ingest';
+
+export async function startWebhookIngest(
+  config: WebhookIngestConfig,
+  deps: ServiceDeps = {},
+): Promise<RunningService> {
+  const logger = deps.logger ?? createLogger(NAME, config.LOG_LEVEL);
+  const settings = resolveWebhookSettings(config);
+  const shutdown = createShutdown(logger);
+  try {
+    const knex = await openDatabase({ url: config.DATABASE_URL, migrations, logger });
+    shutdown.add('database', () => knex.destroy());
+    const bus = await connectBus(config, logger, shutdown, deps.bus);
+
+    const metrics = createMetrics(NAME);
+    const webhookMetrics = createWebhookMetrics(metrics);
+    const intake = createWebhookIntake({
+      events: createWebhookEventRepository(knex),
+      bus,
+      metrics: webhookMetrics,
+    });
+    const app = createHttpApp(
+      {
+        logger,
+        metrics,
+        bodyParser: 'none',
+        renderError: renderWebhookError,
+        readiness: [
+          { name: 'database', check: () => isDatabaseUp(knex) },
+          { name: 'bus', check: () => bus.isConnected() },
+        ],
+      },
+      (routes) => mountWebhookRoutes(routes, { intake, metrics: webhookMetrics, settings }),
+    );
+    const address = await serveHttp(NAME, app, config, shutdown);
+
+    if (settings.usesDevelopmentSecret) {
+      logger.warn('WEBHOOK_SECRETS is not set: accepting signatures made with the development secret');
+    }
+    if (settings.unsignedEnabled && config.NODE_ENV === 'production') {
+      logger.warn('UNSIGNED_WEBHOOK_ENABLED: /webhook/payment confirms payments without a signature');
+    }
+    logger.info({ url: address.url, unsigned_webhook: settings.unsignedEnabled }, 'webhook-ingest listening');
+    return { ...address, stop: () => shutdown.run() };
+  } catch (error) {
+    await shutdown.run();
+    throw error;
+  }
+}

@@ -1,0 +1,185 @@
+import { expect } from 'chai';
+import { loadConfig, DEVELOPMENT_WEBHOOK_SECRET } from '@payments/service-kit';
+import { parsePaymentStatusWebhook, parsePaymentWebhook } from '../src/domain/payment-webhooks.js';
+import { parseProviderEvent } from '../src/domain/provider-events.js';
+import { envelopeIdOf } from '../src/domain/webhook-event.js';
+import { resolveWebhookSettings, WebhookIngestConfigSchema } from '../src/config.js';
+
+function providerEvent(type: string, object: Record<string, unknown> = {}) {
+  return {
+    id: 'evt_123',
+    object: 'event',
+    type,
+    data: {
+      object: {
+        id: 'pi_123',
+        amount: 10050,
+        currency: 'usd',
+        status: 'succeeded',
+        metadata: { transaction_id: 'tx-1' },
+        ...object,
+      },
+    },
+  };
+}
+
+describe('provider events', () => {
+  const cases = [
+    ['payment_intent.succeeded', 'completed', 'payment'],
+    ['payment_intent.payment_failed', 'failed', 'payment'],
+    ['payout.paid', 'completed', 'payout'],
+    ['payout.failed', 'failed', 'payout'],
+  ] as const;
+  for (const [type, status, movement] of cases) {
+    it(`turns ${type} into a ${status} ${movement} with the provider's amount and currency`, () => {
+      const event = parseProviderEvent(providerEvent(type));
+      expect(event?.eventId).to.equal('evt_123');
+      expect(event?.payment).to.include({
+        transaction_id: 'tx-1',
+        payment_id: 'pi_123',
+        status,
+        source: 'provider',
+        amount: 10050,
+        currency: 'USD',
+        movement,
+        provider_event_id: 'evt_123',
+        provider_event_type: type,
+      });
+      expect(event?.payment?.failure_reason === undefined).to.equal(status === 'completed');
+    });
+  }
+
+  it("finds the transaction by the object's id when the metadata names none", () => {
+    const event = parseProviderEvent(providerEvent('payment_intent.succeeded', { metadata: {} }));
+    expect(event?.payment?.transaction_id).to.equal('pi_123');
+  });
+
+  it("takes a failed payment's reason from last_payment_error, and a payout's from failure_message", () => {
+    const payment = parseProviderEvent(
+      providerEvent('payment_intent.payment_failed', { last_payment_error: { message: 'Card declined' } }),
+    );
+    const payout = parseProviderEvent(providerEvent('payout.failed', { failure_message: 'Account closed' }));
+    expect(payment?.payment?.failure_reason).to.equal('Card declined');
+    expect(payout?.payment?.failure_reason).to.equal('Account closed');
+  });
+
+  it('records other event types without effect, even when their object looks different', () => {
+    const event = parseProviderEvent({
+      id: 'evt_9',
+      type: 'customer.created',
+      data: { object: { id: 'cus_1' } },
+    });
+    expect(event).to.deep.include({ eventId: 'evt_9', type: 'customer.created', payment: null });
+  });
+
+  const invalid: [string, unknown][] = [
+    ['not an object', 'evt'],
+    ['no id', { type: 'payout.paid', data: { object: {} } }],
+    ['no data.object', { id: 'evt_1', type: 'payout.paid', data: {} }],
+    ['a fractional amount', providerEvent('payout.paid', { amount: 10.5 })],
+    ['a negative amount', providerEvent('payout.paid', { amount: -1 })],
+    ['an amount as a string', providerEvent('payout.paid', { amount: '100' })],
+    ['a currency that is not a code', providerEvent('payout.paid', { currency: 'dollars' })],
+    ['no status', providerEvent('payout.paid', { status: undefined })],
+    ['a non-string transaction id', providerEvent('payout.paid', { metadata: { transaction_id: 7 } })],
+  ];
+  for (const [what, body] of invalid) {
+    it(`rejects a handled event with ${what}`, () => {
+      expect(parseProviderEvent(JSON.parse(JSON.stringify(body)))).to.equal(null);
+    });
+  }
+});
+
+describe('payment webhooks', () => {
+  it('derives the same event id from the same payment id and status', () => {
+    const first = parsePaymentWebhook({ payment_id: 'tx-1', status: 'completed' });
+    const again = parsePaymentWebhook({ payment_id: 'tx-1', status: 'completed' });
+    const failed = parsePaymentWebhook({ payment_id: 'tx-1', status: 'failed' });
+    expect(first?.eventId).to.equal(again?.eventId);
+    expect(first?.eventId).to.not.equal(failed?.eventId);
+    expect(envelopeIdOf(first?.eventId ?? '')).to.equal(envelopeIdOf(again?.eventId ?? ''));
+    expect(envelopeIdOf(first?.eventId ?? '')).to.match(/^[0-9a-f-]{36}$/);
+  });
+
+  it('confirms the transaction named by payment_id', () => {
+    expect(parsePaymentWebhook({ payment_id: 'tx-1', status: 'completed' })?.payment).to.deep.equal({
+      transaction_id: 'tx-1',
+      payment_id: 'tx-1',
+      status: 'completed',
+      source: 'payment',
+    });
+  });
+
+  it('records a pending status without effect', () => {
+    expect(parsePaymentWebhook({ payment_id: 'tx-1', status: 'pending' })?.payment).to.equal(null);
+  });
+
+  it('rejects unknown statuses and missing or mistyped fields', () => {
+    for (const body of [
+      { payment_id: 'tx-1', status: 'done' },
+      { payment_id: 'tx-1' },
+      { status: 'completed' },
+      { payment_id: '', status: 'completed' },
+      { payment_id: 42, status: 'completed' },
+      null,
+      [],
+    ]) {
+      expect(parsePaymentWebhook(body), JSON.stringify(body)).to.equal(null);
+    }
+  });
+
+  it('passes on the amount and upper-cased currency of a payment-status call, and its failure reason', () => {
+    const event = parsePaymentStatusWebhook({
+      payment_id: 'pay_1',
+      status: 'failed',
+      amount: 1013,
+      currency: 'eur',
+      metadata: { transaction_id: 'tx-2', failure_reason: 'insufficient funds at the bank' },
+    });
+    expect(event?.payment).to.deep.equal({
+      transaction_id: 'tx-2',
+      payment_id: 'pay_1',
+      status: 'failed',
+      source: 'payment-status',
+      amount: 1013,
+      currency: 'EUR',
+      failure_reason: 'insufficient funds at the bank',
+    });
+  });
+});
+
+describe('webhook-ingest configuration', () => {
+  const load = (env: Record<string, string>) =>
+    resolveWebhookSettings(loadConfig(WebhookIngestConfigSchema, env));
+
+  it('uses the development secret and the unsigned endpoint outside production', () => {
+    expect(load({})).to.deep.include({
+      secrets: [DEVELOPMENT_WEBHOOK_SECRET],
+      usesDevelopmentSecret: true,
+      unsignedEnabled: true,
+      toleranceSeconds: 300,
+    });
+  });
+
+  it('refuses to run in production without WEBHOOK_SECRETS', () => {
+    expect(() => load({ NODE_ENV: 'production' })).to.throw(/WEBHOOK_SECRETS is required/);
+  });
+
+  it('refuses the development secret in production', () => {
+    expect(() => load({ NODE_ENV: 'production', WEBHOOK_SECRETS: DEVELOPMENT_WEBHOOK_SECRET })).to.throw(
+      /development secret/,
+    );
+  });
+
+  it('turns the unsigned endpoint off in production unless it is enabled on purpose', () => {
+    expect(load({ NODE_ENV: 'production', WEBHOOK_SECRETS: 'a, b' })).to.deep.include({
+      secrets: ['a', 'b'],
+      unsignedEnabled: false,
+    });
+    expect(
+      load({ NODE_ENV: 'production', WEBHOOK_SECRETS: 'a', UNSIGNED_WEBHOOK_ENABLED: 'true' })
+        .unsignedEnabled,
+    ).to.equal(true);
+    expect(load({ UNSIGNED_WEBHOOK_ENABLED: 'false' }).unsignedEnabled).to.equal(false);
+  });
+});

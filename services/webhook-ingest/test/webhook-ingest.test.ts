@@ -1,0 +1,557 @@
+import { randomUUID } from 'node:crypto';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { expect } from 'chai';
+import pg from 'pg';
+import Stripe from 'stripe';
+import type { EventEnvelope } from '@payments/contracts';
+import {
+  createAmqpBus,
+  createLogger,
+  loadConfig,
+  signWebhookPayload,
+  type AmqpBus,
+  type Consumer,
+  type RunningService,
+} from '@payments/service-kit';
+import {
+  createTestBroker,
+  createTestDatabase,
+  eventually,
+  freePort,
+  type TestBroker,
+  type TestDatabase,
+} from '@payments/testkit';
+import { startWebhookIngest, WebhookIngestConfigSchema } from '../src/index.js';
+import { envelopeIdOf } from '../src/domain/webhook-event.js';
+
+const SECRET = 'whsec_component_current';
+const NEXT_SECRET = 'whsec_component_next';
+const silent = createLogger('webhook-ingest-test', 'silent');
+
+type PaymentProcessed = EventEnvelope<'PaymentProcessed'>;
+
+interface Reply {
+  status: number;
+  text: string;
+  json: unknown;
+}
+
+/** A TCP hop between the service and Postgres that the test can cut, so the database really goes away. */
+async function startTcpProxy(target: { host: string; port: number }) {
+  const sockets = new Set<Socket>();
+  const port = await freePort();
+  let server: Server | null = null;
+  const open = () =>
+    new Promise<void>((resolve) => {
+      server = createServer((client) => {
+        const upstream = connect(target.port, target.host);
+        for (const socket of [client, upstream]) {
+          sockets.add(socket);
+          socket.on('close', () => sockets.delete(socket));
+          socket.on('error', () => undefined);
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      server.listen(port, '127.0.0.1', resolve);
+    });
+  const cut = () =>
+    new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      if (!server) return resolve();
+      server.close(() => resolve());
+      server = null;
+    });
+  await open();
+  return { port, cut, restore: open };
+}
+
+describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
+  this.timeout(30_000);
+
+  let database: TestDatabase;
+  let broker: TestBroker;
+  let service: RunningService;
+  let observer: AmqpBus;
+  let consumer: Consumer;
+  let sql: pg.Client;
+  const received: PaymentProcessed[] = [];
+
+  const configFor = (env: Record<string, string> = {}) =>
+    loadConfig(WebhookIngestConfigSchema, {
+      PORT: '0',
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: database.url,
+      AMQP_URL: broker.url,
+      AMQP_NAMESPACE: broker.namespace,
+      WEBHOOK_SECRETS: `${SECRET},${NEXT_SECRET}`,
+      ...env,
+    });
+
+  const post = async (
+    target: RunningService,
+    path: string,
+    body: string | object,
+    headers: Record<string, string> = {},
+  ): Promise<Reply> => {
+    const response = await fetch(`${target.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await response.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = null;
+    }
+    return { status: response.status, text, json };
+  };
+
+  const signedPost = (path: string, body: object, secret = SECRET, target = service) => {
+    const raw = JSON.stringify(body);
+    const header = path === '/webhook/provider' ? 'Provider-Signature' : 'X-Webhook-Signature';
+    return post(target, path, raw, { [header]: signWebhookPayload(raw, secret) });
+  };
+
+  const providerEvent = (type: string, object: Record<string, unknown> = {}) => ({
+    id: `evt_${randomUUID()}`,
+    object: 'event',
+    type,
+    data: {
+      object: {
+        id: `pi_${randomUUID()}`,
+        object: 'payment_intent',
+        amount: 10050,
+        currency: 'usd',
+        status: 'succeeded',
+        metadata: { transaction_id: randomUUID() },
+        ...object,
+      },
+    },
+  });
+
+  /**
+   * What the service published from `since` on, up to a marker event published after everything the test did:
+   * events from one publisher arrive in order, so anything published before the marker is already here.
+   */
+  const publishedSince = async (since: number, target = service): Promise<PaymentProcessed[]> => {
+    const marker = `marker-${randomUUID()}`;
+    expect(
+      (await post(target, '/webhook/payment', { payment_id: marker, status: 'completed' })).status,
+    ).to.equal(200);
+    await eventually(async () => received.some((e) => e.data.payment_id === marker), Boolean);
+    return received.slice(since).filter((e) => e.data.payment_id !== marker);
+  };
+
+  const storedEvent = async (eventId: string) => {
+    const { rows } = await sql.query<{ outcome: string; published_at: Date | null; source: string }>(
+      'SELECT outcome, published_at, source FROM webhook_events WHERE event_id = $1',
+      [eventId],
+    );
+    return rows[0];
+  };
+
+  before(async () => {
+    [database, broker] = await Promise.all([createTestDatabase('webhook_ingest'), createTestBroker()]);
+    service = await startWebhookIngest(configFor());
+    observer = createAmqpBus({ url: broker.url, namespace: broker.namespace, logger: silent });
+    await observer.start();
+    consumer = await observer.consume('ledger', {
+      PaymentProcessed: async (event) => {
+        received.push(event);
+      },
+    });
+    sql = new pg.Client({ connectionString: database.url });
+    await sql.connect();
+  });
+
+  after(async () => {
+    await consumer?.stop();
+    await observer?.close();
+    await service?.stop();
+    await sql?.end();
+    await Promise.all([database?.drop(), broker?.cleanup()]);
+  });
+
+  describe('POST /webhook/payment', () => {
+    it('answers 200 with an empty body and publishes one PaymentProcessed for a completed payment', async () => {
+      const since = received.length;
+      const transactionId = randomUUID();
+      const response = await fetch(`${service.url}/webhook/payment`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': 'req-webhook-1' },
+        body: JSON.stringify({ payment_id: transactionId, status: 'completed' }),
+      });
+      expect(response.status).to.equal(200);
+      expect(await response.text()).to.equal('');
+
+      const events = await publishedSince(since);
+      expect(events).to.have.length(1);
+      expect(events[0]?.id).to.equal(envelopeIdOf(`payment:${transactionId}:completed`));
+      expect(events[0]?.correlation_id).to.equal('req-webhook-1');
+      expect(events[0]?.data).to.deep.equal({
+        transaction_id: transactionId,
+        payment_id: transactionId,
+        status: 'completed',
+        source: 'payment',
+      });
+      expect(await storedEvent(`payment:${transactionId}:completed`)).to.include({
+        outcome: 'completed',
+        source: 'payment',
+      });
+    });
+
+    it('publishes a failed payment with a failure reason', async () => {
+      const since = received.length;
+      const transactionId = randomUUID();
+      expect(
+        (await post(service, '/webhook/payment', { payment_id: transactionId, status: 'failed' })).status,
+      ).to.equal(200);
+      const events = await publishedSince(since);
+      expect(events.map((e) => e.data)).to.deep.equal([
+        {
+          transaction_id: transactionId,
+          payment_id: transactionId,
+          status: 'failed',
+          source: 'payment',
+          failure_reason: 'the payment provider reported the payment as failed',
+        },
+      ]);
+    });
+
+    it('records a pending status and publishes nothing', async () => {
+      const since = received.length;
+      const transactionId = randomUUID();
+      const reply = await post(service, '/webhook/payment', { payment_id: transactionId, status: 'pending' });
+      expect(reply).to.include({ status: 200, text: '' });
+      expect(await publishedSince(since)).to.deep.equal([]);
+      expect(await storedEvent(`payment:${transactionId}:pending`)).to.include({
+        outcome: 'ignored',
+        published_at: null,
+      });
+    });
+
+    const invalid: [string, string][] = [
+      ['an unknown status', JSON.stringify({ payment_id: 'tx', status: 'done' })],
+      ['a missing payment_id', JSON.stringify({ status: 'completed' })],
+      ['a missing status', JSON.stringify({ payment_id: 'tx' })],
+      ['malformed JSON', '{"payment_id": "tx", "status": '],
+      ['an empty body', ''],
+      ['a JSON array', '[]'],
+    ];
+    for (const [what, body] of invalid) {
+      it(`answers 400 { error: "invalid payload" } for ${what}`, async () => {
+        const since = received.length;
+        const reply = await post(service, '/webhook/payment', body);
+        expect(reply.status).to.equal(400);
+        expect(reply.json).to.deep.equal({ error: 'invalid payload' });
+        expect(await publishedSince(since)).to.deep.equal([]);
+      });
+    }
+
+    it('answers 413 { error } for a body over 64 kB', async () => {
+      const reply = await post(service, '/webhook/payment', {
+        payment_id: 'x'.repeat(70_000),
+        status: 'completed',
+      });
+      expect(reply.status).to.equal(413);
+      expect(reply.json).to.have.keys('error');
+    });
+  });
+
+  describe('POST /webhook/payment-status', () => {
+    it('publishes the signed status with the amount and currency the provider reported', async () => {
+      const since = received.length;
+      const transactionId = randomUUID();
+      const reply = await signedPost('/webhook/payment-status', {
+        payment_id: 'pay_77',
+        status: 'completed',
+        amount: 2500,
+        currency: 'eur',
+        metadata: { transaction_id: transactionId, note: 'ignored' },
+      });
+      expect(reply).to.include({ status: 200, text: '' });
+      const events = await publishedSince(since);
+      expect(events.map((e) => e.data)).to.deep.equal([
+        {
+          transaction_id: transactionId,
+          payment_id: 'pay_77',
+          status: 'completed',
+          source: 'payment-status',
+          amount: 2500,
+          currency: 'EUR',
+        },
+      ]);
+    });
+
+    it('answers 400 { error: "invalid payload" } for an unknown status, even when signed', async () => {
+      const reply = await signedPost('/webhook/payment-status', { payment_id: 'pay_1', status: 'settled' });
+      expect(reply.status).to.equal(400);
+      expect(reply.json).to.deep.equal({ error: 'invalid payload' });
+    });
+  });
+
+  describe('POST /webhook/provider', () => {
+    const cases = [
+      ['payment_intent.succeeded', 'completed', 'payment', {}],
+      [
+        'payment_intent.payment_failed',
+        'failed',
+        'payment',
+        { status: 'requires_payment_method', last_payment_error: { message: 'Your card was declined.' } },
+      ],
+      ['payout.paid', 'completed', 'payout', { object: 'payout', status: 'paid' }],
+      [
+        'payout.failed',
+        'failed',
+        'payout',
+        { object: 'payout', status: 'failed', failure_message: 'No account' },
+      ],
+    ] as const;
+    for (const [type, status, movement, object] of cases) {
+      it(`publishes ${type} as a ${status} ${movement}`, async () => {
+        const since = received.length;
+        const event = providerEvent(type, { amount: 1999, currency: 'gbp', ...object });
+        const reply = await signedPost('/webhook/provider', event);
+        expect(reply).to.include({ status: 200, text: '' });
+
+        const events = await publishedSince(since);
+        expect(events).to.have.length(1);
+        expect(events[0]?.id).to.equal(envelopeIdOf(event.id));
+        expect(events[0]?.data).to.deep.include({
+          transaction_id: event.data.object.metadata.transaction_id,
+          payment_id: event.data.object.id,
+          status,
+          source: 'provider',
+          movement,
+          amount: 1999,
+          currency: 'GBP',
+          provider_event_id: event.id,
+          provider_event_type: type,
+        });
+        expect(Boolean(events[0]?.data.failure_reason)).to.equal(status === 'failed');
+      });
+    }
+
+    it("falls back to the object's id when the metadata names no transaction", async () => {
+      const since = received.length;
+      const event = providerEvent('payment_intent.succeeded', { metadata: {} });
+      expect((await signedPost('/webhook/provider', event)).status).to.equal(200);
+      const events = await publishedSince(since);
+      expect(events.map((e) => e.data.transaction_id)).to.deep.equal([event.data.object.id]);
+    });
+
+    it('acknowledges and records other event types without publishing', async () => {
+      const since = received.length;
+      const event = {
+        id: `evt_${randomUUID()}`,
+        type: 'charge.refund.updated',
+        data: { object: { id: 're_1' } },
+      };
+      expect(await signedPost('/webhook/provider', event)).to.include({ status: 200, text: '' });
+      expect(await publishedSince(since)).to.deep.equal([]);
+      expect(await storedEvent(event.id)).to.include({ outcome: 'ignored', source: 'provider' });
+    });
+
+    it('answers 400 { error: "invalid provider event" } for a signed but invalid event', async () => {
+      for (const body of [
+        { type: 'payment_intent.succeeded', data: { object: {} } },
+        providerEvent('payment_intent.succeeded', { amount: '10.50' }),
+      ]) {
+        const reply = await signedPost('/webhook/provider', body);
+        expect(reply.status).to.equal(400);
+        expect(reply.json).to.deep.equal({ error: 'invalid provider event' });
+      }
+    });
+  });
+
+  describe('signatures', () => {
+    const now = () => Math.floor(Date.now() / 1000);
+    const failures: [string, (raw: string) => Record<string, string>, (raw: string) => string][] = [
+      ['no signature header', () => ({}), (raw) => raw],
+      ['a malformed header', () => ({ sig: 'not-a-signature' }), (raw) => raw],
+      [
+        'a signature made with the wrong secret',
+        (raw) => ({ sig: signWebhookPayload(raw, 'whsec_wrong') }),
+        (raw) => raw,
+      ],
+      [
+        'the development secret when real secrets are configured',
+        (raw) => ({ sig: signWebhookPayload(raw, 'whsec_development_only_do_not_use_in_production') }),
+        (raw) => raw,
+      ],
+      [
+        'a body changed after signing',
+        (raw) => ({ sig: signWebhookPayload(raw, SECRET) }),
+        (raw) => raw.replace('"amount":10050', '"amount":99999'),
+      ],
+      [
+        'a timestamp 301 s old',
+        (raw) => ({ sig: signWebhookPayload(raw, SECRET, now() - 301) }),
+        (raw) => raw,
+      ],
+      [
+        'a timestamp 301 s in the future',
+        (raw) => ({ sig: signWebhookPayload(raw, SECRET, now() + 301) }),
+        (raw) => raw,
+      ],
+      [
+        'only a v0 signature',
+        (raw) => ({ sig: signWebhookPayload(raw, SECRET).replace('v1=', 'v0=') }),
+        (raw) => raw,
+      ],
+    ];
+    const endpoints = [
+      ['/webhook/provider', 'Provider-Signature', () => providerEvent('payment_intent.succeeded')],
+      [
+        '/webhook/payment-status',
+        'X-Webhook-Signature',
+        () => ({ payment_id: randomUUID(), status: 'completed', amount: 10050 }),
+      ],
+    ] as const;
+    for (const [path, header, makeBody] of endpoints) {
+      for (const [what, sign, send] of failures) {
+        it(`${path} answers 400 { error } and publishes nothing for ${what}`, async () => {
+          const since = received.length;
+          const raw = JSON.stringify(makeBody());
+          const { sig } = sign(raw);
+          const reply = await post(service, path, send(raw), sig === undefined ? {} : { [header]: sig });
+          expect(reply.status).to.equal(400);
+          expect(reply.json).to.have.keys('error');
+          expect((reply.json as { error: string }).error).to.match(/^invalid signature/);
+          expect(await publishedSince(since)).to.deep.equal([]);
+        });
+      }
+    }
+
+    it('accepts the second configured secret (rotation)', async () => {
+      const since = received.length;
+      const event = providerEvent('payment_intent.succeeded');
+      expect((await signedPost('/webhook/provider', event, NEXT_SECRET)).status).to.equal(200);
+      expect((await publishedSince(since)).map((e) => e.id)).to.deep.equal([envelopeIdOf(event.id)]);
+    });
+
+    it("accepts a header made by the stripe package's generateTestHeaderString", async () => {
+      const since = received.length;
+      const event = providerEvent('payment_intent.succeeded');
+      const payload = JSON.stringify(event);
+      const header = Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET });
+      expect(
+        (await post(service, '/webhook/provider', payload, { 'Provider-Signature': header })).status,
+      ).to.equal(200);
+      expect((await publishedSince(since)).map((e) => e.id)).to.deep.equal([envelopeIdOf(event.id)]);
+    });
+  });
+
+  describe('delivery', () => {
+    it('publishes an event delivered 10 times concurrently once, and not again when redelivered later', async () => {
+      const since = received.length;
+      const event = providerEvent('payment_intent.succeeded');
+      const replies = await Promise.all(
+        Array.from({ length: 10 }, () => signedPost('/webhook/provider', event)),
+      );
+      expect(replies.map((r) => `${r.status}:${r.text}`)).to.deep.equal(Array(10).fill('200:'));
+      const events = await publishedSince(since);
+      expect(events.map((e) => e.id)).to.deep.equal([envelopeIdOf(event.id)]);
+
+      const later = received.length;
+      expect(await signedPost('/webhook/provider', event)).to.include({ status: 200, text: '' });
+      expect(await publishedSince(later)).to.deep.equal([]);
+
+      const metrics = await (await fetch(`${service.url}/metrics`)).text();
+      expect(metrics).to.match(
+        /webhook_events_duplicate_total\{[^}]*source="provider",type="payment_intent.succeeded"[^}]*\} (\d+)/,
+      );
+      const duplicates = /webhook_events_duplicate_total\{[^}]*source="provider"[^}]*\} (\d+)/.exec(metrics);
+      expect(Number(duplicates?.[1])).to.be.at.least(10);
+    });
+
+    it('answers 500 while the broker is unreachable, keeps the event, and publishes it on the retry', async () => {
+      const closedPort = await freePort();
+      const cutOff = await startWebhookIngest(
+        configFor({ AMQP_URL: `amqp://guest:guest@127.0.0.1:${closedPort}` }),
+      );
+      const since = received.length;
+      const event = providerEvent('payout.paid', { object: 'payout', status: 'paid' });
+      try {
+        const reply = await signedPost('/webhook/provider', event, SECRET, cutOff);
+        expect(reply.status).to.equal(500);
+        expect(reply.json).to.deep.equal({ error: 'internal error' });
+      } finally {
+        await cutOff.stop();
+      }
+      expect(await storedEvent(event.id)).to.include({ outcome: 'completed', published_at: null });
+
+      expect(await signedPost('/webhook/provider', event)).to.include({ status: 200, text: '' });
+      const events = await publishedSince(since);
+      expect(events.map((e) => e.id)).to.deep.equal([envelopeIdOf(event.id)]);
+      expect((await storedEvent(event.id))?.published_at).to.be.instanceOf(Date);
+    });
+
+    it('answers 500 while the database is unavailable, and succeeds on the retry once it is back', async () => {
+      const target = new URL(database.url);
+      const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+      const proxied = new URL(database.url);
+      proxied.host = `127.0.0.1:${proxy.port}`;
+      const viaProxy = await startWebhookIngest(configFor({ DATABASE_URL: proxied.toString() }));
+      const since = received.length;
+      const event = providerEvent('payment_intent.succeeded');
+      try {
+        expect(
+          (await signedPost('/webhook/provider', providerEvent('payout.paid'), SECRET, viaProxy)).status,
+        ).to.equal(200);
+        await proxy.cut();
+        const reply = await signedPost('/webhook/provider', event, SECRET, viaProxy);
+        expect(reply.status).to.equal(500);
+        expect(reply.json).to.deep.equal({ error: 'internal error' });
+        expect(await storedEvent(event.id)).to.equal(undefined);
+
+        await proxy.restore();
+        expect(await signedPost('/webhook/provider', event, SECRET, viaProxy)).to.include({
+          status: 200,
+          text: '',
+        });
+        const events = await publishedSince(since, viaProxy);
+        expect(events.map((e) => e.data.provider_event_type)).to.deep.equal([
+          'payout.paid',
+          'payment_intent.succeeded',
+        ]);
+        expect(events[1]?.id).to.equal(envelopeIdOf(event.id));
+      } finally {
+        await viaProxy.stop();
+        await proxy.cut();
+      }
+    });
+  });
+
+  describe('production', () => {
+    it('refuses to start without WEBHOOK_SECRETS', async () => {
+      let failure: unknown;
+      await startWebhookIngest(configFor({ NODE_ENV: 'production', WEBHOOK_SECRETS: '' })).catch(
+        (error: unknown) => {
+          failure = error;
+        },
+      );
+      expect(failure).to.be.instanceOf(Error);
+      expect((failure as Error).message).to.match(/WEBHOOK_SECRETS is required/);
+    });
+
+    it('answers 404 { error: "not found" } on the unsigned endpoint unless it is enabled', async () => {
+      const production = await startWebhookIngest(configFor({ NODE_ENV: 'production' }));
+      try {
+        const reply = await post(production, '/webhook/payment', {
+          payment_id: randomUUID(),
+          status: 'completed',
+        });
+        expect(reply.status).to.equal(404);
+        expect(reply.json).to.deep.equal({ error: 'not found' });
+        const event = providerEvent('payment_intent.succeeded');
+        expect((await signedPost('/webhook/provider', event, SECRET, production)).status).to.equal(200);
+      } finally {
+        await production.stop();
+      }
+    });
+  });
+});
