@@ -1,10 +1,14 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
 /** One root logger per service; request and event handlers log through children that carry their ids. */
-export function createLogger(service: string, level: string = process.env.LOG_LEVEL ?? 'info'): Logger {
-  return pino({
+export function createLogger(
+  service: string,
+  level: string = process.env.LOG_LEVEL ?? 'info',
+  destination?: DestinationStream,
+): Logger {
+  const options = {
     level,
     base: { service },
     redact: {
@@ -17,5 +21,6 @@ export function createLogger(service: string, level: string = process.env.LOG_LE
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -16,6 +16,7 @@ const json = async (response: Response): Promise<any> => response.json();
 describe('HTTP app factory', () => {
   let http: HttpServer;
   let base: string;
+  const logLines: Record<string, unknown>[] = [];
 
   before(async () => {
     const readDeposit = bodyValidator(
@@ -23,7 +24,9 @@ describe('HTTP app factory', () => {
     );
     const app = createHttpApp(
       {
-        logger: createLogger('http-test', 'silent'),
+        logger: createLogger('http-test', 'info', {
+          write: (line: string) => logLines.push(JSON.parse(line)),
+        }),
         metrics: createMetrics('http-test'),
         readiness: [{ name: 'database', check: () => false }],
       },
@@ -33,6 +36,10 @@ describe('HTTP app factory', () => {
         });
         routes.get('/broken', () => {
           throw new Error('relation "secret_table" does not exist at /srv/app.ts:12');
+        });
+        routes.get('/logged', (req, res) => {
+          req.log.info('handling');
+          res.json({});
         });
         routes.get('/poor', () => {
           throw new AppError('INSUFFICIENT_FUNDS', 'Not enough money');
@@ -101,6 +108,12 @@ describe('HTTP app factory', () => {
     expect(echoed.headers.get('x-request-id')).to.equal('req-42');
     const created = await fetch(`${base}/health`);
     expect(created.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
+  });
+
+  it('puts the request id on every line logged for the request', async () => {
+    await fetch(`${base}/logged`, { headers: { 'x-request-id': 'req-log-1' } });
+    const lines = logLines.filter((line) => line.request_id === 'req-log-1');
+    expect(lines.map((line) => line.msg)).to.deep.equal(['handling', 'request completed']);
   });
 
   it('reports not ready while a dependency is down', async () => {

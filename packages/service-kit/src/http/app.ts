@@ -80,6 +80,8 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
     pinoHttp({
       logger: options.logger,
       genReqId: (req) => req.headers['x-request-id'] as string,
+      // Every line logged for a request, by the access log or through req.log, carries its id.
+      customProps: (req) => ({ request_id: req.id }),
       customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
       autoLogging: { ignore: (req) => ['/health', '/ready', '/metrics'].includes(req.url ?? '') },
       serializers: {
