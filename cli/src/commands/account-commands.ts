@@ -1,0 +1,152 @@
+import type { Argv } from 'yargs';
+import { formatAmount } from '../amounts.js';
+import type { CommandContext, GlobalArgs } from '../context.js';
+import { usageError } from '../exit-codes.js';
+import type { Run } from './run.js';
+
+export interface Account {
+  id: string;
+  currency: string;
+  balance: number | string;
+  available_balance?: number | string;
+  metadata?: Record<string, unknown>;
+  created_at?: string;
+}
+
+export interface Pagination {
+  limit: number;
+  offset: number;
+  total: number;
+}
+
+interface Page<T> {
+  data: T[];
+  pagination?: Pagination;
+}
+
+export function parseMetadata(pairs: readonly string[]): Record<string, string> {
+  const metadata: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw usageError(`Metadata must be key=value, got "${pair}".`);
+    metadata[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return metadata;
+}
+
+export async function describeAccount(ctx: CommandContext, account: Account): Promise<[string, string][]> {
+  const exponent = await ctx.exponents.of(account.currency);
+  return [
+    ['Account', account.id],
+    ['Currency', account.currency],
+    ['Balance', formatAmount(account.balance, exponent)],
+    ...(account.available_balance === undefined
+      ? []
+      : ([['Available', formatAmount(account.available_balance, exponent)]] as [string, string][])),
+    ['Metadata', JSON.stringify(account.metadata ?? {})],
+    ['Created', account.created_at ?? ''],
+  ];
+}
+
+export function paginationNote(ctx: CommandContext, page: Page<unknown>): void {
+  const p = page.pagination;
+  if (!p || p.total === 0) return;
+  const last = Math.min(p.offset + page.data.length, p.total);
+  ctx.out.note(`Showing ${p.offset + 1}-${last} of ${p.total}.`, 'dim');
+}
+
+export function accountCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
+  return cli
+    .command('account', 'Open, list and show accounts', (account) =>
+      account
+        .command(
+          'create <currency>',
+          'Open an account in a currency; prints its id',
+          (y) =>
+            y
+              .positional('currency', {
+                type: 'string',
+                demandOption: true,
+                describe: 'ISO 4217 code, e.g. USD',
+              })
+              .option('metadata', {
+                type: 'string',
+                array: true,
+                default: [],
+                describe: 'key=value, repeatable',
+              })
+              .example('$0 account create USD --metadata purpose=savings', ''),
+          run(async (ctx, argv: { currency: string; metadata: string[] }) => {
+            const metadata = parseMetadata(argv.metadata);
+            const { body } = await ctx.api.post<Account>('/account', {
+              body: { currency: argv.currency.toUpperCase(), ...(argv.metadata.length ? { metadata } : {}) },
+            });
+            if (ctx.out.json) return ctx.out.data(body);
+            ctx.out.line(body.id);
+          }),
+        )
+        .command(
+          'list',
+          'List your accounts',
+          (y) =>
+            y
+              .option('limit', { type: 'number', describe: 'Page size (1-100)' })
+              .option('offset', { type: 'number', describe: 'Skip this many' })
+              .example('$0 account list --limit 10', ''),
+          run(async (ctx, argv: { limit?: number; offset?: number }) => {
+            const { body } = await ctx.api.get<Page<Account>>('/accounts', {
+              query: { limit: argv.limit, offset: argv.offset },
+            });
+            if (ctx.out.json) return ctx.out.data(body);
+            const rows = await Promise.all(
+              body.data.map(async (a) => {
+                const exponent = await ctx.exponents.of(a.currency);
+                return [
+                  a.id,
+                  a.currency,
+                  formatAmount(a.balance, exponent),
+                  a.available_balance === undefined ? '' : formatAmount(a.available_balance, exponent),
+                  a.created_at ?? '',
+                ];
+              }),
+            );
+            ctx.out.table(['ID', 'CURRENCY', 'BALANCE', 'AVAILABLE', 'CREATED'], rows);
+            paginationNote(ctx, body);
+          }),
+        )
+        .command(
+          'show <id>',
+          'Show one account',
+          (y) =>
+            y
+              .positional('id', { type: 'string', demandOption: true, describe: 'Account id' })
+              .example('$0 account show 3f0c…', ''),
+          run(async (ctx, argv: { id: string }) => {
+            const { body } = await ctx.api.get<Account>(`/account/${encodeURIComponent(argv.id)}`);
+            if (ctx.out.json) return ctx.out.data(body);
+            ctx.out.fields(await describeAccount(ctx, body));
+          }),
+        )
+        .demandCommand(1, 'Say what to do with accounts: create, list or show.'),
+    )
+    .command(
+      'balance <account_id>',
+      'Print an account balance',
+      (y) =>
+        y
+          .positional('account_id', { type: 'string', demandOption: true, describe: 'Account id' })
+          .example('$0 balance 3f0c…', 'Account 3f0c… balance: 100.00 USD'),
+      run(async (ctx, argv: { account_id: string }) => {
+        const { body } = await ctx.api.get<{
+          account_id: string;
+          balance: number | string;
+          currency: string;
+        }>(`/account/${encodeURIComponent(argv.account_id)}/balance`);
+        if (ctx.out.json) return ctx.out.data(body);
+        const exponent = await ctx.exponents.of(body.currency);
+        ctx.out.line(
+          `Account ${body.account_id} balance: ${formatAmount(body.balance, exponent)} ${body.currency}`,
+        );
+      }),
+    );
+}

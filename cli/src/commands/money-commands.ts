@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import type { Argv } from 'yargs';
+import { minorToNumber } from '@payments/contracts/money';
+import { formatAmount, parseUserAmount } from '../amounts.js';
+import type { CommandContext, GlobalArgs } from '../context.js';
+import { CliError, EXIT } from '../exit-codes.js';
+import { waitForTransaction, type Transaction } from '../transaction-wait.js';
+import type { Account } from './account-commands.js';
+import type { Run } from './run.js';
+
+interface MoneyArgs {
+  amount: string;
+  currency?: string;
+  wait: boolean;
+  timeout: number;
+  'idempotency-key'?: string;
+}
+
+type Operation = 'deposit' | 'withdraw' | 'transfer';
+
+const NOUN: Record<Operation, string> = { deposit: 'Deposit', withdraw: 'Withdrawal', transfer: 'Transfer' };
+
+/**
+ * Sends a money operation with an Idempotency-Key (the given one, so a retry never moves money twice, or a new
+ * one), then follows its Location until the transaction is terminal. Returns the settled transaction and the
+ * account's balance after it, or null with --no-wait.
+ */
+async function moveMoney(
+  ctx: CommandContext,
+  operation: Operation,
+  accountId: string,
+  args: MoneyArgs,
+  extra: Record<string, string> = {},
+): Promise<{ transaction: Transaction; exponent: number; balance: unknown } | null> {
+  const account = encodeURIComponent(accountId);
+  const currency = (
+    args.currency ?? (await ctx.api.get<Account>(`/account/${account}`)).body.currency
+  ).toUpperCase();
+  const exponent = await ctx.exponents.of(currency);
+  const minor = parseUserAmount(args.amount, currency, exponent);
+  const key = args['idempotency-key'] ?? randomUUID();
+  let accepted;
+  try {
+    accepted = await ctx.api.post<Transaction>(`/account/${account}/${operation}`, {
+      headers: { 'idempotency-key': key },
+      body: { ...extra, amount: minorToNumber(minor, exponent), currency },
+    });
+  } catch (error) {
+    if (error instanceof CliError && error.exitCode === EXIT.unavailable) {
+      error.details.push(
+        `It may have been accepted; retrying with --idempotency-key ${key} never repeats it.`,
+      );
+    }
+    throw error;
+  }
+  const transaction = accepted.body;
+  const location = accepted.headers.get('location') ?? `/transaction/${transaction.id}`;
+  if (!args.wait) {
+    if (ctx.out.json) ctx.out.data({ transaction, idempotency_key: key });
+    else ctx.out.line(`${NOUN[operation]} accepted: transaction ${transaction.id} is ${transaction.status}.`);
+    ctx.out.note(`Check it with: payments transaction ${transaction.id}`, 'dim');
+    return null;
+  }
+  const outcome = await waitForTransaction(ctx.api, location, transaction, {
+    timeoutMs: args.timeout * 1000,
+    spinner: ctx.interactive,
+    label: `Waiting for ${NOUN[operation].toLowerCase()} ${transaction.id}`,
+  });
+  const settled = outcome.transaction;
+  if (!outcome.done) {
+    if (ctx.out.json) ctx.out.data({ transaction: settled, idempotency_key: key });
+    throw new CliError(
+      EXIT.timeout,
+      `Gave up waiting after ${args.timeout} s: transaction ${settled.id} is still ${settled.status}.`,
+      [`Check it with: payments transaction ${settled.id}`],
+    );
+  }
+  if (settled.status !== 'completed') {
+    if (ctx.out.json) ctx.out.data({ transaction: settled });
+    throw new CliError(
+      EXIT.transactionFailed,
+      `${NOUN[operation]} ${settled.id} ${settled.status}: ${settled.failure_reason ?? 'no reason given'}.`,
+    );
+  }
+  const { body: balance } = await ctx.api.get<{ balance: unknown }>(`/account/${account}/balance`);
+  if (ctx.out.json) ctx.out.data({ transaction: settled, balance });
+  const fee = Number(settled.fee ?? 0);
+  if (fee > 0 && !ctx.out.json)
+    ctx.out.note(`Fee: ${formatAmount(settled.fee, exponent)} ${currency}`, 'dim');
+  return { transaction: settled, exponent, balance: balance.balance };
+}
+
+function moneyOptions<T extends GlobalArgs>(y: Argv<T>) {
+  return y
+    .positional('amount', { type: 'string', demandOption: true, describe: 'Decimal amount, e.g. 100.50' })
+    .option('currency', { type: 'string', describe: "Defaults to the account's currency" })
+    .option('wait', {
+      type: 'boolean',
+      default: true,
+      describe: 'Wait until the transaction settles (--no-wait)',
+    })
+    .option('timeout', { type: 'number', default: 60, describe: 'Seconds to wait before giving up' })
+    .option('idempotency-key', { type: 'string', describe: 'Reuse to retry safely; generated when omitted' });
+}
+
+export function moneyCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
+  return cli
+    .command(
+      'deposit <account_id> <amount>',
+      'Deposit money and wait for the payment to complete',
+      (y) =>
+        moneyOptions(
+          y.positional('account_id', { type: 'string', demandOption: true, describe: 'Account id' }),
+        )
+          .example('$0 deposit 3f0c… 100', 'Deposited 100.00 to account 3f0c…. New balance: 100.00')
+          .example('$0 deposit 3f0c… 25.50 --no-wait', 'prints the pending transaction id'),
+      run(async (ctx, argv: MoneyArgs & { account_id: string }) => {
+        const done = await moveMoney(ctx, 'deposit', argv.account_id, argv);
+        if (!done || ctx.out.json) return;
+        const amount = formatAmount(done.transaction.amount, done.exponent);
+        const balance = formatAmount(done.balance, done.exponent);
+        ctx.out.line(`Deposited ${amount} to account ${argv.account_id}. New balance: ${balance}`);
+      }),
+    )
+    .command(
+      'withdraw <account_id> <amount>',
+      'Withdraw money and wait for the payout to complete',
+      (y) =>
+        moneyOptions(
+          y.positional('account_id', { type: 'string', demandOption: true, describe: 'Account id' }),
+        ).example('$0 withdraw 3f0c… 40', 'Withdrew 40.00 from account 3f0c…. New balance: 60.00'),
+      run(async (ctx, argv: MoneyArgs & { account_id: string }) => {
+        const done = await moveMoney(ctx, 'withdraw', argv.account_id, argv);
+        if (!done || ctx.out.json) return;
+        const amount = formatAmount(done.transaction.amount, done.exponent);
+        const balance = formatAmount(done.balance, done.exponent);
+        ctx.out.line(`Withdrew ${amount} from account ${argv.account_id}. New balance: ${balance}`);
+      }),
+    )
+    .command(
+      'transfer <from_account_id> <to_account_id> <amount>',
+      'Move money between accounts and wait for it to settle',
+      (y) =>
+        moneyOptions(
+          y
+            .positional('from_account_id', { type: 'string', demandOption: true, describe: 'Source account' })
+            .positional('to_account_id', {
+              type: 'string',
+              demandOption: true,
+              describe: 'Destination account',
+            }),
+        ).example('$0 transfer 3f0c… 9a71… 10', 'Transferred 10.00 from account 3f0c… to account 9a71…. …'),
+      run(async (ctx, argv: MoneyArgs & { from_account_id: string; to_account_id: string }) => {
+        const done = await moveMoney(ctx, 'transfer', argv.from_account_id, argv, {
+          to_account_id: argv.to_account_id,
+        });
+        if (!done || ctx.out.json) return;
+        const amount = formatAmount(done.transaction.amount, done.exponent);
+        const balance = formatAmount(done.balance, done.exponent);
+        ctx.out.line(
+          `Transferred ${amount} from account ${argv.from_account_id} to account ${argv.to_account_id}. ` +
+            `New balance: ${balance}`,
+        );
+      }),
+    );
+}

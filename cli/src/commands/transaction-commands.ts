@@ -1,0 +1,99 @@
+import type { Argv } from 'yargs';
+import { formatAmount } from '../amounts.js';
+import type { CommandContext, GlobalArgs } from '../context.js';
+import type { Transaction } from '../transaction-wait.js';
+import { paginationNote } from './account-commands.js';
+import type { Run } from './run.js';
+
+interface TransactionFilters {
+  account?: string;
+  type?: string;
+  status?: string;
+  from?: string;
+  to?: string;
+  limit?: number;
+  offset?: number;
+}
+
+async function describeTransaction(ctx: CommandContext, t: Transaction): Promise<[string, string][]> {
+  const exponent = await ctx.exponents.of(t.currency);
+  const optional = (label: string, value: unknown): [string, string][] =>
+    value === undefined || value === null ? [] : [[label, String(value)]];
+  return [
+    ['Transaction', t.id],
+    ['Type', t.type],
+    ['Status', t.status],
+    ['Amount', `${formatAmount(t.amount, exponent)} ${t.currency}`],
+    ['Account', t.account_id],
+    ...optional('Counterparty', t.counterparty_account_id),
+    ...(t.fee === undefined || t.fee === null
+      ? []
+      : ([['Fee', `${formatAmount(t.fee, exponent)} ${t.currency}`]] as [string, string][])),
+    ...optional('Failure reason', t.failure_reason),
+    ...optional('Created', t.created_at),
+    ...optional('Completed', t.completed_at),
+  ];
+}
+
+export function transactionCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
+  return cli
+    .command(
+      'transactions',
+      'List your transactions',
+      (y) =>
+        y
+          .option('account', { type: 'string', describe: 'Only this account' })
+          .option('type', { type: 'string', choices: ['deposit', 'withdrawal', 'transfer'] })
+          .option('status', { type: 'string', choices: ['pending', 'completed', 'failed', 'canceled'] })
+          .option('from', { type: 'string', describe: 'From date, YYYY-MM-DD' })
+          .option('to', { type: 'string', describe: 'To date, YYYY-MM-DD' })
+          .option('limit', { type: 'number', describe: 'Page size (1-100)' })
+          .option('offset', { type: 'number', describe: 'Skip this many' })
+          .example('$0 transactions --account 3f0c… --type deposit --from 2025-01-01', ''),
+      run(async (ctx, argv: TransactionFilters) => {
+        const query = {
+          type: argv.type,
+          status: argv.status,
+          from: argv.from,
+          to: argv.to,
+          limit: argv.limit,
+          offset: argv.offset,
+        };
+        const { body } = argv.account
+          ? await ctx.api.get<{ data: Transaction[] }>(
+              `/account/${encodeURIComponent(argv.account)}/transactions`,
+              {
+                query,
+              },
+            )
+          : await ctx.api.get<{ data: Transaction[] }>('/transactions', { query });
+        if (ctx.out.json) return ctx.out.data(body);
+        const rows = await Promise.all(
+          body.data.map(async (t) => [
+            t.id,
+            t.type,
+            t.status,
+            formatAmount(t.amount, await ctx.exponents.of(t.currency)),
+            t.currency,
+            t.account_id,
+            t.created_at ?? '',
+          ]),
+        );
+        ctx.out.table(['ID', 'TYPE', 'STATUS', 'AMOUNT', 'CURRENCY', 'ACCOUNT', 'CREATED'], rows);
+        paginationNote(ctx, body);
+      }),
+    )
+    .command(
+      'transaction <id>',
+      'Show one transaction and its status',
+      (y) =>
+        y
+          .positional('id', { type: 'string', demandOption: true, describe: 'Transaction id' })
+          .example('$0 transaction 7a1c…', ''),
+      run(async (ctx, argv: { id: string }) => {
+        const { body } = await ctx.api.get<Transaction>(`/transaction/${encodeURIComponent(argv.id)}`);
+        if (ctx.out.json) return ctx.out.data(body);
+        ctx.out.fields(await describeTransaction(ctx, body));
+      }),
+    );
+}

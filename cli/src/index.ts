@@ -1,0 +1,2 @@
+export { runCli } from './program.js';
+export { EXIT } from './exit-codes.js';

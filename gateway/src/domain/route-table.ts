@@ -1,0 +1,68 @@
+export type UpstreamName = 'identity' | 'ledger' | 'currency' | 'webhook-ingest';
+
+export interface RouteEntry {
+  /** An exact path, or a prefix ending in `/*` that matches anything below it. */
+  pattern: string;
+  upstream: UpstreamName;
+}
+
+/** Every path the gateway forwards and the service behind it. Anything else, `/internal/*` included, is a 404. */
+export const ROUTES: readonly RouteEntry[] = [
+  { pattern: '/auth/*', upstream: 'identity' },
+  { pattern: '/login', upstream: 'identity' },
+  { pattern: '/user', upstream: 'identity' },
+  { pattern: '/user/*', upstream: 'identity' },
+  { pattern: '/admin/*', upstream: 'identity' },
+  { pattern: '/.well-known/jwks.json', upstream: 'identity' },
+  { pattern: '/account', upstream: 'ledger' },
+  { pattern: '/account/*', upstream: 'ledger' },
+  { pattern: '/accounts', upstream: 'ledger' },
+  { pattern: '/transactions', upstream: 'ledger' },
+  { pattern: '/transaction/*', upstream: 'ledger' },
+  { pattern: '/api/currencies', upstream: 'currency' },
+  { pattern: '/api/currencies/*', upstream: 'currency' },
+  { pattern: '/webhook/*', upstream: 'webhook-ingest' },
+];
+
+const READ = ['GET', 'HEAD'] as const;
+
+/** Paths that need no bearer token. Every other routed path is checked at the edge and again by its service. */
+export const PUBLIC_ROUTES: readonly { methods: readonly string[] | 'any'; pattern: string }[] = [
+  { methods: ['POST'], pattern: '/user' },
+  { methods: ['POST'], pattern: '/auth/login' },
+  { methods: ['POST'], pattern: '/login' },
+  // The refresh call carries the token being refreshed; identity checks it.
+  { methods: ['POST'], pattern: '/auth/refresh' },
+  { methods: READ, pattern: '/.well-known/jwks.json' },
+  { methods: READ, pattern: '/api/currencies' },
+  { methods: READ, pattern: '/api/currencies/*' },
+  // Providers authenticate webhooks with signatures, not tokens.
+  { methods: 'any', pattern: '/webhook/*' },
+  { methods: READ, pattern: '/' },
+  { methods: READ, pattern: '/health' },
+  { methods: READ, pattern: '/ready' },
+  { methods: READ, pattern: '/metrics' },
+  { methods: READ, pattern: '/openapi.json' },
+  { methods: READ, pattern: '/docs' },
+];
+
+// Dot segments (plain or percent-encoded) could walk out of a routed prefix on a lenient upstream.
+const DOT_SEGMENT = /(^|\/)(\.|%2e){1,2}(\/|$)/i;
+
+export function matchesPattern(pattern: string, path: string): boolean {
+  if (!pattern.endsWith('/*')) return path === pattern;
+  const base = pattern.slice(0, -1);
+  return path.length > base.length && path.startsWith(base);
+}
+
+export function matchRoute(path: string): RouteEntry | undefined {
+  if (DOT_SEGMENT.test(path)) return undefined;
+  return ROUTES.find((route) => matchesPattern(route.pattern, path));
+}
+
+export function isPublicRoute(method: string, path: string): boolean {
+  return PUBLIC_ROUTES.some(
+    (route) =>
+      (route.methods === 'any' || route.methods.includes(method)) && matchesPattern(route.pattern, path),
+  );
+}

@@ -1,0 +1,109 @@
+import express, { type Express, type Request, type RequestHandler } from 'express';
+import cors from 'cors';
+import helmet from 'helmet';
+import { Histogram } from 'prom-client';
+import { discoveryBody } from '@payments/contracts';
+import { AppError, splitList, type Metrics, type TokenVerifier } from '@payments/service-kit';
+import type { GatewayConfig } from '../config.js';
+import { matchRoute, type RouteEntry, type UpstreamName } from '../domain/route-table.js';
+import type { Limiter } from '../data/rate-limit-store.js';
+import { authenticateAtEdge } from './edge-auth.js';
+import { rateLimit } from './rate-limiting.js';
+import { versioning } from './versioning.js';
+
+export interface RateLimits {
+  address: Limiter;
+  user: Limiter;
+}
+
+export interface GatewayRouteDeps {
+  config: GatewayConfig;
+  verifier: TokenVerifier;
+  limits: RateLimits | null;
+  proxies: Record<UpstreamName, RequestHandler>;
+  metrics: Metrics;
+}
+
+/** What a browser may read from our responses when CORS is on. */
+const EXPOSED_HEADERS = [
+  'Location',
+  'X-Request-Id',
+  'X-API-Version',
+  'RateLimit',
+  'RateLimit-Policy',
+  'Retry-After',
+];
+
+/**
+ * The gateway's pipeline: security headers, version, per-address limit, discovery, then for routed paths the
+ * token check, the per-user quota and the proxy. Unrouted paths fall through to the kit's 404.
+ */
+export function mountGatewayRoutes(app: Express, deps: GatewayRouteDeps): void {
+  const { config, limits } = deps;
+  const trusted = splitList(config.TRUSTED_PROXIES);
+  app.set('trust proxy', trusted.length > 0 ? trusted : false);
+  app.use(helmet());
+  const origins = splitList(config.CORS_ORIGINS);
+  if (origins.length > 0) app.use(cors({ origin: origins, exposedHeaders: EXPOSED_HEADERS, maxAge: 600 }));
+
+  app.use(versioning());
+  if (limits) app.use(rateLimit(limits.address, (req) => req.ip ?? req.socket.remoteAddress ?? 'unknown'));
+  app.get('/', (_req, res) => {
+    res.json(discoveryBody());
+  });
+
+  const routed = express.Router();
+  routed.use(limitBodySize(config.MAX_BODY_BYTES));
+  routed.use(authenticateAtEdge(deps.verifier));
+  if (limits) routed.use(rateLimit(limits.user, (req) => req.auth?.userId));
+  routed.use(forwardIdentity);
+  routed.use(recordUpstreamMetrics(deps.metrics));
+  routed.use((req, res, next) => deps.proxies[routeOf(res.locals).upstream](req, res, next));
+
+  app.use((req, res, next) => {
+    const route = matchRoute(req.path);
+    if (!route) return next();
+    res.locals.route = route;
+    routed(req, res, next);
+  });
+}
+
+function routeOf(locals: Record<string, unknown>): RouteEntry {
+  return locals.route as RouteEntry;
+}
+
+function limitBodySize(maxBytes: number): RequestHandler {
+  return (req, _res, next) => {
+    const length = Number(req.get('content-length') ?? 0);
+    if (length > maxBytes) {
+      return next(new AppError('PAYLOAD_TOO_LARGE', `The request body is larger than ${maxBytes} bytes`));
+    }
+    next();
+  };
+}
+
+/** The verified caller, for services' logs; a client cannot supply it. Services still verify the token. */
+const forwardIdentity: RequestHandler = (req: Request, _res, next) => {
+  delete req.headers['x-user-id'];
+  if (req.auth) req.headers['x-user-id'] = req.auth.userId;
+  next();
+};
+
+function recordUpstreamMetrics(metrics: Metrics): RequestHandler {
+  const duration =
+    (metrics.registry.getSingleMetric('gateway_upstream_duration_seconds') as
+      Histogram<string> | undefined) ??
+    new Histogram({
+      name: 'gateway_upstream_duration_seconds',
+      help: 'Proxied request latency by upstream, route and status',
+      labelNames: ['method', 'upstream', 'route', 'status'],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+      registers: [metrics.registry],
+    });
+  return (req, res, next) => {
+    const route = routeOf(res.locals);
+    const end = duration.startTimer({ method: req.method, upstream: route.upstream, route: route.pattern });
+    res.on('finish', () => end({ status: res.statusCode }));
+    next();
+  };
+}

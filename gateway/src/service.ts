@@ -1,0 +1,121 @@
+import {
+  connectBus,
+  createHttpApp,
+  createJwksTokenVerifier,
+  createLogger,
+  createMetrics,
+  createRevocationList,
+  createShutdown,
+  serveHttp,
+  type RunningService,
+  type ServiceDeps,
+} from '@payments/service-kit';
+import type { GatewayConfig } from './config.js';
+import type { UpstreamName } from './domain/route-table.js';
+import { createLimiterStore } from './data/rate-limit-store.js';
+import { followRevocations, loadRevocations } from './events/revocations.js';
+import { renderError } from './http/error-rendering.js';
+import { mountGatewayRoutes, type RateLimits } from './http/gateway-routes.js';
+import { createUpstreamProxy } from './http/upstream-proxy.js';
+
+export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}): Promise<RunningService> {
+  const logger = deps.logger ?? createLogger('gateway', config.LOG_LEVEL);
+  const shutdown = createShutdown(logger);
+  const metrics = createMetrics('gateway');
+
+  const revocations = createRevocationList();
+  const bus =
+    config.AMQP_URL || deps.bus
+      ? await connectBus(
+          { AMQP_URL: config.AMQP_URL ?? '', AMQP_NAMESPACE: config.AMQP_NAMESPACE },
+          logger,
+          shutdown,
+          deps.bus,
+        )
+      : null;
+  if (bus) {
+    const consumer = await followRevocations(bus, revocations);
+    shutdown.add('revocation consumer', () => consumer.stop());
+  }
+  await loadRevocations(config.IDENTITY_URL, revocations, logger);
+  const verifier = createJwksTokenVerifier({
+    jwksUrl: config.JWKS_URL ?? new URL('/.well-known/jwks.json', config.IDENTITY_URL).toString(),
+    issuer: config.JWT_ISSUER,
+    audience: config.JWT_AUDIENCE,
+    revocations,
+    logger,
+  });
+
+  let limits: RateLimits | null = null;
+  if (config.RATE_LIMIT_ENABLED) {
+    const store = await createLimiterStore({
+      redisUrl: config.REDIS_URL,
+      keyPrefix: config.RATE_LIMIT_KEY_PREFIX,
+      logger,
+    });
+    shutdown.add('rate-limit store', () => store.close());
+    limits = {
+      address: store.limiter({
+        name: 'address',
+        quota: config.RATE_LIMIT_ADDRESS_POINTS,
+        windowSeconds: config.RATE_LIMIT_ADDRESS_WINDOW_SECONDS,
+      }),
+      user: store.limiter({
+        name: 'user',
+        quota: config.RATE_LIMIT_USER_POINTS,
+        windowSeconds: config.RATE_LIMIT_USER_WINDOW_SECONDS,
+      }),
+    };
+  }
+
+  const upstreams: Record<UpstreamName, string> = {
+    identity: config.IDENTITY_URL,
+    ledger: config.LEDGER_URL,
+    currency: config.CURRENCY_URL,
+    'webhook-ingest': config.WEBHOOK_INGEST_URL,
+  };
+  const proxies = Object.fromEntries(
+    Object.entries(upstreams).map(([name, url]) => [
+      name,
+      createUpstreamProxy(
+        { name: name as UpstreamName, url },
+        { timeoutMs: config.UPSTREAM_TIMEOUT_MS, logger },
+      ),
+    ]),
+  ) as Record<UpstreamName, ReturnType<typeof createUpstreamProxy>>;
+  shutdown.add('upstream connections', () => Object.values(proxies).forEach((proxy) => proxy.close()));
+
+  const app = createHttpApp(
+    {
+      logger,
+      metrics,
+      bodyParser: 'none',
+      renderError,
+      readiness: Object.entries(upstreams).map(([name, url]) => ({ name, check: () => answersReady(url) })),
+    },
+    (app) =>
+      mountGatewayRoutes(app, {
+        config,
+        verifier,
+        limits,
+        metrics,
+        proxies: Object.fromEntries(
+          Object.entries(proxies).map(([name, proxy]) => [name, proxy.handler]),
+        ) as Record<UpstreamName, (typeof proxies)[UpstreamName]['handler']>,
+      }),
+  );
+  const address = await serveHttp(
+    'gateway',
+    app,
+    { HOST: config.HOST, PORT: config.GATEWAY_PORT ?? config.PORT },
+    shutdown,
+  );
+  logger.info({ url: address.url }, 'gateway listening');
+  return { ...address, stop: () => shutdown.run() };
+}
+
+async function answersReady(baseUrl: string): Promise<boolean> {
+  const response = await fetch(new URL('/ready', baseUrl), { signal: AbortSignal.timeout(2000) });
+  await response.body?.cancel();
+  return response.ok;
+}

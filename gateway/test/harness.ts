@@ -1,0 +1,79 @@
+import { loadConfig, type RunningService, type ServiceDeps } from '@payments/service-kit';
+import { startTestIssuer, type TestIssuer } from '@payments/testkit';
+import { GatewayConfigSchema, startGateway, type GatewayConfig } from '../src/index.js';
+import type { UpstreamName } from '../src/domain/route-table.js';
+import { startFakeUpstream, type FakeUpstream } from './fake-upstream.js';
+
+export interface GatewayUnderTest {
+  url: string;
+  gateway: RunningService;
+  upstreams: Record<UpstreamName, FakeUpstream>;
+  issuer: TestIssuer;
+  /** A valid token for `sub` (a fresh user unless given). */
+  token(sub?: string): string;
+  fetch(path: string, init?: RequestInit & { token?: string }): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+export function testConfig(overrides: Partial<GatewayConfig> = {}): GatewayConfig {
+  return {
+    ...loadConfig(GatewayConfigSchema, {}),
+    PORT: 0,
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_ENABLED: false,
+    ...overrides,
+  };
+}
+
+/** The gateway in-process in front of four recording fake services, with a test token issuer as its JWKS. */
+export async function startGatewayUnderTest(
+  overrides: Partial<GatewayConfig> = {},
+  deps: ServiceDeps = {},
+): Promise<GatewayUnderTest> {
+  const issuer = await startTestIssuer();
+  const names: UpstreamName[] = ['identity', 'ledger', 'currency', 'webhook-ingest'];
+  const fakes = await Promise.all(names.map((name) => startFakeUpstream(name)));
+  const upstreams = Object.fromEntries(names.map((name, i) => [name, fakes[i]])) as Record<
+    UpstreamName,
+    FakeUpstream
+  >;
+  const gateway = await startGateway(
+    testConfig({
+      IDENTITY_URL: upstreams.identity.url,
+      LEDGER_URL: upstreams.ledger.url,
+      CURRENCY_URL: upstreams.currency.url,
+      WEBHOOK_INGEST_URL: upstreams['webhook-ingest'].url,
+      JWKS_URL: issuer.jwksUrl,
+      ...overrides,
+    }),
+    deps,
+  );
+  let users = 0;
+  const token = (sub = `00000000-0000-4000-8000-${String(++users).padStart(12, '0')}`) =>
+    issuer.issue({ sub });
+  return {
+    url: gateway.url,
+    gateway,
+    upstreams,
+    issuer,
+    token,
+    fetch: (path, { token: bearer, headers, ...init } = {}) =>
+      fetch(`${gateway.url}${path}`, {
+        ...init,
+        headers: {
+          ...(bearer ? { authorization: `Bearer ${bearer}` } : {}),
+          ...(headers as Record<string, string>),
+        },
+      }),
+    async stop() {
+      await gateway.stop();
+      await Promise.all([...fakes.map((fake) => fake.close()), issuer.close()]);
+    },
+  };
+}
+
+export function lastRequest(upstream: FakeUpstream) {
+  const last = upstream.received.at(-1);
+  if (!last) throw new Error('the upstream received nothing');
+  return last;
+}

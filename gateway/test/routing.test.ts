@@ -1,0 +1,222 @@
+import { expect } from 'chai';
+import { startGatewayUnderTest, lastRequest, type GatewayUnderTest } from './harness.js';
+
+describe('gateway routing and edge authentication', () => {
+  let gw: GatewayUnderTest;
+  before(async () => {
+    gw = await startGatewayUnderTest();
+  });
+  after(() => gw.stop());
+
+  const table = [
+    ['POST', '/auth/login', 'identity', false],
+    ['POST', '/login', 'identity', false],
+    ['POST', '/user', 'identity', false],
+    ['GET', '/user/5b0c', 'identity', true],
+    ['GET', '/admin/users', 'identity', true],
+    ['GET', '/.well-known/jwks.json', 'identity', false],
+    ['POST', '/account', 'ledger', true],
+    ['GET', '/account/5b0c/balance', 'ledger', true],
+    ['GET', '/accounts?limit=5', 'ledger', true],
+    ['GET', '/transactions', 'ledger', true],
+    ['GET', '/transaction/5b0c', 'ledger', true],
+    ['GET', '/api/currencies', 'currency', false],
+    ['GET', '/api/currencies/search?q=euro', 'currency', false],
+    ['POST', '/webhook/payment', 'webhook-ingest', false],
+  ] as const;
+
+  for (const [method, path, upstream, secured] of table) {
+    it(`forwards ${method} ${path} to ${upstream}${secured ? ' with a token' : ' without one'}`, async () => {
+      const response = await gw.fetch(path, { method, ...(secured ? { token: gw.token() } : {}) });
+      expect(response.status).to.equal(200);
+      expect(await response.json()).to.deep.equal({ upstream, path });
+      expect(lastRequest(gw.upstreams[upstream]).url).to.equal(path);
+    });
+  }
+
+  it('never routes /internal/*', async () => {
+    const before = Object.values(gw.upstreams).reduce((n, u) => n + u.received.length, 0);
+    const response = await gw.fetch('/internal/revocations', { token: gw.token() });
+    expect(response.status).to.equal(404);
+    expect(response.headers.get('content-type')).to.match(/^application\/problem\+json/);
+    expect(await response.json()).to.include({
+      code: 'RESOURCE_NOT_FOUND',
+      instance: '/internal/revocations',
+    });
+    expect(Object.values(gw.upstreams).reduce((n, u) => n + u.received.length, 0)).to.equal(before);
+  });
+
+  it('answers 404 problem+json for a path no service owns', async () => {
+    const response = await gw.fetch('/nowhere');
+    expect(response.status).to.equal(404);
+    expect(await response.json()).to.include({ code: 'RESOURCE_NOT_FOUND', status: 404 });
+  });
+
+  it('answers 401 AUTH_REQUIRED problem+json on a protected path without a token', async () => {
+    const count = gw.upstreams.ledger.received.length;
+    const response = await gw.fetch('/accounts');
+    expect(response.status).to.equal(401);
+    expect(response.headers.get('content-type')).to.match(/^application\/problem\+json/);
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(body).to.include({ status: 401, code: 'AUTH_REQUIRED', instance: '/accounts' });
+    expect(body).to.have.all.keys('type', 'title', 'status', 'detail', 'instance', 'code');
+    expect(gw.upstreams.ledger.received.length).to.equal(count);
+  });
+
+  for (const [label, authorization] of [
+    ['a malformed token', 'Bearer not-a-jwt'],
+    ['a non-bearer scheme', 'Basic dXNlcjpwYXNz'],
+  ] as const) {
+    it(`answers 401 for ${label}`, async () => {
+      const response = await gw.fetch('/accounts', { headers: { authorization } });
+      expect(response.status).to.equal(401);
+      expect(await response.json()).to.include({ code: 'AUTH_REQUIRED' });
+    });
+  }
+
+  it('answers 401 for an expired token', async () => {
+    const expired = gw.issuer.issue({ sub: '00000000-0000-4000-8000-000000000001', expiresIn: -60 });
+    const response = await gw.fetch('/accounts', { token: expired });
+    expect(response.status).to.equal(401);
+    expect(await response.json()).to.include({ code: 'AUTH_REQUIRED' });
+  });
+
+  it('answers 401 for a token signed by another key', async () => {
+    const { startTestIssuer } = await import('@payments/testkit');
+    const stranger = await startTestIssuer();
+    try {
+      const forged = stranger.issue({ sub: '00000000-0000-4000-8000-000000000001' });
+      const response = await gw.fetch('/accounts', { token: forged });
+      expect(response.status).to.equal(401);
+    } finally {
+      await stranger.close();
+    }
+  });
+
+  it('forwards the Authorization header so the service verifies again, and the verified user id', async () => {
+    const token = gw.token('00000000-0000-4000-8000-0000000000aa');
+    await gw.fetch('/accounts', { token, headers: { 'x-user-id': 'someone-else' } });
+    const seen = lastRequest(gw.upstreams.ledger);
+    expect(seen.headers.authorization).to.equal(`Bearer ${token}`);
+    expect(seen.headers['x-user-id']).to.equal('00000000-0000-4000-8000-0000000000aa');
+  });
+
+  it('passes a given X-Request-Id on and creates one otherwise', async () => {
+    const given = await gw.fetch('/api/currencies', { headers: { 'x-request-id': 'trace-123' } });
+    expect(given.headers.get('x-request-id')).to.equal('trace-123');
+    expect(lastRequest(gw.upstreams.currency).headers['x-request-id']).to.equal('trace-123');
+    const created = await gw.fetch('/api/currencies');
+    const id = created.headers.get('x-request-id');
+    expect(id).to.match(/^[0-9a-f-]{36}$/);
+    expect(lastRequest(gw.upstreams.currency).headers['x-request-id']).to.equal(id);
+  });
+
+  it('passes a webhook body through byte for byte, with its signature header', async () => {
+    // Odd spacing, key order, a trailing newline and non-ASCII bytes: anything re-serialised would differ.
+    const raw = Buffer.concat([
+      Buffer.from('{ "status":"completed",\t"payment_id" : "p-1", "note": "caf\u00e9 \u2713" }\n', 'utf8'),
+    ]);
+    const signature = 't=1700000000,v1=abc123';
+    const response = await gw.fetch('/webhook/provider', {
+      method: 'POST',
+      body: raw,
+      headers: { 'content-type': 'application/json', 'provider-signature': signature },
+    });
+    expect(response.status).to.equal(200);
+    const seen = lastRequest(gw.upstreams['webhook-ingest']);
+    expect(seen.body.equals(raw)).to.equal(true);
+    expect(seen.headers['provider-signature']).to.equal(signature);
+    expect(seen.headers['content-type']).to.equal('application/json');
+  });
+
+  it('streams a chunked request body to the service unchanged', async () => {
+    const parts = ['{"payment_id":', '"p-2",', '"status":"completed"}'];
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const part of parts) controller.enqueue(new TextEncoder().encode(part));
+        controller.close();
+      },
+    });
+    const response = await fetch(`${gw.url}/webhook/payment`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+      duplex: 'half',
+    } as RequestInit);
+    expect(response.status).to.equal(200);
+    expect(lastRequest(gw.upstreams['webhook-ingest']).body.toString()).to.equal(parts.join(''));
+  });
+
+  it('passes the service status, headers and body back untouched', async () => {
+    gw.upstreams.identity.answer((_req, res) => {
+      res
+        .writeHead(201, { 'content-type': 'application/json', location: '/user/77', etag: '"v1"' })
+        .end('{"id":"77"}');
+    });
+    const response = await gw.fetch('/user', { method: 'POST', body: '{}' });
+    gw.upstreams.identity.answer((req, res) =>
+      res.writeHead(200).end(JSON.stringify({ upstream: 'identity', path: req.url })),
+    );
+    expect(response.status).to.equal(201);
+    expect(response.headers.get('location')).to.equal('/user/77');
+    expect(response.headers.get('etag')).to.equal('"v1"');
+    expect(await response.text()).to.equal('{"id":"77"}');
+  });
+
+  it('refuses a body announced as larger than the limit with 413 problem+json', async () => {
+    const small = await startGatewayUnderTest({ MAX_BODY_BYTES: 16 });
+    try {
+      const response = await small.fetch('/user', {
+        method: 'POST',
+        body: JSON.stringify({ username: 'a-long-name' }),
+      });
+      expect(response.status).to.equal(413);
+      expect(await response.json()).to.include({ code: 'PAYLOAD_TOO_LARGE' });
+      expect(small.upstreams.identity.received.filter((r) => r.url === '/user')).to.have.length(0);
+    } finally {
+      await small.stop();
+    }
+  });
+
+  it('sets security headers on every response', async () => {
+    const response = await gw.fetch('/api/currencies');
+    expect(response.headers.get('x-content-type-options')).to.equal('nosniff');
+    expect(response.headers.get('x-powered-by')).to.equal(null);
+  });
+
+  it('sends no CORS headers unless origins are configured', async () => {
+    const response = await gw.fetch('/api/currencies', { headers: { origin: 'https://evil.example' } });
+    expect(response.headers.get('access-control-allow-origin')).to.equal(null);
+  });
+
+  it('allows configured CORS origins', async () => {
+    const open = await startGatewayUnderTest({ CORS_ORIGINS: 'https://app.example' });
+    try {
+      const response = await open.fetch('/api/currencies', { headers: { origin: 'https://app.example' } });
+      expect(response.headers.get('access-control-allow-origin')).to.equal('https://app.example');
+      expect(response.headers.get('access-control-expose-headers')).to.include('Location');
+    } finally {
+      await open.stop();
+    }
+  });
+
+  it('is ready only when every service is ready', async () => {
+    expect((await gw.fetch('/ready')).status).to.equal(200);
+    gw.upstreams.currency.answer((_req, res) => res.writeHead(503).end());
+    const response = await gw.fetch('/ready');
+    gw.upstreams.currency.answer((req, res) =>
+      res.writeHead(200).end(JSON.stringify({ upstream: 'currency', path: req.url })),
+    );
+    expect(response.status).to.equal(503);
+    expect(await response.json()).to.deep.include({
+      checks: { identity: true, ledger: true, currency: false, 'webhook-ingest': true },
+    });
+  });
+
+  it('exposes Prometheus metrics with proxied requests by upstream and route', async () => {
+    const text = await (await gw.fetch('/metrics')).text();
+    expect(text).to.match(
+      /gateway_upstream_duration_seconds_count\{[^}]*upstream="ledger"[^}]*route="\/accounts"/,
+    );
+  });
+});

@@ -1,0 +1,72 @@
+import { createServer, type Server } from 'node:http';
+import { expect } from 'chai';
+import { freePort } from '@payments/testkit';
+import { startGatewayUnderTest, type GatewayUnderTest } from './harness.js';
+
+describe('gateway with a failing upstream', () => {
+  let gw: GatewayUnderTest;
+  let hanging: Server;
+  before(async () => {
+    hanging = createServer(() => {
+      // accepts the request and never answers
+    });
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const { port } = hanging.address() as { port: number };
+    gw = await startGatewayUnderTest({
+      LEDGER_URL: `http://127.0.0.1:${await freePort()}`,
+      CURRENCY_URL: `http://127.0.0.1:${port}`,
+      UPSTREAM_TIMEOUT_MS: 300,
+    });
+  });
+  after(async () => {
+    await gw.stop();
+    hanging.closeAllConnections();
+    await new Promise((resolve) => hanging.close(resolve));
+  });
+
+  it('answers 503 SERVICE_UNAVAILABLE with Retry-After at once when a service is down', async () => {
+    const started = Date.now();
+    const response = await gw.fetch('/v1.1/accounts', { token: gw.token() });
+    expect(Date.now() - started).to.be.below(1000);
+    expect(response.status).to.equal(503);
+    expect(response.headers.get('retry-after')).to.equal('1');
+    expect(response.headers.get('content-type')).to.match(/^application\/problem\+json/);
+    expect(response.headers.get('x-api-version')).to.equal('1.1');
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(body).to.include({ status: 503, code: 'SERVICE_UNAVAILABLE', instance: '/v1.1/accounts' });
+    expect(JSON.stringify(body)).not.to.match(/127\.0\.0\.1|ECONNREFUSED/);
+  });
+
+  it('answers 503 within the configured timeout when a service hangs', async () => {
+    const started = Date.now();
+    const response = await gw.fetch('/api/currencies');
+    const elapsed = Date.now() - started;
+    expect(response.status).to.equal(503);
+    expect(elapsed).to.be.within(250, 2000);
+    expect(await response.json()).to.include({ code: 'SERVICE_UNAVAILABLE' });
+  });
+
+  it('reports not ready while a service is down', async () => {
+    const response = await gw.fetch('/ready');
+    expect(response.status).to.equal(503);
+    expect(((await response.json()) as { checks: Record<string, boolean> }).checks).to.include({
+      ledger: false,
+    });
+  });
+
+  it('keeps the webhook error shape when webhook-ingest is down', async () => {
+    const down = await startGatewayUnderTest({ WEBHOOK_INGEST_URL: `http://127.0.0.1:${await freePort()}` });
+    try {
+      const response = await down.fetch('/webhook/payment', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"payment_id":"p","status":"completed"}',
+      });
+      expect(response.status).to.equal(503);
+      expect(response.headers.get('retry-after')).to.equal('1');
+      expect(await response.json()).to.have.all.keys('error');
+    } finally {
+      await down.stop();
+    }
+  });
+});
