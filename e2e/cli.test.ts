@@ -40,8 +40,13 @@ describe('the payments CLI against the running system', function () {
     configHome = await mkdtemp(path.join(tmpdir(), 'payments-cli-'));
   });
 
-  after(async function () {
-    if (this.currentTest?.state === 'failed') console.error(system.logs());
+  let failures = 0;
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') failures += 1;
+  });
+
+  after(async () => {
+    if (failures > 0) console.error(system?.logs());
     await system?.stop();
     await rm(configHome, { recursive: true, force: true });
   });

@@ -20,8 +20,13 @@ describe('deposit flow end to end, every service in its own process', function (
     accountId = account.body.id;
   });
 
-  after(async function () {
-    if (this.currentTest?.state === 'failed') console.error(system.logs());
+  let failures = 0;
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') failures += 1;
+  });
+
+  after(async () => {
+    if (failures > 0) console.error(system?.logs());
     await system?.stop();
   });
 

@@ -52,8 +52,13 @@ describe('pnpm start in embedded mode (no PostgreSQL or RabbitMQ to be found)', 
     if (!output.includes('Gateway listening')) throw new Error(`pnpm start did not come up:\n${output}`);
   });
 
-  after(async function () {
-    if (this.currentTest?.state === 'failed') console.error(output);
+  let failures = 0;
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') failures += 1;
+  });
+
+  after(async () => {
+    if (failures > 0) console.error(output);
     if (child.exitCode === null) child.kill('SIGKILL');
     await rm(dataDir, { recursive: true, force: true });
   });
