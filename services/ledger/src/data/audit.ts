@@ -1,0 +1,120 @@
+import type { Knex } from '@payments/service-kit';
+
+export interface AuditReport {
+  ok: boolean;
+  checkedAt: Date;
+  counts: { accounts: number; transactions: number; entries: number };
+  /** The ledger's own accounts: provider clearing, fee revenue, FX, unclaimed funds. */
+  systemBalances: { code: string; currency: string; balance: bigint }[];
+  /** Transactions whose entries do not sum to zero in some currency. */
+  unbalancedTransactions: { transactionId: string; currency: string; sum: bigint }[];
+  /** Accounts whose balance differs from the sum of their entries. */
+  balanceMismatches: { accountId: string; balance: bigint; entries: bigint }[];
+  /** User accounts breaking 0 ≤ available ≤ balance. */
+  invalidBalances: { accountId: string; balance: bigint; availableBalance: bigint }[];
+  /** User accounts whose held money differs from what their pending withdrawals and transfers hold. */
+  holdMismatches: { accountId: string; held: bigint; pending: bigint }[];
+  /** Completed transactions without entries, or unfinished ones with entries. */
+  misbookedTransactions: { transactionId: string; status: string; entries: number }[];
+}
+
+const SAMPLE = 100;
+
+/** Checks the books: double entry balances, balances match the journal, holds match pending transactions. */
+export async function runAudit(knex: Knex): Promise<AuditReport> {
+  const [unbalanced, mismatched, invalid, holds, misbooked, counts, system] = await Promise.all([
+    knex.raw<{ rows: { transaction_id: string; currency: string; sum: string }[] }>(
+      `SELECT transaction_id, currency, sum(amount) AS sum FROM entries
+       GROUP BY transaction_id, currency HAVING sum(amount) <> 0 LIMIT ?`,
+      [SAMPLE],
+    ),
+    knex.raw<{ rows: { id: string; balance: string; entries: string }[] }>(
+      `SELECT a.id, a.balance, coalesce(e.total, 0) AS entries
+       FROM accounts a
+       LEFT JOIN (SELECT account_id, sum(amount) AS total FROM entries GROUP BY account_id) e ON e.account_id = a.id
+       WHERE a.balance <> coalesce(e.total, 0) LIMIT ?`,
+      [SAMPLE],
+    ),
+    knex.raw<{ rows: { id: string; balance: string; available_balance: string }[] }>(
+      `SELECT id, balance, available_balance FROM accounts
+       WHERE kind = 'user' AND NOT (balance >= 0 AND available_balance >= 0 AND available_balance <= balance) LIMIT ?`,
+      [SAMPLE],
+    ),
+    knex.raw<{ rows: { id: string; held: string; pending: string }[] }>(
+      `SELECT a.id, a.balance - a.available_balance AS held, coalesce(p.total, 0) AS pending
+       FROM accounts a
+       LEFT JOIN (
+         SELECT account_id, sum(amount + fee) AS total FROM transactions
+         WHERE status = 'pending' AND type IN ('withdrawal', 'transfer') GROUP BY account_id
+       ) p ON p.account_id = a.id
+       WHERE a.kind = 'user' AND a.balance - a.available_balance <> coalesce(p.total, 0) LIMIT ?`,
+      [SAMPLE],
+    ),
+    knex.raw<{ rows: { id: string; status: string; entries: string }[] }>(
+      `SELECT t.id, t.status, count(e.id) AS entries
+       FROM transactions t LEFT JOIN entries e ON e.transaction_id = t.id
+       GROUP BY t.id, t.status
+       HAVING (t.status = 'completed') <> (count(e.id) > 0) LIMIT ?`,
+      [SAMPLE],
+    ),
+    knex.raw<{ rows: { accounts: string; transactions: string; entries: string }[] }>(
+      `SELECT (SELECT count(*) FROM accounts) AS accounts, (SELECT count(*) FROM transactions) AS transactions,
+              (SELECT count(*) FROM entries) AS entries`,
+    ),
+    knex('accounts')
+      .where('kind', 'system')
+      .orderBy(['system_code', 'currency'])
+      .select<{ system_code: string; currency: string; balance: string }[]>(
+        'system_code',
+        'currency',
+        'balance',
+      ),
+  ]);
+  const total = counts.rows[0];
+  const report: AuditReport = {
+    ok: false,
+    checkedAt: new Date(),
+    counts: {
+      accounts: Number(total?.accounts ?? 0),
+      transactions: Number(total?.transactions ?? 0),
+      entries: Number(total?.entries ?? 0),
+    },
+    systemBalances: system.map((r) => ({
+      code: r.system_code,
+      currency: r.currency,
+      balance: BigInt(r.balance),
+    })),
+    unbalancedTransactions: unbalanced.rows.map((r) => ({
+      transactionId: r.transaction_id,
+      currency: r.currency,
+      sum: BigInt(r.sum),
+    })),
+    balanceMismatches: mismatched.rows.map((r) => ({
+      accountId: r.id,
+      balance: BigInt(r.balance),
+      entries: BigInt(r.entries),
+    })),
+    invalidBalances: invalid.rows.map((r) => ({
+      accountId: r.id,
+      balance: BigInt(r.balance),
+      availableBalance: BigInt(r.available_balance),
+    })),
+    holdMismatches: holds.rows.map((r) => ({
+      accountId: r.id,
+      held: BigInt(r.held),
+      pending: BigInt(r.pending),
+    })),
+    misbookedTransactions: misbooked.rows.map((r) => ({
+      transactionId: r.id,
+      status: r.status,
+      entries: Number(r.entries),
+    })),
+  };
+  report.ok =
+    report.unbalancedTransactions.length === 0 &&
+    report.balanceMismatches.length === 0 &&
+    report.invalidBalances.length === 0 &&
+    report.holdMismatches.length === 0 &&
+    report.misbookedTransactions.length === 0;
+  return report;
+}

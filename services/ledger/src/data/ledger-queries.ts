@@ -1,0 +1,132 @@
+import type { Knex } from '@payments/service-kit';
+import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
+import type { Account, Transaction } from '../domain/transaction.js';
+import {
+  ACCOUNT_COLUMNS,
+  toAccount,
+  toTransaction,
+  type AccountRow,
+  type TransactionRow,
+} from './records.js';
+
+/** Whose history: everything a user sent or received, or everything that moved one account. */
+export type HistoryScope = { userId: string } | { accountId: string };
+
+export interface Holdings {
+  balanceTotalNonzero: boolean;
+  pendingTransactions: number;
+}
+
+export async function findUserAccount(knex: Knex, accountId: string): Promise<Account | null> {
+  const row: AccountRow | undefined = await knex('accounts')
+    .where({ id: accountId, kind: 'user' })
+    .first(ACCOUNT_COLUMNS);
+  return row ? toAccount(row) : null;
+}
+
+export async function listUserAccounts(
+  knex: Knex,
+  userId: string,
+  page: PageRequest,
+): Promise<Page<Account>> {
+  const mine = () => knex('accounts').where({ user_id: userId, kind: 'user' });
+  const [rows, [count]] = await Promise.all([
+    mine()
+      .select<AccountRow[]>(ACCOUNT_COLUMNS)
+      .orderBy([{ column: 'created_at' }, { column: 'id' }])
+      .limit(page.limit)
+      .offset(page.offset),
+    mine().count<{ count: string }[]>('*'),
+  ]);
+  return { data: rows.map(toAccount), total: Number(count?.count ?? 0) };
+}
+
+export async function findTransaction(knex: Knex, transactionId: string): Promise<Transaction | null> {
+  const row: TransactionRow | undefined = await knex('transactions').where({ id: transactionId }).first();
+  return row ? toTransaction(row) : null;
+}
+
+/**
+ * Newest first. A transfer shows in the receiver's history once it has completed. Sent and received rows are
+ * read as two index-ordered branches, each cut at offset + limit, so a page stays cheap for a busy account.
+ */
+export async function listTransactions(
+  knex: Knex,
+  scope: HistoryScope,
+  filter: HistoryFilter,
+  page: PageRequest,
+): Promise<Page<Transaction>> {
+  const filtered = (query: Knex.QueryBuilder) => {
+    if (filter.type) query.where('type', filter.type);
+    if (filter.status) query.where('status', filter.status);
+    if (filter.from) query.where('created_at', '>=', filter.from);
+    if (filter.before) query.where('created_at', '<', filter.before);
+    return query;
+  };
+  const [ownColumn, receivedColumn, ownerValue] =
+    'accountId' in scope
+      ? (['account_id', 'counterparty_account_id', scope.accountId] as const)
+      : (['user_id', 'counterparty_user_id', scope.userId] as const);
+  const sent = () => filtered(knex('transactions').where(ownColumn, ownerValue));
+  // Transfers between a user's own accounts are already among the sent ones.
+  const received = () =>
+    filtered(
+      knex('transactions')
+        .where({ [receivedColumn]: ownerValue, type: 'transfer', status: 'completed' })
+        .where((q) => q.whereNot(ownColumn, ownerValue).orWhereNull(ownColumn)),
+    );
+  const newestFirst = [
+    { column: 'created_at', order: 'desc' as const },
+    { column: 'id', order: 'desc' as const },
+  ];
+  const reach = page.offset + page.limit;
+  const [rows, counts] = await Promise.all([
+    knex
+      .select<TransactionRow[]>('*')
+      .from(
+        knex
+          .unionAll(
+            [
+              sent().select('*').orderBy(newestFirst).limit(reach),
+              received().select('*').orderBy(newestFirst).limit(reach),
+            ],
+            true,
+          )
+          .as('history'),
+      )
+      .orderBy(newestFirst)
+      .limit(page.limit)
+      .offset(page.offset),
+    Promise.all([sent().count<{ count: string }[]>('*'), received().count<{ count: string }[]>('*')]),
+  ]);
+  const total = counts.reduce((sum, [row]) => sum + Number(row?.count ?? 0), 0);
+  return { data: rows.map(toTransaction), total };
+}
+
+/** What stands in the way of deleting a user: money on an account, or a transaction still in flight. */
+export async function holdingsOf(knex: Knex, userId: string): Promise<Holdings> {
+  const [money, pending] = await Promise.all([
+    knex('accounts')
+      .where({ user_id: userId, kind: 'user' })
+      .where((q) => q.whereNot('balance', 0).orWhereNot('available_balance', 0))
+      .first<{ id: string } | undefined>('id'),
+    knex('transactions').where({ user_id: userId, status: 'pending' }).count<{ count: string }[]>('*'),
+  ]);
+  return { balanceTotalNonzero: money !== undefined, pendingTransactions: Number(pending[0]?.count ?? 0) };
+}
+
+/** Withdrawals and transfers still holding funds since before `cutoff`, oldest first. */
+export async function expiredHolds(knex: Knex, cutoff: Date, limit: number): Promise<string[]> {
+  const rows: { id: string }[] = await knex('transactions')
+    .where('status', 'pending')
+    .whereIn('type', ['withdrawal', 'transfer'])
+    .where('created_at', '<', cutoff)
+    .orderBy('created_at')
+    .limit(limit)
+    .select('id');
+  return rows.map((row) => row.id);
+}
+
+export async function deleteIdempotencyKeysBefore(knex: Knex, cutoff: Date): Promise<number> {
+  return knex('idempotency_keys').where('created_at', '<', cutoff).delete();
+}

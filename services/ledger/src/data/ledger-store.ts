@@ -1,0 +1,71 @@
+import { processOnce, type Knex } from '@payments/service-kit';
+import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
+import type { Account, Transaction } from '../domain/transaction.js';
+import { runAudit, type AuditReport } from './audit.js';
+import * as queries from './ledger-queries.js';
+import { createLedgerUnit, type LedgerUnit } from './ledger-unit.js';
+import { createSystemAccounts } from './system-accounts.js';
+
+export type { LedgerUnit } from './ledger-unit.js';
+export type { HistoryScope, Holdings } from './ledger-queries.js';
+export type { AuditReport } from './audit.js';
+
+const DEADLOCK = '40P01';
+const SERIALIZATION_FAILURE = '40001';
+const ATTEMPTS = 5;
+
+export interface LedgerStore {
+  findUserAccount(accountId: string): Promise<Account | null>;
+  listUserAccounts(userId: string, page: PageRequest): Promise<Page<Account>>;
+  findTransaction(transactionId: string): Promise<Transaction | null>;
+  listTransactions(
+    scope: queries.HistoryScope,
+    filter: HistoryFilter,
+    page: PageRequest,
+  ): Promise<Page<Transaction>>;
+  holdingsOf(userId: string): Promise<queries.Holdings>;
+  expiredHolds(cutoff: Date, limit: number): Promise<string[]>;
+  deleteIdempotencyKeysBefore(cutoff: Date): Promise<number>;
+  audit(): Promise<AuditReport>;
+  /** Runs `work` in one database transaction; throwing rolls it back. A deadlock victim is retried. */
+  inTransaction<T>(work: (unit: LedgerUnit) => Promise<T>): Promise<T>;
+  /** Runs `work` once per event id (the inbox), in one database transaction with the inbox record. */
+  processEventOnce(
+    eventId: string,
+    work: (unit: LedgerUnit) => Promise<void>,
+  ): Promise<'processed' | 'duplicate'>;
+}
+
+export function createLedgerStore(knex: Knex): LedgerStore {
+  const systemAccounts = createSystemAccounts();
+
+  const retryingConflicts = async <T>(attempt: () => Promise<T>): Promise<T> => {
+    for (let tries = 1; ; tries += 1) {
+      try {
+        return await attempt();
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        const retryable = code === DEADLOCK || code === SERIALIZATION_FAILURE;
+        if (!retryable || tries >= ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * tries));
+      }
+    }
+  };
+
+  return {
+    findUserAccount: (accountId) => queries.findUserAccount(knex, accountId),
+    listUserAccounts: (userId, page) => queries.listUserAccounts(knex, userId, page),
+    findTransaction: (transactionId) => queries.findTransaction(knex, transactionId),
+    listTransactions: (scope, filter, page) => queries.listTransactions(knex, scope, filter, page),
+    holdingsOf: (userId) => queries.holdingsOf(knex, userId),
+    expiredHolds: (cutoff, limit) => queries.expiredHolds(knex, cutoff, limit),
+    deleteIdempotencyKeysBefore: (cutoff) => queries.deleteIdempotencyKeysBefore(knex, cutoff),
+    audit: () => runAudit(knex),
+    inTransaction: (work) =>
+      retryingConflicts(() => knex.transaction((trx) => work(createLedgerUnit(trx, systemAccounts)))),
+    processEventOnce: (eventId, work) =>
+      retryingConflicts(() =>
+        processOnce(knex, 'ledger', eventId, (trx) => work(createLedgerUnit(trx, systemAccounts))),
+      ),
+  };
+}

@@ -1,0 +1,168 @@
+import { inboxMigration, outboxMigration, type Migration } from '@payments/service-kit';
+
+const accounts: Migration = {
+  name: '001_accounts',
+  async up(knex) {
+    await knex.raw(`
+      CREATE TABLE accounts (
+        id uuid PRIMARY KEY,
+        user_id uuid,
+        kind text NOT NULL CHECK (kind IN ('user', 'system')),
+        system_code text,
+        currency char(3) NOT NULL,
+        balance bigint NOT NULL DEFAULT 0,
+        available_balance bigint NOT NULL DEFAULT 0,
+        metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        CONSTRAINT accounts_owner CHECK (
+          (kind = 'user' AND user_id IS NOT NULL AND system_code IS NULL)
+          OR (kind = 'system' AND user_id IS NULL AND system_code IS NOT NULL)
+        ),
+        -- The backstop behind every hold and debit: a user's money never goes below zero.
+        CONSTRAINT accounts_user_balances CHECK (
+          kind = 'system' OR (balance >= 0 AND available_balance >= 0 AND available_balance <= balance)
+        )
+      )`);
+    await knex.raw(
+      `CREATE UNIQUE INDEX accounts_system_code_currency ON accounts (system_code, currency) WHERE kind = 'system'`,
+    );
+    await knex.raw(
+      `CREATE INDEX accounts_user_created ON accounts (user_id, created_at, id) WHERE kind = 'user'`,
+    );
+  },
+  async down(knex) {
+    await knex.schema.dropTable('accounts');
+  },
+};
+
+const transactions: Migration = {
+  name: '002_transactions',
+  async up(knex) {
+    await knex.raw(`
+      CREATE TABLE transactions (
+        id uuid PRIMARY KEY,
+        account_id uuid NOT NULL,
+        -- Null once the owner was deleted and the row lives on as the receiving side of a transfer.
+        user_id uuid,
+        type text NOT NULL CHECK (type IN ('deposit', 'withdrawal', 'transfer')),
+        status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'completed', 'failed', 'canceled')),
+        amount bigint NOT NULL CHECK (amount > 0),
+        currency char(3) NOT NULL,
+        fee bigint NOT NULL DEFAULT 0 CHECK (fee >= 0),
+        counterparty_account_id uuid,
+        counterparty_user_id uuid,
+        exchange_rate numeric CHECK (exchange_rate > 0),
+        converted_amount bigint CHECK (converted_amount > 0),
+        converted_currency char(3),
+        payment_id text,
+        failure_reason text,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        completed_at timestamptz,
+        CONSTRAINT transactions_counterparty CHECK ((type = 'transfer') = (counterparty_account_id IS NOT NULL)),
+        CONSTRAINT transactions_conversion CHECK (
+          (exchange_rate IS NULL) = (converted_amount IS NULL) AND (converted_amount IS NULL) = (converted_currency IS NULL)
+        ),
+        CONSTRAINT transactions_owner CHECK (user_id IS NOT NULL OR (type = 'transfer' AND status = 'completed')),
+        CONSTRAINT transactions_completed_at CHECK ((status = 'completed') = (completed_at IS NOT NULL))
+      )`);
+    await knex.raw(
+      `CREATE INDEX transactions_user_created ON transactions (user_id, created_at DESC, id DESC)`,
+    );
+    await knex.raw(
+      `CREATE INDEX transactions_account_created ON transactions (account_id, created_at DESC, id DESC)`,
+    );
+    await knex.raw(`
+      CREATE INDEX transactions_counterparty_account_created
+      ON transactions (counterparty_account_id, created_at DESC, id DESC)
+      WHERE counterparty_account_id IS NOT NULL`);
+    await knex.raw(`
+      CREATE INDEX transactions_counterparty_user_created
+      ON transactions (counterparty_user_id, created_at DESC, id DESC)
+      WHERE counterparty_user_id IS NOT NULL`);
+    await knex.raw(`CREATE INDEX transactions_pending ON transactions (created_at) WHERE status = 'pending'`);
+  },
+  async down(knex) {
+    await knex.schema.dropTable('transactions');
+  },
+};
+
+const entries: Migration = {
+  name: '003_entries',
+  async up(knex) {
+    // No foreign keys: the journal outlives the accounts and transactions of a deleted user.
+    await knex.raw(`
+      CREATE TABLE entries (
+        id bigserial PRIMARY KEY,
+        transaction_id uuid NOT NULL,
+        account_id uuid NOT NULL,
+        amount bigint NOT NULL CHECK (amount <> 0),
+        currency char(3) NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      )`);
+    await knex.raw(`CREATE INDEX entries_transaction ON entries (transaction_id)`);
+    await knex.raw(`CREATE INDEX entries_account ON entries (account_id)`);
+    await knex.raw(`
+      CREATE FUNCTION entries_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        RAISE EXCEPTION 'entries are append-only' USING ERRCODE = 'restrict_violation';
+      END $$`);
+    await knex.raw(`
+      CREATE TRIGGER entries_append_only BEFORE UPDATE OR DELETE ON entries
+      FOR EACH ROW EXECUTE FUNCTION entries_refuse_change()`);
+    await knex.raw(`
+      CREATE TRIGGER entries_no_truncate BEFORE TRUNCATE ON entries
+      FOR EACH STATEMENT EXECUTE FUNCTION entries_refuse_change()`);
+    await knex.raw(`
+      CREATE FUNCTION entries_check_balanced() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE total numeric;
+      BEGIN
+        SELECT sum(amount) INTO total FROM entries
+        WHERE transaction_id = NEW.transaction_id AND currency = NEW.currency;
+        IF total <> 0 THEN
+          RAISE EXCEPTION 'entries of transaction % do not balance in %: %', NEW.transaction_id, NEW.currency, total
+            USING ERRCODE = 'check_violation';
+        END IF;
+        RETURN NULL;
+      END $$`);
+    // Checked at commit, once every entry of the transaction is in.
+    await knex.raw(`
+      CREATE CONSTRAINT TRIGGER entries_balanced AFTER INSERT ON entries
+      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION entries_check_balanced()`);
+  },
+  async down(knex) {
+    await knex.schema.dropTable('entries');
+    await knex.raw('DROP FUNCTION entries_check_balanced()');
+    await knex.raw('DROP FUNCTION entries_refuse_change()');
+  },
+};
+
+const idempotencyKeys: Migration = {
+  name: '004_idempotency_keys',
+  async up(knex) {
+    await knex.raw(`
+      CREATE TABLE idempotency_keys (
+        user_id uuid NOT NULL,
+        key text NOT NULL,
+        fingerprint text NOT NULL,
+        transaction_id uuid NOT NULL,
+        response jsonb,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (user_id, key)
+      )`);
+    await knex.raw(`CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at)`);
+  },
+  async down(knex) {
+    await knex.schema.dropTable('idempotency_keys');
+  },
+};
+
+export const migrations: Migration[] = [
+  inboxMigration,
+  outboxMigration,
+  accounts,
+  transactions,
+  entries,
+  idempotencyKeys,
+];

@@ -1,0 +1,120 @@
+import { toMinorUnits } from '@payments/contracts';
+import type { Account, Transaction, TransactionStatus, TransactionType } from '../domain/transaction.js';
+
+/** Row shapes as pg returns them: BIGINT and NUMERIC arrive as strings. */
+export interface AccountRow {
+  id: string;
+  user_id: string;
+  currency: string;
+  balance: string;
+  available_balance: string;
+  metadata: Record<string, unknown>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface TransactionRow {
+  id: string;
+  account_id: string;
+  user_id: string | null;
+  type: TransactionType;
+  status: TransactionStatus;
+  amount: string;
+  currency: string;
+  fee: string;
+  counterparty_account_id: string | null;
+  counterparty_user_id: string | null;
+  exchange_rate: string | null;
+  converted_amount: string | null;
+  converted_currency: string | null;
+  payment_id: string | null;
+  failure_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+}
+
+export const ACCOUNT_COLUMNS = [
+  'id',
+  'user_id',
+  'currency',
+  'balance',
+  'available_balance',
+  'metadata',
+  'created_at',
+  'updated_at',
+];
+
+export function toAccount(row: AccountRow): Account {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    currency: row.currency,
+    balance: toMinorUnits(row.balance),
+    availableBalance: toMinorUnits(row.available_balance),
+    metadata: row.metadata,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export function toTransaction(row: TransactionRow): Transaction {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    userId: row.user_id,
+    type: row.type,
+    status: row.status,
+    amount: toMinorUnits(row.amount),
+    currency: row.currency,
+    fee: toMinorUnits(row.fee),
+    counterpartyAccountId: row.counterparty_account_id,
+    counterpartyUserId: row.counterparty_user_id,
+    exchangeRate: row.exchange_rate,
+    convertedAmount: row.converted_amount === null ? null : toMinorUnits(row.converted_amount),
+    convertedCurrency: row.converted_currency,
+    paymentId: row.payment_id,
+    failureReason: row.failure_reason,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    completedAt: row.completed_at,
+  };
+}
+
+/** A transaction as JSON (idempotent replays keep the first answer): bigints as strings, dates as ISO strings. */
+export function transactionSnapshot(transaction: Transaction): TransactionRow {
+  return {
+    id: transaction.id,
+    account_id: transaction.accountId,
+    user_id: transaction.userId,
+    type: transaction.type,
+    status: transaction.status,
+    amount: transaction.amount.toString(),
+    currency: transaction.currency,
+    fee: transaction.fee.toString(),
+    counterparty_account_id: transaction.counterpartyAccountId,
+    counterparty_user_id: transaction.counterpartyUserId,
+    exchange_rate: transaction.exchangeRate,
+    converted_amount: transaction.convertedAmount?.toString() ?? null,
+    converted_currency: transaction.convertedCurrency,
+    payment_id: transaction.paymentId,
+    failure_reason: transaction.failureReason,
+    created_at: transaction.createdAt,
+    updated_at: transaction.updatedAt,
+    completed_at: transaction.completedAt,
+  };
+}
+
+export function fromSnapshot(snapshot: Record<string, unknown>): Transaction {
+  const row = snapshot as unknown as TransactionRow & {
+    created_at: string;
+    updated_at: string;
+    completed_at: string | null;
+  };
+  return toTransaction({
+    ...row,
+    created_at: new Date(row.created_at),
+    updated_at: new Date(row.updated_at),
+    completed_at: row.completed_at === null ? null : new Date(row.completed_at),
+  });
+}

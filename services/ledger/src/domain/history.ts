@@ -1,0 +1,45 @@
+import { validationError } from '@payments/service-kit';
+import type { TransactionStatus, TransactionType } from './transaction.js';
+
+export interface HistoryFilter {
+  type?: TransactionType;
+  status?: TransactionStatus;
+  /** Inclusive lower bound. */
+  from?: Date;
+  /** Exclusive upper bound: the start of the day after `to`. */
+  before?: Date;
+}
+
+export interface PageRequest {
+  limit: number;
+  offset: number;
+}
+
+export interface Page<T> {
+  data: T[];
+  total: number;
+}
+
+const DAY_MS = 86_400_000;
+
+function readDay(value: string, field: string): Date {
+  const day = new Date(`${value}T00:00:00.000Z`);
+  // Date rolls 2024-02-30 over into March; a real day formats back to itself.
+  if (Number.isNaN(day.getTime()) || day.toISOString().slice(0, 10) !== value) {
+    throw validationError(
+      [{ field, message: 'must be a calendar date as YYYY-MM-DD' }],
+      'Invalid query parameters',
+    );
+  }
+  return day;
+}
+
+/** `from` and `to` are whole UTC days, both inclusive. */
+export function readDateRange(from?: string, to?: string): Pick<HistoryFilter, 'from' | 'before'> {
+  const start = from === undefined ? undefined : readDay(from, 'from');
+  const end = to === undefined ? undefined : readDay(to, 'to');
+  if (start && end && start > end) {
+    throw validationError([{ field: 'from', message: 'must not be after to' }], 'Invalid query parameters');
+  }
+  return { from: start, before: end ? new Date(end.getTime() + DAY_MS) : undefined };
+}

@@ -1,0 +1,88 @@
+import { toMinorUnits, type MinorUnits } from '@payments/contracts';
+
+export const TRANSACTION_TYPES = ['deposit', 'withdrawal', 'transfer'] as const;
+export type TransactionType = (typeof TRANSACTION_TYPES)[number];
+
+export const TRANSACTION_STATUSES = ['pending', 'completed', 'failed', 'canceled'] as const;
+export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
+export type TerminalStatus = Exclude<TransactionStatus, 'pending'>;
+
+export interface Account {
+  id: string;
+  userId: string;
+  currency: string;
+  balance: MinorUnits;
+  availableBalance: MinorUnits;
+  metadata: Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface Transaction {
+  id: string;
+  accountId: string;
+  /** Null once its owner was deleted: a completed transfer lives on in the receiver's history. */
+  userId: string | null;
+  type: TransactionType;
+  status: TransactionStatus;
+  amount: MinorUnits;
+  currency: string;
+  fee: MinorUnits;
+  counterpartyAccountId: string | null;
+  counterpartyUserId: string | null;
+  /** Cross-currency transfers: the rate used, the amount credited and its currency. */
+  exchangeRate: string | null;
+  convertedAmount: MinorUnits | null;
+  convertedCurrency: string | null;
+  paymentId: string | null;
+  failureReason: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  completedAt: Date | null;
+}
+
+/** What a new transaction carries; the database assigns the timestamps and it starts pending. */
+export type NewTransaction = Omit<
+  Pick<
+    Transaction,
+    | 'id'
+    | 'accountId'
+    | 'userId'
+    | 'type'
+    | 'amount'
+    | 'currency'
+    | 'fee'
+    | 'counterpartyAccountId'
+    | 'counterpartyUserId'
+    | 'exchangeRate'
+    | 'convertedAmount'
+    | 'convertedCurrency'
+    | 'paymentId'
+  >,
+  'userId'
+> & { userId: string };
+
+/** Only a pending transaction moves, and only into a terminal state; terminal states never change. */
+export function canTransition(from: TransactionStatus, to: TransactionStatus): to is TerminalStatus {
+  return from === 'pending' && to !== 'pending';
+}
+
+/** Money set aside at acceptance: withdrawals and transfers hold amount plus fee; deposits hold nothing. */
+export function holdOf(transaction: Pick<Transaction, 'type' | 'amount' | 'fee'>): MinorUnits {
+  return transaction.type === 'deposit'
+    ? toMinorUnits(0n)
+    : toMinorUnits(transaction.amount + transaction.fee);
+}
+
+/** Who may read a transaction: its owner, an admin, and the receiving side of a completed transfer. */
+export function canRead(
+  transaction: Pick<Transaction, 'userId' | 'counterpartyUserId' | 'status' | 'type'>,
+  viewer: { userId: string; role: 'user' | 'admin' },
+): boolean {
+  if (viewer.role === 'admin' || transaction.userId === viewer.userId) return true;
+  return (
+    transaction.type === 'transfer' &&
+    transaction.status === 'completed' &&
+    transaction.counterpartyUserId === viewer.userId
+  );
+}

@@ -1,0 +1,14 @@
+import type { OutboxRelay } from '@payments/service-kit';
+import type { CurrencyDirectory } from '../data/currency-directory.js';
+import type { LedgerStore } from '../data/ledger-store.js';
+import type { FeeSchedule } from '../domain/fees.js';
+
+export interface LedgerHttpDeps {
+  store: LedgerStore;
+  currencies: CurrencyDirectory;
+  outbox: Pick<OutboxRelay, 'wake'>;
+  fees: FeeSchedule;
+  /** Largest amount per operation, in major units. */
+  maxAmount: number;
+  maxAccountsPerUser: number;
+}

@@ -1,0 +1,27 @@
+import type { Express, RequestHandler } from 'express';
+import { createAccountHandlers } from './account-handlers.js';
+import { createInternalHandlers } from './internal-handlers.js';
+import type { LedgerHttpDeps } from './ledger-http-deps.js';
+import { createMoneyHandlers } from './money-handlers.js';
+import { createTransactionHandlers } from './transaction-handlers.js';
+
+export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: LedgerHttpDeps): void {
+  const accounts = createAccountHandlers(deps);
+  const money = createMoneyHandlers(deps);
+  const transactions = createTransactionHandlers(deps);
+  const internal = createInternalHandlers(deps);
+
+  app.post('/account', auth, accounts.openAccount);
+  app.get('/accounts', auth, accounts.listAccounts);
+  app.get('/account/:id', auth, accounts.showAccount);
+  app.get('/account/:id/balance', auth, accounts.showBalance);
+  app.get('/account/:id/transactions', auth, transactions.listAccountTransactions);
+  app.post('/account/:id/deposit', auth, money.deposit);
+  app.post('/account/:id/withdraw', auth, money.withdraw);
+  app.post('/account/:id/transfer', auth, money.transfer);
+  app.get('/transactions', auth, transactions.listTransactions);
+  app.get('/transaction/:id', auth, transactions.showTransaction);
+
+  app.get('/internal/users/:id/holdings', internal.showHoldings);
+  app.get('/internal/audit', internal.showAudit);
+}

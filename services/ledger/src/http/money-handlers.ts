@@ -1,0 +1,188 @@
+import { randomUUID } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
+import { formatMinor, type MinorUnits } from '@payments/contracts';
+import { apiVersionOf, AppError, bodyValidator, notFound } from '@payments/service-kit';
+import { feeFor } from '../domain/fees.js';
+import { readIdempotencyKey, requestFingerprint } from '../domain/idempotency.js';
+import {
+  convertAmount,
+  invalidAmount,
+  parseDecimal,
+  readAmount,
+  type CurrencyUnit,
+} from '../domain/money.js';
+import { holdOf, type Account, type NewTransaction, type TransactionType } from '../domain/transaction.js';
+import { requestedEvent } from '../events/ledger-events.js';
+import {
+  correlationIdOf,
+  currencyUnitOf,
+  exponentsFor,
+  ownAccount,
+  pathId,
+  viewerOf,
+  type Viewer,
+} from './access.js';
+import type { LedgerHttpDeps } from './ledger-http-deps.js';
+import { renderTransaction } from './presenters.js';
+import { MoneyBody, TransferBody } from './schemas.js';
+
+const readMoney = bodyValidator(MoneyBody);
+const readTransfer = bodyValidator(TransferBody);
+
+interface Prepared<B> {
+  body: B;
+  viewer: Viewer;
+  account: Account;
+  currency: CurrencyUnit;
+  amount: MinorUnits;
+  fee: MinorUnits;
+  idempotencyKey: string | null;
+}
+
+const noConversion = { exchangeRate: null, convertedAmount: null, convertedCurrency: null };
+
+export function createMoneyHandlers({ store, currencies, outbox, fees, maxAmount }: LedgerHttpDeps) {
+  /** Checks a money request against its account and works out amount and fee, before anything is written. */
+  const prepare = async <B extends { amount: unknown; currency: string }>(
+    req: Request,
+    type: TransactionType,
+    readBody: (req: Request) => B,
+  ): Promise<Prepared<B>> => {
+    const accountId = pathId(req, 'Account');
+    const body = readBody(req);
+    const viewer = viewerOf(req);
+    const idempotencyKey = readIdempotencyKey(req.get('idempotency-key'));
+    const account = await ownAccount(store, accountId, viewer);
+    const requested = body.currency.trim().toUpperCase();
+    if (requested !== account.currency) {
+      throw new AppError(
+        'INVALID_CURRENCY',
+        `The account holds ${account.currency}; the request is in ${requested}`,
+        [{ field: 'currency', message: `must be ${account.currency}, the account currency` }],
+      );
+    }
+    const currency = await currencyUnitOf(currencies, account.currency);
+    const amount = readAmount(body.amount, currency, maxAmount);
+    const fee = feeFor(amount, fees[type], currency);
+    return { body, viewer, account, currency, amount, fee, idempotencyKey };
+  };
+
+  const draftOf = (type: TransactionType, prepared: Prepared<unknown>): NewTransaction => {
+    const id = randomUUID();
+    return {
+      id,
+      accountId: prepared.account.id,
+      userId: prepared.viewer.userId,
+      type,
+      amount: prepared.amount,
+      currency: prepared.account.currency,
+      fee: prepared.fee,
+      counterpartyAccountId: null,
+      counterpartyUserId: null,
+      ...noConversion,
+      // Deposits and payouts go through the provider under the transaction's own id.
+      paymentId: type === 'transfer' ? null : id,
+    };
+  };
+
+  /** One database transaction: idempotency key, transaction, its requested event, hold. 202, or a replay. */
+  const accept = async (req: Request, res: Response, draft: NewTransaction, prepared: Prepared<unknown>) => {
+    const { idempotencyKey: key, viewer } = prepared;
+    const fingerprint = requestFingerprint(draft.type, draft.accountId, req.body);
+    const correlationId = correlationIdOf(req);
+    const outcome = await store.inTransaction(async (unit) => {
+      if (key) {
+        const claim = await unit.claimIdempotencyKey({
+          userId: viewer.userId,
+          key,
+          fingerprint,
+          transactionId: draft.id,
+        });
+        if (claim.kind === 'existing') {
+          if (claim.fingerprint !== fingerprint) {
+            throw new AppError('CONFLICT', 'This Idempotency-Key was already used for a different request');
+          }
+          return { transaction: claim.transaction, replayed: true };
+        }
+      }
+      const hold = holdOf(draft);
+      // A deposit holds nothing, so only a share lock keeps its account from being deleted until commit.
+      if (hold === 0n && !(await unit.shareAccount(draft.accountId))) throw notFound('Account');
+      if (draft.counterpartyAccountId && !(await unit.shareAccount(draft.counterpartyAccountId))) {
+        throw notFound('Destination account');
+      }
+      const transaction = await unit.insertTransaction(draft);
+      await unit.enqueue([requestedEvent(transaction, correlationId)]);
+      if (key) await unit.recordIdempotentResponse(viewer.userId, key, transaction);
+      // The hold comes last so the account row stays locked only until commit; refusing rolls it all back.
+      if (hold > 0n && !(await unit.holdFunds(draft.accountId, hold))) {
+        if (!(await unit.shareAccount(draft.accountId))) throw notFound('Account');
+        throw new AppError(
+          'INSUFFICIENT_FUNDS',
+          `The available balance does not cover ${formatMinor(hold, prepared.currency.exponent)} ${draft.currency}`,
+        );
+      }
+      return { transaction, replayed: false };
+    });
+    if (!outcome.replayed) outbox.wake();
+    const { transaction } = outcome;
+    const exponents = await exponentsFor(
+      currencies,
+      [transaction.currency, transaction.convertedCurrency].filter((code): code is string => code !== null),
+    );
+    res.status(202).location(`/transaction/${transaction.id}`);
+    if (outcome.replayed) res.set('Idempotent-Replayed', 'true');
+    res.json(renderTransaction(transaction, exponents, apiVersionOf(req)));
+  };
+
+  const deposit: RequestHandler = async (req, res) => {
+    const prepared = await prepare(req, 'deposit', readMoney);
+    if (prepared.fee >= prepared.amount) {
+      throw invalidAmount(
+        `must be more than the deposit fee of ${formatMinor(prepared.fee, prepared.currency.exponent)}`,
+      );
+    }
+    await accept(req, res, draftOf('deposit', prepared), prepared);
+  };
+
+  const withdraw: RequestHandler = async (req, res) => {
+    const prepared = await prepare(req, 'withdrawal', readMoney);
+    await accept(req, res, draftOf('withdrawal', prepared), prepared);
+  };
+
+  const transfer: RequestHandler = async (req, res) => {
+    const prepared = await prepare(req, 'transfer', readTransfer);
+    const destinationId = prepared.body.to_account_id.toLowerCase();
+    if (destinationId === prepared.account.id) {
+      throw new AppError('BUSINESS_RULE_VIOLATION', 'A transfer needs two different accounts', [
+        { field: 'to_account_id', message: 'must differ from the source account' },
+      ]);
+    }
+    const destination = await store.findUserAccount(destinationId);
+    if (!destination) throw notFound('Destination account');
+    const crossCurrency = destination.currency !== prepared.account.currency;
+    const draft: NewTransaction = {
+      ...draftOf('transfer', prepared),
+      counterpartyAccountId: destination.id,
+      counterpartyUserId: destination.userId,
+      ...(crossCurrency ? await conversionOf(prepared, destination.currency) : noConversion),
+    };
+    await accept(req, res, draft, prepared);
+  };
+
+  /** Cross-currency transfers convert at the currency service's (cached) rate, fixed at acceptance. */
+  const conversionOf = async (prepared: Prepared<unknown>, targetCode: string) => {
+    const from = prepared.currency.code;
+    const quote = await currencies.rate(from, targetCode);
+    const rate = quote ? parseDecimal(quote.rate) : null;
+    if (!quote || !rate || rate.units === 0n) {
+      throw new AppError('INVALID_CURRENCY', `No exchange rate from ${from} to ${targetCode} is available`);
+    }
+    const target = await currencyUnitOf(currencies, targetCode);
+    const convertedAmount = convertAmount(prepared.amount, rate, prepared.currency, target);
+    if (convertedAmount <= 0n) throw invalidAmount(`is too small to convert into ${targetCode}`);
+    return { exchangeRate: quote.rate, convertedAmount, convertedCurrency: targetCode };
+  };
+
+  return { deposit, withdraw, transfer };
+}

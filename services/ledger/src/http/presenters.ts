@@ -1,0 +1,116 @@
+import { minorToNumber, versionAtLeast, type ApiVersion } from '@payments/contracts';
+import type { AuditReport, Holdings } from '../data/ledger-store.js';
+import type { Account, Transaction } from '../domain/transaction.js';
+
+/** Exponent by currency code, for turning minor units into JSON numbers at the edge. */
+export type Exponents = ReadonlyMap<string, number>;
+
+export function exponentIn(exponents: Exponents, currency: string): number {
+  const exponent = exponents.get(currency);
+  if (exponent === undefined) throw new Error(`no exponent known for ${currency}`);
+  return exponent;
+}
+
+export function renderAccount(account: Account, exponent: number) {
+  return {
+    id: account.id,
+    user_id: account.userId,
+    currency: account.currency,
+    balance: minorToNumber(account.balance, exponent),
+    available_balance: minorToNumber(account.availableBalance, exponent),
+    metadata: account.metadata,
+    created_at: account.createdAt.toISOString(),
+    updated_at: account.updatedAt.toISOString(),
+  };
+}
+
+export function renderBalance(account: Account, exponent: number) {
+  return {
+    account_id: account.id,
+    balance: minorToNumber(account.balance, exponent),
+    currency: account.currency,
+    available_balance: minorToNumber(account.availableBalance, exponent),
+  };
+}
+
+/** v1.0 fields, plus `fee` from v1.1 and, for cross-currency transfers, the rate and the converted amount. */
+export function renderTransaction(transaction: Transaction, exponents: Exponents, version: ApiVersion) {
+  const exponent = exponentIn(exponents, transaction.currency);
+  const body = {
+    id: transaction.id,
+    account_id: transaction.accountId,
+    type: transaction.type,
+    status: transaction.status,
+    amount: minorToNumber(transaction.amount, exponent),
+    currency: transaction.currency,
+    counterparty_account_id: transaction.counterpartyAccountId,
+    payment_id: transaction.paymentId,
+    failure_reason: transaction.failureReason,
+    created_at: transaction.createdAt.toISOString(),
+    updated_at: transaction.updatedAt.toISOString(),
+    completed_at: transaction.completedAt?.toISOString() ?? null,
+  };
+  if (!versionAtLeast(version, '1.1')) return body;
+  const conversion =
+    transaction.convertedAmount !== null && transaction.convertedCurrency !== null
+      ? {
+          exchange_rate: Number(transaction.exchangeRate),
+          converted_amount: minorToNumber(
+            transaction.convertedAmount,
+            exponentIn(exponents, transaction.convertedCurrency),
+          ),
+        }
+      : {};
+  return { ...body, fee: minorToNumber(transaction.fee, exponent), ...conversion };
+}
+
+export function renderPagination(limit: number, offset: number, total: number) {
+  return { limit, offset, total };
+}
+
+export function renderHoldings(holdings: Holdings) {
+  return {
+    balance_total_nonzero: holdings.balanceTotalNonzero,
+    pending_transactions: holdings.pendingTransactions,
+  };
+}
+
+/** Internal: amounts stay in minor units, as strings. */
+export function renderAudit(report: AuditReport) {
+  const minor = (value: bigint) => value.toString();
+  return {
+    ok: report.ok,
+    checked_at: report.checkedAt.toISOString(),
+    counts: report.counts,
+    system_balances: report.systemBalances.map((a) => ({
+      code: a.code,
+      currency: a.currency,
+      balance: minor(a.balance),
+    })),
+    unbalanced_transactions: report.unbalancedTransactions.map((t) => ({
+      transaction_id: t.transactionId,
+      currency: t.currency,
+      sum: minor(t.sum),
+    })),
+    balance_mismatches: report.balanceMismatches.map((a) => ({
+      account_id: a.accountId,
+      balance: minor(a.balance),
+      entries: minor(a.entries),
+    })),
+    invalid_balances: report.invalidBalances.map((a) => ({
+      account_id: a.accountId,
+      balance: minor(a.balance),
+      available_balance: minor(a.availableBalance),
+    })),
+    hold_mismatches: report.holdMismatches.map((a) => ({
+      account_id: a.accountId,
+      held: minor(a.held),
+      pending: minor(a.pending),
+    })),
+    misbooked_transactions: report.misbookedTransactions.map((t) => ({
+      transaction_id: t.transactionId,
+      status: t.status,
+      entries: t.entries,
+    })),
+  };
+}

@@ -1,0 +1,64 @@
+import type { RequestHandler } from 'express';
+import { accessDenied, apiVersionOf, notFound, queryValidator } from '@payments/service-kit';
+import type { HistoryScope } from '../data/ledger-store.js';
+import { readDateRange } from '../domain/history.js';
+import { canRead, type Transaction } from '../domain/transaction.js';
+import { exponentsFor, pathId, readableAccount, viewerOf } from './access.js';
+import type { LedgerHttpDeps } from './ledger-http-deps.js';
+import { renderPagination, renderTransaction } from './presenters.js';
+import { HistoryQuery } from './schemas.js';
+
+const readHistoryQuery = queryValidator(HistoryQuery);
+
+const currenciesOf = (transactions: Transaction[]) =>
+  transactions.flatMap((t) => (t.convertedCurrency ? [t.currency, t.convertedCurrency] : [t.currency]));
+
+export function createTransactionHandlers({ store, currencies }: LedgerHttpDeps) {
+  const showTransaction: RequestHandler = async (req, res) => {
+    const viewer = viewerOf(req);
+    const transaction = await store.findTransaction(pathId(req, 'Transaction'));
+    if (!transaction) throw notFound('Transaction');
+    if (!canRead(transaction, viewer)) throw accessDenied('This transaction belongs to another user');
+    const exponents = await exponentsFor(currencies, currenciesOf([transaction]));
+    res.json(renderTransaction(transaction, exponents, apiVersionOf(req)));
+  };
+
+  const sendHistory = async (
+    req: Parameters<RequestHandler>[0],
+    res: Parameters<RequestHandler>[1],
+    scopeOf: (query: ReturnType<typeof readHistoryQuery>) => Promise<HistoryScope>,
+  ) => {
+    const query = readHistoryQuery(req);
+    const range = readDateRange(query.from, query.to);
+    const scope = await scopeOf(query);
+    const { limit, offset } = query;
+    const page = await store.listTransactions(
+      scope,
+      { type: query.type, status: query.status, ...range },
+      { limit, offset },
+    );
+    const exponents = await exponentsFor(currencies, currenciesOf(page.data));
+    const version = apiVersionOf(req);
+    res.json({
+      data: page.data.map((transaction) => renderTransaction(transaction, exponents, version)),
+      pagination: renderPagination(limit, offset, page.total),
+    });
+  };
+
+  /** The caller's transactions, or one of their accounts' with `account_id`. */
+  const listTransactions: RequestHandler = (req, res) =>
+    sendHistory(req, res, async (query) => {
+      const viewer = viewerOf(req);
+      if (!query.account_id) return { userId: viewer.userId };
+      const account = await readableAccount(store, query.account_id.toLowerCase(), viewer);
+      return { accountId: account.id };
+    });
+
+  const listAccountTransactions: RequestHandler = (req, res) =>
+    sendHistory(req, res, async () => {
+      const account = await readableAccount(store, pathId(req, 'Account'), viewerOf(req));
+      return { accountId: account.id };
+    });
+
+  return { showTransaction, listTransactions, listAccountTransactions };
+}

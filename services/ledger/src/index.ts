@@ -1,0 +1,2 @@
+export { startLedger } from './service.js';
+export { LedgerConfigSchema, type LedgerConfig } from './config.js';

@@ -1,0 +1,102 @@
+import {
+  connectBus,
+  createHttpApp,
+  createJwksTokenVerifier,
+  createLogger,
+  createMetrics,
+  createRevocationList,
+  createShutdown,
+  isDatabaseUp,
+  openDatabase,
+  requireAuth,
+  serveHttp,
+  startOutboxRelay,
+  type RunningService,
+  type ServiceDeps,
+} from '@payments/service-kit';
+import type { LedgerConfig } from './config.js';
+import { createCurrencyDirectory } from './data/currency-directory.js';
+import { createLedgerStore } from './data/ledger-store.js';
+import { migrations } from './data/migrations.js';
+import { feeRule, type FeeSchedule } from './domain/fees.js';
+import { startLedgerConsumer } from './events/ledger-consumer.js';
+import { startMaintenance } from './events/maintenance.js';
+import { mountLedgerRoutes } from './http/ledger-routes.js';
+
+export function feeScheduleOf(config: LedgerConfig): FeeSchedule {
+  return {
+    deposit: feeRule(config.FEE_DEPOSIT_FIXED, config.FEE_DEPOSIT_PERCENT),
+    withdrawal: feeRule(config.FEE_WITHDRAWAL_FIXED, config.FEE_WITHDRAWAL_PERCENT),
+    transfer: feeRule(config.FEE_TRANSFER_FIXED, config.FEE_TRANSFER_PERCENT),
+  };
+}
+
+export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}): Promise<RunningService> {
+  const logger = deps.logger ?? createLogger('ledger', config.LOG_LEVEL);
+  const fees = feeScheduleOf(config);
+  const shutdown = createShutdown(logger);
+  try {
+    const knex = await openDatabase({ url: config.DATABASE_URL, migrations, logger });
+    shutdown.add('database pool', () => knex.destroy());
+    const bus = await connectBus(config, logger, shutdown, deps.bus);
+    const store = createLedgerStore(knex);
+
+    const outbox = startOutboxRelay({ knex, bus, logger });
+    shutdown.add('outbox relay', () => outbox.stop());
+    const consumer = await startLedgerConsumer({ bus, store, outbox });
+    shutdown.add('ledger consumer', () => consumer.stop());
+    const revocations = createRevocationList();
+    const revocationFeed = await bus.broadcast('revocations', {
+      TokenRevoked: async (event) => revocations.add(event.data),
+    });
+    shutdown.add('revocation feed', () => revocationFeed.stop());
+    const maintenance = startMaintenance({
+      store,
+      outbox,
+      logger,
+      holdExpiryMs: config.HOLD_EXPIRY_SECONDS * 1000,
+      idempotencyTtlMs: config.IDEMPOTENCY_TTL_HOURS * 3_600_000,
+      intervalMs: config.HOLD_SWEEP_INTERVAL_MS,
+    });
+    shutdown.add('maintenance', () => maintenance.stop());
+
+    const verifier = createJwksTokenVerifier({
+      jwksUrl: config.JWKS_URL ?? new URL('/.well-known/jwks.json', config.IDENTITY_URL).toString(),
+      issuer: config.JWT_ISSUER,
+      audience: config.JWT_AUDIENCE,
+      revocations,
+      logger,
+    });
+    const currencies = createCurrencyDirectory({
+      baseUrl: config.CURRENCY_URL,
+      ttlMs: config.CURRENCY_CACHE_TTL_SECONDS * 1000,
+      rateTtlMs: config.RATE_CACHE_TTL_SECONDS * 1000,
+      logger,
+    });
+    const app = createHttpApp(
+      {
+        logger,
+        metrics: createMetrics('ledger'),
+        readiness: [
+          { name: 'database', check: () => isDatabaseUp(knex) },
+          { name: 'event bus', check: () => bus.isConnected() },
+        ],
+      },
+      (routes) =>
+        mountLedgerRoutes(routes, requireAuth(verifier), {
+          store,
+          currencies,
+          outbox,
+          fees,
+          maxAmount: config.MAX_AMOUNT,
+          maxAccountsPerUser: config.MAX_ACCOUNTS_PER_USER,
+        }),
+    );
+    const address = await serveHttp('ledger', app, config, shutdown);
+    logger.info({ url: address.url }, 'ledger listening');
+    return { ...address, stop: () => shutdown.run() };
+  } catch (error) {
+    await shutdown.run();
+    throw error;
+  }
+}

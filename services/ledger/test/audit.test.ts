@@ -1,0 +1,116 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { createLogger, openDatabase, type Knex } from '@payments/service-kit';
+import { migrations } from '../src/data/migrations.js';
+import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+
+const auditScript = fileURLToPath(new URL('../scripts/audit.ts', import.meta.url));
+
+describe('ledger audit and database backstops', function () {
+  this.timeout(60_000);
+  let ledger: LedgerHarness;
+  let knex: Knex;
+  let alice: TestUser;
+  let accountId: string;
+
+  before(async () => {
+    ledger = await startLedgerHarness();
+    knex = await openDatabase({
+      url: ledger.databaseUrl,
+      migrations,
+      logger: createLogger('audit-test', 'silent'),
+    });
+    alice = ledger.newUser();
+    accountId = (await ledger.openAccount(alice)).id;
+    await ledger.fund(alice, accountId, 25);
+  });
+  after(async () => {
+    await knex?.destroy();
+    await ledger?.stop();
+  });
+
+  const runScript = () =>
+    promisify(execFile)(process.execPath, ['--import', 'tsx', auditScript], {
+      env: { ...process.env, DATABASE_URL: ledger.databaseUrl, LOG_LEVEL: 'silent' },
+    }).then(
+      ({ stdout }) => ({ code: 0, report: JSON.parse(stdout) }),
+      (error: { code: number; stdout: string }) => ({ code: error.code, report: JSON.parse(error.stdout) }),
+    );
+
+  it('passes on consistent books, over HTTP and from the audit script', async () => {
+    const audit = await ledger.audit();
+    expect(audit.ok).to.equal(true);
+    expect(audit.counts).to.deep.include({ entries: 2 });
+    const script = await runScript();
+    expect(script.code).to.equal(0);
+    expect(script.report.ok).to.equal(true);
+  });
+
+  it('reports an account whose balance disagrees with its entries, and the script exits 1', async () => {
+    await knex('accounts').where({ id: accountId }).increment({ balance: 1, available_balance: 1 });
+    try {
+      const audit = await ledger.audit();
+      expect(audit.ok).to.equal(false);
+      expect(audit.balance_mismatches).to.deep.equal([
+        { account_id: accountId, balance: '2501', entries: '2500' },
+      ]);
+      const script = await runScript();
+      expect(script.code).to.equal(1);
+    } finally {
+      await knex('accounts').where({ id: accountId }).decrement({ balance: 1, available_balance: 1 });
+    }
+    expect((await ledger.audit()).ok).to.equal(true);
+  });
+
+  it('reports held money that no pending transaction explains', async () => {
+    await knex('accounts').where({ id: accountId }).decrement({ available_balance: 5 });
+    try {
+      const audit = await ledger.audit();
+      expect(audit.hold_mismatches).to.deep.equal([{ account_id: accountId, held: '5', pending: '0' }]);
+    } finally {
+      await knex('accounts').where({ id: accountId }).increment({ available_balance: 5 });
+    }
+  });
+
+  it('keeps entries append-only', async () => {
+    let error: unknown;
+    await knex('entries')
+      .update({ amount: 1 })
+      .catch((e: unknown) => (error = e));
+    expect(String(error)).to.match(/append-only/);
+    error = undefined;
+    await knex('entries')
+      .delete()
+      .catch((e: unknown) => (error = e));
+    expect(String(error)).to.match(/append-only/);
+  });
+
+  it('refuses at commit entries that do not balance', async () => {
+    let error: unknown;
+    await knex
+      .transaction(async (trx) => {
+        await trx('entries').insert({
+          transaction_id: '00000000-0000-4000-8000-000000000001',
+          account_id: accountId,
+          amount: 100,
+          currency: 'USD',
+        });
+      })
+      .catch((e: unknown) => (error = e));
+    expect(String(error)).to.match(/do not balance/);
+  });
+
+  it('refuses a negative user balance or an available balance above the balance', async () => {
+    for (const change of [{ balance: -1, available_balance: -1 }, { available_balance: 1_000_000 }]) {
+      let error: unknown;
+      await knex('accounts')
+        .where({ id: accountId })
+        .update(change)
+        .catch((e: unknown) => (error = e));
+      expect(String(error)).to.match(/accounts_user_balances/);
+    }
+    expect((await ledger.audit()).ok).to.equal(true);
+  });
+});

@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import type { EventEnvelope } from '@payments/contracts';
+import type { Consumer } from '@payments/service-kit';
+import { eventually } from '@payments/testkit';
+import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+
+describe('ledger deposits over RabbitMQ', () => {
+  let ledger: LedgerHarness;
+  let alice: TestUser;
+  let sandbox: Consumer;
+  const requested: EventEnvelope<'DepositRequested'>[] = [];
+
+  before(async () => {
+    ledger = await startLedgerHarness({ transport: 'amqp' });
+    sandbox = await ledger.bus.consume('provider-sandbox', {
+      DepositRequested: async (event) => {
+        requested.push(event);
+      },
+    });
+  });
+  after(async () => {
+    await sandbox?.stop();
+    await ledger?.stop();
+  });
+  beforeEach(() => {
+    alice = ledger.newUser();
+  });
+  afterEach(async () => {
+    expect(await ledger.audit()).to.include({ ok: true });
+  });
+
+  it('publishes DepositRequested to the provider queue and credits on PaymentProcessed', async () => {
+    const account = await ledger.openAccount(alice);
+    const deposit = await ledger.deposit(alice, account.id, 100.5);
+    expect(deposit.status).to.equal(202);
+    expect((await ledger.balanceOf(alice, account.id)).balance).to.equal(0);
+    const seen = await eventually(
+      async () => requested.find((event) => event.data.transaction_id === deposit.body.id),
+      (event) => event !== undefined,
+    );
+    expect(seen?.data.amount).to.equal(10050);
+    await ledger.confirm(deposit.body.id);
+    await ledger.waitForStatus(alice, deposit.body.id, 'completed');
+    expect(await ledger.balanceOf(alice, account.id)).to.include({
+      balance: 100.5,
+      available_balance: 100.5,
+    });
+  });
+
+  it('credits once when the same PaymentProcessed is delivered five times concurrently', async () => {
+    const account = await ledger.openAccount(alice);
+    const deposit = await ledger.deposit(alice, account.id, 70);
+    const eventId = randomUUID();
+    await Promise.all(
+      Array.from({ length: 5 }, () => ledger.confirm(deposit.body.id, 'completed', {}, eventId)),
+    );
+    await ledger.waitForStatus(alice, deposit.body.id, 'completed');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await ledger.balanceOf(alice, account.id)).balance).to.equal(70);
+  });
+
+  it('keeps publishing after completions, whose announcements no queue is bound to', async () => {
+    const account = await ledger.openAccount(alice);
+    for (const amount of [1, 2]) {
+      const deposit = await ledger.deposit(alice, account.id, amount);
+      await eventually(
+        async () => requested.some((event) => event.data.transaction_id === deposit.body.id),
+        Boolean,
+      );
+      await ledger.confirm(deposit.body.id);
+      await ledger.waitForStatus(alice, deposit.body.id, 'completed');
+    }
+    const last = await ledger.deposit(alice, account.id, 3);
+    await eventually(
+      async () => requested.some((event) => event.data.transaction_id === last.body.id),
+      Boolean,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // A stuck outbox would keep republishing the whole batch; each request must arrive exactly once.
+    const mine = requested.filter((event) => event.data.account_id === account.id);
+    expect(mine.map((event) => event.data.amount).sort()).to.deep.equal([100, 200, 300]);
+  });
+
+  it('fails the deposit without a credit when the payment failed', async () => {
+    const account = await ledger.openAccount(alice);
+    const deposit = await ledger.deposit(alice, account.id, 9);
+    await ledger.confirm(deposit.body.id, 'failed');
+    const failed = await ledger.waitForStatus(alice, deposit.body.id, 'failed');
+    expect(failed.body.failure_reason).to.be.a('string');
+    expect((await ledger.balanceOf(alice, account.id)).balance).to.equal(0);
+  });
+});

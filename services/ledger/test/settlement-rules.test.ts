@@ -1,0 +1,204 @@
+import { expect } from 'chai';
+import { toMinorUnits } from '@payments/contracts';
+import { decideConfirmation } from '../src/domain/confirmation.js';
+import {
+  accountChangesOf,
+  assertBalanced,
+  closingOf,
+  completionOf,
+  releaseOf,
+  type Leg,
+} from '../src/domain/settlement.js';
+import { canRead, canTransition, holdOf, type Transaction } from '../src/domain/transaction.js';
+
+const SOURCE = '11111111-1111-4111-8111-111111111111';
+const DESTINATION = '22222222-2222-4222-8222-222222222222';
+
+function transaction(overrides: Partial<Transaction> = {}): Transaction {
+  const now = new Date();
+  return {
+    id: '33333333-3333-4333-8333-333333333333',
+    accountId: SOURCE,
+    userId: 'user-a',
+    type: 'deposit',
+    status: 'pending',
+    amount: toMinorUnits(1000n),
+    currency: 'USD',
+    fee: toMinorUnits(0n),
+    counterpartyAccountId: null,
+    counterpartyUserId: null,
+    exchangeRate: null,
+    convertedAmount: null,
+    convertedCurrency: null,
+    paymentId: null,
+    failureReason: null,
+    createdAt: now,
+    updatedAt: now,
+    completedAt: null,
+    ...overrides,
+  };
+}
+
+const sumsByCurrency = (legs: Leg[]) => {
+  const sums: Record<string, bigint> = {};
+  for (const leg of legs) sums[leg.currency] = (sums[leg.currency] ?? 0n) + leg.amount;
+  return sums;
+};
+
+describe('settlement rules', () => {
+  it('completes a deposit: account credited net of fee, clearing debited, fee to revenue', () => {
+    const settlement = completionOf(transaction({ fee: toMinorUnits(30n) }));
+    expect(sumsByCurrency(settlement.legs)).to.deep.equal({ USD: 0n });
+    expect(accountChangesOf(settlement)).to.deep.equal([
+      { accountId: SOURCE, balance: 970n, available: 970n },
+    ]);
+    expect(settlement.legs.map((l) => [l.target, l.amount])).to.deep.include.members([
+      [{ kind: 'system', code: 'provider_clearing' }, -1000n],
+      [{ kind: 'system', code: 'fee_revenue' }, 30n],
+    ]);
+  });
+
+  it('completes a withdrawal: balance debited with the fee, the hold released, available unchanged', () => {
+    const settlement = completionOf(transaction({ type: 'withdrawal', fee: toMinorUnits(35n) }));
+    expect(sumsByCurrency(settlement.legs)).to.deep.equal({ USD: 0n });
+    expect(accountChangesOf(settlement)).to.deep.equal([
+      { accountId: SOURCE, balance: -1035n, available: 0n },
+    ]);
+  });
+
+  it('completes a same-currency transfer between two accounts', () => {
+    const settlement = completionOf(
+      transaction({ type: 'transfer', fee: toMinorUnits(5n), counterpartyAccountId: DESTINATION }),
+      { accountId: DESTINATION, currency: 'USD' },
+    );
+    expect(sumsByCurrency(settlement.legs)).to.deep.equal({ USD: 0n });
+    expect(accountChangesOf(settlement)).to.deep.equal([
+      { accountId: SOURCE, balance: -1005n, available: 0n },
+      { accountId: DESTINATION, balance: 1000n, available: 1000n },
+    ]);
+  });
+
+  it('completes a cross-currency transfer through FX, balanced in each currency', () => {
+    const settlement = completionOf(
+      transaction({
+        type: 'transfer',
+        counterpartyAccountId: DESTINATION,
+        exchangeRate: '0.9',
+        convertedAmount: toMinorUnits(900n),
+        convertedCurrency: 'EUR',
+      }),
+      { accountId: DESTINATION, currency: 'EUR' },
+    );
+    expect(sumsByCurrency(settlement.legs)).to.deep.equal({ USD: 0n, EUR: 0n });
+    expect(accountChangesOf(settlement)).to.deep.include({
+      accountId: DESTINATION,
+      balance: 900n,
+      available: 900n,
+    });
+  });
+
+  it('refuses to settle a transfer without its destination or conversion', () => {
+    const transfer = transaction({ type: 'transfer', counterpartyAccountId: DESTINATION });
+    expect(() => completionOf(transfer)).to.throw(/destination/);
+    expect(() => completionOf(transfer, { accountId: DESTINATION, currency: 'EUR' })).to.throw(/conversion/);
+  });
+
+  it('releases exactly the hold on failure and writes no entries', () => {
+    expect(releaseOf(transaction())).to.deep.equal({ legs: [], release: null });
+    const failed = releaseOf(transaction({ type: 'withdrawal', fee: toMinorUnits(35n) }));
+    expect(failed.legs).to.deep.equal([]);
+    expect(accountChangesOf(failed)).to.deep.equal([{ accountId: SOURCE, balance: 0n, available: 1035n }]);
+  });
+
+  it('closes an account into unclaimed funds', () => {
+    const settlement = closingOf({ id: SOURCE, currency: 'USD', balance: 700n });
+    expect(sumsByCurrency(settlement.legs)).to.deep.equal({ USD: 0n });
+    expect(accountChangesOf(settlement)).to.deep.equal([
+      { accountId: SOURCE, balance: -700n, available: -700n },
+    ]);
+  });
+
+  it('lists account changes in id order, the lock order', () => {
+    const settlement = completionOf(
+      transaction({ type: 'transfer', accountId: DESTINATION, counterpartyAccountId: SOURCE }),
+      { accountId: SOURCE, currency: 'USD' },
+    );
+    expect(accountChangesOf(settlement).map((c) => c.accountId)).to.deep.equal([SOURCE, DESTINATION]);
+  });
+
+  it('rejects legs that do not balance', () => {
+    expect(() =>
+      assertBalanced([{ target: { kind: 'account', accountId: SOURCE }, currency: 'USD', amount: 1n }]),
+    ).to.throw(/unbalanced/);
+  });
+});
+
+describe('transaction state rules', () => {
+  it('moves only pending transactions, and only into terminal states', () => {
+    expect(canTransition('pending', 'completed')).to.equal(true);
+    expect(canTransition('pending', 'failed')).to.equal(true);
+    expect(canTransition('pending', 'canceled')).to.equal(true);
+    expect(canTransition('pending', 'pending')).to.equal(false);
+    for (const from of ['completed', 'failed', 'canceled'] as const) {
+      for (const to of ['pending', 'completed', 'failed', 'canceled'] as const) {
+        expect(canTransition(from, to), `${from} → ${to}`).to.equal(false);
+      }
+    }
+  });
+
+  it('holds amount plus fee for withdrawals and transfers, nothing for deposits', () => {
+    expect(holdOf(transaction({ fee: toMinorUnits(10n) }))).to.equal(0n);
+    expect(holdOf(transaction({ type: 'withdrawal', fee: toMinorUnits(10n) }))).to.equal(1010n);
+    expect(holdOf(transaction({ type: 'transfer', fee: toMinorUnits(10n) }))).to.equal(1010n);
+  });
+
+  it('lets the owner, an admin and the receiver of a completed transfer read a transaction', () => {
+    const transfer = transaction({ type: 'transfer', counterpartyUserId: 'user-b' });
+    expect(canRead(transfer, { userId: 'user-a', role: 'user' })).to.equal(true);
+    expect(canRead(transfer, { userId: 'admin', role: 'admin' })).to.equal(true);
+    expect(canRead(transfer, { userId: 'user-b', role: 'user' })).to.equal(false);
+    expect(canRead({ ...transfer, status: 'completed' }, { userId: 'user-b', role: 'user' })).to.equal(true);
+    expect(canRead({ ...transfer, status: 'completed' }, { userId: 'user-c', role: 'user' })).to.equal(false);
+  });
+});
+
+describe('confirmation decisions', () => {
+  it('completes a pending deposit on a matching confirmation', () => {
+    expect(decideConfirmation(transaction(), { status: 'completed' })).to.deep.equal({ action: 'complete' });
+    expect(
+      decideConfirmation(transaction(), {
+        status: 'completed',
+        amount: 1000,
+        currency: 'usd',
+        movement: 'payment',
+      }),
+    ).to.deep.equal({ action: 'complete' });
+  });
+
+  it('fails on a reported failure, or when amount or currency disagree', () => {
+    expect(decideConfirmation(transaction(), { status: 'failed', failureReason: 'declined' })).to.deep.equal({
+      action: 'fail',
+      reason: 'declined',
+    });
+    expect(decideConfirmation(transaction(), { status: 'completed', amount: 999 }).action).to.equal('fail');
+    expect(decideConfirmation(transaction(), { status: 'completed', currency: 'EUR' }).action).to.equal(
+      'fail',
+    );
+  });
+
+  it('ignores terminal transactions, transfers and the wrong kind of movement', () => {
+    for (const status of ['completed', 'failed', 'canceled'] as const) {
+      expect(decideConfirmation(transaction({ status }), { status: 'completed' }).action).to.equal('ignore');
+    }
+    expect(decideConfirmation(transaction({ type: 'transfer' }), { status: 'completed' }).action).to.equal(
+      'ignore',
+    );
+    expect(decideConfirmation(transaction(), { status: 'completed', movement: 'payout' }).action).to.equal(
+      'ignore',
+    );
+    expect(
+      decideConfirmation(transaction({ type: 'withdrawal' }), { status: 'completed', movement: 'payment' })
+        .action,
+    ).to.equal('ignore');
+  });
+});

@@ -1,0 +1,197 @@
+import { randomUUID } from 'node:crypto';
+import { createEvent, type EventData } from '@payments/contracts';
+import {
+  createAmqpBus,
+  createLogger,
+  createMemoryBus,
+  loadConfig,
+  type EventBus,
+  type RunningService,
+  type Role,
+} from '@payments/service-kit';
+import {
+  createTestBroker,
+  createTestDatabase,
+  eventually,
+  startTestIssuer,
+  type TestBroker,
+} from '@payments/testkit';
+import { LedgerConfigSchema, startLedger } from '../../src/index.js';
+import { startCurrencyStub } from './currency-stub.js';
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are asserted field by field
+  body: any;
+}
+
+export interface TestUser {
+  id: string;
+  token: string;
+}
+
+export interface HarnessOptions {
+  /** The in-memory bus (default) or a uuid-namespaced slice of the real RabbitMQ. */
+  transport?: 'memory' | 'amqp';
+  /** Ledger processes sharing the database and the queue (competing consumers). */
+  instances?: number;
+  /** Extra ledger configuration, as environment variables. */
+  env?: Record<string, string>;
+}
+
+export interface LedgerHarness {
+  url: string;
+  urls: string[];
+  /** The bus the tests publish to and consume from (the ledgers' own one in memory mode). */
+  bus: EventBus;
+  newUser(role?: Role): TestUser;
+  issueToken(claims: { sub: string; role?: Role; jti?: string }): string;
+  call(
+    method: string,
+    path: string,
+    options?: { user?: TestUser; body?: unknown; headers?: Record<string, string>; base?: string },
+  ): Promise<ApiResponse>;
+  openAccount(user: TestUser, currency?: string): Promise<{ id: string; currency: string }>;
+  deposit(
+    user: TestUser,
+    accountId: string,
+    amount: number | string,
+    currency?: string,
+  ): Promise<ApiResponse>;
+  /** Publishes a PaymentProcessed for a transaction, as webhook-ingest would; returns the event id. */
+  confirm(
+    transactionId: string,
+    status?: 'completed' | 'failed',
+    extra?: Partial<EventData<'PaymentProcessed'>>,
+    eventId?: string,
+  ): Promise<string>;
+  /** Deposits and confirms, then waits until the balance shows it. */
+  fund(user: TestUser, accountId: string, amount: number, currency?: string): Promise<void>;
+  balanceOf(user: TestUser, accountId: string): Promise<{ balance: number; available_balance: number }>;
+  waitForStatus(
+    user: TestUser,
+    transactionId: string,
+    status: string,
+    timeoutMs?: number,
+  ): Promise<ApiResponse>;
+  audit(): Promise<{ ok: boolean } & Record<string, unknown>>;
+  databaseUrl: string;
+  stop(): Promise<void>;
+}
+
+export async function startLedgerHarness(options: HarnessOptions = {}): Promise<LedgerHarness> {
+  const logLevel = process.env.LEDGER_TEST_LOG_LEVEL ?? 'silent';
+  const logger = createLogger('ledger-test', logLevel);
+  const [database, issuer, currencies] = await Promise.all([
+    createTestDatabase('ledger'),
+    startTestIssuer(),
+    startCurrencyStub(),
+  ]);
+  let broker: TestBroker | null = null;
+  let bus: EventBus;
+  if (options.transport === 'amqp') {
+    broker = await createTestBroker();
+    const client = createAmqpBus({ url: broker.url, namespace: broker.namespace, logger });
+    await client.start();
+    bus = client;
+  } else {
+    bus = createMemoryBus(logger);
+  }
+  const config = loadConfig(LedgerConfigSchema, {
+    PORT: '0',
+    LOG_LEVEL: logLevel,
+    NODE_ENV: 'test',
+    DATABASE_URL: database.url,
+    JWKS_URL: issuer.jwksUrl,
+    JWT_ISSUER: issuer.issuer,
+    JWT_AUDIENCE: issuer.audience,
+    CURRENCY_URL: currencies.url,
+    ...(broker ? { AMQP_URL: broker.url, AMQP_NAMESPACE: broker.namespace } : {}),
+    ...options.env,
+  });
+  const services: RunningService[] = [];
+  for (let i = 0; i < (options.instances ?? 1); i += 1) {
+    services.push(await startLedger(config, broker ? { logger } : { bus, logger }));
+  }
+  const url = (services[0] as RunningService).url;
+
+  const call: LedgerHarness['call'] = async (method, path, { user, body, headers = {}, base = url } = {}) => {
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers: {
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(user ? { authorization: `Bearer ${user.token}` } : {}),
+        ...headers,
+      },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null };
+  };
+
+  const harness: LedgerHarness = {
+    url,
+    urls: services.map((s) => s.url),
+    bus,
+    databaseUrl: database.url,
+    issueToken: (claims) => issuer.issue(claims),
+    newUser(role = 'user') {
+      const id = randomUUID();
+      return { id, token: issuer.issue({ sub: id, role }) };
+    },
+    call,
+    async openAccount(user, currency = 'USD') {
+      const response = await call('POST', '/account', { user, body: { currency } });
+      if (response.status !== 201)
+        throw new Error(`could not open an account: ${JSON.stringify(response.body)}`);
+      return response.body;
+    },
+    deposit: (user, accountId, amount, currency = 'USD') =>
+      call('POST', `/account/${accountId}/deposit`, { user, body: { amount, currency } }),
+    async confirm(transactionId, status = 'completed', extra = {}, eventId = randomUUID()) {
+      const event = createEvent(
+        'PaymentProcessed',
+        { transaction_id: transactionId, payment_id: transactionId, status, source: 'payment', ...extra },
+        { id: eventId, correlationId: `test-${eventId}` },
+      );
+      await bus.publish(event);
+      return eventId;
+    },
+    async fund(user, accountId, amount, currency = 'USD') {
+      const before = await harness.balanceOf(user, accountId);
+      const deposit = await harness.deposit(user, accountId, amount, currency);
+      if (deposit.status !== 202) throw new Error(`deposit refused: ${JSON.stringify(deposit.body)}`);
+      await harness.confirm(deposit.body.id);
+      await harness.waitForStatus(user, deposit.body.id, 'completed');
+      const after = await harness.balanceOf(user, accountId);
+      if (after.balance <= before.balance) throw new Error('the funding deposit did not credit the account');
+    },
+    async balanceOf(user, accountId) {
+      const response = await call('GET', `/account/${accountId}/balance`, { user });
+      if (response.status !== 200) throw new Error(`no balance: ${JSON.stringify(response.body)}`);
+      return response.body;
+    },
+    async waitForStatus(user, transactionId, status, timeoutMs = 10_000) {
+      const response = await eventually(
+        () => call('GET', `/transaction/${transactionId}`, { user }),
+        (r) => r.body?.status === status,
+        { timeoutMs },
+      );
+      if (response.body?.status !== status) {
+        throw new Error(`transaction ${transactionId} is ${response.body?.status}, not ${status}`);
+      }
+      return response;
+    },
+    async audit() {
+      const response = await call('GET', '/internal/audit');
+      return response.body;
+    },
+    async stop() {
+      for (const service of services) await service.stop();
+      await bus.close();
+      await Promise.allSettled([database.drop(), issuer.close(), currencies.close(), broker?.cleanup()]);
+    },
+  };
+  return harness;
+}
