@@ -68,7 +68,7 @@ async function main() {
           onOutput: print,
         })
       : await (
-          await import('@payments/infra/embedded')
+          await import('./embedded-system.js')
         ).startEmbeddedSystem({ ...common, postgresPort: Number(env.EMBEDDED_POSTGRES_PORT ?? 54329) });
   console.log(`\nGateway listening on ${system.gatewayUrl} (${choice.mode} mode). Press Ctrl-C to stop.\n`);
 

@@ -4,3 +4,5 @@ export * from './money.js';
 export * from './events.js';
 export * from './topology.js';
 export * from './validation.js';
+export * from './http/index.js';
+export * from './tokens.js';

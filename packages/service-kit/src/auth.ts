@@ -1,11 +1,11 @@
 import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { RequestHandler } from 'express';
-import type { EventData } from '@payments/contracts';
+import { TOKEN_ALGORITHM, type EventData, type Role } from '@payments/contracts';
 import { authRequired } from './errors.js';
 import type { Logger } from './logger.js';
 
-export type Role = 'user' | 'admin';
+export { TOKEN_ALGORITHM, type Role };
 
 export interface AuthClaims {
   userId: string;
@@ -23,8 +23,6 @@ declare global {
     }
   }
 }
-
-export const TOKEN_ALGORITHM = 'ES256';
 
 export interface TokenVerifier {
   verify(token: string): Promise<AuthClaims>;

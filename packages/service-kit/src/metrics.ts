@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 
 export interface Metrics {
@@ -6,6 +6,17 @@ export interface Metrics {
   middleware: RequestHandler;
   handler: RequestHandler;
   counter(name: string, help: string, labelNames?: string[]): Counter<string>;
+}
+
+/**
+ * The route a request matched as a template (`/account/:id`): express's route, or `res.locals.routeTemplate`
+ * where a router of its own decided (the gateway's proxied paths).
+ */
+export function routeTemplateOf(req: Request, res: Response): string | undefined {
+  const given: unknown = res.locals.routeTemplate;
+  if (typeof given === 'string') return given;
+  const path = (req.route as { path?: string } | undefined)?.path;
+  return path ? `${req.baseUrl}${path}` : undefined;
 }
 
 /** A registry per service (several services share one process in embedded mode), with HTTP metrics. */
@@ -25,12 +36,7 @@ export function createMetrics(service: string): Metrics {
     middleware: (req, res, next) => {
       const end = duration.startTimer();
       res.on('finish', () => {
-        const route = (req.route as { path?: string } | undefined)?.path;
-        end({
-          method: req.method,
-          route: route ? `${req.baseUrl}${route}` : 'unmatched',
-          status: res.statusCode,
-        });
+        end({ method: req.method, route: routeTemplateOf(req, res) ?? 'unmatched', status: res.statusCode });
       });
       next();
     },

@@ -1,11 +1,12 @@
 import type { Express } from 'express';
 import { Type } from '@sinclair/typebox';
 import { createAmqpBus } from './bus/amqp-bus.js';
-import type { EventBus } from './bus/event-bus.js';
+import type { DeliveryObserver, EventBus } from './bus/event-bus.js';
 import { Url } from './config.js';
 import { listen } from './http/listen.js';
 import type { Shutdown } from './lifecycle.js';
 import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
 
 /** Adapters a launcher may hand a service instead of the ones its config names (embedded mode, tests). */
 export interface ServiceDeps {
@@ -31,15 +32,36 @@ export const TokenConfig = {
   JWT_AUDIENCE: Type.String({ default: 'payments-api' }),
 };
 
-/** The injected bus, or a RabbitMQ bus that keeps reconnecting if the broker is not up yet. */
+/** `events_dead_lettered_total{queue}`: events a consumer gave up on, sent to the queue's dead-letter queue. */
+export function countDeadLetters(metrics: Metrics): DeliveryObserver {
+  const deadLettered = metrics.counter(
+    'events_dead_lettered_total',
+    'Events sent to a dead-letter queue: invalid, rejected, or failing past the delivery limit',
+    ['queue'],
+  );
+  return (queue, outcome) => {
+    if (outcome === 'dead-letter') deadLettered.inc({ queue });
+  };
+}
+
+/**
+ * The injected bus, or a RabbitMQ bus that keeps reconnecting if the broker is not up yet. With `metrics`, the
+ * events its consumers dead-letter are counted there.
+ */
 export async function connectBus(
   config: { AMQP_URL: string; AMQP_NAMESPACE: string },
   logger: Logger,
   shutdown: Shutdown,
   given?: EventBus,
+  options: { metrics?: Metrics } = {},
 ): Promise<EventBus> {
   if (given) return given;
-  const bus = createAmqpBus({ url: config.AMQP_URL, namespace: config.AMQP_NAMESPACE, logger });
+  const bus = createAmqpBus({
+    url: config.AMQP_URL,
+    namespace: config.AMQP_NAMESPACE,
+    logger,
+    onDelivery: options.metrics && countDeadLetters(options.metrics),
+  });
   shutdown.add('event bus', () => bus.close());
   await bus.start();
   return bus;

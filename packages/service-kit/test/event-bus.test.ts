@@ -235,3 +235,53 @@ describe('event bus: AMQP adapter with a malformed message on the queue', functi
     expect(letters.map((letter) => JSON.parse(letter.body).id)).to.deep.equal([poison.id]);
   });
 });
+
+describe('event bus: AMQP adapter delivery outcomes', function () {
+  this.timeout(30_000);
+  let broker: TestBroker;
+
+  before(async () => {
+    broker = await createTestBroker();
+  });
+  after(async () => broker.cleanup());
+
+  it('reports every delivery, and a retry past the delivery limit as a dead letter', async () => {
+    const outcomes: string[] = [];
+    const bus = createAmqpBus({
+      url: broker.url,
+      namespace: broker.namespace,
+      logger,
+      onDelivery: (queue, outcome) => outcomes.push(`${queue}:${outcome}`),
+    });
+    await bus.start();
+    const attempts: number[] = [];
+    const consumer = await bus.consume('provider-sandbox', {
+      DepositRequested: async (_event, { deliveryCount }) => {
+        attempts.push(deliveryCount);
+        throw new Error('the provider is down');
+      },
+    });
+    const deposit = createEvent(
+      'DepositRequested',
+      {
+        transaction_id: randomUUID(),
+        account_id: randomUUID(),
+        user_id: randomUUID(),
+        amount: 100,
+        currency: 'USD',
+      },
+      { id: randomUUID(), correlationId: 'c' },
+    );
+    await bus.publish(deposit);
+    await eventually(
+      () => bus.listDeadLetters('provider-sandbox'),
+      (letters) => letters.length > 0,
+      { timeoutMs: 20_000, intervalMs: 200 },
+    );
+    await consumer.stop();
+    await bus.close();
+    expect(outcomes).to.have.length(attempts.length);
+    expect(outcomes.slice(0, -1).every((o) => o === 'provider-sandbox:retry')).to.equal(true);
+    expect(outcomes.at(-1)).to.equal('provider-sandbox:dead-letter');
+  });
+});

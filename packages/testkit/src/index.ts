@@ -4,3 +4,4 @@ export * from './broker.js';
 export * from './tokens.js';
 export * from './ports.js';
 export * from './system.js';
+export * from './tcp-proxy.js';

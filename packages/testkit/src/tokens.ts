@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { TOKEN_ALGORITHM, type Role } from '@payments/service-kit';
+import { TOKEN_ALGORITHM, type Role } from '@payments/contracts';
 
 export interface TestIssuer {
   jwksUrl: string;

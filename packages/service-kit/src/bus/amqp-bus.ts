@@ -21,6 +21,7 @@ import {
   retryDelayMs,
   type Consumer,
   type DeadLetter,
+  type DeliveryObserver,
   type EventBus,
   type EventHandlers,
 } from './event-bus.js';
@@ -33,6 +34,8 @@ export interface AmqpBusOptions {
   /** How long start() waits for the first connection before carrying on and retrying in the background. */
   connectTimeoutMs?: number;
   publishTimeoutMs?: number;
+  /** Sees the outcome of every delivery on a service queue; a retry past the delivery limit counts as a dead letter. */
+  onDelivery?: DeliveryObserver;
 }
 
 interface Subscription {
@@ -203,6 +206,12 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
       deliveryCount,
       logger,
     );
+    if (subscription.kind === 'queue') {
+      const key = subscription.key as QueueKey;
+      // The broker dead-letters a message returned more often than the queue's delivery limit.
+      const exhausted = outcome === 'retry' && deliveryCount > QUEUES[key].deliveryLimit;
+      options.onDelivery?.(key, exhausted ? 'dead-letter' : outcome);
+    }
     try {
       if (outcome === 'ack' || subscription.kind === 'broadcast') channel.ack(message);
       else if (outcome === 'dead-letter') channel.nack(message, false, false);

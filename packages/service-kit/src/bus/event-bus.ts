@@ -58,6 +58,9 @@ export interface EventBus {
 
 export type DeliveryOutcome = 'ack' | 'retry' | 'dead-letter';
 
+/** Told what became of each delivery on a service queue, e.g. to count dead letters. */
+export type DeliveryObserver = (queue: QueueKey, outcome: DeliveryOutcome) => void;
+
 export function retryDelayMs(deliveryCount: number): number {
   return Math.min(100 * 2 ** (deliveryCount - 1), 5000);
 }

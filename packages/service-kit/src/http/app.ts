@@ -1,10 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, {
+  type Express,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
 import { pinoHttp } from 'pino-http';
 import { buildProblem, PROBLEM_CONTENT_TYPE, type Problem } from '@payments/contracts';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
+import { routeTemplateOf, type Metrics } from '../metrics.js';
 
 export interface ReadinessCheck {
   name: string;
@@ -17,11 +24,15 @@ export interface HttpAppOptions {
   /** JSON body limit; 'none' leaves body parsing to the routes (webhooks verify raw bytes first). */
   bodyParser?: { limit: string } | 'none';
   readiness?: ReadinessCheck[];
+  /** Middleware run on every request before the probes and routes (the gateway resolves the API version there). */
+  early?: RequestHandler[];
   /** How errors are written; defaults to problem+json. Webhooks answer `{ error }` instead. */
   renderError?: (problem: Problem, req: Request, res: Response) => void;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+const JSON_TYPES = ['application/json', 'application/*+json'];
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 export function requestPath(req: Request): string {
   const prefix = req.get('x-forwarded-prefix') ?? '';
@@ -59,6 +70,28 @@ export function toProblem(
   return { problem: buildProblem('INTERNAL_ERROR', 'An unexpected error occurred', instance) };
 }
 
+/** The access log line's route template and caller, beside pino-http's method, url, status and time. */
+function accessLogFields(req: IncomingMessage, res: ServerResponse) {
+  const request = req as Request;
+  return {
+    route: routeTemplateOf(request, res as Response) ?? 'unmatched',
+    user_id: request.auth?.userId ?? null,
+  };
+}
+
+/** A body a JSON endpoint cannot read is a 415, not a confusing 400 about a missing object. */
+const requireJsonBody: RequestHandler = (req, _res, next) => {
+  const length = Number(req.get('content-length') ?? 0);
+  const hasBody = req.get('transfer-encoding') !== undefined || length > 0;
+  if (!BODY_METHODS.has(req.method) || !hasBody || req.is(JSON_TYPES)) return next();
+  next(
+    new AppError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `The request body must be JSON (Content-Type: application/json), not ${req.get('content-type') ?? 'untyped'}`,
+    ),
+  );
+};
+
 /**
  * The Express app every service starts from: request ids, access logs, JSON bodies, health and readiness,
  * metrics, then the service's routes, then 404 and one error handler that speaks problem+json.
@@ -83,6 +116,8 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
       // Every line logged for a request, by the access log or through req.log, carries its id.
       customProps: (req) => ({ request_id: req.id }),
       customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+      customSuccessObject: (req, res, fields: object) => ({ ...fields, ...accessLogFields(req, res) }),
+      customErrorObject: (req, res, _error, fields: object) => ({ ...fields, ...accessLogFields(req, res) }),
       autoLogging: { ignore: (req) => ['/health', '/ready', '/metrics'].includes(req.url ?? '') },
       serializers: {
         req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url }),
@@ -91,6 +126,7 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
     }),
   );
   app.use(options.metrics.middleware);
+  for (const middleware of options.early ?? []) app.use(middleware);
 
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok' });
@@ -109,6 +145,7 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
   app.get('/metrics', options.metrics.handler);
 
   if (options.bodyParser !== 'none') {
+    app.use(requireJsonBody);
     app.use(
       express.json({
         limit: options.bodyParser?.limit ?? '100kb',

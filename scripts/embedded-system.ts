@@ -16,7 +16,7 @@ import { LedgerConfigSchema, startLedger } from '@payments/ledger';
 import { startWebhookIngest, WebhookIngestConfigSchema } from '@payments/webhook-ingest';
 import { ProviderSandboxConfigSchema, startProviderSandbox } from '@payments/provider-sandbox';
 import { GatewayConfigSchema, startGateway } from '@payments/gateway';
-import { SERVICE_NAMES, serviceEnvironment, type ServiceName, type SystemSettings } from './topology.js';
+import { SERVICE_NAMES, serviceEnvironment, type ServiceName, type SystemSettings } from '@payments/infra';
 
 type Starter = (config: never, deps: { bus: EventBus; logger: Logger }) => Promise<RunningService>;
 

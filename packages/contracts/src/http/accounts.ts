@@ -1,0 +1,45 @@
+import { Type } from '@sinclair/typebox';
+import { CurrencyCode, Page, Timestamp, Uuid } from './common.js';
+
+/** A currency in a request: checked against the supported set by the service (422 INVALID_CURRENCY), not here. */
+export const RequestedCurrency = Type.String({
+  minLength: 1,
+  maxLength: 16,
+  description: '3-letter ISO 4217 code of a supported currency',
+});
+
+/** POST /account. */
+export const OpenAccountBody = Type.Object({
+  currency: RequestedCurrency,
+  metadata: Type.Optional(
+    Type.Unknown({ description: 'A JSON object of at most 4096 bytes and 5 levels of nesting' }),
+  ),
+});
+
+export const AccountView = Type.Object(
+  {
+    id: Uuid,
+    user_id: Uuid,
+    currency: CurrencyCode,
+    balance: Type.Number({ description: 'Booked balance' }),
+    available_balance: Type.Number({
+      description: 'Balance less the funds held by pending withdrawals and transfers',
+    }),
+    metadata: Type.Record(Type.String(), Type.Unknown()),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { additionalProperties: false },
+);
+
+export const AccountPage = Page(AccountView);
+
+export const BalanceView = Type.Object(
+  {
+    account_id: Uuid,
+    balance: Type.Number(),
+    currency: CurrencyCode,
+    available_balance: Type.Number(),
+  },
+  { additionalProperties: false },
+);
