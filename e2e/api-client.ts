@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { eventually } from '@payments/testkit';
 
 export interface ApiResponse {
   status: number;
@@ -37,11 +38,42 @@ export function apiClient(baseUrl: string) {
     return { status: response.status, headers: response.headers, body: parsed, text };
   };
 
+  const confirmPayment = async (transactionId: string, token: string): Promise<ApiResponse> => {
+    const webhook = await request('POST', '/webhook/payment', {
+      body: { payment_id: transactionId, status: 'completed' },
+    });
+    if (webhook.status !== 200) throw new Error(`webhook answered ${webhook.status}: ${webhook.text}`);
+    const transaction = await eventually(
+      () => request('GET', `/transaction/${transactionId}`, { token }),
+      (response) => response.body?.status !== 'pending',
+    );
+    if (transaction.body?.status !== 'completed') {
+      throw new Error(`transaction ${transactionId} did not complete: ${transaction.text}`);
+    }
+    return transaction;
+  };
+
   return {
     request,
     get: (path: string, token?: string) => request('GET', path, { token }),
     post: (path: string, body: unknown, token?: string, headers?: Record<string, string>) =>
       request('POST', path, { body, token, headers }),
+    put: (path: string, body: unknown, token?: string, headers?: Record<string, string>) =>
+      request('PUT', path, { body, token, headers }),
+    delete: (path: string, token?: string) => request('DELETE', path, { token }),
+
+    /** Deposits into an account and confirms the payment as the provider would; resolves once it is completed. */
+    async depositConfirmed(token: string, accountId: string, amount: number | string, currency: string) {
+      const accepted = await request('POST', `/account/${accountId}/deposit`, {
+        body: { amount, currency },
+        token,
+      });
+      if (accepted.status !== 202) throw new Error(`deposit answered ${accepted.status}: ${accepted.text}`);
+      return confirmPayment(accepted.body.id as string, token);
+    },
+
+    /** Confirms a pending deposit or withdrawal through the webhook; resolves with the completed transaction. */
+    confirmPayment: (transactionId: string, token: string) => confirmPayment(transactionId, token),
 
     /** Registers and logs in a new user; returns the token and the user's id. */
     async signUp(): Promise<{ token: string; userId: string; username: string; password: string }> {

@@ -1,0 +1,406 @@
+import { createHmac, createPublicKey, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import type { JsonWebKey, KeyObject } from 'node:crypto';
+import { expect } from 'chai';
+import jwt from 'jsonwebtoken';
+import { eventually, startSystem, type TestSystem } from '@payments/testkit';
+import { apiClient, type ApiClient, type ApiResponse } from './api-client.js';
+
+const ISSUER = 'payments-identity';
+const AUDIENCE = 'payments-api';
+const ADMIN = { username: 'root_admin', email: 'root@example.com', password: `admin-${randomUUID()}` };
+
+type User = Awaited<ReturnType<ApiClient['signUp']>>;
+
+const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/** A token with any header and claims, signed (or not) by `sign` over `header.payload`. */
+function handMadeToken(header: object, claims: object, sign: (input: string) => string): string {
+  const input = `${base64url(header)}.${base64url(claims)}`;
+  return `${input}.${sign(input)}`;
+}
+
+function expectAuthRequired(response: ApiResponse) {
+  expect(response.status, response.text).to.equal(401);
+  expect(response.headers.get('content-type')).to.match(/^application\/problem\+json/);
+  expect(response.body).to.include({ status: 401, code: 'AUTH_REQUIRED' });
+}
+
+function expectAccessDenied(response: ApiResponse, ...secrets: string[]) {
+  expect(response.status, response.text).to.equal(403);
+  expect(response.body).to.include({ status: 403, code: 'ACCESS_DENIED' });
+  for (const secret of secrets) expect(response.text).not.to.include(secret);
+}
+
+describe('identity and access end to end, through the gateway', function () {
+  this.timeout(60_000);
+  // Identity signs with this key, so the test can sign tokens that are valid in every respect but one.
+  const signingKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+  let system: TestSystem;
+  let api: ApiClient;
+  let kid: string;
+
+  before(async () => {
+    system = await startSystem({
+      serviceEnv: {
+        'provider-sandbox': { SANDBOX_ENABLED: 'false' },
+        identity: {
+          JWT_PRIVATE_KEY: signingKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+          ADMIN_USERNAME: ADMIN.username,
+          ADMIN_EMAIL: ADMIN.email,
+          ADMIN_PASSWORD: ADMIN.password,
+        },
+      },
+    });
+    api = apiClient(system.gatewayUrl);
+    const jwks = await api.get('/.well-known/jwks.json');
+    expect(jwks.status, jwks.text).to.equal(200);
+    kid = (jwks.body.keys as { kid: string }[])[0]?.kid as string;
+  });
+
+  let failures = 0;
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') failures += 1;
+  });
+
+  after(async () => {
+    if (failures > 0) console.error(system?.logs());
+    await system?.stop();
+  });
+
+  const logIn = async ({ username, password }: { username: string; password: string }) => {
+    const response = await api.post('/auth/login', { username, password });
+    expect(response.status, response.text).to.equal(200);
+    return response.body.token as string;
+  };
+
+  const openAccount = async (token: string, currency = 'USD') => {
+    const response = await api.post('/account', { currency }, token);
+    expect(response.status, response.text).to.equal(201);
+    return response.body.id as string;
+  };
+
+  describe('tokens the gateway refuses', () => {
+    let victim: User;
+    const now = () => Math.floor(Date.now() / 1000);
+    const claimsFor = (overrides: Record<string, unknown> = {}) => ({
+      sub: victim.userId,
+      role: 'admin',
+      jti: randomUUID(),
+      iat: now() - 10,
+      exp: now() + 600,
+      iss: ISSUER,
+      aud: AUDIENCE,
+      ...overrides,
+    });
+    const signedBy = (key: KeyObject, claims: object, keyid = kid) =>
+      jwt.sign(claims, key, { algorithm: 'ES256', keyid });
+    const protectedRead = (token: string) => api.get(`/user/${victim.userId}`, token);
+    /** Refused by the gateway, and by the ledger reached directly: services do not trust the gateway's check. */
+    const expectRefused = async (token: string) => {
+      expectAuthRequired(await protectedRead(token));
+      expectAuthRequired(await api.get('/accounts', token));
+      expectAuthRequired(await apiClient(system.urls.ledger).get('/accounts', token));
+    };
+
+    before(async () => {
+      victim = await api.signUp();
+    });
+
+    it('accepts a token signed by the identity key with the right claims (the control for the forgeries below)', async () => {
+      const token = signedBy(signingKey, claimsFor({ role: 'user' }));
+      const response = await protectedRead(token);
+      expect(response.status, response.text).to.equal(200);
+      expect(response.body).to.include({ id: victim.userId });
+      expect((await apiClient(system.urls.ledger).get('/accounts', token)).status).to.equal(200);
+    });
+
+    it('refuses a token with alg none', async () => {
+      const token = handMadeToken({ alg: 'none', typ: 'JWT', kid }, claimsFor(), () => '');
+      await expectRefused(token);
+    });
+
+    it('refuses an HS256 token whose HMAC secret is the published public key', async () => {
+      const jwks = await api.get('/.well-known/jwks.json');
+      const jwk = (jwks.body.keys as (JsonWebKey & { kid: string })[]).find((key) => key.kid === kid);
+      const publicPem = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' })
+        .export({ type: 'spki', format: 'pem' })
+        .toString();
+      const token = handMadeToken({ alg: 'HS256', typ: 'JWT', kid }, claimsFor(), (input) =>
+        createHmac('sha256', publicPem).update(input).digest('base64url'),
+      );
+      await expectRefused(token);
+    });
+
+    it('refuses a token for another audience', async () => {
+      await expectRefused(signedBy(signingKey, claimsFor({ aud: 'another-api' })));
+    });
+
+    it('refuses a token from another issuer', async () => {
+      await expectRefused(signedBy(signingKey, claimsFor({ iss: 'someone-else' })));
+    });
+
+    it('refuses an expired token', async () => {
+      const expired = claimsFor({ iat: now() - 1200, exp: now() - 60 });
+      await expectRefused(signedBy(signingKey, expired));
+    });
+
+    it('refuses a token signed by a key identity never published', async () => {
+      const stranger = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+      await expectRefused(signedBy(stranger, claimsFor(), 'not-a-known-kid'));
+      await expectRefused(signedBy(stranger, claimsFor()));
+    });
+
+    it('refuses a token whose jti was revoked by logging out', async () => {
+      const token = await logIn(victim);
+      expect((await protectedRead(token)).status).to.equal(200);
+      const logout = await api.post('/auth/logout', undefined, token);
+      expect(logout.status, logout.text).to.equal(204);
+      expectAuthRequired(await protectedRead(token));
+    });
+  });
+
+  describe('one user against another', () => {
+    let alice: User;
+    let bob: User;
+    let aliceAccount: string;
+    let bobAccount: string;
+    let bobDeposit: string;
+    let bobPending: string;
+
+    const bobsState = async () => ({
+      user: (await api.get(`/user/${bob.userId}`, bob.token)).body,
+      account: (await api.get(`/account/${bobAccount}`, bob.token)).body,
+      history: (await api.get(`/account/${bobAccount}/transactions`, bob.token)).body,
+    });
+
+    before(async () => {
+      [alice, bob] = await Promise.all([api.signUp(), api.signUp()]);
+      [aliceAccount, bobAccount] = await Promise.all([openAccount(alice.token), openAccount(bob.token)]);
+      bobDeposit = (await api.depositConfirmed(bob.token, bobAccount, 40, 'USD')).body.id;
+      const pending = await api.post(
+        `/account/${bobAccount}/deposit`,
+        { amount: 5, currency: 'USD' },
+        bob.token,
+      );
+      expect(pending.status, pending.text).to.equal(202);
+      bobPending = pending.body.id;
+    });
+
+    it("refuses to show A the user record of B, without any of B's data", async () => {
+      expectAccessDenied(await api.get(`/user/${bob.userId}`, alice.token), bob.username);
+    });
+
+    it("refuses A changing or deleting B's user record, and B's record is unchanged", async () => {
+      const before = await api.get(`/user/${bob.userId}`, bob.token);
+      expectAccessDenied(await api.put(`/user/${bob.userId}`, { email: 'taken@example.com' }, alice.token));
+      expectAccessDenied(
+        await api.put(`/user/${bob.userId}`, { password: 'hijacked-password' }, alice.token),
+      );
+      expectAccessDenied(await api.delete(`/user/${bob.userId}?confirm=true`, alice.token));
+      const after = await api.get(`/user/${bob.userId}`, bob.token);
+      expect(after.status).to.equal(200);
+      expect(after.body).to.deep.equal(before.body);
+      expect(after.headers.get('etag')).to.equal(before.headers.get('etag'));
+      // The old password still works: the refused change changed nothing.
+      await logIn(bob);
+    });
+
+    it("refuses A reading B's account, balance and history", async () => {
+      for (const path of [
+        `/account/${bobAccount}`,
+        `/account/${bobAccount}/balance`,
+        `/account/${bobAccount}/transactions`,
+        `/transactions?account_id=${bobAccount}`,
+      ]) {
+        expectAccessDenied(await api.get(path, alice.token), bob.userId);
+      }
+      const aliceAccounts = await api.get('/accounts', alice.token);
+      expect(aliceAccounts.body.data.map((a: { id: string }) => a.id)).to.deep.equal([aliceAccount]);
+    });
+
+    it("refuses A moving money on B's account, and B's balance and history are unchanged", async () => {
+      const before = await bobsState();
+      expect(before.account.balance).to.equal(40);
+      expectAccessDenied(
+        await api.post(`/account/${bobAccount}/deposit`, { amount: 1, currency: 'USD' }, alice.token),
+      );
+      expectAccessDenied(
+        await api.post(`/account/${bobAccount}/withdraw`, { amount: 1, currency: 'USD' }, alice.token),
+      );
+      expectAccessDenied(
+        await api.post(
+          `/account/${bobAccount}/transfer`,
+          { to_account_id: aliceAccount, amount: 10, currency: 'USD' },
+          alice.token,
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await bobsState()).to.deep.equal(before);
+      expect((await api.get(`/account/${aliceAccount}/balance`, alice.token)).body.balance).to.equal(0);
+    });
+
+    it("refuses A reading B's transactions, completed or pending, and lists none of them to A", async () => {
+      for (const id of [bobDeposit, bobPending]) {
+        expectAccessDenied(await api.get(`/transaction/${id}`, alice.token), bobAccount);
+      }
+      const aliceHistory = await api.get('/transactions', alice.token);
+      expect(aliceHistory.status).to.equal(200);
+      expect(aliceHistory.body.data).to.deep.equal([]);
+    });
+  });
+
+  describe('registration', () => {
+    it('creates exactly one user when 20 identical registrations race', async () => {
+      const username = `race_${randomBytes(4).toString('hex')}`;
+      const registration = { username, email: `${username}@example.com`, password: 'race-password-1' };
+      const answers = await Promise.all(Array.from({ length: 20 }, () => api.post('/user', registration)));
+      const statuses = answers.map((answer) => answer.status);
+      expect(statuses.filter((status) => status === 201)).to.have.length(1);
+      expect(statuses.filter((status) => status === 409)).to.have.length(19);
+      for (const answer of answers.filter((a) => a.status === 409)) {
+        expect(answer.body).to.include({ code: 'DUPLICATE_ENTRY' });
+      }
+      await logIn(registration);
+    });
+  });
+
+  describe('logging out', () => {
+    it('refuses a logged-out token at the gateway and at the ledger reached directly', async () => {
+      const user = await api.signUp();
+      const ledger = apiClient(system.urls.ledger);
+      expect((await api.get('/accounts', user.token)).status).to.equal(200);
+      expect((await ledger.get('/accounts', user.token)).status).to.equal(200);
+
+      const logout = await api.post('/auth/logout', undefined, user.token);
+      expect(logout.status, logout.text).to.equal(204);
+
+      expectAuthRequired(await api.get('/accounts', user.token));
+      expectAuthRequired(await api.get(`/user/${user.userId}`, user.token));
+      expectAuthRequired(await api.post('/auth/refresh', undefined, user.token));
+      // The revocation reaches the ledger as a TokenRevoked event, so it may take a moment.
+      expectAuthRequired(
+        await eventually(
+          () => ledger.get('/accounts', user.token),
+          (response) => response.status === 401,
+        ),
+      );
+      // Only that token: a new login works again.
+      expect((await api.get('/accounts', await logIn(user))).status).to.equal(200);
+    });
+
+    it('keeps refusing a logged-out token at a ledger restarted after the logout', async () => {
+      const user = await api.signUp();
+      const ledger = apiClient(system.urls.ledger);
+      expect((await api.post('/auth/logout', undefined, user.token)).status).to.equal(204);
+      await system.restart('ledger');
+      expectAuthRequired(await ledger.get('/accounts', user.token));
+      expectAuthRequired(await api.get('/accounts', user.token));
+      expect((await ledger.get('/accounts', await logIn(user))).status).to.equal(200);
+    });
+  });
+
+  describe('deleting a user', () => {
+    let admin: string;
+    let leaver: User;
+    let leaverAccount: string;
+    let leaverTransactions: string[];
+    let bystander: User;
+    let bystanderAccount: string;
+
+    before(async () => {
+      admin = await logIn(ADMIN);
+      [leaver, bystander] = await Promise.all([api.signUp(), api.signUp()]);
+      [leaverAccount, bystanderAccount] = await Promise.all([
+        openAccount(leaver.token),
+        openAccount(bystander.token),
+      ]);
+      await api.depositConfirmed(bystander.token, bystanderAccount, 12.34, 'USD');
+    });
+
+    it('asks for confirmation', async () => {
+      const response = await api.delete(`/user/${leaver.userId}`, leaver.token);
+      expect(response.status, response.text).to.equal(400);
+      expect(response.body).to.include({ code: 'VALIDATION_ERROR' });
+    });
+
+    it('refuses (422) while the user holds money, and while a withdrawal is pending', async () => {
+      const deposit = await api.depositConfirmed(leaver.token, leaverAccount, 25, 'USD');
+      const holding = await api.delete(`/user/${leaver.userId}?confirm=true`, leaver.token);
+      expect(holding.status, holding.text).to.equal(422);
+      expect(holding.body.detail).to.match(/balance/);
+
+      const withdrawal = await api.post(
+        `/account/${leaverAccount}/withdraw`,
+        { amount: 25, currency: 'USD' },
+        leaver.token,
+      );
+      expect(withdrawal.status, withdrawal.text).to.equal(202);
+      const pending = await api.delete(`/user/${leaver.userId}?confirm=true`, leaver.token);
+      expect(pending.status, pending.text).to.equal(422);
+      expect(pending.body.detail).to.match(/pending/);
+
+      await api.confirmPayment(withdrawal.body.id, leaver.token);
+      expect((await api.get(`/account/${leaverAccount}/balance`, leaver.token)).body.balance).to.equal(0);
+      expect((await api.get(`/user/${leaver.userId}`, leaver.token)).status).to.equal(200);
+      leaverTransactions = [deposit.body.id, withdrawal.body.id];
+    });
+
+    it("removes a user with no money and no pending transaction, with their accounts and transactions, and nobody else's", async () => {
+      const bystanderBefore = {
+        balance: (await api.get(`/account/${bystanderAccount}/balance`, bystander.token)).body,
+        history: (await api.get('/transactions', bystander.token)).body,
+        user: (await api.get(`/user/${bystander.userId}`, bystander.token)).body,
+      };
+      expect(bystanderBefore.balance.balance).to.equal(12.34);
+      for (const id of leaverTransactions)
+        expect((await api.get(`/transaction/${id}`, admin)).status).to.equal(200);
+
+      const deleted = await api.delete(`/user/${leaver.userId}?confirm=true`, leaver.token);
+      expect(deleted.status, deleted.text).to.equal(204);
+
+      expectAuthRequired(await api.get(`/user/${leaver.userId}`, leaver.token));
+      const gone = await api.get(`/user/${leaver.userId}`, admin);
+      expect(gone.status, gone.text).to.equal(404);
+      expect(gone.body).to.include({ code: 'RESOURCE_NOT_FOUND' });
+
+      const account = await eventually(
+        () => api.get(`/account/${leaverAccount}`, admin),
+        (response) => response.status === 404,
+      );
+      expect(account.status, account.text).to.equal(404);
+      for (const id of leaverTransactions) {
+        const transaction = await api.get(`/transaction/${id}`, admin);
+        expect(transaction.status, transaction.text).to.equal(404);
+      }
+
+      expect({
+        balance: (await api.get(`/account/${bystanderAccount}/balance`, bystander.token)).body,
+        history: (await api.get('/transactions', bystander.token)).body,
+        user: (await api.get(`/user/${bystander.userId}`, bystander.token)).body,
+      }).to.deep.equal(bystanderBefore);
+    });
+  });
+
+  // Last (mocha runs suites in order): the failed logins also spend this client address's allowance, so later
+  // logins from here would get 429.
+  describe('brute force', () => {
+    it('answers the 11th wrong password in a row with 429 and Retry-After', async () => {
+      const user = await api.signUp();
+      const answers: ApiResponse[] = [];
+      for (let attempt = 0; attempt < 11; attempt += 1) {
+        answers.push(await api.post('/auth/login', { username: user.username, password: 'wrong-password' }));
+      }
+      for (const answer of answers.slice(0, 10)) {
+        expect(answer.status, answer.text).to.equal(401);
+        expect(answer.body).to.include({ code: 'INVALID_CREDENTIALS' });
+      }
+      const refused = answers[10] as ApiResponse;
+      expect(refused.status, refused.text).to.equal(429);
+      expect(refused.body).to.include({ status: 429, code: 'RATE_LIMIT_EXCEEDED' });
+      expect(Number(refused.headers.get('retry-after'))).to.be.within(1, 900);
+      // Still locked within the window, even with the right password.
+      const right = await api.post('/auth/login', { username: user.username, password: user.password });
+      expect(right.status, right.text).to.equal(429);
+    });
+  });
+});
