@@ -6,6 +6,7 @@ import {
   createMetrics,
   createRevocationList,
   createShutdown,
+  loadRevocations,
   serveHttp,
   type RunningService,
   type ServiceDeps,
@@ -13,9 +14,9 @@ import {
 import type { GatewayConfig } from './config.js';
 import type { UpstreamName } from './domain/route-table.js';
 import { createLimiterStore } from './data/rate-limit-store.js';
-import { followRevocations, loadRevocations } from './events/revocations.js';
+import { followRevocations, revokedByLogout } from './events/revocations.js';
 import { renderError } from './http/error-rendering.js';
-import { mountGatewayRoutes, type RateLimits } from './http/gateway-routes.js';
+import { gatewayEdge, mountGatewayRoutes, type RateLimits } from './http/gateway-routes.js';
 import { createUpstreamProxy } from './http/upstream-proxy.js';
 
 export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}): Promise<RunningService> {
@@ -79,7 +80,14 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
       name,
       createUpstreamProxy(
         { name: name as UpstreamName, url },
-        { timeoutMs: config.UPSTREAM_TIMEOUT_MS, logger },
+        {
+          timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+          logger,
+          onResponse: (req, status) => {
+            const revocation = revokedByLogout(req, status);
+            if (revocation) revocations.add(revocation);
+          },
+        },
       ),
     ]),
   ) as Record<UpstreamName, ReturnType<typeof createUpstreamProxy>>;
@@ -90,6 +98,7 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
       logger,
       metrics,
       bodyParser: 'none',
+      early: gatewayEdge(),
       renderError,
       readiness: Object.entries(upstreams).map(([name, url]) => ({ name, check: () => answersReady(url) })),
     },

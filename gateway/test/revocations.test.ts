@@ -36,6 +36,36 @@ describe('gateway token revocation', () => {
     }
   });
 
+  it('refuses a token as soon as identity has answered its logout, before any event arrives', async () => {
+    const gw = await startGatewayUnderTest();
+    try {
+      const token = gw.token(USER);
+      const other = gw.token(USER);
+      gw.upstreams.identity.answer((_req, res) => res.writeHead(204).end());
+      expect((await gw.fetch('/auth/logout', { method: 'POST', token })).status).to.equal(204);
+      const response = await gw.fetch('/accounts', { token });
+      expect(response.status).to.equal(401);
+      expect(await response.json()).to.include({ code: 'AUTH_REQUIRED' });
+      expect((await gw.fetch('/accounts', { token: other })).status).to.equal(200);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('keeps a token whose logout identity refused', async () => {
+    const gw = await startGatewayUnderTest();
+    try {
+      const token = gw.token(USER);
+      gw.upstreams.identity.answer((_req, res) =>
+        res.writeHead(503, { 'content-type': 'application/json' }).end('{}'),
+      );
+      expect((await gw.fetch('/auth/logout', { method: 'POST', token })).status).to.equal(503);
+      expect((await gw.fetch('/accounts', { token })).status).to.equal(200);
+    } finally {
+      await gw.stop();
+    }
+  });
+
   it('loads the revocations identity already knows at start', async () => {
     const jti = randomUUID();
     const { startFakeUpstream } = await import('./fake-upstream.js');

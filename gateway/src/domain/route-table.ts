@@ -44,6 +44,7 @@ export const PUBLIC_ROUTES: readonly { methods: readonly string[] | 'any'; patte
   { methods: READ, pattern: '/metrics' },
   { methods: READ, pattern: '/openapi.json' },
   { methods: READ, pattern: '/docs' },
+  { methods: READ, pattern: '/docs/*' },
 ];
 
 // Dot segments (plain or percent-encoded) could walk out of a routed prefix on a lenient upstream.

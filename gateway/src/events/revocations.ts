@@ -1,7 +1,6 @@
-import { compileSchema, TokenRevokedData } from '@payments/contracts';
-import type { Consumer, EventBus, Logger, RevocationList } from '@payments/service-kit';
-
-const checkRevocation = compileSchema(TokenRevokedData);
+import type { Request } from 'express';
+import type { EventData } from '@payments/contracts';
+import type { Consumer, EventBus, RevocationList } from '@payments/service-kit';
 
 /** Every gateway process hears every revocation, so a logged-out token is refused everywhere at once. */
 export function followRevocations(bus: EventBus, revocations: RevocationList): Promise<Consumer> {
@@ -11,31 +10,10 @@ export function followRevocations(bus: EventBus, revocations: RevocationList): P
 }
 
 /**
- * Revocations made before this process started, from identity's internal endpoint (`{ data: [...] }` or a bare
- * array of TokenRevoked data). Best effort: identity may not be up yet, and events cover what follows.
+ * The token a logout through this gateway revoked, once identity has answered 204: refused from that answer on,
+ * without waiting for the TokenRevoked event, which may arrive after the client's next request.
  */
-export async function loadRevocations(
-  identityUrl: string,
-  revocations: RevocationList,
-  logger: Logger,
-): Promise<number> {
-  try {
-    const response = await fetch(new URL('/internal/revocations', identityUrl), {
-      signal: AbortSignal.timeout(2000),
-    });
-    if (!response.ok) throw new Error(`identity answered ${response.status}`);
-    const body = (await response.json()) as unknown;
-    const items = Array.isArray(body) ? body : ((body as { data?: unknown } | null)?.data ?? []);
-    let loaded = 0;
-    for (const item of Array.isArray(items) ? items : []) {
-      const checked = checkRevocation(item);
-      if (!checked.ok) continue;
-      revocations.add(checked.value);
-      loaded += 1;
-    }
-    return loaded;
-  } catch (error) {
-    logger.info({ err: error }, 'no revocations loaded at start');
-    return 0;
-  }
+export function revokedByLogout(req: Request, status: number): EventData<'TokenRevoked'> | null {
+  if (req.method !== 'POST' || req.path !== '/auth/logout' || status !== 204 || !req.auth) return null;
+  return { jti: req.auth.jti, expires_at: req.auth.expiresAt };
 }

@@ -6,7 +6,10 @@ import { discoveryBody } from '@payments/contracts';
 import { AppError, splitList, type Metrics, type TokenVerifier } from '@payments/service-kit';
 import type { GatewayConfig } from '../config.js';
 import { matchRoute, type RouteEntry, type UpstreamName } from '../domain/route-table.js';
+import { buildOpenApiDocument } from '../openapi/openapi-document.js';
+import { pathTemplateOf } from '../openapi/operations.js';
 import type { Limiter } from '../data/rate-limit-store.js';
+import { apiDocsRoutes } from './api-docs.js';
 import { authenticateAtEdge } from './edge-auth.js';
 import { rateLimit } from './rate-limiting.js';
 import { versioning } from './versioning.js';
@@ -34,23 +37,27 @@ const EXPOSED_HEADERS = [
   'Retry-After',
 ];
 
+/** Security headers and the API version, before the kit's probes: /health, /ready and /metrics carry them too. */
+export function gatewayEdge(): RequestHandler[] {
+  return [helmet(), versioning()];
+}
+
 /**
- * The gateway's pipeline: security headers, version, per-address limit, discovery, then for routed paths the
+ * The gateway's pipeline after its edge: per-address limit, discovery and the API docs, then for routed paths the
  * token check, the per-user quota and the proxy. Unrouted paths fall through to the kit's 404.
  */
 export function mountGatewayRoutes(app: Express, deps: GatewayRouteDeps): void {
   const { config, limits } = deps;
   const trusted = splitList(config.TRUSTED_PROXIES);
   app.set('trust proxy', trusted.length > 0 ? trusted : false);
-  app.use(helmet());
   const origins = splitList(config.CORS_ORIGINS);
   if (origins.length > 0) app.use(cors({ origin: origins, exposedHeaders: EXPOSED_HEADERS, maxAge: 600 }));
 
-  app.use(versioning());
   if (limits) app.use(rateLimit(limits.address, (req) => req.ip ?? req.socket.remoteAddress ?? 'unknown'));
   app.get('/', (_req, res) => {
     res.json(discoveryBody());
   });
+  app.use(apiDocsRoutes(buildOpenApiDocument()));
 
   const routed = express.Router();
   routed.use(limitBodySize(config.MAX_BODY_BYTES));
@@ -64,6 +71,7 @@ export function mountGatewayRoutes(app: Express, deps: GatewayRouteDeps): void {
     const route = matchRoute(req.path);
     if (!route) return next();
     res.locals.route = route;
+    res.locals.routeTemplate = pathTemplateOf(req.path) ?? route.pattern;
     routed(req, res, next);
   });
 }

@@ -26,7 +26,12 @@ export const RETRY_AFTER_SECONDS = 1;
  */
 export function createUpstreamProxy(
   upstream: Upstream,
-  options: { timeoutMs: number; logger: Logger },
+  options: {
+    timeoutMs: number;
+    logger: Logger;
+    /** Sees each upstream answer before it is passed on to the client. */
+    onResponse?: (req: Request, status: number) => void;
+  },
 ): UpstreamProxy {
   // Without an agent the proxy sends `Connection: close` upstream and pays a TCP handshake per request.
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
@@ -37,6 +42,7 @@ export function createUpstreamProxy(
     xfwd: true,
     on: {
       proxyRes: (proxyRes, req) => {
+        options.onResponse?.(req, proxyRes.statusCode ?? 0);
         const prefix = req.get('x-forwarded-prefix');
         const location = proxyRes.headers.location;
         if (prefix && location?.startsWith('/') && !location.startsWith('//')) {

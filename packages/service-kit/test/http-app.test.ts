@@ -41,6 +41,13 @@ describe('HTTP app factory', () => {
           req.log.info('handling');
           res.json({});
         });
+        routes.get('/items/:id', (req, res) => {
+          req.auth = { userId: 'user-7', role: 'user', jti: 'j', issuedAt: 0, expiresAt: 0 };
+          res.json({ id: req.params.id });
+        });
+        routes.post('/confirm', (req, res) => {
+          res.json({ body: req.body ?? null });
+        });
         routes.get('/poor', () => {
           throw new AppError('INSUFFICIENT_FUNDS', 'Not enough money');
         });
@@ -114,6 +121,36 @@ describe('HTTP app factory', () => {
     await fetch(`${base}/logged`, { headers: { 'x-request-id': 'req-log-1' } });
     const lines = logLines.filter((line) => line.request_id === 'req-log-1');
     expect(lines.map((line) => line.msg)).to.deep.equal(['handling', 'request completed']);
+  });
+
+  it('answers a body that is not JSON with 415 UNSUPPORTED_MEDIA_TYPE', async () => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
+      const response = await post('/deposit', 'amount=1', type);
+      expect(response.status, type).to.equal(415);
+      expect(await json(response)).to.include({
+        code: 'UNSUPPORTED_MEDIA_TYPE',
+        status: 415,
+        instance: '/deposit',
+      });
+    }
+    const untyped = await fetch(`${base}/deposit`, { method: 'POST', body: new Uint8Array([123, 125]) });
+    expect(untyped.status).to.equal(415);
+  });
+
+  it('accepts a body-less POST and JSON media types other than application/json', async () => {
+    expect((await fetch(`${base}/confirm`, { method: 'POST' })).status).to.equal(200);
+    const merged = await post('/confirm', '{"a":1}', 'application/merge-patch+json');
+    expect(await json(merged)).to.deep.equal({ body: { a: 1 } });
+  });
+
+  it('logs the route template and the caller on the access line', async () => {
+    await fetch(`${base}/items/42`, { headers: { 'x-request-id': 'req-log-2' } });
+    const line = logLines.find(
+      (entry) => entry.request_id === 'req-log-2' && entry.msg === 'request completed',
+    );
+    expect(line).to.include({ route: '/items/:id', user_id: 'user-7' });
+    expect(line?.res).to.deep.equal({ statusCode: 200 });
+    expect(line?.responseTime).to.be.a('number');
   });
 
   it('reports not ready while a dependency is down', async () => {

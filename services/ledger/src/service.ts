@@ -7,10 +7,12 @@ import {
   createRevocationList,
   createShutdown,
   isDatabaseUp,
+  loadRevocations,
   openDatabase,
   requireAuth,
   serveHttp,
   startOutboxRelay,
+  type Logger,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -31,6 +33,17 @@ export function feeScheduleOf(config: LedgerConfig): FeeSchedule {
   };
 }
 
+/** LEDGER_TEST_CRASH_AFTER_COMMIT, inert unless NODE_ENV=test: proves a redelivery after a crash changes nothing. */
+function crashAfterCommit(config: LedgerConfig, logger: Logger) {
+  const target = config.NODE_ENV === 'test' ? config.LEDGER_TEST_CRASH_AFTER_COMMIT : undefined;
+  if (!target) return undefined;
+  return (transactionId: string) => {
+    if (transactionId !== target) return;
+    logger.warn({ transaction_id: transactionId }, 'LEDGER_TEST_CRASH_AFTER_COMMIT: dying before the ack');
+    process.kill(process.pid, 'SIGKILL');
+  };
+}
+
 export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}): Promise<RunningService> {
   const logger = deps.logger ?? createLogger('ledger', config.LOG_LEVEL);
   const fees = feeScheduleOf(config);
@@ -38,18 +51,26 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
   try {
     const knex = await openDatabase({ url: config.DATABASE_URL, migrations, logger });
     shutdown.add('database pool', () => knex.destroy());
-    const bus = await connectBus(config, logger, shutdown, deps.bus);
+    const metrics = createMetrics('ledger');
+    const bus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
     const store = createLedgerStore(knex);
 
     const outbox = startOutboxRelay({ knex, bus, logger });
     shutdown.add('outbox relay', () => outbox.stop());
-    const consumer = await startLedgerConsumer({ bus, store, outbox });
+    const consumer = await startLedgerConsumer({
+      bus,
+      store,
+      outbox,
+      afterConfirmationCommit: crashAfterCommit(config, logger),
+    });
     shutdown.add('ledger consumer', () => consumer.stop());
     const revocations = createRevocationList();
     const revocationFeed = await bus.broadcast('revocations', {
       TokenRevoked: async (event) => revocations.add(event.data),
     });
     shutdown.add('revocation feed', () => revocationFeed.stop());
+    // After subscribing, so a revocation made in between is not missed; a restarted ledger forgets none.
+    await loadRevocations(config.IDENTITY_URL, revocations, logger);
     const maintenance = startMaintenance({
       store,
       outbox,
@@ -76,7 +97,7 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
     const app = createHttpApp(
       {
         logger,
-        metrics: createMetrics('ledger'),
+        metrics,
         readiness: [
           { name: 'database', check: () => isDatabaseUp(knex) },
           { name: 'event bus', check: () => bus.isConnected() },

@@ -1,16 +1,11 @@
 import { Router } from 'express';
-import { Type } from '@sinclair/typebox';
+import { StatusChangeBody } from '@payments/contracts';
 import { bodyValidator, requireAuth, type TokenVerifier } from '@payments/service-kit';
 import { etagOf, toUserView } from '../domain/user.js';
 import type { UserService } from '../use-cases/user-service.js';
 import { claimsOf, requestIdOf, userIdParam } from './request-context.js';
 
-const StatusChangeSchema = Type.Object(
-  { status: Type.Union([Type.Literal('active'), Type.Literal('disabled'), Type.Literal('locked')]) },
-  { additionalProperties: false },
-);
-
-const readStatusChange = bodyValidator(StatusChangeSchema);
+const readStatusChange = bodyValidator(StatusChangeBody);
 
 export function adminRoutes(users: UserService, verifier: TokenVerifier): Router {
   const router = Router();

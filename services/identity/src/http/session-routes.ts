@@ -1,24 +1,11 @@
 import { Router, type Request, type Response } from 'express';
-import { Type } from '@sinclair/typebox';
+import { LoginBody } from '@payments/contracts';
 import { bodyValidator, requireAuth, validationError, type TokenVerifier } from '@payments/service-kit';
 import type { IssuedToken } from '../domain/token-issuer.js';
 import type { LoginName, SessionService } from '../use-cases/session-service.js';
 import { claimsOf, clientAddressOf, requestIdOf } from './request-context.js';
 
-const Name = Type.String({ minLength: 1, maxLength: 254 });
-
-const LoginSchema = Type.Object(
-  {
-    username: Type.Optional(Name),
-    email: Type.Optional(Name),
-    identity: Type.Optional(Name),
-    // Longer than any password we accept, so a long guess is a 401 like any other, yet bounded.
-    password: Type.String({ minLength: 1, maxLength: 1024 }),
-  },
-  { additionalProperties: false },
-);
-
-const readLoginBody = bodyValidator(LoginSchema);
+const readLoginBody = bodyValidator(LoginBody);
 
 function readLogin(req: Request): { name: LoginName; password: string } {
   const body = readLoginBody(req);

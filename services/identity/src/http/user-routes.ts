@@ -1,20 +1,14 @@
 import { Router, type Request, type Response } from 'express';
-import { Type } from '@sinclair/typebox';
+import { NewUserBody, UserUpdateBody } from '@payments/contracts';
 import { bodyValidator, requireAuth, validationError, type TokenVerifier } from '@payments/service-kit';
-import { Email, NewUserSchema, Password, Username } from '../domain/credential-rules.js';
 import { etagOf, toUserView, versionsFromIfMatch, type User } from '../domain/user.js';
 import type { UserService } from '../use-cases/user-service.js';
 import { claimsOf, requestIdOf, userIdParam } from './request-context.js';
 
-const UserUpdateSchema = Type.Object(
-  { username: Type.Optional(Username), email: Type.Optional(Email), password: Type.Optional(Password) },
-  { additionalProperties: false, minProperties: 1 },
-);
-
 const READ_ONLY_FIELDS = new Set(['id', 'role', 'status', 'created_at', 'updated_at']);
 
-const readNewUser = bodyValidator(NewUserSchema);
-const readUpdate = bodyValidator(UserUpdateSchema);
+const readNewUser = bodyValidator(NewUserBody);
+const readUpdate = bodyValidator(UserUpdateBody);
 
 function readUserUpdate(req: Request) {
   const body: unknown = req.body;

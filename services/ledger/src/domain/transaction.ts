@@ -1,9 +1,8 @@
-import { toMinorUnits, type MinorUnits } from '@payments/contracts';
+import { toMinorUnits, TRANSACTION_STATUSES, TRANSACTION_TYPES, type MinorUnits } from '@payments/contracts';
 
-export const TRANSACTION_TYPES = ['deposit', 'withdrawal', 'transfer'] as const;
+export { TRANSACTION_STATUSES, TRANSACTION_TYPES };
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 
-export const TRANSACTION_STATUSES = ['pending', 'completed', 'failed', 'canceled'] as const;
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
 export type TerminalStatus = Exclude<TransactionStatus, 'pending'>;
 

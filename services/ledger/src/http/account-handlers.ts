@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
+import { OpenAccountBody, PageQuery } from '@payments/contracts';
 import { AppError, bodyValidator, queryValidator } from '@payments/service-kit';
 import { readMetadata } from '../domain/metadata.js';
 import { accountOpenedEvent } from '../events/ledger-events.js';
@@ -13,7 +14,6 @@ import {
 } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { exponentIn, renderAccount, renderBalance, renderPagination } from './presenters.js';
-import { OpenAccountBody, PageQuery } from './schemas.js';
 
 const readOpenAccount = bodyValidator(OpenAccountBody);
 const readPage = queryValidator(PageQuery);

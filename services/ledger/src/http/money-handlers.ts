@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
-import { formatMinor, type MinorUnits } from '@payments/contracts';
+import { formatMinor, MoneyBody, TransferBody, type MinorUnits } from '@payments/contracts';
 import { apiVersionOf, AppError, bodyValidator, notFound } from '@payments/service-kit';
 import { feeFor } from '../domain/fees.js';
 import { readIdempotencyKey, requestFingerprint } from '../domain/idempotency.js';
@@ -24,7 +24,6 @@ import {
 } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { renderTransaction } from './presenters.js';
-import { MoneyBody, TransferBody } from './schemas.js';
 
 const readMoney = bodyValidator(MoneyBody);
 const readTransfer = bodyValidator(TransferBody);

@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express';
+import { HistoryQuery } from '@payments/contracts';
 import { accessDenied, apiVersionOf, notFound, queryValidator } from '@payments/service-kit';
 import type { HistoryScope } from '../data/ledger-store.js';
 import { readDateRange } from '../domain/history.js';
@@ -6,7 +7,6 @@ import { canRead, type Transaction } from '../domain/transaction.js';
 import { exponentsFor, pathId, readableAccount, viewerOf } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { renderPagination, renderTransaction } from './presenters.js';
-import { HistoryQuery } from './schemas.js';
 
 const readHistoryQuery = queryValidator(HistoryQuery);
 

@@ -1,30 +1,6 @@
-import { Type, type Static } from '@sinclair/typebox';
-import { compileSchema } from '@payments/contracts';
+import type { Static } from '@sinclair/typebox';
+import { compileSchema, PaymentStatusWebhookBody, PaymentWebhookBody } from '@payments/contracts';
 import { failureReason, type IncomingWebhookEvent, type WebhookSource } from './webhook-event.js';
-
-const PaymentStatus = Type.Union([
-  Type.Literal('completed'),
-  Type.Literal('failed'),
-  Type.Literal('pending'),
-]);
-const PaymentId = Type.String({ minLength: 1, maxLength: 200 });
-
-/** /webhook/payment: `{ payment_id, status }`, the payment id being the transaction id given at creation. */
-const PaymentWebhookBody = Type.Object({ payment_id: PaymentId, status: PaymentStatus });
-
-/** /webhook/payment-status: the same, plus what the provider says about the money (amount in minor units). */
-const PaymentStatusWebhookBody = Type.Object({
-  payment_id: PaymentId,
-  status: PaymentStatus,
-  amount: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
-  currency: Type.Optional(Type.String({ pattern: '^[A-Za-z]{3}$' })),
-  metadata: Type.Optional(
-    Type.Object({
-      transaction_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-      failure_reason: Type.Optional(Type.String({ maxLength: 1000 })),
-    }),
-  ),
-});
 
 type PaymentStatusWebhookBody = Static<typeof PaymentStatusWebhookBody>;
 

@@ -1,28 +1,6 @@
-import { Type, type Static } from '@sinclair/typebox';
-import { compileSchema } from '@payments/contracts';
+import type { Static } from '@sinclair/typebox';
+import { compileSchema, ProviderEventEnvelope, ProviderObject } from '@payments/contracts';
 import { failureReason, type IncomingWebhookEvent } from './webhook-event.js';
-
-const ProviderId = Type.String({ minLength: 1, maxLength: 200 });
-
-/** What every provider event must look like, whatever its type. */
-const ProviderEventEnvelope = Type.Object({
-  id: ProviderId,
-  type: Type.String({ minLength: 1, maxLength: 200 }),
-  data: Type.Object({ object: Type.Object({}) }),
-});
-
-/** The payment intent or payout an event of a handled type carries; other fields are ignored. */
-const ProviderObject = Type.Object({
-  id: ProviderId,
-  amount: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
-  currency: Type.String({ pattern: '^[A-Za-z]{3}$' }),
-  status: Type.String({ maxLength: 200 }),
-  metadata: Type.Optional(Type.Object({ transaction_id: Type.Optional(ProviderId) })),
-  last_payment_error: Type.Optional(
-    Type.Union([Type.Null(), Type.Object({ message: Type.Optional(Type.String()) })]),
-  ),
-  failure_message: Type.Optional(Type.Union([Type.Null(), Type.String()])),
-});
 
 type ProviderObject = Static<typeof ProviderObject>;
 

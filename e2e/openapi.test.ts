@@ -1,0 +1,287 @@
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { eventually, startSystem, type TestSystem } from '@payments/testkit';
+import { apiClient, type ApiClient } from './api-client.js';
+import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
+
+const ADMIN = { username: 'openapi_admin', email: 'openapi-admin@example.com', password: 'admin-pass-123' };
+
+type RequestOptions = Parameters<ApiClient['request']>[2];
+
+describe('the OpenAPI document against the running system', function () {
+  this.timeout(120_000);
+  let system: TestSystem;
+  let api: ApiClient;
+  let openapi: OpenApiValidator;
+
+  /** Every answer of this suite is checked against the document the gateway serves. */
+  const call = async (method: string, path: string, options: RequestOptions = {}) => {
+    const response = await api.request(method, path, options);
+    openapi.check(method, path, response);
+    return response;
+  };
+  const signed = (secret: string, payload: string) => {
+    const t = Math.floor(Date.now() / 1000);
+    return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${payload}`).digest('hex')}`;
+  };
+
+  before(async () => {
+    system = await startSystem({
+      serviceEnv: {
+        'provider-sandbox': { SANDBOX_ENABLED: 'false' },
+        identity: {
+          ADMIN_USERNAME: ADMIN.username,
+          ADMIN_EMAIL: ADMIN.email,
+          ADMIN_PASSWORD: ADMIN.password,
+        },
+      },
+    });
+    api = apiClient(system.gatewayUrl);
+    openapi = await loadOpenApiValidator(system.gatewayUrl);
+  });
+
+  let failures = 0;
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') failures += 1;
+  });
+  after(async () => {
+    if (failures > 0) console.error(system?.logs());
+    await system?.stop();
+  });
+
+  let token: string;
+  let userId: string;
+  let accountId: string;
+  let euroAccountId: string;
+  let depositId: string;
+
+  it('documents registration, login and the user, and the answers match', async () => {
+    const username = `oa_${randomBytes(4).toString('hex')}`;
+    const password = `pw-${randomBytes(8).toString('hex')}`;
+    const created = await call('POST', '/user', {
+      body: { username, email: `${username}@example.com`, password },
+    });
+    expect(created.status, created.text).to.equal(201);
+    userId = created.body.id;
+    const duplicate = await call('POST', '/user', {
+      body: { username, email: `x${username}@example.com`, password },
+    });
+    expect(duplicate.status).to.equal(409);
+    const invalid = await call('POST', '/user', { body: { username, email: 'not-an-email', password } });
+    expect(invalid.status).to.equal(400);
+
+    const login = await call('POST', '/auth/login', { body: { username, password } });
+    expect(login.status, login.text).to.equal(200);
+    token = login.body.token;
+    expect((await call('POST', '/login', { body: { identity: username, password } })).status).to.equal(200);
+    expect(
+      (await call('POST', '/auth/login', { body: { username, password: 'wrong-password' } })).status,
+    ).to.equal(401);
+
+    expect((await call('GET', `/user/${userId}`, { token })).status).to.equal(200);
+    const updated = await call('PUT', `/user/${userId}`, {
+      body: { email: `new-${username}@example.com` },
+      token,
+    });
+    expect(updated.status, updated.text).to.equal(200);
+    expect((await call('GET', `/user/${randomUUID()}`, { token })).status).to.be.oneOf([403, 404]);
+    expect((await call('GET', `/user/${userId}`)).status).to.equal(401);
+  });
+
+  it('documents accounts and balances in both versions', async () => {
+    const opened = await call('POST', '/account', {
+      body: { currency: 'USD', metadata: { label: 'main' } },
+      token,
+    });
+    expect(opened.status, opened.text).to.equal(201);
+    accountId = opened.body.id;
+    const euro = await call('POST', '/v1.1/account', { body: { currency: 'EUR' }, token });
+    expect(euro.status, euro.text).to.equal(201);
+    euroAccountId = euro.body.id;
+    expect((await call('POST', '/account', { body: { currency: 'XYZ' }, token })).status).to.equal(422);
+    expect((await call('POST', '/account', { body: { currency: 12 }, token })).status).to.equal(400);
+
+    expect((await call('GET', '/accounts?limit=5', { token })).status).to.equal(200);
+    expect((await call('GET', '/accounts?limit=500', { token })).status).to.equal(400);
+    expect((await call('GET', `/account/${accountId}`, { token })).status).to.equal(200);
+    expect((await call('GET', `/v1.1/account/${accountId}/balance`, { token })).status).to.equal(200);
+    expect((await call('GET', `/account/${randomUUID()}`, { token })).status).to.equal(404);
+  });
+
+  it('documents money operations, webhooks and transactions in both versions', async () => {
+    const deposit = await call('POST', `/account/${accountId}/deposit`, {
+      body: { amount: '100.00', currency: 'USD' },
+      token,
+      headers: { 'idempotency-key': randomUUID() },
+    });
+    expect(deposit.status, deposit.text).to.equal(202);
+    depositId = deposit.body.id;
+    expect(deposit.body).to.not.have.property('fee');
+    const v11 = await call('POST', `/v1.1/account/${euroAccountId}/deposit`, {
+      body: { amount: 50, currency: 'EUR' },
+      token,
+    });
+    expect(v11.status, v11.text).to.equal(202);
+    expect(v11.body).to.have.property('fee');
+
+    expect(
+      (await call('POST', '/webhook/payment', { body: { payment_id: depositId, status: 'completed' } }))
+        .status,
+    ).to.equal(200);
+    expect(
+      (await call('POST', '/webhook/payment', { body: { payment_id: depositId, status: 'teleported' } }))
+        .status,
+    ).to.equal(400);
+    const statusReport = JSON.stringify({ payment_id: v11.body.id, status: 'completed' });
+    const reported = await call('POST', '/webhook/payment-status', {
+      raw: statusReport,
+      headers: {
+        'content-type': 'application/json',
+        'x-webhook-signature': signed(system.webhookSecret, statusReport),
+      },
+    });
+    expect(reported.status, reported.text).to.equal(200);
+    const providerEvent = JSON.stringify({
+      id: `evt_${randomBytes(6).toString('hex')}`,
+      type: 'customer.created',
+      data: { object: {} },
+    });
+    const provider = await call('POST', '/webhook/provider', {
+      raw: providerEvent,
+      headers: {
+        'content-type': 'application/json',
+        'provider-signature': signed(system.webhookSecret, providerEvent),
+      },
+    });
+    expect(provider.status, provider.text).to.equal(200);
+    expect(
+      (
+        await call('POST', '/webhook/provider', {
+          raw: providerEvent,
+          headers: { 'content-type': 'application/json' },
+        })
+      ).status,
+    ).to.equal(400);
+
+    await eventually(
+      () => call('GET', `/transaction/${depositId}`, { token }),
+      (response) => response.body?.status === 'completed',
+    );
+    await eventually(
+      () => call('GET', `/v1.1/transaction/${v11.body.id}`, { token }),
+      (response) => response.body?.status === 'completed',
+    );
+    expect((await call('GET', '/transactions?status=completed', { token })).status).to.equal(200);
+    expect(
+      (await call('GET', `/v1.1/account/${accountId}/transactions?type=deposit`, { token })).status,
+    ).to.equal(200);
+    expect((await call('GET', '/transactions?type=refund', { token })).status).to.equal(400);
+
+    const withdrawal = await call('POST', `/account/${accountId}/withdraw`, {
+      body: { amount: 10, currency: 'USD' },
+      token,
+    });
+    expect(withdrawal.status, withdrawal.text).to.equal(202);
+    const tooMuch = await call('POST', `/account/${accountId}/withdraw`, {
+      body: { amount: 10_000, currency: 'USD' },
+      token,
+    });
+    expect(tooMuch.status).to.equal(422);
+    const transfer = await call('POST', `/v1.1/account/${accountId}/transfer`, {
+      body: { amount: 5, currency: 'USD', to_account_id: euroAccountId },
+      token,
+    });
+    expect(transfer.status, transfer.text).to.equal(202);
+    const completedTransfer = await eventually(
+      () => call('GET', `/v1.1/transaction/${transfer.body.id}`, { token }),
+      (response) => response.body?.status !== 'pending',
+    );
+    expect(completedTransfer.body).to.include({ status: 'completed' });
+    expect(completedTransfer.body).to.have.property('converted_amount');
+  });
+
+  it('documents the currency catalogue and the exchange rates', async () => {
+    const reads = [
+      '/api/currencies?limit=5',
+      '/api/currencies/supported',
+      '/api/currencies/search?q=euro',
+      '/api/currencies/statistics',
+      '/api/currencies/default',
+      '/api/currencies/region/Europe',
+      '/api/currencies/USD',
+      '/api/currencies/usd/supported',
+      '/v1.1/api/currencies/rates?base=EUR',
+      '/v1.1/api/currencies/USD/rate/JPY',
+    ];
+    for (const path of reads) expect((await call('GET', path)).status, path).to.equal(200);
+    expect((await call('GET', '/api/currencies/QQQ')).status).to.equal(404);
+    expect((await call('GET', '/api/currencies/12')).status).to.equal(400);
+    expect((await call('GET', '/api/currencies/search')).status).to.equal(400);
+  });
+
+  it('documents discovery, the docs, the keys and the probes', async () => {
+    for (const path of [
+      '/',
+      '/v1.1/',
+      '/openapi.json',
+      '/docs',
+      '/.well-known/jwks.json',
+      '/health',
+      '/ready',
+      '/metrics',
+    ]) {
+      const response = await call('GET', path);
+      expect(response.status, path).to.equal(200);
+    }
+    expect((await call('GET', '/', { headers: { 'x-api-version': '7.0' } })).status).to.equal(400);
+  });
+
+  it('documents administration, token refresh, logout and deletion', async () => {
+    const admin = await call('POST', '/auth/login', {
+      body: { username: ADMIN.username, password: ADMIN.password },
+    });
+    expect(admin.status, admin.text).to.equal(200);
+    const other = await api.signUp();
+    const locked = await call('PATCH', `/admin/users/${other.userId}/status`, {
+      body: { status: 'disabled' },
+      token: admin.body.token,
+    });
+    expect(locked.status, locked.text).to.equal(200);
+    expect(
+      (await call('PATCH', `/admin/users/${other.userId}/status`, { body: { status: 'active' }, token }))
+        .status,
+    ).to.equal(403);
+
+    const leaving = await api.signUp();
+    const refreshed = await call('POST', '/auth/refresh', { token: leaving.token });
+    expect(refreshed.status, refreshed.text).to.equal(200);
+    expect(
+      (await call('DELETE', `/user/${leaving.userId}`, { token: refreshed.body.token })).status,
+    ).to.equal(400);
+    expect(
+      (await call('DELETE', `/user/${leaving.userId}?confirm=true`, { token: refreshed.body.token })).status,
+    ).to.equal(204);
+    expect((await call('POST', '/auth/logout', { token })).status).to.equal(204);
+    await eventually(
+      () => call('GET', '/accounts', { token }),
+      (response) => response.status === 401,
+    );
+  });
+
+  it('exercised the success answer of every documented operation', () => {
+    const paths = openapi.document.paths as Record<
+      string,
+      Record<string, { responses: Record<string, unknown> }>
+    >;
+    const missing = Object.entries(paths).flatMap(([template, item]) =>
+      Object.entries(item)
+        .filter(([method]) => method !== 'parameters')
+        .flatMap(([method, operation]) => {
+          const success = Object.keys(operation.responses).find((status) => status.startsWith('2'));
+          const key = `${method.toUpperCase()} ${template} ${success}`;
+          return openapi.covered.has(key) ? [] : [key];
+        }),
+    );
+    expect(missing).to.deep.equal([]);
+  });
+});

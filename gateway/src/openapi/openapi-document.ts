@@ -1,0 +1,435 @@
+import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import {
+  AccountPage,
+  AccountView,
+  API_VERSIONS,
+  BalanceView,
+  CURRENT_VERSION,
+  CurrencyList,
+  CurrencyPage,
+  CurrencyStatisticsView,
+  CurrencySupportView,
+  CurrencyView,
+  DEFAULT_VERSION,
+  DiscoveryView,
+  ERRORS,
+  ExchangeRateView,
+  LoginBody,
+  MoneyBody,
+  NewUserBody,
+  OpenAccountBody,
+  PaymentStatusWebhookBody,
+  PaymentWebhookBody,
+  ProblemDetails,
+  PROBLEM_CONTENT_TYPE,
+  ProviderEventBody,
+  RateTableView,
+  RegionCurrenciesView,
+  StatusChangeBody,
+  TokenView,
+  TransactionPage,
+  TransactionView,
+  TransferBody,
+  UserUpdateBody,
+  UserView,
+  Uuid,
+  WebhookErrorView,
+  type ErrorCode,
+} from '@payments/contracts';
+import { isPublicRoute } from '../domain/route-table.js';
+import { OPERATIONS, type ErrorStatus, type Operation, type Tag } from './operations.js';
+
+type Json = Record<string, unknown>;
+
+/** The gateway's own small bodies (the kit's probes and identity's key set). */
+const HealthView = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false });
+const ReadinessView = Type.Object(
+  {
+    status: Type.Union([Type.Literal('ready'), Type.Literal('not ready')]),
+    checks: Type.Record(Type.String(), Type.Boolean(), {
+      description: 'Each dependency and whether it is up',
+    }),
+  },
+  { additionalProperties: false },
+);
+const JwksView = Type.Object({
+  keys: Type.Array(
+    Type.Object({ kid: Type.String(), kty: Type.String(), alg: Type.Optional(Type.String()) }),
+  ),
+});
+
+/**
+ * Component name → schema. Request bodies are the very schemas the services validate with, responses the
+ * contracts' views; nothing here is a copy.
+ */
+const SCHEMAS: Record<string, TSchema> = {
+  Problem: ProblemDetails,
+  WebhookError: WebhookErrorView,
+  Discovery: DiscoveryView,
+  Health: HealthView,
+  Readiness: ReadinessView,
+  Jwks: JwksView,
+  Login: LoginBody,
+  Token: TokenView,
+  NewUser: NewUserBody,
+  UserUpdate: UserUpdateBody,
+  StatusChange: StatusChangeBody,
+  User: UserView,
+  OpenAccount: OpenAccountBody,
+  Account: AccountView,
+  AccountPage,
+  Balance: BalanceView,
+  MoneyRequest: MoneyBody,
+  TransferRequest: TransferBody,
+  Transaction: TransactionView,
+  TransactionPage,
+  Currency: CurrencyView,
+  CurrencyPage,
+  CurrencyList,
+  CurrencySupport: CurrencySupportView,
+  RegionCurrencies: RegionCurrenciesView,
+  CurrencyStatistics: CurrencyStatisticsView,
+  RateTable: RateTableView,
+  ExchangeRate: ExchangeRateView,
+  PaymentWebhook: PaymentWebhookBody,
+  PaymentStatusWebhook: PaymentStatusWebhookBody,
+  ProviderEvent: ProviderEventBody,
+};
+
+const TAGS: Record<Tag, string> = {
+  Discovery: 'Versions and this documentation',
+  Authentication: 'Tokens: log in, refresh, log out, and the keys that verify them',
+  Users: 'Registration and your own user',
+  Administration: 'What only admins may do',
+  Accounts: 'Accounts, one currency each',
+  'Money operations': 'Deposits, withdrawals and transfers: accepted at once (202), completed asynchronously',
+  Transactions: 'Transactions and their history',
+  Currencies: 'The ISO 4217 catalogue (public, cacheable)',
+  'Exchange rates': 'Rates between currencies (v1.1), cached with a TTL',
+  Webhooks: 'Called by the payment provider; errors are `{ "error": string }`',
+  Operations: 'Probes and metrics',
+};
+
+const DESCRIPTION = `
+Accounts, asynchronous money movements and a currency catalogue behind one gateway.
+
+**Authentication.** Get a token from \`POST /auth/login\` and send \`Authorization: Bearer <token>\`. Operations
+with a lock need it; the others are public.
+
+**Versioning.** The version comes from, in order: the path prefix (\`/v1.1/accounts\`; see the servers), the
+\`Accept\` media type \`application/vnd.service.v1.1+json\`, the \`X-API-Version\` header (\`1.1\` or \`v1.1\`); else
+${DEFAULT_VERSION}. The first source present decides. Versions: ${API_VERSIONS.join(', ')} (current
+${CURRENT_VERSION}). An unsupported version is a 400. Every response carries \`X-API-Version\`. Version 1.1 adds
+transaction fees, conversions and exchange rates; 1.0 answers omit those fields. When a major version is retired, its
+responses carry \`Deprecation\` and \`Sunset\` headers for the deprecation period.
+
+**Errors** are RFC 9457 \`application/problem+json\` with a stable \`code\`:
+${(Object.keys(ERRORS) as ErrorCode[]).map((code) => `\`${code}\` (${ERRORS[code].status})`).join(', ')}.
+Validation errors list the fields in \`errors\`; \`instance\` is the request path. Webhooks answer \`{ "error" }\`.
+
+**Limits.** Requests are limited per client address and per user; the \`RateLimit-Policy\` and \`RateLimit\`
+headers tell where you stand, and a 429 carries \`Retry-After\`. Lists take \`limit\` (default 20, at most 100) and
+\`offset\`.
+`.trim();
+
+const ERROR_RESPONSES: Record<ErrorStatus | 429 | 500 | 503, { name: string; description: string }> = {
+  400: { name: 'BadRequest', description: 'VALIDATION_ERROR: invalid JSON, fields, query or API version' },
+  401: { name: 'Unauthorized', description: 'AUTH_REQUIRED or INVALID_CREDENTIALS' },
+  403: {
+    name: 'Forbidden',
+    description: 'ACCESS_DENIED: not yours, not allowed, or a disabled or locked user',
+  },
+  404: { name: 'NotFound', description: 'RESOURCE_NOT_FOUND (also for a malformed id)' },
+  409: {
+    name: 'Conflict',
+    description: 'DUPLICATE_ENTRY, or CONFLICT (stale If-Match, reused Idempotency-Key)',
+  },
+  413: { name: 'PayloadTooLarge', description: 'PAYLOAD_TOO_LARGE' },
+  415: { name: 'UnsupportedMediaType', description: 'UNSUPPORTED_MEDIA_TYPE: the body must be JSON' },
+  422: {
+    name: 'UnprocessableEntity',
+    description: 'INSUFFICIENT_FUNDS, INVALID_CURRENCY, INVALID_AMOUNT or BUSINESS_RULE_VIOLATION',
+  },
+  429: { name: 'TooManyRequests', description: 'RATE_LIMIT_EXCEEDED; see Retry-After' },
+  500: { name: 'InternalError', description: 'INTERNAL_ERROR; nothing internal is revealed' },
+  503: { name: 'ServiceUnavailable', description: 'SERVICE_UNAVAILABLE: a service is down; see Retry-After' },
+};
+
+/** An unsupported API version (400), a limit (429), a fault (500) or a service down (503) can meet any call. */
+const ALWAYS = [400, 429, 500, 503] as const;
+
+function errorStatuses(operation: Operation): (keyof typeof ERROR_RESPONSES)[] {
+  return [...new Set([...operation.errors, ...ALWAYS])].sort((a, b) => a - b);
+}
+
+const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
+
+/** A TypeBox schema as plain JSON Schema (its symbols dropped). */
+const plain = (schema: TSchema): Json => JSON.parse(JSON.stringify(schema)) as Json;
+
+const COMMON_RESPONSE_HEADERS = {
+  'X-API-Version': ref('headers', 'XApiVersion'),
+  'X-Request-Id': ref('headers', 'XRequestId'),
+};
+const RATE_LIMIT_HEADERS = {
+  RateLimit: ref('headers', 'RateLimit'),
+  'RateLimit-Policy': ref('headers', 'RateLimitPolicy'),
+};
+
+function components(): Json {
+  const problemResponse = (description: string, extra: Json = {}) => ({
+    description,
+    headers: { ...COMMON_RESPONSE_HEADERS, ...extra },
+    content: { [PROBLEM_CONTENT_TYPE]: { schema: ref('schemas', 'Problem') } },
+  });
+  const webhookResponse = (description: string, extra: Json = {}) => ({
+    description,
+    headers: { ...COMMON_RESPONSE_HEADERS, ...extra },
+    content: { 'application/json': { schema: ref('schemas', 'WebhookError') } },
+  });
+  const responses: Json = {};
+  for (const operation of OPERATIONS) {
+    const webhook = operation.errorBody === 'webhook';
+    for (const status of errorStatuses(operation)) {
+      const { name, description } = ERROR_RESPONSES[status];
+      const extra: Json =
+        status === 429
+          ? { 'Retry-After': ref('headers', 'RetryAfter'), ...RATE_LIMIT_HEADERS }
+          : status === 503
+            ? { 'Retry-After': ref('headers', 'RetryAfter') }
+            : {};
+      responses[webhook ? `Webhook${name}` : name] = webhook
+        ? webhookResponse(description, extra)
+        : problemResponse(description, extra);
+    }
+  }
+  const header = (description: string, schema: Json = { type: 'string' }) => ({ description, schema });
+  return {
+    securitySchemes: {
+      bearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description: 'A token from POST /auth/login',
+      },
+    },
+    schemas: Object.fromEntries(Object.entries(SCHEMAS).map(([name, schema]) => [name, plain(schema)])),
+    parameters: {
+      ApiVersion: {
+        name: 'X-API-Version',
+        in: 'header',
+        required: false,
+        description:
+          'The API version, when neither the path prefix nor `Accept: application/vnd.service.v1.1+json` names one',
+        schema: { type: 'string', enum: API_VERSIONS.flatMap((version) => [version, `v${version}`]) },
+      },
+      IdempotencyKey: {
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description: 'Replays the first answer for a retry with the same body; another body is a 409',
+        schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+      },
+      IfMatch: {
+        name: 'If-Match',
+        in: 'header',
+        required: false,
+        description: 'The ETag read before; a stale one gives 409',
+        schema: { type: 'string' },
+      },
+      WebhookSignature: {
+        name: 'X-Webhook-Signature',
+        in: 'header',
+        required: true,
+        description: '`t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`',
+        schema: { type: 'string' },
+      },
+      ProviderSignature: {
+        name: 'Provider-Signature',
+        in: 'header',
+        required: true,
+        description: '`t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`',
+        schema: { type: 'string' },
+      },
+    },
+    headers: {
+      XApiVersion: header('The version the response was served in', {
+        type: 'string',
+        enum: [...API_VERSIONS],
+      }),
+      XRequestId: header('The request id (echoed, or created), also in the services’ logs'),
+      Location: header('Where the created resource or the accepted transaction is'),
+      ETag: header('The version of the representation'),
+      CacheControl: header('How long the answer may be reused'),
+      IdempotentReplayed: header('`true` when this answer replays an earlier request with the same key', {
+        type: 'string',
+        enum: ['true'],
+      }),
+      RateLimit: header('What is left of each policy, e.g. `"address";r=99;t=10`'),
+      RateLimitPolicy: header('The policies applied, e.g. `"address";q=100;w=10`'),
+      RetryAfter: header('Seconds to wait before trying again', { type: 'integer', minimum: 0 }),
+    },
+    responses,
+  };
+}
+
+function parameters(operation: Operation): Json[] {
+  const path = [...operation.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => pathParameter(name as string));
+  const query = operation.query ? queryParameters(operation.query) : [];
+  const extra = (operation.extraQuery ?? []).map((param) => ({ ...param, in: 'query', required: false }));
+  const headers = (operation.headers ?? []).map((name) => ref('parameters', name));
+  return [...path, ...query, ...extra, ...headers];
+}
+
+function pathParameter(name: string): Json {
+  if (name === 'id') {
+    return {
+      name,
+      in: 'path',
+      required: true,
+      description: 'A UUID; anything else names nothing (404)',
+      schema: plain(Uuid),
+    };
+  }
+  if (name === 'region') {
+    return {
+      name,
+      in: 'path',
+      required: true,
+      description: 'A continent name or code, e.g. Europe or EU',
+      schema: { type: 'string' },
+    };
+  }
+  return {
+    name,
+    in: 'path',
+    required: true,
+    description: 'A three-letter ISO 4217 code in any case (else 400)',
+    schema: { type: 'string', pattern: '^[A-Za-z]{3}$' },
+  };
+}
+
+/** Each property of a query schema the service validates with, as a parameter. */
+function queryParameters(schema: TObject): Json[] {
+  const required = new Set(schema.required ?? []);
+  return Object.entries(schema.properties).map(([name, property]) => {
+    const { description, ...rest } = plain(property);
+    return {
+      name,
+      in: 'query',
+      required: required.has(name) && rest.default === undefined,
+      ...(description ? { description } : {}),
+      schema: rest,
+    };
+  });
+}
+
+function successResponse(operation: Operation): Json {
+  const { status, description, schema, mediaType, headers = [] } = operation.success;
+  const named = Object.fromEntries(headers.map((name) => [headerName(name), ref('headers', name)]));
+  const body = schema
+    ? { content: { 'application/json': { schema: ref('schemas', schema) } } }
+    : mediaType
+      ? {
+          content: {
+            [mediaType]: { schema: { type: mediaType === 'application/json' ? 'object' : 'string' } },
+          },
+        }
+      : {};
+  return {
+    [status]: {
+      description,
+      headers: { ...COMMON_RESPONSE_HEADERS, ...RATE_LIMIT_HEADERS, ...named },
+      ...body,
+    },
+  };
+}
+
+function headerName(component: string): string {
+  return (
+    {
+      Location: 'Location',
+      ETag: 'ETag',
+      CacheControl: 'Cache-Control',
+      IdempotentReplayed: 'Idempotent-Replayed',
+    }[component] ?? component
+  );
+}
+
+function responses(operation: Operation): Json {
+  const prefix = operation.errorBody === 'webhook' ? 'Webhook' : '';
+  const errors = Object.fromEntries(
+    errorStatuses(operation).map((status) => [
+      status,
+      ref('responses', `${prefix}${ERROR_RESPONSES[status].name}`),
+    ]),
+  );
+  const also: Json = {};
+  for (const status of operation.alsoAnswers ?? []) {
+    also[status] =
+      status === 304
+        ? {
+            description: 'Not modified: the `If-None-Match` ETag is current',
+            headers: COMMON_RESPONSE_HEADERS,
+          }
+        : {
+            description: 'Not ready',
+            headers: COMMON_RESPONSE_HEADERS,
+            content: { 'application/json': { schema: ref('schemas', operation.success.schema as string) } },
+          };
+  }
+  return { ...successResponse(operation), ...also, ...errors };
+}
+
+function isPublic(operation: Operation): boolean {
+  if (operation.security === 'bearer') return false;
+  return isPublicRoute(operation.method.toUpperCase(), operation.path);
+}
+
+function operationObject(operation: Operation): Json {
+  return {
+    operationId: operation.operationId,
+    tags: [operation.tag],
+    summary: operation.summary,
+    ...(operation.description ? { description: operation.description } : {}),
+    ...(isPublic(operation) ? { security: [] } : {}),
+    ...(parameters(operation).length ? { parameters: parameters(operation) } : {}),
+    ...(operation.body
+      ? {
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: ref('schemas', operation.body) } },
+          },
+        }
+      : {}),
+    responses: responses(operation),
+  };
+}
+
+/** The OpenAPI 3.1 document of everything the gateway serves, built once at start. */
+export function buildOpenApiDocument(): Json {
+  const paths: Record<string, Json> = {};
+  for (const operation of OPERATIONS) {
+    paths[operation.path] ??= { parameters: [ref('parameters', 'ApiVersion')] };
+    (paths[operation.path] as Json)[operation.method] = operationObject(operation);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Payments API',
+      version: CURRENT_VERSION,
+      description: DESCRIPTION,
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    servers: [
+      { url: '/', description: 'Version from the Accept or X-API-Version header, else 1.0' },
+      ...[...API_VERSIONS]
+        .reverse()
+        .map((version) => ({ url: `/v${version}`, description: `Version ${version}` })),
+    ],
+    security: [{ bearerAuth: [] }],
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
+    paths,
+    components: components(),
+  };
+}

@@ -1,0 +1,474 @@
+import type { TObject } from '@sinclair/typebox';
+import {
+  CurrencyPageQuery,
+  CurrencySearchQuery,
+  HistoryQuery,
+  PageQuery,
+  RatesQuery,
+} from '@payments/contracts';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export type Tag =
+  | 'Discovery'
+  | 'Authentication'
+  | 'Users'
+  | 'Administration'
+  | 'Accounts'
+  | 'Money operations'
+  | 'Transactions'
+  | 'Currencies'
+  | 'Exchange rates'
+  | 'Webhooks'
+  | 'Operations';
+
+/** Request headers an operation reads, described once in the document's components. */
+export type RequestHeader = 'IdempotencyKey' | 'IfMatch' | 'WebhookSignature' | 'ProviderSignature';
+
+/** Response headers a success may carry, described once in the document's components. */
+export type ResponseHeader = 'Location' | 'ETag' | 'IdempotentReplayed' | 'CacheControl';
+
+/** Error statuses; 400 (version), 429, 500 and 503 apply to every operation and need not be listed. */
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422;
+
+export interface Operation {
+  method: HttpMethod;
+  /** The OpenAPI path template, e.g. `/account/{id}/deposit`. */
+  path: string;
+  operationId: string;
+  tag: Tag;
+  summary: string;
+  description?: string;
+  /** The contracts schema the service validates the query with; each property becomes a parameter. */
+  query?: TObject;
+  /** Query parameters a service reads without a schema. */
+  extraQuery?: { name: string; description: string; schema: Record<string, unknown> }[];
+  headers?: RequestHeader[];
+  /** A component schema name; the body is JSON and required. */
+  body?: string;
+  success: {
+    status: 200 | 201 | 202 | 204;
+    description: string;
+    /** A component schema name, or a media type with no schema of ours. */
+    schema?: string;
+    mediaType?: 'text/html' | 'text/plain' | 'application/json';
+    headers?: ResponseHeader[];
+  };
+  /** Answers other than the success and the errors, e.g. 304 for conditional reads, 503 for /ready. */
+  alsoAnswers?: (304 | 503)[];
+  errors: ErrorStatus[];
+  /** Webhooks answer errors with `{ error }` instead of problem+json. */
+  errorBody?: 'problem' | 'webhook';
+  /** Which operations take a token: by default the gateway's public-route list decides. */
+  security?: 'bearer';
+}
+
+const PROTECTED: ErrorStatus[] = [401, 403];
+const JSON_BODY: ErrorStatus[] = [400, 413, 415];
+
+/** Every operation the gateway serves or routes, in the order the document lists them. */
+export const OPERATIONS: readonly Operation[] = [
+  {
+    method: 'get',
+    path: '/',
+    operationId: 'discoverVersions',
+    tag: 'Discovery',
+    summary: 'List the API versions',
+    success: { status: 200, description: 'The versions served', schema: 'Discovery' },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'getOpenApiDocument',
+    tag: 'Discovery',
+    summary: 'This document',
+    success: { status: 200, description: 'The OpenAPI 3.1 document', mediaType: 'application/json' },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/docs',
+    operationId: 'getApiDocumentation',
+    tag: 'Discovery',
+    summary: 'This document, rendered',
+    success: { status: 200, description: 'An HTML page', mediaType: 'text/html' },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/health',
+    operationId: 'checkHealth',
+    tag: 'Operations',
+    summary: 'Liveness',
+    success: { status: 200, description: 'The gateway is up', schema: 'Health' },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/ready',
+    operationId: 'checkReadiness',
+    tag: 'Operations',
+    summary: 'Readiness: every service behind the gateway is ready',
+    description: 'Answers 503 with the same body while any service is not ready.',
+    success: { status: 200, description: 'Every service is ready', schema: 'Readiness' },
+    alsoAnswers: [503],
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/metrics',
+    operationId: 'getMetrics',
+    tag: 'Operations',
+    summary: 'Prometheus metrics',
+    success: { status: 200, description: 'The Prometheus text format', mediaType: 'text/plain' },
+    errors: [],
+  },
+  {
+    method: 'post',
+    path: '/auth/login',
+    operationId: 'login',
+    tag: 'Authentication',
+    summary: 'Log in',
+    description:
+      'Give the password and exactly one of `username`, `email` or `identity`. Repeated failures for one identity ' +
+      'or from one address are refused with 429 for a while.',
+    body: 'Login',
+    success: { status: 200, description: 'A bearer token', schema: 'Token', headers: ['CacheControl'] },
+    errors: [...JSON_BODY, 401, 403],
+  },
+  {
+    method: 'post',
+    path: '/login',
+    operationId: 'loginAlias',
+    tag: 'Authentication',
+    summary: 'Log in (same as POST /auth/login)',
+    body: 'Login',
+    success: { status: 200, description: 'A bearer token', schema: 'Token', headers: ['CacheControl'] },
+    errors: [...JSON_BODY, 401, 403],
+  },
+  {
+    method: 'post',
+    path: '/auth/refresh',
+    operationId: 'refreshToken',
+    tag: 'Authentication',
+    summary: 'Exchange a valid token for a fresh one',
+    success: { status: 200, description: 'A new bearer token', schema: 'Token', headers: ['CacheControl'] },
+    errors: PROTECTED,
+    // Public at the edge because identity checks the token it refreshes itself.
+    security: 'bearer',
+  },
+  {
+    method: 'post',
+    path: '/auth/logout',
+    operationId: 'logout',
+    tag: 'Authentication',
+    summary: 'Revoke the token used for this call, everywhere',
+    success: { status: 204, description: 'Revoked' },
+    errors: PROTECTED,
+  },
+  {
+    method: 'get',
+    path: '/.well-known/jwks.json',
+    operationId: 'getSigningKeys',
+    tag: 'Authentication',
+    summary: 'The public keys tokens are verified with (JWKS)',
+    success: { status: 200, description: 'A JSON Web Key Set', schema: 'Jwks', headers: ['CacheControl'] },
+    errors: [],
+  },
+  {
+    method: 'post',
+    path: '/user',
+    operationId: 'registerUser',
+    tag: 'Users',
+    summary: 'Register',
+    body: 'NewUser',
+    success: {
+      status: 201,
+      description: 'The user, without sensitive fields',
+      schema: 'User',
+      headers: ['Location', 'ETag'],
+    },
+    errors: [...JSON_BODY, 409],
+  },
+  {
+    method: 'get',
+    path: '/user/{id}',
+    operationId: 'getUser',
+    tag: 'Users',
+    summary: 'Read a user (yourself, or anyone as an admin)',
+    success: { status: 200, description: 'The user', schema: 'User', headers: ['ETag'] },
+    errors: [...PROTECTED, 404],
+  },
+  {
+    method: 'put',
+    path: '/user/{id}',
+    operationId: 'updateUser',
+    tag: 'Users',
+    summary: 'Change username, e-mail or password (partial update)',
+    description:
+      'Other fields are refused with 400. With `If-Match`, a stale version gives 409. A new password revokes ' +
+      'every token issued before it.',
+    headers: ['IfMatch'],
+    body: 'UserUpdate',
+    success: { status: 200, description: 'The updated user', schema: 'User', headers: ['ETag'] },
+    errors: [...JSON_BODY, ...PROTECTED, 404, 409],
+  },
+  {
+    method: 'delete',
+    path: '/user/{id}',
+    operationId: 'deleteUser',
+    tag: 'Users',
+    summary: 'Delete a user with their accounts and transactions',
+    description:
+      'Needs `?confirm=true` or a body of `{ "confirm": true }`. A user with a non-zero balance or a pending ' +
+      'transaction cannot be deleted (422).',
+    extraQuery: [
+      {
+        name: 'confirm',
+        description: 'Must be `true` unless the body confirms',
+        schema: { type: 'string', enum: ['true'] },
+      },
+    ],
+    success: { status: 204, description: 'Deleted' },
+    errors: [400, ...PROTECTED, 404, 422],
+  },
+  {
+    method: 'patch',
+    path: '/admin/users/{id}/status',
+    operationId: 'setUserStatus',
+    tag: 'Administration',
+    summary: 'Activate, disable or lock a user (admins only)',
+    description: 'Disabling or locking revokes the user’s tokens.',
+    body: 'StatusChange',
+    success: { status: 200, description: 'The user', schema: 'User', headers: ['ETag'] },
+    errors: [...JSON_BODY, ...PROTECTED, 404, 422],
+  },
+  {
+    method: 'post',
+    path: '/account',
+    operationId: 'openAccount',
+    tag: 'Accounts',
+    summary: 'Open an account in a supported currency',
+    body: 'OpenAccount',
+    success: { status: 201, description: 'The account', schema: 'Account', headers: ['Location'] },
+    errors: [...JSON_BODY, ...PROTECTED, 422],
+  },
+  {
+    method: 'get',
+    path: '/accounts',
+    operationId: 'listAccounts',
+    tag: 'Accounts',
+    summary: 'Your accounts',
+    query: PageQuery,
+    success: { status: 200, description: 'A page of accounts', schema: 'AccountPage' },
+    errors: [400, ...PROTECTED],
+  },
+  {
+    method: 'get',
+    path: '/account/{id}',
+    operationId: 'getAccount',
+    tag: 'Accounts',
+    summary: 'An account',
+    success: { status: 200, description: 'The account', schema: 'Account' },
+    errors: [...PROTECTED, 404],
+  },
+  {
+    method: 'get',
+    path: '/account/{id}/balance',
+    operationId: 'getBalance',
+    tag: 'Accounts',
+    summary: 'The balance of an account',
+    success: { status: 200, description: 'The balance', schema: 'Balance' },
+    errors: [...PROTECTED, 404],
+  },
+  {
+    method: 'get',
+    path: '/account/{id}/transactions',
+    operationId: 'listAccountTransactions',
+    tag: 'Transactions',
+    summary: 'The transaction history of an account',
+    query: HistoryQuery,
+    success: { status: 200, description: 'A page of transactions, newest first', schema: 'TransactionPage' },
+    errors: [400, ...PROTECTED, 404],
+  },
+  ...(['deposit', 'withdraw', 'transfer'] as const).map((kind): Operation => ({
+    method: 'post',
+    path: `/account/{id}/${kind}`,
+    operationId: kind,
+    tag: 'Money operations',
+    summary: {
+      deposit: 'Deposit: pending until the payment provider confirms it',
+      withdraw: 'Withdraw: funds held now, debited when the provider pays out',
+      transfer: 'Transfer to another account, converted when the currencies differ (v1.1)',
+    }[kind],
+    description:
+      'Accepted at once (202) as a pending transaction; follow `Location` for its status. The same ' +
+      '`Idempotency-Key` with the same body replays the first answer; with another body it is a 409. The ' +
+      '`currency` must be the account’s (422 INVALID_CURRENCY); an amount with too many decimals, zero or ' +
+      'negative is a 422, and so is a withdrawal or transfer the available balance does not cover ' +
+      '(INSUFFICIENT_FUNDS).',
+    headers: ['IdempotencyKey'],
+    body: kind === 'transfer' ? 'TransferRequest' : 'MoneyRequest',
+    success: {
+      status: 202,
+      description: 'The pending transaction',
+      schema: 'Transaction',
+      headers: ['Location', 'IdempotentReplayed'],
+    },
+    errors: [...JSON_BODY, ...PROTECTED, 404, 409, 422],
+  })),
+  {
+    method: 'get',
+    path: '/transactions',
+    operationId: 'listTransactions',
+    tag: 'Transactions',
+    summary: 'Your transactions',
+    query: HistoryQuery,
+    success: { status: 200, description: 'A page of transactions, newest first', schema: 'TransactionPage' },
+    errors: [400, ...PROTECTED],
+  },
+  {
+    method: 'get',
+    path: '/transaction/{id}',
+    operationId: 'getTransaction',
+    tag: 'Transactions',
+    summary: 'A transaction and its status',
+    success: { status: 200, description: 'The transaction', schema: 'Transaction' },
+    errors: [...PROTECTED, 404],
+  },
+  ...currencyOperations(),
+  {
+    method: 'post',
+    path: '/webhook/payment',
+    operationId: 'confirmPayment',
+    tag: 'Webhooks',
+    summary: 'Payment confirmation (unsigned; can be disabled)',
+    body: 'PaymentWebhook',
+    success: { status: 200, description: 'Recorded and published; an empty body' },
+    errors: [400, 404, 413],
+    errorBody: 'webhook',
+  },
+  {
+    method: 'post',
+    path: '/webhook/payment-status',
+    operationId: 'reportPaymentStatus',
+    tag: 'Webhooks',
+    summary: 'Signed payment status report',
+    headers: ['WebhookSignature'],
+    body: 'PaymentStatusWebhook',
+    success: { status: 200, description: 'Recorded and published; an empty body' },
+    errors: [400, 413],
+    errorBody: 'webhook',
+  },
+  {
+    method: 'post',
+    path: '/webhook/provider',
+    operationId: 'receiveProviderEvent',
+    tag: 'Webhooks',
+    summary: 'Signed provider event (Stripe-style)',
+    headers: ['ProviderSignature'],
+    body: 'ProviderEvent',
+    success: { status: 200, description: 'Recorded (and published when it moves money); an empty body' },
+    errors: [400, 413],
+    errorBody: 'webhook',
+  },
+];
+
+function currencyOperations(): Operation[] {
+  const read = (
+    path: string,
+    operationId: string,
+    summary: string,
+    schema: string,
+    extra: Partial<Operation> = {},
+  ): Operation => ({
+    method: 'get',
+    path,
+    operationId,
+    tag: 'Currencies',
+    summary,
+    success: { status: 200, description: summary, schema, headers: ['ETag', 'CacheControl'] },
+    alsoAnswers: [304],
+    errors: path.includes('{') ? [400, 404] : [],
+    ...extra,
+  });
+  return [
+    read('/api/currencies', 'listCurrencies', 'Every active ISO 4217 currency', 'CurrencyPage', {
+      query: CurrencyPageQuery,
+      errors: [400],
+    }),
+    read(
+      '/api/currencies/supported',
+      'listSupportedCurrencies',
+      'The currencies accounts may use',
+      'CurrencyList',
+    ),
+    read(
+      '/api/currencies/search',
+      'searchCurrencies',
+      'Currencies matching a code, name or country',
+      'CurrencyList',
+      {
+        query: CurrencySearchQuery,
+        errors: [400],
+      },
+    ),
+    read(
+      '/api/currencies/statistics',
+      'getCurrencyStatistics',
+      'Counts by region, exponent and accounts',
+      'CurrencyStatistics',
+    ),
+    read('/api/currencies/default', 'getDefaultCurrency', 'The default currency', 'Currency'),
+    {
+      method: 'get',
+      path: '/api/currencies/rates',
+      operationId: 'listExchangeRates',
+      tag: 'Exchange rates',
+      summary: 'Exchange rates against a base currency (v1.1, cached)',
+      query: RatesQuery,
+      success: { status: 200, description: 'The rates', schema: 'RateTable', headers: ['CacheControl'] },
+      errors: [400, 404],
+    },
+    read(
+      '/api/currencies/region/{region}',
+      'listRegionCurrencies',
+      'Currencies used in a region',
+      'RegionCurrencies',
+      {
+        errors: [404],
+      },
+    ),
+    read('/api/currencies/{code}', 'getCurrency', 'One currency', 'Currency'),
+    read(
+      '/api/currencies/{code}/supported',
+      'checkCurrencySupported',
+      'Whether a currency is supported',
+      'CurrencySupport',
+    ),
+    {
+      method: 'get',
+      path: '/api/currencies/{from}/rate/{to}',
+      operationId: 'getExchangeRate',
+      tag: 'Exchange rates',
+      summary: 'The rate from one currency to another (v1.1, cached)',
+      success: { status: 200, description: 'The rate', schema: 'ExchangeRate', headers: ['CacheControl'] },
+      errors: [400, 404],
+    },
+  ];
+}
+
+/** Path templates with their parameters as patterns, most specific (fewest parameters) first. */
+const TEMPLATES = [...new Set(OPERATIONS.map((operation) => operation.path))]
+  .map((template) => ({
+    template,
+    params: (template.match(/\{/g) ?? []).length,
+    pattern: new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+  }))
+  .sort((a, b) => a.params - b.params);
+
+/** The documented template a concrete path falls under (`/account/{id}/deposit`), for logs and metrics. */
+export function pathTemplateOf(path: string): string | undefined {
+  return TEMPLATES.find(({ pattern }) => pattern.test(path))?.template;
+}
