@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import amqp from 'amqplib';
 import { createEvent, EVENTS_EXCHANGE, type EventEnvelope } from '@payments/contracts';
 import {
+  BusUnavailableError,
   createAmqpBus,
   createLogger,
   createMemoryBus,
@@ -16,6 +17,8 @@ import {
   createTestBroker,
   createTestDatabase,
   eventually,
+  startTcpProxy,
+  viaProxy,
   type TestBroker,
   type TestDatabase,
 } from '@payments/testkit';
@@ -234,6 +237,40 @@ describe('event bus: AMQP adapter with a malformed message on the queue', functi
     expect(handled).to.deep.equal([good.id]);
     expect(letters.map((letter) => JSON.parse(letter.body).id)).to.deep.equal([poison.id]);
   });
+
+  it('replays what the dead-letter queue holds once, even when a replayed poison message fails again', async () => {
+    const bus = createAmqpBus({ url: broker.url, namespace: broker.namespace, logger });
+    await bus.start();
+    const consumer = await bus.consume('ledger', {});
+    const connection = await amqp.connect(broker.url);
+    try {
+      const channel = await connection.createChannel();
+      for (let i = 0; i < 50; i += 1) {
+        channel.publish(
+          broker.namespace + EVENTS_EXCHANGE,
+          'payment.processed',
+          Buffer.from(`not json ${i}`),
+        );
+      }
+      const before = await eventually(
+        () => bus.listDeadLetters('ledger'),
+        (list) => list.filter((letter) => letter.body.startsWith('not json')).length === 50,
+      );
+      // The consumer dead-letters it again at once; the replay must not chase it round and round.
+      expect(await bus.replayDeadLetters('ledger')).to.equal(before.length);
+      const after = await eventually(
+        () => bus.listDeadLetters('ledger'),
+        (list) => list.length === before.length,
+      );
+      expect(after.map((letter) => letter.body).sort()).to.deep.equal(
+        before.map((letter) => letter.body).sort(),
+      );
+    } finally {
+      await consumer.stop();
+      await connection.close();
+      await bus.close();
+    }
+  });
 });
 
 describe('event bus: AMQP adapter delivery outcomes', function () {
@@ -283,5 +320,58 @@ describe('event bus: AMQP adapter delivery outcomes', function () {
     expect(outcomes).to.have.length(attempts.length);
     expect(outcomes.slice(0, -1).every((o) => o === 'provider-sandbox:retry')).to.equal(true);
     expect(outcomes.at(-1)).to.equal('provider-sandbox:dead-letter');
+  });
+});
+
+describe('event bus: AMQP adapter losing the broker', function () {
+  this.timeout(30_000);
+  let broker: TestBroker;
+
+  before(async () => {
+    broker = await createTestBroker();
+  });
+  after(async () => broker.cleanup());
+
+  it('keeps retrying while RabbitMQ is unreachable, without an unhandled rejection, and resumes when it is back', async () => {
+    const unhandled: unknown[] = [];
+    const record = (error: unknown) => unhandled.push(error);
+    process.on('unhandledRejection', record);
+    const target = new URL(broker.url);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5672) });
+    const bus = createAmqpBus({ url: viaProxy(broker.url, proxy), namespace: broker.namespace, logger });
+    try {
+      await bus.start();
+      const handled: string[] = [];
+      const consumer = await bus.consume('ledger', {
+        PaymentProcessed: async (event) => {
+          handled.push(event.id);
+        },
+      });
+      proxy.cut();
+      await eventually(
+        async () => bus.isConnected(),
+        (connected) => !connected,
+      );
+      let refused: unknown;
+      await bus.publish(paymentProcessed()).catch((error: unknown) => (refused = error));
+      expect(refused).to.be.instanceOf(BusUnavailableError);
+      // Several reconnect attempts fail while the broker is away.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      proxy.restore();
+      expect(await eventually(async () => bus.isConnected(), Boolean, { timeoutMs: 10_000 })).to.equal(true);
+      const event = paymentProcessed();
+      await bus.publish(event);
+      await eventually(
+        async () => handled,
+        (ids) => ids.includes(event.id),
+      );
+      await consumer.stop();
+      expect(handled).to.include(event.id);
+      expect(unhandled).to.deep.equal([]);
+    } finally {
+      process.off('unhandledRejection', record);
+      await bus.close();
+      await proxy.close();
+    }
   });
 });

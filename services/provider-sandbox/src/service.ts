@@ -27,7 +27,7 @@ export async function startProviderSandbox(
     const mode = sandboxMode(config);
     const readiness: ReadinessCheck[] = [];
     if (mode.enabled) {
-      const bus: EventBus = await connectBus(config, logger, shutdown, deps.bus);
+      const bus: EventBus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
       const consumer = await startSandboxConsumer({
         bus,
         client: createProviderWebhookClient({

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { expect } from 'chai';
 import pg from 'pg';
 import Stripe from 'stripe';
@@ -18,6 +17,8 @@ import {
   createTestDatabase,
   eventually,
   freePort,
+  startTcpProxy,
+  viaProxy,
   type TestBroker,
   type TestDatabase,
 } from '@payments/testkit';
@@ -34,35 +35,6 @@ interface Reply {
   status: number;
   text: string;
   json: unknown;
-}
-
-/** A TCP hop between the service and Postgres that the test can cut, so the database really goes away. */
-async function startTcpProxy(target: { host: string; port: number }) {
-  const sockets = new Set<Socket>();
-  const port = await freePort();
-  let server: Server | null = null;
-  const open = () =>
-    new Promise<void>((resolve) => {
-      server = createServer((client) => {
-        const upstream = connect(target.port, target.host);
-        for (const socket of [client, upstream]) {
-          sockets.add(socket);
-          socket.on('close', () => sockets.delete(socket));
-          socket.on('error', () => undefined);
-        }
-        client.pipe(upstream).pipe(client);
-      });
-      server.listen(port, '127.0.0.1', resolve);
-    });
-  const cut = () =>
-    new Promise<void>((resolve) => {
-      for (const socket of sockets) socket.destroy();
-      if (!server) return resolve();
-      server.close(() => resolve());
-      server = null;
-    });
-  await open();
-  return { port, cut, restore: open };
 }
 
 describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
@@ -493,35 +465,33 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
     it('answers 500 while the database is unavailable, and succeeds on the retry once it is back', async () => {
       const target = new URL(database.url);
       const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
-      const proxied = new URL(database.url);
-      proxied.host = `127.0.0.1:${proxy.port}`;
-      const viaProxy = await startWebhookIngest(configFor({ DATABASE_URL: proxied.toString() }));
+      const proxied = await startWebhookIngest(configFor({ DATABASE_URL: viaProxy(database.url, proxy) }));
       const since = received.length;
       const event = providerEvent('payment_intent.succeeded');
       try {
         expect(
-          (await signedPost('/webhook/provider', providerEvent('payout.paid'), SECRET, viaProxy)).status,
+          (await signedPost('/webhook/provider', providerEvent('payout.paid'), SECRET, proxied)).status,
         ).to.equal(200);
-        await proxy.cut();
-        const reply = await signedPost('/webhook/provider', event, SECRET, viaProxy);
+        proxy.cut();
+        const reply = await signedPost('/webhook/provider', event, SECRET, proxied);
         expect(reply.status).to.equal(500);
         expect(reply.json).to.deep.equal({ error: 'internal error' });
         expect(await storedEvent(event.id)).to.equal(undefined);
 
-        await proxy.restore();
-        expect(await signedPost('/webhook/provider', event, SECRET, viaProxy)).to.include({
+        proxy.restore();
+        expect(await signedPost('/webhook/provider', event, SECRET, proxied)).to.include({
           status: 200,
           text: '',
         });
-        const events = await publishedSince(since, viaProxy);
+        const events = await publishedSince(since, proxied);
         expect(events.map((e) => e.data.provider_event_type)).to.deep.equal([
           'payout.paid',
           'payment_intent.succeeded',
         ]);
         expect(events[1]?.id).to.equal(envelopeIdOf(event.id));
       } finally {
-        await viaProxy.stop();
-        await proxy.cut();
+        await proxied.stop();
+        await proxy.close();
       }
     });
   });

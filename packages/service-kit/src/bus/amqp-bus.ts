@@ -114,7 +114,8 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
     attempts += 1;
     reconnectTimer = setTimeout(() => {
       reconnectTimer = null;
-      void connect();
+      // A failed attempt is logged and schedules the next one; left unhandled it would end the process.
+      connect().catch(() => undefined);
     }, delay);
   };
 
@@ -256,6 +257,16 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
     }
   };
 
+  const withConfirmChannel = async <T>(work: (channel: ConfirmChannel) => Promise<T>): Promise<T> => {
+    if (!connection) throw new BusUnavailableError('not connected to RabbitMQ');
+    const channel = await connection.createConfirmChannel();
+    try {
+      return await work(channel);
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  };
+
   return {
     async start() {
       const timeout = new Promise<void>((resolve) =>
@@ -343,11 +354,14 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
     },
 
     replayDeadLetters(key, limit = Infinity) {
-      return withChannel(async (channel) => {
+      return withConfirmChannel(async (channel) => {
         const target = queueName(key);
+        const dlq = deadLetterQueueName(target);
+        // Only what is there now: a poison message that fails again comes back behind these, not round and round.
+        const { messageCount } = await channel.checkQueue(dlq);
         let moved = 0;
-        while (moved < limit) {
-          const message = await channel.get(deadLetterQueueName(target), { noAck: false });
+        while (moved < Math.min(limit, messageCount)) {
+          const message = await channel.get(dlq, { noAck: false });
           if (!message) break;
           // Straight back to the queue through the default exchange, with a fresh delivery count.
           channel.sendToQueue(target, message.content, {
@@ -355,6 +369,8 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
             headers: {},
             persistent: true,
           });
+          // Taken off the dead-letter queue only once the broker holds the copy.
+          await channel.waitForConfirms();
           channel.ack(message);
           moved += 1;
         }

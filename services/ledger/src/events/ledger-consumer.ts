@@ -9,13 +9,21 @@ export interface LedgerConsumerDeps {
   store: LedgerStore;
   outbox: Pick<OutboxRelay, 'wake'>;
   prefetch?: number;
+  /** Called once a payment confirmation is committed and before it is acknowledged (test fault injection). */
+  afterConfirmationCommit?: (transactionId: string) => void;
 }
 
 /**
  * The ledger's queue: provider confirmations, its own transfer requests and user deletions. Each event takes
  * effect once (the inbox) and in the same database transaction as the events it causes (the outbox).
  */
-export function startLedgerConsumer({ bus, store, outbox, prefetch }: LedgerConsumerDeps): Promise<Consumer> {
+export function startLedgerConsumer({
+  bus,
+  store,
+  outbox,
+  prefetch,
+  afterConfirmationCommit,
+}: LedgerConsumerDeps): Promise<Consumer> {
   return bus.consume(
     'ledger',
     {
@@ -36,9 +44,10 @@ export function startLedgerConsumer({ bus, store, outbox, prefetch }: LedgerCons
           movement: data.movement,
           failureReason: data.failure_reason,
         };
-        await store.processEventOnce(event.id, (unit) =>
+        const result = await store.processEventOnce(event.id, (unit) =>
           confirmPayment(unit, data.transaction_id, confirmation, context).then(() => undefined),
         );
+        if (result === 'processed') afterConfirmationCommit?.(data.transaction_id);
         outbox.wake();
       },
 

@@ -1,0 +1,26 @@
+import { expect } from 'chai';
+
+export interface AuditReport {
+  ok: boolean;
+  system_balances: { code: string; currency: string; balance: string }[];
+  [check: string]: unknown;
+}
+
+/** The ledger's own check of its books, read directly from the service (the gateway never routes /internal). */
+export async function auditOf(ledgerUrl: string): Promise<AuditReport> {
+  const response = await fetch(`${ledgerUrl}/internal/audit`, { signal: AbortSignal.timeout(15_000) });
+  expect(response.status).to.equal(200);
+  return (await response.json()) as AuditReport;
+}
+
+export async function expectBooksBalance(ledgerUrl: string): Promise<AuditReport> {
+  const report = await auditOf(ledgerUrl);
+  expect(report.ok, JSON.stringify(report, null, 2)).to.equal(true);
+  return report;
+}
+
+/** A system account's balance in minor units (fee revenue, provider clearing, fx), 0 when it has none yet. */
+export function systemBalance(report: AuditReport, code: string, currency: string): bigint {
+  const account = report.system_balances.find((a) => a.code === code && a.currency === currency);
+  return BigInt(account?.balance ?? 0);
+}
