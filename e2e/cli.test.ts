@@ -1,13 +1,11 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { startSystem, type TestSystem } from '@payments/testkit';
-
-const CLI = path.resolve(import.meta.dirname, '../cli/bin/payments.js');
+import { freePort, startSystem, type TestSystem } from '@payments/testkit';
+import { runPayments, runPaymentsOnTerminal } from '../cli/test/run-cli.js';
+import { apiClient } from './api-client.js';
 
 describe('the payments CLI against the running system', function () {
   this.timeout(120_000);
@@ -16,22 +14,12 @@ describe('the payments CLI against the running system', function () {
   let accountId: string;
   const username = `cli_${randomBytes(4).toString('hex')}`;
 
+  let password: string;
+  let secondAccountId: string;
+  const environment = () => ({ PAYMENTS_API_URL: system.gatewayUrl, XDG_CONFIG_HOME: configHome });
   const payments = async (...args: string[]) => {
-    try {
-      const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, ...args], {
-        env: {
-          ...process.env,
-          PAYMENTS_API_URL: system.gatewayUrl,
-          XDG_CONFIG_HOME: configHome,
-          NO_COLOR: '1',
-        },
-        timeout: 60_000,
-      });
-      return { code: 0, stdout: stdout.trim(), stderr: stderr.trim() };
-    } catch (error) {
-      const failure = error as { code: number; stdout: string; stderr: string };
-      return { code: failure.code, stdout: failure.stdout.trim(), stderr: failure.stderr.trim() };
-    }
+    const run = await runPayments(args, environment());
+    return { code: run.code, stdout: run.stdout.trim(), stderr: run.stderr.trim() };
   };
 
   before(async () => {
@@ -52,7 +40,7 @@ describe('the payments CLI against the running system', function () {
   });
 
   it('registers and logs in, keeping the token in a file only the user can read', async () => {
-    const password = `pw-${randomBytes(6).toString('hex')}`;
+    password = `pw-${randomBytes(6).toString('hex')}`;
     const registered = await payments(
       'register',
       '--username',
@@ -98,9 +86,71 @@ describe('the payments CLI against the running system', function () {
     expect(balance.stdout).to.equal(`Account ${accountId} balance: 100.10 USD`);
   });
 
+  it('prints --json output that matches the API', async () => {
+    const printed = await payments('balance', accountId, '--json');
+    expect(printed.code, printed.stderr).to.equal(0);
+    const session = JSON.parse(await readFile(path.join(configHome, 'payments', 'session.json'), 'utf8'));
+    const fromApi = await apiClient(system.gatewayUrl).get(`/account/${accountId}/balance`, session.token);
+    expect(JSON.parse(printed.stdout)).to.deep.equal(fromApi.body);
+  });
+
+  it('transfers, withdraws and lists the history', async () => {
+    const second = await payments('account', 'create', 'USD');
+    secondAccountId = second.stdout;
+    const transfer = await payments('transfer', accountId, secondAccountId, '30');
+    expect(transfer.code, transfer.stderr).to.equal(0);
+    expect(transfer.stdout).to.equal(
+      `Transferred 30.00 from account ${accountId} to account ${secondAccountId}. New balance: 70.10`,
+    );
+    const withdraw = await payments('withdraw', secondAccountId, '5.50');
+    expect(withdraw.code, withdraw.stderr).to.equal(0);
+    expect(withdraw.stdout).to.equal(`Withdrew 5.50 from account ${secondAccountId}. New balance: 24.50`);
+    const history = await payments('transactions', '--account', secondAccountId, '--json');
+    const types = (JSON.parse(history.stdout).data as { type: string; status: string }[]).map(
+      (t) => `${t.type}:${t.status}`,
+    );
+    expect(types).to.have.members(['withdrawal:completed', 'transfer:completed']);
+  });
+
+  it('exits 5 with the detail when the business rules refuse a withdrawal', async () => {
+    const refused = await payments('withdraw', secondAccountId, '1000');
+    expect(refused.code).to.equal(5);
+    expect(refused.stderr).to.match(/available balance/i);
+  });
+
+  it('exits 2 for an amount the currency cannot hold, before sending anything', async () => {
+    const refused = await payments('deposit', accountId, '1.001');
+    expect(refused.code).to.equal(2);
+  });
+
+  it('exits 6 when the API cannot be reached', async () => {
+    const closed = await freePort();
+    const run = await runPayments(['balance', accountId], {
+      ...environment(),
+      PAYMENTS_API_URL: `http://127.0.0.1:${closed}`,
+    });
+    expect(run.code).to.equal(6);
+  });
+
+  it('logs in through the no-echo password prompt on a terminal', async () => {
+    const run = await runPaymentsOnTerminal(['login', '--username', username], environment(), [
+      { prompt: 'Password', input: password },
+    ]);
+    expect(run.code, run.stdout).to.equal(0);
+    expect(run.stdout).to.not.contain(password);
+    expect((await payments('whoami')).stdout).to.contain(username);
+  });
+
   it('prints the problem detail and exits with the not-found code for an unknown account', async () => {
     const missing = await payments('balance', '00000000-0000-4000-8000-000000000000');
     expect(missing.code).to.equal(4);
     expect(missing.stderr).to.match(/not found/i);
+  });
+
+  it('exits 3 and says to log in again once logged out', async () => {
+    expect((await payments('logout')).code).to.equal(0);
+    const after = await payments('balance', accountId);
+    expect(after.code).to.equal(3);
+    expect(after.stderr).to.match(/log in/i);
   });
 });
