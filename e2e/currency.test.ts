@@ -2,28 +2,14 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { expect } from 'chai';
 import { data as isoCurrencies } from 'currency-codes';
+import type { CurrencyStatisticsView, CurrencyView } from '@payments/contracts';
 import { formatMinor } from '@payments/contracts';
+import type { Static } from '@sinclair/typebox';
 import { eventually, startSystem, type TestSystem } from '@payments/testkit';
 import { apiClient, type ApiClient, type ApiResponse } from './api-client.js';
 
-interface CurrencyRecord {
-  code: string;
-  name: string;
-  numeric_code: string;
-  minor_units: number;
-  symbol: string | null;
-  regions: string[];
-  countries: { code: string | null; name: string }[];
-  supported: boolean;
-}
-
-interface Statistics {
-  total: number;
-  supported: number;
-  by_region: Record<string, number>;
-  by_minor_units: Record<string, number>;
-  accounts_per_currency: Record<string, number>;
-}
+type CurrencyRecord = Static<typeof CurrencyView>;
+type Statistics = Static<typeof CurrencyStatisticsView>;
 
 /** ISO 4217 codes whose minor unit the standard gives as a number, from the list the data package ships. */
 function isoCodesWithMinorUnits(): Set<string> {

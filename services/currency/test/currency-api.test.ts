@@ -1,30 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import type { CurrencyStatisticsView, CurrencyView } from '@payments/contracts';
 import { createEvent } from '@payments/contracts';
+import type { Static } from '@sinclair/typebox';
 import { ConfigError } from '@payments/service-kit';
 import { createTestDatabase, eventually, type TestDatabase } from '@payments/testkit';
 import { catalogueEntries } from '../src/domain/catalogue.js';
 import { startCurrency } from '../src/index.js';
 import { expectProblem, startCurrencyOn, testConfig, type CurrencyUnderTest } from './currency-under-test.js';
 
-interface CurrencyRecord {
-  code: string;
-  name: string;
-  numeric_code: string;
-  minor_units: number;
-  symbol: string | null;
-  regions: string[];
-  countries: { code: string | null; name: string }[];
-  supported: boolean;
-}
-
-interface Statistics {
-  total: number;
-  supported: number;
-  by_region: Record<string, number>;
-  by_minor_units: Record<string, number>;
-  accounts_per_currency: Record<string, number>;
-}
+type CurrencyRecord = Static<typeof CurrencyView>;
+type Statistics = Static<typeof CurrencyStatisticsView>;
 
 const DEFAULT_SUPPORTED = ['AUD', 'CAD', 'CHF', 'EUR', 'GBP', 'JPY', 'KWD', 'USD'];
 const ALL_CODES = catalogueEntries.map((entry) => entry.code).sort();
