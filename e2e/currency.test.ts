@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { expect } from 'chai';
 import { data as isoCurrencies } from 'currency-codes';
@@ -336,5 +338,52 @@ describe('currencies end to end, through the gateway', function () {
       }
       expect((await api.get(`/account/${usd}/balance`, token)).body.balance).to.equal(40);
     });
+  });
+});
+
+describe('exchange rates through the gateway, from a URL source behind a one-second cache', function () {
+  this.timeout(60_000);
+  let system: TestSystem;
+  let source: Server;
+  let fetches = 0;
+
+  before(async () => {
+    // Stands in for a rate provider outside the system: counts how often the currency service asks.
+    source = createServer((_req, res) => {
+      fetches += 1;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({ base: 'USD', as_of: '2026-11-01T00:00:00Z', rates: { EUR: '0.9', JPY: '150' } }),
+      );
+    });
+    await new Promise<void>((resolve) => source.listen(0, '127.0.0.1', resolve));
+    const { port } = source.address() as AddressInfo;
+    system = await startSystem({
+      serviceEnv: {
+        currency: { RATES_SOURCE_URL: `http://127.0.0.1:${port}/rates`, RATES_CACHE_TTL_SECONDS: '1' },
+      },
+    });
+  });
+
+  after(async () => {
+    await system?.stop();
+    await new Promise((resolve) => source?.close(resolve));
+  });
+
+  it('serves a second request within the TTL from the cache, and asks the source again after it', async () => {
+    const api = apiClient(system.gatewayUrl);
+    const first = await api.get('/api/currencies/USD/rate/EUR');
+    expect(first.status, first.text).to.equal(200);
+    expect(first.body).to.include({ from: 'USD', to: 'EUR', rate: '0.9', cached: false });
+    const fetchesAfterFirst = fetches;
+
+    const second = await api.get('/api/currencies/EUR/rate/USD');
+    expect(second.body).to.include({ cached: true });
+    expect(fetches).to.equal(fetchesAfterFirst);
+
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    const third = await api.get('/api/currencies/USD/rate/JPY');
+    expect(third.body).to.include({ rate: '150', cached: false });
+    expect(fetches).to.equal(fetchesAfterFirst + 1);
   });
 });
