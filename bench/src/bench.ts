@@ -1,0 +1,498 @@
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createPaymentsApi } from './harness/api.js';
+import { snapshotCpu, systemLabeler, type CpuUsage } from './harness/cpu-accounting.js';
+import { cpuPerOperation, describeCpu, type CpuPerOperation } from './harness/cpu-report.js';
+import { createHttpClient } from './harness/http-client.js';
+import { openLedgerDatabase } from './harness/ledger-db.js';
+import {
+  findPgbench,
+  LEDGER_CREDIT,
+  LEDGER_CREDIT_BATCHED,
+  runPgbench,
+  SINGLE_ROW_CREDIT,
+  type PgbenchResult,
+} from './harness/pgbench.js';
+import { summarizeProfile, type ProfileSummary } from './harness/profile-summary.js';
+import { renderTable, type ScenarioRow } from './harness/report.js';
+import { attachTarget, startTarget, type Target } from './harness/target.js';
+import type { BenchContext } from './scenarios/bench-context.js';
+import { POLL_MS, runPacedPipeline, runSaturatedPipeline } from './scenarios/deposit-pipeline.js';
+import { runHistory, type HistoryRun } from './scenarios/history.js';
+import { runLogin } from './scenarios/login.js';
+import { runReadPath } from './scenarios/read-path.js';
+import { runTransfers } from './scenarios/transfers.js';
+
+const BENCH_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const RESULTS_DIR = path.join(BENCH_DIR, 'results');
+/** Outside the repository: profiles are large and belong to one run. */
+const PROFILES_DIR = path.join(os.tmpdir(), 'payments-bench-profiles');
+const PROFILER = path.join(BENCH_DIR, 'src/harness/cpu-profiler.ts');
+const SCENARIOS = ['read', 'pipeline', 'transfers', 'login', 'history'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+const env = process.env;
+const integer = (name: string, fallback: number) => {
+  const value = env[name] ? Number(env[name]) : fallback;
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer`);
+  return value;
+};
+
+const settings = {
+  seconds: integer('BENCH_SECONDS', 10),
+  readConnections: integer('BENCH_CONNECTIONS', 16),
+  readRounds: integer('BENCH_READ_ROUNDS', 5),
+  webhookConnections: integer('BENCH_WEBHOOK_CONNECTIONS', 32),
+  transferConnections: integer('BENCH_TRANSFER_CONNECTIONS', 16),
+  loginConnections: integer('BENCH_LOGIN_CONNECTIONS', 8),
+  pacedRate: integer('BENCH_PACED_RATE', 200),
+  pipelineCeiling: integer('BENCH_PIPELINE_CEILING', 2000),
+  webhooksViaGateway: env.BENCH_WEBHOOK_VIA === 'gateway',
+  pgbenchClients: integer('BENCH_PGBENCH_CLIENTS', 8),
+  /** Also replay the ledger's own credit SQL with pgbench, one deposit and 50 deposits per transaction. */
+  pgbenchReplay: env.BENCH_PGBENCH_REPLAY !== '0',
+  historySizes: (env.BENCH_HISTORY_ROWS ?? '10000,1000000').split(',').map(Number),
+  historyClients: integer('BENCH_HISTORY_CLIENTS', 1),
+  transferAccounts: [10, 10_000],
+  only: new Set<Scenario>(env.BENCH_ONLY ? (env.BENCH_ONLY.split(',') as Scenario[]) : SCENARIOS),
+  /** Services to profile with the V8 CPU profiler, e.g. "ledger,webhook-ingest". */
+  profile: (env.BENCH_PROFILE ?? '').split(',').filter(Boolean),
+};
+
+const TARGETS = {
+  gatewayRatio: 0.6,
+  depositsPerSecond: 1000,
+  depositsRatio: 0.25,
+  pacedP99Ms: 50,
+  historyP99Ms: 20,
+};
+
+const log = (message: string) => console.error(`[bench] ${message}`);
+const perSecond = (value: number) => `${Math.round(value).toLocaleString('en-US')}/s`;
+const ms = (value: number | undefined) => (value === undefined ? '—' : `${value.toFixed(1)} ms`);
+
+async function openTarget(): Promise<Target> {
+  if (env.BENCH_GATEWAY_URL) {
+    log(`using the running system at ${env.BENCH_GATEWAY_URL}`);
+    return attachTarget(env);
+  }
+  log('starting the system: every service as its own process, fresh databases, a private broker namespace');
+  const profiled = Object.fromEntries(
+    settings.profile.map((service) => [
+      service,
+      {
+        NODE_OPTIONS: `--import tsx --import ${PROFILER}`,
+        BENCH_CPU_PROFILE_DIR: path.join(PROFILES_DIR, service),
+      },
+    ]),
+  );
+  return startTarget({
+    serviceEnv: {
+      ...profiled,
+      // The bench confirms deposits itself; the sandbox would confirm them a second time.
+      'provider-sandbox': { SANDBOX_ENABLED: 'false' },
+      identity: { TOKEN_TTL_SECONDS: '3600' },
+    },
+  });
+}
+
+interface Measured {
+  rows: ScenarioRow[];
+  details: unknown;
+}
+
+const CORES = os.cpus().length;
+const cpuOf = (usage: CpuUsage | null, operations: number) => cpuPerOperation(usage, operations, CORES);
+const cpuNote = (cpu: CpuPerOperation | null) => [describeCpu(cpu)];
+
+/** The same balance read through the gateway and straight to the ledger. */
+async function benchReadPath(context: BenchContext): Promise<Measured> {
+  const rows: ScenarioRow[] = [];
+  log('read path: GET /account/{id}/balance, direct to the ledger, then through the gateway');
+  const read = await runReadPath(context, settings.readConnections, settings.readRounds);
+  const ratio = read.gateway.requestsPerSecond / read.direct.requestsPerSecond;
+  const gatewayCpu = cpuOf(read.gateway.cpu, read.gateway.requests);
+  const directCpu = cpuOf(read.direct.cpu, read.direct.requests);
+  const cpuRatio =
+    gatewayCpu && directCpu ? directCpu.systemMsPerOperation / gatewayCpu.systemMsPerOperation : undefined;
+  rows.push(
+    {
+      scenario: 'read: balance via gateway',
+      opsPerSecond: read.gateway.requestsPerSecond,
+      latencyMs: read.gateway.latency,
+      operations: read.gateway.requests,
+      errors: read.gateway.errors,
+      reference: { label: 'direct', value: perSecond(read.direct.requestsPerSecond) },
+      ratio,
+      target: { text: `≥ ${TARGETS.gatewayRatio}× direct`, met: ratio >= TARGETS.gatewayRatio },
+      notes: [
+        `${read.rounds} alternating rounds each; ratio of system CPU per request (direct ÷ via gateway): ` +
+          `${cpuRatio === undefined ? 'not measured' : `${cpuRatio.toFixed(2)}×`}`,
+        ...cpuNote(gatewayCpu),
+      ],
+    },
+    {
+      scenario: 'read: balance direct to ledger',
+      opsPerSecond: read.direct.requestsPerSecond,
+      latencyMs: read.direct.latency,
+      operations: read.direct.requests,
+      errors: read.direct.errors,
+      notes: cpuNote(directCpu),
+    },
+  );
+  return {
+    rows,
+    details: {
+      ...read,
+      connections: settings.readConnections,
+      cpu: { gateway: gatewayCpu, direct: directCpu },
+    },
+  };
+}
+
+/** Signed webhooks to credited deposits, saturated and paced, next to what pgbench gets from the same server. */
+async function benchPipeline(context: BenchContext): Promise<Measured> {
+  const rows: ScenarioRow[] = [];
+  const pgbench = findPgbench();
+  let reference: PgbenchResult | null = null;
+  const replays: PgbenchResult[] = [];
+  if (pgbench) {
+    const clients = settings.pgbenchClients;
+    log(`pgbench: single-row credit, ${clients} clients, ${context.seconds} s, scratch database`);
+    reference = await runPgbench(
+      pgbench,
+      context.target.postgresUrl,
+      SINGLE_ROW_CREDIT,
+      clients,
+      context.seconds,
+    );
+    if (settings.pgbenchReplay) {
+      for (const workload of [LEDGER_CREDIT, LEDGER_CREDIT_BATCHED]) {
+        log(`pgbench: ${workload.name}, ${clients} clients, ${context.seconds} s, scratch database`);
+        replays.push(
+          await runPgbench(pgbench, context.target.postgresUrl, workload, clients, context.seconds),
+        );
+      }
+    }
+  } else {
+    log('pgbench not found (install postgresql-contrib or the postgresql client): no pipeline reference');
+  }
+  const options = {
+    connections: settings.webhookConnections,
+    ceilingPerSecond: settings.pipelineCeiling,
+    viaGateway: settings.webhooksViaGateway,
+  };
+  const via = settings.webhooksViaGateway ? 'via gateway' : 'to webhook-ingest';
+  log(`deposit pipeline: signed payment_intent.succeeded ${via}, ${settings.webhookConnections} connections`);
+  const saturated = await runSaturatedPipeline(context, options);
+  log(`deposit pipeline: paced at ${settings.pacedRate} events/s`);
+  const paced = await runPacedPipeline(context, settings.pacedRate, options);
+  const ratio = reference ? saturated.creditedPerSecond / reference.tps : undefined;
+  const rateMet = saturated.creditedPerSecond >= TARGETS.depositsPerSecond;
+  const ratioMet = ratio !== undefined && ratio >= TARGETS.depositsRatio;
+  const missed = [!rateMet && 'rate', !ratioMet && 'ratio'].filter(Boolean).join(', ');
+  const saturatedCpu = cpuOf(saturated.cpu, saturated.credited);
+  const pacedCpu = cpuOf(paced.cpu, paced.credited);
+  rows.push({
+    scenario: `deposits: webhook → credit (${via})`,
+    opsPerSecond: saturated.creditedPerSecond,
+    latencyMs: saturated.latency,
+    operations: saturated.credited,
+    errors: saturated.errors,
+    reference: reference ? { label: 'pgbench', value: perSecond(reference.tps) } : undefined,
+    ratio,
+    target: {
+      text: `≥ ${TARGETS.depositsPerSecond.toLocaleString('en-US')}/s & ≥ ${TARGETS.depositsRatio}×`,
+      met: rateMet && ratioMet,
+      missed,
+    },
+    notes: [
+      `webhooks answered ${perSecond(saturated.ingestPerSecond)}; ledger queue peaked at ${saturated.maxQueueDepth} ` +
+        `messages; last credit ${(saturated.drainMs / 1000).toFixed(1)} s after the last webhook`,
+      ...cpuNote(saturatedCpu),
+    ],
+  });
+  if (reference) {
+    rows.push({
+      scenario: `pgbench: 1-row credit, ${reference.clients} clients`,
+      opsPerSecond: reference.tps,
+      latencyMs: reference.latency,
+      operations: reference.transactions,
+      errors: reference.failed,
+      notes: ['one UPDATE of a balance row and one INSERT of a journal row per transaction, 1,000 accounts'],
+    });
+  }
+  for (const replay of replays) {
+    rows.push({
+      scenario: `pgbench: ledger credit SQL, ${replay === replays[0] ? '1' : '50'}/txn`,
+      opsPerSecond: replay.creditsPerSecond,
+      latencyMs: replay.latency,
+      operations: replay.transactions,
+      errors: replay.failed,
+      reference: reference ? { label: 'pgbench', value: perSecond(reference.tps) } : undefined,
+      ratio: reference ? replay.creditsPerSecond / reference.tps : undefined,
+      notes: [
+        replay === replays[0]
+          ? "the ledger consumer's statements for one PaymentProcessed (inbox, lock, read account, complete, " +
+            'outbox, 2 entries, user and clearing balance) on a scratch copy of its tables; ops/s counts deposits'
+          : 'the same work for 50 events per database transaction, the clearing balance updated once per batch',
+      ],
+    });
+  }
+  rows.push({
+    scenario: `deposits: paced ${settings.pacedRate}/s, webhook → visible`,
+    opsPerSecond: paced.credited / context.seconds,
+    latencyMs: paced.latency,
+    operations: paced.credited,
+    errors: paced.errors,
+    target: {
+      text: `p99 < ${TARGETS.pacedP99Ms} ms`,
+      met: (paced.latency?.p99 ?? Infinity) < TARGETS.pacedP99Ms && paced.errors === 0,
+    },
+    notes: [`visibility polled every ${POLL_MS} ms in the ledger database`, ...cpuNote(pacedCpu)],
+  });
+  return {
+    rows,
+    details: {
+      saturated: { ...saturated, cpu: saturatedCpu },
+      paced: { ...paced, cpu: pacedCpu },
+      pgbench: reference,
+      pgbenchReplays: replays,
+      options,
+    },
+  };
+}
+
+/** Settled transfers among few (contended) and many accounts. */
+async function benchTransfers(context: BenchContext): Promise<Measured> {
+  const rows: ScenarioRow[] = [];
+  const runs = [];
+  for (const accounts of settings.transferAccounts) {
+    log(
+      `transfers among ${accounts.toLocaleString('en-US')} accounts, ${settings.transferConnections} connections`,
+    );
+    const run = await runTransfers(context, accounts, settings.transferConnections);
+    runs.push({ ...run, cpu: cpuOf(run.cpu, run.settled) });
+  }
+  const [hot, cold] = runs as [(typeof runs)[number], (typeof runs)[number]];
+  for (const run of runs) {
+    rows.push({
+      scenario: `transfers settled, ${run.accounts.toLocaleString('en-US')} accounts`,
+      opsPerSecond: run.settledPerSecond,
+      latencyMs: run.latency,
+      operations: run.settled,
+      errors: run.errors,
+      ...(run === hot
+        ? {
+            reference: {
+              label: `${cold.accounts.toLocaleString('en-US')} accts`,
+              value: perSecond(cold.settledPerSecond),
+            },
+            ratio: hot.settledPerSecond / cold.settledPerSecond,
+          }
+        : {}),
+      notes: [`accepted ${perSecond(run.acceptedPerSecond)} (202)`, ...cpuNote(run.cpu)],
+    });
+  }
+  return { rows, details: runs };
+}
+
+/** Logins, next to the machine's own argon2id rate. */
+async function benchLogin(context: BenchContext): Promise<Measured> {
+  const rows: ScenarioRow[] = [];
+  log(`login: POST /auth/login through the gateway, ${settings.loginConnections} connections`);
+  const login = await runLogin(context, settings.loginConnections);
+  const loginCpu = cpuOf(login.cpu, login.login.requests);
+  rows.push({
+    scenario: 'login (argon2id) via gateway',
+    opsPerSecond: login.login.requestsPerSecond,
+    latencyMs: login.login.latency,
+    operations: login.login.requests,
+    errors: login.login.errors,
+    reference: { label: 'argon2id verify', value: perSecond(login.argon2VerifyPerSecond) },
+    ratio: login.login.requestsPerSecond / login.argon2VerifyPerSecond,
+    notes: cpuNote(loginCpu),
+  });
+  return { rows, details: { ...login, cpu: loginCpu } };
+}
+
+/** History pages for a short, a long and a very long history. */
+async function benchHistory(context: BenchContext): Promise<Measured> {
+  const rows: ScenarioRow[] = [];
+  log(
+    `history: GET /transactions?limit=20 through the gateway, ${settings.historyClients} client(s) back to back`,
+  );
+  const { sized, short } = await runHistory(context, {
+    sizes: settings.historySizes,
+    clients: settings.historyClients,
+  });
+  const smallest = sized[0];
+  const largest = sized[sized.length - 1];
+  const historyRow = (scenario: string, run: HistoryRun): ScenarioRow => ({
+    scenario,
+    opsPerSecond: run.requestsPerSecond,
+    latencyMs: run.latency,
+    operations: run.requests,
+    errors: run.errors,
+    notes: [
+      `table held ${run.tableRows.toLocaleString('en-US')} transactions`,
+      ...cpuNote(cpuOf(run.cpu, run.requests)),
+    ],
+  });
+  for (const run of sized) {
+    const row = historyRow(`history page, ${compact(run.ownRows)} own rows`, run);
+    if (run === largest && smallest && run !== smallest) {
+      const p99 = run.latency?.p99 ?? Infinity;
+      row.reference = {
+        label: `${compact(smallest.ownRows)} p99`,
+        value: ms(smallest.latency?.p99),
+      };
+      row.ratio = p99 / (smallest.latency?.p99 ?? NaN);
+      // The target is set for a million rows; a smaller run says nothing about it.
+      if (run.ownRows >= 1_000_000) {
+        row.target = { text: `p99 < ${TARGETS.historyP99Ms} ms`, met: p99 < TARGETS.historyP99Ms };
+      }
+    }
+    rows.push(row);
+  }
+  rows.push(historyRow(`history page, ${short.ownRows} own rows, big table`, short));
+  return { rows, details: { sized, short, clients: settings.historyClients } };
+}
+
+const SCENARIO_RUNS: Record<Scenario, (context: BenchContext) => Promise<Measured>> = {
+  read: benchReadPath,
+  pipeline: benchPipeline,
+  transfers: benchTransfers,
+  login: benchLogin,
+  history: benchHistory,
+};
+
+async function runScenarios(context: BenchContext, rows: ScenarioRow[], details: Record<string, unknown>) {
+  for (const scenario of SCENARIOS) {
+    if (!settings.only.has(scenario)) continue;
+    const measured = await SCENARIO_RUNS[scenario](context);
+    rows.push(...measured.rows);
+    details[scenario] = measured.details;
+  }
+}
+
+function compact(count: number): string {
+  if (count >= 1_000_000 && count % 1_000_000 === 0) return `${count / 1_000_000}M`;
+  if (count >= 1000 && count % 1000 === 0) return `${count / 1000}k`;
+  return count.toLocaleString('en-US');
+}
+
+async function auditLedger(target: Target): Promise<{ ok: boolean; counts?: unknown; error?: string }> {
+  const client = createHttpClient(target.ledgerUrl, 1, 120_000);
+  try {
+    const report = await client.json<{ ok: boolean; counts: unknown }>({
+      method: 'GET',
+      path: '/internal/audit',
+    });
+    return { ok: report.ok, counts: report.counts };
+  } catch (error) {
+    return { ok: false, error: (error as Error).message };
+  } finally {
+    client.close();
+  }
+}
+
+async function summarizeProfiles(): Promise<Record<string, ProfileSummary>> {
+  const summaries: Record<string, ProfileSummary> = {};
+  for (const service of settings.profile) {
+    const dir = path.join(PROFILES_DIR, service);
+    const files = await readdir(dir).catch(() => [] as string[]);
+    for (const file of files.filter((f) => f.endsWith('.cpuprofile'))) {
+      summaries[`${service}/${file}`] = await summarizeProfile(path.join(dir, file));
+    }
+  }
+  return summaries;
+}
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  const loadBefore = os.loadavg();
+  if (settings.profile.length > 0) await rm(PROFILES_DIR, { recursive: true, force: true });
+  const target = await openTarget();
+  const api = createPaymentsApi(target.gatewayUrl);
+  const db = openLedgerDatabase(target.ledgerDatabaseUrl);
+  const labeler = systemLabeler(target.ports, target.databaseSuffix);
+  const context: BenchContext = {
+    target,
+    api,
+    db,
+    seconds: settings.seconds,
+    log,
+    sampleCpu: () => (process.platform === 'linux' ? snapshotCpu(labeler) : Promise.resolve(null)),
+  };
+  const rows: ScenarioRow[] = [];
+  const details: Record<string, unknown> = {};
+  let audit: Awaited<ReturnType<typeof auditLedger>>;
+  try {
+    await runScenarios(context, rows, details);
+    log('ledger audit of everything the bench did');
+    audit = await auditLedger(target);
+  } finally {
+    api.close();
+    await db.close();
+    await target.stop();
+  }
+  const profiles = await summarizeProfiles();
+
+  console.log(renderTable(rows));
+  console.log('');
+  for (const row of rows) for (const note of row.notes ?? []) console.log(`- ${row.scenario}: ${note}`);
+  console.log(
+    `- ledger audit: ${audit.ok ? 'ok' : `FAILED ${audit.error ?? ''}`} ${JSON.stringify(audit.counts ?? {})}`,
+  );
+  console.log(
+    `- machine: ${os.cpus().length} cores, load average ${loadBefore.map((l) => l.toFixed(1)).join(' ')} before, ` +
+      `${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')} after`,
+  );
+  for (const [file, summary] of Object.entries(profiles)) {
+    const share = (part: { share: number }) => `${(part.share * 100).toFixed(0)}%`;
+    const areas = summary.byArea.slice(0, 8).map((a) => `${a.area} ${share(a)}`);
+    const functions = summary.top.slice(0, 8).map((f) => `${f.name} ${share(f)}`);
+    console.log(
+      `- profile ${file}: busy ${(summary.busyMs / 1000).toFixed(1)} s of ${(summary.wallMs / 1000).toFixed(1)} s; ` +
+        `${areas.join(', ')}\n  hottest: ${functions.join('; ')}`,
+    );
+  }
+  if (settings.profile.length > 0)
+    console.log(`- profiles (.cpuprofile, for Chrome DevTools) in ${PROFILES_DIR}`);
+
+  await mkdir(RESULTS_DIR, { recursive: true });
+  const report = {
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: {
+      cores: os.cpus().length,
+      model: os.cpus()[0]?.model,
+      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+      node: process.version,
+      loadAverageBefore: loadBefore,
+      loadAverageAfter: os.loadavg(),
+    },
+    settings: { ...settings, only: [...settings.only] },
+    targets: TARGETS,
+    rows: rows.map(({ notes, ...row }) => ({ ...row, notes })),
+    audit,
+    details,
+    profiles,
+  };
+  const json = JSON.stringify(
+    report,
+    (_key, value) => (value instanceof Map ? Object.fromEntries(value) : value),
+    2,
+  );
+  await writeFile(path.join(RESULTS_DIR, 'latest.json'), `${json}\n`);
+  log(`results written to ${path.relative(process.cwd(), path.join(RESULTS_DIR, 'latest.json'))}`);
+  if (!audit.ok) process.exitCode = 1;
+}
+
+await main();

@@ -1,0 +1,143 @@
+import pg from 'pg';
+import { findInfrastructure } from '@payments/testkit';
+import { createPaymentsApi } from './harness/api.js';
+import { createHttpClient } from './harness/http-client.js';
+import { BENCH_APPLICATION, openLedgerDatabase } from './harness/ledger-db.js';
+import { startTarget } from './harness/target.js';
+import { runBankDrill } from './drills/bank-drill.js';
+import { formatUsd } from './drills/books.js';
+import { runDatabaseCutDrill } from './drills/database-cut-drill.js';
+import { discrepanciesOf, type DrillContext, type DrillReport } from './drills/drill-context.js';
+import { startTcpProxy } from './drills/tcp-proxy.js';
+import {
+  runBrokerOutageDrill,
+  runDuplicateDeliveryDrill,
+  runIngestCrashDrill,
+} from './drills/webhook-drills.js';
+
+const DRILLS = ['bank', 'broker', 'database', 'ingest', 'duplicates'] as const;
+type Drill = (typeof DRILLS)[number];
+
+const short = process.argv.includes('--short');
+const env = process.env;
+const integer = (name: string, fallback: number) => {
+  const value = env[name] ? Number(env[name]) : fallback;
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer`);
+  return value;
+};
+
+const seconds = integer('DRILL_SECONDS', short ? 10 : 60);
+const settings = {
+  seconds,
+  settleSeconds: integer('DRILL_SETTLE_SECONDS', short ? 30 : 60),
+  killEverySeconds: integer('DRILL_KILL_EVERY_SECONDS', 10),
+  cutEverySeconds: integer('DRILL_CUT_EVERY_SECONDS', 2),
+  webhookRate: integer('DRILL_WEBHOOK_RATE', 30),
+  outageSeconds: Math.min(integer('DRILL_OUTAGE_SECONDS', 10), Math.max(1, Math.floor(seconds / 2))),
+  only: new Set<Drill>(env.DRILL_ONLY ? (env.DRILL_ONLY.split(',') as Drill[]) : DRILLS),
+};
+
+const log = (message: string) => console.error(`[drill] ${message}`);
+
+function printReport(report: DrillReport): void {
+  const discrepancies = discrepanciesOf(report);
+  console.log(
+    `\n== ${report.name}: ${discrepancies === 0 ? 'PASS' : 'FAIL'} (${(report.durationMs / 1000).toFixed(1)} s)`,
+  );
+  for (const line of report.injected) console.log(`   injected: ${line}`);
+  const operations = Object.entries(report.operations).map(
+    ([what, n]) => `${what} ${n.toLocaleString('en-US')}`,
+  );
+  console.log(`   operations: ${operations.join(', ')}`);
+  console.log(`   money moved: ${formatUsd(report.moneyMovedMinor)} USD`);
+  for (const check of report.checks) {
+    console.log(`   ${check.ok ? 'ok  ' : 'FAIL'} ${check.name}: ${check.detail}`);
+  }
+  console.log(`   faults: ${report.faults.toLocaleString('en-US')}, discrepancies: ${discrepancies}`);
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const { amqpUrl, postgresUrl } = await findInfrastructure();
+  const broker = new URL(amqpUrl);
+  const brokerProxy = await startTcpProxy(broker.hostname, Number(broker.port || 5672));
+  const throughProxy = new URL(amqpUrl);
+  throughProxy.hostname = '127.0.0.1';
+  throughProxy.port = String(brokerProxy.port);
+  log(`starting the system; webhook-ingest reaches RabbitMQ through a TCP proxy on :${brokerProxy.port}`);
+  const target = await startTarget({
+    serviceEnv: {
+      'webhook-ingest': { AMQP_URL: throughProxy.toString() },
+      // The drills confirm deposits themselves, so every confirmation is one they can account for.
+      'provider-sandbox': { SANDBOX_ENABLED: 'false' },
+      identity: { TOKEN_TTL_SECONDS: '3600' },
+    },
+  }).catch(async (error: unknown) => {
+    await brokerProxy.close();
+    throw error;
+  });
+  const system = target.system;
+  if (!system) throw new Error('the drills need a system they started themselves');
+  const context: DrillContext = {
+    target,
+    system,
+    api: createPaymentsApi(target.gatewayUrl),
+    gateway: createHttpClient(target.gatewayUrl, 128),
+    ledgerDb: openLedgerDatabase(target.ledgerDatabaseUrl),
+    webhookDb: new pg.Pool({
+      connectionString: target.webhookDatabaseUrl,
+      max: 2,
+      application_name: BENCH_APPLICATION,
+    }),
+    adminDb: new pg.Pool({ connectionString: postgresUrl, max: 1, application_name: BENCH_APPLICATION }),
+    brokerProxy,
+    seconds: settings.seconds,
+    settleSeconds: settings.settleSeconds,
+    log,
+  };
+  context.webhookDb.on('error', () => undefined);
+  context.adminDb.on('error', () => undefined);
+  const reports: DrillReport[] = [];
+  const run = async (drill: Drill, work: () => Promise<DrillReport>) => {
+    if (!settings.only.has(drill)) return;
+    const report = await work();
+    reports.push(report);
+    printReport(report);
+  };
+  try {
+    await run('bank', () => runBankDrill(context, settings.killEverySeconds));
+    await run('broker', () => runBrokerOutageDrill(context, settings.webhookRate, settings.outageSeconds));
+    await run('database', () => runDatabaseCutDrill(context, settings.cutEverySeconds));
+    await run('ingest', () => runIngestCrashDrill(context, settings.webhookRate, settings.killEverySeconds));
+    await run('duplicates', () => runDuplicateDeliveryDrill(context, settings.webhookRate));
+  } catch (error) {
+    console.error(system.logs());
+    throw error;
+  } finally {
+    context.api.close();
+    context.gateway.close();
+    await context.ledgerDb.close();
+    await context.webhookDb.end();
+    await context.adminDb.end();
+    await target.stop();
+    await brokerProxy.close();
+  }
+
+  const total = reports.reduce((sum, report) => sum + discrepanciesOf(report), 0);
+  console.log('');
+  console.log('| drill | faults | money moved (USD) | discrepancies | result |');
+  console.log('|---|---:|---:|---:|---|');
+  for (const report of reports) {
+    const discrepancies = discrepanciesOf(report);
+    console.log(
+      `| ${report.name} | ${report.faults.toLocaleString('en-US')} | ${formatUsd(report.moneyMovedMinor)} | ${discrepancies} | ${discrepancies === 0 ? 'pass' : 'FAIL'} |`,
+    );
+  }
+  console.log(
+    `\n${reports.length} drills, ${total} discrepancies, ${((Date.now() - started) / 1000).toFixed(0)} s` +
+      ` (DRILL_SECONDS=${settings.seconds})`,
+  );
+  if (total > 0 || reports.length === 0) process.exitCode = 1;
+}
+
+await main();

@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import { sleep } from '../harness/load.js';
+import type { DrillContext } from './drill-context.js';
+import { sendStorm } from './webhook-storm.js';
+
+export interface BankAccount {
+  accountId: string;
+  userId: string;
+  token: string;
+}
+
+/**
+ * `count` users with one USD account each, funded the way a customer funds one: a deposit through the gateway,
+ * confirmed by a signed provider webhook; resolves once every deposit is credited.
+ */
+export async function openFundedAccounts(
+  context: DrillContext,
+  count: number,
+  amountMinor: number,
+): Promise<BankAccount[]> {
+  const { api, gateway, target, ledgerDb } = context;
+  const accounts = await Promise.all(
+    Array.from({ length: count }, async () => {
+      const user = await api.signUp('drill');
+      return { accountId: await api.openAccount(user.token), userId: user.userId, token: user.token };
+    }),
+  );
+  const deposits = await Promise.all(
+    accounts.map(async (account) => {
+      const transaction = await gateway.json<{ id: string }>({
+        method: 'POST',
+        path: `/account/${account.accountId}/deposit`,
+        json: { amount: amountMinor / 100, currency: 'USD' },
+        token: account.token,
+        headers: { 'idempotency-key': randomUUID() },
+      });
+      return { transactionId: transaction.id, amount: amountMinor };
+    }),
+  );
+  await sendStorm(gateway, target.webhookSecret, deposits, { rate: 100, giveUpAt: Date.now() + 60_000 });
+  const ids = deposits.map((deposit) => deposit.transactionId);
+  const deadline = Date.now() + 60_000;
+  while ((await ledgerDb.completedAmong(ids)).length < ids.length) {
+    if (Date.now() > deadline) throw new Error('the funding deposits were not credited within 60 s');
+    await sleep(50);
+  }
+  return accounts;
+}
+
+export interface ClientStats {
+  transfersAccepted: number;
+  /** Refused with 422 (the source had not enough available). */
+  transfersRefused: number;
+  balanceReads: number;
+  /** Answers of 5xx or failed connections: the outage as clients saw it. */
+  failedAttempts: number;
+  /** Requests repeated with the same Idempotency-Key after such a failure. */
+  retries: number;
+  /** Requests given up on when the drill ended, their outcome unknown to the client. */
+  unresolved: number;
+  unexpected: Record<string, number>;
+  /** Negative balances or available balances a reader was shown. */
+  negativeReads: number;
+}
+
+/**
+ * `clients` loops, each doing random transfers among the accounts (as the source's owner) and balance reads,
+ * until `until`. A transfer whose answer is lost or 5xx is retried with its Idempotency-Key, as a careful client
+ * would, so that every transfer the client meant to make has a definite outcome.
+ */
+export async function runBankClients(
+  context: DrillContext,
+  accounts: readonly BankAccount[],
+  clients: number,
+  until: number,
+): Promise<ClientStats> {
+  const stats: ClientStats = {
+    transfersAccepted: 0,
+    transfersRefused: 0,
+    balanceReads: 0,
+    failedAttempts: 0,
+    retries: 0,
+    unresolved: 0,
+    unexpected: {},
+    negativeReads: 0,
+  };
+  const { gateway } = context;
+  const pick = () => accounts[Math.floor(Math.random() * accounts.length)] as BankAccount;
+  const unexpected = (what: string) => (stats.unexpected[what] = (stats.unexpected[what] ?? 0) + 1);
+  const retryable = (status: number | undefined) => status === undefined || status >= 500;
+
+  const transfer = async () => {
+    const from = pick();
+    let to = pick();
+    while (to === from) to = pick();
+    const body = JSON.stringify({
+      amount: (100 + Math.floor(Math.random() * 4900)) / 100,
+      currency: 'USD',
+      to_account_id: to.accountId,
+    });
+    const key = randomUUID();
+    for (let attempt = 0; ; attempt += 1) {
+      const answer = await gateway
+        .send({
+          method: 'POST',
+          path: `/account/${from.accountId}/transfer`,
+          headers: {
+            authorization: `Bearer ${from.token}`,
+            'content-type': 'application/json',
+            'idempotency-key': key,
+          },
+          body,
+        })
+        .catch(() => null);
+      if (!retryable(answer?.status)) {
+        if (answer?.status === 202) stats.transfersAccepted += 1;
+        else if (answer?.status === 422) stats.transfersRefused += 1;
+        else unexpected(`transfer ${answer?.status}`);
+        return;
+      }
+      stats.failedAttempts += 1;
+      // After the drill ends, a pending retry still runs for a while: its outcome must become known.
+      if (Date.now() > until + 30_000) {
+        stats.unresolved += 1;
+        return;
+      }
+      stats.retries += 1;
+      await sleep(Math.min(100 * 2 ** attempt, 1000));
+    }
+  };
+
+  const readBalance = async () => {
+    const account = pick();
+    const answer = await gateway
+      .send({
+        method: 'GET',
+        path: `/account/${account.accountId}/balance`,
+        headers: { authorization: `Bearer ${account.token}` },
+      })
+      .catch(() => null);
+    if (answer?.status === 200) {
+      stats.balanceReads += 1;
+      const balance = JSON.parse(answer.body) as { balance: number; available_balance: number };
+      if (balance.balance < 0 || balance.available_balance < 0) stats.negativeReads += 1;
+    } else if (retryable(answer?.status)) {
+      stats.failedAttempts += 1;
+      await sleep(100);
+    } else {
+      unexpected(`balance ${answer?.status}`);
+    }
+  };
+
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (Date.now() < until) {
+        if (Math.random() < 0.7) await transfer();
+        else await readBalance();
+      }
+    }),
+  );
+  return stats;
+}

@@ -1,0 +1,187 @@
+import { createHttpClient } from '../harness/http-client.js';
+import { sleep } from '../harness/load.js';
+import type { DrillContext, DrillReport } from './drill-context.js';
+
+type Check = DrillReport['checks'][number];
+
+export interface BookScope {
+  /** The accounts the drill used; its transactions are the ones on them. */
+  accountIds: readonly string[];
+  /** What their balances must add up to, from what the drill itself deposited (minor units). */
+  expectedTotalMinor?: bigint;
+  /** Deposits whose confirmation webhook was answered 200. */
+  confirmed?: ReadonlySet<string>;
+  /** True when every confirmation sent was a success, so each confirmed deposit must be completed. */
+  confirmationsAllSucceed?: boolean;
+}
+
+interface AuditAnswer {
+  ok: boolean;
+  counts: { accounts: number; transactions: number; entries: number };
+  unbalanced_transactions: unknown[];
+  balance_mismatches: unknown[];
+  invalid_balances: unknown[];
+  hold_mismatches: unknown[];
+  misbooked_transactions: unknown[];
+}
+
+const usd = (minor: bigint) => {
+  const sign = minor < 0n ? '-' : '';
+  const abs = minor < 0n ? -minor : minor;
+  return `${sign}${(abs / 100n).toLocaleString('en-US')}.${(abs % 100n).toString().padStart(2, '0')}`;
+};
+
+export { usd as formatUsd };
+
+/** Waits until no transaction on the accounts is pending; resolves with how many still are. */
+export async function waitSettled(
+  context: DrillContext,
+  accountIds: readonly string[],
+  timeoutMs: number,
+): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows } = await context.ledgerDb.pool.query<{ count: string }>(
+      `SELECT count(*) FROM transactions WHERE status = 'pending' AND account_id = ANY($1::uuid[])`,
+      [accountIds],
+    );
+    const pending = Number(rows[0]?.count ?? 0);
+    if (pending === 0 || Date.now() > deadline) return pending;
+    await sleep(200);
+  }
+}
+
+/**
+ * The ledger audit and the checks that money was neither made nor lost: the books balance, total money equals
+ * deposits − withdrawals − fees, no balance is negative, every accepted transaction finished, and every effect
+ * (a credit, a settled transfer, a confirmed webhook) happened exactly once.
+ */
+export async function checkBooks(context: DrillContext, scope: BookScope): Promise<Check[]> {
+  const checks: Check[] = [];
+  const pool = context.ledgerDb.pool;
+  const client = createHttpClient(context.target.ledgerUrl, 1, 60_000);
+  try {
+    const audit = await client.json<AuditAnswer>({ method: 'GET', path: '/internal/audit' });
+    const found =
+      audit.unbalanced_transactions.length +
+      audit.balance_mismatches.length +
+      audit.invalid_balances.length +
+      audit.hold_mismatches.length +
+      audit.misbooked_transactions.length;
+    checks.push({
+      name: 'ledger audit (/internal/audit)',
+      ok: audit.ok,
+      detail: `${audit.ok ? 'ok' : 'FAILED'}: ${audit.counts.transactions} transactions, ${audit.counts.entries} entries; entries balance, balances = entries, holds = pending`,
+      discrepancies: audit.ok ? 0 : Math.max(found, 1),
+    });
+  } finally {
+    client.close();
+  }
+
+  const { rows: money } = await pool.query<{ currency: string; balances: string; expected: string }>(
+    `WITH moves AS (
+       SELECT currency, CASE type WHEN 'deposit' THEN amount - fee ELSE -(amount + fee) END AS delta
+       FROM transactions WHERE status = 'completed'
+       UNION ALL
+       SELECT coalesce(converted_currency, currency), coalesce(converted_amount, amount)
+       FROM transactions WHERE status = 'completed' AND type = 'transfer'
+     ), expected AS (SELECT currency, sum(delta) AS expected FROM moves GROUP BY currency),
+     balances AS (SELECT currency, sum(balance) AS balances FROM accounts WHERE kind = 'user' GROUP BY currency)
+     SELECT coalesce(b.currency, e.currency) AS currency, coalesce(b.balances, 0) AS balances,
+            coalesce(e.expected, 0) AS expected
+     FROM balances b FULL JOIN expected e ON e.currency = b.currency`,
+  );
+  const off = money.filter((row) => BigInt(row.balances) !== BigInt(row.expected));
+  checks.push({
+    name: 'total money = deposits − withdrawals − fees',
+    ok: off.length === 0,
+    detail: money
+      .map(
+        (row) => `${row.currency} ${usd(BigInt(row.balances))} held vs ${usd(BigInt(row.expected))} booked`,
+      )
+      .join('; '),
+    discrepancies: off.length,
+  });
+
+  const { rows: negative } = await pool.query<{ count: string }>(
+    `SELECT count(*) FROM accounts WHERE kind = 'user' AND (balance < 0 OR available_balance < 0)`,
+  );
+  const negatives = Number(negative[0]?.count ?? 0);
+  checks.push({
+    name: 'no negative balance',
+    ok: negatives === 0,
+    detail: `${negatives} user accounts below zero`,
+    discrepancies: negatives,
+  });
+
+  const { rows: transactions } = await pool.query<{
+    id: string;
+    type: string;
+    status: string;
+    amount: string;
+    user_entries: string;
+  }>(
+    `SELECT t.id, t.type, t.status, t.amount,
+            count(e.id) FILTER (WHERE e.account_id IN (t.account_id, t.counterparty_account_id)) AS user_entries
+     FROM transactions t LEFT JOIN entries e ON e.transaction_id = t.id
+     WHERE t.account_id = ANY($1::uuid[])
+     GROUP BY t.id`,
+    [scope.accountIds],
+  );
+  const pending = transactions.filter((t) => t.status === 'pending');
+  checks.push({
+    name: 'every accepted transaction terminal after the settle period',
+    ok: pending.length === 0,
+    detail: `${transactions.length} transactions on the drill's accounts, ${pending.length} still pending`,
+    discrepancies: pending.length,
+  });
+  const wrongEffects = transactions.filter((t) => {
+    const expected = t.status === 'completed' ? (t.type === 'transfer' ? 2 : 1) : 0;
+    return Number(t.user_entries) !== expected;
+  });
+  checks.push({
+    name: 'each transaction took effect exactly once',
+    ok: wrongEffects.length === 0,
+    detail: `${wrongEffects.length} with a missing or repeated booking on a user account`,
+    discrepancies: wrongEffects.length,
+  });
+
+  if (scope.confirmed) {
+    const byId = new Map(transactions.map((t) => [t.id, t]));
+    const notApplied = [...scope.confirmed].filter((id) => {
+      const status = byId.get(id)?.status;
+      return scope.confirmationsAllSucceed
+        ? status !== 'completed'
+        : status !== 'completed' && status !== 'failed';
+    });
+    checks.push({
+      name: 'every webhook answered 200 took effect',
+      ok: notApplied.length === 0,
+      detail: `${scope.confirmed.size} deposits confirmed with a 200, ${notApplied.length} without their effect`,
+      discrepancies: notApplied.length,
+    });
+  }
+
+  if (scope.expectedTotalMinor !== undefined) {
+    const { rows } = await pool.query<{ total: string | null }>(
+      `SELECT sum(balance) AS total FROM accounts WHERE id = ANY($1::uuid[])`,
+      [scope.accountIds],
+    );
+    const total = BigInt(rows[0]?.total ?? 0);
+    checks.push({
+      name: "drill's accounts hold what the drill put in",
+      ok: total === scope.expectedTotalMinor,
+      detail: `${usd(total)} USD held, ${usd(scope.expectedTotalMinor)} expected`,
+      discrepancies: total === scope.expectedTotalMinor ? 0 : 1,
+    });
+  }
+  return checks;
+}
+
+/** Webhook events recorded but never published: a 200 must never leave one behind. */
+export async function unpublishedWebhooks(context: DrillContext): Promise<number> {
+  const { rows } = await context.webhookDb.query<{ count: string }>(
+    `SELECT count(*) FROM webhook_events WHERE published_at IS NULL AND outcome <> 'ignored'`,
+  );
+  return Number(rows[0]?.count ?? 0);
+}

@@ -1,0 +1,42 @@
+import type pg from 'pg';
+import type { TestSystem } from '@payments/testkit';
+import type { PaymentsApi } from '../harness/api.js';
+import type { HttpClient } from '../harness/http-client.js';
+import type { LedgerDatabase } from '../harness/ledger-db.js';
+import type { Target } from '../harness/target.js';
+import type { TcpProxy } from './tcp-proxy.js';
+
+/** The system every drill breaks, and the handles to break and inspect it. */
+export interface DrillContext {
+  target: Target;
+  system: TestSystem;
+  api: PaymentsApi;
+  /** Through the gateway, as a client or a provider reaches the system. */
+  gateway: HttpClient;
+  ledgerDb: LedgerDatabase;
+  webhookDb: pg.Pool;
+  /** The server's maintenance database, for pg_stat_activity and pg_terminate_backend. */
+  adminDb: pg.Pool;
+  /** Sits between webhook-ingest and RabbitMQ. */
+  brokerProxy: TcpProxy;
+  /** How long each drill's fault phase lasts. */
+  seconds: number;
+  /** How long accepted work may take to finish once the faults stop. */
+  settleSeconds: number;
+  log(message: string): void;
+}
+
+/** What a drill prints: what it broke, what it did, what it checked and what it found. */
+export interface DrillReport {
+  name: string;
+  injected: string[];
+  operations: Record<string, number>;
+  faults: number;
+  /** Minor units (USD cents) moved by operations that completed. */
+  moneyMovedMinor: bigint;
+  checks: { name: string; ok: boolean; detail: string; discrepancies: number }[];
+  durationMs: number;
+}
+
+export const discrepanciesOf = (report: DrillReport) =>
+  report.checks.reduce((sum, check) => sum + check.discrepancies, 0);

@@ -1,0 +1,45 @@
+import type { CpuUsage } from './cpu-accounting.js';
+
+export interface CpuPerOperation {
+  /** CPU ms each process spent per operation, largest first. */
+  perOperationMs: { process: string; ms: number }[];
+  /** Sum over the system's processes (the load generator excluded), ms per operation. */
+  systemMsPerOperation: number;
+  /** Share of the machine's busy time used by processes outside the system and the bench (other users). */
+  othersShare: number;
+  /** Busy share of the machine's cores over the interval. */
+  machineBusyShare: number;
+}
+
+const LOAD_GENERATOR = 'bench (load generator)';
+
+/** Turns CPU used over an interval into per-operation figures. */
+export function cpuPerOperation(
+  usage: CpuUsage | null,
+  operations: number,
+  cores: number,
+): CpuPerOperation | null {
+  if (!usage || operations === 0) return null;
+  const entries = [...usage.byLabel].filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]);
+  const labelled = entries.reduce((sum, [, ms]) => sum + ms, 0);
+  const system = entries.filter(([label]) => label !== LOAD_GENERATOR).reduce((sum, [, ms]) => sum + ms, 0);
+  return {
+    perOperationMs: entries.map(([label, ms]) => ({ process: label, ms: ms / operations })),
+    systemMsPerOperation: system / operations,
+    othersShare:
+      usage.machineBusyMs > 0 ? Math.max(0, usage.machineBusyMs - labelled) / usage.machineBusyMs : 0,
+    machineBusyShare: usage.machineBusyMs / (usage.intervalMs * cores),
+  };
+}
+
+/** One line: "ledger 1.93 · webhook-ingest 1.90 · … ms CPU per op (system 7.1); machine 98% busy, 38% others". */
+export function describeCpu(cpu: CpuPerOperation | null): string {
+  if (!cpu) return 'CPU per operation: not measured';
+  const parts = cpu.perOperationMs
+    .filter((entry) => entry.ms >= 0.01)
+    .map((entry) => `${entry.process} ${entry.ms.toFixed(2)}`);
+  return (
+    `CPU ms per op: ${parts.join(' · ')} (system total ${cpu.systemMsPerOperation.toFixed(2)}); ` +
+    `machine ${(cpu.machineBusyShare * 100).toFixed(0)}% busy, ${(cpu.othersShare * 100).toFixed(0)}% of it other users`
+  );
+}

@@ -1,0 +1,55 @@
+import { randomUUID } from 'node:crypto';
+import { signWebhookPayload } from '@payments/service-kit';
+import type { HttpAnswer, HttpClient } from './http-client.js';
+
+export interface DepositConfirmation {
+  transactionId: string;
+  /** Minor units, as the provider reports them. */
+  amount: number;
+  currency?: string;
+  /** The provider's event id; a redelivery reuses it. */
+  eventId?: string;
+  /** `failed` sends payment_intent.payment_failed instead of payment_intent.succeeded. */
+  outcome?: 'succeeded' | 'failed';
+}
+
+/** The body of a Stripe-style `payment_intent.*` event for a pending deposit; a redelivery sends the same bytes. */
+export function providerEventBody(confirmation: DepositConfirmation): string {
+  const failed = confirmation.outcome === 'failed';
+  return JSON.stringify({
+    id: confirmation.eventId ?? `evt_${randomUUID()}`,
+    object: 'event',
+    type: failed ? 'payment_intent.payment_failed' : 'payment_intent.succeeded',
+    created: Math.floor(Date.now() / 1000),
+    data: {
+      object: {
+        id: `pi_${confirmation.transactionId}`,
+        object: 'payment_intent',
+        amount: confirmation.amount,
+        currency: (confirmation.currency ?? 'usd').toLowerCase(),
+        status: failed ? 'requires_payment_method' : 'succeeded',
+        metadata: { transaction_id: confirmation.transactionId },
+        ...(failed && { last_payment_error: { message: 'card declined (drill)' } }),
+      },
+    },
+  });
+}
+
+/** Posts an event body with a fresh signature, as a provider does on every attempt. */
+export function postProviderEvent(client: HttpClient, body: string, secret: string): Promise<HttpAnswer> {
+  return client.send({
+    method: 'POST',
+    path: '/webhook/provider',
+    headers: { 'content-type': 'application/json', 'provider-signature': signWebhookPayload(body, secret) },
+    body,
+  });
+}
+
+/** Posts a provider event to `/webhook/provider` on `client` (the gateway or webhook-ingest itself). */
+export function sendProviderEvent(
+  client: HttpClient,
+  confirmation: DepositConfirmation,
+  secret: string,
+): Promise<HttpAnswer> {
+  return postProviderEvent(client, providerEventBody(confirmation), secret);
+}

@@ -1,0 +1,190 @@
+import { openQueueSampler } from '../harness/broker-stats.js';
+import { cpuBetween, type CpuUsage } from '../harness/cpu-accounting.js';
+import { createHttpClient } from '../harness/http-client.js';
+import type { PendingDeposit } from '../harness/ledger-db.js';
+import { createLatencySamples, runClosedLoop, runPaced, sleep, summarize } from '../harness/load.js';
+import { sendProviderEvent } from '../harness/provider-webhooks.js';
+import type { BenchContext } from './bench-context.js';
+
+export interface PipelineRun {
+  /** Webhooks answered 200 per second while sending. */
+  ingestPerSecond: number;
+  /** Deposits credited per second, from the first webhook to the last credit. */
+  creditedPerSecond: number;
+  sent: number;
+  credited: number;
+  errors: number;
+  /** Webhook sent → transaction completed (the ledger's completed_at), ms. */
+  latency: ReturnType<typeof summarize>;
+  /** Largest number of events waiting in the ledger's queue during the run. */
+  maxQueueDepth: number;
+  drainMs: number;
+  /** CPU each process used from the first webhook to the last credit. */
+  cpu: CpuUsage | null;
+}
+
+export interface PacedRun {
+  rate: number;
+  sent: number;
+  credited: number;
+  errors: number;
+  /** Webhook sent → balance visible to a reader of the ledger database, ms (polled every POLL_MS). */
+  latency: ReturnType<typeof summarize>;
+  cpu: CpuUsage | null;
+}
+
+export const POLL_MS = 5;
+const DRAIN_TIMEOUT_MS = 120_000;
+
+interface PipelineOptions {
+  connections: number;
+  /** Upper bound on the rate, used to seed enough pending deposits. */
+  ceilingPerSecond: number;
+  /** Send through the gateway instead of straight to webhook-ingest. */
+  viaGateway: boolean;
+}
+
+async function prepareDeposits(context: BenchContext, count: number): Promise<PendingDeposit[]> {
+  const user = await context.api.signUp('pipeline');
+  const accounts = await context.db.seedFundedAccounts(user.userId, 1000, 0n);
+  return context.db.seedPendingDeposits(accounts, count);
+}
+
+/** As many signed confirmations as the system takes for `seconds`, then waits until every one is credited. */
+export async function runSaturatedPipeline(
+  context: BenchContext,
+  options: PipelineOptions,
+): Promise<PipelineRun> {
+  const { target, db, seconds } = context;
+  const deposits = await prepareDeposits(context, Math.ceil(seconds * options.ceilingPerSecond));
+  const client = createHttpClient(
+    options.viaGateway ? target.gatewayUrl : target.webhookIngestUrl,
+    options.connections,
+  );
+  const queue = await openQueueSampler(target.amqpUrl, target.amqpNamespace, 'ledger');
+  const sentAt = new Map<string, number>();
+  let next = 0;
+  let errors = 0;
+  let maxQueueDepth = 0;
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      maxQueueDepth = Math.max(maxQueueDepth, await queue.depth().catch(() => 0));
+      await sleep(200);
+    }
+  })();
+  try {
+    const cpuBefore = await context.sampleCpu();
+    const firstSend = Date.now();
+    const elapsed = await runClosedLoop(options.connections, seconds * 1000, async () => {
+      const deposit = deposits[next++];
+      if (!deposit) return false;
+      const started = Date.now();
+      const answer = await sendProviderEvent(
+        client,
+        { transactionId: deposit.id, amount: deposit.amount },
+        target.webhookSecret,
+      ).catch(() => null);
+      if (answer?.status === 200) sentAt.set(deposit.id, started);
+      else errors += 1;
+    });
+    const sendEnd = Date.now();
+    const leftPending = deposits.length - sentAt.size;
+    while ((await db.pendingCount('deposit')) > leftPending && Date.now() - sendEnd < DRAIN_TIMEOUT_MS)
+      await sleep(50);
+    const drainMs = Date.now() - sendEnd;
+    const cpu = cpuBetween(cpuBefore, await context.sampleCpu());
+    sampling = false;
+    await sampler;
+    const outcomes = await db.outcomes([...sentAt.keys()]);
+    const latencies: number[] = [];
+    let lastCredit = firstSend;
+    for (const [id, sent] of sentAt) {
+      const completedAt = outcomes.get(id)?.completedAt;
+      if (completedAt == null) continue;
+      latencies.push(completedAt - sent);
+      lastCredit = Math.max(lastCredit, completedAt);
+    }
+    return {
+      ingestPerSecond: sentAt.size / (elapsed / 1000),
+      creditedPerSecond: latencies.length / ((lastCredit - firstSend) / 1000),
+      sent: sentAt.size,
+      credited: latencies.length,
+      errors: errors + (sentAt.size - latencies.length),
+      latency: summarize(latencies),
+      maxQueueDepth,
+      drainMs,
+      cpu,
+    };
+  } finally {
+    sampling = false;
+    await sampler;
+    await queue.close();
+    client.close();
+  }
+}
+
+/**
+ * Confirmations at a fixed rate; a poller reads the ledger database every POLL_MS and notes when each credit
+ * becomes visible, so the latency is what a reader would see, within one poll.
+ */
+export async function runPacedPipeline(
+  context: BenchContext,
+  rate: number,
+  options: PipelineOptions,
+): Promise<PacedRun> {
+  const { target, db, seconds } = context;
+  const deposits = await prepareDeposits(context, Math.ceil(seconds * rate) + 10);
+  const client = createHttpClient(options.viaGateway ? target.gatewayUrl : target.webhookIngestUrl, 64);
+  const outstanding = new Map<string, number>();
+  const latencies = createLatencySamples();
+  let errors = 0;
+  let polling = true;
+  const poller = (async () => {
+    while (polling || outstanding.size > 0) {
+      const polledAt = Date.now();
+      if (outstanding.size > 0) {
+        for (const id of await db.completedAmong([...outstanding.keys()])) {
+          latencies.add(polledAt - (outstanding.get(id) as number));
+          outstanding.delete(id);
+        }
+      }
+      await sleep(Math.max(0, POLL_MS - (Date.now() - polledAt)));
+    }
+  })();
+  try {
+    const cpuBefore = await context.sampleCpu();
+    const sent = await runPaced(rate, seconds * 1000, async (index) => {
+      const deposit = deposits[index];
+      if (!deposit) return;
+      const started = Date.now();
+      const answer = await sendProviderEvent(
+        client,
+        { transactionId: deposit.id, amount: deposit.amount },
+        target.webhookSecret,
+      ).catch(() => null);
+      if (answer?.status === 200) outstanding.set(deposit.id, started);
+      else errors += 1;
+    });
+    const deadline = Date.now() + DRAIN_TIMEOUT_MS;
+    while (outstanding.size > 0 && Date.now() < deadline) await sleep(20);
+    const lost = outstanding.size;
+    const cpu = cpuBetween(cpuBefore, await context.sampleCpu());
+    polling = false;
+    outstanding.clear();
+    await poller;
+    return {
+      rate,
+      sent,
+      credited: latencies.count(),
+      errors: errors + lost,
+      latency: latencies.summary(),
+      cpu,
+    };
+  } finally {
+    polling = false;
+    outstanding.clear();
+    await poller;
+    client.close();
+  }
+}
