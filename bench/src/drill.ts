@@ -8,7 +8,7 @@ import { runBankDrill } from './drills/bank-drill.js';
 import { formatUsd } from './drills/books.js';
 import { runDatabaseCutDrill } from './drills/database-cut-drill.js';
 import { discrepanciesOf, type DrillContext, type DrillReport } from './drills/drill-context.js';
-import { startTcpProxy } from './drills/tcp-proxy.js';
+import { startTcpProxy } from '@payments/testkit';
 import {
   runBrokerOutageDrill,
   runDuplicateDeliveryDrill,
@@ -60,7 +60,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const { amqpUrl, postgresUrl } = await findInfrastructure();
   const broker = new URL(amqpUrl);
-  const brokerProxy = await startTcpProxy(broker.hostname, Number(broker.port || 5672));
+  const brokerProxy = await startTcpProxy({ host: broker.hostname, port: Number(broker.port || 5672) });
   const throughProxy = new URL(amqpUrl);
   throughProxy.hostname = '127.0.0.1';
   throughProxy.port = String(brokerProxy.port);

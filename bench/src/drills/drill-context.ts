@@ -4,7 +4,7 @@ import type { PaymentsApi } from '../harness/api.js';
 import type { HttpClient } from '../harness/http-client.js';
 import type { LedgerDatabase } from '../harness/ledger-db.js';
 import type { Target } from '../harness/target.js';
-import type { TcpProxy } from './tcp-proxy.js';
+import type { TcpProxy } from '@payments/testkit';
 
 /** The system every drill breaks, and the handles to break and inspect it. */
 export interface DrillContext {

@@ -6,6 +6,8 @@ export interface TcpProxy {
   /** Drops every open connection and refuses new ones until restored: the target seems to be gone. */
   cut(): void;
   restore(): void;
+  /** Connections dropped or refused while cut. */
+  refused(): number;
   close(): Promise<void>;
 }
 
@@ -16,6 +18,8 @@ export interface TcpProxy {
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let isCut = false;
+  let refused = 0;
+  const clients = new Set<Socket>();
   const track = (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -23,7 +27,12 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   };
   const server = createServer((client) => {
     track(client);
-    if (isCut) return void client.destroy();
+    clients.add(client);
+    client.on('close', () => clients.delete(client));
+    if (isCut) {
+      refused += 1;
+      return void client.destroy();
+    }
     const upstream = connect(target.port, target.host);
     track(upstream);
     client.once('close', () => upstream.destroy());
@@ -36,6 +45,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   });
   const cut = () => {
     isCut = true;
+    refused += clients.size;
     for (const socket of sockets) socket.destroy();
   };
   return {
@@ -44,6 +54,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     restore: () => {
       isCut = false;
     },
+    refused: () => refused,
     close: () =>
       new Promise<void>((resolve) => {
         cut();
