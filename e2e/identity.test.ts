@@ -299,6 +299,37 @@ describe('identity and access end to end, through the gateway', function () {
     });
   });
 
+  describe('changing the password', () => {
+    it('logs out every other session everywhere, and keeps the one that changed it', async () => {
+      const user = await api.signUp();
+      const otherSession = await logIn(user);
+      const ledger = apiClient(system.urls.ledger);
+      const changed = await api.put(
+        `/user/${user.userId}`,
+        { password: 'an entirely new password' },
+        user.token,
+      );
+      expect(changed.status, changed.text).to.equal(200);
+
+      // Other processes learn of it through the TokenRevoked event.
+      expectAuthRequired(
+        await eventually(
+          () => api.get('/accounts', otherSession),
+          (response) => response.status === 401,
+        ),
+      );
+      expectAuthRequired(
+        await eventually(
+          () => ledger.get('/accounts', otherSession),
+          (response) => response.status === 401,
+        ),
+      );
+      expect((await api.get('/accounts', user.token)).status).to.equal(200);
+      expect((await ledger.get('/accounts', user.token)).status).to.equal(200);
+      expect((await api.get(`/user/${user.userId}`, user.token)).status).to.equal(200);
+    });
+  });
+
   describe('deleting a user', () => {
     let admin: string;
     let leaver: User;

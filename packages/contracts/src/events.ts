@@ -71,6 +71,8 @@ export const TokenRevokedData = Type.Object(
     jti: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     user_id: Type.Optional(Uuid),
     issued_before: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** With `issued_before`: the one token of the user that stays valid (the session that changed the password). */
+    except_jti: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     /** Unix seconds after which the revocation no longer matters (the token has expired anyway). */
     expires_at: Type.Integer({ minimum: 0 }),
   },

@@ -136,7 +136,7 @@ export function createRevocationList(
   now: () => number = () => Math.floor(Date.now() / 1000),
 ): RevocationList {
   const byJti = new Map<string, number>();
-  const byUser = new Map<string, { before: number; expiresAt: number }>();
+  const byUser = new Map<string, { before: number; expiresAt: number; exceptJti?: string }>();
   const prune = () => {
     const t = now();
     for (const [jti, expiresAt] of byJti) if (expiresAt < t) byJti.delete(jti);
@@ -153,6 +153,7 @@ export function createRevocationList(
           byUser.set(revocation.user_id, {
             before: revocation.issued_before,
             expiresAt: revocation.expires_at,
+            exceptJti: revocation.except_jti,
           });
         }
       }
@@ -160,7 +161,7 @@ export function createRevocationList(
     isRevoked(claims) {
       if (byJti.has(claims.jti)) return true;
       const user = byUser.get(claims.userId);
-      return user !== undefined && claims.issuedAt < user.before;
+      return user !== undefined && claims.issuedAt < user.before && claims.jti !== user.exceptJti;
     },
   };
 }

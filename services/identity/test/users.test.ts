@@ -138,7 +138,7 @@ describe('identity: users, permissions and administration', function () {
       expect(after.body.email).to.equal('peggy@example.com');
     });
 
-    it("revokes the user's tokens when the password changes; the new password then works", async () => {
+    it("revokes the user's other tokens when the password changes, keeping the session that changed it", async () => {
       const quinn = await newUser('quinn');
       const otherSession = await identity.login('quinn', PASSWORD, '203.0.113.9');
       const response = await identity.request('PUT', `/user/${quinn.id}`, {
@@ -148,6 +148,8 @@ describe('identity: users, permissions and administration', function () {
       expect(response.status).to.equal(200);
       const old = await identity.request('GET', `/user/${quinn.id}`, { token: otherSession });
       expect(old.status).to.equal(401);
+      const same = await identity.request('GET', `/user/${quinn.id}`, { token: quinn.token });
+      expect(same.status).to.equal(200);
       const oldPassword = await identity.request('POST', '/login', {
         body: { identity: 'quinn', password: PASSWORD },
       });

@@ -28,6 +28,20 @@ const usersMigration: Migration = {
   },
 };
 
+const revocationsExceptJtiMigration: Migration = {
+  name: '003_revocations_except_jti',
+  async up(knex) {
+    await knex.schema.alterTable('revocations', (table) => {
+      table.text('except_jti');
+    });
+  },
+  async down(knex) {
+    await knex.schema.alterTable('revocations', (table) => {
+      table.dropColumn('except_jti');
+    });
+  },
+};
+
 const revocationsMigration: Migration = {
   name: '002_revocations',
   async up(knex) {
@@ -48,4 +62,9 @@ const revocationsMigration: Migration = {
   },
 };
 
-export const migrations: Migration[] = [outboxMigration, usersMigration, revocationsMigration];
+export const migrations: Migration[] = [
+  outboxMigration,
+  usersMigration,
+  revocationsMigration,
+  revocationsExceptJtiMigration,
+];

@@ -14,6 +14,7 @@ interface RevocationRow {
   jti: string | null;
   user_id: string | null;
   issued_before: string | null;
+  except_jti: string | null;
   expires_at: string;
 }
 
@@ -22,6 +23,7 @@ function toRevocation(row: RevocationRow): Revocation {
     ...(row.jti !== null && { jti: row.jti }),
     ...(row.user_id !== null && { user_id: row.user_id }),
     ...(row.issued_before !== null && { issued_before: Number(row.issued_before) }),
+    ...(row.except_jti !== null && { except_jti: row.except_jti }),
     expires_at: Number(row.expires_at),
   };
 }
@@ -33,12 +35,13 @@ export function createRevocationRepository(db: Knex): RevocationRepository {
         jti: revocation.jti ?? null,
         user_id: revocation.user_id ?? null,
         issued_before: revocation.issued_before ?? null,
+        except_jti: revocation.except_jti ?? null,
         expires_at: revocation.expires_at,
       });
     },
     async listActive(now) {
       const rows = (await db('revocations')
-        .select('jti', 'user_id', 'issued_before', 'expires_at')
+        .select('jti', 'user_id', 'issued_before', 'except_jti', 'expires_at')
         .where('expires_at', '>=', now)
         .orderBy('id')) as RevocationRow[];
       return rows.map(toRevocation);

@@ -5,8 +5,11 @@ import { tokenRevokedEvent } from '../events/identity-events.js';
 
 export interface RevocationService {
   list: RevocationList;
-  /** Every token of the user issued up to now (their `tokens_valid_from` moves to `issued_before`). */
-  allTokensOf(userId: string): Revocation & { issued_before: number };
+  /**
+   * Every token of the user issued up to now (their `tokens_valid_from` moves to `issued_before`), except
+   * `keepJti` when given: the session that asked for it, e.g. a password change, stays logged in.
+   */
+  allTokensOf(userId: string, keepJti?: string): Revocation & { issued_before: number };
   oneToken(jti: string, expiresAt: number): Revocation;
   /** Stores the revocation and its TokenRevoked event in the caller's transaction. */
   record(tx: IdentityTransaction, revocation: Revocation, correlationId: string): Promise<void>;
@@ -32,12 +35,13 @@ export function createRevocationService(deps: RevocationServiceDeps): Revocation
   const now = deps.now ?? (() => Math.floor(Date.now() / 1000));
   const service: RevocationService = {
     list,
-    allTokensOf(userId) {
+    allTokensOf(userId, keepJti) {
       // Tokens carry whole seconds: revoking "before the next second" covers every token issued so far.
       const issuedBefore = now() + 1;
       return {
         user_id: userId,
         issued_before: issuedBefore,
+        ...(keepJti && { except_jti: keepJti }),
         expires_at: issuedBefore + deps.tokenTtlSeconds,
       };
     },

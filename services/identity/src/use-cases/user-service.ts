@@ -109,7 +109,9 @@ export function createUserService(deps: UserServiceDeps): UserService {
       const actor = await service.activeActor(claims);
       if (!canChange(actor, id)) throw accessDenied();
       const passwordHash = changes.password === undefined ? undefined : await hasher.hash(changes.password);
-      const revocation = passwordHash === undefined ? undefined : revocations.allTokensOf(id);
+      // Changing one's own password logs out every other session, not this one.
+      const keep = claims.userId === id ? claims.jti : undefined;
+      const revocation = passwordHash === undefined ? undefined : revocations.allTokensOf(id, keep);
       const user = await store.transaction(async (tx) => {
         const result = await tx.users.update(
           id,
