@@ -32,6 +32,19 @@ const paymentProcessed = (transactionId = randomUUID()) =>
     { id: randomUUID(), correlationId: randomUUID() },
   );
 
+const depositRequested = () =>
+  createEvent(
+    'DepositRequested',
+    {
+      transaction_id: randomUUID(),
+      account_id: randomUUID(),
+      user_id: randomUUID(),
+      amount: 100,
+      currency: 'USD',
+    },
+    { id: randomUUID(), correlationId: randomUUID() },
+  );
+
 interface Adapter {
   name: string;
   open(): Promise<EventBus>;
@@ -113,7 +126,6 @@ for (const makeAdapter of [memoryAdapter, amqpAdapter]) {
     });
 
     it('redelivers after a handler error, then dead-letters when the delivery limit is reached', async () => {
-      const event = paymentProcessed();
       const attempts: number[] = [];
       const consumer = await bus.consume('provider-sandbox', {
         DepositRequested: async (_event, { deliveryCount }) => {
@@ -121,17 +133,7 @@ for (const makeAdapter of [memoryAdapter, amqpAdapter]) {
           throw new Error('the provider is down');
         },
       });
-      const deposit = createEvent(
-        'DepositRequested',
-        {
-          transaction_id: event.data.transaction_id,
-          account_id: randomUUID(),
-          user_id: randomUUID(),
-          amount: 100,
-          currency: 'USD',
-        },
-        { id: randomUUID(), correlationId: 'c' },
-      );
+      const deposit = depositRequested();
       await bus.publish(deposit);
       const deadLetters = await eventually(
         () => bus.listDeadLetters('provider-sandbox'),
@@ -298,17 +300,7 @@ describe('event bus: AMQP adapter delivery outcomes', function () {
         throw new Error('the provider is down');
       },
     });
-    const deposit = createEvent(
-      'DepositRequested',
-      {
-        transaction_id: randomUUID(),
-        account_id: randomUUID(),
-        user_id: randomUUID(),
-        amount: 100,
-        currency: 'USD',
-      },
-      { id: randomUUID(), correlationId: 'c' },
-    );
+    const deposit = depositRequested();
     await bus.publish(deposit);
     await eventually(
       () => bus.listDeadLetters('provider-sandbox'),

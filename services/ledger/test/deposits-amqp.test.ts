@@ -13,11 +13,7 @@ describe('ledger deposits over RabbitMQ', () => {
 
   before(async () => {
     ledger = await startLedgerHarness({ transport: 'amqp' });
-    sandbox = await ledger.bus.consume('provider-sandbox', {
-      DepositRequested: async (event) => {
-        requested.push(event);
-      },
-    });
+    sandbox = await ledger.recordProviderRequests('DepositRequested', requested);
   });
   after(async () => {
     await sandbox?.stop();

@@ -13,11 +13,7 @@ describe('ledger deposits (memory bus)', () => {
 
   before(async () => {
     ledger = await startLedgerHarness();
-    sandbox = await ledger.bus.consume('provider-sandbox', {
-      DepositRequested: async (event) => {
-        requested.push(event);
-      },
-    });
+    sandbox = await ledger.recordProviderRequests('DepositRequested', requested);
   });
   after(async () => {
     await sandbox?.stop();

@@ -12,11 +12,7 @@ describe('ledger withdrawals', () => {
 
   before(async () => {
     ledger = await startLedgerHarness();
-    sandbox = await ledger.bus.consume('provider-sandbox', {
-      WithdrawalRequested: async (event) => {
-        requested.push(event);
-      },
-    });
+    sandbox = await ledger.recordProviderRequests('WithdrawalRequested', requested);
   });
   after(async () => {
     await sandbox?.stop();

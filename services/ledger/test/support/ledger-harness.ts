@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { createEvent, type EventData } from '@payments/contracts';
+import { createEvent, type EventData, type EventEnvelope } from '@payments/contracts';
 import {
   createAmqpBus,
   createLogger,
   createMemoryBus,
   loadConfig,
+  type Consumer,
   type EventBus,
+  type EventHandlers,
   type RunningService,
   type Role,
 } from '@payments/service-kit';
@@ -76,6 +78,11 @@ export interface LedgerHarness {
     timeoutMs?: number,
   ): Promise<ApiResponse>;
   audit(): Promise<{ ok: boolean } & Record<string, unknown>>;
+  /** Stands in for the payment provider: collects what the ledger asks it to do, into `requests`. */
+  recordProviderRequests<T extends 'DepositRequested' | 'WithdrawalRequested'>(
+    type: T,
+    requests: EventEnvelope<T>[],
+  ): Promise<Consumer>;
   databaseUrl: string;
   stop(): Promise<void>;
 }
@@ -147,6 +154,12 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
         throw new Error(`could not open an account: ${JSON.stringify(response.body)}`);
       return response.body;
     },
+    recordProviderRequests: (type, requests) =>
+      bus.consume('provider-sandbox', {
+        [type]: async (event: EventEnvelope<typeof type>) => {
+          requests.push(event);
+        },
+      } as EventHandlers),
     deposit: (user, accountId, amount, currency = 'USD') =>
       call('POST', `/account/${accountId}/deposit`, { user, body: { amount, currency } }),
     async confirm(transactionId, status = 'completed', extra = {}, eventId = randomUUID()) {
