@@ -5,6 +5,7 @@ export * from './metrics.js';
 export * from './auth.js';
 export * from './revocation-loader.js';
 export * from './lifecycle.js';
+export * from './batcher.js';
 export * from './service-client.js';
 export * from './http/app.js';
 export * from './http/validate.js';

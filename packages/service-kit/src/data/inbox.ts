@@ -26,14 +26,30 @@ export async function processOnce(
   eventId: string,
   effect: (trx: Knex.Transaction) => Promise<void>,
 ): Promise<'processed' | 'duplicate'> {
+  const fresh = await processBatchOnce(knex, consumer, [eventId], (trx) => effect(trx));
+  return fresh.size > 0 ? 'processed' : 'duplicate';
+}
+
+/**
+ * `processOnce` for many events in one transaction: records them all, then runs `effect` with the ids that were
+ * new (neither processed before nor repeated earlier in the list). The events take effect together or not at all.
+ */
+export async function processBatchOnce(
+  knex: Knex,
+  consumer: string,
+  eventIds: string[],
+  effect: (trx: Knex.Transaction, fresh: ReadonlySet<string>) => Promise<void>,
+): Promise<ReadonlySet<string>> {
   return knex.transaction(async (trx) => {
-    const inserted = await trx('processed_events')
-      .insert({ event_id: eventId, consumer })
+    // In one order everywhere, so two consumers claiming overlapping redeliveries cannot deadlock.
+    const unique = [...new Set(eventIds)].sort();
+    const inserted: { event_id: string }[] = await trx('processed_events')
+      .insert(unique.map((eventId) => ({ event_id: eventId, consumer })))
       .onConflict(['event_id', 'consumer'])
       .ignore()
       .returning('event_id');
-    if (inserted.length === 0) return 'duplicate';
-    await effect(trx);
-    return 'processed';
+    const fresh = new Set(inserted.map((row) => row.event_id));
+    if (fresh.size > 0) await effect(trx, fresh);
+    return fresh;
   });
 }

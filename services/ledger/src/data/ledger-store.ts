@@ -1,4 +1,4 @@
-import { processOnce, type Knex } from '@payments/service-kit';
+import { processBatchOnce, type Knex } from '@payments/service-kit';
 import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
 import type { Account, Transaction } from '../domain/transaction.js';
 import { runAudit, type AuditReport } from './audit.js';
@@ -6,7 +6,7 @@ import * as queries from './ledger-queries.js';
 import { createLedgerUnit, type LedgerUnit } from './ledger-unit.js';
 import { createSystemAccounts } from './system-accounts.js';
 
-export type { LedgerUnit } from './ledger-unit.js';
+export type { Finish, LedgerUnit } from './ledger-unit.js';
 export type { HistoryScope, Holdings } from './ledger-queries.js';
 export type { AuditReport } from './audit.js';
 
@@ -29,11 +29,14 @@ export interface LedgerStore {
   audit(): Promise<AuditReport>;
   /** Runs `work` in one database transaction; throwing rolls it back. A deadlock victim is retried. */
   inTransaction<T>(work: (unit: LedgerUnit) => Promise<T>): Promise<T>;
-  /** Runs `work` once per event id (the inbox), in one database transaction with the inbox record. */
-  processEventOnce(
-    eventId: string,
-    work: (unit: LedgerUnit) => Promise<void>,
-  ): Promise<'processed' | 'duplicate'>;
+  /**
+   * Records events in the inbox and runs `work` for the ones never processed before, in one database transaction
+   * with their inbox records, so each takes effect once. Returns the ids that took effect now.
+   */
+  processEventsOnce(
+    eventIds: string[],
+    work: (unit: LedgerUnit, fresh: ReadonlySet<string>) => Promise<void>,
+  ): Promise<ReadonlySet<string>>;
 }
 
 export function createLedgerStore(knex: Knex): LedgerStore {
@@ -63,9 +66,11 @@ export function createLedgerStore(knex: Knex): LedgerStore {
     audit: () => runAudit(knex),
     inTransaction: (work) =>
       retryingConflicts(() => knex.transaction((trx) => work(createLedgerUnit(trx, systemAccounts)))),
-    processEventOnce: (eventId, work) =>
+    processEventsOnce: (eventIds, work) =>
       retryingConflicts(() =>
-        processOnce(knex, 'ledger', eventId, (trx) => work(createLedgerUnit(trx, systemAccounts))),
+        processBatchOnce(knex, 'ledger', eventIds, (trx, fresh) =>
+          work(createLedgerUnit(trx, systemAccounts), fresh),
+        ),
       ),
   };
 }

@@ -37,6 +37,16 @@ export interface NewAccount {
   metadata: Record<string, unknown>;
 }
 
+/** How one pending transaction ends. */
+export interface Finish {
+  transaction: Transaction;
+  status: TerminalStatus;
+  settlement: Settlement;
+  reason?: string;
+  /** The events that announce the ending, built from the transaction as it ended. */
+  announce?: (finished: Transaction) => AnyEvent[];
+}
+
 export interface RemovedUser {
   accounts: number;
   transactions: number;
@@ -59,87 +69,117 @@ export interface LedgerUnit {
   /** Moves `amount` from available to held; false when the account has not that much available. */
   holdFunds(accountId: string, amount: MinorUnits): Promise<boolean>;
   insertTransaction(transaction: NewTransaction): Promise<Transaction>;
-  lockTransaction(transactionId: string): Promise<Transaction | null>;
+  /** Locks transactions in id order (the lock order every settlement shares) and reads them. */
+  lockTransactions(transactionIds: string[]): Promise<Map<string, Transaction>>;
   /** Reads user accounts without locking them: settlement locks them last, when it changes their balances. */
   findAccounts(accountIds: string[]): Promise<Map<string, Account>>;
   /**
-   * Moves a pending transaction to a terminal status, records the events it announces, then applies its
-   * settlement. Null, and nothing applied, when the transaction is no longer pending.
+   * Moves pending transactions to their terminal status, records the events they announce, then applies their
+   * settlements, all with a fixed number of statements however many there are. Returns the transactions that
+   * moved; one that is no longer pending is left out, and nothing of it is applied.
    */
-  finishTransaction(
-    transaction: Transaction,
-    status: TerminalStatus,
-    settlement: Settlement,
-    options?: { reason?: string; announce?: (finished: Transaction) => AnyEvent[] },
-  ): Promise<Transaction | null>;
+  finishTransactions(finishes: Finish[]): Promise<Transaction[]>;
   removeUser(userId: string, reason: string): Promise<RemovedUser>;
   enqueue(events: AnyEvent[]): Promise<void>;
 }
 
 export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAccounts): LedgerUnit {
   // Journal first, balances last: the account rows (the contended ones) stay locked only until commit.
-  const applySettlement = async (transactionId: string, settlement: Settlement) => {
-    const systemTotals = new Map<string, bigint>();
+  const applySettlements = async (settlements: { transactionId: string; settlement: Settlement }[]) => {
     const entries = [];
-    for (const leg of settlement.legs) {
-      const accountId =
-        leg.target.kind === 'account'
-          ? leg.target.accountId
-          : await systemAccounts.idOf(trx, leg.target.code, leg.currency);
-      if (leg.target.kind === 'system') {
-        systemTotals.set(accountId, (systemTotals.get(accountId) ?? 0n) + leg.amount);
+    const changes = new Map<string, { balance: bigint; available: bigint; system: boolean }>();
+    const change = (accountId: string, system: boolean) => {
+      const current = changes.get(accountId) ?? { balance: 0n, available: 0n, system };
+      changes.set(accountId, current);
+      return current;
+    };
+    for (const { transactionId, settlement } of settlements) {
+      for (const leg of settlement.legs) {
+        const accountId =
+          leg.target.kind === 'account'
+            ? leg.target.accountId
+            : await systemAccounts.idOf(trx, leg.target.code, leg.currency);
+        entries.push({
+          transaction_id: transactionId,
+          account_id: accountId,
+          amount: leg.amount.toString(),
+          currency: leg.currency,
+        });
+        if (leg.target.kind === 'system') {
+          const total = change(accountId, true);
+          total.balance += leg.amount;
+          total.available += leg.amount;
+        }
       }
-      entries.push({
-        transaction_id: transactionId,
-        account_id: accountId,
-        amount: leg.amount.toString(),
-        currency: leg.currency,
-      });
+      for (const { accountId, balance, available } of accountChangesOf(settlement)) {
+        const total = change(accountId, false);
+        total.balance += balance;
+        total.available += available;
+      }
     }
     if (entries.length > 0) await trx('entries').insert(entries);
-    // User accounts in id order, then system accounts in id order: one global lock order, so no deadlocks.
-    for (const change of accountChangesOf(settlement)) {
-      const updated = await trx('accounts')
-        .where({ id: change.accountId, kind: 'user' })
-        .update({
-          balance: trx.raw('balance + ?', [change.balance.toString()]),
-          available_balance: trx.raw('available_balance + ?', [change.available.toString()]),
-          updated_at: trx.fn.now(),
-        });
-      if (updated !== 1) throw new Error(`account ${change.accountId} vanished during settlement`);
-    }
-    for (const [accountId, amount] of [...systemTotals].sort(([a], [b]) => (a < b ? -1 : 1))) {
-      await trx('accounts')
-        .where({ id: accountId, kind: 'system' })
-        .update({
-          balance: trx.raw('balance + ?', [amount.toString()]),
-          available_balance: trx.raw('available_balance + ?', [amount.toString()]),
-          updated_at: trx.fn.now(),
-        });
-    }
+    await moveBalances(changes);
   };
 
-  const finishTransaction: LedgerUnit['finishTransaction'] = async (
-    transaction,
-    status,
-    settlement,
-    options = {},
+  /**
+   * User accounts in id order, then system accounts in id order: one global lock order, so no deadlocks. The
+   * hot system accounts (provider clearing) are locked last, once per database transaction.
+   */
+  const moveBalances = async (
+    changes: Map<string, { balance: bigint; available: bigint; system: boolean }>,
   ) => {
-    const rows: TransactionRow[] = await trx('transactions')
-      .where({ id: transaction.id, status: 'pending' })
-      .update({
-        status,
-        failure_reason: options.reason ?? null,
-        updated_at: trx.fn.now(),
-        completed_at: status === 'completed' ? trx.fn.now() : null,
-      })
-      .returning('*');
-    const row = rows[0];
-    if (!row) return null;
-    const finished = toTransaction(row);
-    if (options.announce) await enqueueEvents(trx, options.announce(finished));
-    await applySettlement(transaction.id, settlement);
-    return finished;
+    const ordered = [...changes]
+      .filter(([, { balance, available }]) => balance !== 0n || available !== 0n)
+      .sort(([a, x], [b, y]) => Number(x.system) - Number(y.system) || (a < b ? -1 : a > b ? 1 : 0));
+    if (ordered.length === 0) return;
+    if (ordered.length > 1) {
+      await trx.raw(
+        `SELECT 1 FROM accounts WHERE id = ANY(?::uuid[]) ORDER BY kind = 'system', id FOR UPDATE`,
+        [ordered.map(([accountId]) => accountId)],
+      );
+    }
+    const result: { rowCount: number } = await trx.raw(
+      `UPDATE accounts AS a
+       SET balance = a.balance + v.balance, available_balance = a.available_balance + v.available, updated_at = now()
+       FROM (VALUES ${ordered.map(() => '(?::uuid, ?::bigint, ?::bigint, ?::boolean)').join(', ')})
+         AS v(id, balance, available, system)
+       WHERE a.id = v.id AND (a.kind = 'system') = v.system`,
+      ordered.flatMap(([accountId, { balance, available, system }]) => [
+        accountId,
+        balance.toString(),
+        available.toString(),
+        system,
+      ]),
+    );
+    if (result.rowCount !== ordered.length) throw new Error('an account vanished during settlement');
+  };
+
+  const finishTransactions: LedgerUnit['finishTransactions'] = async (finishes) => {
+    if (finishes.length === 0) return [];
+    const ids = new Set(finishes.map(({ transaction }) => transaction.id));
+    if (ids.size !== finishes.length) throw new Error('a transaction can end only once per statement');
+    const { rows }: { rows: TransactionRow[] } = await trx.raw(
+      `UPDATE transactions AS t
+       SET status = v.status, failure_reason = v.reason, updated_at = now(),
+           completed_at = CASE WHEN v.status = 'completed' THEN now() END
+       FROM (VALUES ${finishes.map(() => '(?::uuid, ?::text, ?::text)').join(', ')}) AS v(id, status, reason)
+       WHERE t.id = v.id AND t.status = 'pending'
+       RETURNING t.*`,
+      finishes.flatMap(({ transaction, status, reason }) => [transaction.id, status, reason ?? null]),
+    );
+    const finishedById = new Map(rows.map((row) => [row.id, toTransaction(row)]));
+    const ended = finishes.flatMap((finish) => {
+      const finished = finishedById.get(finish.transaction.id);
+      return finished ? [{ ...finish, finished }] : [];
+    });
+    await enqueueEvents(
+      trx,
+      ended.flatMap(({ announce, finished }) => announce?.(finished) ?? []),
+    );
+    await applySettlements(
+      ended.map(({ finished, settlement }) => ({ transactionId: finished.id, settlement })),
+    );
+    return ended.map(({ finished }) => finished);
   };
 
   const findAccounts: LedgerUnit['findAccounts'] = async (accountIds) => {
@@ -245,16 +285,16 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
       return toTransaction(rows[0] as TransactionRow);
     },
 
-    async lockTransaction(transactionId) {
-      const row: TransactionRow | undefined = await trx('transactions')
-        .where({ id: transactionId })
-        .first()
+    async lockTransactions(transactionIds) {
+      const rows: TransactionRow[] = await trx('transactions')
+        .whereIn('id', [...new Set(transactionIds)])
+        .orderBy('id')
         .forUpdate();
-      return row ? toTransaction(row) : null;
+      return new Map(rows.map((row) => [row.id, toTransaction(row)]));
     },
 
     findAccounts,
-    finishTransaction,
+    finishTransactions,
 
     async removeUser(userId, reason) {
       // Transactions before accounts: the order every settlement takes its locks in.
@@ -267,23 +307,29 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
         .orderBy('id')
         .forUpdate()
         .select<AccountRow[]>(ACCOUNT_COLUMNS);
-      const canceled: Transaction[] = [];
-      for (const row of pendingRows) {
-        const pending = toTransaction(row);
-        const owned = accounts.some((account) => account.id === pending.accountId);
-        const settlement = owned ? releaseOf(pending) : NO_SETTLEMENT;
-        const done = await finishTransaction(pending, 'canceled', settlement, { reason });
-        if (done) canceled.push(done);
-      }
-      const unclaimed: RemovedUser['unclaimed'] = [];
+      const canceled = await finishTransactions(
+        pendingRows.map(toTransaction).map((pending) => ({
+          transaction: pending,
+          status: 'canceled' as const,
+          settlement: accounts.some((account) => account.id === pending.accountId)
+            ? releaseOf(pending)
+            : NO_SETTLEMENT,
+          reason,
+        })),
+      );
       const current = await trx('accounts')
         .where({ user_id: userId, kind: 'user' })
         .whereNot('balance', 0)
         .select<AccountRow[]>(ACCOUNT_COLUMNS);
-      for (const account of current.map(toAccount)) {
-        await applySettlement(randomUUID(), closingOf(account));
-        unclaimed.push({ accountId: account.id, currency: account.currency, amount: account.balance });
-      }
+      const closing = current.map(toAccount);
+      await applySettlements(
+        closing.map((account) => ({ transactionId: randomUUID(), settlement: closingOf(account) })),
+      );
+      const unclaimed: RemovedUser['unclaimed'] = closing.map((account) => ({
+        accountId: account.id,
+        currency: account.currency,
+        amount: account.balance,
+      }));
       // A completed transfer with another user is part of their history too: it stays, without this user.
       const shared = (query: Knex.QueryBuilder) =>
         query

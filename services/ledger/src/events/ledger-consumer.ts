@@ -1,8 +1,12 @@
-import type { Consumer, EventBus, OutboxRelay } from '@payments/service-kit';
+import { createBatcher, type Consumer, type EventBus, type OutboxRelay } from '@payments/service-kit';
 import type { LedgerStore } from '../data/ledger-store.js';
 import { isUuid } from '../domain/identifiers.js';
 import { settledEvent } from './ledger-events.js';
-import { confirmPayment, settleTransfer } from './settlement-flows.js';
+import { confirmPayment, settle, settleTransfer, type SettlementRequest } from './settlement-flows.js';
+
+/** Deliveries in hand per consumer, and how many of them one database transaction settles at most. */
+const PREFETCH = 100;
+const BATCH_SIZE = 50;
 
 export interface LedgerConsumerDeps {
   bus: EventBus;
@@ -13,17 +17,52 @@ export interface LedgerConsumerDeps {
   afterConfirmationCommit?: (transactionId: string) => void;
 }
 
+interface Settling {
+  eventId: string;
+  request: SettlementRequest;
+  afterCommit?: () => void;
+}
+
 /**
  * The ledger's queue: provider confirmations, its own transfer requests and user deletions. Each event takes
  * effect once (the inbox) and in the same database transaction as the events it causes (the outbox).
+ *
+ * Confirmations and transfer settlements that arrive together are settled together: one database transaction
+ * and a fixed number of statements for up to BATCH_SIZE of them (group commit), acknowledged one by one after
+ * it commits. A batch that fails is retried one event at a time, so a poison event fails alone.
  */
 export function startLedgerConsumer({
   bus,
   store,
   outbox,
-  prefetch,
+  prefetch = PREFETCH,
   afterConfirmationCommit,
 }: LedgerConsumerDeps): Promise<Consumer> {
+  const settlements = createBatcher<Settling, void>(
+    async (batch) => {
+      const due: Settling[] = [];
+      await store.processEventsOnce(
+        batch.map((item) => item.eventId),
+        async (unit, fresh) => {
+          const claimed = new Set<string>();
+          for (const item of batch) {
+            if (!fresh.has(item.eventId) || claimed.has(item.eventId)) continue;
+            claimed.add(item.eventId);
+            due.push(item);
+          }
+          await settle(
+            unit,
+            due.map((item) => item.request),
+          );
+        },
+      );
+      for (const item of due) item.afterCommit?.();
+      outbox.wake();
+      return batch.map(() => undefined);
+    },
+    { maxSize: BATCH_SIZE },
+  );
+
   return bus.consume(
     'ledger',
     {
@@ -44,23 +83,23 @@ export function startLedgerConsumer({
           movement: data.movement,
           failureReason: data.failure_reason,
         };
-        const result = await store.processEventOnce(event.id, (unit) =>
-          confirmPayment(unit, data.transaction_id, confirmation, context).then(() => undefined),
-        );
-        if (result === 'processed') afterConfirmationCommit?.(data.transaction_id);
-        outbox.wake();
+        await settlements.submit({
+          eventId: event.id,
+          request: confirmPayment(data.transaction_id, confirmation, context),
+          afterCommit: () => afterConfirmationCommit?.(data.transaction_id),
+        });
       },
 
       TransferRequested: async (event, { logger }) => {
         const context = { correlationId: event.correlation_id, logger };
-        await store.processEventOnce(event.id, (unit) =>
-          settleTransfer(unit, event.data.transaction_id, context).then(() => undefined),
-        );
-        outbox.wake();
+        await settlements.submit({
+          eventId: event.id,
+          request: settleTransfer(event.data.transaction_id, context),
+        });
       },
 
       UserDeleted: async (event, { logger }) => {
-        await store.processEventOnce(event.id, async (unit) => {
+        await store.processEventsOnce([event.id], async (unit) => {
           const removed = await unit.removeUser(event.data.user_id, 'The user was deleted');
           await unit.enqueue(
             removed.canceled.map((transaction) => settledEvent(transaction, event.correlation_id)),

@@ -1,8 +1,8 @@
 import type { Logger } from '@payments/service-kit';
 import { decideConfirmation, type Confirmation } from '../domain/confirmation.js';
 import { completionOf, NO_SETTLEMENT, releaseOf, type Settlement } from '../domain/settlement.js';
-import type { TerminalStatus, Transaction } from '../domain/transaction.js';
-import type { LedgerUnit } from '../data/ledger-store.js';
+import type { Account, TerminalStatus, Transaction } from '../domain/transaction.js';
+import type { Finish, LedgerUnit } from '../data/ledger-store.js';
 import { settledEvent } from './ledger-events.js';
 
 export interface FlowContext {
@@ -10,87 +10,121 @@ export interface FlowContext {
   logger: Logger;
 }
 
-async function finish(
-  unit: LedgerUnit,
+/**
+ * One thing that may end a transaction: decides, from the transaction as it stands under its row lock and the
+ * user accounts it involves, how it ends (null: it stays as it is).
+ */
+export interface SettlementRequest {
+  transactionId: string;
+  decide(transaction: Transaction | null, accounts: ReadonlyMap<string, Account>): Finish | null;
+}
+
+/**
+ * Runs requests in one database transaction: locks their transactions (in id order), reads their accounts,
+ * decides each in turn, then writes every ending at once. A later request for the same transaction sees it as
+ * the earlier one left it, exactly as if they had run one after the other. Returns the transactions that ended.
+ */
+export async function settle(unit: LedgerUnit, requests: SettlementRequest[]): Promise<Transaction[]> {
+  const transactions = await unit.lockTransactions(requests.map((request) => request.transactionId));
+  const accountIds = new Set<string>();
+  for (const { accountId, counterpartyAccountId } of transactions.values()) {
+    accountIds.add(accountId);
+    if (counterpartyAccountId) accountIds.add(counterpartyAccountId);
+  }
+  const accounts = accountIds.size > 0 ? await unit.findAccounts([...accountIds]) : new Map();
+  const finishes: Finish[] = [];
+  for (const request of requests) {
+    const transaction = transactions.get(request.transactionId) ?? null;
+    const finish = request.decide(transaction, accounts);
+    if (!finish || !transaction) continue;
+    finishes.push(finish);
+    transactions.set(transaction.id, { ...transaction, status: finish.status });
+  }
+  return unit.finishTransactions(finishes);
+}
+
+function finish(
   transaction: Transaction,
   status: TerminalStatus,
   settlement: Settlement,
   context: FlowContext,
   reason?: string,
-): Promise<Transaction | null> {
-  return unit.finishTransaction(transaction, status, settlement, {
+): Finish {
+  return {
+    transaction,
+    status,
+    settlement,
     reason,
     announce: (finished) => [settledEvent(finished, context.correlationId)],
-  });
+  };
 }
 
-const fail = (unit: LedgerUnit, transaction: Transaction, reason: string, context: FlowContext) =>
-  finish(unit, transaction, 'failed', releaseOf(transaction), context, reason);
+const fail = (transaction: Transaction, reason: string, context: FlowContext) =>
+  finish(transaction, 'failed', releaseOf(transaction), context, reason);
 
 /** A provider's confirmation of a deposit or payout: completes or fails it, once, and never for another amount. */
-export async function confirmPayment(
-  unit: LedgerUnit,
+export function confirmPayment(
   transactionId: string,
   confirmation: Confirmation,
   context: FlowContext,
-): Promise<Transaction | null> {
-  const transaction = await unit.lockTransaction(transactionId);
-  if (!transaction) {
-    context.logger.warn(
-      { transaction_id: transactionId },
-      'payment confirmation for an unknown transaction; ignored',
-    );
-    return null;
-  }
-  const decision = decideConfirmation(transaction, confirmation);
-  if (decision.action === 'ignore') {
-    context.logger.info(
-      { transaction_id: transactionId, reason: decision.reason },
-      'payment confirmation ignored',
-    );
-    return null;
-  }
-  if (decision.action === 'fail') return fail(unit, transaction, decision.reason, context);
-  const accounts = await unit.findAccounts([transaction.accountId]);
-  if (!accounts.has(transaction.accountId)) {
-    context.logger.error(
-      { transaction_id: transactionId },
-      'payment confirmed for an account that no longer exists',
-    );
-    return finish(unit, transaction, 'failed', NO_SETTLEMENT, context, 'The account no longer exists');
-  }
-  return finish(unit, transaction, 'completed', completionOf(transaction), context);
+): SettlementRequest {
+  return {
+    transactionId,
+    decide(transaction, accounts) {
+      if (!transaction) {
+        context.logger.warn(
+          { transaction_id: transactionId },
+          'payment confirmation for an unknown transaction; ignored',
+        );
+        return null;
+      }
+      const decision = decideConfirmation(transaction, confirmation);
+      if (decision.action === 'ignore') {
+        context.logger.info(
+          { transaction_id: transactionId, reason: decision.reason },
+          'payment confirmation ignored',
+        );
+        return null;
+      }
+      if (decision.action === 'fail') return fail(transaction, decision.reason, context);
+      if (!accounts.has(transaction.accountId)) {
+        context.logger.error(
+          { transaction_id: transactionId },
+          'payment confirmed for an account that no longer exists',
+        );
+        return finish(transaction, 'failed', NO_SETTLEMENT, context, 'The account no longer exists');
+      }
+      return finish(transaction, 'completed', completionOf(transaction), context);
+    },
+  };
 }
 
-/** Settles an accepted transfer in one database transaction: source debited, destination credited, fee booked. */
-export async function settleTransfer(
-  unit: LedgerUnit,
-  transactionId: string,
-  context: FlowContext,
-): Promise<Transaction | null> {
-  const transaction = await unit.lockTransaction(transactionId);
-  if (!transaction || transaction.type !== 'transfer' || transaction.status !== 'pending') {
-    context.logger.info({ transaction_id: transactionId }, 'no pending transfer to settle');
-    return null;
-  }
-  const destinationId = transaction.counterpartyAccountId as string;
-  const accounts = await unit.findAccounts([transaction.accountId, destinationId]);
-  const destination = accounts.get(destinationId);
-  if (!accounts.has(transaction.accountId)) {
-    return finish(unit, transaction, 'failed', NO_SETTLEMENT, context, 'The account no longer exists');
-  }
-  if (!destination) return fail(unit, transaction, 'The destination account no longer exists', context);
-  const expectedCurrency = transaction.convertedCurrency ?? transaction.currency;
-  if (destination.currency !== expectedCurrency) {
-    return fail(unit, transaction, `The destination account no longer holds ${expectedCurrency}`, context);
-  }
-  return finish(
-    unit,
-    transaction,
-    'completed',
-    completionOf(transaction, { accountId: destination.id, currency: destination.currency }),
-    context,
-  );
+/** Settles an accepted transfer: source debited, destination credited, fee booked. */
+export function settleTransfer(transactionId: string, context: FlowContext): SettlementRequest {
+  return {
+    transactionId,
+    decide(transaction, accounts) {
+      if (!transaction || transaction.type !== 'transfer' || transaction.status !== 'pending') {
+        context.logger.info({ transaction_id: transactionId }, 'no pending transfer to settle');
+        return null;
+      }
+      const destinationId = transaction.counterpartyAccountId as string;
+      const destination = accounts.get(destinationId);
+      if (!accounts.has(transaction.accountId)) {
+        return finish(transaction, 'failed', NO_SETTLEMENT, context, 'The account no longer exists');
+      }
+      if (!destination) return fail(transaction, 'The destination account no longer exists', context);
+      const expectedCurrency = transaction.convertedCurrency ?? transaction.currency;
+      if (destination.currency !== expectedCurrency) {
+        return fail(transaction, `The destination account no longer holds ${expectedCurrency}`, context);
+      }
+      const settlement = completionOf(transaction, {
+        accountId: destination.id,
+        currency: destination.currency,
+      });
+      return finish(transaction, 'completed', settlement, context);
+    },
+  };
 }
 
 /** Cancels a withdrawal or transfer that held funds for too long and gives the hold back. */
@@ -100,8 +134,15 @@ export async function cancelExpiredHold(
   cutoff: Date,
   context: FlowContext,
 ): Promise<Transaction | null> {
-  const transaction = await unit.lockTransaction(transactionId);
-  if (!transaction || transaction.status !== 'pending' || transaction.createdAt >= cutoff) return null;
-  const reason = 'No confirmation arrived in time; the hold expired';
-  return finish(unit, transaction, 'canceled', releaseOf(transaction), context, reason);
+  const [canceled] = await settle(unit, [
+    {
+      transactionId,
+      decide(transaction) {
+        if (!transaction || transaction.status !== 'pending' || transaction.createdAt >= cutoff) return null;
+        const reason = 'No confirmation arrived in time; the hold expired';
+        return finish(transaction, 'canceled', releaseOf(transaction), context, reason);
+      },
+    },
+  ]);
+  return canceled ?? null;
 }
