@@ -19,7 +19,12 @@ import { summarizeProfile, type ProfileSummary } from './harness/profile-summary
 import { renderTable, type ScenarioRow } from './harness/report.js';
 import { attachTarget, startTarget, type Target } from './harness/target.js';
 import type { BenchContext } from './scenarios/bench-context.js';
-import { POLL_MS, runPacedPipeline, runSaturatedPipeline } from './scenarios/deposit-pipeline.js';
+import {
+  POLL_MS,
+  runLedgerAlone,
+  runPacedPipeline,
+  runSaturatedPipeline,
+} from './scenarios/deposit-pipeline.js';
 import { runHistory, type HistoryRun } from './scenarios/history.js';
 import { runLogin } from './scenarios/login.js';
 import { runReadPath } from './scenarios/read-path.js';
@@ -189,6 +194,11 @@ async function benchPipeline(context: BenchContext): Promise<Measured> {
   const saturated = await runSaturatedPipeline(context, options);
   log(`deposit pipeline: paced at ${settings.pacedRate} events/s`);
   const paced = await runPacedPipeline(context, settings.pacedRate, options);
+  const aloneCount = context.seconds * 1000;
+  log(
+    `deposit pipeline: ${aloneCount.toLocaleString('en-US')} PaymentProcessed straight onto the ledger's queue`,
+  );
+  const alone = await runLedgerAlone(context, aloneCount);
   const ratio = reference ? saturated.creditedPerSecond / reference.tps : undefined;
   const rateMet = saturated.creditedPerSecond >= TARGETS.depositsPerSecond;
   const ratioMet = ratio !== undefined && ratio >= TARGETS.depositsRatio;
@@ -253,11 +263,28 @@ async function benchPipeline(context: BenchContext): Promise<Measured> {
     },
     notes: [`visibility polled every ${POLL_MS} ms in the ledger database`, ...cpuNote(pacedCpu)],
   });
+  const aloneCpu = cpuOf(alone.cpu, alone.credited);
+  rows.push({
+    scenario: 'deposits: ledger alone, queue → credit',
+    opsPerSecond: alone.creditedPerSecond,
+    latencyMs: alone.latency,
+    operations: alone.credited,
+    errors: alone.published - alone.credited,
+    reference: reference ? { label: 'pgbench', value: perSecond(reference.tps) } : undefined,
+    ratio: reference ? alone.creditedPerSecond / reference.tps : undefined,
+    notes: [
+      `${alone.published.toLocaleString('en-US')} PaymentProcessed published onto the ledger's queue as fast as ` +
+        'the broker confirms them (200 unconfirmed at most): the consumer, its database and RabbitMQ, without ' +
+        'webhook-ingest; the latency is mostly waiting in the queue behind the burst',
+      ...cpuNote(aloneCpu),
+    ],
+  });
   return {
     rows,
     details: {
       saturated: { ...saturated, cpu: saturatedCpu },
       paced: { ...paced, cpu: pacedCpu },
+      ledgerAlone: { ...alone, cpu: aloneCpu },
       pgbench: reference,
       pgbenchReplays: replays,
       options,

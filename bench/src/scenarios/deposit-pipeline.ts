@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import { createEvent } from '@payments/contracts';
+import { createAmqpBus, createLogger } from '@payments/service-kit';
 import { openQueueSampler } from '../harness/broker-stats.js';
 import { cpuBetween, type CpuUsage } from '../harness/cpu-accounting.js';
 import { createHttpClient } from '../harness/http-client.js';
@@ -29,6 +32,16 @@ export interface PacedRun {
   credited: number;
   errors: number;
   /** Webhook sent → balance visible to a reader of the ledger database, ms (polled every POLL_MS). */
+  latency: ReturnType<typeof summarize>;
+  cpu: CpuUsage | null;
+}
+
+export interface LedgerAloneRun {
+  published: number;
+  credited: number;
+  /** Deposits credited per second, from the first publish to the last credit. */
+  creditedPerSecond: number;
+  /** Published (broker confirm) → transaction completed, ms. */
   latency: ReturnType<typeof summarize>;
   cpu: CpuUsage | null;
 }
@@ -186,5 +199,70 @@ export async function runPacedPipeline(
     outstanding.clear();
     await poller;
     client.close();
+  }
+}
+
+/**
+ * The ledger's share of the pipeline on its own: PaymentProcessed events published straight onto its queue, as
+ * fast as the broker confirms them (at most `inFlight` unconfirmed), until every deposit is credited.
+ */
+export async function runLedgerAlone(
+  context: BenchContext,
+  count: number,
+  inFlight = 200,
+): Promise<LedgerAloneRun> {
+  const { target, db } = context;
+  const deposits = await prepareDeposits(context, count);
+  const othersPending = (await db.pendingCount('deposit')) - deposits.length;
+  const bus = createAmqpBus({
+    url: target.amqpUrl,
+    namespace: target.amqpNamespace,
+    logger: createLogger('bench-publisher', 'warn'),
+  });
+  await bus.start();
+  try {
+    const cpuBefore = await context.sampleCpu();
+    const firstPublish = Date.now();
+    const publishedAt = new Map<string, number>();
+    let next = 0;
+    await runClosedLoop(inFlight, DRAIN_TIMEOUT_MS, async () => {
+      const deposit = deposits[next++];
+      if (!deposit) return false;
+      const event = createEvent(
+        'PaymentProcessed',
+        {
+          transaction_id: deposit.id,
+          payment_id: deposit.id,
+          status: 'completed',
+          source: 'payment',
+          amount: deposit.amount,
+          currency: 'USD',
+        },
+        { id: randomUUID(), correlationId: `bench-${deposit.id}` },
+      );
+      await bus.publish(event);
+      publishedAt.set(deposit.id, Date.now());
+    });
+    const deadline = Date.now() + DRAIN_TIMEOUT_MS;
+    while ((await db.pendingCount('deposit')) > othersPending && Date.now() < deadline) await sleep(50);
+    const cpu = cpuBetween(cpuBefore, await context.sampleCpu());
+    const outcomes = await db.outcomes([...publishedAt.keys()]);
+    const latencies: number[] = [];
+    let lastCredit = firstPublish;
+    for (const [id, published] of publishedAt) {
+      const completedAt = outcomes.get(id)?.completedAt;
+      if (completedAt == null) continue;
+      latencies.push(Math.max(0, completedAt - published));
+      lastCredit = Math.max(lastCredit, completedAt);
+    }
+    return {
+      published: publishedAt.size,
+      credited: latencies.length,
+      creditedPerSecond: latencies.length / ((lastCredit - firstPublish) / 1000),
+      latency: summarize(latencies),
+      cpu,
+    };
+  } finally {
+    await bus.close();
   }
 }
