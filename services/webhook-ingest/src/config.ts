@@ -26,6 +26,10 @@ export const WebhookIngestConfigSchema = Type.Object({
   }),
   /** /webhook/payment confirms payments without a signature; off in production unless set to true. */
   UNSIGNED_WEBHOOK_ENABLED: Type.Optional(Type.Boolean()),
+  /** An event with an effect still unpublished this long after it was recorded is published by the republisher. */
+  WEBHOOK_REPUBLISH_AFTER_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: 5 }),
+  /** How often the republisher looks for such events. */
+  WEBHOOK_REPUBLISH_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 600_000, default: 2000 }),
 });
 
 export type WebhookIngestConfig = Static<typeof WebhookIngestConfigSchema>;

@@ -13,6 +13,7 @@ import {
 import { resolveWebhookSettings, type WebhookIngestConfig } from './config.js';
 import { migrations } from './data/migrations.js';
 import { createWebhookEventRepository } from './data/webhook-event-repository.js';
+import { startRepublisher } from './events/republisher.js';
 import { createWebhookIntake } from './events/webhook-intake.js';
 import { mountWebhookRoutes, renderWebhookError } from './http/webhook-routes.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
@@ -33,11 +34,8 @@ export async function startWebhookIngest(
 
     const metrics = createMetrics(NAME);
     const webhookMetrics = createWebhookMetrics(metrics);
-    const intake = createWebhookIntake({
-      events: createWebhookEventRepository(knex),
-      bus,
-      metrics: webhookMetrics,
-    });
+    const events = createWebhookEventRepository(knex);
+    const intake = createWebhookIntake({ events, bus, metrics: webhookMetrics });
     const app = createHttpApp(
       {
         logger,
@@ -52,6 +50,15 @@ export async function startWebhookIngest(
       (routes) => mountWebhookRoutes(routes, { intake, metrics: webhookMetrics, settings }),
     );
     const address = await serveHttp(NAME, app, config, shutdown);
+    const republisher = startRepublisher({
+      events,
+      bus,
+      metrics: webhookMetrics,
+      logger,
+      intervalMs: config.WEBHOOK_REPUBLISH_INTERVAL_MS,
+      afterSeconds: config.WEBHOOK_REPUBLISH_AFTER_SECONDS,
+    });
+    shutdown.add('republisher', () => republisher.stop());
 
     if (settings.usesDevelopmentSecret) {
       logger.warn('WEBHOOK_SECRETS is not set: accepting signatures made with the development secret');

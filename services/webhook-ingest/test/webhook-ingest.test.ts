@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import pg from 'pg';
 import Stripe from 'stripe';
 import type { EventEnvelope } from '@payments/contracts';
 import {
+  BusUnavailableError,
   createAmqpBus,
   createLogger,
   loadConfig,
@@ -57,6 +59,8 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
       AMQP_URL: broker.url,
       AMQP_NAMESPACE: broker.namespace,
       WEBHOOK_SECRETS: `${SECRET},${NEXT_SECRET}`,
+      // Only the test about republishing republishes, so no test sees another's leftovers published under it.
+      WEBHOOK_REPUBLISH_AFTER_SECONDS: '3600',
       ...env,
     });
 
@@ -491,6 +495,183 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
         expect(events[1]?.id).to.equal(envelopeIdOf(event.id));
       } finally {
         await proxied.stop();
+        await proxy.close();
+      }
+    });
+  });
+
+  describe('group commit and republishing', () => {
+    /** A service whose PaymentProcessed publishes pass through `intercept` first, which may hold or refuse them. */
+    const startIntercepted = async (intercept: (event: PaymentProcessed) => Promise<void> | void) => {
+      const bus = createAmqpBus({ url: broker.url, namespace: broker.namespace, logger: silent });
+      await bus.start();
+      const started = await startWebhookIngest(configFor(), {
+        bus: {
+          ...bus,
+          async publish(event) {
+            if (event.type === 'PaymentProcessed') await intercept(event as PaymentProcessed);
+            return bus.publish(event);
+          },
+        },
+      });
+      return {
+        service: started,
+        async stop() {
+          await started.stop();
+          await bus.close();
+        },
+      };
+    };
+
+    /** A publish that waits for the test's word, as if the broker were slow to confirm. */
+    const heldPublish = (transactionId: string) => {
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      return {
+        release,
+        intercept: (event: PaymentProcessed) =>
+          event.data.transaction_id === transactionId ? held : undefined,
+      };
+    };
+
+    const publishedIdsOf = (event: { id: string }, since: number) =>
+      received
+        .slice(since)
+        .filter((e) => e.data.provider_event_id === event.id)
+        .map((e) => e.id);
+
+    it('answers 200 only once the broker has confirmed, to a redelivery arriving meanwhile too', async () => {
+      const event = providerEvent('payment_intent.succeeded');
+      const hold = heldPublish(event.data.object.metadata.transaction_id);
+      const slow = await startIntercepted(hold.intercept);
+      const since = received.length;
+      try {
+        const answered: number[] = [];
+        const deliver = () =>
+          signedPost('/webhook/provider', event, SECRET, slow.service).then((reply) => {
+            answered.push(reply.status);
+            return reply;
+          });
+        const first = deliver();
+        await eventually(() => storedEvent(event.id), Boolean);
+        const redelivery = deliver();
+        await sleep(300);
+        expect(answered).to.deep.equal([]);
+        expect(await storedEvent(event.id)).to.include({ published_at: null });
+
+        hold.release();
+        expect((await first).status).to.equal(200);
+        expect((await redelivery).status).to.equal(200);
+        await publishedSince(since, slow.service);
+        expect(publishedIdsOf(event, since)).to.deep.equal([envelopeIdOf(event.id)]);
+        expect((await storedEvent(event.id))?.published_at).to.be.instanceOf(Date);
+      } finally {
+        hold.release();
+        await slow.stop();
+      }
+    });
+
+    it('publishes again an event another process recorded and is still publishing: one envelope id', async () => {
+      const event = providerEvent('payment_intent.succeeded');
+      const hold = heldPublish(event.data.object.metadata.transaction_id);
+      const slow = await startIntercepted(hold.intercept);
+      const since = received.length;
+      try {
+        let firstAnswered = false;
+        const first = signedPost('/webhook/provider', event, SECRET, slow.service).then((reply) => {
+          firstAnswered = true;
+          return reply;
+        });
+        await eventually(() => storedEvent(event.id), Boolean);
+        expect(await signedPost('/webhook/provider', event)).to.include({ status: 200, text: '' });
+        expect(firstAnswered).to.equal(false);
+
+        hold.release();
+        expect((await first).status).to.equal(200);
+        await publishedSince(since, slow.service);
+        await publishedSince(since);
+        expect(publishedIdsOf(event, since)).to.deep.equal([envelopeIdOf(event.id), envelopeIdOf(event.id)]);
+      } finally {
+        hold.release();
+        await slow.stop();
+      }
+    });
+
+    it('records and publishes 150 different events sent at once', async () => {
+      const since = received.length;
+      const batch = Array.from({ length: 150 }, () => providerEvent('payment_intent.succeeded'));
+      const replies = await Promise.all(batch.map((event) => signedPost('/webhook/provider', event)));
+      expect(replies.map((r) => r.status)).to.deep.equal(Array(150).fill(200));
+
+      const published = (await publishedSince(since)).map((e) => e.id).sort();
+      expect(published).to.deep.equal(batch.map((event) => envelopeIdOf(event.id)).sort());
+      const { rows } = await sql.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM webhook_events WHERE event_id = ANY($1) AND published_at IS NOT NULL',
+        [batch.map((event) => event.id)],
+      );
+      expect(rows[0]?.n).to.equal(150);
+    });
+
+    it('answers each webhook of a batch on its own outcome: a publish the broker refuses fails only its own', async () => {
+      const batch = Array.from({ length: 20 }, () => providerEvent('payment_intent.succeeded'));
+      const refusedEvent = batch[7];
+      if (!refusedEvent) throw new Error('no event to refuse');
+      const refusing = await startIntercepted((event) => {
+        if (event.data.provider_event_id === refusedEvent.id) throw new BusUnavailableError('refused');
+      });
+      const since = received.length;
+      try {
+        const replies = await Promise.all(
+          batch.map((event) => signedPost('/webhook/provider', event, SECRET, refusing.service)),
+        );
+        expect(replies.map((r) => r.status)).to.deep.equal(
+          batch.map((e) => (e === refusedEvent ? 500 : 200)),
+        );
+
+        const published = (await publishedSince(since, refusing.service)).map((e) => e.id).sort();
+        const others = batch.filter((event) => event !== refusedEvent);
+        expect(published).to.deep.equal(others.map((event) => envelopeIdOf(event.id)).sort());
+        expect(await storedEvent(refusedEvent.id)).to.include({ outcome: 'completed', published_at: null });
+      } finally {
+        await refusing.stop();
+      }
+    });
+
+    it('publishes an event left unpublished while the broker was down, with no retry from the provider', async () => {
+      const target = new URL(broker.url);
+      const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5672) });
+      const republishing = await startWebhookIngest(
+        configFor({
+          AMQP_URL: viaProxy(broker.url, proxy),
+          WEBHOOK_REPUBLISH_AFTER_SECONDS: '1',
+          WEBHOOK_REPUBLISH_INTERVAL_MS: '100',
+        }),
+      );
+      const event = providerEvent('payout.paid', { object: 'payout', status: 'paid' });
+      const since = received.length;
+      const ready = async () => (await fetch(`${republishing.url}/ready`)).status;
+      try {
+        proxy.cut();
+        expect(await eventually(ready, (status) => status === 503)).to.equal(503);
+        const reply = await signedPost('/webhook/provider', event, SECRET, republishing);
+        expect(reply.status).to.equal(500);
+        await sleep(1500);
+        expect(await storedEvent(event.id)).to.include({ outcome: 'completed', published_at: null });
+
+        proxy.restore();
+        const stored = await eventually(
+          () => storedEvent(event.id),
+          (row) => row?.published_at instanceof Date,
+          { timeoutMs: 15_000 },
+        );
+        expect(stored?.published_at).to.be.instanceOf(Date);
+        await eventually(
+          async () => publishedIdsOf(event, since),
+          (ids) => ids.length > 0,
+        );
+        expect(publishedIdsOf(event, since)).to.deep.equal([envelopeIdOf(event.id)]);
+      } finally {
+        await republishing.stop();
         await proxy.close();
       }
     });

@@ -1,4 +1,4 @@
-import type { Knex } from '@payments/service-kit';
+import { createBatcher, type Knex } from '@payments/service-kit';
 import type { IncomingWebhookEvent, PaymentProcessedData, WebhookSource } from '../domain/webhook-event.js';
 
 export interface WebhookEventRecord {
@@ -11,17 +11,44 @@ export interface WebhookEventRecord {
   publishedAt: Date | null;
 }
 
+/** A record with an effect: one that has a PaymentProcessed to publish. */
+export type PublishableRecord = WebhookEventRecord & { payment: PaymentProcessedData };
+
+export function isPublishable(record: WebhookEventRecord): record is PublishableRecord {
+  return record.payment !== null;
+}
+
+export interface RecordedEvent {
+  record: WebhookEventRecord;
+  /** True for the one call that recorded the event; false when its id was already recorded. */
+  isNew: boolean;
+}
+
+export interface UnpublishedQuery {
+  /** Only events received at least this long ago: younger ones are most likely being published right now. */
+  olderThanSeconds: number;
+  limit: number;
+}
+
+/**
+ * The record of every webhook event. The promise it helps keep: an event with an effect is published at least
+ * once before its webhook is answered 200 (and the ledger's inbox makes it take effect once). Calls made
+ * together are written together: one INSERT for the events recorded, one UPDATE for the events marked published.
+ */
 export interface WebhookEventRepository {
-  /** Records the event unless its id is already recorded; returns the record and whether it is new. */
-  record(event: IncomingWebhookEvent): Promise<{ record: WebhookEventRecord; isNew: boolean }>;
+  /** Records the event unless its id is already recorded; returns the record as stored. */
+  record(event: IncomingWebhookEvent): Promise<RecordedEvent>;
+  /** Marks the event published, once the broker has confirmed its PaymentProcessed. */
+  markPublished(eventId: string): Promise<void>;
   /**
-   * Locks the record and, if it is still unpublished, runs `publish` and marks it published before the lock
-   * is released, so concurrent deliveries of one event publish it once. A failing `publish` leaves it unpublished.
+   * Calls `republish` with the oldest events that have an effect and are still unpublished, holding a lock that
+   * keeps other processes' calls out until it returns; resolves with null, without calling it, while another
+   * process holds that lock.
    */
-  publishOnce(
-    eventId: string,
-    publish: (record: WebhookEventRecord) => Promise<void>,
-  ): Promise<'published' | 'already-published'>;
+  withUnpublished<T>(
+    query: UnpublishedQuery,
+    republish: (records: PublishableRecord[]) => Promise<T>,
+  ): Promise<T | null>;
 }
 
 interface WebhookEventRow {
@@ -35,6 +62,12 @@ interface WebhookEventRow {
 
 const COLUMNS = ['event_id', 'source', 'event_type', 'event_data', 'received_at', 'published_at'];
 
+/** At most this many events per INSERT or UPDATE; the rest wait for the next one. */
+const MAX_BATCH = 100;
+
+/** The advisory lock that lets one republishing pass at a time through, across processes. */
+const REPUBLISH_LOCK = 'webhook_events:republish';
+
 function toRecord(row: WebhookEventRow): WebhookEventRecord {
   return {
     eventId: row.event_id,
@@ -46,44 +79,78 @@ function toRecord(row: WebhookEventRow): WebhookEventRecord {
   };
 }
 
+function toRow(event: IncomingWebhookEvent) {
+  return {
+    event_id: event.eventId,
+    source: event.source,
+    event_type: event.type,
+    payload: JSON.stringify(event.payload),
+    outcome: event.payment?.status ?? 'ignored',
+    event_data: event.payment ? JSON.stringify(event.payment) : null,
+  };
+}
+
 export function createWebhookEventRepository(knex: Knex): WebhookEventRepository {
   const table = (db: Knex | Knex.Transaction = knex) => db('webhook_events');
 
-  return {
-    async record(event) {
-      const inserted: WebhookEventRow[] = await table()
-        .insert({
-          event_id: event.eventId,
-          source: event.source,
-          event_type: event.type,
-          payload: JSON.stringify(event.payload),
-          outcome: event.payment?.status ?? 'ignored',
-          event_data: event.payment ? JSON.stringify(event.payment) : null,
-        })
-        .onConflict('event_id')
-        .ignore()
-        .returning(COLUMNS);
-      if (inserted[0]) return { record: toRecord(inserted[0]), isNew: true };
-      const existing: WebhookEventRow | undefined = await table()
-        .select(COLUMNS)
-        .where({ event_id: event.eventId })
-        .first();
-      if (!existing) throw new Error(`webhook event ${event.eventId} vanished after a conflicting insert`);
-      return { record: toRecord(existing), isNew: false };
-    },
+  const recordAll = async (events: IncomingWebhookEvent[]): Promise<RecordedEvent[]> => {
+    const inserted: Pick<WebhookEventRow, 'event_id' | 'received_at'>[] = await table()
+      .insert(events.map(toRow))
+      .onConflict('event_id')
+      .ignore()
+      .returning(['event_id', 'received_at']);
+    const receivedAt = new Map(inserted.map((row) => [row.event_id, row.received_at]));
+    const known = events.filter((event) => !receivedAt.has(event.eventId)).map((event) => event.eventId);
+    // Read after the INSERT, so an event another process recorded meanwhile is found too.
+    const existing: WebhookEventRow[] =
+      known.length === 0 ? [] : await table().select(COLUMNS).whereRaw('event_id = any(?)', [known]);
+    const stored = new Map(existing.map((row) => [row.event_id, toRecord(row)]));
+    return events.map((event) => {
+      const at = receivedAt.get(event.eventId);
+      if (at) {
+        const { eventId, source, type, payment } = event;
+        const record = { eventId, source, type, payment, receivedAt: at, publishedAt: null };
+        // A second copy of the event in this batch finds it recorded by the first.
+        receivedAt.delete(eventId);
+        stored.set(eventId, record);
+        return { record, isNew: true };
+      }
+      const record = stored.get(event.eventId);
+      if (!record) throw new Error(`webhook event ${event.eventId} vanished after a conflicting insert`);
+      return { record, isNew: false };
+    });
+  };
 
-    publishOnce(eventId, publish) {
+  const markAllPublished = async (eventIds: string[]): Promise<void[]> => {
+    await table()
+      .whereRaw('event_id = any(?) and published_at is null', [eventIds])
+      .update({ published_at: knex.fn.now() });
+    return eventIds.map(() => undefined);
+  };
+
+  const recorder = createBatcher(recordAll, { maxSize: MAX_BATCH });
+  const marker = createBatcher(markAllPublished, { maxSize: MAX_BATCH });
+
+  return {
+    record: (event) => recorder.submit(event),
+    markPublished: (eventId) => marker.submit(eventId),
+
+    withUnpublished({ olderThanSeconds, limit }, republish) {
       return knex.transaction(async (trx) => {
-        const row: WebhookEventRow | undefined = await table(trx)
+        // Held to the end of the transaction; no row locks, so webhooks marking these rows never wait on it.
+        const { rows } = await trx.raw<{ rows: { locked: boolean }[] }>(
+          'select pg_try_advisory_xact_lock(hashtext(?)) as locked',
+          [REPUBLISH_LOCK],
+        );
+        if (!rows[0]?.locked) return null;
+        const due: WebhookEventRow[] = await table(trx)
           .select(COLUMNS)
-          .where({ event_id: eventId })
-          .forUpdate()
-          .first();
-        if (!row) throw new Error(`webhook event ${eventId} is not recorded`);
-        if (row.published_at) return 'already-published';
-        await publish(toRecord(row));
-        await table(trx).where({ event_id: eventId }).update({ published_at: trx.fn.now() });
-        return 'published';
+          // Exactly the predicate of the partial index webhook_events_unpublished, so that index serves it.
+          .whereRaw("published_at is null and outcome <> 'ignored'")
+          .whereRaw('received_at < now() - make_interval(secs => ?)', [olderThanSeconds])
+          .orderBy('received_at')
+          .limit(limit);
+        return republish(due.map(toRecord).filter(isPublishable));
       });
     },
   };

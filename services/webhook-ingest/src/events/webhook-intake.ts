@@ -1,10 +1,10 @@
-import { createEvent } from '@payments/contracts';
 import type { EventBus } from '@payments/service-kit';
-import type { WebhookEventRepository } from '../data/webhook-event-repository.js';
-import { envelopeIdOf, type IncomingWebhookEvent } from '../domain/webhook-event.js';
+import { isPublishable, type WebhookEventRepository } from '../data/webhook-event-repository.js';
+import type { IncomingWebhookEvent } from '../domain/webhook-event.js';
 import type { WebhookMetrics } from '../webhook-metrics.js';
+import { publishPaymentProcessed } from './payment-processed-publisher.js';
 
-/** `published` now; `recorded` without effect; `duplicate`: seen and handled before, nothing done. */
+/** `published` now; `recorded` without effect; `duplicate`: already published, or published by a concurrent call. */
 export type IntakeResult = 'published' | 'recorded' | 'duplicate';
 
 export interface WebhookIntake {
@@ -14,40 +14,44 @@ export interface WebhookIntake {
 
 export interface WebhookIntakeDeps {
   events: WebhookEventRepository;
-  bus: EventBus;
+  bus: Pick<EventBus, 'publish'>;
   metrics: WebhookMetrics;
 }
 
 /**
- * The delivery guarantee: an event is recorded before anything else, answered 200 only once published, and a
- * redelivery publishes only what is still unpublished. Any failure throws, the caller answers 500, and the
- * provider's retry picks up where this left off.
+ * The delivery guarantee: an event is recorded before anything else and answered 200 only once its
+ * PaymentProcessed is confirmed by the broker: published at least once, and the ledger's inbox makes it take
+ * effect once. A redelivery publishes again whatever is still unpublished, even if another process may be
+ * publishing it at that moment. Any failure throws, the caller answers 500, and the provider's retry (or the
+ * republisher) picks up where this left off.
  */
 export function createWebhookIntake({ events, bus, metrics }: WebhookIntakeDeps): WebhookIntake {
+  // Deliveries of one event that overlap in this process wait for the first one and share its outcome.
+  const inProgress = new Map<string, Promise<IntakeResult>>();
+
+  const handle = async (event: IncomingWebhookEvent, correlationId: string): Promise<IntakeResult> => {
+    const { record, isNew } = await events.record(event);
+    if (!isPublishable(record) || record.publishedAt) {
+      if (!isNew) metrics.duplicate(event);
+      return isNew ? 'recorded' : 'duplicate';
+    }
+    await publishPaymentProcessed({ bus, events }, record, correlationId);
+    metrics.published(event);
+    return 'published';
+  };
+
   return {
     async ingest(event, correlationId) {
       metrics.received(event);
-      const { record, isNew } = await events.record(event);
-      const payment = record.payment;
-      if (!payment || record.publishedAt) {
-        if (!isNew) metrics.duplicate(event);
-        return isNew ? 'recorded' : 'duplicate';
-      }
-      const outcome = await events.publishOnce(record.eventId, (locked) =>
-        bus.publish(
-          createEvent('PaymentProcessed', payment, {
-            id: envelopeIdOf(locked.eventId),
-            correlationId,
-            occurredAt: locked.receivedAt,
-          }),
-        ),
-      );
-      if (outcome === 'already-published') {
+      const first = inProgress.get(event.eventId);
+      if (first) {
+        await first;
         metrics.duplicate(event);
         return 'duplicate';
       }
-      metrics.published(event);
-      return 'published';
+      const handling = handle(event, correlationId).finally(() => inProgress.delete(event.eventId));
+      inProgress.set(event.eventId, handling);
+      return handling;
     },
   };
 }

@@ -1,0 +1,30 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingWebhookEvent } from '../src/domain/webhook-event.js';
+
+/** A provider's payment_intent.succeeded as the routes hand it to the intake: an event with an effect. */
+export function completedPayment(payload: unknown = {}): IncomingWebhookEvent {
+  const transactionId = randomUUID();
+  return {
+    eventId: `evt_${randomUUID()}`,
+    source: 'provider',
+    type: 'payment_intent.succeeded',
+    payload,
+    payment: {
+      transaction_id: transactionId,
+      payment_id: transactionId,
+      status: 'completed',
+      source: 'provider',
+    },
+  };
+}
+
+/** A pending status: recorded, with no effect. */
+export function pendingPayment(): IncomingWebhookEvent {
+  return {
+    eventId: `payment:${randomUUID()}:pending`,
+    source: 'payment',
+    type: 'pending',
+    payload: {},
+    payment: null,
+  };
+}
