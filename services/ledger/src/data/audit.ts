@@ -16,13 +16,85 @@ export interface AuditReport {
   holdMismatches: { accountId: string; held: bigint; pending: bigint }[];
   /** Completed transactions without entries, or unfinished ones with entries. */
   misbookedTransactions: { transactionId: string; status: string; entries: number }[];
+  /** History counters (behind `pagination.total`) that differ from counting the transactions themselves. */
+  historyCountMismatches: HistoryCountMismatch[];
+}
+
+export interface HistoryCountMismatch {
+  ownerKind: 'user' | 'account';
+  ownerId: string;
+  direction: 'sent' | 'received';
+  type: string;
+  status: string;
+  counted: number;
+  actual: number;
 }
 
 const SAMPLE = 100;
 
-/** Checks the books: double entry balances, balances match the journal, holds match pending transactions. */
+/** Counts each owner's history the way listTransactions filters it, apart from how the triggers derive it. */
+async function findHistoryCountMismatches(knex: Knex): Promise<HistoryCountMismatch[]> {
+  const { rows } = await knex.raw<{
+    rows: {
+      owner_kind: HistoryCountMismatch['ownerKind'];
+      owner_id: string;
+      direction: HistoryCountMismatch['direction'];
+      type: string;
+      status: string;
+      counted: string;
+      actual: string;
+    }[];
+  }>(
+    `WITH actual AS (
+       SELECT 'user' AS owner_kind, user_id AS owner_id, 'sent' AS direction, type, status, count(*) AS n
+       FROM transactions WHERE user_id IS NOT NULL GROUP BY user_id, type, status
+       UNION ALL
+       SELECT 'account', account_id, 'sent', type, status, count(*)
+       FROM transactions GROUP BY account_id, type, status
+       UNION ALL
+       SELECT 'user', counterparty_user_id, 'received', type, status, count(*)
+       FROM transactions
+       WHERE type = 'transfer' AND status = 'completed' AND counterparty_user_id IS NOT NULL
+         AND (user_id <> counterparty_user_id OR user_id IS NULL)
+       GROUP BY counterparty_user_id, type, status
+       UNION ALL
+       SELECT 'account', counterparty_account_id, 'received', type, status, count(*)
+       FROM transactions
+       WHERE type = 'transfer' AND status = 'completed' AND account_id <> counterparty_account_id
+       GROUP BY counterparty_account_id, type, status
+     ), counted AS (
+       SELECT owner_kind, owner_id, direction, type, status, sum(n) AS n
+       FROM (
+         SELECT owner_kind, owner_id, direction, type, status, count AS n FROM history_counts
+         UNION ALL
+         SELECT owner_kind, owner_id, direction, type, status, delta FROM history_count_deltas
+       ) kept
+       GROUP BY owner_kind, owner_id, direction, type, status
+     )
+     SELECT owner_kind, owner_id, direction, type, status,
+            coalesce(counted.n, 0) AS counted, coalesce(actual.n, 0) AS actual
+     FROM counted FULL JOIN actual USING (owner_kind, owner_id, direction, type, status)
+     WHERE coalesce(counted.n, 0) <> coalesce(actual.n, 0)
+     LIMIT ?`,
+    [SAMPLE],
+  );
+  return rows.map((r) => ({
+    ownerKind: r.owner_kind,
+    ownerId: r.owner_id,
+    direction: r.direction,
+    type: r.type,
+    status: r.status,
+    counted: Number(r.counted),
+    actual: Number(r.actual),
+  }));
+}
+
+/**
+ * Checks the books: double entry balances, balances match the journal, holds match pending transactions, and
+ * the history counters match the transactions.
+ */
 export async function runAudit(knex: Knex): Promise<AuditReport> {
-  const [unbalanced, mismatched, invalid, holds, misbooked, counts, system] = await Promise.all([
+  const [unbalanced, mismatched, invalid, holds, misbooked, histories, counts, system] = await Promise.all([
     knex.raw<{ rows: { transaction_id: string; currency: string; sum: string }[] }>(
       `SELECT transaction_id, currency, sum(amount) AS sum FROM entries
        GROUP BY transaction_id, currency HAVING sum(amount) <> 0 LIMIT ?`,
@@ -57,6 +129,7 @@ export async function runAudit(knex: Knex): Promise<AuditReport> {
        HAVING (t.status = 'completed') <> (count(e.id) > 0) LIMIT ?`,
       [SAMPLE],
     ),
+    findHistoryCountMismatches(knex),
     knex.raw<{ rows: { accounts: string; transactions: string; entries: string }[] }>(
       `SELECT (SELECT count(*) FROM accounts) AS accounts, (SELECT count(*) FROM transactions) AS transactions,
               (SELECT count(*) FROM entries) AS entries`,
@@ -109,12 +182,14 @@ export async function runAudit(knex: Knex): Promise<AuditReport> {
       status: r.status,
       entries: Number(r.entries),
     })),
+    historyCountMismatches: histories,
   };
   report.ok =
     report.unbalancedTransactions.length === 0 &&
     report.balanceMismatches.length === 0 &&
     report.invalidBalances.length === 0 &&
     report.holdMismatches.length === 0 &&
-    report.misbookedTransactions.length === 0;
+    report.misbookedTransactions.length === 0 &&
+    report.historyCountMismatches.length === 0;
   return report;
 }

@@ -1,6 +1,7 @@
 import type { Knex } from '@payments/service-kit';
 import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
 import type { Account, Transaction } from '../domain/transaction.js';
+import { countHistory, type HistoryOwner } from './history-counts.js';
 import {
   ACCOUNT_COLUMNS,
   toAccount,
@@ -49,6 +50,7 @@ export async function findTransaction(knex: Knex, transactionId: string): Promis
 /**
  * Newest first. A transfer shows in the receiver's history once it has completed. Sent and received rows are
  * read as two index-ordered branches, each cut at offset + limit, so a page stays cheap for a busy account.
+ * The total comes from the history counters, or, for a date range they cannot answer, from counting the rows.
  */
 export async function listTransactions(
   knex: Knex,
@@ -63,24 +65,26 @@ export async function listTransactions(
     if (filter.before) query.where('created_at', '<', filter.before);
     return query;
   };
-  const [ownColumn, receivedColumn, ownerValue] =
-    'accountId' in scope
-      ? (['account_id', 'counterparty_account_id', scope.accountId] as const)
-      : (['user_id', 'counterparty_user_id', scope.userId] as const);
-  const sent = () => filtered(knex('transactions').where(ownColumn, ownerValue));
+  const owner: HistoryOwner =
+    'accountId' in scope ? { kind: 'account', id: scope.accountId } : { kind: 'user', id: scope.userId };
+  const [ownColumn, receivedColumn] =
+    owner.kind === 'account'
+      ? (['account_id', 'counterparty_account_id'] as const)
+      : (['user_id', 'counterparty_user_id'] as const);
+  const sent = () => filtered(knex('transactions').where(ownColumn, owner.id));
   // Transfers between a user's own accounts are already among the sent ones.
   const received = () =>
     filtered(
       knex('transactions')
-        .where({ [receivedColumn]: ownerValue, type: 'transfer', status: 'completed' })
-        .where((q) => q.whereNot(ownColumn, ownerValue).orWhereNull(ownColumn)),
+        .where({ [receivedColumn]: owner.id, type: 'transfer', status: 'completed' })
+        .where((q) => q.whereNot(ownColumn, owner.id).orWhereNull(ownColumn)),
     );
   const newestFirst = [
     { column: 'created_at', order: 'desc' as const },
     { column: 'id', order: 'desc' as const },
   ];
   const reach = page.offset + page.limit;
-  const [rows, counts] = await Promise.all([
+  const [rows, total] = await Promise.all([
     knex
       .select<TransactionRow[]>('*')
       .from(
@@ -97,10 +101,14 @@ export async function listTransactions(
       .orderBy(newestFirst)
       .limit(page.limit)
       .offset(page.offset),
-    Promise.all([sent().count<{ count: string }[]>('*'), received().count<{ count: string }[]>('*')]),
+    filter.from || filter.before ? countRows([sent(), received()]) : countHistory(knex, owner, filter),
   ]);
-  const total = counts.reduce((sum, [row]) => sum + Number(row?.count ?? 0), 0);
   return { data: rows.map(toTransaction), total };
+}
+
+async function countRows(queries: Knex.QueryBuilder[]): Promise<number> {
+  const counts = await Promise.all(queries.map((query) => query.count<{ count: string }[]>('*')));
+  return counts.reduce((sum, [row]) => sum + Number(row?.count ?? 0), 0);
 }
 
 /** What stands in the way of deleting a user: money on an account, or a transaction still in flight. */

@@ -2,6 +2,7 @@ import { processBatchOnce, type Knex } from '@payments/service-kit';
 import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
 import type { Account, Transaction } from '../domain/transaction.js';
 import { runAudit, type AuditReport } from './audit.js';
+import { compactHistoryCounts } from './history-counts.js';
 import * as queries from './ledger-queries.js';
 import { createLedgerUnit, type LedgerUnit } from './ledger-unit.js';
 import { createSystemAccounts } from './system-accounts.js';
@@ -27,6 +28,8 @@ export interface LedgerStore {
   expiredHolds(cutoff: Date, limit: number): Promise<string[]>;
   deleteIdempotencyKeysBefore(cutoff: Date): Promise<number>;
   audit(): Promise<AuditReport>;
+  /** Folds up to `limit` pending history count deltas into the counters; resolves with how many it folded. */
+  compactHistoryCounts(limit: number): Promise<number>;
   /** Runs `work` in one database transaction; throwing rolls it back. A deadlock victim is retried. */
   inTransaction<T>(work: (unit: LedgerUnit) => Promise<T>): Promise<T>;
   /**
@@ -64,6 +67,7 @@ export function createLedgerStore(knex: Knex): LedgerStore {
     expiredHolds: (cutoff, limit) => queries.expiredHolds(knex, cutoff, limit),
     deleteIdempotencyKeysBefore: (cutoff) => queries.deleteIdempotencyKeysBefore(knex, cutoff),
     audit: () => runAudit(knex),
+    compactHistoryCounts: (limit) => compactHistoryCounts(knex, limit),
     inTransaction: (work) =>
       retryingConflicts(() => knex.transaction((trx) => work(createLedgerUnit(trx, systemAccounts)))),
     processEventsOnce: (eventIds, work) =>

@@ -20,15 +20,37 @@ export interface Maintenance {
 }
 
 const BATCH = 100;
+const COMPACTION_BATCH = 10_000;
+const COMPACTION_INTERVAL_MS = 1_000;
+
+/** Runs `task` every `intervalMs`, never two at once; `run` starts one now or joins the one under way. */
+function repeat<T>(intervalMs: number, task: () => Promise<T>, onError: (error: unknown) => void) {
+  let running: Promise<T> | null = null;
+  const run = () => {
+    running ??= task().finally(() => {
+      running = null;
+    });
+    return running;
+  };
+  const timer = setInterval(() => run().catch(onError), intervalMs);
+  timer.unref();
+  return {
+    run,
+    async stop() {
+      clearInterval(timer);
+      await running?.catch(() => undefined);
+    },
+  };
+}
 
 /**
  * Periodic upkeep run by every ledger process (conditional updates make concurrent passes harmless):
- * cancels holds past their expiry and forgets idempotency keys past their retention.
+ * cancels holds past their expiry, forgets idempotency keys past their retention, and compacts the history
+ * counters (one process at a time, the others skip).
  */
 export function startMaintenance(options: MaintenanceOptions): Maintenance {
   const { store, outbox, logger } = options;
   const now = options.now ?? Date.now;
-  let running: Promise<number> | null = null;
   let stopped = false;
 
   const expireHolds = async (): Promise<number> => {
@@ -56,24 +78,24 @@ export function startMaintenance(options: MaintenanceOptions): Maintenance {
     return canceled;
   };
 
-  const runOnce = () => {
-    running ??= pass().finally(() => {
-      running = null;
-    });
-    return running;
+  // A full batch means more may be waiting: keep folding, one bounded transaction at a time.
+  const compactHistoryCounts = async () => {
+    let moved = COMPACTION_BATCH;
+    while (!stopped && moved === COMPACTION_BATCH) moved = await store.compactHistoryCounts(COMPACTION_BATCH);
   };
 
-  const timer = setInterval(() => {
-    runOnce().catch((error: unknown) => logger.warn({ err: error }, 'ledger maintenance pass failed'));
-  }, options.intervalMs);
-  timer.unref();
+  const upkeep = repeat(options.intervalMs, pass, (error) =>
+    logger.warn({ err: error }, 'ledger maintenance pass failed'),
+  );
+  const compaction = repeat(COMPACTION_INTERVAL_MS, compactHistoryCounts, (error) =>
+    logger.warn({ err: error }, 'history count compaction failed'),
+  );
 
   return {
-    runOnce,
+    runOnce: upkeep.run,
     async stop() {
       stopped = true;
-      clearInterval(timer);
-      await running?.catch(() => undefined);
+      await Promise.all([upkeep.stop(), compaction.stop()]);
     },
   };
 }

@@ -112,5 +112,14 @@ export function renderAudit(report: AuditReport) {
       status: t.status,
       entries: t.entries,
     })),
+    history_count_mismatches: report.historyCountMismatches.map((h) => ({
+      owner_kind: h.ownerKind,
+      owner_id: h.ownerId,
+      direction: h.direction,
+      type: h.type,
+      status: h.status,
+      counted: h.counted,
+      actual: h.actual,
+    })),
   };
 }
