@@ -23,6 +23,7 @@ interface AuditAnswer {
   invalid_balances: unknown[];
   hold_mismatches: unknown[];
   misbooked_transactions: unknown[];
+  history_count_mismatches: unknown[];
 }
 
 const usd = (minor: bigint) => {
@@ -67,11 +68,12 @@ export async function checkBooks(context: DrillContext, scope: BookScope): Promi
       audit.balance_mismatches.length +
       audit.invalid_balances.length +
       audit.hold_mismatches.length +
-      audit.misbooked_transactions.length;
+      audit.misbooked_transactions.length +
+      audit.history_count_mismatches.length;
     checks.push({
       name: 'ledger audit (/internal/audit)',
       ok: audit.ok,
-      detail: `${audit.ok ? 'ok' : 'FAILED'}: ${audit.counts.transactions} transactions, ${audit.counts.entries} entries; entries balance, balances = entries, holds = pending`,
+      detail: `${audit.ok ? 'ok' : 'FAILED'}: ${audit.counts.transactions} transactions, ${audit.counts.entries} entries; entries balance, balances = entries, holds = pending, history counts = rows`,
       discrepancies: audit.ok ? 0 : Math.max(found, 1),
     });
   } finally {
