@@ -133,8 +133,10 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
       .sort(([a, x], [b, y]) => Number(x.system) - Number(y.system) || (a < b ? -1 : a > b ? 1 : 0));
     if (ordered.length === 0) return;
     if (ordered.length > 1) {
+      // The lock the UPDATE below takes anyway (NO KEY UPDATE: it leaves the key share that keeps an account
+      // from deletion compatible), only taken first and in order.
       await trx.raw(
-        `SELECT 1 FROM accounts WHERE id = ANY(?::uuid[]) ORDER BY kind = 'system', id FOR UPDATE`,
+        `SELECT 1 FROM accounts WHERE id = ANY(?::uuid[]) ORDER BY kind = 'system', id FOR NO KEY UPDATE`,
         [ordered.map(([accountId]) => accountId)],
       );
     }
