@@ -91,7 +91,9 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
       ),
     ]),
   ) as Record<UpstreamName, ReturnType<typeof createUpstreamProxy>>;
-  shutdown.add('upstream connections', () => Object.values(proxies).forEach((proxy) => proxy.close()));
+  shutdown.add('upstream connections', () =>
+    Promise.all(Object.values(proxies).map((proxy) => proxy.close())),
+  );
 
   const app = createHttpApp(
     {

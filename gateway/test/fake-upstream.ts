@@ -5,6 +5,8 @@ export interface RecordedRequest {
   url: string;
   headers: IncomingHttpHeaders;
   body: Buffer;
+  /** The gateway's end of the connection the request came over. */
+  remotePort: number | undefined;
 }
 
 export type FakeHandler = (req: RecordedRequest, res: ServerResponse) => void;
@@ -35,6 +37,7 @@ export async function startFakeUpstream(name: string): Promise<FakeUpstream> {
         url: req.url ?? '',
         headers: req.headers,
         body: Buffer.concat(chunks),
+        remotePort: req.socket.remotePort,
       };
       received.push(recorded);
       handler(recorded, res);

@@ -101,6 +101,25 @@ describe('gateway routing and edge authentication', () => {
     expect(seen.headers['x-user-id']).to.equal('00000000-0000-4000-8000-0000000000aa');
   });
 
+  it("appends the caller's address to X-Forwarded-For and drops hop-by-hop headers", async () => {
+    await gw.fetch('/api/currencies', {
+      headers: { 'x-forwarded-for': '203.0.113.9', 'proxy-authorization': 'Basic dXNlcjpwYXNz' },
+    });
+    const seen = lastRequest(gw.upstreams.currency).headers;
+    expect(seen['x-forwarded-for']).to.equal('203.0.113.9,127.0.0.1');
+    expect(seen).to.not.have.property('proxy-authorization');
+  });
+
+  it('keeps the connection to a service open for the next request', async () => {
+    await gw.fetch('/api/currencies');
+    const first = lastRequest(gw.upstreams.currency);
+    await gw.fetch('/api/currencies');
+    const second = lastRequest(gw.upstreams.currency);
+    expect(second).to.not.equal(first);
+    expect(second.remotePort).to.equal(first.remotePort);
+    expect(second.headers.connection).to.equal('keep-alive');
+  });
+
   it('passes a given X-Request-Id on and creates one otherwise', async () => {
     const given = await gw.fetch('/api/currencies', { headers: { 'x-request-id': 'trace-123' } });
     expect(given.headers.get('x-request-id')).to.equal('trace-123');
@@ -161,6 +180,20 @@ describe('gateway routing and edge authentication', () => {
     expect(response.headers.get('location')).to.equal('/user/77');
     expect(response.headers.get('etag')).to.equal('"v1"');
     expect(await response.text()).to.equal('{"id":"77"}');
+  });
+
+  it('streams a large answer back whole and relays each Set-Cookie line', async () => {
+    const large = Buffer.alloc(3_000_000, 'x');
+    gw.upstreams.identity.answer((_req, res) => {
+      res.setHeader('set-cookie', ['a=1', 'b=2']);
+      res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(large);
+    });
+    const response = await gw.fetch('/user/77', { token: gw.token() });
+    gw.upstreams.identity.answer((req, res) =>
+      res.writeHead(200).end(JSON.stringify({ upstream: 'identity', path: req.url })),
+    );
+    expect(response.headers.getSetCookie()).to.deep.equal(['a=1', 'b=2']);
+    expect(Buffer.from(await response.arrayBuffer()).equals(large)).to.equal(true);
   });
 
   it('refuses a body announced as larger than the limit with 413 problem+json', async () => {

@@ -43,8 +43,8 @@ export function gatewayEdge(): RequestHandler[] {
 }
 
 /**
- * The gateway's pipeline after its edge: per-address limit, discovery and the API docs, then for routed paths the
- * token check, the per-user quota and the proxy. Unrouted paths fall through to the kit's 404.
+ * The gateway's pipeline after its edge: per-address limit, then for routed paths the token check, the per-user
+ * quota and the proxy, then discovery and the API docs. Unrouted paths fall through to the kit's 404.
  */
 export function mountGatewayRoutes(app: Express, deps: GatewayRouteDeps): void {
   const { config, limits } = deps;
@@ -54,10 +54,6 @@ export function mountGatewayRoutes(app: Express, deps: GatewayRouteDeps): void {
   if (origins.length > 0) app.use(cors({ origin: origins, exposedHeaders: EXPOSED_HEADERS, maxAge: 600 }));
 
   if (limits) app.use(rateLimit(limits.address, (req) => req.ip ?? req.socket.remoteAddress ?? 'unknown'));
-  app.get('/', (_req, res) => {
-    res.json(discoveryBody());
-  });
-  app.use(apiDocsRoutes(buildOpenApiDocument()));
 
   const routed = express.Router();
   routed.use(limitBodySize(config.MAX_BODY_BYTES));
@@ -74,6 +70,11 @@ export function mountGatewayRoutes(app: Express, deps: GatewayRouteDeps): void {
     res.locals.routeTemplate = pathTemplateOf(req.path) ?? route.pattern;
     routed(req, res, next);
   });
+  // After the routed paths, which never overlap these: the proxied requests do not walk through them.
+  app.get('/', (_req, res) => {
+    res.json(discoveryBody());
+  });
+  app.use(apiDocsRoutes(buildOpenApiDocument()));
 }
 
 function routeOf(locals: Record<string, unknown>): RouteEntry {

@@ -32,9 +32,13 @@ export interface TokenVerifierOptions {
   issuer: string;
   audience: string;
   revocations?: RevocationList;
+  /** The clock expiry is judged by, in epoch seconds (tests move it). */
+  now?: () => number;
 }
 
 class InvalidTokenError extends Error {}
+
+const epochSeconds = () => Math.floor(Date.now() / 1000);
 
 /** Verifies with a fixed key set; pinned algorithm, issuer and audience. */
 export function verifyWithKeys(
@@ -42,6 +46,21 @@ export function verifyWithKeys(
   keyFor: (kid: string) => KeyObject | undefined,
   options: TokenVerifierOptions,
 ): AuthClaims {
+  return refuseRevoked(verifySignature(token, keyFor, options).claims, options.revocations);
+}
+
+interface SignedClaims {
+  claims: AuthClaims;
+  kid: string;
+  key: KeyObject;
+}
+
+/** Signature, algorithm, issuer, audience, expiry and claims; revocation is the caller's to check. */
+function verifySignature(
+  token: string,
+  keyFor: (kid: string) => KeyObject | undefined,
+  options: TokenVerifierOptions,
+): SignedClaims {
   const decoded = jwt.decode(token, { complete: true });
   const kid = decoded?.header.kid;
   if (!decoded || decoded.header.alg !== TOKEN_ALGORITHM || !kid)
@@ -52,27 +71,69 @@ export function verifyWithKeys(
     algorithms: [TOKEN_ALGORITHM],
     issuer: options.issuer,
     audience: options.audience,
+    clockTimestamp: (options.now ?? epochSeconds)(),
   }) as jwt.JwtPayload;
   const { sub, role, jti, iat, exp } = payload;
   if (!sub || !jti || !iat || !exp || (role !== 'user' && role !== 'admin')) {
     throw new InvalidTokenError('token lacks required claims');
   }
-  const claims: AuthClaims = { userId: sub, role, jti, issuedAt: iat, expiresAt: exp };
-  if (options.revocations?.isRevoked(claims)) throw new InvalidTokenError('token revoked');
+  // Frozen: verifiers hand the same claims to every request that presents the token.
+  const claims: AuthClaims = Object.freeze({ userId: sub, role, jti, issuedAt: iat, expiresAt: exp });
+  return { claims, kid, key };
+}
+
+function refuseRevoked(claims: AuthClaims, revocations: RevocationList | undefined): AuthClaims {
+  if (revocations?.isRevoked(claims)) throw new InvalidTokenError('token revoked');
   return claims;
+}
+
+/**
+ * Tokens whose signature was verified, by token string, until they expire: an ES256 check costs ~55 µs and a
+ * client sends the same token with every request. Only the signature is remembered; revocation is checked on
+ * every use. When full, the oldest entry goes; a token pushed out is simply verified again.
+ */
+function createVerifiedTokens(capacity: number, now: () => number) {
+  const entries = new Map<string, SignedClaims>();
+  return {
+    get(token: string, keyFor: (kid: string) => KeyObject | undefined): AuthClaims | undefined {
+      const entry = entries.get(token);
+      if (!entry) return undefined;
+      // Expired, or verified with a key the JWKS no longer serves: verify afresh, as if never cached.
+      if (now() >= entry.claims.expiresAt || keyFor(entry.kid) !== entry.key) {
+        entries.delete(token);
+        return undefined;
+      }
+      return entry.claims;
+    },
+    add(token: string, verified: SignedClaims): void {
+      if (entries.size >= capacity) entries.delete(entries.keys().next().value as string);
+      entries.set(token, verified);
+    },
+  };
 }
 
 /**
  * Verifies tokens against the identity service's JWKS. Keys are cached; an unknown `kid` triggers one refetch
  * (at most every few seconds), so key rotation needs no restart and a flood of bogus kids costs nothing.
+ * A token's verified signature is remembered until it expires, but only while the JWKS still serves the very key
+ * object that verified it: every refetch builds new key objects, so after one the token is verified again, and a
+ * token whose key was removed is refused exactly when it would have been without the cache.
  */
 export function createJwksTokenVerifier(
-  options: TokenVerifierOptions & { jwksUrl: string; logger: Logger; minRefetchMs?: number },
+  options: TokenVerifierOptions & {
+    jwksUrl: string;
+    logger: Logger;
+    minRefetchMs?: number;
+    /** How many verified tokens to remember. */
+    cacheSize?: number;
+  },
 ): TokenVerifier {
   let keys = new Map<string, KeyObject>();
   let lastFetch = 0;
   let fetching: Promise<void> | null = null;
   const minRefetchMs = options.minRefetchMs ?? 5000;
+  const keyFor = (kid: string) => keys.get(kid);
+  const verified = createVerifiedTokens(options.cacheSize ?? 10_000, options.now ?? epochSeconds);
 
   const refresh = () => {
     fetching ??= (async () => {
@@ -97,9 +158,13 @@ export function createJwksTokenVerifier(
 
   return {
     async verify(token) {
+      const known = verified.get(token, keyFor);
+      if (known) return refuseRevoked(known, options.revocations);
       const kid = jwt.decode(token, { complete: true })?.header.kid;
       if (kid && !keys.has(kid) && Date.now() - lastFetch > minRefetchMs) await refresh();
-      return verifyWithKeys(token, (id) => keys.get(id), options);
+      const signed = verifySignature(token, keyFor, options);
+      verified.add(token, signed);
+      return refuseRevoked(signed.claims, options.revocations);
     },
   };
 }

@@ -159,3 +159,84 @@ describe('HTTP app factory', () => {
     expect(await json(response)).to.deep.equal({ status: 'not ready', checks: { database: false } });
   });
 });
+
+describe('HTTP app factory logging at warn', () => {
+  let http: HttpServer;
+  let base: string;
+  const logLines: Record<string, unknown>[] = [];
+  let childLoggers = 0;
+
+  before(async () => {
+    const logger = createLogger('http-test', 'warn', {
+      write: (line: string) => logLines.push(JSON.parse(line)),
+    });
+    const makeChild = logger.child.bind(logger);
+    logger.child = ((...args: Parameters<typeof makeChild>) => {
+      childLoggers += 1;
+      return makeChild(...args);
+    }) as typeof logger.child;
+    const app = createHttpApp({ logger, metrics: createMetrics('http-test') }, (routes) => {
+      routes.get('/silent', (_req, res) => {
+        res.json({});
+      });
+      routes.get('/quiet', (req, res) => {
+        req.log.info('below the level');
+        res.json({});
+      });
+      routes.get('/broken', (req) => {
+        req.log.warn('about to fail');
+        throw new Error('boom');
+      });
+    });
+    http = await listen(app, 0, '127.0.0.1');
+    base = `http://127.0.0.1:${http.port}`;
+  });
+
+  after(() => http.close());
+
+  it('makes no per-request logger for a request that logs nothing', async () => {
+    const before = childLoggers;
+    expect((await fetch(`${base}/silent`)).status).to.equal(200);
+    expect(childLoggers).to.equal(before);
+  });
+
+  it('writes no line for a request that succeeds', async () => {
+    const response = await fetch(`${base}/quiet`, { headers: { 'x-request-id': 'warn-ok' } });
+    expect(response.status).to.equal(200);
+    expect(logLines.filter((line) => line.request_id === 'warn-ok')).to.deep.equal([]);
+  });
+
+  it('still writes every line of a failed request, each with its request id', async () => {
+    const response = await fetch(`${base}/broken?x=1`, { headers: { 'x-request-id': 'warn-failed' } });
+    expect(response.status).to.equal(500);
+    const lines = logLines.filter((line) => line.request_id === 'warn-failed');
+    expect(lines.map((line) => line.msg)).to.deep.equal([
+      'about to fail',
+      'request failed',
+      'request errored',
+    ]);
+    for (const line of lines) expect(line.req).to.deep.equal({ method: 'GET', url: '/broken?x=1' });
+    expect(lines[2]).to.include({ level: 50, route: '/broken' });
+    expect(lines[2]?.res).to.deep.equal({ statusCode: 500 });
+  });
+});
+
+describe('HTTP server from listen()', () => {
+  it("makes requests and responses with the app's prototypes, so Express need not move them per request", async () => {
+    const app = createHttpApp(
+      { logger: createLogger('http-test', 'silent'), metrics: createMetrics('http-test') },
+      () => {},
+    );
+    const http = await listen(app, 0, '127.0.0.1');
+    const onArrival: boolean[] = [];
+    http.server.prependListener('request', (req, res) => {
+      onArrival.push(Object.getPrototypeOf(req) === app.request, Object.getPrototypeOf(res) === app.response);
+    });
+    try {
+      expect((await fetch(`http://127.0.0.1:${http.port}/health`)).status).to.equal(200);
+      expect(onArrival).to.deep.equal([true, true]);
+    } finally {
+      await http.close();
+    }
+  });
+});

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, {
   type Express,
   type NextFunction,
@@ -7,11 +6,11 @@ import express, {
   type RequestHandler,
   type Response,
 } from 'express';
-import { pinoHttp } from 'pino-http';
 import { buildProblem, PROBLEM_CONTENT_TYPE, type Problem } from '@payments/contracts';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { routeTemplateOf, type Metrics } from '../metrics.js';
+import type { Metrics } from '../metrics.js';
+import { logRequests } from './request-logging.js';
 
 export interface ReadinessCheck {
   name: string;
@@ -70,15 +69,6 @@ export function toProblem(
   return { problem: buildProblem('INTERNAL_ERROR', 'An unexpected error occurred', instance) };
 }
 
-/** The access log line's route template and caller, beside pino-http's method, url, status and time. */
-function accessLogFields(req: IncomingMessage, res: ServerResponse) {
-  const request = req as Request;
-  return {
-    route: routeTemplateOf(request, res as Response) ?? 'unmatched',
-    user_id: request.auth?.userId ?? null,
-  };
-}
-
 /** A body a JSON endpoint cannot read is a 415, not a confusing 400 about a missing object. */
 const requireJsonBody: RequestHandler = (req, _res, next) => {
   const length = Number(req.get('content-length') ?? 0);
@@ -106,25 +96,11 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
     const given = req.get('x-request-id');
     const id = given && REQUEST_ID.test(given) ? given : randomUUID();
     req.headers['x-request-id'] = id;
+    req.id = id;
     res.set('X-Request-Id', id);
     next();
   });
-  app.use(
-    pinoHttp({
-      logger: options.logger,
-      genReqId: (req) => req.headers['x-request-id'] as string,
-      // Every line logged for a request, by the access log or through req.log, carries its id.
-      customProps: (req) => ({ request_id: req.id }),
-      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
-      customSuccessObject: (req, res, fields: object) => ({ ...fields, ...accessLogFields(req, res) }),
-      customErrorObject: (req, res, _error, fields: object) => ({ ...fields, ...accessLogFields(req, res) }),
-      autoLogging: { ignore: (req) => ['/health', '/ready', '/metrics'].includes(req.url ?? '') },
-      serializers: {
-        req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
+  app.use(logRequests(app, options.logger));
   app.use(options.metrics.middleware);
   for (const middleware of options.early ?? []) app.use(middleware);
 
