@@ -46,6 +46,43 @@ describe('gateway with a failing upstream', () => {
     expect(await response.json()).to.include({ code: 'SERVICE_UNAVAILABLE' });
   });
 
+  it('survives a client that gives up while a service hangs', async () => {
+    const abandoned = await gw.fetch('/api/currencies', { signal: AbortSignal.timeout(100) }).then(
+      () => 'answered',
+      (error: Error) => error.name,
+    );
+    expect(abandoned).to.equal('TimeoutError');
+    // The service's late failure finds nobody to answer, and the gateway goes on serving.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect((await gw.fetch('/health')).status).to.equal(200);
+  });
+
+  it('cuts the answer short when a service dies halfway through it, and goes on serving', async () => {
+    const dying = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"partial":');
+      setTimeout(() => res.socket?.destroy(), 50);
+    });
+    await new Promise<void>((resolve) => dying.listen(0, '127.0.0.1', resolve));
+    const { port } = dying.address() as { port: number };
+    const cut = await startGatewayUnderTest({ CURRENCY_URL: `http://127.0.0.1:${port}` });
+    try {
+      const outcome = await cut.fetch('/api/currencies').then(
+        (response) =>
+          response.text().then(
+            () => 'whole body',
+            () => 'cut short',
+          ),
+        () => 'cut short',
+      );
+      expect(outcome).to.equal('cut short');
+      expect((await cut.fetch('/health')).status).to.equal(200);
+    } finally {
+      await cut.stop();
+      await new Promise((resolve) => dying.close(resolve));
+    }
+  });
+
   it('reports not ready while a service is down', async () => {
     const response = await gw.fetch('/ready');
     expect(response.status).to.equal(503);
