@@ -3,7 +3,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { eventually, freePort } from '@payments/testkit';
+import { eventually, freePort, freePortBlock } from '@payments/testkit';
 import { apiClient } from './api-client.js';
 
 describe('pnpm start in embedded mode (no PostgreSQL or RabbitMQ to be found)', function () {
@@ -17,12 +17,10 @@ describe('pnpm start in embedded mode (no PostgreSQL or RabbitMQ to be found)', 
     dataDir = await mkdtemp(path.join(tmpdir(), 'payments-embedded-'));
     // PostgreSQL runs as its own OS user when we are root, and must be able to reach its data directory.
     await chmod(dataDir, 0o755);
-    const [gatewayPort, servicesBase, postgresPort, closed] = await Promise.all([
-      freePort(),
-      freePort().then((port) => Math.min(port, 60_000)),
-      freePort(),
-      freePort(),
-    ]);
+    // The gateway at base, the services at base + 2 … base + 6 (SERVICES_PORT_BASE + 1 …), PostgreSQL after them.
+    const base = await freePortBlock(8);
+    const [gatewayPort, servicesBase, postgresPort] = [base, base + 1, base + 7];
+    const closed = await freePort();
     gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
       cwd: path.resolve(import.meta.dirname, '..'),

@@ -12,6 +12,29 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Whether `port` can be listened on now. */
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * `count` consecutive free ports, below the kernel's ephemeral range (32768 and up on Linux): a block found with
+ * freePort() lies inside it, where any outgoing connection may take one of its later ports as its source port
+ * before a service binds it (EADDRINUSE).
+ */
+export async function freePortBlock(count: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const base = 20_000 + Math.floor(Math.random() * (12_000 - count));
+    const ports = Array.from({ length: count }, (_, i) => base + i);
+    if ((await Promise.all(ports.map(bindable))).every(Boolean)) return base;
+  }
+  throw new Error(`no ${count} consecutive free ports between 20000 and 32000`);
+}
+
 /** Polls until `check` holds or the time is up; returns the last value. Used for eventual effects. */
 export async function eventually<T>(
   check: () => Promise<T>,

@@ -12,7 +12,7 @@ import {
 } from '@payments/infra';
 import { createTestBroker } from './broker.js';
 import { findInfrastructure } from './infrastructure.js';
-import { freePort } from './ports.js';
+import { freePortBlock } from './ports.js';
 
 export interface TestSystem extends ProcessSystem {
   /** The secret the webhook endpoints verify with (and the sandbox signs with). */
@@ -36,9 +36,11 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
   const broker = await createTestBroker();
   const suffix = randomSuffix();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'payments-test-'));
-  const ports = Object.fromEntries(
-    await Promise.all(SERVICE_NAMES.map(async (name) => [name, await freePort()])),
-  ) as Record<ServiceName, number>;
+  const base = await freePortBlock(SERVICE_NAMES.length);
+  const ports = Object.fromEntries(SERVICE_NAMES.map((name, i) => [name, base + i])) as Record<
+    ServiceName,
+    number
+  >;
   const webhookSecret = `whsec_test_${suffix}`;
   const settings = {
     postgresUrl,
