@@ -245,9 +245,11 @@ async function benchPipeline(context: BenchContext): Promise<Measured> {
       ratio: reference ? replay.creditsPerSecond / reference.tps : undefined,
       notes: [
         replay === replays[0]
-          ? "the ledger consumer's statements for one PaymentProcessed (inbox, lock, read account, complete, " +
-            'outbox, 2 entries, user and clearing balance) on a scratch copy of its tables; ops/s counts deposits'
-          : 'the same work for 50 events per database transaction, the clearing balance updated once per batch',
+          ? "the ledger consumer's work for one PaymentProcessed (inbox, lock, read account, complete, outbox, " +
+            '2 entries, user and clearing balance), one per database transaction as before it batched, on a ' +
+            'scratch copy of its tables; ops/s counts deposits'
+          : 'the same work for 50 events per database transaction, set-based, the clearing balance updated once ' +
+            'per batch, as the consumer now batches',
       ],
     });
   }
