@@ -2,8 +2,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { createLogger, openDatabase, type Knex } from '@payments/service-kit';
-import { migrations } from '../src/data/migrations.js';
+import type { Knex } from '@payments/service-kit';
 import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 const auditScript = fileURLToPath(new URL('../scripts/audit.ts', import.meta.url));
@@ -17,17 +16,12 @@ describe('ledger audit and database backstops', function () {
 
   before(async () => {
     ledger = await startLedgerHarness();
-    knex = await openDatabase({
-      url: ledger.databaseUrl,
-      migrations,
-      logger: createLogger('audit-test', 'silent'),
-    });
+    knex = ledger.db;
     alice = ledger.newUser();
     accountId = (await ledger.openAccount(alice)).id;
     await ledger.fund(alice, accountId, 25);
   });
   after(async () => {
-    await knex?.destroy();
     await ledger?.stop();
   });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createEvent } from '@payments/contracts';
-import { createLogger, openDatabase, type Knex } from '@payments/service-kit';
+import type { Knex } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
 import { runAudit, type AuditReport } from '../src/data/audit.js';
 import {
@@ -10,7 +10,6 @@ import {
   HISTORY_COMPACTION_LOCK,
   type HistoryOwner,
 } from '../src/data/history-counts.js';
-import { migrations } from '../src/data/migrations.js';
 import type { HistoryFilter } from '../src/domain/history.js';
 import { TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../src/domain/transaction.js';
 import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
@@ -35,14 +34,9 @@ describe('ledger history totals (history counters)', function () {
 
   before(async () => {
     ledger = await startLedgerHarness();
-    knex = await openDatabase({
-      url: ledger.databaseUrl,
-      migrations,
-      logger: createLogger('history-counts-test', 'silent'),
-    });
+    knex = ledger.db;
   });
   after(async () => {
-    await knex?.destroy();
     await ledger?.stop();
   });
   afterEach(async () => {

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { createLogger, openDatabase, type Knex } from '@payments/service-kit';
+import type { Knex } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
-import { migrations } from '../src/data/migrations.js';
 import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 /** Confirmations that arrive together are settled together: one database transaction for many of them. */
@@ -13,14 +12,9 @@ describe('ledger settlement in batches over RabbitMQ', function () {
 
   before(async () => {
     ledger = await startLedgerHarness({ transport: 'amqp' });
-    knex = await openDatabase({
-      url: ledger.databaseUrl,
-      migrations,
-      logger: createLogger('batch-test', 'silent'),
-    });
+    knex = ledger.db;
   });
   after(async () => {
-    await knex?.destroy();
     await ledger?.stop();
   });
 

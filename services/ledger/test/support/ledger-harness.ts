@@ -5,9 +5,11 @@ import {
   createLogger,
   createMemoryBus,
   loadConfig,
+  openDatabase,
   type Consumer,
   type EventBus,
   type EventHandlers,
+  type Knex,
   type RunningService,
   type Role,
 } from '@payments/service-kit';
@@ -18,6 +20,7 @@ import {
   startTestIssuer,
   type TestBroker,
 } from '@payments/testkit';
+import { migrations } from '../../src/data/migrations.js';
 import { LedgerConfigSchema, startLedger } from '../../src/index.js';
 import { startCurrencyStub } from './currency-stub.js';
 
@@ -84,6 +87,8 @@ export interface LedgerHarness {
     requests: EventEnvelope<T>[],
   ): Promise<Consumer>;
   databaseUrl: string;
+  /** The ledger's database, for tests that look at or tamper with its rows. */
+  db: Knex;
   stop(): Promise<void>;
 }
 
@@ -122,6 +127,7 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
     services.push(await startLedger(config, broker ? { logger } : { bus, logger }));
   }
   const url = (services[0] as RunningService).url;
+  const db = await openDatabase({ url: database.url, migrations, logger });
 
   const call: LedgerHarness['call'] = async (method, path, { user, body, headers = {}, base = url } = {}) => {
     const response = await fetch(`${base}${path}`, {
@@ -142,6 +148,7 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
     urls: services.map((s) => s.url),
     bus,
     databaseUrl: database.url,
+    db,
     issueToken: (claims) => issuer.issue(claims),
     newUser(role = 'user') {
       const id = randomUUID();
@@ -202,6 +209,7 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
     },
     async stop() {
       for (const service of services) await service.stop();
+      await db.destroy();
       await bus.close();
       await Promise.allSettled([database.drop(), issuer.close(), currencies.close(), broker?.cleanup()]);
     },
