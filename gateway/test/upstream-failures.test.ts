@@ -83,6 +83,25 @@ describe('gateway with a failing upstream', () => {
     }
   });
 
+  it('answers 503 at once when a service dies while reading a request body', async () => {
+    const dying = createServer((req) => req.socket.destroy());
+    await new Promise<void>((resolve) => dying.listen(0, '127.0.0.1', resolve));
+    const { port } = dying.address() as { port: number };
+    const cut = await startGatewayUnderTest({ WEBHOOK_INGEST_URL: `http://127.0.0.1:${port}` });
+    try {
+      const response = await cut.fetch('/webhook/provider', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ padding: 'x'.repeat(100_000) }),
+        signal: AbortSignal.timeout(3000),
+      });
+      expect(response.status).to.equal(503);
+    } finally {
+      await cut.stop();
+      await new Promise((resolve) => dying.close(resolve));
+    }
+  });
+
   it('reports not ready while a service is down', async () => {
     const response = await gw.fetch('/ready');
     expect(response.status).to.equal(503);

@@ -4,7 +4,7 @@ import { createAmqpBus, createLogger } from '@payments/service-kit';
 import { openQueueSampler } from '../harness/broker-stats.js';
 import { cpuBetween, type CpuUsage } from '../harness/cpu-accounting.js';
 import { createHttpClient } from '../harness/http-client.js';
-import type { PendingDeposit } from '../harness/ledger-db.js';
+import type { LedgerDatabase, PendingDeposit } from '../harness/ledger-db.js';
 import { createLatencySamples, runClosedLoop, runPaced, sleep, summarize } from '../harness/load.js';
 import { sendProviderEvent } from '../harness/provider-webhooks.js';
 import type { BenchContext } from './bench-context.js';
@@ -63,6 +63,23 @@ async function prepareDeposits(context: BenchContext, count: number): Promise<Pe
   return context.db.seedPendingDeposits(accounts, count);
 }
 
+/**
+ * For deposits started at the given times (ms): how long each took until the ledger completed it (the clocks of
+ * the bench and of PostgreSQL are the same machine's), and when the last one was completed (`from` if none was).
+ */
+async function creditTimes(db: LedgerDatabase, startedAt: Map<string, number>, from: number) {
+  const outcomes = await db.outcomes([...startedAt.keys()]);
+  const latencies: number[] = [];
+  let lastCredit = from;
+  for (const [id, started] of startedAt) {
+    const completedAt = outcomes.get(id)?.completedAt;
+    if (completedAt == null) continue;
+    latencies.push(Math.max(0, completedAt - started));
+    lastCredit = Math.max(lastCredit, completedAt);
+  }
+  return { latencies, lastCredit };
+}
+
 /** As many signed confirmations as the system takes for `seconds`, then waits until every one is credited. */
 export async function runSaturatedPipeline(
   context: BenchContext,
@@ -109,15 +126,7 @@ export async function runSaturatedPipeline(
     const cpu = cpuBetween(cpuBefore, await context.sampleCpu());
     sampling = false;
     await sampler;
-    const outcomes = await db.outcomes([...sentAt.keys()]);
-    const latencies: number[] = [];
-    let lastCredit = firstSend;
-    for (const [id, sent] of sentAt) {
-      const completedAt = outcomes.get(id)?.completedAt;
-      if (completedAt == null) continue;
-      latencies.push(completedAt - sent);
-      lastCredit = Math.max(lastCredit, completedAt);
-    }
+    const { latencies, lastCredit } = await creditTimes(db, sentAt, firstSend);
     return {
       ingestPerSecond: sentAt.size / (elapsed / 1000),
       creditedPerSecond: latencies.length / ((lastCredit - firstSend) / 1000),
@@ -246,15 +255,7 @@ export async function runLedgerAlone(
     const deadline = Date.now() + DRAIN_TIMEOUT_MS;
     while ((await db.pendingCount('deposit')) > othersPending && Date.now() < deadline) await sleep(50);
     const cpu = cpuBetween(cpuBefore, await context.sampleCpu());
-    const outcomes = await db.outcomes([...publishedAt.keys()]);
-    const latencies: number[] = [];
-    let lastCredit = firstPublish;
-    for (const [id, published] of publishedAt) {
-      const completedAt = outcomes.get(id)?.completedAt;
-      if (completedAt == null) continue;
-      latencies.push(Math.max(0, completedAt - published));
-      lastCredit = Math.max(lastCredit, completedAt);
-    }
+    const { latencies, lastCredit } = await creditTimes(db, publishedAt, firstPublish);
     return {
       published: publishedAt.size,
       credited: latencies.length,

@@ -134,8 +134,8 @@ function relayAnswer(
       res.end();
     },
     onResponseError(_controller, error) {
-      // The client went away (its socket may already be detached): there is nobody to answer.
-      if (res.destroyed || res.writableEnded || !req.socket?.writable) return;
+      // The client went away, or was answered: there is nobody to answer now.
+      if (res.destroyed || res.writableEnded) return;
       options.logger.warn({ err: error, upstream: options.upstream, url: req.url }, 'upstream unavailable');
       if (res.headersSent) return void res.destroy();
       const problem = buildProblem(
