@@ -63,6 +63,21 @@ async function prepareDeposits(context: BenchContext, count: number): Promise<Pe
   return context.db.seedPendingDeposits(accounts, count);
 }
 
+/** Sends the signed confirmation of a deposit; resolves with when it was sent if answered 200, else null. */
+async function confirmDeposit(
+  client: Parameters<typeof sendProviderEvent>[0],
+  deposit: PendingDeposit,
+  secret: string,
+): Promise<number | null> {
+  const started = Date.now();
+  const answer = await sendProviderEvent(
+    client,
+    { transactionId: deposit.id, amount: deposit.amount },
+    secret,
+  ).catch(() => null);
+  return answer?.status === 200 ? started : null;
+}
+
 /**
  * For deposits started at the given times (ms): how long each took until the ledger completed it (the clocks of
  * the bench and of PostgreSQL are the same machine's), and when the last one was completed (`from` if none was).
@@ -109,14 +124,9 @@ export async function runSaturatedPipeline(
     const elapsed = await runClosedLoop(options.connections, seconds * 1000, async () => {
       const deposit = deposits[next++];
       if (!deposit) return false;
-      const started = Date.now();
-      const answer = await sendProviderEvent(
-        client,
-        { transactionId: deposit.id, amount: deposit.amount },
-        target.webhookSecret,
-      ).catch(() => null);
-      if (answer?.status === 200) sentAt.set(deposit.id, started);
-      else errors += 1;
+      const started = await confirmDeposit(client, deposit, target.webhookSecret);
+      if (started === null) errors += 1;
+      else sentAt.set(deposit.id, started);
     });
     const sendEnd = Date.now();
     const leftPending = deposits.length - sentAt.size;
@@ -179,14 +189,9 @@ export async function runPacedPipeline(
     const sent = await runPaced(rate, seconds * 1000, async (index) => {
       const deposit = deposits[index];
       if (!deposit) return;
-      const started = Date.now();
-      const answer = await sendProviderEvent(
-        client,
-        { transactionId: deposit.id, amount: deposit.amount },
-        target.webhookSecret,
-      ).catch(() => null);
-      if (answer?.status === 200) outstanding.set(deposit.id, started);
-      else errors += 1;
+      const started = await confirmDeposit(client, deposit, target.webhookSecret);
+      if (started === null) errors += 1;
+      else outstanding.set(deposit.id, started);
     });
     const deadline = Date.now() + DRAIN_TIMEOUT_MS;
     while (outstanding.size > 0 && Date.now() < deadline) await sleep(20);
