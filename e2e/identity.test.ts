@@ -7,6 +7,8 @@ import { apiClient, type ApiClient, type ApiResponse } from './api-client.js';
 
 const ISSUER = 'payments-identity';
 const AUDIENCE = 'payments-api';
+/** Where the attacks below come from, as the load balancer (the test, a trusted proxy) tells the gateway. */
+const ATTACKER = { 'x-forwarded-for': '198.51.100.40' };
 const ADMIN = { username: 'root_admin', email: 'root@example.com', password: `admin-${randomUUID()}` };
 
 type User = Awaited<ReturnType<ApiClient['signUp']>>;
@@ -43,6 +45,9 @@ describe('identity and access end to end, through the gateway', function () {
     system = await startSystem({
       serviceEnv: {
         'provider-sandbox': { SANDBOX_ENABLED: 'false' },
+        // The test stands in for a load balancer: attacks below come "from" addresses of their own, so
+        // their failed logins do not spend 127.0.0.1's allowance that the brute-force test counts on.
+        gateway: { TRUSTED_PROXIES: 'loopback' },
         identity: {
           JWT_PRIVATE_KEY: signingKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
           ADMIN_USERNAME: ADMIN.username,
@@ -306,7 +311,7 @@ describe('identity and access end to end, through the gateway', function () {
       const ledger = apiClient(system.urls.ledger);
       const changed = await api.put(
         `/user/${user.userId}`,
-        { password: 'an entirely new password' },
+        { password: 'an entirely new password', current_password: user.password },
         user.token,
       );
       expect(changed.status, changed.text).to.equal(200);
@@ -327,6 +332,122 @@ describe('identity and access end to end, through the gateway', function () {
       expect((await api.get('/accounts', user.token)).status).to.equal(200);
       expect((await ledger.get('/accounts', user.token)).status).to.equal(200);
       expect((await api.get(`/user/${user.userId}`, user.token)).status).to.equal(200);
+    });
+  });
+
+  describe('a stolen token', () => {
+    const now = () => Math.floor(Date.now() / 1000);
+    const SESSION_MAX_SECONDS = 43_200;
+    /** A token identity could have issued for `user`, with the session claims the test chooses. */
+    const sessionToken = (user: User, claims: Record<string, unknown>) =>
+      jwt.sign(
+        { sub: user.userId, role: 'user', jti: randomUUID(), iat: now() - 30, exp: now() + 600, ...claims },
+        signingKey,
+        { algorithm: 'ES256', keyid: kid, issuer: ISSUER, audience: AUDIENCE },
+      );
+
+    it('cannot take the account over: no e-mail or password change without the current password', async () => {
+      const owner = await api.signUp();
+      const ownersOtherSession = await logIn(owner);
+      const stolen = owner.token;
+      const before = await api.get(`/user/${owner.userId}`, ownersOtherSession);
+
+      const noPassword = await api.put(
+        `/user/${owner.userId}`,
+        { email: 'attacker@example.com', password: 'attacker-password' },
+        stolen,
+      );
+      expect(noPassword.status, noPassword.text).to.equal(422);
+      expect(noPassword.body.errors).to.deep.equal([
+        { field: 'current_password', message: 'is required to change the e-mail or the password' },
+      ]);
+      const wrongPassword = await api.put(
+        `/user/${owner.userId}`,
+        { password: 'attacker-password', current_password: 'a guess' },
+        stolen,
+        ATTACKER,
+      );
+      expectAccessDenied(wrongPassword);
+
+      // The owner is still logged in everywhere, keeps their e-mail and password, and the record is unchanged.
+      expect((await api.get('/accounts', ownersOtherSession)).status).to.equal(200);
+      const after = await api.get(`/user/${owner.userId}`, ownersOtherSession);
+      expect(after.body).to.deep.equal(before.body);
+      await logIn(owner);
+      expect(
+        (
+          await api.post(
+            '/auth/login',
+            { username: owner.username, password: 'attacker-password' },
+            undefined,
+            ATTACKER,
+          )
+        ).status,
+      ).to.equal(401);
+    });
+
+    it('cannot be refreshed past SESSION_MAX_SECONDS after its login', async () => {
+      const owner = await api.signUp();
+      const expired = sessionToken(owner, { auth_time: now() - SESSION_MAX_SECONDS - 5 });
+      expect((await api.get('/accounts', expired)).status).to.equal(200);
+      expectAuthRequired(await api.post('/auth/refresh', undefined, expired));
+      const withoutAuthTime = sessionToken(owner, { iat: now() - SESSION_MAX_SECONDS - 5 });
+      expectAuthRequired(await api.post('/auth/refresh', undefined, withoutAuthTime));
+
+      const authTime = now() - SESSION_MAX_SECONDS + 90;
+      const nearTheEnd = await api.post(
+        '/auth/refresh',
+        undefined,
+        sessionToken(owner, { auth_time: authTime }),
+      );
+      expect(nearTheEnd.status, nearTheEnd.text).to.equal(200);
+      const claims = jwt.decode(nearTheEnd.body.token as string) as jwt.JwtPayload;
+      expect(claims.auth_time).to.equal(authTime);
+      expect(claims.exp).to.equal(authTime + SESSION_MAX_SECONDS);
+      const again = await api.post('/auth/refresh', undefined, nearTheEnd.body.token as string);
+      expect((jwt.decode(again.body.token as string) as jwt.JwtPayload).exp).to.equal(
+        authTime + SESSION_MAX_SECONDS,
+      );
+    });
+
+    it('yields exactly one new token when 20 refreshes of it race through the gateway', async () => {
+      const owner = await api.signUp();
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => api.post('/auth/refresh', undefined, owner.token)),
+      );
+      const fresh = answers.filter((answer) => answer.status === 200);
+      expect(fresh, answers.map((a) => a.status).join(',')).to.have.length(1);
+      for (const answer of answers.filter((a) => a.status !== 200)) expectAuthRequired(answer);
+      expect((await api.get('/accounts', fresh[0]?.body.token as string)).status).to.equal(200);
+      expectAuthRequired(await api.get('/accounts', owner.token));
+    });
+  });
+
+  describe('a disabled account', () => {
+    it('answers a right and a wrong password alike, so it tells nothing about the password', async () => {
+      const admin = await logIn(ADMIN);
+      const user = await api.signUp();
+      const disabled = await api.request('PATCH', `/admin/users/${user.userId}/status`, {
+        body: { status: 'disabled' },
+        token: admin,
+      });
+      expect(disabled.status, disabled.text).to.equal(200);
+      const from = { 'x-forwarded-for': '198.51.100.41' };
+      const right = await api.post(
+        '/auth/login',
+        { username: user.username, password: user.password },
+        undefined,
+        from,
+      );
+      const wrong = await api.post(
+        '/auth/login',
+        { username: user.username, password: 'a wrong guess' },
+        undefined,
+        from,
+      );
+      expectAccessDenied(right);
+      expect(wrong.status).to.equal(right.status);
+      expect(wrong.body).to.deep.equal(right.body);
     });
   });
 

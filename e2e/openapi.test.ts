@@ -80,7 +80,7 @@ describe('the OpenAPI document against the running system', function () {
 
     expect((await call('GET', `/user/${userId}`, { token })).status).to.equal(200);
     const updated = await call('PUT', `/user/${userId}`, {
-      body: { email: `new-${username}@example.com` },
+      body: { email: `new-${username}@example.com`, current_password: password },
       token,
     });
     expect(updated.status, updated.text).to.equal(200);

@@ -49,7 +49,7 @@ export async function promptLine(question: string): Promise<string> {
 export async function obtainPassword(
   given: string | undefined,
   env: NodeJS.ProcessEnv,
-  options: { confirm?: boolean } = {},
+  options: { confirm?: boolean; question?: string } = {},
 ): Promise<string> {
   if (given) return given;
   if (env.PAYMENTS_PASSWORD) return env.PAYMENTS_PASSWORD;
@@ -58,7 +58,7 @@ export async function obtainPassword(
       'Run in a terminal to be asked for it, or set PAYMENTS_PASSWORD (or --password) in scripts.',
     ]);
   }
-  const password = await promptHidden('Password: ');
+  const password = await promptHidden(options.question ?? 'Password: ');
   if (options.confirm && (await promptHidden('Repeat password: ')) !== password) {
     throw usageError('The passwords do not match.');
   }

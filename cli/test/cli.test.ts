@@ -41,6 +41,34 @@ describe('payments CLI', function () {
     await rm(home, { recursive: true, force: true });
   });
 
+  describe('user update', () => {
+    it('sends the current password from PAYMENTS_PASSWORD with a new e-mail', async () => {
+      const run = await runPayments(['user', 'update', '--email', 'alice.new@example.com'], {
+        XDG_CONFIG_HOME: home,
+        PAYMENTS_API_URL: gateway.url,
+        PAYMENTS_PASSWORD: 's3cret-pass',
+      });
+      expect(run.code, run.stderr).to.equal(0);
+      expect(run.stdout).to.equal('Updated alice <alice.new@example.com>.\n');
+      const sent = gateway.requests.filter((r) => r.method === 'PUT').at(-1);
+      expect(sent?.body).to.deep.equal({ email: 'alice.new@example.com', current_password: 's3cret-pass' });
+      const back = await runPayments(['user', 'update', '--email', 'alice@example.com'], {
+        XDG_CONFIG_HOME: home,
+        PAYMENTS_API_URL: gateway.url,
+        PAYMENTS_PASSWORD: 's3cret-pass',
+      });
+      expect(back.code, back.stderr).to.equal(0);
+    });
+
+    it('does not ask for the current password to change only the username', async () => {
+      const run = await payments('user', 'update', '--username', 'alice');
+      expect(run.code, run.stderr).to.equal(0);
+      expect(gateway.requests.filter((r) => r.method === 'PUT').at(-1)?.body).to.deep.equal({
+        username: 'alice',
+      });
+    });
+  });
+
   describe('sign-up and session', () => {
     it('registers a user and says so', async () => {
       const run = await payments(

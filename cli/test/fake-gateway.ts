@@ -162,6 +162,18 @@ export async function startFakeGateway(): Promise<FakeGateway> {
           expires_in: user.username.startsWith('short') ? 60 : 900,
         });
       }
+      if (req.method === 'PUT' && segments[0] === 'user' && segments[1]) {
+        const user = users.get(segments[1]);
+        if (!userId || !user || userId !== user.id) return problem(res, 403, 'ACCESS_DENIED', 'Not yours');
+        const changes = body as Record<string, string>;
+        if ((changes.email || changes.password) && changes.current_password !== user.password) {
+          return problem(res, 403, 'ACCESS_DENIED', 'The current password is not correct');
+        }
+        if (changes.username) user.username = changes.username;
+        if (changes.email) user.email = changes.email;
+        if (changes.password) user.password = changes.password;
+        return json(res, 200, { id: user.id, username: user.username, email: user.email });
+      }
       if (route === 'POST /auth/refresh') {
         if (!userId) return problem(res, 401, 'AUTH_REQUIRED', 'A valid bearer token is required');
         const token = fakeToken(userId);

@@ -19,6 +19,8 @@ export const GatewayConfigSchema = Type.Object({
   /** Revocation events arrive over the bus only when one is configured (or injected). */
   AMQP_URL: Type.Optional(Url()),
   AMQP_NAMESPACE: BusConfig.AMQP_NAMESPACE,
+  /** Without a bus (no AMQP_URL), how often the revocations in force are loaded again from identity. */
+  REVOCATIONS_RELOAD_SECONDS: Seconds(15),
   UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10_000 }),
   /** Requests announcing a larger body are refused before they reach a service. */
   MAX_BODY_BYTES: Type.Integer({ minimum: 1, default: 1_048_576 }),

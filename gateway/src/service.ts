@@ -8,6 +8,7 @@ import {
   createShutdown,
   loadRevocations,
   serveHttp,
+  startRevocationSync,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -34,16 +35,25 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
           deps.bus,
         )
       : null;
+  // Until a load succeeds every token is refused with 503; without a bus, reloading is how revocations arrive.
+  const revocationSync = startRevocationSync({
+    load: () => loadRevocations(config.IDENTITY_URL, revocations, logger),
+    logger,
+    reloadEveryMs: bus ? undefined : config.REVOCATIONS_RELOAD_SECONDS * 1000,
+  });
+  shutdown.add('revocation loading', () => revocationSync.stop());
   if (bus) {
-    const consumer = await followRevocations(bus, revocations);
+    // Each (re)made subscription reloads: events published while the broadcast queue was gone are lost.
+    const consumer = await followRevocations(bus, revocations, () => revocationSync.reload());
     shutdown.add('revocation consumer', () => consumer.stop());
   }
-  await loadRevocations(config.IDENTITY_URL, revocations, logger);
+  await revocationSync.firstAttempt;
   const verifier = createJwksTokenVerifier({
     jwksUrl: config.JWKS_URL ?? new URL('/.well-known/jwks.json', config.IDENTITY_URL).toString(),
     issuer: config.JWT_ISSUER,
     audience: config.JWT_AUDIENCE,
     revocations,
+    revocationsLoaded: revocationSync.isLoaded,
     logger,
   });
 
@@ -102,7 +112,10 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
       bodyParser: 'none',
       early: gatewayEdge(),
       renderError,
-      readiness: Object.entries(upstreams).map(([name, url]) => ({ name, check: () => answersReady(url) })),
+      readiness: [
+        ...Object.entries(upstreams).map(([name, url]) => ({ name, check: () => answersReady(url) })),
+        { name: 'revocations', check: revocationSync.isLoaded },
+      ],
     },
     (app) =>
       mountGatewayRoutes(app, {

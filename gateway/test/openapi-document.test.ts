@@ -118,6 +118,8 @@ describe('the OpenAPI document', () => {
     expect(schemas.MoneyRequest).to.deep.equal(plain(MoneyBody));
     expect(schemas.NewUser).to.deep.equal(plain(NewUserBody));
     expect(schemas.PaymentWebhook).to.deep.equal(plain(PaymentWebhookBody));
+    // A new e-mail or password needs the current one, so the documented request must accept it.
+    expect(schemas.UserUpdate.properties).to.have.property('current_password');
     const deposit = document.paths['/account/{id}/deposit'].post as Json;
     expect(deposit.requestBody.content['application/json'].schema).to.deep.equal({
       $ref: '#/components/schemas/MoneyRequest',

@@ -98,6 +98,24 @@ describe('gateway rate limits', () => {
     }
   });
 
+  it('counts the addresses of one IPv6 /64 as one client', async () => {
+    const gw = await startGatewayUnderTest({
+      RATE_LIMIT_ENABLED: true,
+      RATE_LIMIT_ADDRESS_POINTS: 1,
+      RATE_LIMIT_ADDRESS_WINDOW_SECONDS: 60,
+      TRUSTED_PROXIES: '127.0.0.1',
+    });
+    try {
+      const from = (address: string) =>
+        gw.fetch('/api/currencies', { headers: { 'x-forwarded-for': address } }).then((r) => r.status);
+      expect(await from('2001:db8:5:5::1')).to.equal(200);
+      expect(await from('2001:db8:5:5:abcd::2')).to.equal(429);
+      expect(await from('2001:db8:5:6::1')).to.equal(200);
+    } finally {
+      await gw.stop();
+    }
+  });
+
   it('applies no limit when RATE_LIMIT_ENABLED is false', async () => {
     const gw = await startGatewayUnderTest({ RATE_LIMIT_ENABLED: false, RATE_LIMIT_ADDRESS_POINTS: 1 });
     try {

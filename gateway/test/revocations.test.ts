@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createEvent } from '@payments/contracts';
-import { createLogger, createMemoryBus } from '@payments/service-kit';
+import { createLogger, createMemoryBus, type EventBus } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
+import { startFakeUpstream, type FakeUpstream } from './fake-upstream.js';
 import { startGatewayUnderTest } from './harness.js';
 
 const USER = '00000000-0000-4000-8000-00000000beef';
@@ -63,6 +64,106 @@ describe('gateway token revocation', () => {
       expect((await gw.fetch('/accounts', { token })).status).to.equal(200);
     } finally {
       await gw.stop();
+    }
+  });
+
+  /** A fake identity whose revocation list the test edits; `up` false answers 503, as a starting identity would. */
+  const fakeIdentity = async () => {
+    const identity = await startFakeUpstream('identity');
+    const state = { up: true, revocations: [] as { jti: string; expires_at: number }[] };
+    identity.answer((req, res) => {
+      if (!state.up) return void res.writeHead(503).end();
+      const body = req.url === '/internal/revocations' ? { data: state.revocations } : {};
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    });
+    return Object.assign(state, { upstream: identity as FakeUpstream });
+  };
+
+  it('started while identity is down: refuses every token with 503 and is not ready, until the load succeeds', async () => {
+    const identity = await fakeIdentity();
+    identity.up = false;
+    const jti = randomUUID();
+    identity.revocations.push({ jti, expires_at: inAnHour() });
+    const gw = await startGatewayUnderTest({ IDENTITY_URL: identity.upstream.url });
+    try {
+      const loggedOut = gw.issuer.issue({ sub: USER, jti });
+      const refused = await gw.fetch('/accounts', { token: loggedOut });
+      expect(refused.status).to.equal(503);
+      expect(refused.headers.get('retry-after')).to.match(/^\d+$/);
+      expect(await refused.json()).to.include({ code: 'SERVICE_UNAVAILABLE' });
+      expect((await gw.fetch('/accounts', { token: gw.token(USER) })).status).to.equal(503);
+      expect((await gw.fetch('/ready')).status).to.equal(503);
+      // Public routes do not depend on the denylist.
+      expect((await gw.fetch('/api/currencies')).status).to.equal(200);
+
+      identity.up = true;
+      const after = await eventually(
+        () => gw.fetch('/accounts', { token: loggedOut }),
+        (r) => r.status !== 503,
+      );
+      expect(after.status).to.equal(401);
+      expect((await gw.fetch('/accounts', { token: gw.token(USER) })).status).to.equal(200);
+    } finally {
+      await gw.stop();
+      await identity.upstream.close();
+    }
+  });
+
+  it('loads again each time its broadcast subscription is re-made (after a broker reconnect)', async () => {
+    const identity = await fakeIdentity();
+    const memory = createMemoryBus(createLogger('test', 'silent'));
+    const resubscribe: (() => void)[] = [];
+    // The memory bus never reconnects; this one lets the test say when the subscription was made again.
+    const bus: EventBus = {
+      ...memory,
+      broadcast: (key, handlers, options) => {
+        if (options?.onSubscribed) resubscribe.push(options.onSubscribed);
+        return memory.broadcast(key, handlers, options);
+      },
+    };
+    const gw = await startGatewayUnderTest({ IDENTITY_URL: identity.upstream.url }, { bus });
+    try {
+      const jti = randomUUID();
+      const token = gw.issuer.issue({ sub: USER, jti });
+      expect((await gw.fetch('/accounts', { token })).status).to.equal(200);
+      // Revoked while the broadcast queue was gone: the event never reaches this gateway.
+      identity.revocations.push({ jti, expires_at: inAnHour() });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await gw.fetch('/accounts', { token })).status).to.equal(200);
+      expect(resubscribe).to.have.length(1);
+      resubscribe.forEach((subscribed) => subscribed());
+      const after = await eventually(
+        () => gw.fetch('/accounts', { token }),
+        (r) => r.status === 401,
+      );
+      expect(after.status).to.equal(401);
+    } finally {
+      await gw.stop();
+      await memory.close();
+      await identity.upstream.close();
+    }
+  });
+
+  it('without a bus, loads the revocations again every REVOCATIONS_RELOAD_SECONDS', async () => {
+    const identity = await fakeIdentity();
+    const gw = await startGatewayUnderTest({
+      IDENTITY_URL: identity.upstream.url,
+      REVOCATIONS_RELOAD_SECONDS: 1,
+    });
+    try {
+      const jti = randomUUID();
+      const token = gw.issuer.issue({ sub: USER, jti });
+      expect((await gw.fetch('/accounts', { token })).status).to.equal(200);
+      identity.revocations.push({ jti, expires_at: inAnHour() });
+      const after = await eventually(
+        () => gw.fetch('/accounts', { token }),
+        (r) => r.status === 401,
+        { timeoutMs: 5000 },
+      );
+      expect(after.status).to.equal(401);
+    } finally {
+      await gw.stop();
+      await identity.upstream.close();
     }
   });
 

@@ -101,13 +101,24 @@ describe('gateway routing and edge authentication', () => {
     expect(seen.headers['x-user-id']).to.equal('00000000-0000-4000-8000-0000000000aa');
   });
 
-  it("appends the caller's address to X-Forwarded-For and drops hop-by-hop headers", async () => {
+  it("replaces X-Forwarded-For with the caller's address and drops hop-by-hop headers", async () => {
     await gw.fetch('/api/currencies', {
       headers: { 'x-forwarded-for': '203.0.113.9', 'proxy-authorization': 'Basic dXNlcjpwYXNz' },
     });
     const seen = lastRequest(gw.upstreams.currency).headers;
-    expect(seen['x-forwarded-for']).to.equal('203.0.113.9,127.0.0.1');
+    // No trusted proxy: what the client wrote is not believed, nor passed on for a service to believe.
+    expect(seen['x-forwarded-for']).to.equal('127.0.0.1');
     expect(seen).to.not.have.property('proxy-authorization');
+  });
+
+  it('forwards the client address it derived behind a trusted load balancer, as the one X-Forwarded-For value', async () => {
+    const behind = await startGatewayUnderTest({ TRUSTED_PROXIES: '127.0.0.1' });
+    try {
+      await behind.fetch('/api/currencies', { headers: { 'x-forwarded-for': '10.9.9.9, 203.0.113.9' } });
+      expect(lastRequest(behind.upstreams.currency).headers['x-forwarded-for']).to.equal('203.0.113.9');
+    } finally {
+      await behind.stop();
+    }
   });
 
   it('keeps the connection to a service open for the next request', async () => {
@@ -242,7 +253,7 @@ describe('gateway routing and edge authentication', () => {
     );
     expect(response.status).to.equal(503);
     expect(await response.json()).to.deep.include({
-      checks: { identity: true, ledger: true, currency: false, 'webhook-ingest': true },
+      checks: { identity: true, ledger: true, currency: false, 'webhook-ingest': true, revocations: true },
     });
   });
 

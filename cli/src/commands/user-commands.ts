@@ -27,7 +27,11 @@ export function userCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> 
               default: false,
               describe: 'Asks for the new password (or reads PAYMENTS_NEW_PASSWORD)',
             })
-            .example('$0 user update --email new@example.com', ''),
+            .example('$0 user update --email new@example.com', 'asks for your current password')
+            .epilogue(
+              'Changing the e-mail or the password needs your current password: asked without echo, ' +
+                'or read from PAYMENTS_PASSWORD.',
+            ),
         run(async (ctx, argv: { username?: string; email?: string; 'change-password': boolean }) => {
           const changes: Record<string, string> = {};
           if (argv.username) changes.username = argv.username;
@@ -43,6 +47,12 @@ export function userCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> 
           }
           if (Object.keys(changes).length === 0)
             throw usageError('Nothing to change: give --username, --email or --change-password.');
+          // Asked last, so a typo in the new password is caught before the current one is asked for.
+          if (changes.email !== undefined || changes.password !== undefined) {
+            changes.current_password = await obtainPassword(undefined, ctx.env, {
+              question: 'Current password: ',
+            });
+          }
           const userId = await currentUserId(ctx);
           const { body } = await ctx.api.request<{ id: string; username: string; email: string }>(
             'PUT',

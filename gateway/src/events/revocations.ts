@@ -3,10 +3,16 @@ import type { EventData } from '@payments/contracts';
 import type { Consumer, EventBus, RevocationList } from '@payments/service-kit';
 
 /** Every gateway process hears every revocation, so a logged-out token is refused everywhere at once. */
-export function followRevocations(bus: EventBus, revocations: RevocationList): Promise<Consumer> {
-  return bus.broadcast('revocations', {
-    TokenRevoked: async (event) => revocations.add(event.data),
-  });
+export function followRevocations(
+  bus: EventBus,
+  revocations: RevocationList,
+  onSubscribed: () => void,
+): Promise<Consumer> {
+  return bus.broadcast(
+    'revocations',
+    { TokenRevoked: async (event) => revocations.add(event.data) },
+    { onSubscribed },
+  );
 }
 
 /**

@@ -3,7 +3,13 @@ import cors from 'cors';
 import helmet from 'helmet';
 import { Histogram } from 'prom-client';
 import { discoveryBody } from '@payments/contracts';
-import { AppError, splitList, type Metrics, type TokenVerifier } from '@payments/service-kit';
+import {
+  AppError,
+  clientAddressKey,
+  splitList,
+  type Metrics,
+  type TokenVerifier,
+} from '@payments/service-kit';
 import type { GatewayConfig } from '../config.js';
 import { matchRoute, type RouteEntry, type UpstreamName } from '../domain/route-table.js';
 import { buildOpenApiDocument } from '../openapi/openapi-document.js';
@@ -53,7 +59,9 @@ export function mountGatewayRoutes(app: Express, deps: GatewayRouteDeps): void {
   const origins = splitList(config.CORS_ORIGINS);
   if (origins.length > 0) app.use(cors({ origin: origins, exposedHeaders: EXPOSED_HEADERS, maxAge: 600 }));
 
-  if (limits) app.use(rateLimit(limits.address, (req) => req.ip ?? req.socket.remoteAddress ?? 'unknown'));
+  // Per client as derived under TRUSTED_PROXIES; an IPv6 client's whole /64 shares one allowance.
+  if (limits)
+    app.use(rateLimit(limits.address, (req) => clientAddressKey(req.ip ?? req.socket.remoteAddress)));
 
   const routed = express.Router();
   routed.use(limitBodySize(config.MAX_BODY_BYTES));

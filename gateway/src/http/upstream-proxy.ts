@@ -83,8 +83,9 @@ function forwardedHeaders(req: Request): IncomingHttpHeaders {
   for (const name in req.headers) {
     if (!REQUEST_HEADERS_NOT_FORWARDED.has(name)) headers[name] = req.headers[name];
   }
-  // Appended, not replaced: services trust only the last entry, the one the gateway adds.
-  appendHeader(headers, 'x-forwarded-for', req.socket.remoteAddress ?? '');
+  // Replaced, not appended: the client address as derived under TRUSTED_PROXIES (Express's req.ip), the one value
+  // services believe from the gateway; whatever the client wrote there is not passed on.
+  headers['x-forwarded-for'] = req.ip ?? req.socket.remoteAddress ?? '';
   appendHeader(headers, 'x-forwarded-port', /:(\d+)$/.exec(req.headers.host ?? '')?.[1] ?? '80');
   appendHeader(headers, 'x-forwarded-proto', 'http');
   headers['x-forwarded-host'] ||= req.headers.host ?? '';

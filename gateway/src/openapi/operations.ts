@@ -153,6 +153,9 @@ export const OPERATIONS: readonly Operation[] = [
     operationId: 'refreshToken',
     tag: 'Authentication',
     summary: 'Exchange a valid token for a fresh one',
+    description:
+      'Once per token: of concurrent refreshes of one token one succeeds, the others get 401. The new token keeps ' +
+      "the session's login time (`auth_time`); a session ends `SESSION_MAX_SECONDS` (12 h) after its login.",
     success: { status: 200, description: 'A new bearer token', schema: 'Token', headers: ['CacheControl'] },
     errors: PROTECTED,
     // Public at the edge because identity checks the token it refreshes itself.
@@ -182,6 +185,7 @@ export const OPERATIONS: readonly Operation[] = [
     operationId: 'registerUser',
     tag: 'Users',
     summary: 'Register',
+    description: 'Registrations from one client address are limited (429 with `Retry-After`).',
     body: 'NewUser',
     success: {
       status: 201,
@@ -207,12 +211,13 @@ export const OPERATIONS: readonly Operation[] = [
     tag: 'Users',
     summary: 'Change username, e-mail or password (partial update)',
     description:
-      'Other fields are refused with 400. With `If-Match`, a stale version gives 409. A new password revokes ' +
-      'every token issued before it.',
+      'Other fields are refused with 400. With `If-Match`, a stale version gives 409. A new e-mail or password ' +
+      "needs the caller's `current_password` (missing: 422, wrong: 403, counted as a failed login). A new " +
+      'password revokes every other token issued before it.',
     headers: ['IfMatch'],
     body: 'UserUpdate',
     success: { status: 200, description: 'The updated user', schema: 'User', headers: ['ETag'] },
-    errors: [...JSON_BODY, ...PROTECTED, 404, 409],
+    errors: [...JSON_BODY, ...PROTECTED, 404, 409, 422],
   },
   {
     method: 'delete',

@@ -2,7 +2,7 @@ import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { RequestHandler } from 'express';
 import { TOKEN_ALGORITHM, type EventData, type Role } from '@payments/contracts';
-import { authRequired } from './errors.js';
+import { AppError, authRequired } from './errors.js';
 import type { Logger } from './logger.js';
 
 export { TOKEN_ALGORITHM, type Role };
@@ -13,6 +13,8 @@ export interface AuthClaims {
   jti: string;
   issuedAt: number;
   expiresAt: number;
+  /** When the user last gave their password (`auth_time`); a refresh carries it on. `iat` when absent. */
+  authTime: number;
 }
 
 declare global {
@@ -32,6 +34,11 @@ export interface TokenVerifierOptions {
   issuer: string;
   audience: string;
   revocations?: RevocationList;
+  /**
+   * False while the denylist may be incomplete (revocations made before this process started not loaded yet):
+   * every token is then refused with 503 rather than judged against a list that may lack its revocation.
+   */
+  revocationsLoaded?: () => boolean;
   /** The clock expiry is judged by, in epoch seconds (tests move it). */
   now?: () => number;
 }
@@ -46,6 +53,7 @@ export function verifyWithKeys(
   keyFor: (kid: string) => KeyObject | undefined,
   options: TokenVerifierOptions,
 ): AuthClaims {
+  refuseWhileIncomplete(options);
   return refuseRevoked(verifySignature(token, keyFor, options).claims, options.revocations);
 }
 
@@ -77,9 +85,30 @@ function verifySignature(
   if (!sub || !jti || !iat || !exp || (role !== 'user' && role !== 'admin')) {
     throw new InvalidTokenError('token lacks required claims');
   }
+  const authTime = Number.isInteger(payload.auth_time) ? (payload.auth_time as number) : iat;
   // Frozen: verifiers hand the same claims to every request that presents the token.
-  const claims: AuthClaims = Object.freeze({ userId: sub, role, jti, issuedAt: iat, expiresAt: exp });
+  const claims: AuthClaims = Object.freeze({
+    userId: sub,
+    role,
+    jti,
+    issuedAt: iat,
+    expiresAt: exp,
+    authTime,
+  });
   return { claims, kid, key };
+}
+
+const REVOCATIONS_LOADING_RETRY_SECONDS = '2';
+
+function refuseWhileIncomplete(options: TokenVerifierOptions): void {
+  if (options.revocationsLoaded && !options.revocationsLoaded()) {
+    throw new AppError(
+      'SERVICE_UNAVAILABLE',
+      'Token revocations are still loading; try again shortly',
+      undefined,
+      { 'Retry-After': REVOCATIONS_LOADING_RETRY_SECONDS },
+    );
+  }
 }
 
 function refuseRevoked(claims: AuthClaims, revocations: RevocationList | undefined): AuthClaims {
@@ -158,6 +187,7 @@ export function createJwksTokenVerifier(
 
   return {
     async verify(token) {
+      refuseWhileIncomplete(options);
       const known = verified.get(token, keyFor);
       if (known) return refuseRevoked(known, options.revocations);
       const kid = jwt.decode(token, { complete: true })?.header.kid;

@@ -116,6 +116,31 @@ for (const makeAdapter of [memoryAdapter, amqpAdapter]) {
       expect(received).to.deep.equal([event]);
     });
 
+    it('tells a broadcast subscriber once its subscription is made, before any broadcast it must hear', async () => {
+      const heard: string[] = [];
+      let subscribed = 0;
+      const consumer = await bus.broadcast(
+        'revocations',
+        { TokenRevoked: async (event) => void heard.push(event.data.jti ?? '') },
+        { onSubscribed: () => (subscribed += 1) },
+      );
+      expect(subscribed).to.equal(1);
+      const jti = randomUUID();
+      await bus.publish(
+        createEvent(
+          'TokenRevoked',
+          { jti, expires_at: 2_000_000_000 },
+          { id: randomUUID(), correlationId: 'c' },
+        ),
+      );
+      await eventually(
+        async () => heard,
+        (jtis) => jtis.includes(jti),
+      );
+      await consumer.stop();
+      expect(heard).to.include(jti);
+    });
+
     it('refuses to publish an event that fails its schema', async () => {
       const event = paymentProcessed();
       (event.data as { status: string }).status = 'maybe';
@@ -363,6 +388,57 @@ describe('event bus: AMQP adapter losing the broker', function () {
     } finally {
       process.off('unhandledRejection', record);
       await bus.close();
+      await proxy.close();
+    }
+  });
+
+  it('makes a broadcast subscription again after a reconnect and calls onSubscribed each time', async () => {
+    const target = new URL(broker.url);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5672) });
+    const bus = createAmqpBus({ url: viaProxy(broker.url, proxy), namespace: broker.namespace, logger });
+    const publisher = createAmqpBus({ url: broker.url, namespace: broker.namespace, logger });
+    const revoked = (jti: string) =>
+      createEvent(
+        'TokenRevoked',
+        { jti, expires_at: 2_000_000_000 },
+        { id: randomUUID(), correlationId: 'c' },
+      );
+    try {
+      await Promise.all([bus.start(), publisher.start()]);
+      const heard: string[] = [];
+      let subscribed = 0;
+      await bus.broadcast(
+        'revocations',
+        { TokenRevoked: async (event) => void heard.push(event.data.jti ?? '') },
+        { onSubscribed: () => (subscribed += 1) },
+      );
+      expect(subscribed).to.equal(1);
+      proxy.cut();
+      await eventually(
+        async () => bus.isConnected(),
+        (connected) => !connected,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Published while this process had no broadcast queue: lost for it, which is why it must reload.
+      const missed = randomUUID();
+      await publisher.publish(revoked(missed));
+      proxy.restore();
+      await eventually(
+        async () => subscribed,
+        (count) => count === 2,
+        { timeoutMs: 10_000 },
+      );
+      expect(subscribed).to.equal(2);
+      const heardAfter = randomUUID();
+      await publisher.publish(revoked(heardAfter));
+      await eventually(
+        async () => heard,
+        (jtis) => jtis.includes(heardAfter),
+      );
+      expect(heard).to.include(heardAfter);
+      expect(heard).not.to.include(missed);
+    } finally {
+      await Promise.all([bus.close(), publisher.close()]);
       await proxy.close();
     }
   });

@@ -42,7 +42,7 @@ describe('HTTP app factory', () => {
           res.json({});
         });
         routes.get('/items/:id', (req, res) => {
-          req.auth = { userId: 'user-7', role: 'user', jti: 'j', issuedAt: 0, expiresAt: 0 };
+          req.auth = { userId: 'user-7', role: 'user', jti: 'j', issuedAt: 0, expiresAt: 0, authTime: 0 };
           res.json({ id: req.params.id });
         });
         routes.post('/confirm', (req, res) => {

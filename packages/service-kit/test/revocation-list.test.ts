@@ -8,6 +8,7 @@ const token = (jti: string, issuedAt: number, userId = 'u1'): AuthClaims => ({
   jti,
   issuedAt,
   expiresAt: issuedAt + 900,
+  authTime: issuedAt,
 });
 
 describe('revocation list', () => {

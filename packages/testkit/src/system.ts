@@ -12,7 +12,7 @@ import {
 } from '@payments/infra';
 import { createTestBroker } from './broker.js';
 import { findInfrastructure } from './infrastructure.js';
-import { freePortBlock } from './ports.js';
+import { eventually, freePortBlock } from './ports.js';
 
 export interface TestSystem extends ProcessSystem {
   /** The secret the webhook endpoints verify with (and the sandbox signs with). */
@@ -52,7 +52,8 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
     nodeEnv: 'test' as const,
     logLevel: process.env.TEST_LOG_LEVEL ?? 'warn',
     webhookSecret,
-    env: { RATE_LIMIT_ENABLED: 'false', ...options.env },
+    // Tests register many users from 127.0.0.1; the registration limit has tests of its own.
+    env: { RATE_LIMIT_ENABLED: 'false', REGISTRATION_MAX_PER_WINDOW: '1000000', ...options.env },
     serviceEnv: options.serviceEnv,
   };
   const cleanup = async () => {
@@ -63,6 +64,7 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
   let system: ProcessSystem;
   try {
     system = await startProcessSystem(settings);
+    await revocationsLoaded([system.gatewayUrl, system.urls.ledger]);
   } catch (error) {
     await cleanup();
     throw error;
@@ -76,6 +78,24 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
       await cleanup();
     },
   };
+}
+
+/**
+ * Waits until each process has loaded the revocations in force: started alongside identity, they refuse every
+ * token with 503 until then. A token that is no token tells: 503 while loading, 401 after.
+ */
+export async function revocationsLoaded(urls: string[], timeoutMs = 30_000): Promise<void> {
+  for (const url of urls) {
+    const status = await eventually(
+      () =>
+        fetch(`${url}/accounts`, { headers: { authorization: 'Bearer not.a.token' } })
+          .then((response) => response.status)
+          .catch(() => 0),
+      (answer) => answer === 401,
+      { timeoutMs, intervalMs: 100 },
+    );
+    if (status !== 401) throw new Error(`${url} did not load the token revocations (answered ${status})`);
+  }
 }
 
 async function dropDatabases(serverUrl: string, suffix: string): Promise<void> {

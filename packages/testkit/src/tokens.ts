@@ -5,6 +5,8 @@ import { TOKEN_ALGORITHM, type Role } from '@payments/contracts';
 
 export interface TestIssuer {
   jwksUrl: string;
+  /** Stands in for identity's base URL: it serves the JWKS and an empty list of revocations in force. */
+  identityUrl: string;
   issuer: string;
   audience: string;
   /** A token as identity would issue it; override claims to forge bad ones. */
@@ -25,13 +27,15 @@ export async function startTestIssuer(
   const jwks = JSON.stringify({
     keys: [{ ...publicKey.export({ format: 'jwk' }), kid, alg: TOKEN_ALGORITHM, use: 'sig' }],
   });
-  const server: Server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' }).end(jwks);
+  const server: Server = createServer((req, res) => {
+    const body = req.url === '/internal/revocations' ? '{"data":[]}' : jwks;
+    res.writeHead(200, { 'content-type': 'application/json' }).end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   return {
     jwksUrl: `http://127.0.0.1:${port}/.well-known/jwks.json`,
+    identityUrl: `http://127.0.0.1:${port}`,
     issuer,
     audience,
     issue: ({ sub, role = 'user', expiresIn = 900, jti = randomUUID() }) =>

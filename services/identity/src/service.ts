@@ -7,14 +7,17 @@ import {
   createShutdown,
   openDatabase,
   serveHttp,
+  splitList,
   startOutboxRelay,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
-import type { IdentityConfig } from './config.js';
+import { MAX_TOKEN_TTL_SECONDS, type IdentityConfig } from './config.js';
 import { createIdentityStore } from './data/identity-store.js';
 import { createLedgerClient } from './data/ledger-client.js';
 import { createLoginThrottle } from './data/login-throttle.js';
+import { createRegistrationThrottle } from './data/registration-throttle.js';
+import { createThrottleStore } from './data/throttle-store.js';
 import { migrations } from './data/migrations.js';
 import { loadSigningKeys } from './data/signing-key-files.js';
 import { createPasswordHasher } from './domain/password-hasher.js';
@@ -38,13 +41,16 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
 
     const knex = await openDatabase({ url: config.DATABASE_URL, migrations, logger });
     shutdown.add('database pool', () => knex.destroy());
-    const throttle = await createLoginThrottle({
+    const throttles = await createThrottleStore({ redisUrl: config.REDIS_URL, logger });
+    shutdown.add('throttle store', () => throttles.close());
+    const throttle = createLoginThrottle(throttles, {
       maxFailures: config.LOGIN_MAX_FAILURES,
       windowSeconds: config.LOGIN_WINDOW_SECONDS,
-      redisUrl: config.REDIS_URL,
-      logger,
     });
-    shutdown.add('login throttle', () => throttle.close());
+    const registrationThrottle = createRegistrationThrottle(throttles, {
+      maxPerWindow: config.REGISTRATION_MAX_PER_WINDOW,
+      windowSeconds: config.REGISTRATION_WINDOW_SECONDS,
+    });
     const bus = await connectBus(config, logger, shutdown, deps.bus);
 
     const store = createIdentityStore(knex);
@@ -53,11 +59,16 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
     const revocations = createRevocationService({
       store,
       list: createRevocationList(),
-      tokenTtlSeconds: config.TOKEN_TTL_SECONDS,
+      longestTokenLifetimeSeconds: MAX_TOKEN_TTL_SECONDS,
       wake: relay.wake,
     });
-    // Subscribe before loading, so a revocation made in between is not missed.
-    const subscription = await subscribeToRevocations(bus, revocations.list);
+    // Subscribe before loading, so a revocation made in between is not missed; after a reconnect (a new
+    // broadcast queue) load again, for what other identity processes revoked meanwhile.
+    const subscription = await subscribeToRevocations(bus, revocations.list, () => {
+      revocations
+        .load()
+        .catch((error: unknown) => logger.warn({ err: error }, 'could not reload revocations'));
+    });
     shutdown.add('revocation subscriber', () => subscription.stop());
     await revocations.load();
     const pruning = setInterval(() => {
@@ -74,6 +85,7 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
       issuer: config.JWT_ISSUER,
       audience: config.JWT_AUDIENCE,
       ttlSeconds: config.TOKEN_TTL_SECONDS,
+      sessionMaxSeconds: config.SESSION_MAX_SECONDS,
       revocations: revocations.list,
     });
     const users = createUserService({
@@ -81,9 +93,19 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
       hasher,
       revocations,
       ledger: createLedgerClient(config.LEDGER_URL),
+      loginThrottle: throttle,
+      registrationThrottle,
       logger,
     });
-    const sessions = createSessionService({ store, hasher, issuer, throttle, revocations, users });
+    const sessions = createSessionService({
+      store,
+      hasher,
+      issuer,
+      throttle,
+      revocations,
+      users,
+      sessionMaxSeconds: config.SESSION_MAX_SECONDS,
+    });
 
     if (config.ADMIN_USERNAME || config.ADMIN_EMAIL || config.ADMIN_PASSWORD) {
       await users.ensureAdmin({
@@ -103,9 +125,12 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
         ],
       },
       (routes) => {
+        const trusted = splitList(config.TRUSTED_PROXIES);
+        // req.ip believes X-Forwarded-For only from these (the gateway); anyone else is their socket address.
+        routes.set('trust proxy', trusted.length > 0 ? trusted : false);
         routes.use(keyRoutes(keys, revocations));
         routes.use(userRoutes(users, issuer.verifier));
-        routes.use(sessionRoutes(sessions, issuer.verifier, config.TRUST_PROXY));
+        routes.use(sessionRoutes(sessions, issuer.verifier));
         routes.use(adminRoutes(users, issuer.verifier));
       },
     );

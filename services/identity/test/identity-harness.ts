@@ -96,6 +96,8 @@ export async function startIdentityHarness(env: Record<string, string> = {}): Pr
     DATABASE_URL: database.url,
     DATA_DIR: dataDir,
     LEDGER_URL: ledger.url,
+    // Every test registers from 127.0.0.1; the registration limit has tests of its own.
+    REGISTRATION_MAX_PER_WINDOW: '100000',
     ...env,
   });
   let service: RunningService = await startIdentity(config, { bus, logger });

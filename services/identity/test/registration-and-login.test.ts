@@ -190,3 +190,78 @@ describe('identity: registration and login', function () {
     });
   });
 });
+
+describe('identity: registration limit and client addresses', function () {
+  this.timeout(60_000);
+  let identity: IdentityHarness;
+
+  before(async () => {
+    identity = await startIdentityHarness({
+      REGISTRATION_MAX_PER_WINDOW: '3',
+      LOGIN_MAX_FAILURES: '3',
+    });
+  });
+  after(async () => {
+    await identity?.stop();
+  });
+
+  const register = (username: string, address: string) =>
+    identity.request('POST', '/user', {
+      body: { username, email: `${username}@example.com`, password: PASSWORD },
+      headers: { 'x-forwarded-for': address },
+    });
+  const badLogin = (address: string) =>
+    identity.request('POST', '/auth/login', {
+      body: { username: `nobody_${Math.random().toString(36).slice(2)}`, password: 'wrong password' },
+      headers: { 'x-forwarded-for': address },
+    });
+
+  it('answers the 4th registration from one address with 429 and Retry-After, and registers nothing', async () => {
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await register(`reg_${i}`, '198.51.100.30')).status);
+    expect(statuses).to.deep.equal([201, 201, 201]);
+    const fourth = await register('reg_3', '198.51.100.30');
+    expect(fourth.status).to.equal(429);
+    expect(fourth.body.code).to.equal('RATE_LIMIT_EXCEEDED');
+    expect(Number(fourth.headers.get('retry-after'))).to.be.within(1, 900);
+    const login = await identity.request('POST', '/auth/login', {
+      body: { username: 'reg_3', password: PASSWORD },
+    });
+    expect(login.status).to.equal(401);
+    // Another client is not affected.
+    expect((await register('reg_3', '198.51.100.31')).status).to.equal(201);
+  });
+
+  it('counts two IPv6 addresses of one /64 as one client, and an IPv4-mapped address as its IPv4', async () => {
+    for (let i = 1; i <= 3; i++) expect((await badLogin(`2001:db8:77:1::${i}`)).status).to.equal(401);
+    expect((await badLogin('2001:db8:77:1:ffff:ffff:ffff:ffff')).status).to.equal(429);
+    expect((await badLogin('2001:db8:77:2::1')).status).to.equal(401);
+    for (let i = 0; i < 3; i++) expect((await badLogin('192.0.2.90')).status).to.equal(401);
+    expect((await badLogin('::ffff:192.0.2.90')).status).to.equal(429);
+  });
+});
+
+describe('identity: reached directly by a caller that is not its trusted proxy', function () {
+  this.timeout(60_000);
+  let identity: IdentityHarness;
+
+  before(async () => {
+    // The test connects from 127.0.0.1; only a gateway at 192.0.2.254 would be believed.
+    identity = await startIdentityHarness({ TRUSTED_PROXIES: '192.0.2.254', LOGIN_MAX_FAILURES: '3' });
+  });
+  after(async () => {
+    await identity?.stop();
+  });
+
+  it('limits it by its socket address whatever X-Forwarded-For it forges', async () => {
+    const statuses = [];
+    for (let i = 0; i < 5; i++) {
+      const response = await identity.request('POST', '/auth/login', {
+        body: { username: `victim_${i}`, password: 'sprayed password' },
+        headers: { 'x-forwarded-for': `203.0.113.${i}` },
+      });
+      statuses.push(response.status);
+    }
+    expect(statuses).to.deep.equal([401, 401, 401, 429, 429]);
+  });
+});

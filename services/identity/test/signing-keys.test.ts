@@ -86,6 +86,7 @@ describe('identity: signing keys and password hashing', () => {
       issuer: 'payments-identity',
       audience: 'payments-api',
       ttlSeconds: 900,
+      sessionMaxSeconds: 43_200,
       revocations: createRevocationList(),
     });
     const userId = randomUUID();

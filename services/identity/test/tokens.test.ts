@@ -21,7 +21,8 @@ describe('identity: tokens, revocation and failed-login limits', function () {
         keyid: kid,
         issuer: 'payments-identity',
         audience: 'payments-api',
-        expiresIn: 600,
+        // A token that names its own exp cannot also take expiresIn.
+        ...(claims.exp === undefined && { expiresIn: 600 }),
         ...options,
       },
     );
@@ -155,6 +156,83 @@ describe('identity: tokens, revocation and failed-login limits', function () {
       expect(response.body.token).not.to.equal(token);
       expect((await readSelf(response.body.token)).status).to.equal(200);
       expect((await readSelf(token)).status).to.equal(401);
+    });
+
+    it('gives exactly one new token when 20 refreshes of one token race; the others get 401', async () => {
+      const token = await identity.login('frank');
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          identity.request<{ token?: string }>('POST', '/auth/refresh', { token }),
+        ),
+      );
+      const statuses = answers.map((answer) => answer.status);
+      expect(statuses.filter((status) => status === 200)).to.have.length(1);
+      expect(statuses.filter((status) => status === 401)).to.have.length(19);
+      const fresh = answers.find((answer) => answer.status === 200)?.body.token as string;
+      expect((await readSelf(fresh)).status).to.equal(200);
+      expect((await readSelf(token)).status).to.equal(401);
+    });
+
+    it('carries the login time (auth_time) unchanged through a refresh', async () => {
+      const token = await identity.login('frank');
+      const first = jwt.decode(token) as jwt.JwtPayload;
+      expect(first.auth_time).to.equal(first.iat);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const refreshed = await identity.request<{ token: string }>('POST', '/auth/refresh', { token });
+      const second = jwt.decode(refreshed.body.token) as jwt.JwtPayload;
+      expect(second.auth_time).to.equal(first.auth_time);
+      expect(second.iat).to.be.greaterThan(first.iat as number);
+    });
+
+    describe('a session that refreshes forever', () => {
+      const SESSION_MAX = 43_200;
+      const now = () => Math.floor(Date.now() / 1000);
+      const sessionToken = (claims: Record<string, unknown>) => forge({ exp: now() + 600, ...claims });
+
+      it('refuses (401) to refresh a token whose session began more than SESSION_MAX_SECONDS ago', async () => {
+        const token = await sessionToken({ iat: now() - 60, auth_time: now() - SESSION_MAX - 1 });
+        expect((await readSelf(token)).status).to.equal(200);
+        const response = await identity.request('POST', '/auth/refresh', { token });
+        expect(response.status).to.equal(401);
+        expect(response.body.code).to.equal('AUTH_REQUIRED');
+      });
+
+      it('counts a token without auth_time from its iat', async () => {
+        const token = await sessionToken({ iat: now() - SESSION_MAX - 1 });
+        expect((await identity.request('POST', '/auth/refresh', { token })).status).to.equal(401);
+      });
+
+      it('never issues a token that outlives the session', async () => {
+        const authTime = now() - SESSION_MAX + 120;
+        const token = await sessionToken({ iat: now() - 60, auth_time: authTime });
+        const response = await identity.request<{ token: string; expires_in: number }>(
+          'POST',
+          '/auth/refresh',
+          { token },
+        );
+        expect(response.status).to.equal(200);
+        const claims = jwt.decode(response.body.token) as jwt.JwtPayload;
+        expect(claims.auth_time).to.equal(authTime);
+        expect(claims.exp).to.equal(authTime + SESSION_MAX);
+        expect(response.body.expires_in).to.equal((claims.exp as number) - (claims.iat as number));
+        expect(response.body.expires_in).to.be.within(100, 121);
+      });
+    });
+
+    it('keeps a user-wide revocation for the longest token lifetime, not the current TTL', async () => {
+      const gus = await identity.register('gus');
+      const token = await identity.login('gus');
+      const changed = await identity.request('PUT', `/user/${gus.id}`, {
+        token,
+        body: { password: 'correct horse battery', current_password: 'correct horse battery' },
+      });
+      expect(changed.status).to.equal(200);
+      const response = await identity.request<{
+        data: { user_id?: string; issued_before?: number; expires_at: number }[];
+      }>('GET', '/internal/revocations');
+      const revocation = response.body.data.find((r) => r.user_id === gus.id);
+      // A token issued under TOKEN_TTL_SECONDS=86400 (its maximum) before a change to 900 is still covered.
+      expect(revocation?.expires_at).to.equal((revocation?.issued_before as number) + 86_400);
     });
 
     it('refuses to refresh without a valid token', async () => {

@@ -74,7 +74,7 @@ describe('identity: users, permissions and administration', function () {
       const leo = await newUser('leo');
       const response = await identity.request('PUT', `/user/${leo.id}`, {
         token: leo.token,
-        body: { email: 'Leo.New@Example.com' },
+        body: { email: 'Leo.New@Example.com', current_password: PASSWORD },
       });
       expect(response.status).to.equal(200);
       expect(response.body).to.include({ username: 'leo', email: 'leo.new@example.com' });
@@ -143,7 +143,7 @@ describe('identity: users, permissions and administration', function () {
       const otherSession = await identity.login('quinn', PASSWORD, '203.0.113.9');
       const response = await identity.request('PUT', `/user/${quinn.id}`, {
         token: quinn.token,
-        body: { password: 'a brand new password' },
+        body: { password: 'a brand new password', current_password: PASSWORD },
       });
       expect(response.status).to.equal(200);
       const old = await identity.request('GET', `/user/${quinn.id}`, { token: otherSession });
@@ -156,6 +156,83 @@ describe('identity: users, permissions and administration', function () {
       expect(oldPassword.status).to.equal(401);
       const fresh = await identity.login('quinn', 'a brand new password');
       expect((await identity.request('GET', `/user/${quinn.id}`, { token: fresh })).status).to.equal(200);
+    });
+  });
+
+  describe('PUT /user/{id} with a stolen token (the current password is required)', () => {
+    const readUser = (user: { id: string; token: string }) =>
+      identity.request('GET', `/user/${user.id}`, { token: user.token });
+
+    it('refuses an e-mail or password change without current_password: 422 naming the field, nothing changed', async () => {
+      const victim = await newUser('stolen1');
+      const before = await readUser(victim);
+      for (const body of [{ email: 'attacker@example.com' }, { password: 'attacker password' }]) {
+        const response = await identity.request<{ code: string; errors: { field: string }[] }>(
+          'PUT',
+          `/user/${victim.id}`,
+          { token: victim.token, body },
+        );
+        expect(response.status).to.equal(422);
+        expect(response.body.code).to.equal('BUSINESS_RULE_VIOLATION');
+        expect(response.body.errors.map((e) => e.field)).to.deep.equal(['current_password']);
+      }
+      const after = await readUser(victim);
+      expect(after.body).to.deep.equal(before.body);
+      expect(after.headers.get('etag')).to.equal(before.headers.get('etag'));
+      await identity.login('stolen1');
+      const revoked = identity.published.filter(
+        (e) => e.type === 'TokenRevoked' && e.data.user_id === victim.id,
+      );
+      expect(revoked).to.have.length(0);
+    });
+
+    it('refuses a wrong current_password with 403 ACCESS_DENIED and counts it as a failed login', async () => {
+      const victim = await newUser('stolen2');
+      const change = (currentPassword: string) =>
+        identity.request('PUT', `/user/${victim.id}`, {
+          token: victim.token,
+          body: { password: 'attacker password', current_password: currentPassword },
+          headers: { 'x-forwarded-for': '198.51.100.77' },
+        });
+      const statuses: number[] = [];
+      for (let guess = 0; guess < 11; guess++) statuses.push((await change(`guess number ${guess}`)).status);
+      expect(statuses.slice(0, 10)).to.deep.equal(Array(10).fill(403));
+      // The token holder cannot keep guessing: the 11th is limited like an 11th failed login...
+      expect(statuses[10]).to.equal(429);
+      // ...and so is a login with the right password, from anywhere, for the window.
+      const login = await identity.request('POST', '/auth/login', {
+        body: { username: 'stolen2', password: PASSWORD },
+        headers: { 'x-forwarded-for': '198.51.100.78' },
+      });
+      expect(login.status).to.equal(429);
+      const after = await readUser(victim);
+      expect(after.headers.get('etag')).to.equal('"v1"');
+    });
+
+    it('changes the username without the current password, and both with it', async () => {
+      const owner = await newUser('stolen3');
+      const renamed = await identity.request('PUT', `/user/${owner.id}`, {
+        token: owner.token,
+        body: { username: 'stolen3b' },
+      });
+      expect(renamed.status).to.equal(200);
+      const both = await identity.request('PUT', `/user/${owner.id}`, {
+        token: owner.token,
+        body: { email: 'stolen3b@example.com', password: 'a new password!', current_password: PASSWORD },
+      });
+      expect(both.status).to.equal(200);
+      expect(both.body).to.include({ username: 'stolen3b', email: 'stolen3b@example.com' });
+      await identity.login('stolen3b', 'a new password!');
+    });
+
+    it('answers 400 for a body that holds only current_password', async () => {
+      const owner = await newUser('stolen4');
+      const response = await identity.request('PUT', `/user/${owner.id}`, {
+        token: owner.token,
+        body: { current_password: PASSWORD },
+      });
+      expect(response.status).to.equal(400);
+      expect(response.body.code).to.equal('VALIDATION_ERROR');
     });
   });
 
@@ -259,6 +336,12 @@ describe('identity: users, permissions and administration', function () {
       });
       expect(login.status).to.equal(403);
       expect(login.body.code).to.equal('ACCESS_DENIED');
+      // A wrong password gets the very same answer: a disabled account is no oracle for its password.
+      const wrong = await identity.request('POST', '/auth/login', {
+        body: { username: 'xena', password: 'not her password' },
+      });
+      expect(wrong.status).to.equal(login.status);
+      expect(wrong.body).to.deep.equal(login.body);
       await identity.request('PATCH', `/admin/users/${xena.id}/status`, {
         token: adminToken,
         body: { status: 'active' },

@@ -12,6 +12,7 @@ import {
   requireAuth,
   serveHttp,
   startOutboxRelay,
+  startRevocationSync,
   type Logger,
   type RunningService,
   type ServiceDeps,
@@ -65,12 +66,20 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
     });
     shutdown.add('ledger consumer', () => consumer.stop());
     const revocations = createRevocationList();
-    const revocationFeed = await bus.broadcast('revocations', {
-      TokenRevoked: async (event) => revocations.add(event.data),
+    // Until a load succeeds every token is refused with 503, so a ledger started before identity forgets none.
+    const revocationSync = startRevocationSync({
+      load: () => loadRevocations(config.IDENTITY_URL, revocations, logger),
+      logger,
     });
+    shutdown.add('revocation loading', () => revocationSync.stop());
+    // Each (re)made subscription reloads: events published while the broadcast queue was gone are lost.
+    const revocationFeed = await bus.broadcast(
+      'revocations',
+      { TokenRevoked: async (event) => revocations.add(event.data) },
+      { onSubscribed: () => revocationSync.reload() },
+    );
     shutdown.add('revocation feed', () => revocationFeed.stop());
-    // After subscribing, so a revocation made in between is not missed; a restarted ledger forgets none.
-    await loadRevocations(config.IDENTITY_URL, revocations, logger);
+    await revocationSync.firstAttempt;
     const maintenance = startMaintenance({
       store,
       outbox,
@@ -86,6 +95,7 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
       issuer: config.JWT_ISSUER,
       audience: config.JWT_AUDIENCE,
       revocations,
+      revocationsLoaded: revocationSync.isLoaded,
       logger,
     });
     const currencies = createCurrencyDirectory({
@@ -101,6 +111,7 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
         readiness: [
           { name: 'database', check: () => isDatabaseUp(knex) },
           { name: 'event bus', check: () => bus.isConnected() },
+          { name: 'revocations', check: revocationSync.isLoaded },
         ],
       },
       (routes) =>

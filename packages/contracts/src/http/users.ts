@@ -23,7 +23,18 @@ export const NewUserBody = Type.Object(
 
 /** PUT /user/{id}: a partial update; read-only fields are refused. */
 export const UserUpdateBody = Type.Object(
-  { username: Type.Optional(Username), email: Type.Optional(Email), password: Type.Optional(Password) },
+  {
+    username: Type.Optional(Username),
+    email: Type.Optional(Email),
+    password: Type.Optional(Password),
+    current_password: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1024,
+        description: "The caller's current password: required to change the e-mail or the password",
+      }),
+    ),
+  },
   { additionalProperties: false, minProperties: 1 },
 );
 

@@ -19,6 +19,7 @@ import {
   BusUnavailableError,
   dispatchDelivery,
   retryDelayMs,
+  type BroadcastOptions,
   type Consumer,
   type DeadLetter,
   type DeliveryObserver,
@@ -48,6 +49,7 @@ interface Subscription {
   consumerTag: string | null;
   inFlight: Set<Promise<void>>;
   stopped: boolean;
+  onSubscribed?: () => void;
 }
 
 export interface AmqpBus extends EventBus {
@@ -196,6 +198,7 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
       subscription.inFlight.add(delivery);
     });
     subscription.consumerTag = consumerTag;
+    subscription.onSubscribed?.();
   };
 
   const handleMessage = async (subscription: Subscription, channel: Channel, message: ConsumeMessage) => {
@@ -339,8 +342,9 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
       });
     },
 
-    broadcast(key: BroadcastKey, handlers) {
+    broadcast(key: BroadcastKey, handlers, broadcastOptions: BroadcastOptions = {}) {
       return subscribe({
+        onSubscribed: broadcastOptions.onSubscribed,
         kind: 'broadcast',
         key,
         events: BROADCASTS[key].events,

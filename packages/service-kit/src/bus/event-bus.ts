@@ -28,6 +28,14 @@ export interface ConsumeOptions {
   prefetch?: number;
 }
 
+export interface BroadcastOptions {
+  /**
+   * Called each time the subscription is (re)made, first and after every reconnect: a broadcast queue lives only
+   * as long as its connection, so events published while it was gone are lost and must be caught up from the source.
+   */
+  onSubscribed?: () => void;
+}
+
 export interface Consumer {
   /** Stops taking deliveries and waits for the ones in hand to finish. */
   stop(): Promise<void>;
@@ -48,7 +56,7 @@ export interface EventBus {
   /** Competing consumers on the service's durable queue. */
   consume(queue: QueueKey, handlers: EventHandlers, options?: ConsumeOptions): Promise<Consumer>;
   /** Every process gets its own copy (revocations and the like). Failures are logged, never retried. */
-  broadcast(key: BroadcastKey, handlers: EventHandlers): Promise<Consumer>;
+  broadcast(key: BroadcastKey, handlers: EventHandlers, options?: BroadcastOptions): Promise<Consumer>;
   /** Moves up to `limit` dead letters of a queue back onto it; returns how many moved. */
   replayDeadLetters(queue: QueueKey, limit?: number): Promise<number>;
   listDeadLetters(queue: QueueKey, limit?: number): Promise<DeadLetter[]>;

@@ -132,9 +132,11 @@ export function createMemoryBus(logger: Logger): EventBus {
       } satisfies Consumer;
     },
 
-    async broadcast(key, handlers) {
+    async broadcast(key, handlers, broadcastOptions = {}) {
       const subscribers = broadcasts.get(key) ?? new Set();
       broadcasts.set(key, subscribers.add(handlers));
+      // Never disconnected: subscribed once, for good.
+      broadcastOptions.onSubscribed?.();
       return {
         async stop() {
           subscribers.delete(handlers);

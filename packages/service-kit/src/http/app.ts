@@ -139,7 +139,7 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
     const { problem, headers } = toProblem(error, req);
     if (problem.status >= 500) req.log.error({ err: error }, 'request failed');
     if (res.headersSent) return res.end();
-    if (options.renderError) return options.renderError(problem, req, res);
+    if (options.renderError) return options.renderError(problem, req, res.set(headers ?? {}));
     sendProblem(res, problem, headers);
   });
   return app;

@@ -1,10 +1,5 @@
-import {
-  RateLimiterMemory,
-  RateLimiterRedis,
-  RateLimiterRes,
-  type RateLimiterAbstract,
-} from 'rate-limiter-flexible';
-import type { Logger } from '@payments/service-kit';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import type { ThrottleStore } from './throttle-store.js';
 
 export type ThrottleDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
@@ -16,41 +11,17 @@ export interface LoginThrottle {
   attempt(identityKey: string, address: string): Promise<ThrottleDecision>;
   /** A correct password: the identity starts over and the address gets its attempt back. */
   succeeded(identityKey: string, address: string): Promise<void>;
-  close(): Promise<void>;
 }
 
 export interface LoginThrottleOptions {
   maxFailures: number;
   windowSeconds: number;
-  redisUrl?: string;
-  logger: Logger;
 }
 
-export async function createLoginThrottle(options: LoginThrottleOptions): Promise<LoginThrottle> {
+export function createLoginThrottle(store: ThrottleStore, options: LoginThrottleOptions): LoginThrottle {
   const limits = { points: options.maxFailures, duration: options.windowSeconds };
-  let limiterFor: (keyPrefix: string) => RateLimiterAbstract;
-  let close = async () => {};
-  if (options.redisUrl) {
-    const { Redis } = await import('ioredis');
-    // No offline queue: while Redis is away the memory insurance limiter answers at once.
-    const redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-    redis.on('error', (error) => options.logger.warn({ err: error }, 'login throttle store unavailable'));
-    limiterFor = (keyPrefix) =>
-      new RateLimiterRedis({
-        ...limits,
-        keyPrefix,
-        storeClient: redis,
-        insuranceLimiter: new RateLimiterMemory({ ...limits, keyPrefix }),
-      });
-    close = async () => {
-      await redis.quit().catch(() => redis.disconnect());
-    };
-  } else {
-    limiterFor = (keyPrefix) => new RateLimiterMemory({ ...limits, keyPrefix });
-  }
-  const byIdentity = limiterFor('login_failures_identity');
-  const byAddress = limiterFor('login_failures_address');
-
+  const byIdentity = store.limiter('login_failures_identity', limits);
+  const byAddress = store.limiter('login_failures_address', limits);
   return {
     async attempt(identityKey, address) {
       const outcomes = await Promise.allSettled([
@@ -66,12 +37,15 @@ export async function createLoginThrottle(options: LoginThrottleOptions): Promis
         retryAfterMs = Math.max(retryAfterMs, outcome.reason.msBeforeNext);
       }
       return rejected
-        ? { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) }
+        ? { allowed: false, retryAfterSeconds: retryAfterSecondsOf(retryAfterMs) }
         : { allowed: true };
     },
     async succeeded(identityKey, address) {
       await Promise.all([byIdentity.delete(identityKey), byAddress.reward(address, 1)]);
     },
-    close,
   };
+}
+
+export function retryAfterSecondsOf(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
 }

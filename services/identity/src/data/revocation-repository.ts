@@ -4,7 +4,8 @@ import type { Knex } from '@payments/service-kit';
 export type Revocation = EventData<'TokenRevoked'>;
 
 export interface RevocationRepository {
-  insert(revocation: Revocation): Promise<void>;
+  /** False when the token (`jti`) was revoked already: of concurrent revocations of one token, one inserts. */
+  insert(revocation: Revocation): Promise<boolean>;
   /** Revocations that still matter at `now` (unix seconds): their tokens have not expired yet. */
   listActive(now: number): Promise<Revocation[]>;
   deleteExpired(now: number): Promise<number>;
@@ -31,13 +32,19 @@ function toRevocation(row: RevocationRow): Revocation {
 export function createRevocationRepository(db: Knex): RevocationRepository {
   return {
     async insert(revocation) {
-      await db('revocations').insert({
-        jti: revocation.jti ?? null,
-        user_id: revocation.user_id ?? null,
-        issued_before: revocation.issued_before ?? null,
-        except_jti: revocation.except_jti ?? null,
-        expires_at: revocation.expires_at,
-      });
+      // The unique jti decides the race; user-wide revocations have no jti (NULLs never conflict).
+      const inserted = (await db('revocations')
+        .insert({
+          jti: revocation.jti ?? null,
+          user_id: revocation.user_id ?? null,
+          issued_before: revocation.issued_before ?? null,
+          except_jti: revocation.except_jti ?? null,
+          expires_at: revocation.expires_at,
+        })
+        .onConflict('jti')
+        .ignore()
+        .returning('id')) as unknown[];
+      return inserted.length > 0;
     },
     async listActive(now) {
       const rows = (await db('revocations')

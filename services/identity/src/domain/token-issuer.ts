@@ -18,7 +18,11 @@ export interface IssuedToken {
 }
 
 export interface TokenIssuer {
-  issue(user: Pick<User, 'id' | 'role' | 'tokensValidFrom'>): IssuedToken;
+  /**
+   * A token for the user. `authTime` is when the session began (a refresh carries its token's on; a login starts
+   * a new one); the token never outlives `authTime` + the session's maximum. Undefined when that moment has passed.
+   */
+  issue(user: Pick<User, 'id' | 'role' | 'tokensValidFrom'>, authTime?: number): IssuedToken | undefined;
   verifier: TokenVerifier;
 }
 
@@ -27,6 +31,7 @@ export interface TokenIssuerOptions {
   issuer: string;
   audience: string;
   ttlSeconds: number;
+  sessionMaxSeconds: number;
   revocations: RevocationList;
   now?: () => number;
 }
@@ -43,24 +48,24 @@ export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
     revocations: options.revocations,
   };
   return {
-    issue(user) {
+    issue(user, authTime) {
       // A revocation covers tokens issued before its second; a token issued later in that second starts after it.
       const issuedAt = Math.max(now(), user.tokensValidFrom);
+      const sessionStart = authTime ?? issuedAt;
+      const expiresAt = Math.min(issuedAt + options.ttlSeconds, sessionStart + options.sessionMaxSeconds);
+      if (expiresAt <= issuedAt) return undefined;
       const jti = randomUUID();
-      const token = jwt.sign({ sub: user.id, role: user.role, jti, iat: issuedAt }, current.privateKey, {
-        algorithm: TOKEN_ALGORITHM,
-        keyid: current.kid,
-        issuer: options.issuer,
-        audience: options.audience,
-        expiresIn: options.ttlSeconds,
-      });
-      return {
-        token,
-        jti,
-        issuedAt,
-        expiresAt: issuedAt + options.ttlSeconds,
-        expiresIn: options.ttlSeconds,
-      };
+      const token = jwt.sign(
+        { sub: user.id, role: user.role, jti, iat: issuedAt, exp: expiresAt, auth_time: sessionStart },
+        current.privateKey,
+        {
+          algorithm: TOKEN_ALGORITHM,
+          keyid: current.kid,
+          issuer: options.issuer,
+          audience: options.audience,
+        },
+      );
+      return { token, jti, issuedAt, expiresAt, expiresIn: expiresAt - issuedAt };
     },
     verifier: {
       async verify(token) {

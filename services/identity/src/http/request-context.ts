@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { authRequired, notFound, type AuthClaims } from '@payments/service-kit';
+import { authRequired, clientAddressKey, notFound, type AuthClaims } from '@payments/service-kit';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -20,11 +20,9 @@ export function claimsOf(req: Request): AuthClaims {
 }
 
 /**
- * The caller's address. Behind the gateway it is the last X-Forwarded-For entry, the one the gateway itself
- * appended; earlier entries come from the client and could be forged to dodge the per-address limit.
+ * The key the caller's address is limited under. `req.ip` believes X-Forwarded-For only from TRUSTED_PROXIES (the
+ * gateway, which sends the client address it derived); a caller reaching identity directly is its socket address.
  */
-export function clientAddressOf(req: Request, trustProxy: boolean): string {
-  const forwarded = trustProxy ? req.get('x-forwarded-for') : undefined;
-  const last = forwarded?.split(',').at(-1)?.trim();
-  return last || req.socket.remoteAddress || 'unknown';
+export function clientAddressOf(req: Request): string {
+  return clientAddressKey(req.ip ?? req.socket.remoteAddress);
 }

@@ -29,17 +29,13 @@ function sendToken(res: Response, issued: IssuedToken): void {
     .json({ token: issued.token, token_type: 'Bearer', expires_in: issued.expiresIn });
 }
 
-export function sessionRoutes(
-  sessions: SessionService,
-  verifier: TokenVerifier,
-  trustProxy: boolean,
-): Router {
+export function sessionRoutes(sessions: SessionService, verifier: TokenVerifier): Router {
   const router = Router();
   const authenticated = requireAuth(verifier);
 
   const login = async (req: Request, res: Response) => {
     const { name, password } = readLogin(req);
-    sendToken(res, await sessions.login({ name, password, clientAddress: clientAddressOf(req, trustProxy) }));
+    sendToken(res, await sessions.login({ name, password, clientAddress: clientAddressOf(req) }));
   };
   router.post('/auth/login', login);
   router.post('/login', login);

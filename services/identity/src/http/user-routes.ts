@@ -2,15 +2,15 @@ import { Router, type Request, type Response } from 'express';
 import { NewUserBody, UserUpdateBody } from '@payments/contracts';
 import { bodyValidator, requireAuth, validationError, type TokenVerifier } from '@payments/service-kit';
 import { etagOf, toUserView, versionsFromIfMatch, type User } from '../domain/user.js';
-import type { UserService } from '../use-cases/user-service.js';
-import { claimsOf, requestIdOf, userIdParam } from './request-context.js';
+import type { UserService, UserUpdate } from '../use-cases/user-service.js';
+import { claimsOf, clientAddressOf, requestIdOf, userIdParam } from './request-context.js';
 
 const READ_ONLY_FIELDS = new Set(['id', 'role', 'status', 'created_at', 'updated_at']);
 
 const readNewUser = bodyValidator(NewUserBody);
 const readUpdate = bodyValidator(UserUpdateBody);
 
-function readUserUpdate(req: Request) {
+function readUserUpdate(req: Request): UserUpdate {
   const body: unknown = req.body;
   if (body && typeof body === 'object' && !Array.isArray(body)) {
     const readOnly = Object.keys(body).filter((field) => READ_ONLY_FIELDS.has(field));
@@ -21,7 +21,14 @@ function readUserUpdate(req: Request) {
       );
     }
   }
-  return readUpdate(req);
+  const { current_password: currentPassword, ...changes } = readUpdate(req);
+  if (Object.keys(changes).length === 0) {
+    throw validationError(
+      [{ field: 'body', message: 'names nothing to change' }],
+      'Give at least one of username, email and password to change',
+    );
+  }
+  return { ...changes, currentPassword };
 }
 
 /** A deletion must be confirmed with `?confirm=true` or `{ "confirm": true }`. */
@@ -39,7 +46,7 @@ export function userRoutes(users: UserService, verifier: TokenVerifier): Router 
   const authenticated = requireAuth(verifier);
 
   router.post('/user', async (req, res) => {
-    const user = await users.register(readNewUser(req));
+    const user = await users.register(readNewUser(req), clientAddressOf(req));
     res.location(`/user/${user.id}`);
     sendUser(res, user, 201);
   });
@@ -51,8 +58,12 @@ export function userRoutes(users: UserService, verifier: TokenVerifier): Router 
   router.put('/user/:id', authenticated, async (req, res) => {
     const id = userIdParam(req);
     const changes = readUserUpdate(req);
-    const expected = versionsFromIfMatch(req.get('if-match'));
-    sendUser(res, await users.update(claimsOf(req), id, changes, expected, requestIdOf(req)));
+    const user = await users.update(claimsOf(req), id, changes, {
+      expectedVersions: versionsFromIfMatch(req.get('if-match')),
+      correlationId: requestIdOf(req),
+      clientAddress: clientAddressOf(req),
+    });
+    sendUser(res, user);
   });
 
   router.delete('/user/:id', authenticated, async (req, res) => {

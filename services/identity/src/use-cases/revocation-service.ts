@@ -11,11 +11,15 @@ export interface RevocationService {
    */
   allTokensOf(userId: string, keepJti?: string): Revocation & { issued_before: number };
   oneToken(jti: string, expiresAt: number): Revocation;
-  /** Stores the revocation and its TokenRevoked event in the caller's transaction. */
-  record(tx: IdentityTransaction, revocation: Revocation, correlationId: string): Promise<void>;
+  /**
+   * Stores the revocation and its TokenRevoked event in the caller's transaction; false (and nothing stored)
+   * when that token was revoked already.
+   */
+  record(tx: IdentityTransaction, revocation: Revocation, correlationId: string): Promise<boolean>;
   /** After the commit: this process refuses the tokens at once; the outbox relay tells every other one. */
   committed(revocation: Revocation): void;
-  revoke(revocation: Revocation, correlationId: string): Promise<void>;
+  /** False when that token was revoked already, e.g. by a concurrent refresh of it. */
+  revoke(revocation: Revocation, correlationId: string): Promise<boolean>;
   active(): Promise<Revocation[]>;
   /** Loads what is still in force, so a restart forgets nothing, and forgets what has expired. */
   load(): Promise<void>;
@@ -24,7 +28,8 @@ export interface RevocationService {
 export interface RevocationServiceDeps {
   store: IdentityStore;
   list: RevocationList;
-  tokenTtlSeconds: number;
+  /** The longest any token can live, whatever the TTL setting was when it was issued. */
+  longestTokenLifetimeSeconds: number;
   /** Asks the outbox relay to publish now rather than at its next poll. */
   wake: () => void;
   now?: () => number;
@@ -42,21 +47,24 @@ export function createRevocationService(deps: RevocationServiceDeps): Revocation
         user_id: userId,
         issued_before: issuedBefore,
         ...(keepJti && { except_jti: keepJti }),
-        expires_at: issuedBefore + deps.tokenTtlSeconds,
+        // It must outlive every token it covers, including ones issued under an older, longer TTL.
+        expires_at: issuedBefore + deps.longestTokenLifetimeSeconds,
       };
     },
     oneToken: (jti, expiresAt) => ({ jti, expires_at: expiresAt }),
     async record(tx, revocation, correlationId) {
-      await tx.revocations.insert(revocation);
+      if (!(await tx.revocations.insert(revocation))) return false;
       await tx.enqueueEvents([tokenRevokedEvent(revocation, correlationId)]);
+      return true;
     },
     committed(revocation) {
       list.add(revocation);
       deps.wake();
     },
     async revoke(revocation, correlationId) {
-      await store.transaction((tx) => service.record(tx, revocation, correlationId));
-      service.committed(revocation);
+      const recorded = await store.transaction((tx) => service.record(tx, revocation, correlationId));
+      if (recorded) service.committed(revocation);
+      return recorded;
     },
     active: () => store.revocations.listActive(now()),
     async load() {

@@ -1,9 +1,9 @@
-import { AppError, accessDenied, type AuthClaims } from '@payments/service-kit';
+import { AppError, accessDenied, authRequired, type AuthClaims } from '@payments/service-kit';
 import type { IdentityStore } from '../data/identity-store.js';
 import type { LoginThrottle } from '../data/login-throttle.js';
 import type { PasswordHasher } from '../domain/password-hasher.js';
 import type { IssuedToken, TokenIssuer } from '../domain/token-issuer.js';
-import { isActive, normalizeEmail, type UserWithCredentials } from '../domain/user.js';
+import { isActive, normalizeEmail, type User, type UserWithCredentials } from '../domain/user.js';
 import type { RevocationService } from './revocation-service.js';
 import type { UserService } from './user-service.js';
 
@@ -18,7 +18,10 @@ export interface LoginAttempt {
 
 export interface SessionService {
   login(attempt: LoginAttempt): Promise<IssuedToken>;
-  /** A fresh token for a valid one, which is revoked so a token cannot multiply. */
+  /**
+   * A fresh token for a valid one, which is revoked so a token cannot multiply: of concurrent refreshes of one
+   * token exactly one succeeds. The session (`auth_time`) carries on and ends SESSION_MAX_SECONDS after its login.
+   */
   refresh(claims: AuthClaims, correlationId: string): Promise<IssuedToken>;
   logout(claims: AuthClaims, correlationId: string): Promise<void>;
 }
@@ -30,10 +33,17 @@ export interface SessionServiceDeps {
   throttle: LoginThrottle;
   revocations: RevocationService;
   users: Pick<UserService, 'activeActor'>;
+  sessionMaxSeconds: number;
+  now?: () => number;
 }
 
 const invalidCredentials = () =>
   new AppError('INVALID_CREDENTIALS', 'The username, e-mail or password is not correct');
+
+const sessionOver = () => authRequired('This session has reached its maximum length; log in again');
+
+// The same answer whatever the password, so a disabled account is no oracle for its password.
+const notActive = (user: User) => accessDenied(`This account is ${user.status}`);
 
 function isEmailName({ kind, value }: LoginName): boolean {
   return kind === 'email' || (kind === 'identity' && value.includes('@'));
@@ -41,6 +51,7 @@ function isEmailName({ kind, value }: LoginName): boolean {
 
 export function createSessionService(deps: SessionServiceDeps): SessionService {
   const { store, hasher, throttle, revocations } = deps;
+  const now = deps.now ?? (() => Math.floor(Date.now() / 1000));
 
   const findUser = (name: LoginName): Promise<UserWithCredentials | undefined> =>
     isEmailName(name)
@@ -65,19 +76,32 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
         await hasher.verifyDummy(password);
         throw invalidCredentials();
       }
-      if (!(await hasher.verify(user.passwordHash, password))) throw invalidCredentials();
-      // The password may have changed while we were hashing; a token must not outlive that change.
+      const passwordMatches = await hasher.verify(user.passwordHash, password);
+      // Read again: the password or the status may have changed while we were hashing.
       const current = await store.users.findById(user.id);
-      if (!current || current.passwordHash !== user.passwordHash) throw invalidCredentials();
+      if (!current) throw invalidCredentials();
+      // Decided before the password: a disabled or locked account answers alike for a right and a wrong one,
+      // and its attempts are never handed back (which would tell a right guess too).
+      if (!isActive(current)) throw notActive(current);
+      // A token must not outlive a password change made while we were hashing.
+      if (!passwordMatches || current.passwordHash !== user.passwordHash) throw invalidCredentials();
       await throttle.succeeded(identityKey, clientAddress);
-      if (!isActive(current)) throw accessDenied(`This account is ${current.status}`);
-      return deps.issuer.issue(current);
+      const issued = deps.issuer.issue(current);
+      if (!issued) throw sessionOver();
+      return issued;
     },
 
     async refresh(claims, correlationId) {
       const user = await deps.users.activeActor(claims);
-      await revocations.revoke(revocations.oneToken(claims.jti, claims.expiresAt), correlationId);
-      return deps.issuer.issue(user);
+      if (now() >= claims.authTime + deps.sessionMaxSeconds) throw sessionOver();
+      const revoked = await revocations.revoke(
+        revocations.oneToken(claims.jti, claims.expiresAt),
+        correlationId,
+      );
+      if (!revoked) throw authRequired('This token was refreshed or logged out already');
+      const issued = deps.issuer.issue(user, claims.authTime);
+      if (!issued) throw sessionOver();
+      return issued;
     },
 
     async logout(claims, correlationId) {

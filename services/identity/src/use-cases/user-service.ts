@@ -10,6 +10,8 @@ import {
 } from '@payments/service-kit';
 import type { IdentityStore } from '../data/identity-store.js';
 import type { LedgerClient } from '../data/ledger-client.js';
+import type { LoginThrottle, ThrottleDecision } from '../data/login-throttle.js';
+import type { RegistrationThrottle } from '../data/registration-throttle.js';
 import type { UniqueField, UpdateResult } from '../data/user-repository.js';
 import { credentialProblems } from '../domain/credential-rules.js';
 import type { PasswordHasher } from '../domain/password-hasher.js';
@@ -27,21 +29,29 @@ export interface UserUpdate {
   username?: string;
   email?: string;
   password?: string;
+  /** The caller's own password, required to change the e-mail or the password. */
+  currentPassword?: string;
+}
+
+export interface UpdateOptions {
+  /** From If-Match; undefined means no precondition. */
+  expectedVersions: number[] | undefined;
+  correlationId: string;
+  /** Wrong current passwords count against the failed-login limit of this address too. */
+  clientAddress: string;
 }
 
 export interface UserService {
-  register(registration: Registration): Promise<User>;
+  /** Limited per client address: each registration costs an argon2 hash. */
+  register(registration: Registration, clientAddress: string): Promise<User>;
   /** The user a token speaks for, who must still exist (else 401) and be active (else 403). */
   activeActor(claims: AuthClaims): Promise<User>;
   get(claims: AuthClaims, id: string): Promise<User>;
-  /** `expectedVersions` comes from If-Match; undefined means no precondition. */
-  update(
-    claims: AuthClaims,
-    id: string,
-    changes: UserUpdate,
-    expectedVersions: number[] | undefined,
-    correlationId: string,
-  ): Promise<User>;
+  /**
+   * Changing the e-mail or the password needs the caller's current password (a stolen token alone must not take
+   * the account over); a wrong one is 403 and counts as a failed login.
+   */
+  update(claims: AuthClaims, id: string, changes: UserUpdate, options: UpdateOptions): Promise<User>;
   remove(claims: AuthClaims, id: string, correlationId: string): Promise<void>;
   setStatus(claims: AuthClaims, id: string, status: UserStatus, correlationId: string): Promise<User>;
   /** Creates the configured administrator unless a user with that name or e-mail exists. */
@@ -53,6 +63,8 @@ export interface UserServiceDeps {
   hasher: PasswordHasher;
   revocations: RevocationService;
   ledger: LedgerClient;
+  loginThrottle: LoginThrottle;
+  registrationThrottle: RegistrationThrottle;
   logger: Logger;
 }
 
@@ -60,6 +72,11 @@ const duplicate = (field: UniqueField) =>
   new AppError('DUPLICATE_ENTRY', `A user with this ${field} already exists`, [
     { field, message: 'is already taken' },
   ]);
+
+const tooMany = (what: string, decision: ThrottleDecision & { allowed: false }) =>
+  new AppError('RATE_LIMIT_EXCEEDED', `Too many ${what}; try again later`, undefined, {
+    'Retry-After': String(decision.retryAfterSeconds),
+  });
 
 function unwrap(result: UpdateResult): User {
   if (result.ok) return result.user;
@@ -76,8 +93,33 @@ function unwrap(result: UpdateResult): User {
 export function createUserService(deps: UserServiceDeps): UserService {
   const { store, hasher, revocations } = deps;
 
+  const confirmCurrentPassword = async (
+    actorId: string,
+    currentPassword: string | undefined,
+    clientAddress: string,
+  ) => {
+    if (currentPassword === undefined) {
+      throw new AppError(
+        'BUSINESS_RULE_VIOLATION',
+        'Changing the e-mail or the password needs your current password in current_password',
+        [{ field: 'current_password', message: 'is required to change the e-mail or the password' }],
+      );
+    }
+    // Counted like a login, so a stolen token is no way round the limit on guessing the password.
+    const identityKey = `user:${actorId}`;
+    const decision = await deps.loginThrottle.attempt(identityKey, clientAddress);
+    if (!decision.allowed) throw tooMany('failed password attempts', decision);
+    const actor = await store.users.findById(actorId);
+    if (!actor || !(await hasher.verify(actor.passwordHash, currentPassword))) {
+      throw accessDenied('The current password is not correct');
+    }
+    await deps.loginThrottle.succeeded(identityKey, clientAddress);
+  };
+
   const service: UserService = {
-    async register({ username, email, password }) {
+    async register({ username, email, password }, clientAddress) {
+      const decision = await deps.registrationThrottle.attempt(clientAddress);
+      if (!decision.allowed) throw tooMany('registrations from this address', decision);
       const passwordHash = await hasher.hash(password);
       const result = await store.users.insert({
         id: randomUUID(),
@@ -105,9 +147,12 @@ export function createUserService(deps: UserServiceDeps): UserService {
       return user;
     },
 
-    async update(claims, id, changes, expectedVersions, correlationId) {
+    async update(claims, id, changes, { expectedVersions, correlationId, clientAddress }) {
       const actor = await service.activeActor(claims);
       if (!canChange(actor, id)) throw accessDenied();
+      if (changes.email !== undefined || changes.password !== undefined) {
+        await confirmCurrentPassword(actor.id, changes.currentPassword, clientAddress);
+      }
       const passwordHash = changes.password === undefined ? undefined : await hasher.hash(changes.password);
       // Changing one's own password logs out every other session, not this one.
       const keep = claims.userId === id ? claims.jti : undefined;

@@ -116,6 +116,8 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
     NODE_ENV: 'test',
     DATABASE_URL: database.url,
     JWKS_URL: issuer.jwksUrl,
+    // Where the ledger loads the revocations in force; it refuses tokens with 503 until it has.
+    IDENTITY_URL: issuer.identityUrl,
     JWT_ISSUER: issuer.issuer,
     JWT_AUDIENCE: issuer.audience,
     CURRENCY_URL: currencies.url,
