@@ -20,7 +20,7 @@ export const GatewayConfigSchema = Type.Object({
   AMQP_URL: Type.Optional(Url()),
   AMQP_NAMESPACE: BusConfig.AMQP_NAMESPACE,
   UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10_000 }),
-  /** Requests announcing a larger body are refused before they reach a service. */
+  /** Larger bodies are refused: announced by Content-Length before they reach a service, chunked ones as they stream. */
   MAX_BODY_BYTES: Type.Integer({ minimum: 1, default: 1_048_576 }),
   RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
   RATE_LIMIT_ADDRESS_POINTS: Count(100),

@@ -7,6 +7,8 @@ import {
   createRevocationList,
   createShutdown,
   loadRevocations,
+  refuseDevelopmentSecrets,
+  resolveServiceCredential,
   serveHttp,
   type RunningService,
   type ServiceDeps,
@@ -21,6 +23,8 @@ import { createUpstreamProxy } from './http/upstream-proxy.js';
 
 export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}): Promise<RunningService> {
   const logger = deps.logger ?? createLogger('gateway', config.LOG_LEVEL);
+  const serviceCredential = resolveServiceCredential(config);
+  refuseDevelopmentSecrets(config.HOST, { SERVICE_TOKEN: serviceCredential.development }, logger);
   const shutdown = createShutdown(logger);
   const metrics = createMetrics('gateway');
 
@@ -38,7 +42,7 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
     const consumer = await followRevocations(bus, revocations);
     shutdown.add('revocation consumer', () => consumer.stop());
   }
-  await loadRevocations(config.IDENTITY_URL, revocations, logger);
+  await loadRevocations(config.IDENTITY_URL, revocations, logger, serviceCredential.token);
   const verifier = createJwksTokenVerifier({
     jwksUrl: config.JWKS_URL ?? new URL('/.well-known/jwks.json', config.IDENTITY_URL).toString(),
     issuer: config.JWT_ISSUER,
@@ -82,6 +86,7 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
         { name: name as UpstreamName, url },
         {
           timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+          maxBodyBytes: config.MAX_BODY_BYTES,
           logger,
           onResponse: (req, status) => {
             const revocation = revokedByLogout(req, status);
@@ -99,6 +104,9 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
     {
       logger,
       metrics,
+      serviceCredential,
+      // Readiness asks every service, so nobody may make the gateway do that without limit.
+      privateReadiness: true,
       bodyParser: 'none',
       early: gatewayEdge(),
       renderError,

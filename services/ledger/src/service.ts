@@ -9,7 +9,9 @@ import {
   isDatabaseUp,
   loadRevocations,
   openDatabase,
+  refuseDevelopmentSecrets,
   requireAuth,
+  resolveServiceCredential,
   serveHttp,
   startOutboxRelay,
   type Logger,
@@ -47,6 +49,8 @@ function crashAfterCommit(config: LedgerConfig, logger: Logger) {
 export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}): Promise<RunningService> {
   const logger = deps.logger ?? createLogger('ledger', config.LOG_LEVEL);
   const fees = feeScheduleOf(config);
+  const serviceCredential = resolveServiceCredential(config);
+  refuseDevelopmentSecrets(config.HOST, { SERVICE_TOKEN: serviceCredential.development }, logger);
   const shutdown = createShutdown(logger);
   try {
     const knex = await openDatabase({ url: config.DATABASE_URL, migrations, logger });
@@ -70,7 +74,7 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
     });
     shutdown.add('revocation feed', () => revocationFeed.stop());
     // After subscribing, so a revocation made in between is not missed; a restarted ledger forgets none.
-    await loadRevocations(config.IDENTITY_URL, revocations, logger);
+    await loadRevocations(config.IDENTITY_URL, revocations, logger, serviceCredential.token);
     const maintenance = startMaintenance({
       store,
       outbox,
@@ -98,6 +102,7 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
       {
         logger,
         metrics,
+        serviceCredential,
         readiness: [
           { name: 'database', check: () => isDatabaseUp(knex) },
           { name: 'event bus', check: () => bus.isConnected() },
