@@ -43,6 +43,7 @@ describe('identity and access end to end, through the gateway', function () {
     system = await startSystem({
       serviceEnv: {
         'provider-sandbox': { SANDBOX_ENABLED: 'false' },
+        'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
         identity: {
           JWT_PRIVATE_KEY: signingKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
           ADMIN_USERNAME: ADMIN.username,
