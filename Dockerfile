@@ -17,7 +17,9 @@ COPY --chown=node:node . .
 # Not --prod: tsx (a dev tool) runs the TypeScript sources.
 RUN pnpm install --frozen-lockfile --offline
 
-ENV NODE_ENV=development \
+# Runs like a deployment: production settings (every secret required, no development fallbacks), listening on the
+# container's interface. docker-compose.yml passes the secrets from .env (infra/compose/generate-env.sh).
+ENV NODE_ENV=production \
     HOST=0.0.0.0
 EXPOSE 3001 3002 3003 3004 3005 8080
 CMD ["pnpm", "--filter", "@payments/gateway", "start"]

@@ -57,7 +57,12 @@ describe('currencies end to end, through the gateway', function () {
   let catalogue: CurrencyRecord[];
 
   before(async () => {
-    system = await startSystem({ serviceEnv: { 'provider-sandbox': { SANDBOX_ENABLED: 'false' } } });
+    system = await startSystem({
+      serviceEnv: {
+        'provider-sandbox': { SANDBOX_ENABLED: 'false' },
+        'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
+      },
+    });
     api = apiClient(system.gatewayUrl);
     const all = await api.get('/api/currencies?limit=200');
     expect(all.status, all.text).to.equal(200);

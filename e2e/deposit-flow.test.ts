@@ -11,8 +11,13 @@ describe('deposit flow end to end, every service in its own process', function (
   let accountId: string;
 
   before(async () => {
-    // No sandbox here: the test plays the payment provider itself.
-    system = await startSystem({ serviceEnv: { 'provider-sandbox': { SANDBOX_ENABLED: 'false' } } });
+    // No sandbox here: the test plays the payment provider itself, through the unsigned webhook it opts into.
+    system = await startSystem({
+      serviceEnv: {
+        'provider-sandbox': { SANDBOX_ENABLED: 'false' },
+        'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
+      },
+    });
     api = apiClient(system.gatewayUrl);
     ({ token } = await api.signUp());
     const account = await api.post('/account', { currency: 'USD' }, token);
@@ -106,6 +111,7 @@ describe('deposit flow end to end, every service in its own process', function (
           'webhook-ingest': {
             DATABASE_URL: env.DATABASE_URL as string,
             WEBHOOK_SECRETS: system.webhookSecret,
+            UNSIGNED_WEBHOOK_ENABLED: 'true',
           },
         },
       });

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -12,6 +12,7 @@ describe('pnpm start in embedded mode (no PostgreSQL or RabbitMQ to be found)', 
   let output = '';
   let dataDir: string;
   let gatewayUrl: string;
+  let ledgerUrl: string;
 
   before(async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), 'payments-embedded-'));
@@ -22,6 +23,7 @@ describe('pnpm start in embedded mode (no PostgreSQL or RabbitMQ to be found)', 
     const [gatewayPort, servicesBase, postgresPort] = [base, base + 1, base + 7];
     const closed = await freePort();
     gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    ledgerUrl = `http://127.0.0.1:${servicesBase + 2}`;
     child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
       cwd: path.resolve(import.meta.dirname, '..'),
       env: {
@@ -64,6 +66,28 @@ describe('pnpm start in embedded mode (no PostgreSQL or RabbitMQ to be found)', 
   it('says it chose embedded mode and where the gateway listens', () => {
     expect(output).to.match(/Starting in embedded mode/);
     expect(output).to.contain(`Gateway listening on ${gatewayUrl} (embedded mode)`);
+  });
+
+  it('says loudly that it is a development system, and runs with secrets it generated for this data directory', async () => {
+    expect(output).to.contain('DEVELOPMENT SYSTEM: not for real money');
+    expect(output).to.contain('CONFIRMS EVERY DEPOSIT AND PAYOUT');
+    const file = path.join(dataDir, 'development-secrets.json');
+    expect((await stat(file)).mode & 0o777).to.equal(0o600);
+    const secrets = JSON.parse(await readFile(file, 'utf8')) as {
+      serviceToken: string;
+      webhookSecret: string;
+    };
+    expect(secrets.serviceToken).to.match(/^[0-9a-f]{64}$/);
+    expect((await fetch(`${ledgerUrl}/internal/audit`)).status).to.equal(401);
+    const audit = await fetch(`${ledgerUrl}/internal/audit`, {
+      headers: { authorization: `Bearer ${secrets.serviceToken}` },
+    });
+    expect(audit.status).to.equal(200);
+    const unsigned = await apiClient(gatewayUrl).post('/webhook/payment', {
+      payment_id: 'x',
+      status: 'completed',
+    });
+    expect(unsigned.status).to.equal(404);
   });
 
   it('serves the deposit flow, confirmed by the provider sandbox over the in-memory bus', async () => {

@@ -48,6 +48,7 @@ describe('identity and access end to end, through the gateway', function () {
         // The test stands in for a load balancer: attacks below come "from" addresses of their own, so
         // their failed logins do not spend 127.0.0.1's allowance that the brute-force test counts on.
         gateway: { TRUSTED_PROXIES: 'loopback' },
+        'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
         identity: {
           JWT_PRIVATE_KEY: signingKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
           ADMIN_USERNAME: ADMIN.username,

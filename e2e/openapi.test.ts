@@ -29,6 +29,7 @@ describe('the OpenAPI document against the running system', function () {
     system = await startSystem({
       serviceEnv: {
         'provider-sandbox': { SANDBOX_ENABLED: 'false' },
+        'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
         identity: {
           ADMIN_USERNAME: ADMIN.username,
           ADMIN_EMAIL: ADMIN.email,
@@ -220,18 +221,13 @@ describe('the OpenAPI document against the running system', function () {
   });
 
   it('documents discovery, the docs, the keys and the probes', async () => {
-    for (const path of [
-      '/',
-      '/v1.1/',
-      '/openapi.json',
-      '/docs',
-      '/.well-known/jwks.json',
-      '/health',
-      '/ready',
-      '/metrics',
-    ]) {
+    for (const path of ['/', '/v1.1/', '/openapi.json', '/docs', '/.well-known/jwks.json', '/health']) {
       const response = await call('GET', path);
       expect(response.status, path).to.equal(200);
+    }
+    for (const path of ['/ready', '/metrics']) {
+      expect((await call('GET', path)).status, path).to.equal(401);
+      expect((await call('GET', path, { token: system.serviceToken })).status, path).to.equal(200);
     }
     expect((await call('GET', '/', { headers: { 'x-api-version': '7.0' } })).status).to.equal(400);
   });

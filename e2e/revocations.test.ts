@@ -104,7 +104,7 @@ describe('revocations reach every process, whatever started first or reconnected
       expect(refused.status, refused.text).to.equal(503);
       expect(refused.body).to.include({ code: 'SERVICE_UNAVAILABLE' });
       expect(refused.headers.get('retry-after')).to.match(/^\d+$/);
-      expect((await client.get('/ready')).status).to.equal(503);
+      expect((await client.get('/ready', system.serviceToken)).status).to.equal(503);
     }
 
     identityProxy.restore();

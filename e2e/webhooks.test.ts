@@ -551,7 +551,11 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
         ),
       ).to.equal(1);
 
-      const metrics = await (await fetch(`${system.urls.ledger}/metrics`)).text();
+      const metrics = await (
+        await fetch(`${system.urls.ledger}/metrics`, {
+          headers: { authorization: `Bearer ${system.serviceToken}` },
+        })
+      ).text();
       const deadLettered = /^events_dead_lettered_total\{[^}]*queue="ledger"[^}]*\} (\d+)/m.exec(metrics);
       expect(Number(deadLettered?.[1])).to.be.at.least(2);
     });
@@ -584,7 +588,11 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
     });
 
     it('counts received, rejected, published and duplicate webhook events on /metrics', async () => {
-      const metrics = await (await fetch(`${ingest.urls['webhook-ingest']}/metrics`)).text();
+      const metrics = await (
+        await fetch(`${ingest.urls['webhook-ingest']}/metrics`, {
+          headers: { authorization: `Bearer ${system.serviceToken}` },
+        })
+      ).text();
       for (const name of [
         'webhook_events_received_total',
         'webhook_events_rejected_total',

@@ -1,5 +1,11 @@
 import path from 'node:path';
-import { answers, defaultPorts, startProcessSystem, type ServiceName } from '@payments/infra';
+import {
+  answers,
+  defaultPorts,
+  loadDevelopmentSecrets,
+  startProcessSystem,
+  type ServiceName,
+} from '@payments/infra';
 
 // `pnpm start`: the whole system with the gateway on http://localhost:8080. Separate processes against
 // DATABASE_URL/AMQP_URL or the local services when they answer; otherwise one embedded process.
@@ -50,14 +56,36 @@ async function chooseMode(): Promise<{
 const print = (service: ServiceName, line: string) =>
   process.stdout.write(`${service.padEnd(16)} | ${line}\n`);
 
+/** Said before anything starts, and again once the gateway listens, so nobody mistakes this for a real system. */
+function developmentBanner(secretsFile: string, sandbox: boolean): string {
+  const rule = '!'.repeat(100);
+  return [
+    rule,
+    '!!  DEVELOPMENT SYSTEM: not for real money.',
+    sandbox
+      ? '!!  The provider sandbox CONFIRMS EVERY DEPOSIT AND PAYOUT by itself (SANDBOX_ENABLED=false turns it off).'
+      : '!!  The provider sandbox is off: deposits wait for signed provider webhooks.',
+    `!!  Generated secrets (SERVICE_TOKEN, webhook secret): ${secretsFile}`,
+    '!!  Everything listens on 127.0.0.1; services refuse development secrets on any other address.',
+    rule,
+  ].join('\n');
+}
+
 async function main() {
   const choice = await chooseMode();
+  const { secrets, file: secretsFile } = await loadDevelopmentSecrets(dataDir);
+  const sandbox = (env.SANDBOX_ENABLED ?? 'true') === 'true';
   const common = {
     ports,
     dataDir,
     nodeEnv: (env.NODE_ENV as 'development' | 'production' | undefined) ?? 'development',
     logLevel: env.LOG_LEVEL ?? 'info',
+    serviceToken: secrets.serviceToken,
+    webhookSecret: secrets.webhookSecret,
+    env: { SANDBOX_ENABLED: String(sandbox) },
   };
+  const banner = developmentBanner(secretsFile, sandbox);
+  console.log(banner);
   console.log(`Starting in ${choice.mode} mode (${choice.why})…`);
   const system =
     choice.mode === 'processes'
@@ -70,6 +98,7 @@ async function main() {
       : await (
           await import('./embedded-system.js')
         ).startEmbeddedSystem({ ...common, postgresPort: Number(env.EMBEDDED_POSTGRES_PORT ?? 54329) });
+  console.log(`\n${banner}`);
   console.log(`\nGateway listening on ${system.gatewayUrl} (${choice.mode} mode). Press Ctrl-C to stop.\n`);
 
   let stopping = false;

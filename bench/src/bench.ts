@@ -419,6 +419,7 @@ async function auditLedger(target: Target): Promise<{ ok: boolean; counts?: unkn
     const report = await client.json<{ ok: boolean; counts: unknown }>({
       method: 'GET',
       path: '/internal/audit',
+      token: target.serviceToken,
     });
     return { ok: report.ok, counts: report.counts };
   } catch (error) {

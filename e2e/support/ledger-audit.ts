@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { testServiceToken } from '@payments/testkit';
 
 export interface AuditReport {
   ok: boolean;
@@ -6,9 +7,15 @@ export interface AuditReport {
   [check: string]: unknown;
 }
 
-/** The ledger's own check of its books, read directly from the service (the gateway never routes /internal). */
+/**
+ * The ledger's own check of its books, read directly from the service (the gateway never routes /internal) with
+ * the service credential every test system of this process runs with.
+ */
 export async function auditOf(ledgerUrl: string): Promise<AuditReport> {
-  const response = await fetch(`${ledgerUrl}/internal/audit`, { signal: AbortSignal.timeout(15_000) });
+  const response = await fetch(`${ledgerUrl}/internal/audit`, {
+    headers: { authorization: `Bearer ${testServiceToken}` },
+    signal: AbortSignal.timeout(15_000),
+  });
   expect(response.status).to.equal(200);
   return (await response.json()) as AuditReport;
 }

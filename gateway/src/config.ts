@@ -22,7 +22,7 @@ export const GatewayConfigSchema = Type.Object({
   /** Without a bus (no AMQP_URL), how often the revocations in force are loaded again from identity. */
   REVOCATIONS_RELOAD_SECONDS: Seconds(15),
   UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10_000 }),
-  /** Requests announcing a larger body are refused before they reach a service. */
+  /** Larger bodies are refused: announced by Content-Length before they reach a service, chunked ones as they stream. */
   MAX_BODY_BYTES: Type.Integer({ minimum: 1, default: 1_048_576 }),
   RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
   RATE_LIMIT_ADDRESS_POINTS: Count(100),

@@ -7,6 +7,8 @@ import {
   createRevocationList,
   createShutdown,
   loadRevocations,
+  refuseDevelopmentSecrets,
+  resolveServiceCredential,
   serveHttp,
   startRevocationSync,
   type RunningService,
@@ -22,6 +24,8 @@ import { createUpstreamProxy } from './http/upstream-proxy.js';
 
 export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}): Promise<RunningService> {
   const logger = deps.logger ?? createLogger('gateway', config.LOG_LEVEL);
+  const serviceCredential = resolveServiceCredential(config);
+  refuseDevelopmentSecrets(config.HOST, { SERVICE_TOKEN: serviceCredential.development }, logger);
   const shutdown = createShutdown(logger);
   const metrics = createMetrics('gateway');
 
@@ -37,7 +41,7 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
       : null;
   // Until a load succeeds every token is refused with 503; without a bus, reloading is how revocations arrive.
   const revocationSync = startRevocationSync({
-    load: () => loadRevocations(config.IDENTITY_URL, revocations, logger),
+    load: () => loadRevocations(config.IDENTITY_URL, revocations, logger, serviceCredential.token),
     logger,
     reloadEveryMs: bus ? undefined : config.REVOCATIONS_RELOAD_SECONDS * 1000,
   });
@@ -92,6 +96,7 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
         { name: name as UpstreamName, url },
         {
           timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+          maxBodyBytes: config.MAX_BODY_BYTES,
           logger,
           onResponse: (req, status) => {
             const revocation = revokedByLogout(req, status);
@@ -109,6 +114,9 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
     {
       logger,
       metrics,
+      serviceCredential,
+      // Readiness asks every service, so nobody may make the gateway do that without limit.
+      privateReadiness: true,
       bodyParser: 'none',
       early: gatewayEdge(),
       renderError,

@@ -11,13 +11,17 @@ export interface GatewayUnderTest {
   issuer: TestIssuer;
   /** A valid token for `sub` (a fresh user unless given). */
   token(sub?: string): string;
-  fetch(path: string, init?: RequestInit & { token?: string }): Promise<Response>;
+  /** `service` sends the service credential, which `/ready` and `/metrics` require. */
+  fetch(path: string, init?: RequestInit & { token?: string; service?: boolean }): Promise<Response>;
   stop(): Promise<void>;
 }
+
+export const TEST_SERVICE_TOKEN = 'gateway-test-service-token';
 
 export function testConfig(overrides: Partial<GatewayConfig> = {}): GatewayConfig {
   return {
     ...loadConfig(GatewayConfigSchema, {}),
+    SERVICE_TOKEN: TEST_SERVICE_TOKEN,
     PORT: 0,
     LOG_LEVEL: 'silent',
     RATE_LIMIT_ENABLED: false,
@@ -57,11 +61,12 @@ export async function startGatewayUnderTest(
     upstreams,
     issuer,
     token,
-    fetch: (path, { token: bearer, headers, ...init } = {}) =>
+    fetch: (path, { token: bearer, service, headers, ...init } = {}) =>
       fetch(`${gateway.url}${path}`, {
         ...init,
         headers: {
           ...(bearer ? { authorization: `Bearer ${bearer}` } : {}),
+          ...(service ? { authorization: `Bearer ${TEST_SERVICE_TOKEN}` } : {}),
           ...(headers as Record<string, string>),
         },
       }),

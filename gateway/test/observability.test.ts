@@ -19,12 +19,13 @@ describe('gateway observability', () => {
 
   for (const path of ['/health', '/ready', '/metrics']) {
     it(`echoes X-API-Version on ${path}, with the version asked for`, async () => {
-      const plain = await gw.fetch(path);
+      const service = path !== '/health';
+      const plain = await gw.fetch(path, { service });
       expect(plain.status).to.equal(200);
       expect(plain.headers.get('x-api-version')).to.equal('1.0');
-      const asked = await gw.fetch(path, { headers: { 'x-api-version': '1.1' } });
+      const asked = await gw.fetch(path, { service, headers: { 'x-api-version': '1.1' } });
       expect(asked.headers.get('x-api-version')).to.equal('1.1');
-      const prefixed = await gw.fetch(`/v1.1${path}`);
+      const prefixed = await gw.fetch(`/v1.1${path}`, { service });
       expect(prefixed.status).to.equal(200);
       expect(prefixed.headers.get('x-api-version')).to.equal('1.1');
     });
@@ -54,7 +55,7 @@ describe('gateway observability', () => {
 
   it('counts requests per route template and status in /metrics', async () => {
     await gw.fetch(`/account/${ACCOUNT}/balance`, { token: gw.token() });
-    const metrics = await (await gw.fetch('/metrics')).text();
+    const metrics = await (await gw.fetch('/metrics', { service: true })).text();
     expect(metrics).to.match(
       /http_request_duration_seconds_count\{[^}]*route="\/account\/\{id\}\/balance"[^}]*status="200"[^}]*\} 1/,
     );

@@ -1,5 +1,42 @@
+import { request as httpRequest } from 'node:http';
 import { expect } from 'chai';
 import { startGatewayUnderTest, lastRequest, type GatewayUnderTest } from './harness.js';
+
+interface ChunkedAnswer {
+  status: number;
+  body: string;
+  connection?: string;
+}
+
+/** POSTs `chunks` with Transfer-Encoding: chunked (no Content-Length) and resolves with the answer. */
+export function postChunked(
+  url: string,
+  chunks: string[],
+  headers: Record<string, string> = {},
+): Promise<ChunkedAnswer> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      url,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked', ...headers },
+      },
+      (response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, body, connection: response.headers.connection }),
+        );
+      },
+    );
+    // The gateway may answer and close before the last chunks are written.
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE' && error.code !== 'ECONNRESET') reject(error);
+    });
+    for (const chunk of chunks) request.write(chunk);
+    request.end();
+  });
+}
 
 describe('gateway routing and edge authentication', () => {
   let gw: GatewayUnderTest;
@@ -36,7 +73,9 @@ describe('gateway routing and edge authentication', () => {
 
   it('never routes /internal/*', async () => {
     const before = Object.values(gw.upstreams).reduce((n, u) => n + u.received.length, 0);
-    const response = await gw.fetch('/internal/revocations', { token: gw.token() });
+    const anonymous = await gw.fetch('/internal/revocations', { token: gw.token() });
+    expect(anonymous.status).to.equal(401);
+    const response = await gw.fetch('/internal/revocations', { service: true });
     expect(response.status).to.equal(404);
     expect(response.headers.get('content-type')).to.match(/^application\/problem\+json/);
     expect(await response.json()).to.include({
@@ -222,6 +261,34 @@ describe('gateway routing and edge authentication', () => {
     }
   });
 
+  it('cuts off a chunked body past the limit with 413, and the service never gets a complete request', async () => {
+    const small = await startGatewayUnderTest({ MAX_BODY_BYTES: 64 });
+    try {
+      const chunks = ['{"amount":1,"currency":"USD","padding":"', ...Array(8).fill('x'.repeat(32)), '"}'];
+      const refused = await postChunked(
+        `${small.url}/account/3b241101-e2bb-4255-8caf-4136c566a962/deposit`,
+        chunks,
+        { authorization: `Bearer ${small.token()}` },
+      );
+      expect(refused.status, refused.body).to.equal(413);
+      expect(JSON.parse(refused.body)).to.include({ code: 'PAYLOAD_TOO_LARGE' });
+      expect(refused.connection).to.equal('close');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(small.upstreams.ledger.received).to.deep.equal([]);
+
+      const within = await postChunked(`${small.url}/webhook/payment`, [
+        '{"payment_id":',
+        '"p","status":"completed"}',
+      ]);
+      expect(within.status).to.equal(200);
+      expect(lastRequest(small.upstreams['webhook-ingest']).body.toString()).to.equal(
+        '{"payment_id":"p","status":"completed"}',
+      );
+    } finally {
+      await small.stop();
+    }
+  });
+
   it('sets security headers on every response', async () => {
     const response = await gw.fetch('/api/currencies');
     expect(response.headers.get('x-content-type-options')).to.equal('nosniff');
@@ -245,9 +312,9 @@ describe('gateway routing and edge authentication', () => {
   });
 
   it('is ready only when every service is ready', async () => {
-    expect((await gw.fetch('/ready')).status).to.equal(200);
+    expect((await gw.fetch('/ready', { service: true })).status).to.equal(200);
     gw.upstreams.currency.answer((_req, res) => res.writeHead(503).end());
-    const response = await gw.fetch('/ready');
+    const response = await gw.fetch('/ready', { service: true });
     gw.upstreams.currency.answer((req, res) =>
       res.writeHead(200).end(JSON.stringify({ upstream: 'currency', path: req.url })),
     );
@@ -258,7 +325,7 @@ describe('gateway routing and edge authentication', () => {
   });
 
   it('exposes Prometheus metrics with proxied requests by upstream and route', async () => {
-    const text = await (await gw.fetch('/metrics')).text();
+    const text = await (await gw.fetch('/metrics', { service: true })).text();
     expect(text).to.match(
       /gateway_upstream_duration_seconds_count\{[^}]*upstream="ledger"[^}]*route="\/accounts"/,
     );

@@ -103,7 +103,7 @@ describe('gateway with a failing upstream', () => {
   });
 
   it('reports not ready while a service is down', async () => {
-    const response = await gw.fetch('/ready');
+    const response = await gw.fetch('/ready', { service: true });
     expect(response.status).to.equal(503);
     expect(((await response.json()) as { checks: Record<string, boolean> }).checks).to.include({
       ledger: false,

@@ -1,6 +1,13 @@
 import { expect } from 'chai';
 import type express from 'express';
-import { createHttpApp, createLogger, createMetrics, listen, type HttpServer } from '@payments/service-kit';
+import {
+  createHttpApp,
+  createLogger,
+  createMetrics,
+  listen,
+  resolveServiceCredential,
+  type HttpServer,
+} from '@payments/service-kit';
 import { versioning } from '../src/http/versioning.js';
 import { lastRequest, startGatewayUnderTest, type GatewayUnderTest } from './harness.js';
 
@@ -139,17 +146,21 @@ describe('gateway versioning', () => {
 
   it('marks a retiring version with Deprecation and Sunset headers', async () => {
     const logger = createLogger('test', 'silent');
-    const app = createHttpApp({ logger, metrics: createMetrics('test'), bodyParser: 'none' }, (a) => {
-      a.use(
-        versioning({
-          '1.0': {
-            deprecatedAt: new Date('2030-01-01T00:00:00Z'),
-            sunsetAt: new Date('2031-01-01T00:00:00Z'),
-          },
-        }),
-      );
-      a.get('/thing', (_req: express.Request, res: express.Response) => void res.json({}));
-    });
+    const serviceCredential = resolveServiceCredential({ NODE_ENV: 'test' });
+    const app = createHttpApp(
+      { logger, metrics: createMetrics('test'), serviceCredential, bodyParser: 'none' },
+      (a) => {
+        a.use(
+          versioning({
+            '1.0': {
+              deprecatedAt: new Date('2030-01-01T00:00:00Z'),
+              sunsetAt: new Date('2031-01-01T00:00:00Z'),
+            },
+          }),
+        );
+        a.get('/thing', (_req: express.Request, res: express.Response) => void res.json({}));
+      },
+    );
     const server: HttpServer = await listen(app, 0, '127.0.0.1');
     try {
       const old = await fetch(`http://127.0.0.1:${server.port}/v1.0/thing`);

@@ -43,6 +43,8 @@ export interface SystemSettings {
   nodeEnv?: 'development' | 'test' | 'production';
   logLevel?: string;
   webhookSecret?: string;
+  /** SERVICE_TOKEN for every process; unset, services fall back to the public development value. */
+  serviceToken?: string;
   /** Extra variables for every service, then per service. */
   env?: Record<string, string>;
   serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
@@ -90,6 +92,7 @@ export function serviceEnvironment(service: ServiceName, settings: SystemSetting
     ...(settings.webhookSecret
       ? { WEBHOOK_SECRETS: settings.webhookSecret, SANDBOX_WEBHOOK_SECRET: settings.webhookSecret }
       : {}),
+    ...(settings.serviceToken ? { SERVICE_TOKEN: settings.serviceToken } : {}),
   };
   const database = databaseUrl(settings.postgresUrl, service, settings.databaseSuffix);
   if (database) env.DATABASE_URL = database;

@@ -62,7 +62,11 @@ export async function checkBooks(context: DrillContext, scope: BookScope): Promi
   const pool = context.ledgerDb.pool;
   const client = createHttpClient(context.target.ledgerUrl, 1, 60_000);
   try {
-    const audit = await client.json<AuditAnswer>({ method: 'GET', path: '/internal/audit' });
+    const audit = await client.json<AuditAnswer>({
+      method: 'GET',
+      path: '/internal/audit',
+      token: context.target.serviceToken,
+    });
     const found =
       audit.unbalanced_transactions.length +
       audit.balance_mismatches.length +

@@ -1,4 +1,7 @@
-import { DEVELOPMENT_WEBHOOK_SECRET } from '@payments/service-kit';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { developmentSecretsPath, type DevelopmentSecrets } from '@payments/infra';
+import { DEVELOPMENT_SERVICE_TOKEN, DEVELOPMENT_WEBHOOK_SECRET } from '@payments/service-kit';
 import { findInfrastructure, startSystem, type TestSystem, type TestSystemOptions } from '@payments/testkit';
 
 /** Where the system under test answers, and the databases behind it the bench may read and seed. */
@@ -11,6 +14,8 @@ export interface Target {
   ledgerDatabaseUrl: string;
   webhookDatabaseUrl: string;
   webhookSecret: string;
+  /** SERVICE_TOKEN, for the ledger's /internal/audit. */
+  serviceToken: string;
   amqpUrl: string;
   /** The prefix of this system's exchanges and queues. */
   amqpNamespace: string;
@@ -49,6 +54,7 @@ export async function startTarget(options: TestSystemOptions): Promise<Target> {
     ledgerDatabaseUrl: ledgerEnv.DATABASE_URL as string,
     webhookDatabaseUrl: webhookEnv.DATABASE_URL as string,
     webhookSecret: system.webhookSecret,
+    serviceToken: system.serviceToken,
     amqpUrl: ledgerEnv.AMQP_URL as string,
     amqpNamespace: ledgerEnv.AMQP_NAMESPACE ?? '',
     ports: portsOf(system.urls),
@@ -58,13 +64,21 @@ export async function startTarget(options: TestSystemOptions): Promise<Target> {
   };
 }
 
+/** The secrets `pnpm start` generated under DATA_DIR (relative to the repository), when there are any. */
+function launcherSecrets(env: NodeJS.ProcessEnv): Partial<DevelopmentSecrets> {
+  const file = developmentSecretsPath(path.resolve(import.meta.dirname, '../../..', env.DATA_DIR ?? '.data'));
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as DevelopmentSecrets) : {};
+}
+
 /**
  * A system already running (e.g. `pnpm start`), named by BENCH_GATEWAY_URL; the other addresses default to the
  * launcher's ports and databases and can be given with BENCH_LEDGER_URL, BENCH_WEBHOOK_URL, BENCH_POSTGRES_URL,
- * BENCH_LEDGER_DATABASE_URL, BENCH_WEBHOOK_DATABASE_URL, BENCH_WEBHOOK_SECRET, BENCH_AMQP_URL and
- * BENCH_AMQP_NAMESPACE. Its provider sandbox must be off for the deposit pipeline (it would confirm twice).
+ * BENCH_LEDGER_DATABASE_URL, BENCH_WEBHOOK_DATABASE_URL, BENCH_WEBHOOK_SECRET, BENCH_SERVICE_TOKEN, BENCH_AMQP_URL
+ * and BENCH_AMQP_NAMESPACE; the secrets default to the ones `pnpm start` keeps in DATA_DIR. Its provider sandbox
+ * must be off for the deposit pipeline (it would confirm twice).
  */
 export function attachTarget(env: NodeJS.ProcessEnv): Target {
+  const generated = launcherSecrets(env);
   const gatewayUrl = loopbackOnly('BENCH_GATEWAY_URL', env.BENCH_GATEWAY_URL as string);
   const postgresUrl = env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const database = (name: string) => {
@@ -79,7 +93,8 @@ export function attachTarget(env: NodeJS.ProcessEnv): Target {
     postgresUrl,
     ledgerDatabaseUrl: env.BENCH_LEDGER_DATABASE_URL ?? database('payments_ledger'),
     webhookDatabaseUrl: env.BENCH_WEBHOOK_DATABASE_URL ?? database('payments_webhook_ingest'),
-    webhookSecret: env.BENCH_WEBHOOK_SECRET ?? DEVELOPMENT_WEBHOOK_SECRET,
+    webhookSecret: env.BENCH_WEBHOOK_SECRET ?? generated.webhookSecret ?? DEVELOPMENT_WEBHOOK_SECRET,
+    serviceToken: env.BENCH_SERVICE_TOKEN ?? generated.serviceToken ?? DEVELOPMENT_SERVICE_TOKEN,
     amqpUrl: env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
     amqpNamespace: env.BENCH_AMQP_NAMESPACE ?? '',
     ports: {

@@ -40,8 +40,6 @@ export const PUBLIC_ROUTES: readonly { methods: readonly string[] | 'any'; patte
   { methods: 'any', pattern: '/webhook/*' },
   { methods: READ, pattern: '/' },
   { methods: READ, pattern: '/health' },
-  { methods: READ, pattern: '/ready' },
-  { methods: READ, pattern: '/metrics' },
   { methods: READ, pattern: '/openapi.json' },
   { methods: READ, pattern: '/docs' },
   { methods: READ, pattern: '/docs/*' },

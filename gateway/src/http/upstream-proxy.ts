@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { Transform } from 'node:stream';
 import type { Request, RequestHandler, Response } from 'express';
 import { Pool, type Dispatcher } from 'undici';
 import { buildProblem } from '@payments/contracts';
@@ -18,6 +19,8 @@ export interface UpstreamProxy {
 
 export interface UpstreamProxyOptions {
   timeoutMs: number;
+  /** A chunked body (no Content-Length to check up front) is cut off, and answered 413, past this many bytes. */
+  maxBodyBytes: number;
   logger: Logger;
   /** Sees each upstream answer before it is passed on to the client. */
   onResponse?: (req: Request, status: number) => void;
@@ -46,6 +49,10 @@ const RESPONSE_HEADERS_NOT_RELAYED = new Set([
 ]);
 export const RETRY_AFTER_SECONDS = 1;
 
+class BodyTooLargeError extends Error {
+  override name = 'BodyTooLargeError';
+}
+
 /**
  * Streams requests to one service over a pool of keep-alive connections (bodies are never parsed or buffered here:
  * webhook signatures cover the raw bytes). A service that is down or slower than `timeoutMs` gives a 503.
@@ -65,7 +72,12 @@ export function createUpstreamProxy(upstream: Upstream, options: UpstreamProxyOp
         method: req.method as Dispatcher.HttpMethod,
         path: basePath + req.url,
         headers: forwardedHeaders(req),
-        body: chunked || req.headers['content-length'] !== undefined ? req : null,
+        // A Content-Length body was checked before it got here, and Node holds the client to that length.
+        body: chunked
+          ? limitedBody(req, options.maxBodyBytes)
+          : req.headers['content-length'] !== undefined
+            ? req
+            : null,
         // A chunked request body never shares a connection with the next request (no room for request smuggling).
         reset: chunked,
         headersTimeout: options.timeoutMs,
@@ -76,6 +88,28 @@ export function createUpstreamProxy(upstream: Upstream, options: UpstreamProxyOp
   };
 
   return { handler, close: () => pool.destroy() };
+}
+
+/**
+ * The client's chunked body, counted as it streams: past `maxBytes` it fails, which aborts the upstream request
+ * mid-body (the service never sees a complete request) and lets the client be answered 413. A stream of its own,
+ * so aborting it leaves the client's connection open for that answer.
+ */
+function limitedBody(req: Request, maxBytes: number): Transform {
+  let seen = 0;
+  const limited = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length;
+      if (seen > maxBytes)
+        return done(new BodyTooLargeError(`The request body is larger than ${maxBytes} bytes`));
+      done(null, chunk);
+    },
+  });
+  // undici reports the failure; this keeps one that comes after the upstream answered from being unhandled.
+  limited.on('error', () => undefined);
+  req.once('error', (error) => limited.destroy(error));
+  req.pipe(limited);
+  return limited;
 }
 
 function forwardedHeaders(req: Request): IncomingHttpHeaders {
@@ -137,6 +171,12 @@ function relayAnswer(
     onResponseError(_controller, error) {
       // The client went away, or was answered: there is nobody to answer now.
       if (res.destroyed || res.writableEnded) return;
+      if (error instanceof BodyTooLargeError) {
+        if (res.headersSent) return void res.destroy();
+        // The rest of the body is never read, so the connection cannot carry another request.
+        res.setHeader('connection', 'close');
+        return renderError(buildProblem('PAYLOAD_TOO_LARGE', error.message, requestPath(req)), req, res);
+      }
       options.logger.warn({ err: error, upstream: options.upstream, url: req.url }, 'upstream unavailable');
       if (res.headersSent) return void res.destroy();
       const problem = buildProblem(

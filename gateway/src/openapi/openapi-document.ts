@@ -212,6 +212,11 @@ function components(): Json {
         bearerFormat: 'JWT',
         description: 'A token from POST /auth/login',
       },
+      serviceToken: {
+        type: 'http',
+        scheme: 'bearer',
+        description: "The deployment's SERVICE_TOKEN (operators and Prometheus), not a user's token",
+      },
     },
     schemas: Object.fromEntries(Object.entries(SCHEMAS).map(([name, schema]) => [name, plain(schema)])),
     parameters: {
@@ -382,8 +387,13 @@ function responses(operation: Operation): Json {
 }
 
 function isPublic(operation: Operation): boolean {
-  if (operation.security === 'bearer') return false;
+  if (operation.security) return false;
   return isPublicRoute(operation.method.toUpperCase(), operation.path);
+}
+
+function securityOf(operation: Operation): Json {
+  if (operation.security === 'service') return { security: [{ serviceToken: [] }] };
+  return isPublic(operation) ? { security: [] } : {};
 }
 
 function operationObject(operation: Operation): Json {
@@ -392,7 +402,7 @@ function operationObject(operation: Operation): Json {
     tags: [operation.tag],
     summary: operation.summary,
     ...(operation.description ? { description: operation.description } : {}),
-    ...(isPublic(operation) ? { security: [] } : {}),
+    ...securityOf(operation),
     ...(parameters(operation).length ? { parameters: parameters(operation) } : {}),
     ...(operation.body
       ? {

@@ -59,8 +59,8 @@ export interface Operation {
   errors: ErrorStatus[];
   /** Webhooks answer errors with `{ error }` instead of problem+json. */
   errorBody?: 'problem' | 'webhook';
-  /** Which operations take a token: by default the gateway's public-route list decides. */
-  security?: 'bearer';
+  /** Which operations take a token: by default the gateway's public-route list decides. `service`: SERVICE_TOKEN. */
+  security?: 'bearer' | 'service';
 }
 
 const PROTECTED: ErrorStatus[] = [401, 403];
@@ -113,7 +113,8 @@ export const OPERATIONS: readonly Operation[] = [
     description: 'Answers 503 with the same body while any service is not ready.',
     success: { status: 200, description: 'Every service is ready', schema: 'Readiness' },
     alsoAnswers: [503],
-    errors: [],
+    errors: [401],
+    security: 'service',
   },
   {
     method: 'get',
@@ -122,7 +123,8 @@ export const OPERATIONS: readonly Operation[] = [
     tag: 'Operations',
     summary: 'Prometheus metrics',
     success: { status: 200, description: 'The Prometheus text format', mediaType: 'text/plain' },
-    errors: [],
+    errors: [401],
+    security: 'service',
   },
   {
     method: 'post',

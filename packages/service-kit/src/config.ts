@@ -17,6 +17,8 @@ export const CommonConfig = {
     { default: 'info' },
   ),
   HOST: Type.String({ default: '127.0.0.1' }),
+  /** The deployment's service credential for `/internal/*` and `/metrics`; comma-separated during a rotation. */
+  SERVICE_TOKEN: Type.Optional(Type.String()),
 } satisfies TProperties;
 
 export const PortNumber = (fallback: number) =>

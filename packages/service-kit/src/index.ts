@@ -8,6 +8,7 @@ export * from './revocation-loader.js';
 export * from './lifecycle.js';
 export * from './batcher.js';
 export * from './service-client.js';
+export * from './service-credential.js';
 export * from './http/app.js';
 export * from './http/validate.js';
 export * from './http/listen.js';

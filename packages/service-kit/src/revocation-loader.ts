@@ -1,6 +1,7 @@
 import { compileSchema, TokenRevokedData } from '@payments/contracts';
 import type { RevocationList } from './auth.js';
 import type { Logger } from './logger.js';
+import { serviceAuthorization } from './service-credential.js';
 
 const checkRevocation = compileSchema(TokenRevokedData);
 
@@ -12,8 +13,10 @@ export async function loadRevocations(
   identityUrl: string,
   revocations: RevocationList,
   logger: Logger,
+  serviceToken: string,
 ): Promise<number> {
   const response = await fetch(new URL('/internal/revocations', identityUrl), {
+    headers: serviceAuthorization(serviceToken),
     signal: AbortSignal.timeout(2000),
   });
   if (!response.ok) throw new Error(`identity answered ${response.status}`);

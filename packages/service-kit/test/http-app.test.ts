@@ -7,8 +7,14 @@ import {
   createLogger,
   createMetrics,
   listen,
+  resolveServiceCredential,
   type HttpServer,
 } from '@payments/service-kit';
+
+const serviceCredential = resolveServiceCredential({
+  NODE_ENV: 'test',
+  SERVICE_TOKEN: 'kit-test-token-new,kit-test-token-old',
+});
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies are asserted field by field
 const json = async (response: Response): Promise<any> => response.json();
@@ -28,6 +34,7 @@ describe('HTTP app factory', () => {
           write: (line: string) => logLines.push(JSON.parse(line)),
         }),
         metrics: createMetrics('http-test'),
+        serviceCredential,
         readiness: [{ name: 'database', check: () => false }],
       },
       (routes) => {
@@ -50,6 +57,9 @@ describe('HTTP app factory', () => {
         });
         routes.get('/poor', () => {
           throw new AppError('INSUFFICIENT_FUNDS', 'Not enough money');
+        });
+        routes.get('/internal/report', (_req, res) => {
+          res.json({ internal: true });
         });
       },
     );
@@ -153,6 +163,34 @@ describe('HTTP app factory', () => {
     expect(line?.responseTime).to.be.a('number');
   });
 
+  it('answers /internal/* and /metrics only with the service credential, any of a rotation', async () => {
+    const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+    for (const path of ['/internal/report', '/internal/added-later', '/INTERNAL/report/', '/metrics']) {
+      for (const init of [
+        {},
+        bearer('wrong'),
+        bearer('kit-test-token-new-but-longer'),
+        { headers: { authorization: 'kit-test-token-new' } },
+      ]) {
+        const refused = await fetch(`${base}${path}`, init);
+        expect(refused.status, `${path} ${JSON.stringify(init)}`).to.equal(401);
+        expect(refused.headers.get('www-authenticate')).to.equal('Bearer realm="service"');
+        expect(await json(refused)).to.deep.include({
+          code: 'AUTH_REQUIRED',
+          detail: 'This endpoint needs the service credential',
+        });
+      }
+    }
+    for (const token of ['kit-test-token-new', 'kit-test-token-old']) {
+      expect(await json(await fetch(`${base}/internal/report`, bearer(token)))).to.deep.equal({
+        internal: true,
+      });
+      expect((await fetch(`${base}/metrics`, bearer(token))).status).to.equal(200);
+    }
+    expect((await fetch(`${base}/internal/added-later`, bearer('kit-test-token-old'))).status).to.equal(404);
+    expect((await fetch(`${base}/health`)).status).to.equal(200);
+  });
+
   it('reports not ready while a dependency is down', async () => {
     const response = await fetch(`${base}/ready`);
     expect(response.status).to.equal(503);
@@ -175,19 +213,22 @@ describe('HTTP app factory logging at warn', () => {
       childLoggers += 1;
       return makeChild(...args);
     }) as typeof logger.child;
-    const app = createHttpApp({ logger, metrics: createMetrics('http-test') }, (routes) => {
-      routes.get('/silent', (_req, res) => {
-        res.json({});
-      });
-      routes.get('/quiet', (req, res) => {
-        req.log.info('below the level');
-        res.json({});
-      });
-      routes.get('/broken', (req) => {
-        req.log.warn('about to fail');
-        throw new Error('boom');
-      });
-    });
+    const app = createHttpApp(
+      { logger, metrics: createMetrics('http-test'), serviceCredential },
+      (routes) => {
+        routes.get('/silent', (_req, res) => {
+          res.json({});
+        });
+        routes.get('/quiet', (req, res) => {
+          req.log.info('below the level');
+          res.json({});
+        });
+        routes.get('/broken', (req) => {
+          req.log.warn('about to fail');
+          throw new Error('boom');
+        });
+      },
+    );
     http = await listen(app, 0, '127.0.0.1');
     base = `http://127.0.0.1:${http.port}`;
   });
@@ -224,7 +265,7 @@ describe('HTTP app factory logging at warn', () => {
 describe('HTTP server from listen()', () => {
   it("makes requests and responses with the app's prototypes, so Express need not move them per request", async () => {
     const app = createHttpApp(
-      { logger: createLogger('http-test', 'silent'), metrics: createMetrics('http-test') },
+      { logger: createLogger('http-test', 'silent'), metrics: createMetrics('http-test'), serviceCredential },
       () => {},
     );
     const http = await listen(app, 0, '127.0.0.1');

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,15 +15,23 @@ import { createTestBroker } from './broker.js';
 import { findInfrastructure } from './infrastructure.js';
 import { eventually, freePortBlock } from './ports.js';
 
+/** The SERVICE_TOKEN of every system this test process starts: random, so never a public value. */
+export const testServiceToken = randomBytes(32).toString('hex');
+
 export interface TestSystem extends ProcessSystem {
   /** The secret the webhook endpoints verify with (and the sandbox signs with). */
   webhookSecret: string;
+  /** What `/internal/*` and `/metrics` require (`Authorization: Bearer …`); the same as `testServiceToken`. */
+  serviceToken: string;
   /** Variables a second copy of a service needs to join this system (same databases and queues). */
   environment(service: ServiceName): Record<string, string>;
 }
 
 export interface TestSystemOptions {
-  /** Extra variables per service, e.g. `{ 'provider-sandbox': { SANDBOX_ENABLED: 'false' } }`. */
+  /**
+   * Extra variables per service, e.g. `{ 'provider-sandbox': { SANDBOX_ENABLED: 'false' } }` (the sandbox is on
+   * by default here) or `{ 'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' } }` (off by default).
+   */
   serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
   env?: Record<string, string>;
 }
@@ -52,8 +61,14 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
     nodeEnv: 'test' as const,
     logLevel: process.env.TEST_LOG_LEVEL ?? 'warn',
     webhookSecret,
+    serviceToken: testServiceToken,
     // Tests register many users from 127.0.0.1; the registration limit has tests of its own.
-    env: { RATE_LIMIT_ENABLED: 'false', REGISTRATION_MAX_PER_WINDOW: '1000000', ...options.env },
+    env: {
+      RATE_LIMIT_ENABLED: 'false',
+      REGISTRATION_MAX_PER_WINDOW: '1000000',
+      SANDBOX_ENABLED: 'true',
+      ...options.env,
+    },
     serviceEnv: options.serviceEnv,
   };
   const cleanup = async () => {
@@ -72,6 +87,7 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
   return {
     ...system,
     webhookSecret,
+    serviceToken: testServiceToken,
     environment: (service) => serviceEnvironment(service, settings),
     async stop() {
       await system.stop();

@@ -6,6 +6,8 @@ import {
   createShutdown,
   isDatabaseUp,
   openDatabase,
+  refuseDevelopmentSecrets,
+  resolveServiceCredential,
   serveHttp,
   type RunningService,
   type ServiceDeps,
@@ -32,6 +34,8 @@ export async function startCurrency(
   deps: CurrencyDeps = {},
 ): Promise<RunningService> {
   const logger = deps.logger ?? createLogger('currency', config.LOG_LEVEL);
+  const serviceCredential = resolveServiceCredential(config);
+  refuseDevelopmentSecrets(config.HOST, { SERVICE_TOKEN: serviceCredential.development }, logger);
   // Settings are checked before anything is opened, so a bad code fails fast and leaves nothing to close.
   const catalogue = createConfiguredCatalogue(config);
   const rateSource =
@@ -58,6 +62,7 @@ export async function startCurrency(
       {
         logger,
         metrics,
+        serviceCredential,
         readiness: [
           { name: 'database', check: () => isDatabaseUp(knex) },
           { name: 'event bus', check: () => bus.isConnected() },

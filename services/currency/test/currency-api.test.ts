@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import type { CurrencyStatisticsView, CurrencyView } from '@payments/contracts';
 import { createEvent } from '@payments/contracts';
 import type { Static } from '@sinclair/typebox';
-import { ConfigError } from '@payments/service-kit';
+import { ConfigError, DEVELOPMENT_SERVICE_TOKEN, serviceAuthorization } from '@payments/service-kit';
 import { createTestDatabase, eventually, type TestDatabase } from '@payments/testkit';
 import { catalogueEntries } from '../src/domain/catalogue.js';
 import { startCurrency } from '../src/index.js';
@@ -223,7 +223,9 @@ describe('currency service over HTTP', () => {
       return stats.accounts_per_currency[code] ?? 0;
     };
     const consumedCount = async (type: string, outcome: string): Promise<number> => {
-      const text = await (await currency.get('/metrics')).text();
+      const text = await (
+        await currency.get('/metrics', serviceAuthorization(DEVELOPMENT_SERVICE_TOKEN))
+      ).text();
       const line = text
         .split('\n')
         .find(

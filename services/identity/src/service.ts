@@ -6,6 +6,8 @@ import {
   createRevocationList,
   createShutdown,
   openDatabase,
+  refuseDevelopmentSecrets,
+  resolveServiceCredential,
   serveHttp,
   splitList,
   startOutboxRelay,
@@ -35,6 +37,16 @@ const PRUNE_INTERVAL_MS = 3600_000;
 
 export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = {}): Promise<RunningService> {
   const logger = deps.logger ?? createLogger('identity', config.LOG_LEVEL);
+  const serviceCredential = resolveServiceCredential(config);
+  refuseDevelopmentSecrets(
+    config.HOST,
+    {
+      SERVICE_TOKEN: serviceCredential.development,
+      // Without a configured key, identity signs with one it generated under DATA_DIR.
+      JWT_PRIVATE_KEY: !config.JWT_PRIVATE_KEY && !config.JWT_PRIVATE_KEY_FILE,
+    },
+    logger,
+  );
   const shutdown = createShutdown(logger);
   try {
     const keys = await loadSigningKeys(config, logger);
@@ -92,7 +104,7 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
       store,
       hasher,
       revocations,
-      ledger: createLedgerClient(config.LEDGER_URL),
+      ledger: createLedgerClient(config.LEDGER_URL, serviceCredential.token),
       loginThrottle: throttle,
       registrationThrottle,
       logger,
@@ -119,6 +131,7 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
       {
         logger,
         metrics: createMetrics('identity'),
+        serviceCredential,
         readiness: [
           { name: 'database', check: () => store.isUp() },
           { name: 'event bus', check: () => bus.isConnected() },

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import {
   createLogger,
   createMemoryBus,
+  DEVELOPMENT_SERVICE_TOKEN,
   loadConfig,
   type EventBus,
   type RunningService,
@@ -19,7 +20,7 @@ export interface Holdings {
   pending_transactions: number;
 }
 
-/** Stands in for the ledger's holdings endpoint; `null` answers 404. */
+/** Stands in for the ledger's holdings endpoint, with its service credential; `null` answers 404. */
 export interface FakeLedger {
   url: string;
   holdings: Map<string, Holdings | null>;
@@ -29,6 +30,10 @@ export interface FakeLedger {
 export async function startFakeLedger(): Promise<FakeLedger> {
   const holdings = new Map<string, Holdings | null>();
   const server: Server = createServer((req, res) => {
+    if (req.headers.authorization !== `Bearer ${DEVELOPMENT_SERVICE_TOKEN}`) {
+      res.writeHead(401, { 'content-type': 'application/json' }).end('{}');
+      return;
+    }
     const match = /^\/internal\/users\/([^/]+)\/holdings$/.exec(req.url ?? '');
     const answer = match ? holdings.get(match[1] as string) : null;
     if (!match || answer === null) {

@@ -1,6 +1,7 @@
 import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
+import { DEVELOPMENT_SERVICE_TOKEN, serviceAuthorization } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
 import { startIdentityHarness, type IdentityHarness } from './identity-harness.js';
 
@@ -129,6 +130,7 @@ describe('identity: tokens, revocation and failed-login limits', function () {
       const response = await identity.request<{ data: { jti?: string; expires_at: number }[] }>(
         'GET',
         '/internal/revocations',
+        { headers: serviceAuthorization(DEVELOPMENT_SERVICE_TOKEN) },
       );
       expect(response.status).to.equal(200);
       expect(response.body.data.find((r) => r.jti === jti)?.expires_at).to.be.greaterThan(Date.now() / 1000);

@@ -9,7 +9,9 @@ import {
   isDatabaseUp,
   loadRevocations,
   openDatabase,
+  refuseDevelopmentSecrets,
   requireAuth,
+  resolveServiceCredential,
   serveHttp,
   startOutboxRelay,
   startRevocationSync,
@@ -48,6 +50,8 @@ function crashAfterCommit(config: LedgerConfig, logger: Logger) {
 export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}): Promise<RunningService> {
   const logger = deps.logger ?? createLogger('ledger', config.LOG_LEVEL);
   const fees = feeScheduleOf(config);
+  const serviceCredential = resolveServiceCredential(config);
+  refuseDevelopmentSecrets(config.HOST, { SERVICE_TOKEN: serviceCredential.development }, logger);
   const shutdown = createShutdown(logger);
   try {
     const knex = await openDatabase({ url: config.DATABASE_URL, migrations, logger });
@@ -68,7 +72,7 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
     const revocations = createRevocationList();
     // Until a load succeeds every token is refused with 503, so a ledger started before identity forgets none.
     const revocationSync = startRevocationSync({
-      load: () => loadRevocations(config.IDENTITY_URL, revocations, logger),
+      load: () => loadRevocations(config.IDENTITY_URL, revocations, logger, serviceCredential.token),
       logger,
     });
     shutdown.add('revocation loading', () => revocationSync.stop());
@@ -108,6 +112,7 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
       {
         logger,
         metrics,
+        serviceCredential,
         readiness: [
           { name: 'database', check: () => isDatabaseUp(knex) },
           { name: 'event bus', check: () => bus.isConnected() },

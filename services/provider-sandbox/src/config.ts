@@ -1,13 +1,20 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { BusConfig, CommonConfig, DEVELOPMENT_WEBHOOK_SECRET, PortNumber, Url } from '@payments/service-kit';
+import {
+  BusConfig,
+  CommonConfig,
+  ConfigError,
+  DEVELOPMENT_WEBHOOK_SECRET,
+  PortNumber,
+  Url,
+} from '@payments/service-kit';
 
 export const ProviderSandboxConfigSchema = Type.Object({
   ...CommonConfig,
   PORT: PortNumber(3005),
   ...BusConfig,
   WEBHOOK_INGEST_URL: Url('http://127.0.0.1:3004'),
-  /** Defaults to on outside production; production never runs the sandbox, whatever this says. */
-  SANDBOX_ENABLED: Type.Optional(Type.Boolean()),
+  /** The sandbox confirms every payment, so it runs only when asked to (`pnpm start`, tests), never in production. */
+  SANDBOX_ENABLED: Type.Boolean({ default: false }),
   SANDBOX_DELAY_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 500 }),
   /** Sends every provider event twice, to exercise deduplication downstream. */
   SANDBOX_DUPLICATE_DELIVERY: Type.Boolean({ default: false }),
@@ -18,11 +25,14 @@ export type ProviderSandboxConfig = Static<typeof ProviderSandboxConfigSchema>;
 
 export type SandboxMode = { enabled: true } | { enabled: false; reason: string };
 
-/** A stand-in that confirms every payment must never run where real money moves. */
+/** A stand-in that confirms every payment must never run where real money moves: production refuses to start. */
 export function sandboxMode(config: ProviderSandboxConfig): SandboxMode {
+  if (!config.SANDBOX_ENABLED) return { enabled: false, reason: 'SANDBOX_ENABLED is not true' };
   if (config.NODE_ENV === 'production') {
-    return { enabled: false, reason: 'the provider sandbox never runs with NODE_ENV=production' };
+    throw new ConfigError(
+      'Invalid configuration: SANDBOX_ENABLED=true is refused when NODE_ENV=production ' +
+        '(the sandbox confirms every payment)',
+    );
   }
-  if (config.SANDBOX_ENABLED === false) return { enabled: false, reason: 'SANDBOX_ENABLED=false' };
   return { enabled: true };
 }

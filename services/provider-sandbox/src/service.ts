@@ -4,6 +4,9 @@ import {
   createLogger,
   createMetrics,
   createShutdown,
+  DEVELOPMENT_WEBHOOK_SECRET,
+  refuseDevelopmentSecrets,
+  resolveServiceCredential,
   serveHttp,
   type EventBus,
   type ReadinessCheck,
@@ -21,10 +24,19 @@ export async function startProviderSandbox(
   deps: ServiceDeps = {},
 ): Promise<RunningService> {
   const logger = deps.logger ?? createLogger(NAME, config.LOG_LEVEL);
+  const mode = sandboxMode(config);
+  const serviceCredential = resolveServiceCredential(config);
+  refuseDevelopmentSecrets(
+    config.HOST,
+    {
+      SERVICE_TOKEN: serviceCredential.development,
+      SANDBOX_WEBHOOK_SECRET: mode.enabled && config.SANDBOX_WEBHOOK_SECRET === DEVELOPMENT_WEBHOOK_SECRET,
+    },
+    logger,
+  );
   const shutdown = createShutdown(logger);
   try {
     const metrics = createMetrics(NAME);
-    const mode = sandboxMode(config);
     const readiness: ReadinessCheck[] = [];
     if (mode.enabled) {
       const bus: EventBus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
@@ -47,7 +59,7 @@ export async function startProviderSandbox(
         'provider sandbox disabled: it consumes nothing and confirms nothing',
       );
     }
-    const app = createHttpApp({ logger, metrics, readiness }, () => undefined);
+    const app = createHttpApp({ logger, metrics, serviceCredential, readiness }, () => undefined);
     const address = await serveHttp(NAME, app, config, shutdown);
     logger.info(
       { url: address.url, enabled: mode.enabled, webhook: config.WEBHOOK_INGEST_URL },

@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { expect } from 'chai';
 import { createEvent } from '@payments/contracts';
 import {
+  ConfigError,
   createLogger,
   createMemoryBus,
   loadConfig,
@@ -66,6 +67,7 @@ describe('provider-sandbox', () => {
       WEBHOOK_INGEST_URL: receiver.url,
       SANDBOX_WEBHOOK_SECRET: SECRET,
       SANDBOX_DELAY_MS: '10',
+      SANDBOX_ENABLED: 'true',
       ...env,
     });
     const service = await startProviderSandbox(config, { bus, logger: silent });
@@ -221,8 +223,18 @@ describe('provider-sandbox', () => {
     expect(deliveries[0]?.event.data.object.id).to.equal(deliveries[1]?.event.data.object.id);
   });
 
+  it('refuses to start in production when enabled: it would confirm every payment', async () => {
+    const failure = await startSandbox({
+      NODE_ENV: 'production',
+      SANDBOX_ENABLED: 'true',
+      SERVICE_TOKEN: 'a-production-service-token-of-enough-length',
+    }).catch((error: unknown) => error);
+    expect(failure).to.be.instanceOf(ConfigError);
+    expect((failure as Error).message).to.match(/SANDBOX_ENABLED=true is refused when NODE_ENV=production/);
+  });
+
   for (const [what, env] of [
-    ['NODE_ENV=production', { NODE_ENV: 'production', SANDBOX_ENABLED: 'true' }],
+    ['SANDBOX_ENABLED unset', { SANDBOX_ENABLED: '' }],
     ['SANDBOX_ENABLED=false', { SANDBOX_ENABLED: 'false' }],
   ] as const) {
     it(`confirms nothing with ${what}, but still answers /health and /ready`, async () => {

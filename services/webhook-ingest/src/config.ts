@@ -24,8 +24,8 @@ export const WebhookIngestConfigSchema = Type.Object({
     maximum: 3600,
     default: DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
   }),
-  /** /webhook/payment confirms payments without a signature; off in production unless set to true. */
-  UNSIGNED_WEBHOOK_ENABLED: Type.Optional(Type.Boolean()),
+  /** /webhook/payment confirms payments without a signature: off unless true, and refused in production. */
+  UNSIGNED_WEBHOOK_ENABLED: Type.Boolean({ default: false }),
   /** An event with an effect still unpublished this long after it was recorded is published by the republisher. */
   WEBHOOK_REPUBLISH_AFTER_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: 5 }),
   /** How often the republisher looks for such events. */
@@ -41,7 +41,10 @@ export interface WebhookSettings {
   unsignedEnabled: boolean;
 }
 
-/** The settings whose defaults depend on NODE_ENV; production without WEBHOOK_SECRETS refuses to start. */
+/**
+ * The settings whose defaults depend on NODE_ENV. Production refuses to start without WEBHOOK_SECRETS, with the
+ * development secret, or with the unsigned endpoint on.
+ */
 export function resolveWebhookSettings(config: WebhookIngestConfig): WebhookSettings {
   const production = config.NODE_ENV === 'production';
   const configured = splitList(config.WEBHOOK_SECRETS);
@@ -51,10 +54,16 @@ export function resolveWebhookSettings(config: WebhookIngestConfig): WebhookSett
   if (production && configured.includes(DEVELOPMENT_WEBHOOK_SECRET)) {
     throw new ConfigError('Invalid configuration: WEBHOOK_SECRETS must not contain the development secret');
   }
+  if (production && config.UNSIGNED_WEBHOOK_ENABLED) {
+    throw new ConfigError(
+      'Invalid configuration: UNSIGNED_WEBHOOK_ENABLED=true is refused when NODE_ENV=production ' +
+        '(anyone could confirm a payment without a signature)',
+    );
+  }
   return {
     secrets: configured.length > 0 ? configured : [DEVELOPMENT_WEBHOOK_SECRET],
     usesDevelopmentSecret: configured.length === 0,
     toleranceSeconds: config.WEBHOOK_TOLERANCE_SECONDS,
-    unsignedEnabled: config.UNSIGNED_WEBHOOK_ENABLED ?? !production,
+    unsignedEnabled: config.UNSIGNED_WEBHOOK_ENABLED,
   };
 }

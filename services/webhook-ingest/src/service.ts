@@ -6,6 +6,8 @@ import {
   createShutdown,
   isDatabaseUp,
   openDatabase,
+  refuseDevelopmentSecrets,
+  resolveServiceCredential,
   serveHttp,
   type RunningService,
   type ServiceDeps,
@@ -26,6 +28,12 @@ export async function startWebhookIngest(
 ): Promise<RunningService> {
   const logger = deps.logger ?? createLogger(NAME, config.LOG_LEVEL);
   const settings = resolveWebhookSettings(config);
+  const serviceCredential = resolveServiceCredential(config);
+  refuseDevelopmentSecrets(
+    config.HOST,
+    { SERVICE_TOKEN: serviceCredential.development, WEBHOOK_SECRETS: settings.usesDevelopmentSecret },
+    logger,
+  );
   const shutdown = createShutdown(logger);
   try {
     const knex = await openDatabase({ url: config.DATABASE_URL, migrations, logger });
@@ -40,6 +48,7 @@ export async function startWebhookIngest(
       {
         logger,
         metrics,
+        serviceCredential,
         bodyParser: 'none',
         renderError: renderWebhookError,
         readiness: [
@@ -63,7 +72,7 @@ export async function startWebhookIngest(
     if (settings.usesDevelopmentSecret) {
       logger.warn('WEBHOOK_SECRETS is not set: accepting signatures made with the development secret');
     }
-    if (settings.unsignedEnabled && config.NODE_ENV === 'production') {
+    if (settings.unsignedEnabled) {
       logger.warn('UNSIGNED_WEBHOOK_ENABLED: /webhook/payment confirms payments without a signature');
     }
     logger.info({ url: address.url, unsigned_webhook: settings.unsignedEnabled }, 'webhook-ingest listening');

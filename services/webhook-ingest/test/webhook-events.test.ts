@@ -152,13 +152,15 @@ describe('webhook-ingest configuration', () => {
   const load = (env: Record<string, string>) =>
     resolveWebhookSettings(loadConfig(WebhookIngestConfigSchema, env));
 
-  it('uses the development secret and the unsigned endpoint outside production', () => {
-    expect(load({})).to.deep.include({
-      secrets: [DEVELOPMENT_WEBHOOK_SECRET],
-      usesDevelopmentSecret: true,
-      unsignedEnabled: true,
-      toleranceSeconds: 300,
-    });
+  it('uses the development secret outside production, and keeps the unsigned endpoint off', () => {
+    for (const NODE_ENV of ['development', 'test']) {
+      expect(load({ NODE_ENV })).to.deep.include({
+        secrets: [DEVELOPMENT_WEBHOOK_SECRET],
+        usesDevelopmentSecret: true,
+        unsignedEnabled: false,
+        toleranceSeconds: 300,
+      });
+    }
   });
 
   it('refuses to run in production without WEBHOOK_SECRETS', () => {
@@ -171,15 +173,14 @@ describe('webhook-ingest configuration', () => {
     );
   });
 
-  it('turns the unsigned endpoint off in production unless it is enabled on purpose', () => {
+  it('turns the unsigned endpoint on only when asked to, and never in production', () => {
     expect(load({ NODE_ENV: 'production', WEBHOOK_SECRETS: 'a, b' })).to.deep.include({
       secrets: ['a', 'b'],
       unsignedEnabled: false,
     });
-    expect(
-      load({ NODE_ENV: 'production', WEBHOOK_SECRETS: 'a', UNSIGNED_WEBHOOK_ENABLED: 'true' })
-        .unsignedEnabled,
-    ).to.equal(true);
-    expect(load({ UNSIGNED_WEBHOOK_ENABLED: 'false' }).unsignedEnabled).to.equal(false);
+    expect(load({ UNSIGNED_WEBHOOK_ENABLED: 'true' }).unsignedEnabled).to.equal(true);
+    expect(() =>
+      load({ NODE_ENV: 'production', WEBHOOK_SECRETS: 'a', UNSIGNED_WEBHOOK_ENABLED: 'true' }),
+    ).to.throw(/UNSIGNED_WEBHOOK_ENABLED=true is refused when NODE_ENV=production/);
   });
 });

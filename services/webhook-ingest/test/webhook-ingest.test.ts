@@ -9,6 +9,7 @@ import {
   createAmqpBus,
   createLogger,
   loadConfig,
+  serviceAuthorization,
   signWebhookPayload,
   type AmqpBus,
   type Consumer,
@@ -29,6 +30,7 @@ import { envelopeIdOf } from '../src/domain/webhook-event.js';
 
 const SECRET = 'whsec_component_current';
 const NEXT_SECRET = 'whsec_component_next';
+const SERVICE_TOKEN = 'webhook-ingest-component-test-service-token';
 const silent = createLogger('webhook-ingest-test', 'silent');
 
 type PaymentProcessed = EventEnvelope<'PaymentProcessed'>;
@@ -59,6 +61,9 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
       AMQP_URL: broker.url,
       AMQP_NAMESPACE: broker.namespace,
       WEBHOOK_SECRETS: `${SECRET},${NEXT_SECRET}`,
+      SERVICE_TOKEN,
+      // The tests mark the end of what they published with an unsigned webhook.
+      UNSIGNED_WEBHOOK_ENABLED: 'true',
       // Only the test about republishing republishes, so no test sees another's leftovers published under it.
       WEBHOOK_REPUBLISH_AFTER_SECONDS: '3600',
       ...env,
@@ -436,7 +441,9 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
       expect(await signedPost('/webhook/provider', event)).to.include({ status: 200, text: '' });
       expect(await publishedSince(later)).to.deep.equal([]);
 
-      const metrics = await (await fetch(`${service.url}/metrics`)).text();
+      const metrics = await (
+        await fetch(`${service.url}/metrics`, { headers: serviceAuthorization(SERVICE_TOKEN) })
+      ).text();
       expect(metrics).to.match(
         /webhook_events_duplicate_total\{[^}]*source="provider",type="payment_intent.succeeded"[^}]*\} (\d+)/,
       );
@@ -689,8 +696,18 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
       expect((failure as Error).message).to.match(/WEBHOOK_SECRETS is required/);
     });
 
-    it('answers 404 { error: "not found" } on the unsigned endpoint unless it is enabled', async () => {
-      const production = await startWebhookIngest(configFor({ NODE_ENV: 'production' }));
+    it('refuses to start with the unsigned endpoint on', async () => {
+      let failure: unknown;
+      await startWebhookIngest(configFor({ NODE_ENV: 'production' })).catch((error: unknown) => {
+        failure = error;
+      });
+      expect((failure as Error).message).to.match(/UNSIGNED_WEBHOOK_ENABLED=true is refused/);
+    });
+
+    it('answers 404 { error: "not found" } on the unsigned endpoint', async () => {
+      const production = await startWebhookIngest(
+        configFor({ NODE_ENV: 'production', UNSIGNED_WEBHOOK_ENABLED: 'false' }),
+      );
       try {
         const reply = await post(production, '/webhook/payment', {
           payment_id: randomUUID(),

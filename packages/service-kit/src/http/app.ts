@@ -10,6 +10,7 @@ import { buildProblem, PROBLEM_CONTENT_TYPE, type Problem } from '@payments/cont
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import { requireServiceCredential, type ServiceCredential } from '../service-credential.js';
 import { logRequests } from './request-logging.js';
 
 export interface ReadinessCheck {
@@ -23,6 +24,10 @@ export interface HttpAppOptions {
   /** JSON body limit; 'none' leaves body parsing to the routes (webhooks verify raw bytes first). */
   bodyParser?: { limit: string } | 'none';
   readiness?: ReadinessCheck[];
+  /** Required on every `/internal` path and on `/metrics` (see service-credential.ts). */
+  serviceCredential: ServiceCredential;
+  /** `/ready` needs the credential too: the gateway's fans out to every service. */
+  privateReadiness?: boolean;
   /** Middleware run on every request before the probes and routes (the gateway resolves the API version there). */
   early?: RequestHandler[];
   /** How errors are written; defaults to problem+json. Webhooks answer `{ error }` instead. */
@@ -84,7 +89,8 @@ const requireJsonBody: RequestHandler = (req, _res, next) => {
 
 /**
  * The Express app every service starts from: request ids, access logs, JSON bodies, health and readiness,
- * metrics, then the service's routes, then 404 and one error handler that speaks problem+json.
+ * metrics, then the service's routes, then 404 and one error handler that speaks problem+json. `/internal/*` and
+ * `/metrics` answer only callers with the service credential; `/health` answers anyone.
  */
 export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Express) => void): Express {
   const app = express();
@@ -104,10 +110,14 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
   app.use(options.metrics.middleware);
   for (const middleware of options.early ?? []) app.use(middleware);
 
+  const serviceOnly = requireServiceCredential(options.serviceCredential);
+  // Before any route, so every internal endpoint is covered, including ones added later.
+  app.use('/internal', serviceOnly);
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  app.get('/ready', async (_req, res) => {
+  const readinessGuard: RequestHandler[] = options.privateReadiness ? [serviceOnly] : [];
+  app.get('/ready', ...readinessGuard, async (_req, res) => {
     const results = await Promise.all(
       (options.readiness ?? []).map(async ({ name, check }) => [
         name,
@@ -118,7 +128,7 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
     const ready = Object.values(checks).every(Boolean);
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
   });
-  app.get('/metrics', options.metrics.handler);
+  app.get('/metrics', serviceOnly, options.metrics.handler);
 
   if (options.bodyParser !== 'none') {
     app.use(requireJsonBody);

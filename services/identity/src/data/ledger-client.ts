@@ -18,8 +18,8 @@ function isHoldings(body: unknown): body is UserHoldings {
   );
 }
 
-export function createLedgerClient(ledgerUrl: string): LedgerClient {
-  const client = createServiceClient(ledgerUrl);
+export function createLedgerClient(ledgerUrl: string, serviceToken: string): LedgerClient {
+  const client = createServiceClient(ledgerUrl, { serviceToken });
   return {
     async holdingsOf(userId, requestId) {
       const response = await client

@@ -4,8 +4,10 @@ import {
   createAmqpBus,
   createLogger,
   createMemoryBus,
+  DEVELOPMENT_SERVICE_TOKEN,
   loadConfig,
   openDatabase,
+  serviceAuthorization,
   type Consumer,
   type EventBus,
   type EventHandlers,
@@ -137,6 +139,8 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
       headers: {
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         ...(user ? { authorization: `Bearer ${user.token}` } : {}),
+        // Internal endpoints answer only other services (the ledger here runs with the development token).
+        ...(path.startsWith('/internal/') ? serviceAuthorization(DEVELOPMENT_SERVICE_TOKEN) : {}),
         ...headers,
       },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),

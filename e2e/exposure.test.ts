@@ -1,0 +1,319 @@
+import { spawn } from 'node:child_process';
+import { createHmac, randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import path from 'node:path';
+import { expect } from 'chai';
+import { serviceDirectory, type ServiceName } from '@payments/infra';
+import { eventually, freePort, startSystem, type TestSystem } from '@payments/testkit';
+import { apiClient, type ApiClient } from './api-client.js';
+import { expectBooksBalance } from './support/ledger-audit.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const MAX_BODY_BYTES = 4096;
+const INTERNAL_PATHS = (userId: string) => [
+  '/internal/audit',
+  `/internal/users/${userId}/holdings`,
+  '/internal/revocations',
+  // One nobody serves yet: the guard covers every /internal path, whatever a service adds later.
+  '/internal/added-later',
+];
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** A provider's signed confirmation of a deposit, so the victim below holds real money. */
+function signedSucceeded(transactionId: string, amount: number, secret: string) {
+  const body = JSON.stringify({
+    id: `evt_${randomUUID()}`,
+    type: 'payment_intent.succeeded',
+    data: {
+      object: {
+        id: `pi_${randomUUID()}`,
+        amount,
+        currency: 'usd',
+        status: 'succeeded',
+        metadata: { transaction_id: transactionId },
+      },
+    },
+  });
+  const t = Math.floor(Date.now() / 1000);
+  const mac = createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
+  return { body, headers: { 'content-type': 'application/json', 'provider-signature': `t=${t},v1=${mac}` } };
+}
+
+/** POSTs `chunks` with Transfer-Encoding: chunked, so the gateway sees no Content-Length to refuse up front. */
+function postChunked(url: string, chunks: string[], headers: Record<string, string>) {
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const request = httpRequest(
+      url,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      },
+      (response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      },
+    );
+    // The gateway answers and closes once the limit is passed, maybe before the last chunk is written.
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE' && error.code !== 'ECONNRESET') reject(error);
+    });
+    for (const chunk of chunks) request.write(chunk);
+    request.end();
+  });
+}
+
+describe('what a stranger can reach: internal endpoints, probes, the unsigned webhook, chunked bodies', function () {
+  this.timeout(120_000);
+  let system: TestSystem;
+  let api: ApiClient;
+  let victim: { token: string; userId: string; accountId: string };
+
+  const balanceOf = async (owner: typeof victim) =>
+    (await api.get(`/account/${owner.accountId}/balance`, owner.token)).body.balance as number;
+  const historyOf = async (owner: typeof victim) =>
+    (await api.get(`/account/${owner.accountId}/transactions`, owner.token)).body.data as { id: string }[];
+  const openAccount = async () => {
+    const user = await api.signUp();
+    const account = await api.post('/account', { currency: 'USD' }, user.token);
+    expect(account.status, account.text).to.equal(201);
+    return { token: user.token, userId: user.userId, accountId: account.body.id as string };
+  };
+
+  before(async () => {
+    // Default settings but two: no sandbox (nothing confirms a deposit by itself) and a small body limit.
+    system = await startSystem({
+      serviceEnv: {
+        'provider-sandbox': { SANDBOX_ENABLED: 'false' },
+        gateway: { MAX_BODY_BYTES: String(MAX_BODY_BYTES) },
+      },
+    });
+    api = apiClient(system.gatewayUrl);
+    victim = await openAccount();
+    const deposit = await api.post(
+      `/account/${victim.accountId}/deposit`,
+      { amount: 50, currency: 'USD' },
+      victim.token,
+    );
+    expect(deposit.status, deposit.text).to.equal(202);
+    const confirmation = signedSucceeded(deposit.body.id, 5000, system.webhookSecret);
+    const webhook = await fetch(`${system.gatewayUrl}/webhook/provider`, {
+      method: 'POST',
+      headers: confirmation.headers,
+      body: confirmation.body,
+    });
+    expect(webhook.status).to.equal(200);
+    await eventually(
+      () => balanceOf(victim),
+      (balance) => balance === 50,
+    );
+  });
+
+  let failures = 0;
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') failures += 1;
+    await expectBooksBalance(system.urls.ledger);
+  });
+  after(async () => {
+    if (failures > 0) console.error(system?.logs());
+    await system?.stop();
+  });
+
+  it("refuses every /internal path on every service's own port without the service credential", async () => {
+    for (const [service, url] of Object.entries(system.urls)) {
+      for (const internal of INTERNAL_PATHS(victim.userId)) {
+        for (const headers of [
+          {},
+          bearer('guessed'),
+          bearer(victim.token),
+          bearer(`${system.serviceToken}x`),
+        ]) {
+          const response = await fetch(`${url}${internal}`, { headers });
+          expect(response.status, `${service} ${internal} ${JSON.stringify(headers)}`).to.equal(401);
+          // Nothing about the books or the victim leaks into the refusal: it is the same for every path.
+          // webhook-ingest answers every error as { error }, as its callers expect.
+          const problem = (await response.json()) as Record<string, unknown>;
+          if (service === 'webhook-ingest') {
+            expect(problem).to.deep.equal({ error: 'This endpoint needs the service credential' });
+            continue;
+          }
+          expect(problem).to.include({
+            code: 'AUTH_REQUIRED',
+            detail: 'This endpoint needs the service credential',
+          });
+          expect(Object.keys(problem).sort()).to.deep.equal([
+            'code',
+            'detail',
+            'instance',
+            'status',
+            'title',
+            'type',
+          ]);
+        }
+      }
+    }
+  });
+
+  it('answers the internal endpoints to a caller with the service credential', async () => {
+    const ledger = system.urls.ledger;
+    const audit = await fetch(`${ledger}/internal/audit`, { headers: bearer(system.serviceToken) });
+    expect(audit.status).to.equal(200);
+    expect(await audit.json()).to.include({ ok: true });
+    const holdings = await fetch(`${ledger}/internal/users/${victim.userId}/holdings`, {
+      headers: bearer(system.serviceToken),
+    });
+    expect(await holdings.json()).to.deep.equal({ balance_total_nonzero: true, pending_transactions: 0 });
+    const revocations = await fetch(`${system.urls.identity}/internal/revocations`, {
+      headers: bearer(system.serviceToken),
+    });
+    expect(revocations.status).to.equal(200);
+    expect(await revocations.json()).to.have.property('data');
+  });
+
+  it("answers /metrics on the services' ports only with the service credential", async () => {
+    for (const [service, url] of Object.entries(system.urls)) {
+      expect((await fetch(`${url}/metrics`)).status, service).to.equal(401);
+      const metrics = await fetch(`${url}/metrics`, { headers: bearer(system.serviceToken) });
+      expect(metrics.status, service).to.equal(200);
+      expect(await metrics.text(), service).to.match(/^# HELP /m);
+    }
+  });
+
+  it("keeps the gateway's /ready (which asks every service) and /metrics for the service credential, /health public", async () => {
+    expect((await api.get('/health')).status).to.equal(200);
+    for (const probe of ['/ready', '/metrics', '/v1.1/ready']) {
+      for (const token of [undefined, victim.token]) {
+        const refused = await api.get(probe, token);
+        expect(refused.status, probe).to.equal(401);
+        expect(refused.body).to.include({ code: 'AUTH_REQUIRED' });
+      }
+      const answered = await api.request('GET', probe, { headers: bearer(system.serviceToken) });
+      expect(answered.status, probe).to.equal(200);
+    }
+  });
+
+  it('does not let anyone complete their own pending deposit through the unsigned webhook', async () => {
+    const attacker = await openAccount();
+    const deposit = await api.post(
+      `/account/${attacker.accountId}/deposit`,
+      { amount: 1000, currency: 'USD' },
+      attacker.token,
+    );
+    expect(deposit.status, deposit.text).to.equal(202);
+
+    const webhook = await api.post('/webhook/payment', { payment_id: deposit.body.id, status: 'completed' });
+    expect(webhook.status).to.equal(404);
+    expect(webhook.body).to.deep.equal({ error: 'not found' });
+
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(await balanceOf(attacker)).to.equal(0);
+    expect((await api.get(`/transaction/${deposit.body.id}`, attacker.token)).body.status).to.equal(
+      'pending',
+    );
+  });
+
+  it('cuts off a chunked body past MAX_BODY_BYTES with 413, and the ledger records nothing', async () => {
+    const owner = await openAccount();
+    const url = `${system.gatewayUrl}/account/${owner.accountId}/deposit`;
+    const headers = bearer(owner.token);
+    // A valid deposit request, padded with whitespace past the gateway's limit but far under the ledger's own.
+    const padded = ['{"amount": 25, "currency": "USD"', ...Array(10).fill(' '.repeat(1024)), '}'];
+    const refused = await postChunked(url, padded, headers);
+    expect(refused.status, refused.body).to.equal(413);
+    expect(JSON.parse(refused.body)).to.include({ code: 'PAYLOAD_TOO_LARGE' });
+
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await historyOf(owner)).to.deep.equal([]);
+    expect(await balanceOf(owner)).to.equal(0);
+
+    // The control: the same request in chunks within the limit is accepted.
+    const accepted = await postChunked(url, ['{"amount": 25,', ' "currency": "USD"}'], headers);
+    expect(accepted.status, accepted.body).to.equal(202);
+    expect(await historyOf(owner)).to.have.length(1);
+  });
+});
+
+/** Starts one service's process as a deployment would and resolves with how it ended and what it printed. */
+function runService(service: ServiceName, env: Record<string, string>) {
+  return new Promise<{ code: number | null; output: string }>((resolve) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(serviceDirectory(service), 'src/main.ts')],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    // A service that got past its checks would wait for PostgreSQL and RabbitMQ that are not there.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+describe('services refuse to start unsafely', function () {
+  this.timeout(120_000);
+  const SERVICES: ServiceName[] = [
+    'identity',
+    'ledger',
+    'currency',
+    'webhook-ingest',
+    'provider-sandbox',
+    'gateway',
+  ];
+  let nowhere: Record<string, string>;
+
+  before(async () => {
+    const closed = await freePort();
+    nowhere = {
+      PORT: String(await freePort()),
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${closed}/nowhere`,
+      AMQP_URL: `amqp://guest:guest@127.0.0.1:${closed}`,
+      IDENTITY_URL: `http://127.0.0.1:${closed}`,
+    };
+  });
+
+  it('each service exits 1 with one clear message when it would listen beyond loopback with a development secret', async () => {
+    const results = await Promise.all(
+      SERVICES.map((service) =>
+        runService(service, { ...nowhere, HOST: '0.0.0.0', SANDBOX_ENABLED: 'true' }),
+      ),
+    );
+    results.forEach(({ code, output }, i) => {
+      expect(code, `${SERVICES[i]}: ${output}`).to.equal(1);
+      expect(output, SERVICES[i]).to.match(
+        /Refusing to start: HOST=0\.0\.0\.0 listens beyond loopback, but .*SERVICE_TOKEN.* public development value/,
+      );
+    });
+    expect(results[0]?.output).to.contain('JWT_PRIVATE_KEY');
+    expect(results[3]?.output).to.contain('WEBHOOK_SECRETS');
+    expect(results[4]?.output).to.contain('SANDBOX_WEBHOOK_SECRET');
+  });
+
+  it('production refuses the unsigned webhook, the sandbox, and a missing service token', async () => {
+    const production = {
+      ...nowhere,
+      NODE_ENV: 'production',
+      SERVICE_TOKEN: 'p'.repeat(64),
+      WEBHOOK_SECRETS: `whsec_${'q'.repeat(40)}`,
+    };
+    const [unsigned, sandbox, tokenless] = await Promise.all([
+      runService('webhook-ingest', { ...production, UNSIGNED_WEBHOOK_ENABLED: 'true' }),
+      runService('provider-sandbox', { ...production, SANDBOX_ENABLED: 'true' }),
+      runService('ledger', { ...production, SERVICE_TOKEN: '' }),
+    ]);
+    expect(unsigned.code, unsigned.output).to.equal(1);
+    expect(unsigned.output).to.contain('UNSIGNED_WEBHOOK_ENABLED=true is refused when NODE_ENV=production');
+    expect(sandbox.code, sandbox.output).to.equal(1);
+    expect(sandbox.output).to.contain('SANDBOX_ENABLED=true is refused when NODE_ENV=production');
+    expect(tokenless.code, tokenless.output).to.equal(1);
+    expect(tokenless.output).to.contain('SERVICE_TOKEN is required when NODE_ENV=production');
+  });
+});
