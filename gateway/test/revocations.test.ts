@@ -92,7 +92,7 @@ describe('gateway token revocation', () => {
       expect(refused.headers.get('retry-after')).to.match(/^\d+$/);
       expect(await refused.json()).to.include({ code: 'SERVICE_UNAVAILABLE' });
       expect((await gw.fetch('/accounts', { token: gw.token(USER) })).status).to.equal(503);
-      expect((await gw.fetch('/ready')).status).to.equal(503);
+      expect((await gw.fetch('/ready', { service: true })).status).to.equal(503);
       // Public routes do not depend on the denylist.
       expect((await gw.fetch('/api/currencies')).status).to.equal(200);
 

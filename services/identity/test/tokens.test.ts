@@ -231,7 +231,7 @@ describe('identity: tokens, revocation and failed-login limits', function () {
       expect(changed.status).to.equal(200);
       const response = await identity.request<{
         data: { user_id?: string; issued_before?: number; expires_at: number }[];
-      }>('GET', '/internal/revocations');
+      }>('GET', '/internal/revocations', { headers: serviceAuthorization(DEVELOPMENT_SERVICE_TOKEN) });
       const revocation = response.body.data.find((r) => r.user_id === gus.id);
       // A token issued under TOKEN_TTL_SECONDS=86400 (its maximum) before a change to 900 is still covered.
       expect(revocation?.expires_at).to.equal((revocation?.issued_before as number) + 86_400);
