@@ -97,7 +97,7 @@ describe('exchange rates over HTTP', () => {
       expect(await response.json()).to.deep.include({
         from: 'JPY',
         to: 'KWD',
-        rate: '0.001961071179',
+        rate: '0.001961071178',
         as_of: '2025-01-02T16:00:00Z',
       });
     });
