@@ -353,15 +353,19 @@ describe('money attacks end to end: no value created, none lost', function () {
           for (const answer of accepted(depositAnswers)) {
             expect((await settled(leaver, answer.body.id)).body.status).to.equal('completed');
           }
+          // A transfer completes, or (on a machine slow enough to outlast the short hold expiry) is canceled.
+          const received: ApiResponse[] = [];
           for (const answer of accepted(transferAnswers)) {
-            expect((await settled(sender, answer.body.id)).body.status).to.equal('completed');
+            const status = (await settled(sender, answer.body.id)).body.status;
+            expect(['completed', 'canceled']).to.include(status);
+            if (status === 'completed') received.push(answer);
           }
           const credited =
             accepted(depositAnswers).reduce((sum, a) => sum + minor(a.body.amount - a.body.fee), 0) +
-            accepted(transferAnswers).length * 100;
+            received.length * 100;
           expect(minor((await balanceOf(leaver, account)).balance)).to.equal(credited);
           expect(minor((await balanceOf(sender, senderAccount)).balance)).to.equal(
-            minor(senderBefore) - accepted(transferAnswers).length * 100,
+            minor(senderBefore) - received.length * 100,
           );
         }
         const report = await expectBooksBalance(system.urls.ledger);
