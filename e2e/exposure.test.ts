@@ -10,12 +10,13 @@ import { expectBooksBalance } from './support/ledger-audit.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const MAX_BODY_BYTES = 4096;
-const INTERNAL_PATHS = (userId: string) => [
-  '/internal/audit',
-  `/internal/users/${userId}/holdings`,
-  '/internal/revocations',
+const INTERNAL_CALLS = (userId: string) => [
+  { method: 'GET', path: '/internal/audit' },
+  // Would remove the victim's accounts if the ledger acted on it.
+  { method: 'POST', path: `/internal/users/${userId}/removal` },
+  { method: 'GET', path: '/internal/revocations' },
   // One nobody serves yet: the guard covers every /internal path, whatever a service adds later.
-  '/internal/added-later',
+  { method: 'GET', path: '/internal/added-later' },
 ];
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -122,14 +123,14 @@ describe('what a stranger can reach: internal endpoints, probes, the unsigned we
 
   it("refuses every /internal path on every service's own port without the service credential", async () => {
     for (const [service, url] of Object.entries(system.urls)) {
-      for (const internal of INTERNAL_PATHS(victim.userId)) {
+      for (const { method, path: internal } of INTERNAL_CALLS(victim.userId)) {
         for (const headers of [
           {},
           bearer('guessed'),
           bearer(victim.token),
           bearer(`${system.serviceToken}x`),
         ]) {
-          const response = await fetch(`${url}${internal}`, { headers });
+          const response = await fetch(`${url}${internal}`, { method, headers });
           expect(response.status, `${service} ${internal} ${JSON.stringify(headers)}`).to.equal(401);
           // Nothing about the books or the victim leaks into the refusal: it is the same for every path.
           // webhook-ingest answers every error as { error }, as its callers expect.
@@ -160,10 +161,12 @@ describe('what a stranger can reach: internal endpoints, probes, the unsigned we
     const audit = await fetch(`${ledger}/internal/audit`, { headers: bearer(system.serviceToken) });
     expect(audit.status).to.equal(200);
     expect(await audit.json()).to.include({ ok: true });
-    const holdings = await fetch(`${ledger}/internal/users/${victim.userId}/holdings`, {
+    // The credential lets a caller ask; the ledger still refuses to remove a user who holds money.
+    const removal = await fetch(`${ledger}/internal/users/${victim.userId}/removal`, {
+      method: 'POST',
       headers: bearer(system.serviceToken),
     });
-    expect(await holdings.json()).to.deep.equal({ balance_total_nonzero: true, pending_transactions: 0 });
+    expect(removal.status).to.equal(422);
     const revocations = await fetch(`${system.urls.identity}/internal/revocations`, {
       headers: bearer(system.serviceToken),
     });

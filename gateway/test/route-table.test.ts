@@ -9,6 +9,8 @@ describe('gateway route table', () => {
     ['/user', 'identity'],
     ['/user/8d3a', 'identity'],
     ['/admin/users', 'identity'],
+    ['/admin/reconciliation', 'ledger'],
+    ['/admin/reconciliation/x', 'identity'],
     ['/.well-known/jwks.json', 'identity'],
     ['/account', 'ledger'],
     ['/account/8d3a/deposit', 'ledger'],

@@ -228,8 +228,9 @@ export const OPERATIONS: readonly Operation[] = [
     tag: 'Users',
     summary: 'Delete a user with their accounts and transactions',
     description:
-      'Needs `?confirm=true` or a body of `{ "confirm": true }`. A user with a non-zero balance or a pending ' +
-      'transaction cannot be deleted (422).',
+      'Needs `?confirm=true` or a body of `{ "confirm": true }`. A user with a non-zero balance, a pending ' +
+      'transaction or a pending transfer on its way in cannot be deleted (422); the ledger decides this ' +
+      'atomically against every money movement.',
     extraQuery: [
       {
         name: 'confirm',
@@ -250,6 +251,20 @@ export const OPERATIONS: readonly Operation[] = [
     body: 'StatusChange',
     success: { status: 200, description: 'The user', schema: 'User', headers: ['ETag'] },
     errors: [...JSON_BODY, ...PROTECTED, 404, 422],
+  },
+  {
+    method: 'get',
+    path: '/admin/reconciliation',
+    operationId: 'listReconciliation',
+    tag: 'Administration',
+    summary: 'Withdrawals awaiting reconciliation with the payment provider (admins only)',
+    description:
+      'Withdrawals handed to the provider that got no confirmation within the hold expiry. They stay pending ' +
+      'with their hold (never released by a timer); the provider’s late payout.paid or payout.failed settles ' +
+      'them once, and they leave this list. Longest waiting first.',
+    query: PageQuery,
+    success: { status: 200, description: 'A page of withdrawals', schema: 'ReconciliationPage' },
+    errors: [400, ...PROTECTED],
   },
   {
     method: 'post',

@@ -1,11 +1,13 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
   middleware: RequestHandler;
   handler: RequestHandler;
   counter(name: string, help: string, labelNames?: string[]): Counter<string>;
+  /** A gauge read at each scrape; when reading fails it keeps its last value (and the scrape still answers). */
+  gauge(name: string, help: string, read: () => Promise<number>): Gauge<string>;
 }
 
 /**
@@ -46,5 +48,16 @@ export function createMetrics(service: string): Metrics {
     counter: (name, help, labelNames = []) =>
       (registry.getSingleMetric(name) as Counter<string> | undefined) ??
       new Counter({ name, help, labelNames, registers: [registry] }),
+    gauge: (name, help, read) =>
+      (registry.getSingleMetric(name) as Gauge<string> | undefined) ??
+      new Gauge({
+        name,
+        help,
+        registers: [registry],
+        async collect() {
+          const value = await read().catch(() => null);
+          if (value !== null) this.set(value);
+        },
+      }),
   };
 }

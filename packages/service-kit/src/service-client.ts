@@ -9,6 +9,8 @@ export interface ServiceResponse<T> {
 
 export interface ServiceClient {
   get<T>(path: string, headers?: Record<string, string>): Promise<ServiceResponse<T>>;
+  /** A JSON body when `body` is given. */
+  post<T>(path: string, body?: unknown, headers?: Record<string, string>): Promise<ServiceResponse<T>>;
 }
 
 export interface ServiceClientOptions {
@@ -21,30 +23,43 @@ export interface ServiceClientOptions {
 export function createServiceClient(baseUrl: string, options: ServiceClientOptions = {}): ServiceClient {
   const timeoutMs = options.timeoutMs ?? 3000;
   const credential = options.serviceToken ? serviceAuthorization(options.serviceToken) : {};
+  const send = async <T>(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body?: unknown,
+  ): Promise<ServiceResponse<T>> => {
+    let response: Response;
+    try {
+      response = await fetch(new URL(path, baseUrl), {
+        method,
+        headers: {
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+          ...credential,
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch {
+      throw new AppError(
+        'SERVICE_UNAVAILABLE',
+        'A service this request depends on is unavailable',
+        undefined,
+        {
+          'Retry-After': '1',
+        },
+      );
+    }
+    const text = await response.text();
+    return {
+      status: response.status,
+      body: (text ? JSON.parse(text) : null) as T,
+      headers: response.headers,
+    };
+  };
   return {
-    async get<T>(path: string, headers: Record<string, string> = {}) {
-      let response: Response;
-      try {
-        response = await fetch(new URL(path, baseUrl), {
-          headers: { ...headers, ...credential },
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-      } catch {
-        throw new AppError(
-          'SERVICE_UNAVAILABLE',
-          'A service this request depends on is unavailable',
-          undefined,
-          {
-            'Retry-After': '1',
-          },
-        );
-      }
-      const text = await response.text();
-      return {
-        status: response.status,
-        body: (text ? JSON.parse(text) : null) as T,
-        headers: response.headers,
-      };
-    },
+    get: (path, headers = {}) => send('GET', path, headers),
+    post: (path, body, headers = {}) => send('POST', path, headers, body),
   };
 }

@@ -1,2 +1,6 @@
 export { startCurrency, type CurrencyDeps } from './service.js';
 export { CurrencyConfigSchema, type CurrencyConfig } from './config.js';
+/** The rate rules, for the ledger's property tests that value money at the rates this service serves. */
+export { checkRateTable, crossRate, type RateTable } from './domain/exchange-rates.js';
+export { createReferenceRateSource } from './data/reference-rate-source.js';
+export { catalogueEntries } from './domain/catalogue.js';

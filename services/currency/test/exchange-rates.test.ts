@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { Decimal } from 'decimal.js';
 import { AppError, createLogger } from '@payments/service-kit';
 import { checkRateTable, crossRate, ratesAgainst, type RateTable } from '../src/domain/exchange-rates.js';
 import { createRateCache } from '../src/domain/rate-cache.js';
@@ -55,15 +56,30 @@ describe('exchange rates', () => {
       expect(crossRate(rates, 'USD', 'KWD')).to.equal('0.3083');
     });
 
-    it('computes other pairs through the base, rounded to 10 significant digits', () => {
+    it('computes other pairs through the base, rounded down to 10 significant digits', () => {
       expect(crossRate(rates, 'EUR', 'USD')).to.equal('1.034982405');
-      expect(crossRate(rates, 'JPY', 'KWD')).to.equal('0.001961071179');
+      expect(crossRate(rates, 'JPY', 'KWD')).to.equal('0.001961071178');
       expect(crossRate(rates, 'EUR', 'JPY')).to.equal('162.7095839');
       expect(crossRate(rates, 'KWD', 'JPY')).to.equal('509.9253973');
     });
 
     it('computes in decimal, so 0.3 / 0.1 is exactly 3', () => {
       expect(crossRate(table({ AAA: '0.1', BBB: '0.3' }), 'AAA', 'BBB')).to.equal('3');
+    });
+
+    it('never serves more than the exact cross rate, so no round trip through the reference table exceeds 1', async () => {
+      const reference = await createReferenceRateSource().fetchRates();
+      const Exact = Decimal.clone({ precision: 60 });
+      const codes = Object.keys(reference.rates);
+      for (const from of codes) {
+        for (const to of codes) {
+          const served = new Exact(crossRate(reference, from, to) as string);
+          const exact = new Exact(reference.rates[to] as string).div(reference.rates[from] as string);
+          expect(served.lte(exact), `${from}→${to}`).to.equal(true);
+          const back = new Exact(crossRate(reference, to, from) as string);
+          expect(served.times(back).lte(1), `${from}→${to}→${from}`).to.equal(true);
+        }
+      }
     });
 
     it('gives 1 from a currency to itself and null without a rate', () => {
@@ -74,9 +90,9 @@ describe('exchange rates', () => {
 
     it('lists every other currency against a base, in code order', () => {
       expect(ratesAgainst(rates, 'EUR')).to.deep.equal({
-        GBP: '0.8359552888',
+        GBP: '0.8359552887',
         JPY: '162.7095839',
-        KWD: '0.3190850756',
+        KWD: '0.3190850755',
         USD: '1.034982405',
       });
       expect(ratesAgainst(rates, 'CLP')).to.equal(null);

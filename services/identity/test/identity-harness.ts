@@ -15,40 +15,40 @@ import { createTestDatabase, type TestDatabase } from '@payments/testkit';
 import { IdentityConfigSchema, startIdentity, type IdentityConfig } from '../src/index.js';
 import { developmentKeyPath } from '../src/data/signing-key-files.js';
 
-export interface Holdings {
-  balance_total_nonzero: boolean;
-  pending_transactions: number;
-}
-
-/** Stands in for the ledger's holdings endpoint, with its service credential; `null` answers 404. */
+/** Stands in for the ledger's user removal: a refusal detail answers 422, `null` answers 500, else 200. */
 export interface FakeLedger {
   url: string;
-  holdings: Map<string, Holdings | null>;
+  refusals: Map<string, string | null>;
+  /** User ids the ledger was asked to remove, in order. */
+  removals: string[];
   close(): Promise<void>;
 }
 
 export async function startFakeLedger(): Promise<FakeLedger> {
-  const holdings = new Map<string, Holdings | null>();
+  const refusals = new Map<string, string | null>();
+  const removals: string[] = [];
   const server: Server = createServer((req, res) => {
     if (req.headers.authorization !== `Bearer ${DEVELOPMENT_SERVICE_TOKEN}`) {
       res.writeHead(401, { 'content-type': 'application/json' }).end('{}');
       return;
     }
-    const match = /^\/internal\/users\/([^/]+)\/holdings$/.exec(req.url ?? '');
-    const answer = match ? holdings.get(match[1] as string) : null;
-    if (!match || answer === null) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end('{}');
-      return;
-    }
-    res
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(JSON.stringify(answer ?? { balance_total_nonzero: false, pending_transactions: 0 }));
+    const match = req.method === 'POST' ? /^\/internal\/users\/([^/]+)\/removal$/.exec(req.url ?? '') : null;
+    const userId = match?.[1] as string;
+    const refusal = refusals.get(userId);
+    const answer = (status: number, body: unknown) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (!match) return answer(404, {});
+    removals.push(userId);
+    if (refusal === null) return answer(500, {});
+    if (refusal !== undefined) return answer(422, { code: 'BUSINESS_RULE_VIOLATION', detail: refusal });
+    return answer(200, { user_id: userId, accounts: 0, transactions: 0 });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${port}`,
-    holdings,
+    refusals,
+    removals,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

@@ -244,26 +244,31 @@ describe('identity: users, permissions and administration', function () {
       expect(response.body.code).to.equal('VALIDATION_ERROR');
     });
 
-    it('answers 422 with a clear detail while the ledger says the user holds money', async () => {
+    it("answers 422 with the ledger's reason when the ledger refuses to remove the user, and deletes nothing", async () => {
       const sybil = await newUser('sybil');
-      identity.ledger.holdings.set(sybil.id, { balance_total_nonzero: true, pending_transactions: 2 });
+      identity.ledger.refusals.set(
+        sybil.id,
+        'The user cannot be deleted while holding a non-zero balance and 2 pending transaction(s)',
+      );
       const response = await identity.request<{ code: string; detail: string }>(
         'DELETE',
         `/user/${sybil.id}?confirm=true`,
         { token: sybil.token },
       );
       expect(response.status).to.equal(422);
+      expect(response.body.code).to.equal('BUSINESS_RULE_VIOLATION');
       expect(response.body.detail)
         .to.match(/non-zero balance/)
         .and.to.match(/2 pending/);
       expect((await identity.request('GET', `/user/${sybil.id}`, { token: sybil.token })).status).to.equal(
         200,
       );
+      expect(identity.ledger.removals).to.include(sybil.id);
     });
 
     it('answers 503 when the ledger cannot tell, and deletes nothing', async () => {
       const trent = await newUser('trent');
-      identity.ledger.holdings.set(trent.id, null);
+      identity.ledger.refusals.set(trent.id, null);
       const response = await identity.request('DELETE', `/user/${trent.id}`, {
         token: trent.token,
         body: { confirm: true },
@@ -281,6 +286,7 @@ describe('identity: users, permissions and administration', function () {
         body: { confirm: true },
       });
       expect(response.status).to.equal(204);
+      expect(identity.ledger.removals).to.include(uma.id);
       expect((await identity.request('GET', `/user/${uma.id}`, { token: adminToken })).status).to.equal(404);
       expect((await identity.request('GET', `/user/${uma.id}`, { token: uma.token })).status).to.equal(401);
       const events = await eventually(

@@ -59,6 +59,11 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
     const metrics = createMetrics('ledger');
     const bus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
     const store = createLedgerStore(knex);
+    metrics.gauge(
+      'ledger_withdrawals_awaiting_reconciliation',
+      'Pending withdrawals handed to the provider that outlived their hold expiry',
+      () => store.countAwaitingReconciliation(),
+    );
 
     const outbox = startOutboxRelay({ knex, bus, logger });
     shutdown.add('outbox relay', () => outbox.stop());

@@ -85,16 +85,16 @@ describe('ledger fees (v1.1)', () => {
     expect(response.body.code).to.equal('INSUFFICIENT_FUNDS');
   });
 
-  it('rounds percentage fees half up in minor units', async () => {
+  it('rounds percentage fees up in minor units, so splitting a transfer never avoids its fee', async () => {
     const bob = ledger.newUser();
     const source = await ledger.openAccount(alice);
     const destination = await ledger.openAccount(bob);
     await ledger.fund(alice, source.id, 50.3);
-    // 0.5% of 33.33 = 0.16665 → 0.17; of 1.00 = 0.005 → 0.01; of 0.99 = 0.00495 → 0.00.
+    // 0.5% of 33.33 = 0.16665 → 0.17; of 1.00 = 0.005 → 0.01; of 0.99 = 0.00495 → 0.01, not 0.
     const cases: [number, number][] = [
       [33.33, 0.17],
       [1, 0.01],
-      [0.99, 0],
+      [0.99, 0.01],
     ];
     for (const [amount, fee] of cases) {
       const response = await post(`/account/${source.id}/transfer`, {
@@ -106,8 +106,8 @@ describe('ledger fees (v1.1)', () => {
       await ledger.waitForStatus(alice, response.body.id, 'completed');
     }
     expect((await ledger.balanceOf(bob, destination.id)).balance).to.equal(35.32);
-    // Funded 50.30 less the 0.30 deposit fee, then 35.32 sent and 0.18 in fees.
-    expect((await ledger.balanceOf(alice, source.id)).balance).to.equal(14.5);
+    // Funded 50.30 less the 0.30 deposit fee, then 35.32 sent and 0.19 in fees.
+    expect((await ledger.balanceOf(alice, source.id)).balance).to.equal(14.49);
   });
 
   it('charges a cross-currency transfer fee in the source currency and books both sides through FX', async () => {
@@ -128,12 +128,12 @@ describe('ledger fees (v1.1)', () => {
     expect((await systemBalance('fx', 'EUR')) - fxBefore).to.equal(-900);
   });
 
-  it('applies a fixed fee in the account currency: nothing below one yen, three decimals in KWD', async () => {
+  it('applies a fixed fee in the account currency: a fraction of a yen costs one yen, three decimals in KWD', async () => {
     const yen = await ledger.openAccount(alice, 'JPY');
     const dinars = await ledger.openAccount(alice, 'KWD');
     const yenDeposit = await post(`/account/${yen.id}/deposit`, { amount: 1000, currency: 'JPY' });
     const dinarDeposit = await post(`/account/${dinars.id}/deposit`, { amount: 1, currency: 'KWD' });
-    expect(yenDeposit.body.fee).to.equal(0);
+    expect(yenDeposit.body.fee).to.equal(1);
     expect(dinarDeposit.body.fee).to.equal(0.3);
   });
 });

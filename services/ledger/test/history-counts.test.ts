@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { createEvent } from '@payments/contracts';
 import type { Knex } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
 import { runAudit, type AuditReport } from '../src/data/audit.js';
@@ -162,16 +161,18 @@ describe('ledger history totals (history counters)', function () {
     const bobUsd = await funded(bob, 30);
     await transfer(alice, aliceUsd.id, bobUsd.id, 10);
     await transfer(bob, bobUsd.id, aliceUsd.id, 4);
-    expect(await total(alice, '')).to.equal(3);
+    const payout = await ledger.call('POST', `/account/${aliceUsd.id}/withdraw`, {
+      user: alice,
+      body: { amount: 24, currency: 'USD' },
+    });
+    await ledger.confirm(payout.body.id, 'completed', { movement: 'payout' });
+    await ledger.waitForStatus(alice, payout.body.id, 'completed');
+    expect(await total(alice, '')).to.equal(4);
     expect(await total(bob, '')).to.equal(3);
 
-    await ledger.bus.publish(
-      createEvent('UserDeleted', { user_id: alice.id }, { id: randomUUID(), correlationId: 'test' }),
-    );
-    await eventually(
-      () => ledger.call('GET', `/account/${aliceUsd.id}`, { user: alice }),
-      (r) => r.status === 404,
-    );
+    const removed = await ledger.call('POST', `/internal/users/${alice.id}/removal`);
+    expect(removed.status).to.equal(200);
+    expect((await ledger.call('GET', `/account/${aliceUsd.id}`, { user: alice })).status).to.equal(404);
     expect(await total(alice, '')).to.equal(0);
     expect(await total(bob, '')).to.equal(3);
     await expectTotalsExact(bob, [bobUsd.id]);

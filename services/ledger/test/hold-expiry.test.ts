@@ -1,52 +1,198 @@
 import { expect } from 'chai';
+import type { AnyEvent, EventEnvelope, EventType } from '@payments/contracts';
+import type { Consumer } from '@payments/service-kit';
+import { eventually } from '@payments/testkit';
 import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('ledger pending-hold expiry', () => {
   let ledger: LedgerHarness;
   let alice: TestUser;
+  let admin: TestUser;
+  let provider: Consumer;
+  /** What reached the provider: a withdrawal it never saw can safely be canceled. */
+  const payoutRequests: EventEnvelope<'WithdrawalRequested'>[] = [];
+  /** Event types the ledger's relay fails to publish (a broker refusing them), or stalls on (a publish in flight). */
+  const refused = new Set<EventType>();
+  const stalled = new Set<EventType>();
+  let releaseStalled: () => void = () => undefined;
 
   before(async () => {
-    ledger = await startLedgerHarness({ env: { HOLD_EXPIRY_SECONDS: '1', HOLD_SWEEP_INTERVAL_MS: '100' } });
+    ledger = await startLedgerHarness({
+      env: { HOLD_EXPIRY_SECONDS: '1', HOLD_SWEEP_INTERVAL_MS: '100' },
+      wrapBus: (bus) => ({
+        ...bus,
+        async publish(event: AnyEvent) {
+          if (refused.has(event.type)) throw new Error(`test broker refuses ${event.type}`);
+          if (stalled.has(event.type)) {
+            await new Promise<void>((resolve) => {
+              const previous = releaseStalled;
+              releaseStalled = () => {
+                previous();
+                resolve();
+              };
+            });
+          }
+          await bus.publish(event);
+        },
+      }),
+    });
     alice = ledger.newUser();
+    admin = ledger.newUser('admin');
+    provider = await ledger.recordProviderRequests('WithdrawalRequested', payoutRequests);
   });
-  after(() => ledger?.stop());
+  after(async () => {
+    releaseStalled();
+    await provider?.stop();
+    await ledger?.stop();
+  });
   afterEach(async () => {
+    refused.clear();
+    stalled.clear();
+    releaseStalled();
     expect(await ledger.audit()).to.include({ ok: true });
   });
 
-  it('cancels a withdrawal nobody confirmed in time and gives the hold back', async () => {
+  const withdraw = (accountId: string, amount: number) =>
+    ledger.call('POST', `/account/${accountId}/withdraw`, {
+      user: alice,
+      body: { amount, currency: 'USD' },
+    });
+  const status = async (transactionId: string) =>
+    (await ledger.call('GET', `/transaction/${transactionId}`, { user: alice })).body.status as string;
+  const reconciliation = () => ledger.call('GET', '/admin/reconciliation', { user: admin });
+  const awaitingGauge = async () => {
+    const text = await (await fetch(`${ledger.url}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith('ledger_withdrawals_awaiting_reconciliation'));
+    return Number(line?.split(' ').pop());
+  };
+  const flagged = (transactionId: string) =>
+    eventually(
+      reconciliation,
+      (r) => r.body?.data?.some((found: { id: string }) => found.id === transactionId),
+      { timeoutMs: 10_000 },
+    );
+  const outboxRows = async (transactionId: string) =>
+    ledger
+      .db('outbox')
+      .whereRaw(`event -> 'data' ->> 'transaction_id' = ?`, [transactionId])
+      .where('event', '@>', JSON.stringify({ type: 'WithdrawalRequested' }));
+
+  it('cancels a withdrawal whose request never left the ledger, gives the hold back and takes the request back', async () => {
     const account = await ledger.openAccount(alice);
     await ledger.fund(alice, account.id, 50);
-    const response = await ledger.call('POST', `/account/${account.id}/withdraw`, {
-      user: alice,
-      body: { amount: 20, currency: 'USD' },
-    });
+    refused.add('WithdrawalRequested');
+    const response = await withdraw(account.id, 20);
     expect(await ledger.balanceOf(alice, account.id)).to.include({ available_balance: 30 });
     const canceled = await ledger.waitForStatus(alice, response.body.id, 'canceled', 5000);
     expect(canceled.body.failure_reason).to.match(/expired/);
     expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 50, available_balance: 50 });
+    expect(await outboxRows(response.body.id)).to.have.length(0);
+    refused.clear();
+    await sleep(500);
+    expect(payoutRequests.map((r) => r.data.transaction_id)).not.to.include(response.body.id);
+    // A payout confirmation for a request the provider never had changes nothing.
+    await ledger.confirm(response.body.id, 'completed', { movement: 'payout' });
+    await sleep(300);
+    expect(await status(response.body.id)).to.equal('canceled');
+    expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 50, available_balance: 50 });
   });
 
-  it('ignores a payout confirmation that arrives after the hold expired', async () => {
+  it('keeps a withdrawal the provider received pending with its hold, flagged for reconciliation; a late payout settles it once', async () => {
+    const account = await ledger.openAccount(alice);
+    await ledger.fund(alice, account.id, 40);
+    const response = await withdraw(account.id, 15);
+    await eventually(
+      async () => payoutRequests.some((r) => r.data.transaction_id === response.body.id),
+      (seen) => seen,
+    );
+    const listed = await flagged(response.body.id);
+    expect(listed.status).to.equal(200);
+    const found = listed.body.data.find((f: { id: string }) => f.id === response.body.id);
+    expect(found).to.include({ status: 'pending', type: 'withdrawal', amount: 15, user_id: alice.id });
+    expect(Date.parse(found.reconciliation_required_at)).to.be.greaterThan(Date.parse(found.created_at));
+    // Several sweeps later: still pending, the hold untouched.
+    await sleep(500);
+    expect(await status(response.body.id)).to.equal('pending');
+    expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 40, available_balance: 25 });
+    expect(await awaitingGauge()).to.equal(1);
+    // Nor can deleting the user release it.
+    const removal = await ledger.call('POST', `/internal/users/${alice.id}/removal`);
+    expect(removal.status).to.equal(422);
+    expect(removal.body.detail).to.match(/1 awaiting reconciliation/);
+
+    // The provider's late word, delivered twice under two event ids: one payout, one debit.
+    await ledger.confirm(response.body.id, 'completed', {
+      movement: 'payout',
+      amount: 1500,
+      currency: 'USD',
+    });
+    await ledger.confirm(response.body.id, 'completed', {
+      movement: 'payout',
+      amount: 1500,
+      currency: 'USD',
+    });
+    await ledger.waitForStatus(alice, response.body.id, 'completed');
+    await sleep(300);
+    expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 25, available_balance: 25 });
+    expect((await reconciliation()).body.data).to.deep.equal([]);
+    expect(await awaitingGauge()).to.equal(0);
+  });
+
+  it('releases the hold of a flagged withdrawal once when the late answer is a payout failure', async () => {
     const account = await ledger.openAccount(alice);
     await ledger.fund(alice, account.id, 10);
-    const response = await ledger.call('POST', `/account/${account.id}/withdraw`, {
+    const response = await withdraw(account.id, 10);
+    await flagged(response.body.id);
+    expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 10, available_balance: 0 });
+    await ledger.confirm(response.body.id, 'failed', { movement: 'payout' });
+    await ledger.confirm(response.body.id, 'failed', { movement: 'payout' });
+    await ledger.waitForStatus(alice, response.body.id, 'failed');
+    await sleep(300);
+    expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 10, available_balance: 10 });
+    expect(await awaitingGauge()).to.equal(0);
+  });
+
+  it('treats a request the relay is still publishing as handed out: flagged, never released', async () => {
+    const account = await ledger.openAccount(alice);
+    await ledger.fund(alice, account.id, 8);
+    stalled.add('WithdrawalRequested');
+    const response = await withdraw(account.id, 8);
+    await flagged(response.body.id);
+    expect(await status(response.body.id)).to.equal('pending');
+    expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 8, available_balance: 0 });
+    releaseStalled();
+    await ledger.confirm(response.body.id, 'completed', { movement: 'payout' });
+    await ledger.waitForStatus(alice, response.body.id, 'completed');
+    expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 0, available_balance: 0 });
+  });
+
+  it('still cancels an expired transfer: the ledger settles transfers itself', async () => {
+    const account = await ledger.openAccount(alice);
+    const other = await ledger.openAccount(ledger.newUser());
+    await ledger.fund(alice, account.id, 5);
+    refused.add('TransferRequested');
+    const response = await ledger.call('POST', `/account/${account.id}/transfer`, {
       user: alice,
-      body: { amount: 10, currency: 'USD' },
+      body: { amount: 5, currency: 'USD', to_account_id: other.id },
     });
     await ledger.waitForStatus(alice, response.body.id, 'canceled', 5000);
-    await ledger.confirm(response.body.id, 'completed', { movement: 'payout' });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const shown = await ledger.call('GET', `/transaction/${response.body.id}`, { user: alice });
-    expect(shown.body.status).to.equal('canceled');
-    expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 10, available_balance: 10 });
+    expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 5, available_balance: 5 });
+  });
+
+  it('answers 403 to anyone but an administrator asking for the reconciliation list', async () => {
+    const response = await ledger.call('GET', '/admin/reconciliation', { user: alice });
+    expect(response.status).to.equal(403);
+    expect(response.body.code).to.equal('ACCESS_DENIED');
+    expect((await ledger.call('GET', '/admin/reconciliation')).status).to.equal(401);
+    expect((await ledger.call('GET', '/admin/reconciliation?limit=0', { user: admin })).status).to.equal(400);
   });
 
   it('leaves a pending deposit alone: it holds nothing', async () => {
     const account = await ledger.openAccount(alice);
     const deposit = await ledger.deposit(alice, account.id, 5);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    const shown = await ledger.call('GET', `/transaction/${deposit.body.id}`, { user: alice });
-    expect(shown.body.status).to.equal('pending');
+    await sleep(1500);
+    expect(await status(deposit.body.id)).to.equal('pending');
   });
 });

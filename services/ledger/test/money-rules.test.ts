@@ -2,7 +2,13 @@ import { expect } from 'chai';
 import { toMinorUnits } from '@payments/contracts';
 import { AppError } from '@payments/service-kit';
 import { feeFor, feeRule } from '../src/domain/fees.js';
-import { convertAmount, divideRoundingHalfUp, parseDecimal, readAmount } from '../src/domain/money.js';
+import {
+  convertAmount,
+  divideRoundingDown,
+  divideRoundingUp,
+  parseDecimal,
+  readAmount,
+} from '../src/domain/money.js';
 
 const USD = { code: 'USD', exponent: 2 };
 const JPY = { code: 'JPY', exponent: 0 };
@@ -51,22 +57,29 @@ describe('money rules', () => {
     });
   });
 
-  describe('divideRoundingHalfUp', () => {
-    it('rounds halves up and everything else to the nearest integer', () => {
-      expect(divideRoundingHalfUp(5n, 10n)).to.equal(1n);
-      expect(divideRoundingHalfUp(4n, 10n)).to.equal(0n);
-      expect(divideRoundingHalfUp(15n, 10n)).to.equal(2n);
-      expect(divideRoundingHalfUp(149n, 100n)).to.equal(1n);
-      expect(divideRoundingHalfUp(0n, 7n)).to.equal(0n);
+  describe('division', () => {
+    it('rounds down, toward the house for what a user is credited', () => {
+      expect(divideRoundingDown(5n, 10n)).to.equal(0n);
+      expect(divideRoundingDown(19n, 10n)).to.equal(1n);
+      expect(divideRoundingDown(20n, 10n)).to.equal(2n);
+      expect(divideRoundingDown(0n, 7n)).to.equal(0n);
+    });
+
+    it('rounds up unless exact, toward the house for what a user is charged', () => {
+      expect(divideRoundingUp(1n, 10n)).to.equal(1n);
+      expect(divideRoundingUp(10n, 10n)).to.equal(1n);
+      expect(divideRoundingUp(11n, 10n)).to.equal(2n);
+      expect(divideRoundingUp(0n, 7n)).to.equal(0n);
     });
   });
 
   describe('convertAmount', () => {
-    it('converts between exponents at an exact decimal rate, rounding half up', () => {
+    it('converts between exponents at an exact decimal rate, rounding down to the target minor unit', () => {
       const rate = (text: string) => parseDecimal(text) as NonNullable<ReturnType<typeof parseDecimal>>;
       expect(convertAmount(minor(1000), rate('0.9'), USD, USD)).to.equal(900n);
-      expect(convertAmount(minor(1), rate('150.25'), USD, JPY)).to.equal(2n);
-      expect(convertAmount(minor(1000), rate('150.25'), USD, JPY)).to.equal(1503n);
+      // 1.5025 JPY: the attack credited 2 JPY for each cent, 1.57 JPY of value.
+      expect(convertAmount(minor(1), rate('150.25'), USD, JPY)).to.equal(1n);
+      expect(convertAmount(minor(1000), rate('150.25'), USD, JPY)).to.equal(1502n);
       expect(convertAmount(minor(1000), rate('0.0066'), JPY, USD)).to.equal(660n);
       expect(convertAmount(minor(12345), rate('0.307'), USD, KWD)).to.equal(37899n);
       expect(convertAmount(minor(1), rate('0.001'), USD, USD)).to.equal(0n);
@@ -80,17 +93,20 @@ describe('money rules', () => {
   });
 
   describe('feeFor', () => {
-    it('adds the fixed part and the percentage, rounding once, half up, in minor units', () => {
+    it('adds the fixed part and the percentage, rounding once, up, in minor units', () => {
       expect(feeFor(minor(1000), feeRule('0.25', '1'), USD)).to.equal(35n);
       expect(feeFor(minor(3333), feeRule('0', '0.5'), USD)).to.equal(17n);
       expect(feeFor(minor(100), feeRule('0', '0.5'), USD)).to.equal(1n);
-      expect(feeFor(minor(99), feeRule('0', '0.5'), USD)).to.equal(0n);
-      // 0.004 + 0.001 = 0.005 rounds up only when added before rounding.
+      // 0.495 cents: a payment split into 0.99 pieces still pays its percentage.
+      expect(feeFor(minor(99), feeRule('0', '0.5'), USD)).to.equal(1n);
+      expect(feeFor(minor(1), feeRule('0', '0.01'), USD)).to.equal(1n);
+      // 0.004 + 0.001 = 0.005: rounded once, after adding.
       expect(feeFor(minor(10), feeRule('0.004', '1'), USD)).to.equal(1n);
+      expect(feeFor(minor(10), feeRule('0.01', '0'), USD)).to.equal(1n);
     });
 
-    it('reads the fixed part in major units of the account currency', () => {
-      expect(feeFor(minor(1000), feeRule('0.30', '0'), JPY)).to.equal(0n);
+    it('reads the fixed part in major units of the account currency, a fraction of a yen costing one yen', () => {
+      expect(feeFor(minor(1000), feeRule('0.30', '0'), JPY)).to.equal(1n);
       expect(feeFor(minor(1000), feeRule('0.5', '0'), JPY)).to.equal(1n);
       expect(feeFor(minor(1000), feeRule('0.30', '0'), KWD)).to.equal(300n);
     });

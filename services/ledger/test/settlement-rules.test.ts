@@ -4,7 +4,6 @@ import { decideConfirmation } from '../src/domain/confirmation.js';
 import {
   accountChangesOf,
   assertBalanced,
-  closingOf,
   completionOf,
   releaseOf,
   type Leg,
@@ -108,14 +107,6 @@ describe('settlement rules', () => {
     const failed = releaseOf(transaction({ type: 'withdrawal', fee: toMinorUnits(35n) }));
     expect(failed.legs).to.deep.equal([]);
     expect(accountChangesOf(failed)).to.deep.equal([{ accountId: SOURCE, balance: 0n, available: 1035n }]);
-  });
-
-  it('closes an account into unclaimed funds', () => {
-    const settlement = closingOf({ id: SOURCE, currency: 'USD', balance: 700n });
-    expect(sumsByCurrency(settlement.legs)).to.deep.equal({ USD: 0n });
-    expect(accountChangesOf(settlement)).to.deep.equal([
-      { accountId: SOURCE, balance: -700n, available: -700n },
-    ]);
   });
 
   it('lists account changes in id order, the lock order', () => {

@@ -162,14 +162,34 @@ describe('ledger transfers', () => {
     expect(v10.body).to.not.have.any.keys('fee', 'exchange_rate', 'converted_amount');
   });
 
-  it('rounds a conversion half up to the target minor unit', async () => {
+  it('rounds a conversion down to the target minor unit: the remainder stays with the FX account', async () => {
     const source = await funded(alice, 1);
     const yen = await ledger.openAccount(bob, 'JPY');
-    // 0.01 USD × 150.25 = 1.5025 JPY → 2 JPY.
+    // 0.01 USD × 150.25 = 1.5025 JPY → 1 JPY.
     const response = await transfer(source.id, { to_account_id: yen.id, amount: 0.01 }, { version: '1.1' });
-    expect(response.body.converted_amount).to.equal(2);
+    expect(response.body.converted_amount).to.equal(1);
     await ledger.waitForStatus(alice, response.body.id, 'completed');
-    expect((await ledger.balanceOf(bob, yen.id)).balance).to.equal(2);
+    expect((await ledger.balanceOf(bob, yen.id)).balance).to.equal(1);
+  });
+
+  it('gains nothing from many small conversions there and back (the issue: 20 × 0.01 USD to JPY and back)', async () => {
+    const dollars = await funded(alice, 0.2);
+    const yen = await ledger.openAccount(alice, 'JPY');
+    for (let i = 0; i < 20; i += 1) {
+      const out = await transfer(dollars.id, { to_account_id: yen.id, amount: 0.01 });
+      expect(out.status, JSON.stringify(out.body)).to.equal(202);
+      await ledger.waitForStatus(alice, out.body.id, 'completed');
+    }
+    // Half up credited 2 JPY a cent (40 JPY for 0.20 USD); rounded down it is 1 JPY a cent.
+    expect((await ledger.balanceOf(alice, yen.id)).balance).to.equal(20);
+    const back = await transfer(yen.id, { to_account_id: dollars.id, amount: 20, currency: 'JPY' });
+    await ledger.waitForStatus(alice, back.body.id, 'completed');
+    // 20 JPY × 0.0066 = 0.132 USD → 0.13.
+    expect(await ledger.balanceOf(alice, dollars.id)).to.include({ balance: 0.13, available_balance: 0.13 });
+    // A single yen converts to 0.0066 USD, which rounds to nothing: refused, nothing moves.
+    const dust = await transfer(yen.id, { to_account_id: dollars.id, amount: 1, currency: 'JPY' });
+    expect(dust.status).to.equal(422);
+    expect(dust.body.code).to.equal('INVALID_AMOUNT');
   });
 
   it('answers 422 when there is no rate between the currencies', async () => {

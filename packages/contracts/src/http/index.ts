@@ -5,3 +5,4 @@ export * from './accounts.js';
 export * from './money.js';
 export * from './currencies.js';
 export * from './webhooks.js';
+export * from './reconciliation.js';

@@ -16,13 +16,16 @@ export interface RateSource {
   fetchRates(): Promise<RateTable>;
 }
 
-/** Every computed rate is rounded to this many significant digits, so a rate is the same string everywhere. */
+/**
+ * Every computed rate is rounded to this many significant digits, so a rate is the same string everywhere, and
+ * rounded down: a served rate never exceeds the exact cross rate, so converting A → B → A never gains.
+ */
 export const RATE_SIGNIFICANT_DIGITS = 10;
 
 // A private constructor: our precision and rounding without touching decimal.js's global settings.
 const RateDecimal = Decimal.clone({
   precision: RATE_SIGNIFICANT_DIGITS,
-  rounding: Decimal.ROUND_HALF_EVEN,
+  rounding: Decimal.ROUND_DOWN,
   toExpNeg: -100,
   toExpPos: 100,
 });

@@ -1,42 +1,43 @@
 import { AppError, createServiceClient } from '@payments/service-kit';
 
-export interface UserHoldings {
-  balance_total_nonzero: boolean;
-  pending_transactions: number;
-}
+/** The ledger's decision on removing a user: done, or refused with the ledger's reason. */
+export type LedgerRemoval = { removed: true } | { removed: false; detail: string };
 
 export interface LedgerClient {
-  /** What the ledger holds for a user; 503 when the ledger cannot say. */
-  holdingsOf(userId: string, requestId: string): Promise<UserHoldings>;
+  /**
+   * Asks the ledger to remove a user's accounts and transactions; it decides atomically against every money
+   * movement and refuses while the user holds money or has anything pending. 503 when the ledger cannot say.
+   */
+  removeUser(userId: string, requestId: string): Promise<LedgerRemoval>;
 }
 
-function isHoldings(body: unknown): body is UserHoldings {
-  const candidate = body as Partial<UserHoldings> | null;
-  return (
-    typeof candidate?.balance_total_nonzero === 'boolean' &&
-    typeof candidate.pending_transactions === 'number'
-  );
-}
+/** The removal may wait behind a settlement's locks; still well inside the gateway's upstream timeout. */
+const REMOVAL_TIMEOUT_MS = 5000;
 
 export function createLedgerClient(ledgerUrl: string, serviceToken: string): LedgerClient {
-  const client = createServiceClient(ledgerUrl, { serviceToken });
+  const client = createServiceClient(ledgerUrl, { serviceToken, timeoutMs: REMOVAL_TIMEOUT_MS });
   return {
-    async holdingsOf(userId, requestId) {
+    async removeUser(userId, requestId) {
       const response = await client
-        .get<unknown>(`/internal/users/${encodeURIComponent(userId)}/holdings`, {
-          'x-request-id': requestId,
-        })
-        .catch((error: unknown) => {
-          if (error instanceof AppError) throw error;
+        .post<{ detail?: unknown } | null>(
+          `/internal/users/${encodeURIComponent(userId)}/removal`,
+          undefined,
+          {
+            'x-request-id': requestId,
+          },
+        )
+        .catch(() => {
           throw ledgerUnavailable();
         });
-      if (response.status !== 200 || !isHoldings(response.body)) throw ledgerUnavailable();
-      return response.body;
+      if (response.status === 200) return { removed: true };
+      const detail = response.body?.detail;
+      if (response.status === 422 && typeof detail === 'string') return { removed: false, detail };
+      throw ledgerUnavailable();
     },
   };
 }
 
-// Deleting a user we cannot check could destroy money, so "cannot tell" refuses rather than guesses.
+// Deleting a user the ledger did not remove could strand money, so "cannot tell" refuses rather than guesses.
 const ledgerUnavailable = () =>
   new AppError(
     'SERVICE_UNAVAILABLE',

@@ -180,18 +180,9 @@ export function createUserService(deps: UserServiceDeps): UserService {
       const actor = await service.activeActor(claims);
       if (!canDelete(actor, id)) throw accessDenied();
       if (!(await store.users.findById(id))) throw notFound('User');
-      const holdings = await deps.ledger.holdingsOf(id, correlationId);
-      const reasons = [
-        holdings.balance_total_nonzero && 'a non-zero balance',
-        holdings.pending_transactions > 0 && `${holdings.pending_transactions} pending transaction(s)`,
-      ].filter(Boolean);
-      if (reasons.length > 0) {
-        throw new AppError(
-          'BUSINESS_RULE_VIOLATION',
-          `The user cannot be deleted while holding ${reasons.join(' and ')}; ` +
-            'withdraw or transfer the money and let pending transactions finish first',
-        );
-      }
+      // The ledger decides, under its own locks, so no deposit or transfer can land between check and removal.
+      const removal = await deps.ledger.removeUser(id, correlationId);
+      if (!removal.removed) throw new AppError('BUSINESS_RULE_VIOLATION', removal.detail);
       const revocation = revocations.allTokensOf(id);
       await store.transaction(async (tx) => {
         if (!(await tx.users.delete(id))) throw notFound('User');

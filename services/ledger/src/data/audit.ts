@@ -4,7 +4,7 @@ export interface AuditReport {
   ok: boolean;
   checkedAt: Date;
   counts: { accounts: number; transactions: number; entries: number };
-  /** The ledger's own accounts: provider clearing, fee revenue, FX, unclaimed funds. */
+  /** The ledger's own accounts: provider clearing, fee revenue, FX (and unclaimed funds in older books). */
   systemBalances: { code: string; currency: string; balance: bigint }[];
   /** Transactions whose entries do not sum to zero in some currency. */
   unbalancedTransactions: { transactionId: string; currency: string; sum: bigint }[];

@@ -13,9 +13,10 @@ import {
 /** Whose history: everything a user sent or received, or everything that moved one account. */
 export type HistoryScope = { userId: string } | { accountId: string };
 
-export interface Holdings {
-  balanceTotalNonzero: boolean;
-  pendingTransactions: number;
+/** A withdrawal the provider may have received that outlived its hold expiry, and since when it waits. */
+export interface ReconciliationCase {
+  transaction: Transaction;
+  flaggedAt: Date;
 }
 
 export async function findUserAccount(knex: Knex, accountId: string): Promise<Account | null> {
@@ -111,24 +112,45 @@ async function countRows(queries: Knex.QueryBuilder[]): Promise<number> {
   return counts.reduce((sum, [row]) => sum + Number(row?.count ?? 0), 0);
 }
 
-/** What stands in the way of deleting a user: money on an account, or a transaction still in flight. */
-export async function holdingsOf(knex: Knex, userId: string): Promise<Holdings> {
-  const [money, pending] = await Promise.all([
-    knex('accounts')
-      .where({ user_id: userId, kind: 'user' })
-      .where((q) => q.whereNot('balance', 0).orWhereNot('available_balance', 0))
-      .first<{ id: string } | undefined>('id'),
-    knex('transactions').where({ user_id: userId, status: 'pending' }).count<{ count: string }[]>('*'),
+/** Pending withdrawals awaiting reconciliation, longest waiting first. */
+export async function listAwaitingReconciliation(
+  knex: Knex,
+  page: PageRequest,
+): Promise<Page<ReconciliationCase>> {
+  const flagged = () =>
+    knex('transactions').where('status', 'pending').whereNotNull('reconciliation_required_at');
+  const [rows, [count]] = await Promise.all([
+    flagged()
+      .select<(TransactionRow & { reconciliation_required_at: Date })[]>('*')
+      .orderBy([{ column: 'reconciliation_required_at' }, { column: 'id' }])
+      .limit(page.limit)
+      .offset(page.offset),
+    flagged().count<{ count: string }[]>('*'),
   ]);
-  return { balanceTotalNonzero: money !== undefined, pendingTransactions: Number(pending[0]?.count ?? 0) };
+  return {
+    data: rows.map((row) => ({ transaction: toTransaction(row), flaggedAt: row.reconciliation_required_at })),
+    total: Number(count?.count ?? 0),
+  };
 }
 
-/** Withdrawals and transfers still holding funds since before `cutoff`, oldest first. */
+export async function countAwaitingReconciliation(knex: Knex): Promise<number> {
+  const [count] = await knex('transactions')
+    .where('status', 'pending')
+    .whereNotNull('reconciliation_required_at')
+    .count<{ count: string }[]>('*');
+  return Number(count?.count ?? 0);
+}
+
+/**
+ * Withdrawals and transfers still holding funds since before `cutoff`, oldest first; those already awaiting
+ * reconciliation wait for the provider or an operator, not for a timer.
+ */
 export async function expiredHolds(knex: Knex, cutoff: Date, limit: number): Promise<string[]> {
   const rows: { id: string }[] = await knex('transactions')
     .where('status', 'pending')
     .whereIn('type', ['withdrawal', 'transfer'])
     .where('created_at', '<', cutoff)
+    .whereNull('reconciliation_required_at')
     .orderBy('created_at')
     .limit(limit)
     .select('id');

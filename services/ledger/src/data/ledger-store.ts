@@ -8,7 +8,8 @@ import { createLedgerUnit, type LedgerUnit } from './ledger-unit.js';
 import { createSystemAccounts } from './system-accounts.js';
 
 export type { Finish, LedgerUnit } from './ledger-unit.js';
-export type { HistoryScope, Holdings } from './ledger-queries.js';
+export type { HistoryScope, ReconciliationCase } from './ledger-queries.js';
+export type { UserRemoval } from './ledger-unit.js';
 export type { AuditReport } from './audit.js';
 
 const DEADLOCK = '40P01';
@@ -24,7 +25,8 @@ export interface LedgerStore {
     filter: HistoryFilter,
     page: PageRequest,
   ): Promise<Page<Transaction>>;
-  holdingsOf(userId: string): Promise<queries.Holdings>;
+  listAwaitingReconciliation(page: PageRequest): Promise<Page<queries.ReconciliationCase>>;
+  countAwaitingReconciliation(): Promise<number>;
   expiredHolds(cutoff: Date, limit: number): Promise<string[]>;
   deleteIdempotencyKeysBefore(cutoff: Date): Promise<number>;
   audit(): Promise<AuditReport>;
@@ -63,7 +65,8 @@ export function createLedgerStore(knex: Knex): LedgerStore {
     listUserAccounts: (userId, page) => queries.listUserAccounts(knex, userId, page),
     findTransaction: (transactionId) => queries.findTransaction(knex, transactionId),
     listTransactions: (scope, filter, page) => queries.listTransactions(knex, scope, filter, page),
-    holdingsOf: (userId) => queries.holdingsOf(knex, userId),
+    listAwaitingReconciliation: (page) => queries.listAwaitingReconciliation(knex, page),
+    countAwaitingReconciliation: () => queries.countAwaitingReconciliation(knex),
     expiredHolds: (cutoff, limit) => queries.expiredHolds(knex, cutoff, limit),
     deleteIdempotencyKeysBefore: (cutoff) => queries.deleteIdempotencyKeysBefore(knex, cutoff),
     audit: () => runAudit(knex),

@@ -1,14 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import type { AnyEvent, MinorUnits } from '@payments/contracts';
 import { enqueueEvents, type Knex } from '@payments/service-kit';
-import {
-  accountChangesOf,
-  closingOf,
-  NO_SETTLEMENT,
-  releaseOf,
-  type Settlement,
-} from '../domain/settlement.js';
+import { accountChangesOf, type Settlement } from '../domain/settlement.js';
 import type { Account, NewTransaction, TerminalStatus, Transaction } from '../domain/transaction.js';
+import { removalObstacles } from '../domain/user-removal.js';
 import {
   ACCOUNT_COLUMNS,
   fromSnapshot,
@@ -47,18 +41,16 @@ export interface Finish {
   announce?: (finished: Transaction) => AnyEvent[];
 }
 
-export interface RemovedUser {
-  accounts: number;
-  transactions: number;
-  canceled: Transaction[];
-  /** Balances left on deleted accounts, moved to the unclaimed-funds system account. */
-  unclaimed: { accountId: string; currency: string; amount: bigint }[];
-}
+/** A user's removal: done (with what it removed), or refused with why, and then nothing changed. */
+export type UserRemoval =
+  { removed: true; accounts: number; transactions: number } | { removed: false; obstacles: string[] };
 
 /** The operations of one database transaction: every change to money goes through here. */
 export interface LedgerUnit {
-  /** Serialises account creation per user, so the per-user cap holds under concurrency. */
+  /** Serialises account creation and removal per user, so the per-user cap holds under concurrency. */
   lockUser(userId: string): Promise<void>;
+  /** Whether the ledger removed this user (no account may be opened for them any more). */
+  isRemovedUser(userId: string): Promise<boolean>;
   countAccounts(userId: string): Promise<number>;
   insertAccount(account: NewAccount): Promise<Account>;
   /** Takes an idempotency key, or finds who took it; a concurrent claimant waits for the first to commit. */
@@ -79,9 +71,24 @@ export interface LedgerUnit {
    * moved; one that is no longer pending is left out, and nothing of it is applied.
    */
   finishTransactions(finishes: Finish[]): Promise<Transaction[]>;
-  removeUser(userId: string, reason: string): Promise<RemovedUser>;
+  /**
+   * Removes a user's accounts and transactions if they hold no money and nothing of theirs is pending, deciding
+   * under the locks every money path takes; otherwise changes nothing and says why.
+   */
+  removeUserIfClear(userId: string): Promise<UserRemoval>;
+  /**
+   * Takes back a withdrawal's request to the provider if the outbox relay never published it (an attempt under
+   * way is waited for, briefly); true when it was taken back, so the provider can never have seen it.
+   */
+  recallProviderRequest(transactionId: string): Promise<boolean>;
+  /** Marks a pending withdrawal as awaiting reconciliation, once; true when this call marked it. */
+  flagForReconciliation(transactionId: string): Promise<boolean>;
   enqueue(events: AnyEvent[]): Promise<void>;
 }
+
+/** How long an expiry waits for the outbox relay to finish publishing a withdrawal's request. */
+const RELAY_WAIT = '2s';
+const LOCK_NOT_AVAILABLE = '55P03';
 
 export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAccounts): LedgerUnit {
   // Journal first, balances last: the account rows (the contended ones) stay locked only until commit.
@@ -192,9 +199,15 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
     return new Map(rows.map((row) => [row.id, toAccount(row)]));
   };
 
+  const lockUser = async (userId: string) => {
+    await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`ledger-user:${userId}`]);
+  };
+
   return {
-    async lockUser(userId) {
-      await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`ledger-user:${userId}`]);
+    lockUser,
+
+    async isRemovedUser(userId) {
+      return (await trx('removed_users').where({ user_id: userId }).first('user_id')) !== undefined;
     },
 
     async countAccounts(userId) {
@@ -298,40 +311,42 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
     findAccounts,
     finishTransactions,
 
-    async removeUser(userId, reason) {
-      // Transactions before accounts: the order every settlement takes its locks in.
-      const pendingRows: TransactionRow[] = await trx('transactions')
+    async removeUserIfClear(userId) {
+      // The lock account creation takes, then transactions before accounts: the order settlements lock in.
+      await lockUser(userId);
+      await trx('transactions')
         .where({ user_id: userId, status: 'pending' })
         .orderBy('id')
-        .forUpdate();
+        .forUpdate()
+        .select('id');
       const accounts = await trx('accounts')
         .where({ user_id: userId, kind: 'user' })
         .orderBy('id')
         .forUpdate()
         .select<AccountRow[]>(ACCOUNT_COLUMNS);
-      const canceled = await finishTransactions(
-        pendingRows.map(toTransaction).map((pending) => ({
-          transaction: pending,
-          status: 'canceled' as const,
-          settlement: accounts.some((account) => account.id === pending.accountId)
-            ? releaseOf(pending)
-            : NO_SETTLEMENT,
-          reason,
-        })),
-      );
-      const current = await trx('accounts')
-        .where({ user_id: userId, kind: 'user' })
-        .whereNot('balance', 0)
-        .select<AccountRow[]>(ACCOUNT_COLUMNS);
-      const closing = current.map(toAccount);
-      await applySettlements(
-        closing.map((account) => ({ transactionId: randomUUID(), settlement: closingOf(account) })),
-      );
-      const unclaimed: RemovedUser['unclaimed'] = closing.map((account) => ({
-        accountId: account.id,
-        currency: account.currency,
-        amount: account.balance,
-      }));
+      // Nothing new can be accepted on locked accounts; a fresh read sees everything accepted before.
+      const accountIds = accounts.map((account) => account.id);
+      const [pending] = await trx('transactions')
+        .where({ user_id: userId, status: 'pending' })
+        .select<{ pending: string; flagged: string }[]>(
+          trx.raw('count(*) AS pending'),
+          trx.raw('count(reconciliation_required_at) AS flagged'),
+        );
+      const [incoming] =
+        accountIds.length === 0
+          ? [{ count: '0' }]
+          : await trx('transactions')
+              .whereIn('counterparty_account_id', accountIds)
+              .where('status', 'pending')
+              .whereNot('user_id', userId)
+              .count<{ count: string }[]>('*');
+      const obstacles = removalObstacles({
+        accounts: accounts.map(toAccount),
+        pending: Number(pending?.pending ?? 0),
+        awaitingReconciliation: Number(pending?.flagged ?? 0),
+        incoming: Number(incoming?.count ?? 0),
+      });
+      if (obstacles.length > 0) return { removed: false, obstacles };
       // A completed transfer with another user is part of their history too: it stays, without this user.
       const shared = (query: Knex.QueryBuilder) =>
         query
@@ -345,7 +360,48 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
         .update({ counterparty_user_id: null });
       await trx('idempotency_keys').where({ user_id: userId }).delete();
       const removed = await trx('accounts').where({ user_id: userId, kind: 'user' }).delete();
-      return { accounts: removed, transactions, canceled, unclaimed };
+      await trx('removed_users').insert({ user_id: userId }).onConflict('user_id').ignore();
+      return { removed: true, accounts: removed, transactions };
+    },
+
+    async recallProviderRequest(transactionId) {
+      // The relay holds a row locked while it publishes it: wait for that attempt to end (published, or failed
+      // and back to unpublished), but no longer than RELAY_WAIT; a relay stuck that long may have handed it out.
+      const { rows: setting }: { rows: { value: string }[] } = await trx.raw(
+        `SELECT current_setting('lock_timeout') AS value`,
+      );
+      try {
+        return await trx.transaction(async (savepoint) => {
+          await savepoint.raw(`SELECT set_config('lock_timeout', ?, true)`, [RELAY_WAIT]);
+          const { rows }: { rows: { seq: string }[] } = await savepoint.raw(
+            `SELECT seq FROM outbox
+             WHERE published_at IS NULL AND event ->> 'type' = 'WithdrawalRequested'
+               AND event -> 'data' ->> 'transaction_id' = ?
+             FOR UPDATE`,
+            [transactionId],
+          );
+          await savepoint.raw(`SELECT set_config('lock_timeout', ?, true)`, [setting[0]?.value ?? '0']);
+          if (rows.length === 0) return false;
+          await savepoint('outbox')
+            .whereIn(
+              'seq',
+              rows.map((row) => row.seq),
+            )
+            .delete();
+          return true;
+        });
+      } catch (error) {
+        if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE) return false;
+        throw error;
+      }
+    },
+
+    async flagForReconciliation(transactionId) {
+      const flagged = await trx('transactions')
+        .where({ id: transactionId, status: 'pending', type: 'withdrawal' })
+        .whereNull('reconciliation_required_at')
+        .update({ reconciliation_required_at: trx.fn.now(), updated_at: trx.fn.now() });
+      return flagged === 1;
     },
 
     async enqueue(events) {

@@ -1,5 +1,5 @@
 import { toMinorUnits, type MinorUnits } from '@payments/contracts';
-import { divideRoundingHalfUp, parseDecimal, type CurrencyUnit, type Decimal } from './money.js';
+import { divideRoundingUp, parseDecimal, type CurrencyUnit, type Decimal } from './money.js';
 import type { TransactionType } from './transaction.js';
 
 /** A fee: `fixed` major units of the account currency plus `percent` of the amount. */
@@ -19,7 +19,8 @@ export function feeRule(fixed: string, percent: string): FeeRule {
 
 /**
  * The fee in minor units of the account currency: fixed + amount × percent / 100, computed exactly and
- * rounded once, half up, to the currency's minor unit.
+ * rounded once, up, to the currency's minor unit. Never below the exact fee, so fee(a) + fee(b) ≥ fee(a + b):
+ * splitting a payment into pieces never pays less fee than paying it at once.
  */
 export function feeFor(amount: MinorUnits, rule: FeeRule, currency: CurrencyUnit): MinorUnits {
   const { fixed, percent } = rule;
@@ -27,5 +28,5 @@ export function feeFor(amount: MinorUnits, rule: FeeRule, currency: CurrencyUnit
   const denominator = 10n ** BigInt(fixed.scale) * 100n * 10n ** BigInt(percent.scale);
   const fixedPart = fixed.units * 10n ** BigInt(currency.exponent) * 100n * 10n ** BigInt(percent.scale);
   const percentPart = amount * percent.units * 10n ** BigInt(fixed.scale);
-  return toMinorUnits(divideRoundingHalfUp(fixedPart + percentPart, denominator));
+  return toMinorUnits(divideRoundingUp(fixedPart + percentPart, denominator));
 }

@@ -22,9 +22,14 @@ export function parseDecimal(text: string): Decimal | null {
   return { units: BigInt(`${match[1]}${fraction}`), scale: fraction.length };
 }
 
-/** `numerator / denominator` rounded to the nearest integer, halves away from zero (both are non-negative). */
-export function divideRoundingHalfUp(numerator: bigint, denominator: bigint): bigint {
-  return (2n * numerator + denominator) / (2n * denominator);
+/** `numerator / denominator` rounded toward zero (both are non-negative). */
+export function divideRoundingDown(numerator: bigint, denominator: bigint): bigint {
+  return numerator / denominator;
+}
+
+/** `numerator / denominator` rounded up to the next integer unless exact (both are non-negative). */
+export function divideRoundingUp(numerator: bigint, denominator: bigint): bigint {
+  return (numerator + denominator - 1n) / denominator;
 }
 
 const pow10 = (exponent: number) => 10n ** BigInt(exponent);
@@ -49,8 +54,9 @@ export function readAmount(input: unknown, currency: CurrencyUnit, maxMajor: num
 }
 
 /**
- * Converts minor units of one currency into another at `rate` (units of `to` per unit of `from`),
- * rounding half up to the target's minor unit.
+ * Converts minor units of one currency into another at `rate` (units of `to` per unit of `from`), rounding
+ * down to the target's minor unit: a conversion never credits more than the rate gives, so the remainder stays
+ * with the house (the FX account) and splitting an amount into many small conversions gains nothing.
  */
 export function convertAmount(
   amount: MinorUnits,
@@ -60,5 +66,5 @@ export function convertAmount(
 ): MinorUnits {
   const numerator = amount * rate.units * pow10(to.exponent);
   const denominator = pow10(rate.scale + from.exponent);
-  return toMinorUnits(divideRoundingHalfUp(numerator, denominator));
+  return toMinorUnits(divideRoundingDown(numerator, denominator));
 }

@@ -2,7 +2,7 @@ import type { MinorUnits } from '@payments/contracts';
 import { holdOf, type Transaction } from './transaction.js';
 
 /** The ledger's own accounts, one per code and currency, on the other side of every user movement. */
-export type SystemCode = 'provider_clearing' | 'fee_revenue' | 'fx' | 'unclaimed_funds';
+export type SystemCode = 'provider_clearing' | 'fee_revenue' | 'fx';
 
 export type LegTarget = { kind: 'account'; accountId: string } | { kind: 'system'; code: SystemCode };
 
@@ -127,17 +127,5 @@ export function accountChangesOf(settlement: Settlement): AccountChange[] {
   if (settlement.release) changeOf(settlement.release.accountId).available += settlement.release.amount;
   return [...changes.values()].sort((a, b) =>
     a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0,
-  );
-}
-
-/** Closing a deleted user's account: whatever is left on it moves to unclaimed funds, never vanishes. */
-export function closingOf(closed: { id: string; currency: string; balance: bigint }): Settlement {
-  const { id, currency, balance } = closed;
-  return settlement(
-    [
-      { target: userAccount(id), currency, amount: -balance },
-      { target: systemAccount('unclaimed_funds'), currency, amount: balance },
-    ],
-    null,
   );
 }

@@ -1,7 +1,6 @@
 import { createBatcher, type Consumer, type EventBus, type OutboxRelay } from '@payments/service-kit';
 import type { LedgerStore } from '../data/ledger-store.js';
 import { isUuid } from '../domain/identifiers.js';
-import { settledEvent } from './ledger-events.js';
 import { confirmPayment, settle, settleTransfer, type SettlementRequest } from './settlement-flows.js';
 
 /** Deliveries in hand per consumer, and how many of them one database transaction settles at most. */
@@ -98,27 +97,25 @@ export function startLedgerConsumer({
         });
       },
 
+      // Identity deletes a user only after the ledger removed them (POST /internal/users/:id/removal), so this
+      // finds nothing to do. Should it find money or pending work, it leaves them for an operator: it never
+      // cancels a withdrawal the provider may be paying out, nor moves money anywhere on its own.
       UserDeleted: async (event, { logger }) => {
+        const userId = event.data.user_id;
         await store.processEventsOnce([event.id], async (unit) => {
-          const removed = await unit.removeUser(event.data.user_id, 'The user was deleted');
-          await unit.enqueue(
-            removed.canceled.map((transaction) => settledEvent(transaction, event.correlation_id)),
-          );
-          if (removed.unclaimed.length > 0) {
-            logger.warn(
-              {
-                user_id: event.data.user_id,
-                unclaimed: removed.unclaimed.map((u) => ({ ...u, amount: u.amount.toString() })),
-              },
-              'a deleted user left money on accounts; moved to unclaimed funds',
+          const removal = await unit.removeUserIfClear(userId);
+          if (!removal.removed) {
+            logger.error(
+              { user_id: userId, obstacles: removal.obstacles },
+              'a deleted user still holds money or pending transactions in the ledger; left for an operator',
+            );
+          } else if (removal.accounts > 0 || removal.transactions > 0) {
+            logger.info(
+              { user_id: userId, accounts: removal.accounts, transactions: removal.transactions },
+              'removed what was left of a deleted user',
             );
           }
-          logger.info(
-            { user_id: event.data.user_id, accounts: removed.accounts, transactions: removed.transactions },
-            'removed a deleted user',
-          );
         });
-        outbox.wake();
       },
     },
     { prefetch },

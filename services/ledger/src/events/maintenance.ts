@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger, OutboxRelay } from '@payments/service-kit';
 import type { LedgerStore } from '../data/ledger-store.js';
-import { cancelExpiredHold } from './settlement-flows.js';
+import { expireHold } from './settlement-flows.js';
 
 export interface MaintenanceOptions {
   store: LedgerStore;
@@ -13,9 +13,15 @@ export interface MaintenanceOptions {
   now?: () => number;
 }
 
+export interface HoldExpiries {
+  canceled: number;
+  /** Withdrawals the provider may have received: kept pending, awaiting reconciliation. */
+  flagged: number;
+}
+
 export interface Maintenance {
-  /** One pass now; resolves with how many holds it canceled. */
-  runOnce(): Promise<number>;
+  /** One pass now; resolves with what it did to expired holds. */
+  runOnce(): Promise<HoldExpiries>;
   stop(): Promise<void>;
 }
 
@@ -45,7 +51,7 @@ function repeat<T>(intervalMs: number, task: () => Promise<T>, onError: (error: 
 
 /**
  * Periodic upkeep run by every ledger process (conditional updates make concurrent passes harmless):
- * cancels holds past their expiry, forgets idempotency keys past their retention, and compacts the history
+ * ends holds past their expiry (see expireHold), forgets idempotency keys past their retention, and compacts the history
  * counters (one process at a time, the others skip).
  */
 export function startMaintenance(options: MaintenanceOptions): Maintenance {
@@ -53,29 +59,29 @@ export function startMaintenance(options: MaintenanceOptions): Maintenance {
   const now = options.now ?? Date.now;
   let stopped = false;
 
-  const expireHolds = async (): Promise<number> => {
+  const expireHolds = async (): Promise<HoldExpiries> => {
     const cutoff = new Date(now() - options.holdExpiryMs);
-    let canceled = 0;
+    const expiries = { canceled: 0, flagged: 0 };
     for (;;) {
       const ids = await store.expiredHolds(cutoff, BATCH);
       for (const id of ids) {
-        if (stopped) return canceled;
+        if (stopped) return expiries;
         const context = { correlationId: `hold-expiry:${randomUUID()}`, logger };
-        const done = await store.inTransaction((unit) => cancelExpiredHold(unit, id, cutoff, context));
-        if (done) canceled += 1;
+        const done = await store.inTransaction((unit) => expireHold(unit, id, cutoff, context));
+        if (done) expiries[done] += 1;
       }
-      if (ids.length < BATCH) return canceled;
+      if (ids.length < BATCH) return expiries;
     }
   };
 
-  const pass = async (): Promise<number> => {
-    const canceled = await expireHolds();
-    if (canceled > 0) {
-      logger.info({ canceled }, 'canceled expired holds');
+  const pass = async (): Promise<HoldExpiries> => {
+    const expiries = await expireHolds();
+    if (expiries.canceled > 0) {
+      logger.info({ canceled: expiries.canceled }, 'canceled expired holds');
       outbox.wake();
     }
     await store.deleteIdempotencyKeysBefore(new Date(now() - options.idempotencyTtlMs));
-    return canceled;
+    return expiries;
   };
 
   // A full batch means more may be waiting: keep folding, one bounded transaction at a time.

@@ -127,22 +127,40 @@ export function settleTransfer(transactionId: string, context: FlowContext): Set
   };
 }
 
-/** Cancels a withdrawal or transfer that held funds for too long and gives the hold back. */
-export async function cancelExpiredHold(
+/** What an expired hold came to: canceled and released, or (a withdrawal) flagged for reconciliation. */
+export type HoldExpiry = 'canceled' | 'flagged' | null;
+
+/**
+ * A withdrawal or transfer that held funds past its expiry. A transfer (settled by the ledger itself) is canceled
+ * and its hold released. A withdrawal is canceled only if its request never left the ledger: its outbox row is
+ * taken back in this same database transaction. One the provider may have received keeps its hold, stays pending
+ * and is flagged for reconciliation, so a late payout.paid or payout.failed still settles it, once.
+ */
+export async function expireHold(
   unit: LedgerUnit,
   transactionId: string,
   cutoff: Date,
   context: FlowContext,
-): Promise<Transaction | null> {
+): Promise<HoldExpiry> {
+  const held = (await unit.lockTransactions([transactionId])).get(transactionId);
+  if (!held || held.status !== 'pending' || held.type === 'deposit' || held.createdAt >= cutoff) return null;
+  if (held.type === 'withdrawal' && !(await unit.recallProviderRequest(held.id))) {
+    if (!(await unit.flagForReconciliation(held.id))) return null;
+    context.logger.warn(
+      { transaction_id: held.id, account_id: held.accountId, amount: held.amount.toString() },
+      'a withdrawal handed to the provider got no confirmation in time; it keeps its hold and awaits reconciliation',
+    );
+    return 'flagged';
+  }
   const [canceled] = await settle(unit, [
     {
       transactionId,
       decide(transaction) {
-        if (!transaction || transaction.status !== 'pending' || transaction.createdAt >= cutoff) return null;
+        if (transaction?.status !== 'pending') return null;
         const reason = 'No confirmation arrived in time; the hold expired';
         return finish(transaction, 'canceled', releaseOf(transaction), context, reason);
       },
     },
   ]);
-  return canceled ?? null;
+  return canceled ? 'canceled' : null;
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { OpenAccountBody, PageQuery } from '@payments/contracts';
-import { AppError, bodyValidator, queryValidator } from '@payments/service-kit';
+import { AppError, authRequired, bodyValidator, queryValidator } from '@payments/service-kit';
 import { readMetadata } from '../domain/metadata.js';
 import { accountOpenedEvent } from '../events/ledger-events.js';
 import {
@@ -39,6 +39,8 @@ export function createAccountHandlers({ store, currencies, outbox, maxAccountsPe
     const currency = await supportedCurrency(body.currency);
     const account = await store.inTransaction(async (unit) => {
       await unit.lockUser(viewer.userId);
+      // Once the ledger removed a user, their token is about to be revoked: nothing may land on a new account.
+      if (await unit.isRemovedUser(viewer.userId)) throw authRequired('The user of this token was deleted');
       if ((await unit.countAccounts(viewer.userId)) >= maxAccountsPerUser) {
         throw new AppError(
           'BUSINESS_RULE_VIOLATION',

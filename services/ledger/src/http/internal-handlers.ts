@@ -1,17 +1,26 @@
 import type { RequestHandler } from 'express';
+import { removalRefused } from '../domain/user-removal.js';
 import { pathId } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
-import { renderAudit, renderHoldings } from './presenters.js';
+import { renderAudit } from './presenters.js';
 
-/** For other services on the internal network (identity's deletion check, operators); the gateway never routes here. */
+/** For other services on the internal network (identity's user removal, operators); the gateway never routes here. */
 export function createInternalHandlers({ store }: LedgerHttpDeps) {
-  const showHoldings: RequestHandler = async (req, res) => {
-    res.json(renderHoldings(await store.holdingsOf(pathId(req, 'User'))));
+  /** Identity's deletion asks the ledger to decide: removed (200), or refused with why (422), nothing changed. */
+  const removeUser: RequestHandler = async (req, res) => {
+    const userId = pathId(req, 'User');
+    const removal = await store.inTransaction((unit) => unit.removeUserIfClear(userId));
+    if (!removal.removed) throw removalRefused(removal.obstacles);
+    req.log.info(
+      { user_id: userId, accounts: removal.accounts, transactions: removal.transactions },
+      'removed a user from the ledger',
+    );
+    res.json({ user_id: userId, accounts: removal.accounts, transactions: removal.transactions });
   };
 
   const showAudit: RequestHandler = async (_req, res) => {
     res.json(renderAudit(await store.audit()));
   };
 
-  return { showHoldings, showAudit };
+  return { removeUser, showAudit };
 }

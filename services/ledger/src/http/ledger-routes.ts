@@ -1,5 +1,6 @@
 import type { Express, RequestHandler } from 'express';
 import { createAccountHandlers } from './account-handlers.js';
+import { createAdminHandlers } from './admin-handlers.js';
 import { createInternalHandlers } from './internal-handlers.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { createMoneyHandlers } from './money-handlers.js';
@@ -10,6 +11,7 @@ export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: Ledg
   const money = createMoneyHandlers(deps);
   const transactions = createTransactionHandlers(deps);
   const internal = createInternalHandlers(deps);
+  const admin = createAdminHandlers(deps);
 
   app.post('/account', auth, accounts.openAccount);
   app.get('/accounts', auth, accounts.listAccounts);
@@ -22,6 +24,8 @@ export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: Ledg
   app.get('/transactions', auth, transactions.listTransactions);
   app.get('/transaction/:id', auth, transactions.showTransaction);
 
-  app.get('/internal/users/:id/holdings', internal.showHoldings);
+  app.get('/admin/reconciliation', auth, admin.listReconciliation);
+
+  app.post('/internal/users/:id/removal', internal.removeUser);
   app.get('/internal/audit', internal.showAudit);
 }

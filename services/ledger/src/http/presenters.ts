@@ -1,5 +1,5 @@
 import { minorToNumber, versionAtLeast, type ApiVersion } from '@payments/contracts';
-import type { AuditReport, Holdings } from '../data/ledger-store.js';
+import type { AuditReport, ReconciliationCase } from '../data/ledger-store.js';
 import type { Account, Transaction } from '../domain/transaction.js';
 
 /** Exponent by currency code, for turning minor units into JSON numbers at the edge. */
@@ -68,10 +68,15 @@ export function renderPagination(limit: number, offset: number, total: number) {
   return { limit, offset, total };
 }
 
-export function renderHoldings(holdings: Holdings) {
+export function renderReconciliationCase(
+  found: ReconciliationCase,
+  exponents: Exponents,
+  version: ApiVersion,
+) {
   return {
-    balance_total_nonzero: holdings.balanceTotalNonzero,
-    pending_transactions: holdings.pendingTransactions,
+    ...renderTransaction(found.transaction, exponents, version),
+    user_id: found.transaction.userId,
+    reconciliation_required_at: found.flaggedAt.toISOString(),
   };
 }
 

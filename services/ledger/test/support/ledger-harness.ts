@@ -45,6 +45,8 @@ export interface HarnessOptions {
   instances?: number;
   /** Extra ledger configuration, as environment variables. */
   env?: Record<string, string>;
+  /** Stands between the ledgers and the memory bus, e.g. to fail or stall what their outbox relays publish. */
+  wrapBus?: (bus: EventBus) => EventBus;
 }
 
 export interface LedgerHarness {
@@ -128,7 +130,8 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
   });
   const services: RunningService[] = [];
   for (let i = 0; i < (options.instances ?? 1); i += 1) {
-    services.push(await startLedger(config, broker ? { logger } : { bus, logger }));
+    const ledgerBus = options.wrapBus ? options.wrapBus(bus) : bus;
+    services.push(await startLedger(config, broker ? { logger } : { bus: ledgerBus, logger }));
   }
   const url = (services[0] as RunningService).url;
   const db = await openDatabase({ url: database.url, migrations, logger });
