@@ -24,4 +24,5 @@ export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: Ledg
 
   app.get('/internal/users/:id/holdings', internal.showHoldings);
   app.get('/internal/audit', internal.showAudit);
+  app.get('/internal/payments/:id', internal.showPayment);
 }
