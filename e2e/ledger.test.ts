@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { ProcessSystem } from '@payments/infra';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
+import { eventually, findInfrastructure, startSystem, type TestSystem } from '@payments/testkit';
 import { apiClient, type ApiClient, type ApiResponse } from './api-client.js';
 import { inPool, sleep } from './support/concurrency.js';
 import { tapEvents, type EventTap } from './support/event-tap.js';
@@ -33,8 +33,9 @@ describe('ledger end to end: money moves exactly, whatever the concurrency', fun
       },
     });
     api = apiClient(system.gatewayUrl);
-    const env = system.environment('ledger');
-    tap = await tapEvents(env.AMQP_URL as string, env.AMQP_NAMESPACE as string);
+    // The tap binds to every routing key and publishes as it likes: the administrator, not a service's user.
+    const { amqpUrl } = await findInfrastructure();
+    tap = await tapEvents(amqpUrl, system.environment('ledger').AMQP_NAMESPACE as string);
   });
 
   let failures = 0;

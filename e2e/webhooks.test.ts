@@ -524,7 +524,14 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
         version: 1,
         occurred_at: new Date().toISOString(),
         correlation_id: `stranded-${stranded}`,
-        data: { transaction_id: stranded, payment_id: stranded, status: 'completed', source: 'payment' },
+        data: {
+          transaction_id: stranded,
+          payment_id: stranded,
+          status: 'completed',
+          source: 'payment',
+          amount: 600,
+          currency: 'USD',
+        },
       });
       await tap.sendToQueue('ledger.events.dlq', strandedEvent);
 

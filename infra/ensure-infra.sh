@@ -6,7 +6,9 @@
 # - Already answering      -> say so, change nothing.
 # - Installed but stopped  -> start it (Postgres via pg_ctlcluster, RabbitMQ via rabbitmq-server -detached) and wait.
 # - Not installed          -> print the apt-get command to install it and exit 1.
-# Also makes sure the Postgres role the services use (postgres, trust auth over TCP) exists.
+# Also makes sure the Postgres superuser role (postgres, trust auth over TCP) exists: `pnpm start` and the tests
+# provision with it (a role per service owning its database; the tests also a RabbitMQ user per service, through
+# the management API or, as root, rabbitmqctl).
 # A RabbitMQ started here listens on 127.0.0.1 only (listener + epmd); an existing rabbitmq.conf is only changed
 # when it has no 127.0.0.1:5672 listener (a backup is kept next to it).
 # Idempotent: safe to run any number of times. Starting services needs root (or the postgres / rabbitmq user).
@@ -96,7 +98,7 @@ start_postgres() {
   info "PostgreSQL started on $HOST:$PG_PORT."
 }
 
-# The services connect as postgres://$PG_USER@127.0.0.1:$PG_PORT/postgres with trust auth.
+# The launcher and the tests connect as postgres://$PG_USER@127.0.0.1:$PG_PORT/postgres with trust auth.
 ensure_pg_role() {
   command -v psql >/dev/null 2>&1 || {
     warn "psql not found; cannot verify the '$PG_USER' role (install postgresql-client)."

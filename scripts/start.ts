@@ -1,10 +1,15 @@
 import path from 'node:path';
 import {
   answers,
+  declareBrokerTopology,
   defaultPorts,
+  isSuperuser,
   loadDevelopmentSecrets,
+  planLogins,
+  provisionLogins,
   startProcessSystem,
   type ServiceName,
+  type SystemLogins,
 } from '@payments/infra';
 
 // `pnpm start`: the whole system with the gateway on http://localhost:8080. Separate processes against
@@ -53,6 +58,29 @@ async function chooseMode(): Promise<{
   return { mode: 'embedded', why: `no ${missing.join(' or ')}` };
 }
 
+/**
+ * Declares the broker topology and, as the superuser, gives each service its own role owning its database
+ * (created or adopted), with a new password each start. Every service shares the RabbitMQ user of AMQP_URL
+ * (guest locally): making users needs the management plugin or root, which `pnpm start` does not assume;
+ * compose and the tests give each service its own.
+ */
+async function provision(postgresUrl: string, amqpUrl: string): Promise<SystemLogins | undefined> {
+  // Services only declare a topology that is missing altogether; this also adds what a newer version binds.
+  await declareBrokerTopology(amqpUrl).catch((error: unknown) =>
+    console.warn(`Could not declare the broker topology now (${String(error)}); the services will.`),
+  );
+  if (!(await isSuperuser(postgresUrl))) {
+    console.log('The DATABASE_URL role is not a superuser: every service connects with it.');
+    return undefined;
+  }
+  const logins = planLogins({}, { database: true, broker: false });
+  await provisionLogins({ postgresUrl, amqpUrl }, logins);
+  console.log(
+    'Each service connects to PostgreSQL with its own role; all share the RabbitMQ user of AMQP_URL (development).',
+  );
+  return logins;
+}
+
 const print = (service: ServiceName, line: string) =>
   process.stdout.write(`${service.padEnd(16)} | ${line}\n`);
 
@@ -93,6 +121,7 @@ async function main() {
           ...common,
           postgresUrl: choice.postgresUrl as string,
           amqpUrl: choice.amqpUrl as string,
+          logins: await provision(choice.postgresUrl as string, choice.amqpUrl as string),
           onOutput: print,
         })
       : await (

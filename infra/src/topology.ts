@@ -22,13 +22,22 @@ const DIRECTORIES: Record<ServiceName, string> = {
   gateway: 'gateway',
 };
 
-/** Services with a database of their own, named payments_<service> on the chosen server. */
-const DATABASES: Partial<Record<ServiceName, string>> = {
+/** Services with a database of their own, named payments_<service> on the chosen server (and their role's name). */
+export const DATABASES: Partial<Record<ServiceName, string>> = {
   identity: 'payments_identity',
   ledger: 'payments_ledger',
   currency: 'payments_currency',
   'webhook-ingest': 'payments_webhook_ingest',
 };
+
+/** A login of a service's own on PostgreSQL or RabbitMQ, made by the provisioner (least privilege). */
+export interface Credentials {
+  username: string;
+  password: string;
+}
+
+/** Per service; a service without one logs in with the credentials of `postgresUrl` / `amqpUrl`. */
+export type SystemLogins = Partial<Record<ServiceName, { database?: Credentials; broker?: Credentials }>>;
 
 export interface SystemSettings {
   /** A PostgreSQL server URL; each service gets its own database on it. */
@@ -45,6 +54,7 @@ export interface SystemSettings {
   webhookSecret?: string;
   /** SERVICE_TOKEN for every process; unset, services fall back to the public development value. */
   serviceToken?: string;
+  logins?: SystemLogins;
   /** Extra variables for every service, then per service. */
   env?: Record<string, string>;
   serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
@@ -65,10 +75,23 @@ export function serviceDirectory(service: ServiceName): string {
   return DIRECTORIES[service];
 }
 
-export function databaseUrl(serverUrl: string, service: ServiceName, suffix = ''): string | undefined {
+export function withCredentials(serverUrl: string, credentials?: Credentials): string {
+  if (!credentials) return serverUrl;
+  const url = new URL(serverUrl);
+  url.username = encodeURIComponent(credentials.username);
+  url.password = encodeURIComponent(credentials.password);
+  return url.toString();
+}
+
+export function databaseUrl(
+  serverUrl: string,
+  service: ServiceName,
+  suffix = '',
+  credentials?: Credentials,
+): string | undefined {
   const name = DATABASES[service];
   if (!name) return undefined;
-  const url = new URL(serverUrl);
+  const url = new URL(withCredentials(serverUrl, credentials));
   url.pathname = `/${name}${suffix}`;
   return url.toString();
 }
@@ -82,7 +105,7 @@ export function serviceEnvironment(service: ServiceName, settings: SystemSetting
     LOG_LEVEL: settings.logLevel ?? 'info',
     HOST: host,
     PORT: String(settings.ports[service]),
-    AMQP_URL: settings.amqpUrl,
+    AMQP_URL: withCredentials(settings.amqpUrl, settings.logins?.[service]?.broker),
     AMQP_NAMESPACE: settings.amqpNamespace ?? '',
     IDENTITY_URL: url('identity'),
     LEDGER_URL: url('ledger'),
@@ -94,7 +117,12 @@ export function serviceEnvironment(service: ServiceName, settings: SystemSetting
       : {}),
     ...(settings.serviceToken ? { SERVICE_TOKEN: settings.serviceToken } : {}),
   };
-  const database = databaseUrl(settings.postgresUrl, service, settings.databaseSuffix);
+  const database = databaseUrl(
+    settings.postgresUrl,
+    service,
+    settings.databaseSuffix,
+    settings.logins?.[service]?.database,
+  );
   if (database) env.DATABASE_URL = database;
   return { ...env, ...settings.env, ...settings.serviceEnv?.[service] };
 }

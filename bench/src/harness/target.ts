@@ -42,7 +42,7 @@ const databaseNameOf = (url: string) => new URL(url).pathname.slice(1);
 
 /** Starts every service as its own process with fresh databases and a private broker namespace. */
 export async function startTarget(options: TestSystemOptions): Promise<Target> {
-  const { postgresUrl } = await findInfrastructure();
+  const { postgresUrl, amqpUrl } = await findInfrastructure();
   const system = await startSystem(options);
   const ledgerEnv = system.environment('ledger');
   const webhookEnv = system.environment('webhook-ingest');
@@ -55,7 +55,8 @@ export async function startTarget(options: TestSystemOptions): Promise<Target> {
     webhookDatabaseUrl: webhookEnv.DATABASE_URL as string,
     webhookSecret: system.webhookSecret,
     serviceToken: system.serviceToken,
-    amqpUrl: ledgerEnv.AMQP_URL as string,
+    // The bench publishes confirmations itself, which no service's own broker user may do.
+    amqpUrl,
     amqpNamespace: ledgerEnv.AMQP_NAMESPACE ?? '',
     ports: portsOf(system.urls),
     databaseSuffix: databaseNameOf(ledgerEnv.DATABASE_URL as string).replace('payments_ledger', ''),

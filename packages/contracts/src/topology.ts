@@ -13,7 +13,10 @@ export interface QueueDeclaration {
   deliveryLimit: number;
 }
 
-/** Every consumer queue and what it is bound to, declared as data and asserted by every process at start. */
+/**
+ * Every consumer queue and what it is bound to, declared as data. The key is the service that consumes it (the
+ * only one whose broker user may read it).
+ */
 export const QUEUES = {
   ledger: {
     name: 'ledger.events',
@@ -34,10 +37,23 @@ export const QUEUES = {
 
 export type QueueKey = keyof typeof QUEUES;
 
+/** Every service that connects to the broker; each has a broker user of its own with only the rights below. */
+export type BusParticipant =
+  'identity' | 'ledger' | 'currency' | 'webhook-ingest' | 'provider-sandbox' | 'gateway';
+
+export const BUS_PARTICIPANTS: readonly BusParticipant[] = [
+  'identity',
+  'ledger',
+  'currency',
+  'webhook-ingest',
+  'provider-sandbox',
+  'gateway',
+];
+
 /** Events every process of a service must see (not shared between competing consumers), e.g. revocations. */
 export const BROADCASTS = {
-  revocations: { events: ['TokenRevoked'] },
-} as const satisfies Record<string, { events: readonly EventType[] }>;
+  revocations: { events: ['TokenRevoked'], subscribers: ['gateway', 'identity', 'ledger'] },
+} as const satisfies Record<string, { events: readonly EventType[]; subscribers: readonly BusParticipant[] }>;
 
 export type BroadcastKey = keyof typeof BROADCASTS;
 
@@ -47,6 +63,83 @@ export const ANNOUNCEMENTS: readonly EventType[] = [
   'TransactionFailed',
   'TokenRevoked',
 ];
+
+/**
+ * The one service allowed to publish each event: the broker refuses the routing key to every other user, so
+ * nobody else can confirm a payment (PaymentProcessed) or revoke a token (TokenRevoked).
+ */
+export const PUBLISHERS = {
+  PaymentProcessed: 'webhook-ingest',
+  DepositRequested: 'ledger',
+  WithdrawalRequested: 'ledger',
+  TransferRequested: 'ledger',
+  TransactionCompleted: 'ledger',
+  TransactionFailed: 'ledger',
+  AccountOpened: 'ledger',
+  UserDeleted: 'identity',
+  TokenRevoked: 'identity',
+} as const satisfies Record<EventType, BusParticipant>;
+
+/** What one service may do on the bus, derived from the declarations above. */
+export interface BusRights {
+  publishes: EventType[];
+  consumes: QueueKey[];
+  broadcasts: BroadcastKey[];
+}
+
+export function busRightsOf(participant: BusParticipant): BusRights {
+  const keys = <K extends string>(record: Record<K, unknown>) => Object.keys(record) as K[];
+  return {
+    publishes: keys(PUBLISHERS).filter((type) => PUBLISHERS[type] === participant),
+    consumes: keys(QUEUES).filter((key) => key === participant),
+    broadcasts: keys(BROADCASTS).filter((key) =>
+      (BROADCASTS[key].subscribers as readonly BusParticipant[]).includes(participant),
+    ),
+  };
+}
+
+export interface BrokerTopology {
+  exchanges: { name: string; type: 'topic' | 'direct' }[];
+  queues: { name: string; arguments: Record<string, string | number> }[];
+  bindings: { exchange: string; queue: string; routingKey: string }[];
+}
+
+/**
+ * Every exchange, queue and binding under a namespace: what the provisioner declares (and what the RabbitMQ
+ * definitions file holds), and what each service checks is there before it publishes or consumes.
+ */
+export function brokerTopology(namespace = ''): BrokerTopology {
+  const exchange = namespace + EVENTS_EXCHANGE;
+  const deadLetterExchange = namespace + DEAD_LETTER_EXCHANGE;
+  const topology: BrokerTopology = {
+    exchanges: [
+      { name: exchange, type: 'topic' },
+      { name: deadLetterExchange, type: 'direct' },
+    ],
+    queues: [],
+    bindings: [],
+  };
+  for (const queue of Object.values(QUEUES) as QueueDeclaration[]) {
+    const name = namespace + queue.name;
+    const dlq = deadLetterQueueName(name);
+    topology.queues.push(
+      { name: dlq, arguments: { 'x-queue-type': 'quorum' } },
+      {
+        name,
+        arguments: {
+          'x-queue-type': 'quorum',
+          'x-delivery-limit': queue.deliveryLimit,
+          'x-dead-letter-exchange': deadLetterExchange,
+          'x-dead-letter-routing-key': name,
+        },
+      },
+    );
+    topology.bindings.push({ exchange: deadLetterExchange, queue: dlq, routingKey: name });
+    for (const routingKey of bindingKeys(queue.events))
+      topology.bindings.push({ exchange, queue: name, routingKey });
+  }
+  return topology;
+}
 
 export function isAnnouncement(type: EventType): boolean {
   return ANNOUNCEMENTS.includes(type);

@@ -11,6 +11,8 @@ export interface Infrastructure {
   /** A server URL whose database is the maintenance database `postgres`. */
   postgresUrl: string;
   amqpUrl: string;
+  /** The RabbitMQ management API, to create per-service users; unset: the AMQP host's 15672, then rabbitmqctl. */
+  amqpManagementUrl?: string;
   source: 'environment' | 'local' | 'containers';
 }
 
@@ -31,14 +33,18 @@ export function findInfrastructure(): Promise<Infrastructure> {
 
 async function locate(): Promise<Infrastructure> {
   const fromEnv = { postgres: process.env.TEST_DATABASE_URL, amqp: process.env.TEST_AMQP_URL };
+  const management = process.env.TEST_AMQP_MANAGEMENT_URL
+    ? { amqpManagementUrl: process.env.TEST_AMQP_MANAGEMENT_URL }
+    : {};
   if (fromEnv.postgres && fromEnv.amqp) {
-    return { postgresUrl: fromEnv.postgres, amqpUrl: fromEnv.amqp, source: 'environment' };
+    return { postgresUrl: fromEnv.postgres, amqpUrl: fromEnv.amqp, ...management, source: 'environment' };
   }
   const [pgUp, amqpUp] = await Promise.all([answers('127.0.0.1', 5432), answers('127.0.0.1', 5672)]);
   if ((fromEnv.postgres || pgUp) && (fromEnv.amqp || amqpUp)) {
     return {
       postgresUrl: fromEnv.postgres ?? LOCAL_POSTGRES,
       amqpUrl: fromEnv.amqp ?? LOCAL_AMQP,
+      ...management,
       source: 'local',
     };
   }
@@ -66,7 +72,13 @@ async function startContainers(): Promise<Infrastructure> {
   const { RabbitMQContainer } = await import('@testcontainers/rabbitmq');
   const [postgres, rabbit] = await Promise.all([
     new PostgreSqlContainer('postgres:16-alpine').withDatabase('postgres').start(),
-    new RabbitMQContainer('rabbitmq:3.13-alpine').start(),
+    // With management: the tests create a broker user per service through its API.
+    new RabbitMQContainer('rabbitmq:3.13-management-alpine').start(),
   ]);
-  return { postgresUrl: postgres.getConnectionUri(), amqpUrl: rabbit.getAmqpUrl(), source: 'containers' };
+  return {
+    postgresUrl: postgres.getConnectionUri(),
+    amqpUrl: rabbit.getAmqpUrl(),
+    amqpManagementUrl: `http://${rabbit.getHost()}:${rabbit.getMappedPort(15672)}`,
+    source: 'containers',
+  };
 }

@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import {
+  planLogins,
+  provisionLogins,
   randomSuffix,
+  removeLogins,
   SERVICE_NAMES,
   serviceEnvironment,
   startProcessSystem,
@@ -38,12 +41,21 @@ export interface TestSystemOptions {
 
 /**
  * The whole system, every service in its own process, against the real PostgreSQL and RabbitMQ: fresh
- * databases, a uuid-namespaced exchange and queues, free ports. `stop()` tears all of it down.
+ * databases, a uuid-namespaced exchange and queues, free ports. As deployed, each service logs in with its own
+ * database role and broker user, provisioned for this run. `stop()` tears all of it down.
  */
 export async function startSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
-  const { postgresUrl } = await findInfrastructure();
+  const { postgresUrl, amqpManagementUrl } = await findInfrastructure();
   const broker = await createTestBroker();
   const suffix = randomSuffix();
+  const provisioning = {
+    postgresUrl,
+    amqpUrl: broker.url,
+    managementUrl: amqpManagementUrl,
+    namespace: broker.namespace,
+    databaseSuffix: suffix,
+  };
+  const logins = planLogins(provisioning, { database: true, broker: true });
   const dataDir = await mkdtemp(path.join(tmpdir(), 'payments-test-'));
   const base = await freePortBlock(SERVICE_NAMES.length);
   const ports = Object.fromEntries(SERVICE_NAMES.map((name, i) => [name, base + i])) as Record<
@@ -62,6 +74,7 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
     logLevel: process.env.TEST_LOG_LEVEL ?? 'warn',
     webhookSecret,
     serviceToken: testServiceToken,
+    logins,
     // Tests register many users from 127.0.0.1; the registration limit has tests of its own.
     env: {
       RATE_LIMIT_ENABLED: 'false',
@@ -73,15 +86,18 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
   };
   const cleanup = async () => {
     await dropDatabases(postgresUrl, suffix);
+    await removeLogins(provisioning, logins);
     await broker.cleanup().catch(() => undefined);
     await rm(dataDir, { recursive: true, force: true });
   };
   let system: ProcessSystem;
   try {
+    await provisionLogins(provisioning, logins);
     system = await startProcessSystem(settings);
     await revocationsLoaded([system.gatewayUrl, system.urls.ledger]);
   } catch (error) {
-    await cleanup();
+    // What failed (e.g. no way to create broker users) is the news, not a cleanup that fails after it.
+    await cleanup().catch(() => undefined);
     throw error;
   }
   return {

@@ -119,6 +119,15 @@ describe('ledger deposits (memory bus)', () => {
     expect((await ledger.balanceOf(alice, account.id)).balance).to.equal(0);
   });
 
+  it('fails the deposit, crediting nothing, when the confirmation does not say the amount and currency', async () => {
+    const account = await openAccount();
+    const deposit = await ledger.deposit(alice, account.id, 10);
+    await ledger.confirm(deposit.body.id, 'completed', { amount: undefined, currency: undefined });
+    const failed = await ledger.waitForStatus(alice, deposit.body.id, 'failed');
+    expect(failed.body.failure_reason).to.match(/did not say which amount and currency/);
+    expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 0, available_balance: 0 });
+  });
+
   it('fails the deposit when the confirmed currency disagrees', async () => {
     const account = await openAccount();
     const deposit = await ledger.deposit(alice, account.id, 10);

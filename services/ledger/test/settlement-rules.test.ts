@@ -155,7 +155,9 @@ describe('transaction state rules', () => {
 
 describe('confirmation decisions', () => {
   it('completes a pending deposit on a matching confirmation', () => {
-    expect(decideConfirmation(transaction(), { status: 'completed' })).to.deep.equal({ action: 'complete' });
+    expect(
+      decideConfirmation(transaction(), { status: 'completed', amount: 1000, currency: 'USD' }),
+    ).to.deep.equal({ action: 'complete' });
     expect(
       decideConfirmation(transaction(), {
         status: 'completed',
@@ -171,10 +173,27 @@ describe('confirmation decisions', () => {
       action: 'fail',
       reason: 'declined',
     });
-    expect(decideConfirmation(transaction(), { status: 'completed', amount: 999 }).action).to.equal('fail');
-    expect(decideConfirmation(transaction(), { status: 'completed', currency: 'EUR' }).action).to.equal(
-      'fail',
-    );
+    expect(
+      decideConfirmation(transaction(), { status: 'completed', amount: 999, currency: 'USD' }).action,
+    ).to.equal('fail');
+    expect(
+      decideConfirmation(transaction(), { status: 'completed', amount: 1000, currency: 'EUR' }).action,
+    ).to.equal('fail');
+  });
+
+  it('fails a completion that does not say the amount and currency, for deposits and payouts alike', () => {
+    for (const type of ['deposit', 'withdrawal'] as const) {
+      for (const confirmation of [{}, { amount: 1000 }, { currency: 'USD' }]) {
+        expect(
+          decideConfirmation(transaction({ type }), { status: 'completed', ...confirmation }),
+        ).to.deep.equal({
+          action: 'fail',
+          reason: 'The payment confirmation did not say which amount and currency were paid',
+        });
+      }
+    }
+    // A reported failure needs neither: it moves no money.
+    expect(decideConfirmation(transaction(), { status: 'failed' }).action).to.equal('fail');
   });
 
   it('ignores terminal transactions, transfers and the wrong kind of movement', () => {

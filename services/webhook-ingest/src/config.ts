@@ -17,6 +17,8 @@ export const WebhookIngestConfigSchema = Type.Object({
   PORT: PortNumber(3004),
   DATABASE_URL: Url('postgres://postgres@127.0.0.1:5432/payments_webhook_ingest'),
   ...BusConfig,
+  /** Asked what a payment is for when a webhook does not say its amount and currency. */
+  LEDGER_URL: Url('http://127.0.0.1:3002'),
   /** Comma-separated; every one is accepted, so a rotation adds the new secret before removing the old. */
   WEBHOOK_SECRETS: Type.Optional(Type.String()),
   WEBHOOK_TOLERANCE_SECONDS: Type.Integer({

@@ -13,6 +13,7 @@ import {
   type ServiceDeps,
 } from '@payments/service-kit';
 import { resolveWebhookSettings, type WebhookIngestConfig } from './config.js';
+import { createLedgerPayments } from './data/ledger-payments.js';
 import { migrations } from './data/migrations.js';
 import { createWebhookEventRepository } from './data/webhook-event-repository.js';
 import { startRepublisher } from './events/republisher.js';
@@ -43,7 +44,8 @@ export async function startWebhookIngest(
     const metrics = createMetrics(NAME);
     const webhookMetrics = createWebhookMetrics(metrics);
     const events = createWebhookEventRepository(knex);
-    const intake = createWebhookIntake({ events, bus, metrics: webhookMetrics });
+    const payments = createLedgerPayments(config.LEDGER_URL, serviceCredential.token);
+    const intake = createWebhookIntake({ events, bus, metrics: webhookMetrics, payments });
     const app = createHttpApp(
       {
         logger,

@@ -14,6 +14,8 @@ export function completedPayment(payload: unknown = {}): IncomingWebhookEvent {
       payment_id: transactionId,
       status: 'completed',
       source: 'provider',
+      amount: 1000,
+      currency: 'USD',
     },
   };
 }

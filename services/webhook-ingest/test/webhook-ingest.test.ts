@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import pg from 'pg';
@@ -51,6 +53,11 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
   let consumer: Consumer;
   let sql: pg.Client;
   const received: PaymentProcessed[] = [];
+  /** Stands in for the ledger's `GET /internal/payments/:id`: 404 for ids it does not hold, 500 while down. */
+  let ledger: Server;
+  const ledgerPayments = new Map<string, { type: string; amount: number; currency: string }>();
+  const ledgerLookups: string[] = [];
+  let ledgerDown = false;
 
   const configFor = (env: Record<string, string> = {}) =>
     loadConfig(WebhookIngestConfigSchema, {
@@ -64,6 +71,7 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
       SERVICE_TOKEN,
       // The tests mark the end of what they published with an unsigned webhook.
       UNSIGNED_WEBHOOK_ENABLED: 'true',
+      LEDGER_URL: `http://127.0.0.1:${(ledger.address() as AddressInfo).port}`,
       // Only the test about republishing republishes, so no test sees another's leftovers published under it.
       WEBHOOK_REPUBLISH_AFTER_SECONDS: '3600',
       ...env,
@@ -135,6 +143,20 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
   };
 
   before(async () => {
+    ledger = createServer((req, res) => {
+      // The real ledger's /internal paths need the service credential.
+      if (req.headers.authorization !== `Bearer ${SERVICE_TOKEN}`) {
+        res.writeHead(401, { 'content-type': 'application/json' }).end('{}');
+        return;
+      }
+      const id = decodeURIComponent(/^\/internal\/payments\/([^/]+)$/.exec(req.url ?? '')?.[1] ?? '');
+      ledgerLookups.push(id);
+      const payment = ledgerPayments.get(id);
+      res.statusCode = ledgerDown ? 500 : payment ? 200 : 404;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(payment ? { transaction_id: id, status: 'pending', ...payment } : {}));
+    });
+    await new Promise<void>((resolve) => ledger.listen(0, '127.0.0.1', resolve));
     [database, broker] = await Promise.all([createTestDatabase('webhook_ingest'), createTestBroker()]);
     service = await startWebhookIngest(configFor());
     observer = createAmqpBus({ url: broker.url, namespace: broker.namespace, logger: silent });
@@ -154,6 +176,7 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
     await service?.stop();
     await sql?.end();
     await Promise.all([database?.drop(), broker?.cleanup()]);
+    await new Promise((resolve) => ledger?.close(resolve));
   });
 
   describe('POST /webhook/payment', () => {
@@ -239,6 +262,106 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
       });
       expect(reply.status).to.equal(413);
       expect(reply.json).to.have.keys('error');
+    });
+  });
+
+  describe('completions that do not say what was paid', () => {
+    const knownDeposit = (amount = 4200, currency = 'USD') => {
+      const transactionId = randomUUID();
+      ledgerPayments.set(transactionId, { type: 'deposit', amount, currency });
+      return transactionId;
+    };
+
+    it('publishes /webhook/payment with the amount and currency the ledger holds for the payment', async () => {
+      const since = received.length;
+      const transactionId = knownDeposit(4200, 'JPY');
+      const reply = await post(service, '/webhook/payment', {
+        payment_id: transactionId,
+        status: 'completed',
+      });
+      expect(reply).to.include({ status: 200, text: '' });
+      expect((await publishedSince(since)).map((e) => e.data)).to.deep.equal([
+        {
+          transaction_id: transactionId,
+          payment_id: transactionId,
+          status: 'completed',
+          source: 'payment',
+          amount: 4200,
+          currency: 'JPY',
+        },
+      ]);
+      expect(ledgerLookups).to.include(transactionId);
+    });
+
+    it('completes a /webhook/payment-status from the ledger only where the provider was silent', async () => {
+      const since = received.length;
+      const silent = knownDeposit(700, 'EUR');
+      const partial = knownDeposit(700, 'EUR');
+      expect(
+        (await signedPost('/webhook/payment-status', { payment_id: silent, status: 'completed' })).status,
+      ).to.equal(200);
+      // What the provider said stays: 900 against the ledger's 700 still fails the payment at the ledger.
+      expect(
+        (
+          await signedPost('/webhook/payment-status', {
+            payment_id: partial,
+            status: 'completed',
+            amount: 900,
+          })
+        ).status,
+      ).to.equal(200);
+      const published = await publishedSince(since);
+      expect(published.map((e) => [e.data.transaction_id, e.data.amount, e.data.currency])).to.deep.equal([
+        [silent, 700, 'EUR'],
+        [partial, 900, 'EUR'],
+      ]);
+    });
+
+    it('asks the ledger nothing for a failure or a provider event, which say enough', async () => {
+      const since = received.length;
+      const failed = knownDeposit();
+      const event = providerEvent('payment_intent.succeeded');
+      const lookups = ledgerLookups.length;
+      expect(
+        (await post(service, '/webhook/payment', { payment_id: failed, status: 'failed' })).status,
+      ).to.equal(200);
+      expect((await signedPost('/webhook/provider', event)).status).to.equal(200);
+      expect(ledgerLookups.length).to.equal(lookups);
+      expect(await publishedSince(since)).to.have.length(2);
+    });
+
+    it('publishes a payment the ledger does not know as before, without terms (the ledger ignores it)', async () => {
+      const since = received.length;
+      const unknown = randomUUID();
+      expect(
+        (await post(service, '/webhook/payment', { payment_id: unknown, status: 'completed' })).status,
+      ).to.equal(200);
+      expect((await publishedSince(since)).map((e) => e.data)).to.deep.equal([
+        { transaction_id: unknown, payment_id: unknown, status: 'completed', source: 'payment' },
+      ]);
+    });
+
+    it('answers 500 and records nothing while the ledger cannot say, then publishes on the retry', async () => {
+      const since = received.length;
+      const transactionId = knownDeposit(1234, 'USD');
+      ledgerDown = true;
+      try {
+        const refused = await post(service, '/webhook/payment', {
+          payment_id: transactionId,
+          status: 'completed',
+        });
+        expect(refused.status).to.equal(500);
+        expect(refused.json).to.deep.equal({ error: 'internal error' });
+        expect(await storedEvent(`payment:${transactionId}:completed`)).to.equal(undefined);
+      } finally {
+        ledgerDown = false;
+      }
+      expect(
+        (await post(service, '/webhook/payment', { payment_id: transactionId, status: 'completed' })).status,
+      ).to.equal(200);
+      expect((await publishedSince(since)).map((e) => [e.data.amount, e.data.currency])).to.deep.equal([
+        [1234, 'USD'],
+      ]);
     });
   });
 

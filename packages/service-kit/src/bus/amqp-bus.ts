@@ -1,10 +1,10 @@
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
 import {
   BROADCASTS,
-  DEAD_LETTER_EXCHANGE,
   EVENTS_EXCHANGE,
   QUEUES,
   bindingKeys,
+  brokerTopology,
   deadLetterQueueName,
   isAnnouncement,
   routingKeyOf,
@@ -67,7 +67,6 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
   const { logger } = options;
   const ns = options.namespace ?? '';
   const exchange = ns + EVENTS_EXCHANGE;
-  const deadLetterExchange = ns + DEAD_LETTER_EXCHANGE;
   const publishTimeoutMs = options.publishTimeoutMs ?? 10_000;
   const subscriptions = new Set<Subscription>();
   const pending = new Map<number, { reject: (error: Error) => void }>();
@@ -82,24 +81,50 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
 
   const queueName = (key: QueueKey) => ns + QUEUES[key].name;
 
-  const declareTopology = async (channel: Channel) => {
-    await channel.assertExchange(exchange, 'topic', { durable: true });
-    await channel.assertExchange(deadLetterExchange, 'direct', { durable: true });
-    for (const [key, queue] of Object.entries(QUEUES)) {
-      const name = queueName(key as QueueKey);
-      const dlq = deadLetterQueueName(name);
-      await channel.assertQueue(dlq, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
-      await channel.bindQueue(dlq, deadLetterExchange, name);
-      await channel.assertQueue(name, {
-        durable: true,
-        arguments: {
-          'x-queue-type': 'quorum',
-          'x-delivery-limit': queue.deliveryLimit,
-          'x-dead-letter-exchange': deadLetterExchange,
-          'x-dead-letter-routing-key': name,
-        },
-      });
-      for (const routingKey of bindingKeys(queue.events)) await channel.bindQueue(name, exchange, routingKey);
+  const topology = brokerTopology(ns);
+
+  /** Passive checks need no permission, so a service whose broker user may not declare can still verify. */
+  const topologyIsDeclared = async (conn: ChannelModel): Promise<boolean> => {
+    const probe = await conn.createChannel();
+    // A missing exchange or queue closes the probe channel with 404; that is the answer, not an error.
+    probe.on('error', () => undefined);
+    try {
+      for (const { name } of topology.exchanges) await probe.checkExchange(name);
+      for (const { name } of topology.queues) await probe.checkQueue(name);
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await probe.close().catch(() => undefined);
+    }
+  };
+
+  /**
+   * Declares what is missing when this user may (an administrative user: `pnpm start`, tests). A service with
+   * its own restricted user finds everything declared by the provisioner and declares nothing.
+   */
+  const ensureTopology = async (conn: ChannelModel) => {
+    if (await topologyIsDeclared(conn)) return;
+    const channel = await conn.createChannel();
+    channel.on('error', () => undefined);
+    try {
+      for (const { name, type } of topology.exchanges)
+        await channel.assertExchange(name, type, { durable: true });
+      for (const queue of topology.queues)
+        await channel.assertQueue(queue.name, { durable: true, arguments: queue.arguments });
+      for (const { queue, exchange: source, routingKey } of topology.bindings)
+        await channel.bindQueue(queue, source, routingKey);
+    } catch (error) {
+      if (/ACCESS[-_]REFUSED/.test(String((error as Error).message))) {
+        throw new Error(
+          `the broker topology (${exchange} and its queues) is missing and this broker user may not declare it; ` +
+            'provision the broker first (pnpm provision, or the test kit / launcher that starts the services)',
+          { cause: error },
+        );
+      }
+      throw error;
+    } finally {
+      await channel.close().catch(() => undefined);
     }
   };
 
@@ -142,9 +167,7 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
         conn.on('close', (error?: Error) => {
           if (connection === conn) onConnectionLost(error);
         });
-        const setup = await conn.createChannel();
-        await declareTopology(setup);
-        await setup.close();
+        await ensureTopology(conn);
         const channel = await conn.createConfirmChannel();
         channel.on('return', (message: ConsumeMessage) => {
           returned.add(Number(message.properties.headers?.['x-publish-seq']));

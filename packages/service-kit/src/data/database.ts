@@ -22,24 +22,46 @@ export interface DatabaseOptions {
 
 const DUPLICATE_DATABASE = '42P04';
 const UNIQUE_VIOLATION = '23505';
+const UNDEFINED_DATABASE = '3D000';
+const INSUFFICIENT_PRIVILEGE = '42501';
 
-/** Creates the service's database when it does not exist yet; safe when several processes race to do it. */
+const codeOf = (error: unknown) => (error as { code?: string }).code;
+
+/**
+ * Creates the service's database when it does not exist yet; safe when several processes race to do it.
+ * A deployment gives each service a role that owns its database and may create none (the provisioner made it),
+ * so an existing database is found by connecting to it, without touching the maintenance database.
+ */
 export async function ensureDatabase(url: string, logger: Logger): Promise<void> {
   const target = new URL(url);
   const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name))
     throw new Error(`Unsupported database name in DATABASE_URL: ${name}`);
+  const probe = new pg.Client({ connectionString: url });
+  try {
+    await probe.connect();
+    return;
+  } catch (error) {
+    if (codeOf(error) !== UNDEFINED_DATABASE) throw error;
+  } finally {
+    await probe.end().catch(() => undefined);
+  }
   const admin = new URL(url);
   admin.pathname = '/postgres';
   const client = new pg.Client({ connectionString: admin.toString() });
   await client.connect();
   try {
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    if (rowCount) return;
     await client.query(`CREATE DATABASE "${name}"`);
     logger.info({ database: name }, 'created database');
   } catch (error) {
-    const code = (error as { code?: string }).code;
+    const code = codeOf(error);
+    if (code === INSUFFICIENT_PRIVILEGE) {
+      throw new Error(
+        `database ${name} does not exist and the role in DATABASE_URL may not create it; ` +
+          'provision it first (pnpm provision, infra/postgres/init.sql)',
+        { cause: error },
+      );
+    }
     if (code !== DUPLICATE_DATABASE && code !== UNIQUE_VIOLATION) throw error;
   } finally {
     await client.end();

@@ -3,7 +3,7 @@ import type { Transaction } from './transaction.js';
 /** What a payment provider said about a deposit or payout (PaymentProcessed). */
 export interface Confirmation {
   status: 'completed' | 'failed';
-  /** Minor units, when the provider reported an amount. */
+  /** Minor units; a completion without it (or without the currency) credits nothing. */
   amount?: number;
   currency?: string;
   movement?: 'payment' | 'payout';
@@ -13,7 +13,10 @@ export interface Confirmation {
 export type ConfirmationDecision =
   { action: 'complete' } | { action: 'fail'; reason: string } | { action: 'ignore'; reason: string };
 
-/** Decides what a confirmation does to a transaction. A disagreeing amount or currency never credits; it fails. */
+/**
+ * Decides what a confirmation does to a transaction. A completion credits only the amount and currency it names,
+ * so a missing or disagreeing amount or currency never credits; it fails the transaction.
+ */
 export function decideConfirmation(
   transaction: Transaction,
   confirmation: Confirmation,
@@ -34,13 +37,20 @@ export function decideConfirmation(
       reason: confirmation.failureReason || 'The payment provider reported a failure',
     };
   }
-  if (confirmation.amount !== undefined && BigInt(confirmation.amount) !== transaction.amount) {
+  // Whoever can publish a PaymentProcessed must also know what the payment was for.
+  if (confirmation.amount === undefined || !confirmation.currency) {
+    return {
+      action: 'fail',
+      reason: 'The payment confirmation did not say which amount and currency were paid',
+    };
+  }
+  if (BigInt(confirmation.amount) !== transaction.amount) {
     return {
       action: 'fail',
       reason: `The provider confirmed ${confirmation.amount} minor units; the transaction is for ${transaction.amount}`,
     };
   }
-  if (confirmation.currency && confirmation.currency.toUpperCase() !== transaction.currency) {
+  if (confirmation.currency.toUpperCase() !== transaction.currency) {
     return {
       action: 'fail',
       reason: `The provider confirmed ${confirmation.currency.toUpperCase()}; the transaction is in ${transaction.currency}`,

@@ -1,8 +1,9 @@
 import type { RequestHandler } from 'express';
+import { notFound } from '@payments/service-kit';
 import { removalRefused } from '../domain/user-removal.js';
 import { pathId } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
-import { renderAudit } from './presenters.js';
+import { renderAudit, renderPayment } from './presenters.js';
 
 /** For other services on the internal network (identity's user removal, operators); the gateway never routes here. */
 export function createInternalHandlers({ store }: LedgerHttpDeps) {
@@ -22,5 +23,12 @@ export function createInternalHandlers({ store }: LedgerHttpDeps) {
     res.json(renderAudit(await store.audit()));
   };
 
-  return { removeUser, showAudit };
+  /** What a deposit or withdrawal is for, so webhook-ingest confirms it for exactly that amount and currency. */
+  const showPayment: RequestHandler = async (req, res) => {
+    const transaction = await store.findTransaction(pathId(req, 'Payment'));
+    if (!transaction || transaction.type === 'transfer') throw notFound('Payment');
+    res.json(renderPayment(transaction));
+  };
+
+  return { removeUser, showAudit, showPayment };
 }

@@ -28,4 +28,5 @@ export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: Ledg
 
   app.post('/internal/users/:id/removal', internal.removeUser);
   app.get('/internal/audit', internal.showAudit);
+  app.get('/internal/payments/:id', internal.showPayment);
 }

@@ -80,6 +80,17 @@ export function renderReconciliationCase(
   };
 }
 
+/** Internal: the amount in minor units, as events carry it. */
+export function renderPayment(transaction: Transaction) {
+  return {
+    transaction_id: transaction.id,
+    type: transaction.type,
+    status: transaction.status,
+    amount: Number(transaction.amount),
+    currency: transaction.currency,
+  };
+}
+
 /** Internal: amounts stay in minor units, as strings. */
 export function renderAudit(report: AuditReport) {
   const minor = (value: bigint) => value.toString();

@@ -23,6 +23,7 @@ import {
   type TestBroker,
 } from '@payments/testkit';
 import { migrations } from '../../src/data/migrations.js';
+import { isUuid } from '../../src/domain/identifiers.js';
 import { LedgerConfigSchema, startLedger } from '../../src/index.js';
 import { startCurrencyStub } from './currency-stub.js';
 
@@ -179,9 +180,20 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
     deposit: (user, accountId, amount, currency = 'USD') =>
       call('POST', `/account/${accountId}/deposit`, { user, body: { amount, currency } }),
     async confirm(transactionId, status = 'completed', extra = {}, eventId = randomUUID()) {
+      // Like webhook-ingest, say what was paid: the ledger credits nothing on a confirmation without it.
+      const paid = isUuid(transactionId)
+        ? await db('transactions').where({ id: transactionId }).first('amount', 'currency')
+        : undefined;
       const event = createEvent(
         'PaymentProcessed',
-        { transaction_id: transactionId, payment_id: transactionId, status, source: 'payment', ...extra },
+        {
+          transaction_id: transactionId,
+          payment_id: transactionId,
+          status,
+          source: 'payment',
+          ...(paid && { amount: Number(paid.amount), currency: paid.currency }),
+          ...extra,
+        },
         { id: eventId, correlationId: `test-${eventId}` },
       );
       await bus.publish(event);

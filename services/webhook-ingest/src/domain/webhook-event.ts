@@ -31,3 +31,31 @@ export const FAILURE_REASON_MAX_LENGTH = 500;
 export function failureReason(given: string | null | undefined, fallback: string): string {
   return (given?.trim() || fallback).slice(0, FAILURE_REASON_MAX_LENGTH);
 }
+
+/**
+ * A completion that does not say what was paid (`/webhook/payment`, a `/webhook/payment-status` without amount or
+ * currency). The ledger credits nothing on such a PaymentProcessed, so the intake asks the ledger first.
+ */
+export function lacksPaymentTerms(event: IncomingWebhookEvent): boolean {
+  const { payment } = event;
+  return payment?.status === 'completed' && (payment.amount === undefined || payment.currency === undefined);
+}
+
+/**
+ * The event completed with the ledger's amount and currency where the caller gave none; what the caller did say
+ * stays, so a disagreement still fails the payment. Unknown to the ledger (null): unchanged.
+ */
+export function withPaymentTerms(
+  event: IncomingWebhookEvent,
+  terms: { amount: number; currency: string } | null,
+): IncomingWebhookEvent {
+  if (!event.payment || !terms) return event;
+  return {
+    ...event,
+    payment: {
+      ...event.payment,
+      amount: event.payment.amount ?? terms.amount,
+      currency: event.payment.currency ?? terms.currency,
+    },
+  };
+}

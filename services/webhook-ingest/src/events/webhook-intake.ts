@@ -1,6 +1,7 @@
 import type { EventBus } from '@payments/service-kit';
 import { isPublishable, type WebhookEventRepository } from '../data/webhook-event-repository.js';
-import type { IncomingWebhookEvent } from '../domain/webhook-event.js';
+import type { LedgerPayments } from '../data/ledger-payments.js';
+import { lacksPaymentTerms, withPaymentTerms, type IncomingWebhookEvent } from '../domain/webhook-event.js';
 import type { WebhookMetrics } from '../webhook-metrics.js';
 import { publishPaymentProcessed } from './payment-processed-publisher.js';
 
@@ -16,6 +17,7 @@ export interface WebhookIntakeDeps {
   events: WebhookEventRepository;
   bus: Pick<EventBus, 'publish'>;
   metrics: WebhookMetrics;
+  payments: Pick<LedgerPayments, 'termsOf'>;
 }
 
 /**
@@ -25,11 +27,16 @@ export interface WebhookIntakeDeps {
  * publishing it at that moment. Any failure throws, the caller answers 500, and the provider's retry (or the
  * republisher) picks up where this left off.
  */
-export function createWebhookIntake({ events, bus, metrics }: WebhookIntakeDeps): WebhookIntake {
+export function createWebhookIntake({ events, bus, metrics, payments }: WebhookIntakeDeps): WebhookIntake {
   // Deliveries of one event that overlap in this process wait for the first one and share its outcome.
   const inProgress = new Map<string, Promise<IntakeResult>>();
 
-  const handle = async (event: IncomingWebhookEvent, correlationId: string): Promise<IntakeResult> => {
+  const handle = async (given: IncomingWebhookEvent, correlationId: string): Promise<IntakeResult> => {
+    // Every completion published says what was paid; the ledger fails one that does not.
+    const event =
+      given.payment && lacksPaymentTerms(given)
+        ? withPaymentTerms(given, await payments.termsOf(given.payment.transaction_id, correlationId))
+        : given;
     const { record, isNew } = await events.record(event);
     if (!isPublishable(record) || record.publishedAt) {
       if (!isNew) metrics.duplicate(event);

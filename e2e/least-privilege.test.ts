@@ -1,0 +1,337 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import amqp from 'amqplib';
+import { expect } from 'chai';
+import pg from 'pg';
+import type { ServiceName } from '@payments/infra';
+import { eventually, findInfrastructure, startSystem, type TestSystem } from '@payments/testkit';
+import { apiClient, type ApiClient } from './api-client.js';
+import { sleep } from './support/concurrency.js';
+import { expectBooksBalance } from './support/ledger-audit.js';
+
+/** Long enough for a message that got through to be consumed and credited. */
+const SETTLE_MS = 1000;
+const DATABASE_SERVICES = ['identity', 'ledger', 'currency', 'webhook-ingest'] as const;
+const EVERY_SERVICE: readonly ServiceName[] = [
+  'identity',
+  'ledger',
+  'currency',
+  'webhook-ingest',
+  'provider-sandbox',
+  'gateway',
+];
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+const signature = (body: string, secret: string) => {
+  const t = nowSeconds();
+  return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`;
+};
+
+const envelope = (type: string, data: Record<string, unknown>) =>
+  JSON.stringify({
+    id: randomUUID(),
+    type,
+    version: 1,
+    occurred_at: new Date().toISOString(),
+    correlation_id: `attack-${randomUUID()}`,
+    data,
+  });
+
+/**
+ * Publishes onto the events exchange as the user of `amqpUrl`, with a publisher confirm. Resolves with the
+ * reason the broker closed the channel, or null when it took the message.
+ */
+async function publishAs(amqpUrl: string, exchange: string, routingKey: string, body: string) {
+  const connection = await amqp.connect(amqpUrl);
+  connection.on('error', () => undefined);
+  try {
+    const channel = await connection.createConfirmChannel();
+    let refusal: string | null = null;
+    channel.on('error', (error: Error) => (refusal = error.message));
+    channel.publish(exchange, routingKey, Buffer.from(body), { persistent: true });
+    try {
+      await channel.waitForConfirms();
+      await channel.close();
+      return null;
+    } catch (error) {
+      return refusal ?? (error as Error).message;
+    }
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}
+
+/** Runs one channel operation as the user of `amqpUrl`; resolves with the broker's refusal, or null. */
+async function tryAs(amqpUrl: string, work: (channel: amqp.Channel) => Promise<unknown>) {
+  const connection = await amqp.connect(amqpUrl);
+  connection.on('error', () => undefined);
+  try {
+    const channel = await connection.createChannel();
+    channel.on('error', () => undefined);
+    await work(channel);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}
+
+describe('least privilege: every service logs in to RabbitMQ and PostgreSQL as itself', function () {
+  this.timeout(90_000);
+  let system: TestSystem;
+  let api: ApiClient;
+  let exchange: string;
+  let owner: { token: string; accountId: string };
+
+  before(async () => {
+    system = await startSystem({
+      serviceEnv: {
+        // The test plays the payment provider, so nothing else confirms a deposit.
+        'provider-sandbox': { SANDBOX_ENABLED: 'false' },
+        'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
+      },
+    });
+    api = apiClient(system.gatewayUrl);
+    exchange = `${system.environment('ledger').AMQP_NAMESPACE}payments.events`;
+    const { token } = await api.signUp();
+    const account = await api.post('/account', { currency: 'USD' }, token);
+    expect(account.status, account.text).to.equal(201);
+    owner = { token, accountId: account.body.id };
+  });
+
+  let failures = 0;
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') failures += 1;
+    await expectBooksBalance(system.urls.ledger);
+  });
+
+  after(async () => {
+    if (failures > 0) console.error(system?.logs());
+    await system?.stop();
+  });
+
+  const amqpUrlOf = (service: ServiceName) => system.environment(service).AMQP_URL as string;
+
+  const pendingDeposit = async (amount: number) => {
+    const accepted = await api.post(
+      `/account/${owner.accountId}/deposit`,
+      { amount, currency: 'USD' },
+      owner.token,
+    );
+    expect(accepted.status, accepted.text).to.equal(202);
+    return accepted.body.id as string;
+  };
+
+  const transaction = async (id: string) => (await api.get(`/transaction/${id}`, owner.token)).body;
+  const balance = async () => (await api.get(`/account/${owner.accountId}/balance`, owner.token)).body;
+  const settled = (id: string) =>
+    eventually(
+      () => transaction(id),
+      (body) => body?.status !== 'pending',
+      { timeoutMs: 15_000 },
+    );
+
+  /** A confirmation as webhook-ingest would publish it, complete with the right amount and currency. */
+  const confirmation = (id: string, data: Record<string, unknown> = {}) =>
+    envelope('PaymentProcessed', {
+      transaction_id: id,
+      payment_id: id,
+      status: 'completed',
+      source: 'provider',
+      movement: 'payment',
+      ...data,
+    });
+
+  it('runs a deposit end to end with each service on its own broker user and database role', async () => {
+    for (const service of EVERY_SERVICE) {
+      const env = system.environment(service);
+      expect(decodeURIComponent(new URL(env.AMQP_URL as string).username)).to.equal(
+        `${env.AMQP_NAMESPACE}${service}`,
+      );
+      if (env.DATABASE_URL) {
+        const url = new URL(env.DATABASE_URL);
+        expect(url.username).to.equal(url.pathname.slice(1));
+      }
+    }
+    const id = await pendingDeposit(12.34);
+    const event = JSON.stringify({
+      id: `evt_${randomUUID()}`,
+      type: 'payment_intent.succeeded',
+      data: {
+        object: {
+          id: `pi_${randomUUID()}`,
+          amount: 1234,
+          currency: 'usd',
+          status: 'succeeded',
+          metadata: { transaction_id: id },
+        },
+      },
+    });
+    const delivered = await api.request('POST', '/webhook/provider', {
+      raw: event,
+      headers: {
+        'content-type': 'application/json',
+        'provider-signature': signature(event, system.webhookSecret),
+      },
+    });
+    expect(delivered.status, delivered.text).to.equal(200);
+    expect((await settled(id)).status).to.equal('completed');
+    expect((await balance()).balance).to.equal(12.34);
+
+    // The database sessions are the services' own roles, not the superuser's.
+    const admin = new pg.Client({ connectionString: (await findInfrastructure()).postgresUrl });
+    await admin.connect();
+    try {
+      for (const service of DATABASE_SERVICES) {
+        const database = new URL(system.environment(service).DATABASE_URL as string).pathname.slice(1);
+        const { rows } = await admin.query<{ usename: string }>(
+          'SELECT DISTINCT usename FROM pg_stat_activity WHERE datname = $1',
+          [database],
+        );
+        expect(rows.map((row) => row.usename)).to.deep.equal([database]);
+      }
+    } finally {
+      await admin.end();
+    }
+  });
+
+  it('refuses PaymentProcessed from every broker user but webhook-ingest: nothing is credited', async () => {
+    const before = await balance();
+    const id = await pendingDeposit(50);
+    for (const service of EVERY_SERVICE.filter((name) => name !== 'webhook-ingest')) {
+      const refusal = await publishAs(
+        amqpUrlOf(service),
+        exchange,
+        'payment.processed',
+        confirmation(id, { amount: 5000, currency: 'USD' }),
+      );
+      expect(refusal, `${service} published a PaymentProcessed`).to.match(/ACCESS_REFUSED/);
+    }
+    await sleep(SETTLE_MS);
+    expect((await transaction(id)).status).to.equal('pending');
+    expect(await balance()).to.deep.equal(before);
+  });
+
+  it('refuses TokenRevoked from every broker user but identity: a forged logout changes nothing', async () => {
+    const victim = await api.signUp();
+    for (const service of EVERY_SERVICE.filter((name) => name !== 'identity')) {
+      const refusal = await publishAs(
+        amqpUrlOf(service),
+        exchange,
+        'token.revoked',
+        envelope('TokenRevoked', {
+          user_id: victim.userId,
+          issued_before: nowSeconds() + 60,
+          expires_at: nowSeconds() + 3600,
+        }),
+      );
+      expect(refusal, `${service} published a TokenRevoked`).to.match(/ACCESS_REFUSED/);
+    }
+    await sleep(SETTLE_MS);
+    expect((await api.get('/accounts', victim.token)).status).to.equal(200);
+  });
+
+  it("lets no service read other services' events, nor declare, purge or delete the shared queues", async () => {
+    const namespace = system.environment('ledger').AMQP_NAMESPACE as string;
+    const eavesdrop = (routingKey: string) => async (channel: amqp.Channel) => {
+      const { queue } = await channel.assertQueue('', { exclusive: true });
+      await channel.bindQueue(queue, exchange, routingKey);
+    };
+    expect(await tryAs(amqpUrlOf('gateway'), eavesdrop('token.revoked'))).to.equal(null);
+    expect(await tryAs(amqpUrlOf('gateway'), eavesdrop('payment.processed'))).to.match(/ACCESS_REFUSED/);
+    expect(await tryAs(amqpUrlOf('ledger'), eavesdrop('#'))).to.match(/ACCESS_REFUSED/);
+    expect(
+      await tryAs(amqpUrlOf('gateway'), (channel) =>
+        channel.consume(`${namespace}ledger.events`, () => undefined),
+      ),
+    ).to.match(/ACCESS_REFUSED/);
+    expect(
+      await tryAs(amqpUrlOf('ledger'), (channel) => channel.purgeQueue(`${namespace}currency.events`)),
+    ).to.match(/ACCESS_REFUSED/);
+    expect(
+      await tryAs(amqpUrlOf('ledger'), (channel) => channel.deleteQueue(`${namespace}ledger.events`)),
+    ).to.match(/ACCESS_REFUSED/);
+    expect(await tryAs(amqpUrlOf('webhook-ingest'), (channel) => channel.deleteExchange(exchange))).to.match(
+      /ACCESS_REFUSED/,
+    );
+  });
+
+  describe('a PaymentProcessed that webhook-ingest may publish (or a compromised webhook-ingest)', () => {
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      ['without amount and currency', {}, /did not say which amount and currency/],
+      ['without a currency', { amount: 7000 }, /did not say which amount and currency/],
+      ['for a larger amount', { amount: 700_000, currency: 'USD' }, /700000 minor units/],
+      ['in another currency', { amount: 7000, currency: 'EUR' }, /EUR/],
+    ];
+    for (const [what, data, reason] of cases) {
+      it(`fails the pending deposit ${what} and credits nothing`, async () => {
+        const before = await balance();
+        const id = await pendingDeposit(70);
+        expect(
+          await publishAs(amqpUrlOf('webhook-ingest'), exchange, 'payment.processed', confirmation(id, data)),
+        ).to.equal(null);
+        const failed = await settled(id);
+        expect(failed.status).to.equal('failed');
+        expect(failed.failure_reason).to.match(reason);
+        expect(await balance()).to.deep.equal(before);
+      });
+    }
+  });
+
+  it('still completes /webhook/payment and an amount-less /webhook/payment-status for exactly their amount', async () => {
+    const before = (await balance()).balance as number;
+    const unsigned = await pendingDeposit(3.5);
+    const response = await api.post('/webhook/payment', { payment_id: unsigned, status: 'completed' });
+    expect(response.status, response.text).to.equal(200);
+    expect((await settled(unsigned)).status).to.equal('completed');
+
+    const signed = await pendingDeposit(1.25);
+    const body = JSON.stringify({ payment_id: signed, status: 'completed' });
+    const status = await api.request('POST', '/webhook/payment-status', {
+      raw: body,
+      headers: {
+        'content-type': 'application/json',
+        'x-webhook-signature': signature(body, system.webhookSecret),
+      },
+    });
+    expect(status.status, status.text).to.equal(200);
+    expect((await settled(signed)).status).to.equal('completed');
+    expect((await balance()).balance).to.equal(before + 4.75);
+  });
+
+  it("gives each service's database role its own database only: no other, no superuser, no CREATEDB", async () => {
+    for (const service of DATABASE_SERVICES) {
+      const own = new URL(system.environment(service).DATABASE_URL as string);
+      const client = new pg.Client({ connectionString: own.toString() });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{
+          rolsuper: boolean;
+          rolcreatedb: boolean;
+          rolcreaterole: boolean;
+        }>('SELECT rolsuper, rolcreatedb, rolcreaterole FROM pg_roles WHERE rolname = current_user');
+        expect(rows[0]).to.deep.equal({ rolsuper: false, rolcreatedb: false, rolcreaterole: false });
+        const created = await client
+          .query(`CREATE DATABASE "payments_stolen_${randomUUID().slice(0, 8)}"`)
+          .then(
+            () => 'created',
+            (error: { code?: string }) => error.code,
+          );
+        expect(created).to.equal('42501');
+      } finally {
+        await client.end();
+      }
+      for (const other of DATABASE_SERVICES.filter((name) => name !== service)) {
+        const foreign = new URL(own);
+        foreign.pathname = new URL(system.environment(other).DATABASE_URL as string).pathname;
+        const intruder = new pg.Client({ connectionString: foreign.toString() });
+        const outcome = await intruder.connect().then(
+          () => 'connected',
+          (error: { code?: string }) => error.code,
+        );
+        await intruder.end().catch(() => undefined);
+        expect(outcome, `${service} reached ${other}'s database`).to.equal('42501');
+      }
+    }
+  });
+});

@@ -1,0 +1,193 @@
+import { spawn } from 'node:child_process';
+import { chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import amqp from 'amqplib';
+import { brokerTopology } from '@payments/contracts';
+import { brokerDefinitions, brokerPermissionsOf, type BrokerUser } from './broker-permissions.js';
+
+/** Creating users needs more than AMQP: the management HTTP API, or rabbitmqctl on the broker's machine. */
+export interface BrokerAdmin {
+  via: 'management API' | 'rabbitmqctl';
+  /** Creates or updates each user with its password and exactly its permissions. */
+  putUsers(users: BrokerUser[], namespace: string): Promise<void>;
+  deleteUsers(usernames: string[]): Promise<void>;
+}
+
+export interface BrokerAdminOptions {
+  /** An administrative AMQP URL; its host, credentials and vhost are the management API's too. */
+  amqpUrl: string;
+  /** e.g. http://rabbitmq:15672; by default the AMQP host on 15672, tried before rabbitmqctl. */
+  managementUrl?: string;
+}
+
+export const HOW_TO_ENABLE_BROKER_ADMIN =
+  'Creating the per-service RabbitMQ users needs the management plugin (rabbitmq-plugins enable ' +
+  'rabbitmq_management; set RABBITMQ_MANAGEMENT_URL when it is not on the AMQP host at port 15672) or, for a ' +
+  'broker on this machine, rabbitmqctl run as root or as the rabbitmq user.';
+
+const vhostOf = (amqpUrl: string) => decodeURIComponent(new URL(amqpUrl).pathname.slice(1)) || '/';
+
+/** Finds a way to manage users on the broker behind `amqpUrl`, or says what to enable. */
+export async function openBrokerAdmin(options: BrokerAdminOptions): Promise<BrokerAdmin> {
+  const amqpUrl = new URL(options.amqpUrl);
+  const given = options.managementUrl;
+  const managementUrl = given ?? `http://${amqpUrl.host.replace(/:\d+$/, '')}:15672`;
+  const auth = {
+    username: decodeURIComponent(amqpUrl.username || 'guest'),
+    password: decodeURIComponent(amqpUrl.password || 'guest'),
+  };
+  const management = managementAdmin(managementUrl, auth, vhostOf(options.amqpUrl));
+  const managementError = await management.check().then(
+    () => null,
+    (error: unknown) => error as Error,
+  );
+  if (!managementError) return management;
+  if (given)
+    throw new Error(`The RabbitMQ management API at ${given} does not answer: ${managementError.message}`);
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(amqpUrl.hostname);
+  if (loopback) {
+    const ctl = rabbitmqctlAdmin(vhostOf(options.amqpUrl));
+    const ctlError = await ctl.check().then(
+      () => null,
+      (error: unknown) => error as Error,
+    );
+    if (!ctlError) return ctl;
+    throw new Error(
+      `${HOW_TO_ENABLE_BROKER_ADMIN} Here the management API does not answer on ${managementUrl} ` +
+        `(${managementError.message}) and rabbitmqctl failed (${ctlError.message.split('\n')[0]}).`,
+    );
+  }
+  throw new Error(
+    `${HOW_TO_ENABLE_BROKER_ADMIN} The management API does not answer on ${managementUrl} (${managementError.message}).`,
+  );
+}
+
+function managementAdmin(
+  baseUrl: string,
+  auth: { username: string; password: string },
+  vhost: string,
+): BrokerAdmin & { check(): Promise<void> } {
+  const base = new URL(baseUrl);
+  const username = base.username ? decodeURIComponent(base.username) : auth.username;
+  const password = base.password ? decodeURIComponent(base.password) : auth.password;
+  base.username = '';
+  base.password = '';
+  const authorization = `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+  const call = async (method: string, apiPath: string, body?: unknown, okStatuses = [200, 201, 204]) => {
+    const response = await fetch(new URL(`/api/${apiPath}`, base), {
+      method,
+      headers: { authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(5000),
+    });
+    if (!okStatuses.includes(response.status))
+      throw new Error(`${method} /api/${apiPath}: ${response.status} ${await response.text()}`);
+  };
+  const v = encodeURIComponent(vhost);
+  return {
+    via: 'management API',
+    check: () => call('GET', 'whoami'),
+    async putUsers(users, namespace) {
+      for (const user of users) {
+        const { configure, write, read, topic } = brokerPermissionsOf(user.participant, namespace);
+        const name = encodeURIComponent(user.username);
+        const credentials = user.password === undefined ? { password_hash: '' } : { password: user.password };
+        await call('PUT', `users/${name}`, { ...credentials, tags: '' });
+        await call('PUT', `permissions/${v}/${name}`, { configure, write, read });
+        await call('PUT', `topic-permissions/${v}/${name}`, topic);
+      }
+    },
+    async deleteUsers(usernames) {
+      for (const name of usernames)
+        await call('DELETE', `users/${encodeURIComponent(name)}`, undefined, [200, 204, 404]);
+    },
+  };
+}
+
+function rabbitmqctlAdmin(vhost: string): BrokerAdmin & { check(): Promise<void> } {
+  const ctl = (args: string[]) =>
+    new Promise<void>((resolve, reject) => {
+      const child = spawn('rabbitmqctl', ['-q', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      child.once('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      child.once('close', (code) => {
+        clearTimeout(timer);
+        if (code === 0) resolve();
+        else reject(new Error(`rabbitmqctl ${args[0]} exited with ${code}: ${stderr.trim()}`));
+      });
+    });
+  return {
+    via: 'rabbitmqctl',
+    check: () => ctl(['list_vhosts']),
+    async putUsers(users, namespace) {
+      // One import for every user, password and permission: each rabbitmqctl call starts an Erlang VM.
+      const { users: entries, permissions, topic_permissions } = brokerDefinitions(users, namespace, vhost);
+      await withPrivateFile(JSON.stringify({ users: entries, permissions, topic_permissions }), (file) =>
+        ctl(['import_definitions', file]),
+      );
+    },
+    async deleteUsers(usernames) {
+      await Promise.all(
+        usernames.map((name) =>
+          ctl(['delete_user', name]).catch((error: Error) => {
+            if (!/no_such_user|does not exist/i.test(error.message)) throw error;
+          }),
+        ),
+      );
+    },
+  };
+}
+
+/**
+ * A file only its owner reads, for passwords on their way to rabbitmqctl. Run as root, rabbitmqctl reads files as
+ * the rabbitmq user (`su rabbitmq`), so the file is handed to that user; `import_definitions -` (stdin) is
+ * refused by the 3.10 CLI.
+ */
+async function withPrivateFile<T>(content: string, work: (file: string) => Promise<T>): Promise<T> {
+  const directory = await mkdtemp(path.join(tmpdir(), 'payments-broker-'));
+  const file = path.join(directory, 'definitions.json');
+  try {
+    await writeFile(file, content, { mode: 0o600 });
+    const owner = process.getuid?.() === 0 ? await systemUser('rabbitmq') : null;
+    if (owner) {
+      await chown(directory, owner.uid, owner.gid);
+      await chown(file, owner.uid, owner.gid);
+    }
+    return await work(file);
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+}
+
+async function systemUser(name: string): Promise<{ uid: number; gid: number } | null> {
+  const passwd = await readFile('/etc/passwd', 'utf8').catch(() => '');
+  const fields = passwd
+    .split('\n')
+    .find((line) => line.startsWith(`${name}:`))
+    ?.split(':');
+  return fields ? { uid: Number(fields[2]), gid: Number(fields[3]) } : null;
+}
+
+/** Declares the exchanges, queues and bindings under `namespace` with an administrative AMQP user. */
+export async function declareBrokerTopology(amqpUrl: string, namespace = ''): Promise<void> {
+  const topology = brokerTopology(namespace);
+  const connection = await amqp.connect(amqpUrl);
+  try {
+    const channel = await connection.createChannel();
+    for (const { name, type } of topology.exchanges)
+      await channel.assertExchange(name, type, { durable: true });
+    for (const queue of topology.queues)
+      await channel.assertQueue(queue.name, { durable: true, arguments: queue.arguments });
+    for (const { queue, exchange, routingKey } of topology.bindings)
+      await channel.bindQueue(queue, exchange, routingKey);
+    await channel.close();
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,132 @@
+import {
+  BROADCASTS,
+  BUS_PARTICIPANTS,
+  EVENTS,
+  EVENTS_EXCHANGE,
+  QUEUES,
+  bindingKeys,
+  brokerTopology,
+  busRightsOf,
+  type BusParticipant,
+} from '@payments/contracts';
+
+/** RabbitMQ's permissions for one user on one vhost: regular expressions over resource names and routing keys. */
+export interface BrokerPermissions {
+  configure: string;
+  write: string;
+  read: string;
+  /** Routing keys on the events exchange; checked on publish (write) and on queue.bind (read). */
+  topic: { exchange: string; write: string; read: string };
+}
+
+/** A service's broker login, as the provisioner creates it. */
+export interface BrokerUser {
+  participant: BusParticipant;
+  username: string;
+  /** Absent: the user exists with its rights but cannot log in with a password until one is set. */
+  password?: string;
+}
+
+/** The queues RabbitMQ names itself (`assertQueue('')`): each process's exclusive broadcast queue. */
+const SERVER_NAMED_QUEUE = 'amq\\.gen-.*';
+
+const literal = (name: string) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** Matches exactly these; nothing at all (`^$`, no resource or key is empty here) when there are none. */
+const onlyThese = (patterns: string[]) => (patterns.length > 0 ? `^(${patterns.join('|')})$` : '^$');
+
+/** A service's broker user by default: its name under the namespace, like its queues. */
+export function brokerUsername(participant: BusParticipant, namespace = ''): string {
+  return namespace + participant;
+}
+
+/**
+ * Exactly what a service needs on the broker, from the topology in contracts: publish its own events, consume
+ * its own queue, and declare and bind its own server-named broadcast queue to the broadcast's routing keys.
+ * It may declare, delete or purge nothing else; the provisioner declares the shared topology.
+ */
+export function brokerPermissionsOf(participant: BusParticipant, namespace = ''): BrokerPermissions {
+  const rights = busRightsOf(participant);
+  const exchange = namespace + EVENTS_EXCHANGE;
+  const subscribes = rights.broadcasts.length > 0;
+  const broadcastKeys = rights.broadcasts.flatMap((key) => bindingKeys(BROADCASTS[key].events));
+  return {
+    configure: onlyThese(subscribes ? [SERVER_NAMED_QUEUE] : []),
+    write: onlyThese([
+      ...(rights.publishes.length > 0 ? [literal(exchange)] : []),
+      ...(subscribes ? [SERVER_NAMED_QUEUE] : []),
+    ]),
+    read: onlyThese([
+      ...rights.consumes.map((key) => literal(namespace + QUEUES[key].name)),
+      ...(subscribes ? [literal(exchange), SERVER_NAMED_QUEUE] : []),
+    ]),
+    topic: {
+      exchange,
+      write: onlyThese(rights.publishes.map((type) => literal(EVENTS[type].routingKey))),
+      read: onlyThese(broadcastKeys.map(literal)),
+    },
+  };
+}
+
+/** The default user of every service, without passwords (the provisioner sets them). */
+export function defaultBrokerUsers(namespace = ''): BrokerUser[] {
+  return BUS_PARTICIPANTS.map((participant) => ({
+    participant,
+    username: brokerUsername(participant, namespace),
+  }));
+}
+
+/**
+ * RabbitMQ definitions (the format of `rabbitmqctl import_definitions` and the management API) for the topology
+ * and the given users. A user without a password gets an empty hash: it exists with its rights and cannot log in
+ * with a password until one is set.
+ */
+export function brokerDefinitions(users: BrokerUser[], namespace = '', vhost = '/') {
+  const topology = brokerTopology(namespace);
+  return {
+    rabbit_version: '3.13.0',
+    users: users.map((user) => ({
+      name: user.username,
+      ...(user.password === undefined
+        ? { password_hash: '', hashing_algorithm: 'rabbit_password_hashing_sha256' }
+        : { password: user.password }),
+      tags: [],
+      limits: {},
+    })),
+    vhosts: [{ name: vhost }],
+    permissions: users.map((user) => {
+      const { configure, write, read } = brokerPermissionsOf(user.participant, namespace);
+      return { user: user.username, vhost, configure, write, read };
+    }),
+    topic_permissions: users.map((user) => {
+      const { topic } = brokerPermissionsOf(user.participant, namespace);
+      return { user: user.username, vhost, ...topic };
+    }),
+    parameters: [],
+    global_parameters: [],
+    policies: [],
+    exchanges: topology.exchanges.map(({ name, type }) => ({
+      name,
+      vhost,
+      type,
+      durable: true,
+      auto_delete: false,
+      internal: false,
+      arguments: {},
+    })),
+    queues: topology.queues.map(({ name, arguments: args }) => ({
+      name,
+      vhost,
+      durable: true,
+      auto_delete: false,
+      arguments: args,
+    })),
+    bindings: topology.bindings.map(({ exchange, queue, routingKey }) => ({
+      source: exchange,
+      vhost,
+      destination: queue,
+      destination_type: 'queue',
+      routing_key: routingKey,
+      arguments: {},
+    })),
+  };
+}

@@ -1,0 +1,142 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import pg from 'pg';
+import { BUS_PARTICIPANTS } from '@payments/contracts';
+import {
+  brokerPermissionsOf,
+  dropDatabasesAndRoles,
+  INFRA_FILES,
+  openBrokerAdmin,
+  provisionDatabases,
+} from '@payments/infra';
+import { findInfrastructure } from '../src/index.js';
+
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+
+describe('provisioning', () => {
+  describe('the committed infra files', () => {
+    it('infra/rabbitmq/definitions.json is what the topology in contracts generates (pnpm infra:files)', async () => {
+      const committed = JSON.parse(await readFile(`${ROOT}infra/rabbitmq/definitions.json`, 'utf8'));
+      expect(committed).to.deep.equal(JSON.parse(INFRA_FILES['infra/rabbitmq/definitions.json']()));
+    });
+
+    it('infra/postgres/init.sql is what the provisioning code generates (pnpm infra:files)', async () => {
+      const committed = await readFile(`${ROOT}infra/postgres/init.sql`, 'utf8');
+      expect(committed).to.equal(INFRA_FILES['infra/postgres/init.sql']());
+    });
+  });
+
+  describe('broker permissions', () => {
+    const publishing = (key: string) =>
+      BUS_PARTICIPANTS.filter((participant) =>
+        new RegExp(brokerPermissionsOf(participant).topic.write).test(key),
+      );
+
+    it('lets webhook-ingest alone publish payment.processed and identity alone token.revoked', () => {
+      expect(publishing('payment.processed')).to.deep.equal(['webhook-ingest']);
+      expect(publishing('token.revoked')).to.deep.equal(['identity']);
+      expect(publishing('user.deleted')).to.deep.equal(['identity']);
+      expect(publishing('deposit.requested')).to.deep.equal(['ledger']);
+      expect(publishing('#')).to.deep.equal([]);
+    });
+
+    it('gives services that publish nothing no write on any exchange', () => {
+      for (const participant of ['gateway', 'currency', 'provider-sandbox'] as const) {
+        expect(new RegExp(brokerPermissionsOf(participant).write).test('payments.events')).to.equal(false);
+      }
+    });
+
+    it('scopes every name to the namespace', () => {
+      const ledger = brokerPermissionsOf('ledger', 't-1234.');
+      expect(ledger.topic.exchange).to.equal('t-1234.payments.events');
+      expect(new RegExp(ledger.read).test('t-1234.ledger.events')).to.equal(true);
+      expect(new RegExp(ledger.read).test('ledger.events')).to.equal(false);
+      expect(new RegExp(ledger.read).test('t-1234Xledger.events')).to.equal(false);
+      expect(new RegExp(ledger.read).test('t-1234.currency.events')).to.equal(false);
+    });
+  });
+
+  it('says what to enable when it has no way to create broker users', async () => {
+    const failure = await openBrokerAdmin({ amqpUrl: 'amqp://guest:guest@broker.invalid:5672' }).catch(
+      (error: Error) => error,
+    );
+    expect(failure).to.be.instanceOf(Error);
+    expect((failure as Error).message).to.match(/rabbitmq-plugins enable rabbitmq_management/);
+  });
+
+  describe('database roles', () => {
+    let serverUrl: string;
+    const name = `payments_provisioning_${randomBytes(4).toString('hex')}`;
+    const on = (database: string, credentials?: { user: string; password: string }) => {
+      const url = new URL(serverUrl);
+      url.pathname = `/${database}`;
+      if (credentials) {
+        url.username = credentials.user;
+        url.password = credentials.password;
+      }
+      return url.toString();
+    };
+    const query = async (url: string, sql: string) => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        return await client.query(sql);
+      } finally {
+        await client.end();
+      }
+    };
+
+    before(async () => {
+      serverUrl = (await findInfrastructure()).postgresUrl;
+    });
+    after(() => dropDatabasesAndRoles(serverUrl, [name]));
+
+    it('hands a database an earlier version created as the superuser to its new role, objects and all', async () => {
+      await query(serverUrl, `CREATE DATABASE "${name}"`);
+      await query(
+        on(name),
+        `CREATE TABLE things (id serial PRIMARY KEY, n int GENERATED ALWAYS AS IDENTITY);
+         CREATE SEQUENCE counter;
+         CREATE VIEW thing_ids AS SELECT id FROM things;
+         CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE 'no'; END $$;
+         CREATE TRIGGER things_refuse BEFORE DELETE ON things FOR EACH ROW EXECUTE FUNCTION refuse();`,
+      );
+      const credentials = { user: name, password: randomBytes(12).toString('hex') };
+      await provisionDatabases(serverUrl, [{ database: name, password: credentials.password }]);
+      // Twice: it runs on every `pnpm start`.
+      await provisionDatabases(serverUrl, [{ database: name, password: credentials.password }]);
+
+      const { rows } = await query(
+        on(name),
+        `SELECT relname, pg_get_userbyid(relowner) AS owner FROM pg_class
+         WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'S', 'v') ORDER BY relname`,
+      );
+      expect(
+        rows.every((row) => row.owner === name),
+        JSON.stringify(rows),
+      ).to.equal(true);
+      const mine = on(name, credentials);
+      await query(mine, 'INSERT INTO things DEFAULT VALUES');
+      await query(mine, 'ALTER TABLE things ADD COLUMN note text');
+      await query(
+        mine,
+        'CREATE OR REPLACE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN OLD; END $$',
+      );
+      expect((await query(mine, 'SELECT count(*)::int AS n FROM thing_ids')).rows[0].n).to.equal(1);
+      const role = await query(
+        serverUrl,
+        `SELECT rolsuper, rolcreatedb, rolcreaterole, rolcanlogin FROM pg_roles WHERE rolname = '${name}'`,
+      );
+      expect(role.rows[0]).to.deep.equal({
+        rolsuper: false,
+        rolcreatedb: false,
+        rolcreaterole: false,
+        rolcanlogin: true,
+      });
+      const acl = await query(serverUrl, `SELECT datacl::text FROM pg_database WHERE datname = '${name}'`);
+      expect(acl.rows[0].datacl).not.to.match(/(^|[{,])=/);
+    });
+  });
+});

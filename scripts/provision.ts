@@ -1,0 +1,60 @@
+import {
+  DATABASES,
+  passwordVariablePrefix,
+  planLogins,
+  provisionLogins,
+  SERVICE_NAMES,
+  type ServiceName,
+} from '@payments/infra';
+
+// `pnpm provision`: as an administrator, gives every service its own PostgreSQL role owning its database and its
+// own RabbitMQ user with exactly its rights, and declares the broker topology. Idempotent: run it on every
+// deployment (compose runs it before the services); passwords and rights are set again each time.
+//
+//   DATABASE_URL             a superuser on the PostgreSQL server (its database is not used)
+//   AMQP_URL                 a RabbitMQ administrator; AMQP_NAMESPACE as for the services
+//   RABBITMQ_MANAGEMENT_URL  the management API (default: the AMQP host on 15672, then rabbitmqctl)
+//   <SERVICE>_DATABASE_PASSWORD  IDENTITY, LEDGER, CURRENCY, WEBHOOK_INGEST
+//   <SERVICE>_AMQP_PASSWORD      the same and PROVIDER_SANDBOX, GATEWAY
+// Each service then connects as payments_<service> (database) and <service> (broker) with its password.
+
+const env = process.env;
+const variable = (service: ServiceName, kind: 'database' | 'broker') =>
+  `${passwordVariablePrefix(service)}_${kind === 'database' ? 'DATABASE' : 'AMQP'}_PASSWORD`;
+
+const required = [
+  ...['DATABASE_URL', 'AMQP_URL'],
+  ...SERVICE_NAMES.flatMap((service) => [
+    ...(DATABASES[service] ? [variable(service, 'database')] : []),
+    variable(service, 'broker'),
+  ]),
+];
+const missing = required.filter((name) => !env[name]);
+if (missing.length > 0) {
+  console.error(`pnpm provision: set ${missing.join(', ')}`);
+  process.exit(1);
+}
+
+const target = {
+  postgresUrl: env.DATABASE_URL as string,
+  amqpUrl: env.AMQP_URL as string,
+  managementUrl: env.RABBITMQ_MANAGEMENT_URL || undefined,
+  namespace: env.AMQP_NAMESPACE ?? '',
+};
+const logins = planLogins(
+  target,
+  { database: true, broker: true },
+  (service, kind) => env[variable(service, kind)] as string,
+);
+try {
+  await provisionLogins(target, logins);
+  for (const service of SERVICE_NAMES) {
+    const { database, broker } = logins[service] ?? {};
+    console.log(
+      `${service}: broker user ${broker?.username}${database ? `, database role ${database.username}` : ''}`,
+    );
+  }
+} catch (error) {
+  console.error(`pnpm provision failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
