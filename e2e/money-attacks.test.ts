@@ -223,7 +223,10 @@ describe('money attacks end to end: no value created, none lost', function () {
 
   describe('hold expiry (item 2): a payout handed to the provider is never released by a timer', () => {
     const awaitingGauge = async () => {
-      const text = await (await fetch(`${system.urls.ledger}/metrics`)).text();
+      const metrics = await fetch(`${system.urls.ledger}/metrics`, {
+        headers: { authorization: `Bearer ${system.serviceToken}` },
+      });
+      const text = await metrics.text();
       const line = text.split('\n').find((l) => l.startsWith('ledger_withdrawals_awaiting_reconciliation'));
       expect(line, 'the gauge is exported').to.be.a('string');
       return Number(line?.split(' ').pop());

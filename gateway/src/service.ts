@@ -17,7 +17,7 @@ import {
 import type { GatewayConfig } from './config.js';
 import type { UpstreamName } from './domain/route-table.js';
 import { createLimiterStore } from './data/rate-limit-store.js';
-import { followRevocations, revokedByLogout } from './events/revocations.js';
+import { followRevocations, revokedThroughGateway } from './events/revocations.js';
 import { renderError } from './http/error-rendering.js';
 import { gatewayEdge, mountGatewayRoutes, type RateLimits } from './http/gateway-routes.js';
 import { createUpstreamProxy } from './http/upstream-proxy.js';
@@ -99,7 +99,7 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
           maxBodyBytes: config.MAX_BODY_BYTES,
           logger,
           onResponse: (req, status) => {
-            const revocation = revokedByLogout(req, status);
+            const revocation = revokedThroughGateway(req, status);
             if (revocation) revocations.add(revocation);
           },
         },

@@ -53,6 +53,22 @@ describe('gateway token revocation', () => {
     }
   });
 
+  it('refuses a token as soon as identity has answered its refresh, before any event arrives', async () => {
+    const gw = await startGatewayUnderTest();
+    try {
+      const token = gw.token(USER);
+      gw.upstreams.identity.answer((_req, res) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"token":"x"}'),
+      );
+      expect((await gw.fetch('/v1.1/auth/refresh', { method: 'POST', token })).status).to.equal(200);
+      const response = await gw.fetch('/accounts', { token });
+      expect(response.status).to.equal(401);
+      expect(await response.json()).to.include({ code: 'AUTH_REQUIRED' });
+    } finally {
+      await gw.stop();
+    }
+  });
+
   it('keeps a token whose logout identity refused', async () => {
     const gw = await startGatewayUnderTest();
     try {

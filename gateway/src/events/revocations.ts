@@ -1,6 +1,12 @@
 import type { Request } from 'express';
 import type { EventData } from '@payments/contracts';
-import type { Consumer, EventBus, RevocationList } from '@payments/service-kit';
+import {
+  bearerToken,
+  unverifiedTokenId,
+  type Consumer,
+  type EventBus,
+  type RevocationList,
+} from '@payments/service-kit';
 
 /** Every gateway process hears every revocation, so a logged-out token is refused everywhere at once. */
 export function followRevocations(
@@ -16,10 +22,17 @@ export function followRevocations(
 }
 
 /**
- * The token a logout through this gateway revoked, once identity has answered 204: refused from that answer on,
- * without waiting for the TokenRevoked event, which may arrive after the client's next request.
+ * The token a logout (204) or a refresh (200) through this gateway revoked, once identity has answered: refused
+ * from that answer on, without waiting for the TokenRevoked event, which may arrive after the client's next request.
  */
-export function revokedByLogout(req: Request, status: number): EventData<'TokenRevoked'> | null {
-  if (req.method !== 'POST' || req.path !== '/auth/logout' || status !== 204 || !req.auth) return null;
-  return { jti: req.auth.jti, expires_at: req.auth.expiresAt };
+export function revokedThroughGateway(req: Request, status: number): EventData<'TokenRevoked'> | null {
+  if (req.method !== 'POST') return null;
+  if (req.path === '/auth/logout' && status === 204 && req.auth) {
+    return { jti: req.auth.jti, expires_at: req.auth.expiresAt };
+  }
+  // Refresh is public here (identity verifies the token it carries); its 200 says that token is now revoked.
+  if (req.path === '/auth/refresh' && status === 200) {
+    return unverifiedTokenId(bearerToken(req.get('authorization')));
+  }
+  return null;
 }

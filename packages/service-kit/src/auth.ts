@@ -199,6 +199,13 @@ export function createJwksTokenVerifier(
   };
 }
 
+/** A token's `jti` and `exp`, read without verifying it: only ever used to deny the token, never to trust it. */
+export function unverifiedTokenId(token: string | null): { jti: string; expires_at: number } | null {
+  const payload = token ? jwt.decode(token, { json: true }) : null;
+  const { jti, exp } = payload ?? {};
+  return typeof jti === 'string' && Number.isInteger(exp) ? { jti, expires_at: exp as number } : null;
+}
+
 export function bearerToken(header: string | undefined): string | null {
   const match = /^Bearer\s+(\S+)$/i.exec(header ?? '');
   return match ? (match[1] as string) : null;

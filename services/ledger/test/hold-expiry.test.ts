@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { AnyEvent, EventEnvelope, EventType } from '@payments/contracts';
-import type { Consumer } from '@payments/service-kit';
+import { DEVELOPMENT_SERVICE_TOKEN, serviceAuthorization, type Consumer } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
 import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
 
@@ -63,7 +63,10 @@ describe('ledger pending-hold expiry', () => {
     (await ledger.call('GET', `/transaction/${transactionId}`, { user: alice })).body.status as string;
   const reconciliation = () => ledger.call('GET', '/admin/reconciliation', { user: admin });
   const awaitingGauge = async () => {
-    const text = await (await fetch(`${ledger.url}/metrics`)).text();
+    const response = await fetch(`${ledger.url}/metrics`, {
+      headers: serviceAuthorization(DEVELOPMENT_SERVICE_TOKEN),
+    });
+    const text = await response.text();
     const line = text.split('\n').find((l) => l.startsWith('ledger_withdrawals_awaiting_reconciliation'));
     return Number(line?.split(' ').pop());
   };
