@@ -3,8 +3,10 @@ import {
   answers,
   declareBrokerTopology,
   defaultPorts,
+  HOW_TO_ENABLE_BROKER_ADMIN,
   isSuperuser,
   loadDevelopmentSecrets,
+  openBrokerAdmin,
   planLogins,
   provisionLogins,
   startProcessSystem,
@@ -59,25 +61,28 @@ async function chooseMode(): Promise<{
 }
 
 /**
- * Declares the broker topology and, as the superuser, gives each service its own role owning its database
- * (created or adopted), with a new password each start. Every service shares the RabbitMQ user of AMQP_URL
- * (guest locally): making users needs the management plugin or root, which `pnpm start` does not assume;
- * compose and the tests give each service its own.
+ * Least privilege where this machine allows it: as the superuser, each service gets its own role owning its
+ * database (created or adopted); where RabbitMQ's management API or rabbitmqctl (as root) lets us make users, each
+ * service gets its own broker user with exactly its rights. New passwords each start. What cannot be made is
+ * shared: the role of DATABASE_URL, the broker user of AMQP_URL (guest locally).
  */
 async function provision(postgresUrl: string, amqpUrl: string): Promise<SystemLogins | undefined> {
   // Services only declare a topology that is missing altogether; this also adds what a newer version binds.
   await declareBrokerTopology(amqpUrl).catch((error: unknown) =>
     console.warn(`Could not declare the broker topology now (${String(error)}); the services will.`),
   );
-  if (!(await isSuperuser(postgresUrl))) {
-    console.log('The DATABASE_URL role is not a superuser: every service connects with it.');
-    return undefined;
-  }
-  const logins = planLogins({}, { database: true, broker: false });
-  await provisionLogins({ postgresUrl, amqpUrl }, logins);
-  console.log(
-    'Each service connects to PostgreSQL with its own role; all share the RabbitMQ user of AMQP_URL (development).',
+  const database = await isSuperuser(postgresUrl);
+  const broker = await openBrokerAdmin({ amqpUrl }).then(
+    () => true,
+    () => false,
   );
+  console.log(
+    `PostgreSQL: ${database ? 'a role per service' : "every service uses DATABASE_URL's role (not a superuser)"}; ` +
+      `RabbitMQ: ${broker ? 'a user per service' : `every service uses AMQP_URL's user (${HOW_TO_ENABLE_BROKER_ADMIN})`}.`,
+  );
+  if (!database && !broker) return undefined;
+  const logins = planLogins({}, { database, broker });
+  await provisionLogins({ postgresUrl, amqpUrl }, logins);
   return logins;
 }
 

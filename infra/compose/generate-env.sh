@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Writes the .env that docker-compose.yml reads its secrets from: random passwords, SERVICE_TOKEN, a webhook
-# secret and an ES256 (P-256) JWT signing key. Run once before the first `docker compose up`.
+# Writes the .env that docker-compose.yml reads its secrets from: random passwords (administrators, and each
+# service's own database role and broker user), SERVICE_TOKEN, a webhook secret and an ES256 (P-256) JWT signing
+# key. Run once before the first `docker compose up`.
 #
 #   bash infra/compose/generate-env.sh     # writes ./.env (mode 600) unless it exists; never overwrites it
 #
@@ -21,6 +22,8 @@ node --input-type=module > .env.tmp <<'JS'
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 
 const hex = (bytes) => randomBytes(bytes).toString('hex');
+// Each service's own database role and broker user (pnpm provision, run by compose's provision service).
+const services = ['IDENTITY', 'LEDGER', 'CURRENCY', 'WEBHOOK_INGEST'];
 const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 // One line with literal \n, which identity turns back into newlines; single quotes keep compose from escaping it.
 const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString().trim().replaceAll('\n', '\\n');
@@ -30,6 +33,8 @@ POSTGRES_PASSWORD=${hex(24)}
 RABBITMQ_ADMIN_USER=payments-admin
 RABBITMQ_ADMIN_PASSWORD=${hex(24)}
 SERVICE_TOKEN=${hex(32)}
+${services.map((s) => `${s}_DATABASE_PASSWORD=${hex(24)}`).join('\n')}
+${[...services, 'PROVIDER_SANDBOX', 'GATEWAY'].map((s) => `${s}_AMQP_PASSWORD=${hex(24)}`).join('\n')}
 WEBHOOK_SECRETS=whsec_${hex(24)}
 JWT_PRIVATE_KEY='${pem}'`);
 JS

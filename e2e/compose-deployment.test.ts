@@ -1,0 +1,122 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, mkdir, copyFile, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { parse } from 'yaml';
+import { DEVELOPMENT_SERVICE_TOKEN, DEVELOPMENT_WEBHOOK_SECRET } from '@payments/service-kit';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const APP_SERVICES = ['identity', 'ledger', 'currency', 'webhook-ingest', 'provider-sandbox', 'gateway'];
+const WITH_DATABASE: Record<string, string> = {
+  identity: 'payments_identity',
+  ledger: 'payments_ledger',
+  currency: 'payments_currency',
+  'webhook-ingest': 'payments_webhook_ingest',
+};
+
+interface ComposeService {
+  image?: string;
+  environment?: Record<string, string | number>;
+  ports?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  networks?: Record<string, { ipv4_address?: string }>;
+  profiles?: string[];
+}
+
+/** Compose's `${VAR}`, `${VAR:-default}` and `${VAR:?error}`, innermost first; a missing required one throws. */
+function interpolate(text: string, env: Record<string, string>): string {
+  const reference = /\$\{(\w+)(?::([-?])([^${}]*))?\}/;
+  let result = text;
+  for (let match = reference.exec(result); match; match = reference.exec(result)) {
+    const [whole, name, kind, argument] = match as unknown as [string, string, string?, string?];
+    const value = env[name];
+    if (!value && kind === '?') throw new Error(`${name} is required: ${argument}`);
+    result = result.replace(whole, value || (kind === '-' ? (argument ?? '') : ''));
+  }
+  return result;
+}
+
+/** KEY=value lines of a .env file; a single-quoted value is taken literally, as compose does. */
+function parseDotEnv(text: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
+    if (match) env[match[1] as string] = (match[2] as string).replace(/^'(.*)'$/, '$1');
+  }
+  return env;
+}
+
+describe('docker compose runs like a least-privileged deployment (read from the files; no engine runs here)', () => {
+  let dotEnv: Record<string, string>;
+  let envMode: number;
+  let services: Record<string, ComposeService>;
+  let raw: string;
+
+  before(async () => {
+    const scratch = await mkdtemp(path.join(tmpdir(), 'payments-compose-'));
+    try {
+      await mkdir(path.join(scratch, 'infra/compose'), { recursive: true });
+      await copyFile(
+        path.join(ROOT, 'infra/compose/generate-env.sh'),
+        path.join(scratch, 'infra/compose/generate-env.sh'),
+      );
+      await promisify(execFile)('bash', ['infra/compose/generate-env.sh'], { cwd: scratch });
+      dotEnv = parseDotEnv(await readFile(path.join(scratch, '.env'), 'utf8'));
+      envMode = (await stat(path.join(scratch, '.env'))).mode & 0o777;
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+    raw = await readFile(path.join(ROOT, 'docker-compose.yml'), 'utf8');
+    services = (
+      parse(interpolate(raw, dotEnv), { merge: true }) as { services: Record<string, ComposeService> }
+    ).services;
+  });
+
+  it('refuses to start without the generated secrets, and generate-env.sh writes every one, readable by its owner only', () => {
+    expect(() => interpolate(raw, {})).to.throw(/run bash infra\/compose\/generate-env.sh first/);
+    expect(envMode).to.equal(0o600);
+    const { RABBITMQ_ADMIN_USER: _name, ...secrets } = dotEnv;
+    for (const [name, value] of Object.entries(secrets)) expect(value, name).to.have.length.greaterThan(20);
+    expect(raw).not.to.include(DEVELOPMENT_WEBHOOK_SECRET);
+    expect(raw).not.to.include(DEVELOPMENT_SERVICE_TOKEN);
+  });
+
+  it('gives every service its own database role and broker user, and only the provisioner the administrators', () => {
+    const admins = [`postgres:${dotEnv.POSTGRES_PASSWORD}@`, `${dotEnv.RABBITMQ_ADMIN_USER}:`];
+    for (const name of APP_SERVICES) {
+      const env = services[name]?.environment ?? {};
+      const amqp = new URL(String(env.AMQP_URL));
+      expect(amqp.username, name).to.equal(name);
+      expect(amqp.password, name).to.equal(dotEnv[`${name.toUpperCase().replace('-', '_')}_AMQP_PASSWORD`]);
+      const database = WITH_DATABASE[name];
+      if (database) {
+        const url = new URL(String(env.DATABASE_URL));
+        expect([url.username, url.pathname], name).to.deep.equal([database, `/${database}`]);
+      } else {
+        expect(env.DATABASE_URL, name).to.equal(undefined);
+      }
+      for (const admin of admins) expect(JSON.stringify(env), name).not.to.include(admin);
+      expect(services[name]?.depends_on?.provision, name).to.deep.equal({
+        condition: 'service_completed_successfully',
+      });
+    }
+    const provision = services.provision?.environment ?? {};
+    expect(String(provision.DATABASE_URL)).to.include(admins[0]);
+    expect(String(provision.AMQP_URL)).to.include(admins[1]);
+  });
+
+  it('runs in production with the sandbox as an explicit opt-in, the gateway on loopback, and trusts only the gateway’s forwarding', () => {
+    for (const name of APP_SERVICES) {
+      const production = name !== 'provider-sandbox';
+      expect(services[name]?.environment?.NODE_ENV, name).to.equal(production ? 'production' : 'development');
+      expect(services[name]?.environment?.UNSIGNED_WEBHOOK_ENABLED, name).to.equal(undefined);
+    }
+    expect(services['provider-sandbox']?.profiles).to.deep.equal(['sandbox']);
+    expect(services.gateway?.ports).to.deep.equal(['127.0.0.1:8080:8080']);
+    const gatewayAddress = services.gateway?.networks?.default?.ipv4_address;
+    expect(gatewayAddress).to.match(/^\d+\.\d+\.\d+\.\d+$/);
+    expect(services.identity?.environment?.TRUSTED_PROXIES).to.equal(gatewayAddress);
+  });
+});
