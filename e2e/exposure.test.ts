@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { createHmac, randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -7,6 +6,7 @@ import { serviceDirectory, type ServiceName } from '@payments/infra';
 import { eventually, freePort, startSystem, type TestSystem } from '@payments/testkit';
 import { apiClient, type ApiClient } from './api-client.js';
 import { expectBooksBalance } from './support/ledger-audit.js';
+import { signedProviderEvent } from './support/provider-events.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const MAX_BODY_BYTES = 4096;
@@ -20,26 +20,6 @@ const INTERNAL_CALLS = (userId: string) => [
 ];
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-
-/** A provider's signed confirmation of a deposit, so the victim below holds real money. */
-function signedSucceeded(transactionId: string, amount: number, secret: string) {
-  const body = JSON.stringify({
-    id: `evt_${randomUUID()}`,
-    type: 'payment_intent.succeeded',
-    data: {
-      object: {
-        id: `pi_${randomUUID()}`,
-        amount,
-        currency: 'usd',
-        status: 'succeeded',
-        metadata: { transaction_id: transactionId },
-      },
-    },
-  });
-  const t = Math.floor(Date.now() / 1000);
-  const mac = createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
-  return { body, headers: { 'content-type': 'application/json', 'provider-signature': `t=${t},v1=${mac}` } };
-}
 
 /** POSTs `chunks` with Transfer-Encoding: chunked, so the gateway sees no Content-Length to refuse up front. */
 function postChunked(url: string, chunks: string[], headers: Record<string, string>) {
@@ -98,7 +78,12 @@ describe('what a stranger can reach: internal endpoints, probes, the unsigned we
       victim.token,
     );
     expect(deposit.status, deposit.text).to.equal(202);
-    const confirmation = signedSucceeded(deposit.body.id, 5000, system.webhookSecret);
+    const confirmation = signedProviderEvent(
+      'payment_intent.succeeded',
+      deposit.body.id,
+      5000,
+      system.webhookSecret,
+    );
     const webhook = await fetch(`${system.gatewayUrl}/webhook/provider`, {
       method: 'POST',
       headers: confirmation.headers,

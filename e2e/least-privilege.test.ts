@@ -1,4 +1,4 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import amqp from 'amqplib';
 import { expect } from 'chai';
 import pg from 'pg';
@@ -7,6 +7,7 @@ import { eventually, findInfrastructure, startSystem, type TestSystem } from '@p
 import { apiClient, type ApiClient } from './api-client.js';
 import { sleep } from './support/concurrency.js';
 import { expectBooksBalance } from './support/ledger-audit.js';
+import { nowSeconds, providerSignature, signedProviderEvent } from './support/provider-events.js';
 
 /** Long enough for a message that got through to be consumed and credited. */
 const SETTLE_MS = 1000;
@@ -19,12 +20,6 @@ const EVERY_SERVICE: readonly ServiceName[] = [
   'provider-sandbox',
   'gateway',
 ];
-
-const nowSeconds = () => Math.floor(Date.now() / 1000);
-const signature = (body: string, secret: string) => {
-  const t = nowSeconds();
-  return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`;
-};
 
 const envelope = (type: string, data: Record<string, unknown>) =>
   JSON.stringify({
@@ -154,25 +149,10 @@ describe('least privilege: every service logs in to RabbitMQ and PostgreSQL as i
       }
     }
     const id = await pendingDeposit(12.34);
-    const event = JSON.stringify({
-      id: `evt_${randomUUID()}`,
-      type: 'payment_intent.succeeded',
-      data: {
-        object: {
-          id: `pi_${randomUUID()}`,
-          amount: 1234,
-          currency: 'usd',
-          status: 'succeeded',
-          metadata: { transaction_id: id },
-        },
-      },
-    });
+    const event = signedProviderEvent('payment_intent.succeeded', id, 1234, system.webhookSecret);
     const delivered = await api.request('POST', '/webhook/provider', {
-      raw: event,
-      headers: {
-        'content-type': 'application/json',
-        'provider-signature': signature(event, system.webhookSecret),
-      },
+      raw: event.body,
+      headers: event.headers,
     });
     expect(delivered.status, delivered.text).to.equal(200);
     expect((await settled(id)).status).to.equal('completed');
@@ -291,7 +271,7 @@ describe('least privilege: every service logs in to RabbitMQ and PostgreSQL as i
       raw: body,
       headers: {
         'content-type': 'application/json',
-        'x-webhook-signature': signature(body, system.webhookSecret),
+        'x-webhook-signature': providerSignature(body, system.webhookSecret),
       },
     });
     expect(status.status, status.text).to.equal(200);

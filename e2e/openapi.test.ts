@@ -1,8 +1,9 @@
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { eventually, startSystem, type TestSystem } from '@payments/testkit';
 import { apiClient, type ApiClient } from './api-client.js';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
+import { providerSignature } from './support/provider-events.js';
 
 const ADMIN = { username: 'openapi_admin', email: 'openapi-admin@example.com', password: 'admin-pass-123' };
 
@@ -19,10 +20,6 @@ describe('the OpenAPI document against the running system', function () {
     const response = await api.request(method, path, options);
     openapi.check(method, path, response);
     return response;
-  };
-  const signed = (secret: string, payload: string) => {
-    const t = Math.floor(Date.now() / 1000);
-    return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${payload}`).digest('hex')}`;
   };
 
   before(async () => {
@@ -138,7 +135,7 @@ describe('the OpenAPI document against the running system', function () {
       raw: statusReport,
       headers: {
         'content-type': 'application/json',
-        'x-webhook-signature': signed(system.webhookSecret, statusReport),
+        'x-webhook-signature': providerSignature(statusReport, system.webhookSecret),
       },
     });
     expect(reported.status, reported.text).to.equal(200);
@@ -151,7 +148,7 @@ describe('the OpenAPI document against the running system', function () {
       raw: providerEvent,
       headers: {
         'content-type': 'application/json',
-        'provider-signature': signed(system.webhookSecret, providerEvent),
+        'provider-signature': providerSignature(providerEvent, system.webhookSecret),
       },
     });
     expect(provider.status, provider.text).to.equal(200);

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
@@ -19,6 +19,7 @@ import { apiClient, type ApiClient, type ApiResponse } from './api-client.js';
 import { sleep } from './support/concurrency.js';
 import { tapEvents, type EventTap } from './support/event-tap.js';
 import { expectBooksBalance } from './support/ledger-audit.js';
+import { nowSeconds, providerEvent, providerSignature as signature } from './support/provider-events.js';
 import { portsOf, startCopy } from './support/system-copies.js';
 
 const run = promisify(execFile);
@@ -30,41 +31,6 @@ const SETTLE_MS = 750;
 interface Owner {
   token: string;
   accountId: string;
-}
-
-const nowSeconds = () => Math.floor(Date.now() / 1000);
-
-/** Signs as a Stripe-style provider does, independently of the service's own code. */
-function signature(body: string, secret: string, timestamp = nowSeconds(), scheme = 'v1'): string {
-  const mac = createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
-  return `t=${timestamp},${scheme}=${mac}`;
-}
-
-function providerEvent(
-  type: string,
-  transactionId: string,
-  amount: number,
-  currency = 'usd',
-  extra: Record<string, unknown> = {},
-) {
-  const payout = type.startsWith('payout.');
-  return {
-    id: `evt_${randomUUID()}`,
-    object: 'event',
-    type,
-    created: nowSeconds(),
-    data: {
-      object: {
-        id: `${payout ? 'po' : 'pi'}_${randomUUID()}`,
-        object: payout ? 'payout' : 'payment_intent',
-        amount,
-        currency,
-        status: type.endsWith('succeeded') || type.endsWith('paid') ? 'succeeded' : 'failed',
-        metadata: { transaction_id: transactionId },
-        ...extra,
-      },
-    },
-  };
 }
 
 function hostAndPort(url: string, fallbackPort: number) {
