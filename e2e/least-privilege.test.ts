@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import amqp from 'amqplib';
 import { expect } from 'chai';
 import pg from 'pg';
-import type { ServiceName } from '@payments/infra';
+import { SERVICE_NAMES as EVERY_SERVICE, type ServiceName } from '@payments/infra';
 import { eventually, findInfrastructure, startSystem, type TestSystem } from '@payments/testkit';
 import { apiClient, type ApiClient } from './api-client.js';
 import { sleep } from './support/concurrency.js';
@@ -12,14 +12,6 @@ import { nowSeconds, providerSignature, signedProviderEvent } from './support/pr
 /** Long enough for a message that got through to be consumed and credited. */
 const SETTLE_MS = 1000;
 const DATABASE_SERVICES = ['identity', 'ledger', 'currency', 'webhook-ingest'] as const;
-const EVERY_SERVICE: readonly ServiceName[] = [
-  'identity',
-  'ledger',
-  'currency',
-  'webhook-ingest',
-  'provider-sandbox',
-  'gateway',
-];
 
 const envelope = (type: string, data: Record<string, unknown>) =>
   JSON.stringify({

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import type { BusParticipant } from '@payments/contracts';
 
-export type ServiceName =
-  'identity' | 'ledger' | 'currency' | 'webhook-ingest' | 'provider-sandbox' | 'gateway';
+/** Every service connects to the broker, so the services are the bus's participants. */
+export type ServiceName = BusParticipant;
 
 /** Start order: what others depend on first, the gateway last. */
 export const SERVICE_NAMES: readonly ServiceName[] = [
