@@ -147,7 +147,9 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
   });
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const { problem, headers } = toProblem(error, req);
-    if (problem.status >= 500) req.log.error({ err: error }, 'request failed');
+    // A 5xx we chose to answer (a dependency down, revocations still loading) is news, not a failure of ours.
+    if (error instanceof AppError && problem.status >= 500) req.log.warn({ code: error.code }, error.detail);
+    else if (problem.status >= 500) req.log.error({ err: error }, 'request failed');
     if (res.headersSent) return res.end();
     if (options.renderError) return options.renderError(problem, req, res.set(headers ?? {}));
     sendProblem(res, problem, headers);
