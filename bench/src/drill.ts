@@ -4,6 +4,7 @@ import { createPaymentsApi } from './harness/api.js';
 import { createHttpClient } from './harness/http-client.js';
 import { BENCH_APPLICATION, openLedgerDatabase } from './harness/ledger-db.js';
 import { startTarget } from './harness/target.js';
+import { runAdversarialDrill, startAdversarialSystem } from './drills/adversarial-drill.js';
 import { runBankDrill } from './drills/bank-drill.js';
 import { formatUsd } from './drills/books.js';
 import { runDatabaseCutDrill } from './drills/database-cut-drill.js';
@@ -15,8 +16,10 @@ import {
   runIngestCrashDrill,
 } from './drills/webhook-drills.js';
 
-const DRILLS = ['bank', 'broker', 'database', 'ingest', 'duplicates'] as const;
+const DRILLS = ['bank', 'broker', 'database', 'ingest', 'duplicates', 'adversarial'] as const;
 type Drill = (typeof DRILLS)[number];
+/** The drills that share one system; the adversarial drill starts its own (fees, a short hold expiry). */
+const SHARED_SYSTEM_DRILLS: readonly Drill[] = ['bank', 'broker', 'database', 'ingest', 'duplicates'];
 
 const short = process.argv.includes('--short');
 const env = process.env;
@@ -56,8 +59,14 @@ function printReport(report: DrillReport): void {
   console.log(`   faults: ${report.faults.toLocaleString('en-US')}, discrepancies: ${discrepancies}`);
 }
 
-async function main(): Promise<void> {
-  const started = Date.now();
+/** The drills that share one system, webhook-ingest reaching RabbitMQ through a proxy the drills control. */
+async function runSharedSystemDrills(reports: DrillReport[]): Promise<void> {
+  const run = async (drill: Drill, work: () => Promise<DrillReport>) => {
+    if (!settings.only.has(drill)) return;
+    const report = await work();
+    reports.push(report);
+    printReport(report);
+  };
   const { amqpUrl, postgresUrl } = await findInfrastructure();
   const broker = new URL(amqpUrl);
   const brokerProxy = await startTcpProxy({ host: broker.hostname, port: Number(broker.port || 5672) });
@@ -97,13 +106,6 @@ async function main(): Promise<void> {
   };
   context.webhookDb.on('error', () => undefined);
   context.adminDb.on('error', () => undefined);
-  const reports: DrillReport[] = [];
-  const run = async (drill: Drill, work: () => Promise<DrillReport>) => {
-    if (!settings.only.has(drill)) return;
-    const report = await work();
-    reports.push(report);
-    printReport(report);
-  };
   try {
     await run('bank', () => runBankDrill(context, settings.killEverySeconds));
     await run('broker', () => runBrokerOutageDrill(context, settings.webhookRate, settings.outageSeconds));
@@ -122,6 +124,32 @@ async function main(): Promise<void> {
     await target.stop();
     await brokerProxy.close();
   }
+}
+
+async function runAdversarialOnItsOwnSystem(reports: DrillReport[]): Promise<void> {
+  log('starting a system of its own for the adversarial drill (percentage fees, hold expiry 3 s)');
+  const { context, stop } = await startAdversarialSystem({
+    seconds: settings.seconds,
+    settleSeconds: settings.settleSeconds,
+    log,
+  });
+  try {
+    const { report } = await runAdversarialDrill(context);
+    reports.push(report);
+    printReport(report);
+  } catch (error) {
+    console.error(context.target.system?.logs());
+    throw error;
+  } finally {
+    await stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const reports: DrillReport[] = [];
+  if (SHARED_SYSTEM_DRILLS.some((drill) => settings.only.has(drill))) await runSharedSystemDrills(reports);
+  if (settings.only.has('adversarial')) await runAdversarialOnItsOwnSystem(reports);
 
   const total = reports.reduce((sum, report) => sum + discrepanciesOf(report), 0);
   console.log('');

@@ -1,8 +1,12 @@
+import { catalogueEntries } from '@payments/currency';
 import { createHttpClient } from '../harness/http-client.js';
 import { sleep } from '../harness/load.js';
 import type { DrillContext, DrillReport } from './drill-context.js';
 
 type Check = DrillReport['checks'][number];
+
+/** What the book checks read: the ledger's database and its service port. */
+export type BooksContext = Pick<DrillContext, 'target' | 'ledgerDb'>;
 
 export interface BookScope {
   /** The accounts the drill used; its transactions are the ones on them. */
@@ -34,9 +38,22 @@ const usd = (minor: bigint) => {
 
 export { usd as formatUsd };
 
+const exponents = new Map(catalogueEntries.map((entry) => [entry.code, entry.minor_units]));
+
+/** Minor units of any currency as a decimal (JPY has none, KWD three). */
+function formatMinor(currency: string, minor: bigint): string {
+  const exponent = exponents.get(currency) ?? 2;
+  if (exponent === 2) return usd(minor);
+  const sign = minor < 0n ? '-' : '';
+  const abs = minor < 0n ? -minor : minor;
+  const unit = 10n ** BigInt(exponent);
+  const fraction = exponent > 0 ? `.${(abs % unit).toString().padStart(exponent, '0')}` : '';
+  return `${sign}${(abs / unit).toLocaleString('en-US')}${fraction}`;
+}
+
 /** Waits until no transaction on the accounts is pending; resolves with how many still are. */
 export async function waitSettled(
-  context: DrillContext,
+  context: BooksContext,
   accountIds: readonly string[],
   timeoutMs: number,
 ): Promise<number> {
@@ -57,7 +74,7 @@ export async function waitSettled(
  * deposits − withdrawals − fees, no balance is negative, every accepted transaction finished, and every effect
  * (a credit, a settled transfer, a confirmed webhook) happened exactly once.
  */
-export async function checkBooks(context: DrillContext, scope: BookScope): Promise<Check[]> {
+export async function checkBooks(context: BooksContext, scope: BookScope): Promise<Check[]> {
   const checks: Check[] = [];
   const pool = context.ledgerDb.pool;
   const client = createHttpClient(context.target.ledgerUrl, 1, 60_000);
@@ -85,12 +102,15 @@ export async function checkBooks(context: DrillContext, scope: BookScope): Promi
   }
 
   const { rows: money } = await pool.query<{ currency: string; balances: string; expected: string }>(
-    `WITH moves AS (
+    // Only sides on accounts that still exist: a deleted user's history leaves with them (its entries stay).
+    `WITH live AS (SELECT id FROM accounts WHERE kind = 'user'),
+     moves AS (
        SELECT currency, CASE type WHEN 'deposit' THEN amount - fee ELSE -(amount + fee) END AS delta
-       FROM transactions WHERE status = 'completed'
+       FROM transactions WHERE status = 'completed' AND account_id IN (SELECT id FROM live)
        UNION ALL
        SELECT coalesce(converted_currency, currency), coalesce(converted_amount, amount)
-       FROM transactions WHERE status = 'completed' AND type = 'transfer'
+       FROM transactions
+       WHERE status = 'completed' AND type = 'transfer' AND counterparty_account_id IN (SELECT id FROM live)
      ), expected AS (SELECT currency, sum(delta) AS expected FROM moves GROUP BY currency),
      balances AS (SELECT currency, sum(balance) AS balances FROM accounts WHERE kind = 'user' GROUP BY currency)
      SELECT coalesce(b.currency, e.currency) AS currency, coalesce(b.balances, 0) AS balances,
@@ -103,7 +123,8 @@ export async function checkBooks(context: DrillContext, scope: BookScope): Promi
     ok: off.length === 0,
     detail: money
       .map(
-        (row) => `${row.currency} ${usd(BigInt(row.balances))} held vs ${usd(BigInt(row.expected))} booked`,
+        (row) =>
+          `${row.currency} ${formatMinor(row.currency, BigInt(row.balances))} held vs ${formatMinor(row.currency, BigInt(row.expected))} booked`,
       )
       .join('; '),
     discrepancies: off.length,

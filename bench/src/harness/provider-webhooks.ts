@@ -35,6 +35,37 @@ export function providerEventBody(confirmation: DepositConfirmation): string {
   });
 }
 
+export interface PayoutAnswer {
+  transactionId: string;
+  /** Minor units: the withdrawal's amount, as the provider paid (or failed to pay) it. */
+  amount: number;
+  currency: string;
+  outcome: 'paid' | 'failed';
+  eventId?: string;
+}
+
+/** The body of a `payout.paid` or `payout.failed` event for a withdrawal the provider was handed. */
+export function payoutEventBody(answer: PayoutAnswer): string {
+  const paid = answer.outcome === 'paid';
+  return JSON.stringify({
+    id: answer.eventId ?? `evt_${randomUUID()}`,
+    object: 'event',
+    type: paid ? 'payout.paid' : 'payout.failed',
+    created: Math.floor(Date.now() / 1000),
+    data: {
+      object: {
+        id: `po_${answer.transactionId}`,
+        object: 'payout',
+        amount: answer.amount,
+        currency: answer.currency.toLowerCase(),
+        status: paid ? 'paid' : 'failed',
+        metadata: { transaction_id: answer.transactionId },
+        ...(!paid && { failure_message: 'account closed (drill)' }),
+      },
+    },
+  });
+}
+
 /** Posts an event body with a fresh signature, as a provider does on every attempt. */
 export function postProviderEvent(client: HttpClient, body: string, secret: string): Promise<HttpAnswer> {
   return client.send({

@@ -1,0 +1,470 @@
+import { randomBytes } from 'node:crypto';
+import { createPaymentsApi, type PaymentsApi } from '../harness/api.js';
+import { createHttpClient, type HttpClient } from '../harness/http-client.js';
+import { openLedgerDatabase, type LedgerDatabase } from '../harness/ledger-db.js';
+import { receivePayoutRequests } from '../harness/payout-requests.js';
+import { startTarget, type Target } from '../harness/target.js';
+import {
+  answersCheck,
+  clearingCheck,
+  conversionCheck,
+  deletionCheck,
+  feeCheck,
+  latePayoutCheck,
+  partyValueCheck,
+  totalValueCheck,
+  type Booking,
+  type Check,
+  type DeletedUser,
+  type PercentFees,
+  type WithdrawalState,
+} from './adversarial-checks.js';
+import {
+  fund,
+  openMember,
+  runDeletionRacer,
+  runFeeSplitter,
+  runFxCycler,
+  runHonestClient,
+  runLatePayoutAttacker,
+  studyRates,
+  type Arena,
+  type Member,
+} from './adversarial-clients.js';
+import {
+  createDrillProvider,
+  createParty,
+  startReconciliationDesk,
+  type DrillProvider,
+  type Party,
+} from './adversarial-provider.js';
+import { checkBooks, waitSettled } from './books.js';
+import type { DrillReport } from './drill-context.js';
+import { addTo, referenceValuation, type Valuation } from './valuation.js';
+
+/** Percentage fees of the drill's ledger: pieces must pay them too. Withdrawals are free so an account can be emptied. */
+export const ADVERSARIAL_FEES: PercentFees = { deposit: '0.5', transfer: '0.25', withdrawal: '0' };
+const HOLD_EXPIRY_SECONDS = 3;
+const HOLD_SWEEP_INTERVAL_MS = 200;
+const CLIENTS = { honest: 6, fx: 4, splitter: 3, late: 3, deletion: 2 };
+
+/** The system the adversarial drill attacks, and what it needs to reach and inspect it. */
+export interface AdversarialContext {
+  target: Target;
+  api: PaymentsApi;
+  gateway: HttpClient;
+  ledgerDb: LedgerDatabase;
+  admin: { username: string; password: string };
+  /** How long the attack phase lasts, and how long accepted work may then take to finish. */
+  seconds: number;
+  settleSeconds: number;
+  log(message: string): void;
+}
+
+export interface AdversarialSystem {
+  context: AdversarialContext;
+  stop(): Promise<void>;
+}
+
+/**
+ * A system of its own: fees and a short hold expiry the other drills must not get, an administrator to read
+ * GET /admin/reconciliation, and no sandbox (the drill is the provider, so it knows what crossed the edge).
+ */
+export async function startAdversarialSystem(
+  options: Pick<AdversarialContext, 'seconds' | 'settleSeconds' | 'log'>,
+): Promise<AdversarialSystem> {
+  const admin = { username: 'drill_admin', password: `admin-${randomBytes(12).toString('hex')}` };
+  const target = await startTarget({
+    serviceEnv: {
+      ledger: {
+        FEE_DEPOSIT_PERCENT: ADVERSARIAL_FEES.deposit,
+        FEE_TRANSFER_PERCENT: ADVERSARIAL_FEES.transfer,
+        FEE_WITHDRAWAL_PERCENT: ADVERSARIAL_FEES.withdrawal,
+        HOLD_EXPIRY_SECONDS: String(HOLD_EXPIRY_SECONDS),
+        HOLD_SWEEP_INTERVAL_MS: String(HOLD_SWEEP_INTERVAL_MS),
+      },
+      'provider-sandbox': { SANDBOX_ENABLED: 'false' },
+      identity: {
+        TOKEN_TTL_SECONDS: '3600',
+        // Identity counts a login before verifying it: the drill's 18 sign-ups at once from 127.0.0.1 are no attack.
+        LOGIN_MAX_FAILURES: '10000',
+        ADMIN_USERNAME: admin.username,
+        ADMIN_EMAIL: 'drill-admin@example.com',
+        ADMIN_PASSWORD: admin.password,
+      },
+    },
+  });
+  const context: AdversarialContext = {
+    ...options,
+    target,
+    admin,
+    api: createPaymentsApi(target.gatewayUrl),
+    gateway: createHttpClient(target.gatewayUrl, 128),
+    ledgerDb: openLedgerDatabase(target.ledgerDatabaseUrl),
+  };
+  return {
+    context,
+    async stop() {
+      context.api.close();
+      context.gateway.close();
+      await context.ledgerDb.close();
+      await target.stop();
+    },
+  };
+}
+
+/** What the drill did, kept for its checks (and for re-running them). */
+export interface AdversarialRecord {
+  valuation: Valuation;
+  parties: Party[];
+  provider: Pick<DrillProvider, 'answers' | 'latePayouts' | 'stats'>;
+  /** Withdrawals the provider was handed. */
+  handedOut: ReadonlySet<string>;
+  deleted: DeletedUser[];
+  breaches: string[];
+}
+
+const ATTACKS = ['FX cycling', 'fee splitting', 'late payouts', 'deletion races'] as const;
+
+/** Requests an attack made: every answer tallied under its name (accepted, refused, other) or an explicit attempt. */
+const attemptsOf = (operations: Record<string, number>, attack: string) =>
+  Object.entries(operations)
+    .filter(
+      ([what]) =>
+        what.startsWith(`${attack}:`) && /(accepted|refused \(422\)|answered \d+|attempted)$/.test(what),
+    )
+    .reduce((sum, [, n]) => sum + n, 0);
+
+/**
+ * The adversarial drill: concurrent attackers mount the money attacks of issue 13 (FX cycling, fee splitting, late
+ * payouts after the hold expiry, deletion racing money) alongside honest customers, against a system that
+ * charges percentage fees and expires holds after 3 s. Then it proves nobody gained and nothing was lost.
+ */
+export async function runAdversarialDrill(
+  context: AdversarialContext,
+): Promise<{ report: DrillReport; record: AdversarialRecord }> {
+  const { target, gateway, api, ledgerDb, seconds, settleSeconds, log } = context;
+  const started = Date.now();
+  const valuation = await referenceValuation('USD');
+  const requests = await receivePayoutRequests(target.amqpUrl, target.amqpNamespace);
+  const adminToken = await api.login(context.admin.username, context.admin.password);
+  const desk = startReconciliationDesk(gateway, adminToken, 250);
+  let giveUpAt = Date.now() + 120_000;
+  const provider = createDrillProvider(gateway, target.webhookSecret, requests, () => giveUpAt);
+  const arena: Arena = {
+    gateway,
+    api,
+    ledgerDb,
+    provider,
+    desk,
+    valuation,
+    until: Infinity,
+    holdExpiryMs: HOLD_EXPIRY_SECONDS * 1000,
+    sweepMs: HOLD_SWEEP_INTERVAL_MS,
+    operations: {},
+    deleted: [],
+    breaches: [],
+  };
+  const record: AdversarialRecord = {
+    valuation,
+    parties: [],
+    provider,
+    handedOut: requests.ids(),
+    deleted: arena.deleted,
+    breaches: arena.breaches,
+  };
+  try {
+    log(
+      `adversarial drill: signing up and funding ${Object.values(CLIENTS).reduce((a: number, b) => a + b, 0)} clients`,
+    );
+    const honest = createParty('honest customers', 'honest');
+    const teams = {
+      fx: Array.from({ length: CLIENTS.fx }, (_, i) => createParty(`fx-cycler-${i + 1}`, 'fx')),
+      splitter: Array.from({ length: CLIENTS.splitter }, (_, i) =>
+        createParty(`fee-splitter-${i + 1}`, 'splitter'),
+      ),
+      late: Array.from({ length: CLIENTS.late }, (_, i) => createParty(`late-payout-${i + 1}`, 'late')),
+      deletion: Array.from({ length: CLIENTS.deletion }, (_, i) =>
+        createParty(`deletion-racer-${i + 1}`, 'deletion'),
+      ),
+    };
+    record.parties.push(honest, ...teams.fx, ...teams.splitter, ...teams.late, ...teams.deletion);
+    const usd = (cents: number) => BigInt(cents);
+    const join = async (
+      party: Party,
+      currencies: string[],
+      funding: (member: Member) => [number, bigint][],
+    ) => {
+      const member = await openMember(arena, party, currencies);
+      await fund(
+        arena,
+        party,
+        member,
+        funding(member).map(([index, minor]) => ({
+          account: member.accounts[index] as Member['accounts'][number],
+          minor,
+        })),
+      );
+      return member;
+    };
+    const [honestMembers, fxMembers, splitterMembers, lateMembers, sponsors] = await Promise.all([
+      Promise.all(
+        Array.from({ length: CLIENTS.honest }, () =>
+          join(honest, ['USD', 'EUR'], () => [
+            [0, usd(100_000)],
+            [1, 50_000n],
+          ]),
+        ),
+      ),
+      Promise.all(
+        teams.fx.map((party) =>
+          join(party, ['USD', 'JPY', 'KWD'], () => [
+            [0, usd(2_000)],
+            [1, 2_000n],
+            [2, 5_000n],
+          ]),
+        ),
+      ),
+      // Funded in 20 pieces of 0.99 USD: each pays a rounded-up 0.5 % fee (0.01), never none.
+      Promise.all(
+        teams.splitter.map((party) =>
+          join(party, ['USD', 'USD'], () =>
+            Array.from({ length: 20 }, () => [0, usd(99)] as [number, bigint]),
+          ),
+        ),
+      ),
+      Promise.all(teams.late.map((party) => join(party, ['USD', 'USD'], () => [[0, usd(10_000)]]))),
+      Promise.all(teams.deletion.map((party) => join(party, ['USD'], () => [[0, usd(20_000)]]))),
+    ]);
+
+    const dust = await studyRates(arena, fxMembers[0]?.token ?? adminToken, ['USD', 'JPY', 'KWD']);
+
+    arena.until = Date.now() + seconds * 1000;
+    giveUpAt = arena.until + settleSeconds * 1000;
+    log(
+      `adversarial drill: ${seconds} s of attacks — ${CLIENTS.fx} FX cyclers, ${CLIENTS.splitter} fee splitters, ` +
+        `${CLIENTS.late} late-payout attackers, ${CLIENTS.deletion} deletion racers — among ${CLIENTS.honest} honest customers`,
+    );
+    await Promise.all([
+      ...honestMembers.map((member) =>
+        runHonestClient(
+          arena,
+          honest,
+          member,
+          honestMembers.filter((m) => m !== member),
+        ),
+      ),
+      ...fxMembers.map((member) => runFxCycler(arena, member, dust)),
+      ...splitterMembers.map((member, i) => runFeeSplitter(arena, teams.splitter[i] as Party, member)),
+      ...lateMembers.map((member, i) => runLatePayoutAttacker(arena, teams.late[i] as Party, member)),
+      ...sponsors.map((sponsor, i) => runDeletionRacer(arena, teams.deletion[i] as Party, sponsor)),
+    ]);
+    const accountIds = record.parties.flatMap((party) => party.accounts.map((account) => account.id));
+    const stillPending = await waitSettled(context, accountIds, settleSeconds * 1000);
+    log(`adversarial drill: settled (${stillPending} pending); checking the books`);
+  } finally {
+    await desk.stop();
+    await requests.close();
+  }
+
+  const checks = await checkAdversarialBooks(context, record);
+  const moneyMovedMinor = await movedInUsdCents(context, valuation);
+  const operations: Record<string, number> = {};
+  for (const attack of ATTACKS)
+    operations[`${attack}: attack requests`] = attemptsOf(arena.operations, attack);
+  for (const what of Object.keys(arena.operations).sort())
+    operations[what] = arena.operations[what] as number;
+  Object.assign(operations, {
+    'provider webhooks delivered': provider.stats.deliveries,
+    'provider HTTP attempts': provider.stats.attempts,
+    'reconciliation list polls (admin)': desk.polls(),
+  });
+  const faults = ATTACKS.reduce((sum, attack) => sum + attemptsOf(arena.operations, attack), 0);
+  const report: DrillReport = {
+    name: 'adversarial: money attacks among honest traffic',
+    injected: [
+      `${CLIENTS.fx} FX cyclers (dust transfers USD/JPY/KWD round and round), ${CLIENTS.splitter} fee splitters ` +
+        `(fees ${ADVERSARIAL_FEES.deposit} % deposit, ${ADVERSARIAL_FEES.transfer} % transfer, paid in pieces), ` +
+        `${CLIENTS.late} late-payout attackers (hold expiry ${HOLD_EXPIRY_SECONDS} s; spend and delete while flagged, ` +
+        `answers sent late and twice), ${CLIENTS.deletion} deletion racers; ${CLIENTS.honest} honest customers alongside`,
+    ],
+    operations,
+    faults,
+    moneyMovedMinor,
+    checks,
+    durationMs: Date.now() - started,
+  };
+  return { report, record };
+}
+
+/** The value of every completed transaction's amount, in USD cents at the reference rates. */
+async function movedInUsdCents(context: AdversarialContext, valuation: Valuation): Promise<bigint> {
+  const { rows } = await context.ledgerDb.pool.query<{ currency: string; amount: string }>(
+    `SELECT currency, sum(amount) AS amount FROM transactions WHERE status = 'completed' GROUP BY currency`,
+  );
+  const moved = valuation.ofHoldings(new Map(rows.map((row) => [row.currency, BigInt(row.amount)])));
+  return (moved.num * 100n) / moved.den;
+}
+
+/**
+ * Everything the drill checks once the attacks settled: the ledger's books (checkBooks), then that value was
+ * neither created nor lost at the reference rates, and that each attack left the trace it must.
+ */
+export async function checkAdversarialBooks(
+  context: Pick<AdversarialContext, 'target' | 'ledgerDb'>,
+  record: AdversarialRecord,
+): Promise<Check[]> {
+  const { valuation, parties, provider, deleted } = record;
+  const pool = context.ledgerDb.pool;
+  const accountIds = parties.flatMap((party) => party.accounts.map((account) => account.id));
+  const checks = await checkBooks(context, { accountIds });
+
+  const { rows: accounts } = await pool.query<{
+    id: string;
+    kind: string;
+    system_code: string | null;
+    currency: string;
+    balance: string;
+  }>(`SELECT id, kind, system_code, currency, balance FROM accounts`);
+  const balanceOf = new Map(accounts.map((account) => [account.id, BigInt(account.balance)]));
+  const usersHold = new Map<string, bigint>();
+  const system = (code: string) => {
+    const holdings = new Map<string, bigint>();
+    for (const account of accounts) {
+      if (account.system_code === code) addTo(holdings, account.currency, BigInt(account.balance));
+    }
+    return holdings;
+  };
+  for (const account of accounts) {
+    if (account.kind === 'user') addTo(usersHold, account.currency, BigInt(account.balance));
+  }
+  const partyMoney = parties.map((party) => {
+    const held = new Map<string, bigint>();
+    for (const account of party.accounts) {
+      const balance = balanceOf.get(account.id);
+      if (balance !== undefined) addTo(held, account.currency, balance);
+    }
+    return { name: party.name, entered: party.entered, exited: party.exited, held };
+  });
+  checks.push(
+    clearingCheck(valuation, parties, system('provider_clearing')),
+    partyValueCheck(valuation, partyMoney),
+    totalValueCheck(valuation, parties, usersHold),
+  );
+
+  const { rows: completed } = await pool.query<{
+    id: string;
+    type: 'deposit' | 'withdrawal' | 'transfer';
+    amount: string;
+    currency: string;
+    fee: string;
+    converted_amount: string | null;
+    converted_currency: string | null;
+  }>(
+    `SELECT id, type, amount, currency, fee, converted_amount, converted_currency
+     FROM transactions WHERE status = 'completed'`,
+  );
+  checks.push(
+    conversionCheck(
+      valuation,
+      completed
+        .filter((t) => t.converted_amount !== null && t.converted_currency !== null)
+        .map((t) => ({
+          id: t.id,
+          amount: BigInt(t.amount),
+          currency: t.currency,
+          convertedAmount: BigInt(t.converted_amount as string),
+          convertedCurrency: t.converted_currency as string,
+        })),
+    ),
+    feeCheck(
+      ADVERSARIAL_FEES,
+      completed.map((t) => ({ type: t.type, amount: BigInt(t.amount), fee: BigInt(t.fee) })),
+    ),
+  );
+
+  const { rows: booked } = await pool.query<{ transaction_id: string; n: string; total: string }>(
+    `SELECT e.transaction_id, count(*) AS n, sum(e.amount) AS total
+     FROM entries e JOIN unnest($1::uuid[], $2::uuid[]) AS a(tx, account)
+       ON e.transaction_id = a.tx AND e.account_id = a.account
+     GROUP BY e.transaction_id`,
+    [provider.answers.map((a) => a.transactionId), provider.answers.map((a) => a.accountId)],
+  );
+  const bookings = new Map<string, Booking>(
+    booked.map((row) => [row.transaction_id, { count: Number(row.n), sum: BigInt(row.total) }]),
+  );
+  checks.push(answersCheck(provider.answers, bookings));
+
+  const { rows: late } = await pool.query<{
+    id: string;
+    status: string;
+    flagged_at: Date | null;
+    n: string;
+    total: string | null;
+  }>(
+    `SELECT t.id, t.status, t.reconciliation_required_at AS flagged_at, count(e.id) AS n, sum(e.amount) AS total
+     FROM transactions t LEFT JOIN entries e ON e.transaction_id = t.id AND e.account_id = t.account_id
+     WHERE t.id = ANY($1::uuid[]) GROUP BY t.id`,
+    [provider.latePayouts.map((payout) => payout.id)],
+  );
+  const states = new Map<string, WithdrawalState>(
+    late.map((row) => [
+      row.id,
+      {
+        status: row.status,
+        flaggedAt: row.flagged_at?.getTime() ?? null,
+        booking: { count: Number(row.n), sum: BigInt(row.total ?? 0) },
+      },
+    ]),
+  );
+  checks.push(latePayoutCheck(provider.latePayouts, states));
+
+  const { rows: released } = await pool.query<{ count: string }>(
+    `SELECT count(*) FROM transactions WHERE id = ANY($1::uuid[]) AND status = 'canceled'`,
+    [[...record.handedOut]],
+  );
+  const releasedCount = Number(released[0]?.count ?? 0);
+  checks.push({
+    name: 'no payout handed to the provider released by a timer',
+    ok: releasedCount === 0,
+    detail: `${record.handedOut.size} withdrawals handed to the provider, ${releasedCount} canceled`,
+    discrepancies: releasedCount,
+  });
+
+  const deletedAccounts = deleted.flatMap((user) => user.accountIds);
+  const [{ rows: journal }, { rows: remaining }] = await Promise.all([
+    pool.query<{ account_id: string; total: string }>(
+      `SELECT account_id, sum(amount) AS total FROM entries WHERE account_id = ANY($1::uuid[]) GROUP BY account_id`,
+      [deletedAccounts],
+    ),
+    pool.query<{ id: string }>(`SELECT id FROM accounts WHERE id = ANY($1::uuid[])`, [deletedAccounts]),
+  ]);
+  checks.push(
+    deletionCheck(
+      deleted,
+      new Map(journal.map((row) => [row.account_id, BigInt(row.total)])),
+      new Set(remaining.map((row) => row.id)),
+    ),
+  );
+
+  const unclaimed = [...system('unclaimed_funds').values()].filter((balance) => balance !== 0n).length;
+  checks.push({
+    name: 'unclaimed funds stay 0',
+    ok: unclaimed === 0,
+    detail: `${unclaimed} currencies with money in unclaimed funds`,
+    discrepancies: unclaimed,
+  });
+  checks.push({
+    name: 'no attack got through (held money spent, user deleted with a payout outstanding, hold lost)',
+    ok: record.breaches.length === 0,
+    detail: record.breaches.length === 0 ? 'none' : record.breaches.slice(0, 5).join('; '),
+    discrepancies: record.breaches.length,
+  });
+  checks.push({
+    name: 'the provider got a 200 for every answer',
+    ok: provider.stats.abandoned === 0,
+    detail: `${provider.stats.deliveries} deliveries, ${provider.stats.abandoned} abandoned after retrying`,
+    discrepancies: provider.stats.abandoned,
+  });
+  return checks;
+}
