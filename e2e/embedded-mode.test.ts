@@ -24,7 +24,7 @@ describe('pnpm start in embedded mode (no PostgreSQL or RabbitMQ to be found)', 
     const closed = await freePort();
     gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     ledgerUrl = `http://127.0.0.1:${servicesBase + 2}`;
-    child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
+    child = spawn(process.execPath, ['--conditions=development', '--import', 'tsx', 'scripts/start.ts'], {
       cwd: path.resolve(import.meta.dirname, '..'),
       env: {
         ...process.env,
