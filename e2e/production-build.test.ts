@@ -1,22 +1,64 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { SERVICE_NAMES, serviceCommand, serviceDirectory } from '@payments/infra';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { apiClient, type ApiClient } from './api-client.js';
+import { eventually, startSystem, testServiceToken, type TestSystem } from '@payments/testkit';
+import { apiClient } from './api-client.js';
 import { expectBooksBalance } from './support/ledger-audit.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
+/** Nothing inherited may bring tsx or the sources back (`--import`, `--conditions=development`). */
+const PLAIN_NODE = { NODE_OPTIONS: '' };
+
+/** A deposit through the gateway, confirmed by the sandbox's signed webhook, read back completed. */
+async function depositToCompletion(system: TestSystem): Promise<void> {
+  const api = apiClient(system.gatewayUrl);
+  const { token } = await api.signUp();
+  const account = await api.post('/account', { currency: 'EUR' }, token);
+  expect(account.status, account.text).to.equal(201);
+  const accepted = await api.post(
+    `/account/${account.body.id}/deposit`,
+    { amount: '42.50', currency: 'EUR' },
+    token,
+  );
+  expect(accepted.status, accepted.text).to.equal(202);
+  const transaction = await eventually(
+    () => api.get(`/transaction/${accepted.body.id}`, token),
+    (response) => response.body?.status === 'completed',
+    { timeoutMs: 20_000 },
+  );
+  expect(transaction.body).to.include({ status: 'completed', amount: 42.5, currency: 'EUR' });
+  const balance = await api.get(`/account/${account.body.id}/balance`, token);
+  expect(balance.body).to.include({ balance: 42.5, currency: 'EUR' });
+  await expectBooksBalance(system.urls.ledger);
+}
+
+/** What the code reads besides its own modules: the currency data files, the Swagger UI assets. */
+async function expectAssetsServed(system: TestSystem): Promise<void> {
+  const api = apiClient(system.gatewayUrl);
+  const chf = await api.get('/api/currencies/chf');
+  expect(chf.status, chf.text).to.equal(200);
+  expect(chf.body).to.include({ code: 'CHF', name: 'Swiss Franc' });
+  const docs = await api.get('/docs/assets/swagger-ui-bundle.js');
+  expect(docs.status).to.equal(200);
+  expect(docs.text.length).to.be.greaterThan(100_000);
+}
+
+/** The pnpm running these tests (`pnpm test` names itself in npm_execpath), else the one on PATH. */
+function pnpmCommand(): string {
+  const execPath = process.env.npm_execpath;
+  return execPath && /pnpm/.test(path.basename(execPath)) ? `${process.execPath} ${execPath}` : 'pnpm';
+}
 
 describe('the production build: pnpm build, then every service on plain node from dist/', function () {
-  // A full `tsc -b` takes ~15 s on two idle cores (an up-to-date tree a few); the system starts in seconds more.
+  // A full `tsc -b` took 10–15 s on two busy cores here (an up-to-date tree ~3 s); the system starts in seconds.
   this.timeout(300_000);
   let system: TestSystem;
-  let api: ApiClient;
   let buildOutput: string;
 
   before(async () => {
@@ -29,12 +71,7 @@ describe('the production build: pnpm build, then every service on plain node fro
     const tsc = createRequire(path.join(ROOT, 'package.json')).resolve('typescript/bin/tsc');
     const built = await run(process.execPath, [tsc, ...args], { cwd: ROOT, timeout: 240_000 });
     buildOutput = built.stdout + built.stderr;
-    system = await startSystem({
-      runtime: 'compiled',
-      // Nothing inherited may bring tsx or the sources back (`--import`, `--conditions=development`).
-      env: { NODE_OPTIONS: '' },
-    });
-    api = apiClient(system.gatewayUrl);
+    system = await startSystem({ runtime: 'compiled', env: PLAIN_NODE });
   });
 
   let failures = 0;
@@ -54,41 +91,117 @@ describe('the production build: pnpm build, then every service on plain node fro
 
   it('starts each service as `node <package>/dist/main.js`: no tsx, no loader, no development condition', () => {
     for (const service of SERVICE_NAMES) {
-      expect(serviceCommand(service, 'compiled')).to.deep.equal([
+      expect(serviceCommand(service, 'compiled').args).to.deep.equal([
         path.join(serviceDirectory(service), 'dist/main.js'),
       ]);
     }
     // The contrast: development runs the sources through tsx.
-    expect(serviceCommand('ledger', 'sources')).to.include('--conditions=development');
+    expect(serviceCommand('ledger', 'sources').args).to.include('--conditions=development');
   });
 
   it('runs a deposit through the gateway to completion, confirmed by the sandbox, with the books balanced', async () => {
-    const { token } = await api.signUp();
-    const account = await api.post('/account', { currency: 'EUR' }, token);
-    expect(account.status, account.text).to.equal(201);
-    const accepted = await api.post(
-      `/account/${account.body.id}/deposit`,
-      { amount: '42.50', currency: 'EUR' },
-      token,
-    );
-    expect(accepted.status, accepted.text).to.equal(202);
-    const transaction = await eventually(
-      () => api.get(`/transaction/${accepted.body.id}`, token),
-      (response) => response.body?.status === 'completed',
-      { timeoutMs: 20_000 },
-    );
-    expect(transaction.body).to.include({ status: 'completed', amount: 42.5, currency: 'EUR' });
-    const balance = await api.get(`/account/${account.body.id}/balance`, token);
-    expect(balance.body).to.include({ balance: 42.5, currency: 'EUR' });
-    await expectBooksBalance(system.urls.ledger);
+    await depositToCompletion(system);
   });
 
   it('finds what the code reads besides its own modules: the currency data files and the Swagger UI assets', async () => {
-    const chf = await api.get('/api/currencies/chf');
-    expect(chf.status, chf.text).to.equal(200);
-    expect(chf.body).to.include({ code: 'CHF', name: 'Swiss Franc' });
-    const docs = await api.get('/docs/assets/swagger-ui-bundle.js');
-    expect(docs.status).to.equal(200);
-    expect(docs.text.length).to.be.greaterThan(100_000);
+    await expectAssetsServed(system);
+  });
+});
+
+describe('the production images’ contents: per service, compiled code and production dependencies only', function () {
+  // Seven `pnpm deploy` from the local store took ~15 s here, after the build above.
+  this.timeout(300_000);
+  const FOLDERS = [...SERVICE_NAMES, 'provision'];
+  /** Development tools and test packages: none may reach an image. */
+  const DEVELOPMENT_ONLY = ['typescript', 'tsx', 'esbuild', 'mocha', 'chai', 'eslint', '@payments+testkit'];
+  let folders: string;
+  let system: TestSystem;
+
+  before(async () => {
+    folders = await mkdtemp(path.join(tmpdir(), 'payments-deploy-'));
+    await run('bash', ['infra/deploy-folders.sh', folders], {
+      cwd: ROOT,
+      env: { ...process.env, PNPM: pnpmCommand() },
+      timeout: 240_000,
+    });
+    system = await startSystem({ runtime: { deployedAt: folders }, env: PLAIN_NODE });
+  });
+
+  let failures = 0;
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') failures += 1;
+  });
+  after(async () => {
+    if (failures > 0 && system) console.error(system.logs());
+    await system?.stop();
+    if (folders) await rm(folders, { recursive: true, force: true });
+  });
+
+  it('holds per service only dist/, its production node_modules and package.json, under 60 MB', async () => {
+    for (const name of FOLDERS) {
+      const folder = path.join(folders, name);
+      expect((await readdir(folder)).sort(), name).to.deep.equal(['dist', 'node_modules', 'package.json']);
+      const installed = await readdir(path.join(folder, 'node_modules/.pnpm'));
+      for (const tool of DEVELOPMENT_ONLY) {
+        expect(
+          installed.filter((entry) => entry.startsWith(`${tool}@`)),
+          `${name} ships ${tool}`,
+        ).to.deep.equal([]);
+      }
+      // The workspace packages come compiled, like any dependency.
+      expect(
+        installed.some((entry) => entry.startsWith('@payments+contracts@')),
+        name,
+      ).to.equal(true);
+      expect(await readdir(path.join(folder, 'node_modules/@payments/contracts')), name).to.have.members([
+        'dist',
+        'package.json',
+      ]);
+      const { stdout } = await run('du', ['-sk', folder]);
+      // The image adds ~175 MB (Debian slim and the node binary); a development dependency would add far more.
+      expect(Number(stdout.split('\t')[0]) / 1024, `${name} MB`).to.be.lessThan(60);
+    }
+  });
+
+  it('starts each service with `node dist/main.js` in its folder and runs a deposit through the gateway', async () => {
+    expect(serviceCommand('ledger', { deployedAt: folders })).to.deep.equal({
+      args: ['dist/main.js'],
+      cwd: path.join(folders, 'ledger'),
+    });
+    await depositToCompletion(system);
+    await expectAssetsServed(system);
+  });
+
+  it('restarts each service alone, from its folder, to ready (reported, not asserted: the machine is shared)', async () => {
+    const times: string[] = [];
+    for (const service of SERVICE_NAMES) {
+      await system.kill(service);
+      const started = Date.now();
+      await system.restart(service);
+      const ready = await eventually(
+        () =>
+          fetch(`${system.urls[service]}/ready`, { headers: { authorization: `Bearer ${testServiceToken}` } })
+            .then((response) => response.status)
+            .catch(() => 0),
+        (status) => status === 200,
+        { timeoutMs: 30_000, intervalMs: 20 },
+      );
+      expect(ready, `${service} /ready`).to.equal(200);
+      times.push(`${service} ${((Date.now() - started) / 1000).toFixed(2)} s`);
+    }
+    console.log(`      start to ready, node dist/main.js: ${times.join(', ')}`);
+    await depositToCompletion(system);
+  });
+
+  it('starts the provisioner from its folder (`node dist/bin/provision.js`), which names what it needs', async () => {
+    const outcome = await run(process.execPath, ['dist/bin/provision.js'], {
+      cwd: path.join(folders, 'provision'),
+      env: { PATH: process.env.PATH ?? '' },
+    }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(outcome.code).to.equal(1);
+    expect(outcome.stderr).to.match(/^pnpm provision: set DATABASE_URL, AMQP_URL, /);
   });
 });

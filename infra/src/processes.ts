@@ -15,17 +15,27 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 /**
  * How a service's process runs: `sources` is development (tsx on `src/`, and the `development` export condition
  * so the workspace packages it imports load from their sources too); `compiled` is plain `node` on `dist/main.js`
- * after `pnpm build`, resolving the other packages' `dist/` (their default export), as in the production image.
+ * after `pnpm build`, resolving the other packages' `dist/` (their default export); `{ deployedAt }` is plain
+ * `node dist/main.js` inside `<deployedAt>/<service>`, the folders `infra/deploy-folders.sh` makes, which are
+ * what the production images hold.
  */
-export type ServiceRuntime = 'sources' | 'compiled';
+export type ServiceRuntime = 'sources' | 'compiled' | { deployedAt: string };
 
-/** The arguments that start a service's process, relative to the repository root. */
-export function serviceCommand(service: ServiceName, runtime: ServiceRuntime = 'sources'): string[] {
+/** The arguments after `node` that start a service's process, and the directory it runs in. */
+export function serviceCommand(
+  service: ServiceName,
+  runtime: ServiceRuntime = 'sources',
+): { args: string[]; cwd: string } {
   const directory = serviceDirectory(service);
-  if (runtime === 'compiled') return [path.join(directory, 'dist/main.js')];
+  if (typeof runtime === 'object')
+    return { args: ['dist/main.js'], cwd: path.join(runtime.deployedAt, service) };
+  if (runtime === 'compiled') return { args: [path.join(directory, 'dist/main.js')], cwd: ROOT };
   // Resolved on first use: tsx is a development tool, absent from a production install of this package.
   const tsx = createRequire(import.meta.url).resolve('tsx');
-  return ['--conditions=development', '--import', tsx, path.join(directory, 'src/main.ts')];
+  return {
+    args: ['--conditions=development', '--import', tsx, path.join(directory, 'src/main.ts')],
+    cwd: ROOT,
+  };
 }
 
 export interface ProcessSystemOptions extends SystemSettings {
@@ -33,7 +43,7 @@ export interface ProcessSystemOptions extends SystemSettings {
   /** Where each line a service prints goes; by default it is kept for `logs()` only. */
   onOutput?: (service: ServiceName, line: string) => void;
   startTimeoutMs?: number;
-  /** `sources` (tsx, the default) or `compiled` (plain node on each package's `dist/`; run `pnpm build` first). */
+  /** By default `sources` (tsx); `compiled` needs `pnpm build` first, `{ deployedAt }` the deploy folders. */
   runtime?: ServiceRuntime;
 }
 
@@ -73,8 +83,9 @@ export async function startProcessSystem(options: ProcessSystemOptions): Promise
   };
 
   const launch = (service: ServiceName): Running => {
-    const child = spawn(process.execPath, serviceCommand(service, options.runtime), {
-      cwd: ROOT,
+    const { args, cwd } = serviceCommand(service, options.runtime);
+    const child = spawn(process.execPath, args, {
+      cwd,
       env: { ...process.env, ...serviceEnvironment(service, options) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
