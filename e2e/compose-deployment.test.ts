@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { parse } from 'yaml';
+import { serviceDirectory, type ServiceName } from '@payments/infra';
 import { DEVELOPMENT_SERVICE_TOKEN, DEVELOPMENT_WEBHOOK_SECRET } from '@payments/service-kit';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -18,6 +19,9 @@ const WITH_DATABASE: Record<string, string> = {
 
 interface ComposeService {
   image?: string;
+  build?: { context?: string; args?: Record<string, string> };
+  command?: string[];
+  read_only?: boolean;
   environment?: Record<string, string | number>;
   ports?: string[];
   depends_on?: Record<string, { condition: string }>;
@@ -118,5 +122,42 @@ describe('docker compose runs like a least-privileged deployment (read from the 
     const gatewayAddress = services.gateway?.networks?.default?.ipv4_address;
     expect(gatewayAddress).to.match(/^\d+\.\d+\.\d+\.\d+$/);
     expect(services.identity?.environment?.TRUSTED_PROXIES).to.equal(gatewayAddress);
+  });
+
+  it('runs each service from its own production image: plain node on compiled code, unprivileged, read-only', async () => {
+    const dockerfile = await readFile(path.join(ROOT, 'Dockerfile'), 'utf8');
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    // The image that runs holds the node binary and one deploy folder; what builds it stays behind.
+    expect(runtime).to.match(/^\nFROM \$\{RUNTIME_IMAGE\} AS runtime$/m);
+    expect(runtime.match(/^COPY .*$/gm)).to.deep.equal([
+      'COPY --from=build /usr/local/bin/node /usr/local/bin/node',
+      'COPY --from=build /deploy/${SERVICE} /app',
+    ]);
+    expect(runtime).to.not.match(/^RUN /m);
+    expect(runtime).to.match(/^USER [1-9]\d*:[1-9]\d*$/m);
+    expect(runtime).to.match(/^HEALTHCHECK .*\n\s+CMD \["node", "-e", ".*\/health/m);
+    expect(runtime).to.match(/^CMD \["node", "dist\/main.js"\]$/m);
+    expect(dockerfile).to.include('bash infra/deploy-folders.sh /deploy');
+
+    const images = new Set<string>();
+    for (const name of [...APP_SERVICES, 'provision']) {
+      const service = services[name] as ComposeService;
+      expect(service.build?.args, name).to.deep.equal({ SERVICE: name });
+      expect(service.read_only, name).to.equal(true);
+      images.add(String(service.image));
+      // The compiled entry point each image starts comes from a source file that exists.
+      const entry = service.command ?? ['node', 'dist/main.js'];
+      expect(entry.slice(0, 1), name).to.deep.equal(['node']);
+      const directory = name === 'provision' ? 'infra' : serviceDirectory(name as ServiceName);
+      const source = path.join(
+        ROOT,
+        directory,
+        String(entry[1])
+          .replace(/^dist\//, 'src/')
+          .replace(/\.js$/, '.ts'),
+      );
+      expect((await stat(source)).isFile(), source).to.equal(true);
+    }
+    expect(images.size, 'an image per service').to.equal(APP_SERVICES.length + 1);
   });
 });

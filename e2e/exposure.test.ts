@@ -227,7 +227,7 @@ function runService(service: ServiceName, env: Record<string, string>) {
   return new Promise<{ code: number | null; output: string }>((resolve) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', path.join(serviceDirectory(service), 'src/main.ts')],
+      ['--conditions=development', '--import', 'tsx', path.join(serviceDirectory(service), 'src/main.ts')],
       {
         cwd: ROOT,
         env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },

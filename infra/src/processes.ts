@@ -11,13 +11,40 @@ import {
 } from './topology.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const TSX_LOADER = createRequire(import.meta.url).resolve('tsx');
+
+/**
+ * How a service's process runs: `sources` is development (tsx on `src/`, and the `development` export condition
+ * so the workspace packages it imports load from their sources too); `compiled` is plain `node` on `dist/main.js`
+ * after `pnpm build`, resolving the other packages' `dist/` (their default export); `{ deployedAt }` is plain
+ * `node dist/main.js` inside `<deployedAt>/<service>`, the folders `infra/deploy-folders.sh` makes, which are
+ * what the production images hold.
+ */
+export type ServiceRuntime = 'sources' | 'compiled' | { deployedAt: string };
+
+/** The arguments after `node` that start a service's process, and the directory it runs in. */
+export function serviceCommand(
+  service: ServiceName,
+  runtime: ServiceRuntime = 'sources',
+): { args: string[]; cwd: string } {
+  const directory = serviceDirectory(service);
+  if (typeof runtime === 'object')
+    return { args: ['dist/main.js'], cwd: path.join(runtime.deployedAt, service) };
+  if (runtime === 'compiled') return { args: [path.join(directory, 'dist/main.js')], cwd: ROOT };
+  // Resolved on first use: tsx is a development tool, absent from a production install of this package.
+  const tsx = createRequire(import.meta.url).resolve('tsx');
+  return {
+    args: ['--conditions=development', '--import', tsx, path.join(directory, 'src/main.ts')],
+    cwd: ROOT,
+  };
+}
 
 export interface ProcessSystemOptions extends SystemSettings {
   services?: readonly ServiceName[];
   /** Where each line a service prints goes; by default it is kept for `logs()` only. */
   onOutput?: (service: ServiceName, line: string) => void;
   startTimeoutMs?: number;
+  /** By default `sources` (tsx); `compiled` needs `pnpm build` first, `{ deployedAt }` the deploy folders. */
+  runtime?: ServiceRuntime;
 }
 
 export interface ProcessSystem {
@@ -35,7 +62,7 @@ interface Running {
   exited: Promise<number | null>;
 }
 
-/** Runs each service as its own Node process (tsx, no build), and waits until each answers /health. */
+/** Runs each service as its own Node process (see `ServiceRuntime`), and waits until each answers /health. */
 export async function startProcessSystem(options: ProcessSystemOptions): Promise<ProcessSystem> {
   const services = options.services ?? SERVICE_NAMES;
   const host = options.host ?? '127.0.0.1';
@@ -56,15 +83,12 @@ export async function startProcessSystem(options: ProcessSystemOptions): Promise
   };
 
   const launch = (service: ServiceName): Running => {
-    const child = spawn(
-      process.execPath,
-      ['--import', TSX_LOADER, path.join(serviceDirectory(service), 'src/main.ts')],
-      {
-        cwd: ROOT,
-        env: { ...process.env, ...serviceEnvironment(service, options) },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const { args, cwd } = serviceCommand(service, options.runtime);
+    const child = spawn(process.execPath, args, {
+      cwd,
+      env: { ...process.env, ...serviceEnvironment(service, options) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout?.on('data', (chunk: Buffer) => record(service, chunk));
     child.stderr?.on('data', (chunk: Buffer) => record(service, chunk));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -13,6 +13,7 @@ import {
   startProcessSystem,
   type ProcessSystem,
   type ServiceName,
+  type ServiceRuntime,
 } from '@payments/infra';
 import { createTestBroker } from './broker.js';
 import { findInfrastructure } from './infrastructure.js';
@@ -37,6 +38,8 @@ export interface TestSystemOptions {
    */
   serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
   env?: Record<string, string>;
+  /** `compiled`: plain node on each package's `dist/` (built beforehand); by default tsx on the sources. */
+  runtime?: ServiceRuntime;
 }
 
 /**
@@ -83,6 +86,7 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
       ...options.env,
     },
     serviceEnv: options.serviceEnv,
+    runtime: options.runtime,
   };
   const cleanup = async () => {
     await dropDatabases(postgresUrl, suffix);

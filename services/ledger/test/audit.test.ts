@@ -26,7 +26,7 @@ describe('ledger audit and database backstops', function () {
   });
 
   const runScript = () =>
-    promisify(execFile)(process.execPath, ['--import', 'tsx', auditScript], {
+    promisify(execFile)(process.execPath, ['--conditions=development', '--import', 'tsx', auditScript], {
       env: { ...process.env, DATABASE_URL: ledger.databaseUrl, LOG_LEVEL: 'silent' },
     }).then(
       ({ stdout }) => ({ code: 0, report: JSON.parse(stdout) }),

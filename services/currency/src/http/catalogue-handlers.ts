@@ -24,7 +24,20 @@ export function currencyBody(currency: Currency) {
   };
 }
 
-export function createCatalogueHandlers({ catalogue, accounts }: CatalogueHandlerDeps) {
+export function createCatalogueHandlers({
+  catalogue,
+  accounts,
+}: CatalogueHandlerDeps): Record<
+  | 'list'
+  | 'show'
+  | 'listSupported'
+  | 'checkSupported'
+  | 'search'
+  | 'listRegion'
+  | 'statistics'
+  | 'showDefault',
+  RequestHandler
+> {
   const findOrThrow = (code: string): Currency => {
     const currency = catalogue.find(code);
     if (!currency) throw notFound(`Currency ${code}`);

@@ -13,7 +13,10 @@ export interface RateHandlerDeps {
 // `cached` differs from one request to the next, so shared caches must not keep these answers.
 const RATE_CACHE_CONTROL = 'no-store';
 
-export function createRateHandlers({ catalogue, rates }: RateHandlerDeps) {
+export function createRateHandlers({
+  catalogue,
+  rates,
+}: RateHandlerDeps): Record<'listRates' | 'showRate', RequestHandler> {
   const knownCode = (value: unknown, field: string): string => {
     const code = parseCurrencyCode(value, field);
     if (!catalogue.find(code)) throw notFound(`Currency ${code}`);

@@ -18,7 +18,12 @@ import { exponentIn, renderAccount, renderBalance, renderPagination } from './pr
 const readOpenAccount = bodyValidator(OpenAccountBody);
 const readPage = queryValidator(PageQuery);
 
-export function createAccountHandlers({ store, currencies, outbox, maxAccountsPerUser }: LedgerHttpDeps) {
+export function createAccountHandlers({
+  store,
+  currencies,
+  outbox,
+  maxAccountsPerUser,
+}: LedgerHttpDeps): Record<'openAccount' | 'listAccounts' | 'showAccount' | 'showBalance', RequestHandler> {
   /** Accounts open only in a supported currency; the error lists the ones that are. */
   const supportedCurrency = async (given: string) => {
     const code = given.trim().toUpperCase();

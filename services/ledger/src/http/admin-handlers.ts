@@ -8,7 +8,10 @@ import { renderPagination, renderReconciliationCase } from './presenters.js';
 const readPage = queryValidator(PageQuery);
 
 /** Operators' views of the ledger, through the gateway with an admin token. */
-export function createAdminHandlers({ store, currencies }: LedgerHttpDeps) {
+export function createAdminHandlers({
+  store,
+  currencies,
+}: LedgerHttpDeps): Record<'listReconciliation', RequestHandler> {
   const listReconciliation: RequestHandler = async (req, res) => {
     if (viewerOf(req).role !== 'admin') throw accessDenied('Only an administrator may see reconciliation');
     const { limit, offset } = readPage(req);

@@ -6,7 +6,9 @@ import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { renderAudit, renderPayment } from './presenters.js';
 
 /** For other services on the internal network (identity's user removal, operators); the gateway never routes here. */
-export function createInternalHandlers({ store }: LedgerHttpDeps) {
+export function createInternalHandlers({
+  store,
+}: LedgerHttpDeps): Record<'removeUser' | 'showAudit' | 'showPayment', RequestHandler> {
   /** Identity's deletion asks the ledger to decide: removed (200), or refused with why (422), nothing changed. */
   const removeUser: RequestHandler = async (req, res) => {
     const userId = pathId(req, 'User');

@@ -40,7 +40,13 @@ interface Prepared<B> {
 
 const noConversion = { exchangeRate: null, convertedAmount: null, convertedCurrency: null };
 
-export function createMoneyHandlers({ store, currencies, outbox, fees, maxAmount }: LedgerHttpDeps) {
+export function createMoneyHandlers({
+  store,
+  currencies,
+  outbox,
+  fees,
+  maxAmount,
+}: LedgerHttpDeps): Record<'deposit' | 'withdraw' | 'transfer', RequestHandler> {
   /** Checks a money request against its account and works out amount and fee, before anything is written. */
   const prepare = async <B extends { amount: unknown; currency: string }>(
     req: Request,

@@ -13,7 +13,13 @@ const readHistoryQuery = queryValidator(HistoryQuery);
 const currenciesOf = (transactions: Transaction[]) =>
   transactions.flatMap((t) => (t.convertedCurrency ? [t.currency, t.convertedCurrency] : [t.currency]));
 
-export function createTransactionHandlers({ store, currencies }: LedgerHttpDeps) {
+export function createTransactionHandlers({
+  store,
+  currencies,
+}: LedgerHttpDeps): Record<
+  'showTransaction' | 'listTransactions' | 'listAccountTransactions',
+  RequestHandler
+> {
   const showTransaction: RequestHandler = async (req, res) => {
     const viewer = viewerOf(req);
     const transaction = await store.findTransaction(pathId(req, 'Transaction'));

@@ -5,7 +5,7 @@ import {
   provisionLogins,
   SERVICE_NAMES,
   type ServiceName,
-} from '@payments/infra';
+} from '../index.js';
 
 // `pnpm provision`: as an administrator, gives every service its own PostgreSQL role owning its database and its
 // own RabbitMQ user with exactly its rights, and declares the broker topology. Idempotent: run it on every

@@ -1,0 +1,332 @@
+import { execFile } from 'node:child_process';
+import { access, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { SERVICE_NAMES, serviceCommand, serviceDirectory } from '@payments/infra';
+import { eventually, startSystem, testServiceToken, type TestSystem } from '@payments/testkit';
+import { apiClient } from './api-client.js';
+import { expectBooksBalance } from './support/ledger-audit.js';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, '..');
+/** Nothing inherited may bring tsx or the sources back (`--import`, `--conditions=development`). */
+const PLAIN_NODE = { NODE_OPTIONS: '' };
+
+/** A deposit through the gateway, confirmed by the sandbox's signed webhook, read back completed. */
+async function depositToCompletion(system: TestSystem): Promise<void> {
+  const api = apiClient(system.gatewayUrl);
+  const { token } = await api.signUp();
+  const account = await api.post('/account', { currency: 'EUR' }, token);
+  expect(account.status, account.text).to.equal(201);
+  const accepted = await api.post(
+    `/account/${account.body.id}/deposit`,
+    { amount: '42.50', currency: 'EUR' },
+    token,
+  );
+  expect(accepted.status, accepted.text).to.equal(202);
+  const transaction = await eventually(
+    () => api.get(`/transaction/${accepted.body.id}`, token),
+    (response) => response.body?.status === 'completed',
+    { timeoutMs: 20_000 },
+  );
+  expect(transaction.body).to.include({ status: 'completed', amount: 42.5, currency: 'EUR' });
+  const balance = await api.get(`/account/${account.body.id}/balance`, token);
+  expect(balance.body).to.include({ balance: 42.5, currency: 'EUR' });
+  await expectBooksBalance(system.urls.ledger);
+}
+
+/** What the code reads besides its own modules: the currency data files, the Swagger UI assets. */
+async function expectAssetsServed(system: TestSystem): Promise<void> {
+  const api = apiClient(system.gatewayUrl);
+  const chf = await api.get('/api/currencies/chf');
+  expect(chf.status, chf.text).to.equal(200);
+  expect(chf.body).to.include({ code: 'CHF', name: 'Swiss Franc' });
+  const docs = await api.get('/docs/assets/swagger-ui-bundle.js');
+  expect(docs.status).to.equal(200);
+  expect(docs.text.length).to.be.greaterThan(100_000);
+}
+
+/** The pnpm running these tests (`pnpm test` names itself in npm_execpath), else the one on PATH. */
+function pnpmCommand(): string {
+  const execPath = process.env.npm_execpath;
+  return execPath && /pnpm/.test(path.basename(execPath)) ? `${process.execPath} ${execPath}` : 'pnpm';
+}
+
+/** Workspace packages with sources to compile (e2e holds only tests). */
+const COMPILED_PACKAGES = [
+  'packages/contracts',
+  'packages/service-kit',
+  'packages/testkit',
+  'infra',
+  'services/currency',
+  'services/identity',
+  'services/ledger',
+  'services/provider-sandbox',
+  'services/webhook-ingest',
+  'gateway',
+  'cli',
+  'bench',
+];
+
+interface PackageJson {
+  name: string;
+  exports?: Record<string, unknown>;
+  files?: string[];
+  scripts?: Record<string, string>;
+  dependencies?: Record<string, string>;
+}
+
+const readJson = async <T>(file: string): Promise<T> =>
+  JSON.parse(await readFile(path.join(ROOT, file), 'utf8')) as T;
+
+/** Every TypeScript file under a directory, skipping installed and built code. */
+async function sourceFiles(directory: string): Promise<string[]> {
+  const entries = await readdir(path.join(ROOT, directory), { withFileTypes: true });
+  const found: string[] = [];
+  for (const entry of entries) {
+    const relative = path.join(directory, entry.name);
+    if (entry.isDirectory() && !['node_modules', 'dist', '.data', '.git'].includes(entry.name)) {
+      found.push(...(await sourceFiles(relative)));
+    } else if (entry.isFile() && /\.(ts|js)$/.test(entry.name)) {
+      found.push(relative);
+    }
+  }
+  return found;
+}
+
+describe('the workspace stays buildable, and development keeps reading the sources (read from the files)', () => {
+  it('gives every package a composite tsconfig in the build, referencing each workspace package it imports', async () => {
+    const build = await readJson<{ references: { path: string }[] }>('tsconfig.build.json');
+    expect(build.references.map((reference) => reference.path).sort()).to.deep.equal(
+      [...COMPILED_PACKAGES].sort(),
+    );
+    const names = new Map<string, string>();
+    for (const directory of COMPILED_PACKAGES) {
+      names.set((await readJson<PackageJson>(`${directory}/package.json`)).name, directory);
+    }
+    for (const directory of COMPILED_PACKAGES) {
+      const config = await readJson<{ extends: string; references?: { path: string }[] }>(
+        `${directory}/tsconfig.json`,
+      );
+      expect(path.join(directory, config.extends), directory).to.equal('tsconfig.package.json');
+      const referenced = (config.references ?? [])
+        .map((reference) => path.join(directory, reference.path))
+        .sort();
+      const pkg = await readJson<PackageJson>(`${directory}/package.json`);
+      const sources = (await sourceFiles(`${directory}/src`)).map((file) =>
+        readFile(path.join(ROOT, file), 'utf8'),
+      );
+      const imported = new Set(
+        (await Promise.all(sources)).flatMap((text) =>
+          [...text.matchAll(/from '(@payments\/[a-z-]+)/g)].map((match) => match[1] as string),
+        ),
+      );
+      // What src/ imports is a production dependency (else the deploy folder lacks it) and a reference.
+      for (const name of imported) {
+        expect(pkg.dependencies?.[name], `${directory} imports ${name}`).to.equal('workspace:*');
+      }
+      expect(referenced, directory).to.deep.equal([...imported].map((name) => names.get(name)).sort());
+    }
+  });
+
+  it('exports every entry as its sources under `development` and its compiled file by default, and ships dist/', async () => {
+    for (const directory of COMPILED_PACKAGES) {
+      const pkg = await readJson<PackageJson>(`${directory}/package.json`);
+      expect(pkg.files, directory).to.include('dist');
+      for (const [entry, target] of Object.entries(pkg.exports ?? {})) {
+        const { development, default: compiled } = target as { development: string; default: string };
+        expect(development, `${directory} ${entry}`).to.match(/^\.\/src\/.+\.ts$/);
+        expect(compiled, `${directory} ${entry}`).to.equal(
+          development.replace('./src/', './dist/').replace(/\.ts$/, '.js'),
+        );
+        await access(path.join(ROOT, directory, development));
+      }
+    }
+  });
+
+  it('passes the development condition wherever tsx runs: scripts, mocha, spawned processes', async () => {
+    const mocha = await readJson<{ 'node-option': string[] }>('.mocharc.json');
+    expect(mocha['node-option']).to.include.members(['conditions=development', 'import=tsx']);
+    for (const directory of ['.', ...COMPILED_PACKAGES]) {
+      const { scripts = {} } = await readJson<PackageJson>(`${directory}/package.json`);
+      for (const [name, command] of Object.entries(scripts)) {
+        if (/\btsx\b/.test(command))
+          expect(command, `${directory}: ${name}`).to.include('--conditions=development');
+      }
+    }
+    const files = (
+      await Promise.all(
+        ['packages', 'services', 'gateway', 'cli', 'infra', 'bench', 'scripts', 'e2e'].map(sourceFiles),
+      )
+    ).flat();
+    for (const file of files) {
+      const text = await readFile(path.join(ROOT, file), 'utf8');
+      for (const match of text.matchAll(/'--import',\s*('tsx'|tsx\b)/g)) {
+        const before = text.slice(Math.max(0, (match.index ?? 0) - 80), match.index);
+        expect(before, `${file}: ${match[0]}`).to.include("'--conditions=development'");
+      }
+    }
+  });
+});
+
+describe('the production build: pnpm build, then every service on plain node from dist/', function () {
+  // A full `tsc -b` took 10–15 s on two busy cores here (an up-to-date tree ~3 s); the system starts in seconds.
+  this.timeout(300_000);
+  let system: TestSystem;
+  let buildOutput: string;
+
+  before(async () => {
+    const scripts = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')).scripts as Record<
+      string,
+      string
+    >;
+    const [tool, ...args] = scripts.build?.split(' ') ?? [];
+    expect(tool, 'pnpm build runs tsc').to.equal('tsc');
+    const tsc = createRequire(path.join(ROOT, 'package.json')).resolve('typescript/bin/tsc');
+    const built = await run(process.execPath, [tsc, ...args], { cwd: ROOT, timeout: 240_000 });
+    buildOutput = built.stdout + built.stderr;
+    system = await startSystem({ runtime: 'compiled', env: PLAIN_NODE });
+  });
+
+  let failures = 0;
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') failures += 1;
+  });
+  after(async () => {
+    if (failures > 0 && system) console.error(system.logs());
+    await system?.stop();
+  });
+
+  it('compiles every package without a diagnostic, into dist/ folders git ignores', async () => {
+    expect(buildOutput).to.equal('');
+    const untracked = await run('git', ['ls-files', '--others', '--exclude-standard'], { cwd: ROOT }).then(
+      ({ stdout }) => stdout.split('\n'),
+      () => null,
+    );
+    if (untracked) {
+      expect(untracked.filter((file) => file.includes('/dist/'))).to.deep.equal([]);
+    } else {
+      // Not a git checkout (an unpacked archive): the ignore rule itself.
+      expect(await readFile(path.join(ROOT, '.gitignore'), 'utf8')).to.match(/^dist\/$/m);
+    }
+  });
+
+  it('starts each service as `node <package>/dist/main.js`: no tsx, no loader, no development condition', () => {
+    for (const service of SERVICE_NAMES) {
+      expect(serviceCommand(service, 'compiled').args).to.deep.equal([
+        path.join(serviceDirectory(service), 'dist/main.js'),
+      ]);
+    }
+    // The contrast: development runs the sources through tsx.
+    expect(serviceCommand('ledger', 'sources').args).to.include('--conditions=development');
+  });
+
+  it('runs a deposit through the gateway to completion, confirmed by the sandbox, with the books balanced', async () => {
+    await depositToCompletion(system);
+  });
+
+  it('finds what the code reads besides its own modules: the currency data files and the Swagger UI assets', async () => {
+    await expectAssetsServed(system);
+  });
+});
+
+describe('the production images’ contents: per service, compiled code and production dependencies only', function () {
+  // Seven `pnpm deploy` from the local store took ~15 s here, after the build above.
+  this.timeout(300_000);
+  const FOLDERS = [...SERVICE_NAMES, 'provision'];
+  /** Development tools and test packages: none may reach an image. */
+  const DEVELOPMENT_ONLY = ['typescript', 'tsx', 'esbuild', 'mocha', 'chai', 'eslint', '@payments+testkit'];
+  let folders: string;
+  let system: TestSystem;
+
+  before(async () => {
+    folders = await mkdtemp(path.join(tmpdir(), 'payments-deploy-'));
+    await run('bash', ['infra/deploy-folders.sh', folders], {
+      cwd: ROOT,
+      env: { ...process.env, PNPM: pnpmCommand() },
+      timeout: 240_000,
+    });
+    system = await startSystem({ runtime: { deployedAt: folders }, env: PLAIN_NODE });
+  });
+
+  let failures = 0;
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') failures += 1;
+  });
+  after(async () => {
+    if (failures > 0 && system) console.error(system.logs());
+    await system?.stop();
+    if (folders) await rm(folders, { recursive: true, force: true });
+  });
+
+  it('holds per service only dist/, its production node_modules and package.json, under 60 MB', async () => {
+    for (const name of FOLDERS) {
+      const folder = path.join(folders, name);
+      expect((await readdir(folder)).sort(), name).to.deep.equal(['dist', 'node_modules', 'package.json']);
+      const installed = await readdir(path.join(folder, 'node_modules/.pnpm'));
+      for (const tool of DEVELOPMENT_ONLY) {
+        expect(
+          installed.filter((entry) => entry.startsWith(`${tool}@`)),
+          `${name} ships ${tool}`,
+        ).to.deep.equal([]);
+      }
+      // The workspace packages come compiled, like any dependency.
+      expect(
+        installed.some((entry) => entry.startsWith('@payments+contracts@')),
+        name,
+      ).to.equal(true);
+      expect(await readdir(path.join(folder, 'node_modules/@payments/contracts')), name).to.have.members([
+        'dist',
+        'package.json',
+      ]);
+      const { stdout } = await run('du', ['-sk', folder]);
+      // The image adds ~175 MB (Debian slim and the node binary); a development dependency would add far more.
+      expect(Number(stdout.split('\t')[0]) / 1024, `${name} MB`).to.be.lessThan(60);
+    }
+  });
+
+  it('starts each service with `node dist/main.js` in its folder and runs a deposit through the gateway', async () => {
+    expect(serviceCommand('ledger', { deployedAt: folders })).to.deep.equal({
+      args: ['dist/main.js'],
+      cwd: path.join(folders, 'ledger'),
+    });
+    await depositToCompletion(system);
+    await expectAssetsServed(system);
+  });
+
+  it('restarts each service alone, from its folder, to ready (reported, not asserted: the machine is shared)', async () => {
+    const times: string[] = [];
+    for (const service of SERVICE_NAMES) {
+      await system.kill(service);
+      const started = Date.now();
+      await system.restart(service);
+      const ready = await eventually(
+        () =>
+          fetch(`${system.urls[service]}/ready`, { headers: { authorization: `Bearer ${testServiceToken}` } })
+            .then((response) => response.status)
+            .catch(() => 0),
+        (status) => status === 200,
+        { timeoutMs: 30_000, intervalMs: 20 },
+      );
+      expect(ready, `${service} /ready`).to.equal(200);
+      times.push(`${service} ${((Date.now() - started) / 1000).toFixed(2)} s`);
+    }
+    console.log(`      start to ready, node dist/main.js: ${times.join(', ')}`);
+    await depositToCompletion(system);
+  });
+
+  it('starts the provisioner from its folder (`node dist/bin/provision.js`), which names what it needs', async () => {
+    const outcome = await run(process.execPath, ['dist/bin/provision.js'], {
+      cwd: path.join(folders, 'provision'),
+      env: { PATH: process.env.PATH ?? '' },
+    }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(outcome.code).to.equal(1);
+    expect(outcome.stderr).to.match(/^pnpm provision: set DATABASE_URL, AMQP_URL, /);
+  });
+});
