@@ -6,15 +6,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import {
-  planLogins,
   provisionLogins,
-  randomSuffix,
   removeLogins,
   SERVICE_NAMES,
   serviceEnvironment,
   type ServiceName,
 } from '@payments/infra';
-import { createTestBroker, eventually, findInfrastructure, freePortBlock } from '@payments/testkit';
+import { eventually, reserveSystemResources } from '@payments/testkit';
 
 // `pnpm images:rehearse` (as root, Linux): what each production image does, without a container engine. Makes
 // the deploy folders the Dockerfile copies in (infra/deploy-folders.sh), then starts every service from its own
@@ -35,17 +33,7 @@ if (process.getuid?.() !== 0) {
 const folders = await mkdtemp(path.join(tmpdir(), 'payments-images-'));
 // Like /app in the image: root's, readable by everyone.
 await chmod(folders, 0o755);
-const { postgresUrl, amqpManagementUrl } = await findInfrastructure();
-const broker = await createTestBroker();
-const suffix = randomSuffix();
-const target = {
-  postgresUrl,
-  amqpUrl: broker.url,
-  managementUrl: amqpManagementUrl,
-  namespace: broker.namespace,
-  databaseSuffix: suffix,
-};
-const logins = planLogins(target, { database: true, broker: true });
+const { postgresUrl, broker, suffix, provisioning: target, logins, ports } = await reserveSystemResources();
 const running = new Map<ServiceName, ChildProcess>();
 
 const stop = async (service: ServiceName) => {
@@ -58,11 +46,6 @@ const stop = async (service: ServiceName) => {
 try {
   await run('bash', ['infra/deploy-folders.sh', folders], { cwd: ROOT });
   await provisionLogins(target, logins);
-  const base = await freePortBlock(SERVICE_NAMES.length);
-  const ports = Object.fromEntries(SERVICE_NAMES.map((name, i) => [name, base + i])) as Record<
-    ServiceName,
-    number
-  >;
   const serviceToken = randomBytes(32).toString('hex');
   const settings = {
     postgresUrl,

@@ -12,10 +12,12 @@ import {
   serviceEnvironment,
   startProcessSystem,
   type ProcessSystem,
+  type ProvisionTarget,
   type ServiceName,
   type ServiceRuntime,
+  type SystemLogins,
 } from '@payments/infra';
-import { createTestBroker } from './broker.js';
+import { createTestBroker, type TestBroker } from './broker.js';
 import { findInfrastructure } from './infrastructure.js';
 import { eventually, freePortBlock } from './ports.js';
 
@@ -43,11 +45,19 @@ export interface TestSystemOptions {
 }
 
 /**
- * The whole system, every service in its own process, against the real PostgreSQL and RabbitMQ: fresh
- * databases, a uuid-namespaced exchange and queues, free ports. As deployed, each service logs in with its own
- * database role and broker user, provisioned for this run. `stop()` tears all of it down.
+ * What one run of the whole system takes on the shared servers and this machine, all its own: a broker namespace,
+ * a database suffix, a database role and broker user per service (planned, not yet made), a block of free ports.
  */
-export async function startSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
+export interface SystemResources {
+  postgresUrl: string;
+  broker: TestBroker;
+  suffix: string;
+  provisioning: ProvisionTarget;
+  logins: SystemLogins;
+  ports: Record<ServiceName, number>;
+}
+
+export async function reserveSystemResources(): Promise<SystemResources> {
   const { postgresUrl, amqpManagementUrl } = await findInfrastructure();
   const broker = await createTestBroker();
   const suffix = randomSuffix();
@@ -58,13 +68,23 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
     namespace: broker.namespace,
     databaseSuffix: suffix,
   };
-  const logins = planLogins(provisioning, { database: true, broker: true });
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'payments-test-'));
   const base = await freePortBlock(SERVICE_NAMES.length);
   const ports = Object.fromEntries(SERVICE_NAMES.map((name, i) => [name, base + i])) as Record<
     ServiceName,
     number
   >;
+  const logins = planLogins(provisioning, { database: true, broker: true });
+  return { postgresUrl, broker, suffix, provisioning, logins, ports };
+}
+
+/**
+ * The whole system, every service in its own process, against the real PostgreSQL and RabbitMQ: fresh
+ * databases, a uuid-namespaced exchange and queues, free ports. As deployed, each service logs in with its own
+ * database role and broker user, provisioned for this run. `stop()` tears all of it down.
+ */
+export async function startSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
+  const { postgresUrl, broker, suffix, provisioning, logins, ports } = await reserveSystemResources();
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'payments-test-'));
   const webhookSecret = `whsec_test_${suffix}`;
   const settings = {
     postgresUrl,
