@@ -46,7 +46,7 @@ interface Container {
   command?: string[];
   env: EnvVar[];
   securityContext: Record<string, unknown>;
-  readinessProbe?: { httpGet: { path: string } };
+  readinessProbe?: { httpGet?: { path: string }; exec?: { command: string[] } };
   livenessProbe?: { httpGet: { path: string } };
   resources?: { requests?: Record<string, string> };
 }
@@ -155,7 +155,15 @@ describe('Kubernetes manifests (infra/k8s) are valid and follow docker-compose.y
         runAsUser: 10001,
         readOnlyRootFilesystem: true,
       });
-      expect(container.readinessProbe?.httpGet.path, name).to.equal('/ready');
+      if (name === 'gateway') {
+        // Its /ready wants the service credential: an exec probe sends it.
+        const probe = container.readinessProbe?.exec?.command.join(' ') ?? '';
+        expect(probe)
+          .to.match(/127\.0\.0\.1:8080\/ready/)
+          .and.to.match(/Bearer .*process\.env\.SERVICE_TOKEN/);
+      } else {
+        expect(container.readinessProbe?.httpGet?.path, name).to.equal('/ready');
+      }
       expect(container.livenessProbe?.httpGet.path, name).to.equal('/health');
       expect(container.resources?.requests, name).to.have.keys('cpu', 'memory');
       const port = String(service.environment?.PORT);
