@@ -1,0 +1,250 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { expect } from 'chai';
+import { parseAllDocuments, parse } from 'yaml';
+import { Namespace, ConfigMap, Secret, Service } from 'kubernetes-models/v1';
+import { Deployment } from 'kubernetes-models/apps/v1';
+import { Job } from 'kubernetes-models/batch/v1';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const K8S = path.join(ROOT, 'infra/k8s');
+
+/** Each kind the manifests use, validated against the Kubernetes OpenAPI schema that kubernetes-models ships. */
+const MODELS: Record<string, new (data: never) => { validate(): void }> = {
+  'v1/Namespace': Namespace,
+  'v1/ConfigMap': ConfigMap,
+  'v1/Secret': Secret,
+  'v1/Service': Service,
+  'apps/v1/Deployment': Deployment,
+  'batch/v1/Job': Job,
+  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+};
+
+interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  spec?: Record<string, unknown>;
+  stringData?: Record<string, string>;
+}
+interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: {
+    secretKeyRef?: { name: string; key: string };
+    configMapKeyRef?: { name: string; key: string };
+  };
+}
+interface Container {
+  name: string;
+  image: string;
+  command?: string[];
+  env: EnvVar[];
+  securityContext: Record<string, unknown>;
+  readinessProbe?: { httpGet?: { path: string }; exec?: { command: string[] } };
+  livenessProbe?: { httpGet: { path: string } };
+  resources?: { requests?: Record<string, string> };
+}
+interface ComposeService {
+  image?: string;
+  command?: string[];
+  read_only?: boolean;
+  environment?: Record<string, string | number>;
+  profiles?: string[];
+}
+
+/** Parses every document of one YAML text; a syntax error fails with the file's name. */
+function parseManifests(file: string, text: string): Manifest[] {
+  return parseAllDocuments(text).map((document) => {
+    if (document.errors.length > 0) throw new Error(`${file}: ${document.errors[0]?.message}`);
+    return document.toJSON() as Manifest;
+  });
+}
+
+/** Throws unless the document is of a known kind and valid against that kind's schema. */
+function validateManifest(manifest: Manifest): void {
+  const Model = MODELS[`${manifest.apiVersion}/${manifest.kind}`];
+  if (!Model) throw new Error(`no schema for ${manifest.apiVersion} ${manifest.kind}`);
+  new Model(manifest as never).validate();
+}
+
+/** The one container of a Deployment or Job. */
+function containerOf(manifest: Manifest): Container {
+  const template = (manifest.spec as { template: { spec: { containers: Container[] } } }).template;
+  expect(template.spec.containers, manifest.metadata.name).to.have.length(1);
+  return template.spec.containers[0] as Container;
+}
+
+describe('Kubernetes manifests (infra/k8s) are valid and follow docker-compose.yml', () => {
+  let manifests: Manifest[];
+  let compose: Record<string, ComposeService>;
+  let files: string[];
+
+  before(async () => {
+    files = (await readdir(K8S))
+      .filter((file) => file.endsWith('.yaml') && file !== 'kustomization.yaml')
+      .sort();
+    manifests = [];
+    for (const file of files)
+      manifests.push(...parseManifests(file, await readFile(path.join(K8S, file), 'utf8')));
+    compose = (
+      parse(await readFile(path.join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+        services: Record<string, ComposeService>;
+      }
+    ).services;
+  });
+
+  const named = (kind: string, name: string) =>
+    manifests.find((manifest) => manifest.kind === kind && manifest.metadata.name === name);
+  /** Compose's application services that run in production: everything built from the Dockerfile, less the sandbox. */
+  const appServices = () =>
+    Object.entries(compose).filter(
+      ([name, service]) => service.image?.includes('payments') && !service.profiles && name !== 'provision',
+    );
+
+  it('lists every manifest file in kustomization.yaml', async () => {
+    const kustomization = parse(await readFile(path.join(K8S, 'kustomization.yaml'), 'utf8')) as {
+      resources: string[];
+    };
+    expect([...kustomization.resources].sort()).to.deep.equal(files);
+  });
+
+  it('validates every document against its kind’s Kubernetes schema, in the payments namespace', () => {
+    expect(manifests.length).to.be.greaterThan(20);
+    for (const manifest of manifests) {
+      expect(() => validateManifest(manifest), `${manifest.kind} ${manifest.metadata.name}`).not.to.throw();
+      if (manifest.kind !== 'Namespace')
+        expect(manifest.metadata.namespace, manifest.metadata.name).to.equal('payments');
+    }
+  });
+
+  it('rejects a broken manifest (the check can fail)', () => {
+    const deployment = structuredClone(named('Deployment', 'ledger')) as Manifest;
+    (deployment.spec as { replicas: unknown }).replicas = 'two';
+    expect(() => validateManifest(deployment)).to.throw(/replicas/);
+    const misspelt = structuredClone(named('Deployment', 'ledger')) as Manifest;
+    delete (misspelt.spec as { selector?: unknown }).selector;
+    expect(() => validateManifest(misspelt)).to.throw(/selector/);
+    expect(() => validateManifest({ ...misspelt, kind: 'Deployement' })).to.throw(/no schema/);
+    expect(() => parseManifests('broken.yaml', 'kind: [Deployment\n')).to.throw(/broken\.yaml/);
+  });
+
+  it('runs each compose service as a Deployment with its image, environment, probes, non-root and read-only', () => {
+    expect(appServices().map(([name]) => name)).to.have.members([
+      'identity',
+      'ledger',
+      'currency',
+      'webhook-ingest',
+      'gateway',
+    ]);
+    for (const [name, service] of appServices()) {
+      const deployment = named('Deployment', name);
+      expect(deployment, name).to.not.equal(undefined);
+      const container = containerOf(deployment as Manifest);
+      expect(container.image).to.equal(`payments-${name}:latest`);
+      const envNames = container.env.map((variable) => variable.name);
+      expect(envNames, name).to.include.members(Object.keys(service.environment ?? {}));
+      expect(service.read_only, name).to.equal(true);
+      expect(container.securityContext).to.include({
+        runAsNonRoot: true,
+        runAsUser: 10001,
+        readOnlyRootFilesystem: true,
+      });
+      if (name === 'gateway') {
+        // Its /ready wants the service credential: an exec probe sends it.
+        const probe = container.readinessProbe?.exec?.command.join(' ') ?? '';
+        expect(probe)
+          .to.match(/127\.0\.0\.1:8080\/ready/)
+          .and.to.match(/Bearer .*process\.env\.SERVICE_TOKEN/);
+      } else {
+        expect(container.readinessProbe?.httpGet?.path, name).to.equal('/ready');
+      }
+      expect(container.livenessProbe?.httpGet.path, name).to.equal('/health');
+      expect(container.resources?.requests, name).to.have.keys('cpu', 'memory');
+      const port = String(service.environment?.PORT);
+      expect(container.env.find((variable) => variable.name === 'PORT')?.value).to.equal(port);
+      expect(named('Service', name), name).to.not.equal(undefined);
+      expect(named('PodDisruptionBudget', name), name).to.not.equal(undefined);
+    }
+  });
+
+  it('takes every secret from the Secret, whose keys are the .env variables compose requires', async () => {
+    const secret = named('Secret', 'payments-secrets') as Manifest;
+    expect(
+      Object.values(secret.stringData ?? {}).every((value) => value === ''),
+      'no real values',
+    ).to.equal(true);
+    const composeText = await readFile(path.join(ROOT, 'docker-compose.yml'), 'utf8');
+    const required = new Set([...composeText.matchAll(/\$\{(\w+):\?/g)].map((match) => match[1] as string));
+    expect(Object.keys(secret.stringData ?? {})).to.have.members([...required]);
+    for (const manifest of manifests.filter((m) => m.kind === 'Deployment' || m.kind === 'Job')) {
+      for (const variable of containerOf(manifest).env) {
+        const reference = variable.valueFrom?.secretKeyRef;
+        if (reference)
+          expect(required.has(reference.key), `${manifest.metadata.name} ${reference.key}`).to.equal(true);
+        // Secrets never sit in plain values: URLs interpolate them with $(VAR).
+        if (variable.value && /PASSWORD|TOKEN|SECRET|KEY/.test(variable.name))
+          expect.fail(`${variable.name} in plain text`);
+      }
+      expect(
+        containerOf(manifest).env.some((v) => v.name === 'SERVICE_TOKEN') || manifest.kind === 'Job',
+      ).to.equal(true);
+    }
+  });
+
+  it('logs each service in as its own database role and broker user, and runs provision as compose does', () => {
+    for (const [name] of appServices()) {
+      const env = containerOf(named('Deployment', name) as Manifest).env;
+      const amqp = env.find((variable) => variable.name === 'AMQP_URL')?.value;
+      expect(amqp, name).to.match(
+        new RegExp(`^amqp://${name}:\\$\\(${name.toUpperCase().replace('-', '_')}_AMQP_PASSWORD\\)@`),
+      );
+      const database = env.find((variable) => variable.name === 'DATABASE_URL')?.value;
+      if (name === 'gateway') expect(database).to.equal(undefined);
+      else
+        expect(database, name).to.match(
+          new RegExp(
+            `^postgres://payments_${name.replace('-', '_')}:\\$\\(\\w+_DATABASE_PASSWORD\\)@.*/payments_${name.replace('-', '_')}$`,
+          ),
+        );
+      // $(VAR) only expands variables defined earlier in the list.
+      for (const variable of env) {
+        for (const [, reference] of (variable.value ?? '').matchAll(/\$\((\w+)\)/g)) {
+          expect(
+            env.findIndex((v) => v.name === reference),
+            `${name} ${reference}`,
+          ).to.be.within(0, env.indexOf(variable) - 1);
+        }
+      }
+    }
+    const provision = containerOf(named('Job', 'provision') as Manifest);
+    expect(provision.image).to.equal('payments-provision:latest');
+    expect(provision.command).to.deep.equal(compose.provision?.command);
+    expect(provision.env.map((variable) => variable.name)).to.include.members(
+      Object.keys(compose.provision?.environment ?? {}),
+    );
+    expect(provision.securityContext).to.include({ runAsUser: 10001, readOnlyRootFilesystem: true });
+  });
+
+  it('autoscales ledger, webhook-ingest and gateway, and lets only the gateway in from outside', () => {
+    for (const name of ['ledger', 'webhook-ingest', 'gateway']) {
+      const hpa = named('HorizontalPodAutoscaler', name) as Manifest;
+      expect((hpa.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name).to.equal(name);
+    }
+    const policies = manifests.filter((manifest) => manifest.kind === 'NetworkPolicy');
+    const deny = policies.find((policy) => policy.metadata.name === 'default-deny-ingress') as Manifest;
+    expect(deny.spec).to.deep.include({ podSelector: {}, policyTypes: ['Ingress'] });
+    // Only the gateway's policy admits traffic without a `from` (i.e. from anywhere).
+    const open = policies.filter((policy) =>
+      ((policy.spec as { ingress?: { from?: unknown[] }[] }).ingress ?? []).some((rule) => !rule.from),
+    );
+    expect(open.map((policy) => policy.spec?.podSelector)).to.deep.equal([
+      { matchLabels: { 'app.kubernetes.io/name': 'gateway' } },
+    ]);
+  });
+});
