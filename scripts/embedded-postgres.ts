@@ -200,12 +200,23 @@ async function initialise(bin: string, databaseDir: string, user: OsUser | undef
 }
 
 /** Starts the postmaster in its own process group (Ctrl-C reaches the launcher, which stops it last). */
-function startPostmaster(bin: string, databaseDir: string, port: number, user: OsUser | undefined, logger: Logger) {
+function startPostmaster(
+  bin: string,
+  databaseDir: string,
+  port: number,
+  user: OsUser | undefined,
+  logger: Logger,
+) {
   return new Promise<number>((resolve, reject) => {
     const child = spawn(
       path.join(bin, 'postgres'),
       ['-D', databaseDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1'],
-      { ...user, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } },
+      {
+        ...user,
+        detached: true,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, LC_MESSAGES: 'C' },
+      },
     );
     let errors = '';
     child.stderr.on('data', (chunk: Buffer) => {
@@ -229,7 +240,11 @@ function startPostmaster(bin: string, databaseDir: string, port: number, user: O
  * The embedded PostgreSQL for `dataDir` on `port`: stops an orphan of the same cluster first, refuses a port held by
  * anything else, initialises the cluster on the first start.
  */
-export async function startEmbeddedPostgres(dataDir: string, port: number, logger: Logger): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  port: number,
+  logger: Logger,
+): Promise<EmbeddedPostgres> {
   const user = postgresUser();
   const installed = installedDistribution();
   const distribution =

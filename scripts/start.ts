@@ -128,7 +128,10 @@ async function checkPorts(postgresPort?: number): Promise<void> {
 function sentence(error: unknown, postgresPort?: number): string {
   const failure = error as { code?: string; port?: number; message?: string } | undefined;
   if (failure?.code === 'EADDRINUSE' && failure.port !== undefined)
-    return takenPort(failure.port, portVariables(postgresPort).get(failure.port) ?? 'the matching port variable');
+    return takenPort(
+      failure.port,
+      portVariables(postgresPort).get(failure.port) ?? 'the matching port variable',
+    );
   const message = error instanceof Error ? error.message : String(error);
   return message.split('\n')[0] ?? 'pnpm start failed.';
 }
