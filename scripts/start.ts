@@ -104,8 +104,43 @@ function developmentBanner(secretsFile: string, sandbox: boolean): string {
   ].join('\n');
 }
 
+/** The variable that moves each port, for the sentence that says it is taken. */
+function portVariables(postgresPort?: number): Map<number, string> {
+  const variables = new Map<number, string>();
+  if (postgresPort !== undefined) variables.set(postgresPort, 'EMBEDDED_POSTGRES_PORT');
+  for (const [service, port] of Object.entries(ports))
+    variables.set(port, service === 'gateway' ? 'GATEWAY_PORT' : 'SERVICES_PORT_BASE');
+  return variables;
+}
+
+const takenPort = (port: number, variable: string) =>
+  `Port ${port} is taken by another program; set ${variable} to move it (gateway GATEWAY_PORT, services SERVICES_PORT_BASE + 1 … + 5, embedded PostgreSQL EMBEDDED_POSTGRES_PORT).`;
+
+/** Refuses, in one sentence, a port something else already listens on, before anything starts. */
+async function checkPorts(postgresPort?: number): Promise<void> {
+  for (const [port, variable] of portVariables(postgresPort)) {
+    if (port === postgresPort) continue; // an orphan of our own may hold it: the embedded start looks first
+    if (await answers('127.0.0.1', port)) throw new Error(takenPort(port, variable));
+  }
+}
+
+/** One sentence for any failure: a listen that lost a race for its port is named with its variable too. */
+function sentence(error: unknown, postgresPort?: number): string {
+  const failure = error as { code?: string; port?: number; message?: string } | undefined;
+  if (failure?.code === 'EADDRINUSE' && failure.port !== undefined)
+    return takenPort(
+      failure.port,
+      portVariables(postgresPort).get(failure.port) ?? 'the matching port variable',
+    );
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n')[0] ?? 'pnpm start failed.';
+}
+
+const embeddedPostgresPort = Number(env.EMBEDDED_POSTGRES_PORT ?? 54329);
+
 async function main() {
   const choice = await chooseMode();
+  await checkPorts(choice.mode === 'embedded' ? embeddedPostgresPort : undefined);
   const { secrets, file: secretsFile } = await loadDevelopmentSecrets(dataDir);
   const sandbox = (env.SANDBOX_ENABLED ?? 'true') === 'true';
   const common = {
@@ -131,7 +166,8 @@ async function main() {
         })
       : await (
           await import('./embedded-system.js')
-        ).startEmbeddedSystem({ ...common, postgresPort: Number(env.EMBEDDED_POSTGRES_PORT ?? 54329) });
+        ).startEmbeddedSystem({ ...common, postgresPort: embeddedPostgresPort });
+  if ('databaseDir' in system) console.log(`Embedded PostgreSQL data: ${system.databaseDir}`);
   console.log(`\n${banner}`);
   console.log(`\nGateway listening on ${system.gatewayUrl} (${choice.mode} mode). Press Ctrl-C to stop.\n`);
 
@@ -152,6 +188,6 @@ async function main() {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
+  console.error(`pnpm start failed: ${sentence(error, embeddedPostgresPort)}`);
   process.exit(1);
 });
