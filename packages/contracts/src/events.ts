@@ -58,12 +58,32 @@ export const TransactionSettledData = Type.Object(
   { additionalProperties: false },
 );
 
+/** A reversal (refund or lost dispute) of a completed deposit: a new transaction linked to the original. */
+export const TransactionReversedData = Type.Object(
+  {
+    transaction_id: Uuid,
+    original_transaction_id: Uuid,
+    account_id: Uuid,
+    user_id: Uuid,
+    amount: Minor,
+    currency: CurrencyCode,
+    reason: Type.Union([Type.Literal('refund'), Type.Literal('dispute_lost')]),
+  },
+  { additionalProperties: false },
+);
+
 export const AccountOpenedData = Type.Object(
   { account_id: Uuid, user_id: Uuid, currency: CurrencyCode },
   { additionalProperties: false },
 );
 
 export const UserDeletedData = Type.Object({ user_id: Uuid }, { additionalProperties: false });
+
+/** A user's public details after a change (never a password or anything secret). */
+export const UserUpdatedData = Type.Object(
+  { user_id: Uuid, username: Type.String({ minLength: 1 }), email: Type.String({ minLength: 1 }) },
+  { additionalProperties: false },
+);
 
 export const TokenRevokedData = Type.Object(
   {
@@ -87,8 +107,11 @@ export const EVENTS = {
   TransferRequested: { routingKey: 'transfer.requested', data: TransferRequestedData },
   TransactionCompleted: { routingKey: 'transaction.completed', data: TransactionSettledData },
   TransactionFailed: { routingKey: 'transaction.failed', data: TransactionSettledData },
+  TransactionCanceled: { routingKey: 'transaction.canceled', data: TransactionSettledData },
+  TransactionReversed: { routingKey: 'transaction.reversed', data: TransactionReversedData },
   AccountOpened: { routingKey: 'account.opened', data: AccountOpenedData },
   UserDeleted: { routingKey: 'user.deleted', data: UserDeletedData },
+  UserUpdated: { routingKey: 'user.updated', data: UserUpdatedData },
   TokenRevoked: { routingKey: 'token.revoked', data: TokenRevokedData },
 } as const satisfies Record<string, { routingKey: string; data: TSchema }>;
 

@@ -75,8 +75,11 @@ export const PUBLISHERS = {
   TransferRequested: 'ledger',
   TransactionCompleted: 'ledger',
   TransactionFailed: 'ledger',
+  TransactionCanceled: 'ledger',
+  TransactionReversed: 'ledger',
   AccountOpened: 'ledger',
   UserDeleted: 'identity',
+  UserUpdated: 'identity',
   TokenRevoked: 'identity',
 } as const satisfies Record<EventType, BusParticipant>;
 
