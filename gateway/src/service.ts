@@ -88,6 +88,7 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
     ledger: config.LEDGER_URL,
     currency: config.CURRENCY_URL,
     'webhook-ingest': config.WEBHOOK_INGEST_URL,
+    'webhook-delivery': config.WEBHOOK_DELIVERY_URL,
   };
   const proxies = Object.fromEntries(
     Object.entries(upstreams).map(([name, url]) => [

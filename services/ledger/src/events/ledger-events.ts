@@ -38,13 +38,14 @@ export function requestedEvent(transaction: Transaction, correlationId: string):
   }
 }
 
-/** TransactionCompleted, or TransactionFailed for a failed or canceled one. */
+/** TransactionCompleted, TransactionFailed or TransactionCanceled, by the transaction's final status. */
 export function settledEvent(transaction: Transaction, correlationId: string): AnyEvent {
   const options = { id: randomUUID(), correlationId };
   const data = { ...movement(transaction), type: transaction.type };
   if (transaction.status === 'completed') return createEvent('TransactionCompleted', data, options);
   const reason = transaction.failureReason ?? transaction.status;
-  return createEvent('TransactionFailed', { ...data, failure_reason: reason.slice(0, 500) }, options);
+  const type = transaction.status === 'canceled' ? 'TransactionCanceled' : 'TransactionFailed';
+  return createEvent(type, { ...data, failure_reason: reason.slice(0, 500) }, options);
 }
 
 export function accountOpenedEvent(account: Account, correlationId: string): AnyEvent {
