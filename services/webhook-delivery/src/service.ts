@@ -22,7 +22,7 @@ import { createDeliveryRepository } from './data/delivery-repository.js';
 import { createEndpointRepository } from './data/endpoint-repository.js';
 import { migrations } from './data/migrations.js';
 import { createObjectRenderer } from './data/object-renderer.js';
-import { createAddressGuard } from './delivery/address-guard.js';
+import { createAddressGuard, type Resolver } from './delivery/address-guard.js';
 import { createDeliveryMetrics } from './delivery/delivery-metrics.js';
 import { startDeliveryWorker, type DeliveryWorker } from './delivery/delivery-worker.js';
 import { createWebhookSender } from './delivery/http-sender.js';
@@ -31,9 +31,14 @@ import { endpointRoutes } from './http/endpoint-routes.js';
 
 const NAME = 'webhook-delivery';
 
+export interface WebhookDeliveryDeps extends ServiceDeps {
+  /** Stands in for DNS (tests of rebinding). */
+  resolve?: Resolver;
+}
+
 export async function startWebhookDelivery(
   config: WebhookDeliveryConfig,
-  deps: ServiceDeps = {},
+  deps: WebhookDeliveryDeps = {},
 ): Promise<RunningService> {
   const logger = deps.logger ?? createLogger(NAME, config.LOG_LEVEL);
   checkProductionSettings(config);
@@ -49,7 +54,7 @@ export async function startWebhookDelivery(
     const deliveries = createDeliveryRepository(knex);
     const deliveryMetrics = createDeliveryMetrics(metrics, () => deliveries.countPending());
     const allowPrivate = config.WEBHOOK_ALLOW_PRIVATE_URLS;
-    const guard = createAddressGuard({ allowPrivate });
+    const guard = createAddressGuard({ allowPrivate, resolve: deps.resolve });
     const retryWindowMs = config.DELIVERY_RETRY_WINDOW_SECONDS * 1000;
 
     let worker: DeliveryWorker | null = null;

@@ -24,12 +24,16 @@ function resolveAll(hostname: string): Promise<LookupAddress[]> {
   });
 }
 
-export function createAddressGuard(options: { allowPrivate: boolean }): AddressGuard {
+export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
+
+/** `resolve` replaces the system resolver (tests stand in a DNS that changes its answer). */
+export function createAddressGuard(options: { allowPrivate: boolean; resolve?: Resolver }): AddressGuard {
+  const resolve = options.resolve ?? resolveAll;
   const refused = (addresses: readonly string[]) =>
     options.allowPrivate ? [] : addresses.filter((address) => !isPublicAddress(address));
 
   const lookup: LookupFunction = (hostname, lookupOptions, callback) => {
-    resolveAll(hostname).then(
+    resolve(hostname).then(
       (addresses) => {
         const bad = refused(addresses.map((a) => a.address));
         if (addresses.length === 0 || bad.length > 0) {
@@ -58,7 +62,7 @@ export function createAddressGuard(options: { allowPrivate: boolean }): AddressG
       if (parsed.literalAddress) addresses = [parsed.hostname];
       else {
         try {
-          addresses = (await resolveAll(parsed.hostname)).map((a) => a.address);
+          addresses = (await resolve(parsed.hostname)).map((a) => a.address);
         } catch {
           return { ok: false, message: 'names a host that does not resolve' };
         }
