@@ -23,7 +23,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 
 const hex = (bytes) => randomBytes(bytes).toString('hex');
 // Each service's own database role and broker user (pnpm provision, run by compose's provision service).
-const services = ['IDENTITY', 'LEDGER', 'CURRENCY', 'WEBHOOK_INGEST'];
+const services = ['IDENTITY', 'LEDGER', 'CURRENCY', 'WEBHOOK_INGEST', 'WEBHOOK_DELIVERY'];
 const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 // One line with literal \n, which identity turns back into newlines; single quotes keep compose from escaping it.
 const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString().trim().replaceAll('\n', '\\n');
