@@ -35,6 +35,15 @@ import {
   UserView,
   Uuid,
   WebhookErrorView,
+  NewWebhookEndpointBody,
+  WebhookEndpointUpdateBody,
+  WebhookEndpointView,
+  WebhookEndpointWithSecretView,
+  WebhookEndpointPage,
+  WebhookDeliveryView,
+  WebhookDeliveryDetailView,
+  WebhookDeliveryPage,
+  WebhookEventPayload,
   type ErrorCode,
 } from '@payments/contracts';
 import { isPublicRoute } from '../domain/route-table.js';
@@ -96,6 +105,15 @@ const SCHEMAS: Record<string, TSchema> = {
   PaymentWebhook: PaymentWebhookBody,
   PaymentStatusWebhook: PaymentStatusWebhookBody,
   ProviderEvent: ProviderEventBody,
+  NewWebhookEndpoint: NewWebhookEndpointBody,
+  WebhookEndpointUpdate: WebhookEndpointUpdateBody,
+  WebhookEndpoint: WebhookEndpointView,
+  WebhookEndpointWithSecret: WebhookEndpointWithSecretView,
+  WebhookEndpointPage,
+  WebhookDelivery: WebhookDeliveryView,
+  WebhookDeliveryDetail: WebhookDeliveryDetailView,
+  WebhookDeliveryPage,
+  WebhookEvent: WebhookEventPayload,
 };
 
 const TAGS: Record<Tag, string> = {
@@ -109,6 +127,7 @@ const TAGS: Record<Tag, string> = {
   Currencies: 'The ISO 4217 catalogue (public, cacheable)',
   'Exchange rates': 'Rates between currencies (v1.1), cached with a TTL',
   Webhooks: 'Called by the payment provider; errors are `{ "error": string }`',
+  'Webhook endpoints': 'Outgoing webhooks: where we POST events about your transactions, accounts and user',
   Operations: 'Probes and metrics',
 };
 
@@ -298,6 +317,9 @@ function pathParameter(name: string): Json {
       schema: plain(Uuid),
     };
   }
+  if (name === 'delivery_id') {
+    return { name, in: 'path', required: true, description: 'A delivery id (UUID)', schema: plain(Uuid) };
+  }
   if (name === 'region') {
     return {
       name,
@@ -418,6 +440,38 @@ function operationObject(operation: Operation): Json {
   };
 }
 
+/** What a registered endpoint receives: OpenAPI 3.1's `webhooks`. */
+function outgoingWebhooks(): Json {
+  return {
+    event: {
+      post: {
+        operationId: 'receiveEvent',
+        summary: 'An event, POSTed to each subscribed endpoint',
+        description:
+          'Verify `Stripe-Signature` over the raw body before parsing (any Stripe webhook library does, e.g. ' +
+          '`stripe.webhooks.constructEvent(body, header, secret)`); answer 2xx within 10 s. Anything else is ' +
+          'retried with exponential backoff for 3 days. Events may arrive more than once and out of order.',
+        security: [],
+        parameters: [
+          {
+            name: 'Stripe-Signature',
+            in: 'header',
+            required: true,
+            description:
+              '`t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`; two `v1` during a rotation',
+            schema: { type: 'string' },
+          },
+        ],
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: ref('schemas', 'WebhookEvent') } },
+        },
+        responses: { '200': { description: 'Received (any 2xx)' } },
+      },
+    },
+  };
+}
+
 /** The OpenAPI 3.1 document of everything the gateway serves, built once at start. */
 export function buildOpenApiDocument(): Json {
   const paths: Record<string, Json> = {};
@@ -442,6 +496,7 @@ export function buildOpenApiDocument(): Json {
     security: [{ bearerAuth: [] }],
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths,
+    webhooks: outgoingWebhooks(),
     components: components(),
   };
 }

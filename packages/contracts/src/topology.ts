@@ -52,13 +52,7 @@ export type QueueKey = keyof typeof QUEUES;
 
 /** Every service that connects to the broker; each has a broker user of its own with only the rights below. */
 export type BusParticipant =
-  | 'identity'
-  | 'ledger'
-  | 'currency'
-  | 'webhook-ingest'
-  | 'provider-sandbox'
-  | 'webhook-delivery'
-  | 'gateway';
+  'identity' | 'ledger' | 'currency' | 'webhook-ingest' | 'provider-sandbox' | 'webhook-delivery' | 'gateway';
 
 export const BUS_PARTICIPANTS: readonly BusParticipant[] = [
   'identity',
@@ -72,7 +66,10 @@ export const BUS_PARTICIPANTS: readonly BusParticipant[] = [
 
 /** Events every process of a service must see (not shared between competing consumers), e.g. revocations. */
 export const BROADCASTS = {
-  revocations: { events: ['TokenRevoked'], subscribers: ['gateway', 'identity', 'ledger', 'webhook-delivery'] },
+  revocations: {
+    events: ['TokenRevoked'],
+    subscribers: ['gateway', 'identity', 'ledger', 'webhook-delivery'],
+  },
 } as const satisfies Record<string, { events: readonly EventType[]; subscribers: readonly BusParticipant[] }>;
 
 export type BroadcastKey = keyof typeof BROADCASTS;

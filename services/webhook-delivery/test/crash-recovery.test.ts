@@ -28,7 +28,10 @@ async function startChild(env: Record<string, string>): Promise<Child> {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
   const ready = await eventually(
-    () => fetch(`${url}/ready`).then((r) => r.status).catch(() => 0),
+    () =>
+      fetch(`${url}/ready`)
+        .then((r) => r.status)
+        .catch(() => 0),
     (status) => status === 200,
     { timeoutMs: 30_000, intervalMs: 100 },
   );
@@ -67,31 +70,45 @@ describe('webhook delivery across a crash (SIGKILL of the delivery process)', fu
     for (let i = 0; i < 25; i += 1) {
       events.push(await harness.publish('TransactionCompleted', completedDeposit(user.id)));
     }
-    await eventually(async () => harness.receiver.calls('/crash'), (calls) => calls.length >= 1, {
-      timeoutMs: 15_000,
-    });
+    await eventually(
+      async () => harness.receiver.calls('/crash'),
+      (calls) => calls.length >= 1,
+      {
+        timeoutMs: 15_000,
+      },
+    );
     child.process.kill('SIGKILL');
     await child.exited;
 
     child = await startChild(harness.env);
     const expected = new Set(events.map((event) => event.id));
     const received = await eventually(
-      async () => new Set(harness.receiver.calls('/crash').map((call) => (JSON.parse(call.body) as { id: string }).id)),
+      async () =>
+        new Set(harness.receiver.calls('/crash').map((call) => (JSON.parse(call.body) as { id: string }).id)),
       (ids) => [...expected].every((id) => ids.has(id)),
       { timeoutMs: 40_000, intervalMs: 200 },
     );
-    expect([...expected].filter((id) => !received.has(id)), 'events never delivered').to.deep.equal([]);
+    expect(
+      [...expected].filter((id) => !received.has(id)),
+      'events never delivered',
+    ).to.deep.equal([]);
 
     const rows = await harness.db('webhook_deliveries').where({ endpoint_id: endpoint.id });
     expect(rows).to.have.length(25);
     await eventually(
-      () => harness.db('webhook_deliveries').where({ endpoint_id: endpoint.id, status: 'succeeded' }).count({ n: '*' }),
+      () =>
+        harness
+          .db('webhook_deliveries')
+          .where({ endpoint_id: endpoint.id, status: 'succeeded' })
+          .count({ n: '*' }),
       (result) => Number((result as { n: string }[])[0]!.n) === 25,
       { timeoutMs: 15_000 },
     );
     const hung = harness.receiver.calls('/crash')[0]!;
     const hungId = (JSON.parse(hung.body) as { id: string }).id;
-    const again = harness.receiver.calls('/crash').filter((call) => (JSON.parse(call.body) as { id: string }).id === hungId);
+    const again = harness.receiver
+      .calls('/crash')
+      .filter((call) => (JSON.parse(call.body) as { id: string }).id === hungId);
     expect(again.length, 'the delivery in flight at the crash was sent again').to.be.at.least(2);
   });
 });

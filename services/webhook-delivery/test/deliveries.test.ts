@@ -30,9 +30,17 @@ describe('webhook deliveries', function () {
       call!.headers['stripe-signature'] as string,
       endpoint.secret,
     ) as unknown as Record<string, unknown>;
-    expect(verified).to.include({ id: event.id, type: 'transaction.completed', object: 'event', api_version: '1.0' });
+    expect(verified).to.include({
+      id: event.id,
+      type: 'transaction.completed',
+      object: 'event',
+      api_version: '1.0',
+    });
     const object = (verified.data as { object: Record<string, unknown> }).object;
-    expect(object).to.include({ id: (event.data as { transaction_id: string }).transaction_id, amount: 12.34 });
+    expect(object).to.include({
+      id: (event.data as { transaction_id: string }).transaction_id,
+      amount: 12.34,
+    });
     expect(object, 'v1.0 rendering').to.not.have.property('fee');
     expect(() =>
       stripe.webhooks.constructEvent(call!.body, call!.headers['stripe-signature'] as string, 'whsec_wrong'),
@@ -52,7 +60,10 @@ describe('webhook deliveries', function () {
     await harness.call('PUT', `/webhook-endpoints/${disabled.id}`, { user, body: { enabled: false } });
     await harness.publish('TransactionCompleted', completedDeposit(user.id));
     await harness.publish('TransactionFailed', { ...completedDeposit(user.id), failure_reason: 'declined' });
-    await eventually(async () => harness.receiver.calls('/picky'), (calls) => calls.length > 0);
+    await eventually(
+      async () => harness.receiver.calls('/picky'),
+      (calls) => calls.length > 0,
+    );
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(harness.receiver.calls('/picky')).to.have.length(1);
     expect(JSON.parse(harness.receiver.calls('/picky')[0]!.body).type).to.equal('transaction.failed');
@@ -66,7 +77,10 @@ describe('webhook deliveries', function () {
     const data = completedDeposit(user.id);
     const first = await harness.publish('TransactionCompleted', data);
     await harness.publish('TransactionCompleted', data, first.id);
-    await eventually(async () => harness.receiver.calls('/dedup'), (calls) => calls.length > 0);
+    await eventually(
+      async () => harness.receiver.calls('/dedup'),
+      (calls) => calls.length > 0,
+    );
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect(harness.receiver.calls('/dedup')).to.have.length(1);
     const log = await harness.call('GET', `/webhook-endpoints/${endpoint.id}/deliveries`, { user });
@@ -76,9 +90,15 @@ describe('webhook deliveries', function () {
   it('retries with backoff: a receiver failing three times gets the event on the fourth attempt', async () => {
     const user = harness.newUser();
     const endpoint = await harness.register(user, '/flaky');
-    harness.receiver.on('/flaky', (n) => (n <= 3 ? { status: 500, body: 'x'.repeat(5000) } : { status: 204 }));
+    harness.receiver.on('/flaky', (n) =>
+      n <= 3 ? { status: 500, body: 'x'.repeat(5000) } : { status: 204 },
+    );
     await harness.publish('TransactionCompleted', completedDeposit(user.id));
-    await eventually(async () => harness.receiver.calls('/flaky'), (calls) => calls.length >= 4, { timeoutMs: 10_000 });
+    await eventually(
+      async () => harness.receiver.calls('/flaky'),
+      (calls) => calls.length >= 4,
+      { timeoutMs: 10_000 },
+    );
     const calls = harness.receiver.calls('/flaky');
     expect(calls).to.have.length(4);
     expect(calls.map((c) => c.body)).to.satisfy((bodies: string[]) => bodies.every((b) => b === bodies[0]));
@@ -92,15 +112,26 @@ describe('webhook deliveries', function () {
       (r) => r.body.data[0]?.status === 'succeeded',
     );
     const [delivery] = deliveries.body.data;
-    expect(delivery).to.include({ status: 'succeeded', attempts: 4, last_status_code: 204, next_attempt_at: null });
-    const detail = await harness.call('GET', `/webhook-endpoints/${endpoint.id}/deliveries/${delivery.id}`, { user });
-    expect(detail.body.attempt_log.map((a: { status_code: number }) => a.status_code)).to.deep.equal([500, 500, 500, 204]);
+    expect(delivery).to.include({
+      status: 'succeeded',
+      attempts: 4,
+      last_status_code: 204,
+      next_attempt_at: null,
+    });
+    const detail = await harness.call('GET', `/webhook-endpoints/${endpoint.id}/deliveries/${delivery.id}`, {
+      user,
+    });
+    expect(detail.body.attempt_log.map((a: { status_code: number }) => a.status_code)).to.deep.equal([
+      500, 500, 500, 204,
+    ]);
     const [firstAttempt] = detail.body.attempt_log;
     expect(firstAttempt.response_body_prefix).to.have.length(256);
     expect(firstAttempt.next_attempt_at).to.be.a('string');
     expect(firstAttempt.latency_ms).to.be.a('number');
-    const stored = await harness.db('webhook_delivery_attempts').max({ longest: harness.db.raw('length(response_body_prefix)') });
-    expect(Number(stored[0].longest)).to.be.at.most(256);
+    const stored = (await harness.db('webhook_delivery_attempts').max({
+      longest: harness.db.raw('length(response_body_prefix)'),
+    })) as { longest: number }[];
+    expect(Number(stored[0]?.longest)).to.be.at.most(256);
   });
 
   it('gives up after the retry window and marks the delivery failed; a manual redelivery sends it again', async () => {
@@ -123,7 +154,9 @@ describe('webhook deliveries', function () {
       expect(metrics.body).to.match(/webhook_deliveries_failed_total\{[^}]*\} 1/);
       expect(metrics.body).to.match(/webhook_delivery_attempts_total\{[^}]*result="failure"[^}]*\} \d+/);
       expect(metrics.body).to.match(/webhook_delivery_queue_depth\{[^}]*\} 0/);
-      expect((await fetch(`${shortWindow.url}/metrics`)).status, '/metrics needs the service token').to.equal(401);
+      expect((await fetch(`${shortWindow.url}/metrics`)).status, '/metrics needs the service token').to.equal(
+        401,
+      );
 
       down = false;
       const before = shortWindow.receiver.calls('/down').length;
@@ -134,7 +167,8 @@ describe('webhook deliveries', function () {
       );
       expect(redelivered.status).to.equal(202);
       await eventually(
-        () => shortWindow.call('GET', `/webhook-endpoints/${endpoint.id}/deliveries/${delivery.id}`, { user }),
+        () =>
+          shortWindow.call('GET', `/webhook-endpoints/${endpoint.id}/deliveries/${delivery.id}`, { user }),
         (r) => r.body.status === 'succeeded',
       );
       expect(shortWindow.receiver.calls('/down').length).to.equal(before + 1);
@@ -149,11 +183,19 @@ describe('webhook deliveries', function () {
     await harness.register(slowUser, '/hang');
     await harness.register(fastUser, '/fast');
     harness.receiver.on('/hang', () => 'hang');
-    for (let i = 0; i < 30; i += 1) await harness.publish('TransactionCompleted', completedDeposit(slowUser.id));
-    await eventually(async () => harness.receiver.calls('/hang'), (calls) => calls.length >= 1);
+    for (let i = 0; i < 30; i += 1)
+      await harness.publish('TransactionCompleted', completedDeposit(slowUser.id));
+    await eventually(
+      async () => harness.receiver.calls('/hang'),
+      (calls) => calls.length >= 1,
+    );
     const sent = Date.now();
     await harness.publish('TransactionCompleted', completedDeposit(fastUser.id));
-    await eventually(async () => harness.receiver.calls('/fast'), (calls) => calls.length === 1, { timeoutMs: 5000 });
+    await eventually(
+      async () => harness.receiver.calls('/fast'),
+      (calls) => calls.length === 1,
+      { timeoutMs: 5000 },
+    );
     expect(Date.now() - sent, 'the fast endpoint waited on the hanging one').to.be.below(1500);
     // At most DELIVERY_ENDPOINT_CONCURRENCY (4) calls are held open at the hanging endpoint.
     expect(harness.receiver.calls('/hang').length).to.be.at.most(4);
@@ -164,7 +206,10 @@ describe('webhook deliveries', function () {
     const endpoint = await harness.register(user, '/rotating');
     const rotated = await harness.call('POST', `/webhook-endpoints/${endpoint.id}/rotate-secret`, { user });
     await harness.publish('TransactionCompleted', completedDeposit(user.id));
-    const [call] = await eventually(async () => harness.receiver.calls('/rotating'), (c) => c.length === 1);
+    const [call] = await eventually(
+      async () => harness.receiver.calls('/rotating'),
+      (c) => c.length === 1,
+    );
     const header = call!.headers['stripe-signature'] as string;
     expect(header.match(/v1=/g)).to.have.length(2);
     for (const secret of [endpoint.secret, rotated.body.secret]) {
@@ -175,7 +220,10 @@ describe('webhook deliveries', function () {
       body: { grace_period_seconds: 0 },
     });
     await harness.publish('TransactionCompleted', completedDeposit(user.id));
-    const calls = await eventually(async () => harness.receiver.calls('/rotating'), (c) => c.length === 2);
+    const calls = await eventually(
+      async () => harness.receiver.calls('/rotating'),
+      (c) => c.length === 2,
+    );
     expect((calls[1]!.headers['stripe-signature'] as string).match(/v1=/g)).to.have.length(1);
   });
 
@@ -191,10 +239,28 @@ describe('webhook deliveries', function () {
     });
     expect(created.status).to.equal(201);
     await harness.publish('TransactionCompleted', completedDeposit(user.id));
-    await harness.publish('AccountOpened', { account_id: crypto.randomUUID(), user_id: user.id, currency: 'USD' });
-    await harness.publish('UserUpdated', { user_id: user.id, username: 'someone', email: 'someone@example.com' });
-    const calls = await eventually(async () => harness.receiver.calls('/v11'), (c) => c.length === 3);
-    const bodies = calls.map((c) => JSON.parse(c.body) as { type: string; api_version: string; data: { object: Record<string, unknown> } });
+    await harness.publish('AccountOpened', {
+      account_id: crypto.randomUUID(),
+      user_id: user.id,
+      currency: 'USD',
+    });
+    await harness.publish('UserUpdated', {
+      user_id: user.id,
+      username: 'someone',
+      email: 'someone@example.com',
+    });
+    const calls = await eventually(
+      async () => harness.receiver.calls('/v11'),
+      (c) => c.length === 3,
+    );
+    const bodies = calls.map(
+      (c) =>
+        JSON.parse(c.body) as {
+          type: string;
+          api_version: string;
+          data: { object: Record<string, unknown> };
+        },
+    );
     const byType = Object.fromEntries(bodies.map((b) => [b.type, b]));
     expect(byType['transaction.completed']!.data.object).to.have.property('fee', 0);
     expect(byType['account.created']!.data.object).to.have.property('balance', 0);
@@ -216,7 +282,10 @@ describe('DNS rebinding', function () {
       const user = harness.newUser();
       const created = await harness.call('POST', '/webhook-endpoints', {
         user,
-        body: { url: `http://rebind.example:${harness.receiver.port}/inside`, events: ['transaction.completed'] },
+        body: {
+          url: `http://rebind.example:${harness.receiver.port}/inside`,
+          events: ['transaction.completed'],
+        },
       });
       expect(created.status).to.equal(201);
       answer = '127.0.0.1';

@@ -49,7 +49,9 @@ describe('webhook endpoints API', function () {
     expect(bad.status).to.equal(400);
     const empty = await harness.call('PUT', `/webhook-endpoints/${endpoint.id}`, { user, body: {} });
     expect(empty.status).to.equal(400);
-    expect((await harness.call('DELETE', `/webhook-endpoints/${endpoint.id}`, { user })).status).to.equal(204);
+    expect((await harness.call('DELETE', `/webhook-endpoints/${endpoint.id}`, { user })).status).to.equal(
+      204,
+    );
     expect((await harness.call('GET', `/webhook-endpoints/${endpoint.id}`, { user })).status).to.equal(404);
   });
 
@@ -71,7 +73,9 @@ describe('webhook endpoints API', function () {
     }
     const mine = await harness.call('GET', '/webhook-endpoints', { user: intruder });
     expect(mine.body.data).to.deep.equal([]);
-    const foreignList = await harness.call('GET', `/webhook-endpoints?user_id=${owner.id}`, { user: intruder });
+    const foreignList = await harness.call('GET', `/webhook-endpoints?user_id=${owner.id}`, {
+      user: intruder,
+    });
     expect(foreignList.status).to.equal(403);
 
     const adminList = await harness.call('GET', `/webhook-endpoints?user_id=${owner.id}`, { user: admin });
@@ -98,14 +102,22 @@ describe('webhook endpoints API', function () {
       body: { grace_period_seconds: 3600 },
     });
     expect(rotated.status).to.equal(200);
-    expect(rotated.body.secret).to.match(/^whsec_/).and.not.equal(endpoint.secret);
+    expect(rotated.body.secret)
+      .to.match(/^whsec_/)
+      .and.not.equal(endpoint.secret);
     const expires = Date.parse(rotated.body.previous_secret_expires_at);
     expect(expires - Date.now()).to.be.within(3_500_000, 3_600_000);
   });
 
   it('refuses URLs that are not http(s) or carry credentials', async () => {
     const user = harness.newUser();
-    for (const url of ['ftp://example.com/x', 'file:///etc/passwd', 'gopher://x', 'not a url', 'http://u:p@example.com/']) {
+    for (const url of [
+      'ftp://example.com/x',
+      'file:///etc/passwd',
+      'gopher://x',
+      'not a url',
+      'http://u:p@example.com/',
+    ]) {
       const response = await harness.call('POST', '/webhook-endpoints', {
         user,
         body: { url, events: ['transaction.completed'] },

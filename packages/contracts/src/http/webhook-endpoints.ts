@@ -64,9 +64,13 @@ export const WebhookEndpointView = Type.Object(
     events: Type.Array(WebhookEventTypeSchema),
     description: Nullable(Type.String()),
     enabled: Type.Boolean(),
-    api_version: Type.Union(API_VERSIONS.map((version) => Type.Literal(version)), {
-      description: 'The API version the objects in deliveries are rendered at: the one the endpoint was created with',
-    }),
+    api_version: Type.Union(
+      API_VERSIONS.map((version) => Type.Literal(version)),
+      {
+        description:
+          'The API version the objects in deliveries are rendered at: the one the endpoint was created with',
+      },
+    ),
     previous_secret_expires_at: Nullable(Timestamp),
     created_at: Timestamp,
     updated_at: Timestamp,

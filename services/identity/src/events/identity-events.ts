@@ -10,7 +10,10 @@ export function tokenRevokedEvent(revocation: EventData<'TokenRevoked'>, correla
 }
 
 /** A user's public details after a change, for subscribers such as outgoing webhooks. */
-export function userUpdatedEvent(user: { id: string; username: string; email: string }, correlationId: string): AnyEvent {
+export function userUpdatedEvent(
+  user: { id: string; username: string; email: string },
+  correlationId: string,
+): AnyEvent {
   return createEvent(
     'UserUpdated',
     { user_id: user.id, username: user.username, email: user.email },

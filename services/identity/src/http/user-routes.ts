@@ -1,6 +1,12 @@
 import { Router, type Request, type Response } from 'express';
 import { NewUserBody, UserUpdateBody } from '@payments/contracts';
-import { bodyValidator, notFound, requireAuth, validationError, type TokenVerifier } from '@payments/service-kit';
+import {
+  bodyValidator,
+  notFound,
+  requireAuth,
+  validationError,
+  type TokenVerifier,
+} from '@payments/service-kit';
 import { etagOf, toUserView, versionsFromIfMatch, type User } from '../domain/user.js';
 import type { UserService, UserUpdate } from '../use-cases/user-service.js';
 import { claimsOf, clientAddressOf, requestIdOf, userIdParam } from './request-context.js';

@@ -40,7 +40,10 @@ export function createInternalHandlers({
   const showTransaction: RequestHandler = async (req, res) => {
     const transaction = await store.findTransaction(pathId(req, 'Transaction'));
     if (!transaction) throw notFound('Transaction');
-    const codes = [transaction.currency, ...(transaction.convertedCurrency ? [transaction.convertedCurrency] : [])];
+    const codes = [
+      transaction.currency,
+      ...(transaction.convertedCurrency ? [transaction.convertedCurrency] : []),
+    ];
     const exponents = await exponentsFor(currencies, codes);
     res.json(renderTransaction(transaction, exponents, apiVersionOf(req)));
   };

@@ -229,7 +229,10 @@ export function createDeliveryRepository(knex: Knex): DeliveryRepository {
         return filter.status ? query.andWhere({ status: filter.status }) : query;
       };
       const [rows, [{ total }]] = await Promise.all([
-        filtered().orderBy([{ column: 'created_at', order: 'desc' }, 'id']).limit(limit).offset(offset),
+        filtered()
+          .orderBy([{ column: 'created_at', order: 'desc' }, 'id'])
+          .limit(limit)
+          .offset(offset),
         filtered().count({ total: '*' }) as unknown as Promise<[{ total: string }]>,
       ]);
       return { data: (rows as DeliveryRow[]).map(toDelivery), total: Number(total) };

@@ -97,7 +97,10 @@ export function createEndpointRepository(knex: Knex): EndpointRepository {
     async list(scope, { limit, offset }) {
       const filtered = () => (scope.userId ? table().where({ user_id: scope.userId }) : table());
       const [rows, [{ total }]] = await Promise.all([
-        filtered().orderBy([{ column: 'created_at', order: 'desc' }, 'id']).limit(limit).offset(offset),
+        filtered()
+          .orderBy([{ column: 'created_at', order: 'desc' }, 'id'])
+          .limit(limit)
+          .offset(offset),
         filtered().count({ total: '*' }) as unknown as Promise<[{ total: string }]>,
       ]);
       return { data: (rows as EndpointRow[]).map(toEndpoint), total: Number(total) };

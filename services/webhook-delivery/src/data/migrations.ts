@@ -22,7 +22,12 @@ export const migrations: Migration[] = [
       });
       await knex.schema.createTable('webhook_deliveries', (table) => {
         table.uuid('id').primary();
-        table.uuid('endpoint_id').notNullable().references('id').inTable('webhook_endpoints').onDelete('CASCADE');
+        table
+          .uuid('endpoint_id')
+          .notNullable()
+          .references('id')
+          .inTable('webhook_endpoints')
+          .onDelete('CASCADE');
         table.uuid('event_id').notNullable();
         table.text('event_type').notNullable();
         /** The exact bytes sent on every attempt. */
@@ -48,7 +53,12 @@ export const migrations: Migration[] = [
       );
       await knex.schema.createTable('webhook_delivery_attempts', (table) => {
         table.bigIncrements('id');
-        table.uuid('delivery_id').notNullable().references('id').inTable('webhook_deliveries').onDelete('CASCADE');
+        table
+          .uuid('delivery_id')
+          .notNullable()
+          .references('id')
+          .inTable('webhook_deliveries')
+          .onDelete('CASCADE');
         table.integer('attempt').notNullable();
         table.integer('status_code');
         table.integer('latency_ms').notNullable();

@@ -23,8 +23,14 @@ export function createObjectRenderer(options: {
   identityUrl: string;
   serviceToken: string;
 }): ObjectRenderer {
-  const ledger = createServiceClient(options.ledgerUrl, { serviceToken: options.serviceToken, timeoutMs: 5000 });
-  const identity = createServiceClient(options.identityUrl, { serviceToken: options.serviceToken, timeoutMs: 5000 });
+  const ledger = createServiceClient(options.ledgerUrl, {
+    serviceToken: options.serviceToken,
+    timeoutMs: 5000,
+  });
+  const identity = createServiceClient(options.identityUrl, {
+    serviceToken: options.serviceToken,
+    timeoutMs: 5000,
+  });
 
   const fetchObject = async (
     client: typeof ledger,

@@ -68,7 +68,10 @@ export function createAddressGuard(options: { allowPrivate: boolean; resolve?: R
         }
       }
       if (addresses.length === 0 || refused(addresses).length > 0) {
-        return { ok: false, message: 'must not point to a loopback, private, link-local or reserved address' };
+        return {
+          ok: false,
+          message: 'must not point to a loopback, private, link-local or reserved address',
+        };
       }
       return { ok: true };
     },

@@ -52,7 +52,9 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     };
     const result = await deps.sender.send(endpoint.url, delivery.payload, headers);
     const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-    const next = succeeded ? null : nextAttemptAt(delivery.attempts, new Date(), delivery.retryUntil, deps.retry);
+    const next = succeeded
+      ? null
+      : nextAttemptAt(delivery.attempts, new Date(), delivery.retryUntil, deps.retry);
     await deps.deliveries.recordAttempt(delivery.id, {
       attempt: delivery.attempts,
       succeeded,
@@ -93,7 +95,10 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
           const running: Promise<void> = attempt(delivery)
             .catch((error: unknown) =>
               // The lease lapses and the delivery is tried again.
-              deps.logger.error({ err: error, delivery_id: delivery.id }, 'could not record a delivery attempt'),
+              deps.logger.error(
+                { err: error, delivery_id: delivery.id },
+                'could not record a delivery attempt',
+              ),
             )
             .finally(() => {
               inFlight.delete(running);

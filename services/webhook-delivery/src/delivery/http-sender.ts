@@ -68,7 +68,11 @@ export function createWebhookSender(options: {
           request.destroy();
         }, options.timeoutMs);
         request.on('error', (error: NodeJS.ErrnoException) => {
-          fail(error.code === 'EUNSAFEADDRESS' ? 'refused: the endpoint address is not public' : (error.code ?? 'connection failed'));
+          fail(
+            error.code === 'EUNSAFEADDRESS'
+              ? 'refused: the endpoint address is not public'
+              : (error.code ?? 'connection failed'),
+          );
         });
         request.on('response', (response) => {
           const chunks: Buffer[] = [];

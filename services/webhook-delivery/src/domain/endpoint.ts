@@ -32,7 +32,10 @@ export function newSigningSecret(): string {
 }
 
 /** The secrets a delivery is signed with now: the current one, and the previous one during its grace period. */
-export function signingSecrets(endpoint: Pick<WebhookEndpoint, 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>, now = new Date()): string[] {
+export function signingSecrets(
+  endpoint: Pick<WebhookEndpoint, 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>,
+  now = new Date(),
+): string[] {
   const previousValid =
     endpoint.previousSecret !== null &&
     endpoint.previousSecretExpiresAt !== null &&

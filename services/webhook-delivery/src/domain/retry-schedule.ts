@@ -7,7 +7,11 @@ export interface RetryPolicy {
  * How long to wait after failed attempt `attempt` (1-based): exponential, capped, with "equal jitter" (half
  * fixed, half random) so endpoints that failed together do not all retry at the same instant.
  */
-export function retryDelayMs(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {
+export function retryDelayMs(
+  attempt: number,
+  policy: RetryPolicy,
+  random: () => number = Math.random,
+): number {
   const exponential = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.min(attempt - 1, 40));
   return Math.round(exponential / 2 + random() * (exponential / 2));
 }

@@ -21,7 +21,11 @@ export interface FanOutDeps {
 }
 
 /** The body every endpoint of one API version receives for an event: the same bytes on every attempt. */
-export function eventPayload(event: RenderableEvent, object: Record<string, unknown>, version: ApiVersion): string {
+export function eventPayload(
+  event: RenderableEvent,
+  object: Record<string, unknown>,
+  version: ApiVersion,
+): string {
   const body = {
     id: event.id,
     object: 'event',

@@ -56,7 +56,10 @@ function pathId(req: Request, name: string, what: string): string {
 
 /** A body is optional for rotation; when given it must be a JSON object. */
 function optionalBody(req: Request): boolean {
-  return req.body !== undefined && !(typeof req.body === 'object' && req.body !== null && Object.keys(req.body).length === 0);
+  return (
+    req.body !== undefined &&
+    !(typeof req.body === 'object' && req.body !== null && Object.keys(req.body).length === 0)
+  );
 }
 
 export function endpointRoutes(auth: RequestHandler, deps: EndpointRoutesDeps): Router {
@@ -65,14 +68,19 @@ export function endpointRoutes(auth: RequestHandler, deps: EndpointRoutesDeps): 
 
   const checkUrl = async (url: string) => {
     const verdict = await guard.checkUrl(url);
-    if (!verdict.ok) throw validationError([{ field: 'url', message: verdict.message }], `The endpoint URL ${verdict.message}`);
+    if (!verdict.ok)
+      throw validationError(
+        [{ field: 'url', message: verdict.message }],
+        `The endpoint URL ${verdict.message}`,
+      );
   };
 
   /** The endpoint, if the viewer may manage it; another user's is refused like their accounts are (403). */
   const manageable = async (req: Request): Promise<WebhookEndpoint> => {
     const endpoint = await endpoints.find(pathId(req, 'id', 'Webhook endpoint'));
     if (!endpoint) throw notFound('Webhook endpoint');
-    if (!canManage(viewerOf(req), endpoint)) throw accessDenied('This webhook endpoint belongs to another user');
+    if (!canManage(viewerOf(req), endpoint))
+      throw accessDenied('This webhook endpoint belongs to another user');
     return endpoint;
   };
 
@@ -93,7 +101,10 @@ export function endpointRoutes(auth: RequestHandler, deps: EndpointRoutesDeps): 
       deps.maxEndpointsPerUser,
     );
     if (!endpoint) {
-      throw new AppError('BUSINESS_RULE_VIOLATION', `A user may have at most ${deps.maxEndpointsPerUser} webhook endpoints`);
+      throw new AppError(
+        'BUSINESS_RULE_VIOLATION',
+        `A user may have at most ${deps.maxEndpointsPerUser} webhook endpoints`,
+      );
     }
     res
       .status(201)
@@ -110,7 +121,10 @@ export function endpointRoutes(auth: RequestHandler, deps: EndpointRoutesDeps): 
     }
     const scope = viewer.role === 'admin' ? { userId: userId?.toLowerCase() } : { userId: viewer.userId };
     const page = await endpoints.list(scope, { limit, offset });
-    res.json({ data: page.data.map((e) => renderEndpoint(e)), pagination: { limit, offset, total: page.total } });
+    res.json({
+      data: page.data.map((e) => renderEndpoint(e)),
+      pagination: { limit, offset, total: page.total },
+    });
   });
 
   router.get('/webhook-endpoints/:id', auth, async (req, res) => {
@@ -164,7 +178,8 @@ export function endpointRoutes(auth: RequestHandler, deps: EndpointRoutesDeps): 
   router.post('/webhook-endpoints/:id/deliveries/:deliveryId/redeliver', auth, async (req, res) => {
     const delivery = await deliveryOf(req, await manageable(req));
     const again = await deliveries.redeliver(delivery.id, new Date(Date.now() + deps.retryWindowMs));
-    if (!again) throw new AppError('CONFLICT', 'An attempt of this delivery is in flight; try again when it is over');
+    if (!again)
+      throw new AppError('CONFLICT', 'An attempt of this delivery is in flight; try again when it is over');
     deps.wake();
     res.status(202).json(renderDelivery(again));
   });

@@ -49,7 +49,11 @@ export interface DeliveryHarness {
     options?: { user?: TestUser; body?: unknown; headers?: Record<string, string> },
   ): Promise<ApiResponse>;
   /** Registers an endpoint on the receiver at `path`; returns the endpoint with its secret. */
-  register(user: TestUser, path: string, events?: string[]): Promise<{ id: string; secret: string; url: string }>;
+  register(
+    user: TestUser,
+    path: string,
+    events?: string[],
+  ): Promise<{ id: string; secret: string; url: string }>;
   publish<T extends EventType>(type: T, data: EventData<T>, id?: string): Promise<AnyEvent>;
   stop(): Promise<void>;
 }
@@ -161,7 +165,13 @@ export async function startDeliveryHarness(options: DeliveryHarnessOptions = {})
       await service?.stop();
       await db.destroy();
       await bus.close();
-      await Promise.allSettled([database.drop(), issuer.close(), owners.close(), receiver.close(), broker?.cleanup()]);
+      await Promise.allSettled([
+        database.drop(),
+        issuer.close(),
+        owners.close(),
+        receiver.close(),
+        broker?.cleanup(),
+      ]);
     },
   };
 }

@@ -28,7 +28,12 @@ export async function startTestReceiver(): Promise<TestReceiver> {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const path = req.url ?? '/';
-      calls.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+      calls.push({
+        path,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+      });
       const count = calls.filter((call) => call.path === path).length;
       const answer = (behaviours.get(path) ?? (() => ({ status: 200, body: 'ok' })))(count);
       if (answer === 'hang') {
