@@ -1,6 +1,10 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import Stripe from 'stripe';
 import { eventually, startSystem, type TestSystem } from '@payments/testkit';
+import { runPayments } from '../cli/test/run-cli.js';
 import { apiClient, type ApiClient } from './api-client.js';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 import { startTestReceiver, type ReceivedCall, type TestReceiver } from './support/webhook-receiver.js';
@@ -231,5 +235,60 @@ describe('outgoing webhooks end to end, through the gateway', function () {
     const text = await metrics.text();
     expect(text).to.match(/webhook_deliveries_succeeded_total\{[^}]*\} [1-9]/);
     expect(text).to.match(/webhook_delivery_queue_depth/);
+  });
+
+  it('manages endpoints and reads the delivery log from the CLI', async () => {
+    const user = await api.signUp();
+    const configHome = await mkdtemp(path.join(tmpdir(), 'payments-cli-'));
+    const payments = async (...args: string[]) => {
+      const run = await runPayments(args, {
+        PAYMENTS_API_URL: system.gatewayUrl,
+        XDG_CONFIG_HOME: configHome,
+      });
+      return { code: run.code, stdout: run.stdout.trim(), stderr: run.stderr.trim() };
+    };
+    try {
+      const login = await payments('login', '--username', user.username, '--password', user.password);
+      expect(login.code, login.stderr).to.equal(0);
+      const created = await payments(
+        'webhook',
+        'create',
+        `${receiver.url}/cli`,
+        '--event',
+        'transaction.completed',
+        '--json',
+      );
+      expect(created.code, created.stderr).to.equal(0);
+      const endpoint = JSON.parse(created.stdout) as { id: string; secret: string };
+      expect(endpoint.secret).to.match(/^whsec_/);
+      const human = await payments('webhook', 'show', endpoint.id);
+      expect(human.stdout).to.include(`${receiver.url}/cli`).and.not.include(endpoint.secret);
+      const list = await payments('webhook', 'list');
+      expect(list.stdout).to.include(endpoint.id);
+      const unknown = await payments('webhook', 'create', `${receiver.url}/x`, '--event', 'money.printed');
+      expect(unknown.code).to.not.equal(0);
+
+      await openAccountAndDeposit(user.token, 3);
+      await eventually(
+        async () => receiver.calls('/cli'),
+        (calls) => calls.length === 1,
+        { timeoutMs: 30_000 },
+      );
+      const log = await eventually(
+        () => payments('webhook', 'deliveries', endpoint.id),
+        (run) => run.stdout.includes('succeeded'),
+      );
+      expect(log.stdout).to.match(/transaction\.completed\W+succeeded\W+1\W+200/);
+      const rotated = await payments('webhook', 'rotate-secret', endpoint.id, '--grace', '60');
+      expect(rotated.code, rotated.stderr).to.equal(0);
+      expect(rotated.stdout).to.include('Signing secret').and.not.include(endpoint.secret);
+      const disabled = await payments('webhook', 'update', endpoint.id, '--no-enable');
+      expect(disabled.stdout).to.match(/Enabled\W+no/);
+      const deleted = await payments('webhook', 'delete', endpoint.id);
+      expect(deleted.code, deleted.stderr).to.equal(0);
+      expect((await payments('webhook', 'show', endpoint.id)).code).to.not.equal(0);
+    } finally {
+      await rm(configHome, { recursive: true, force: true });
+    }
   });
 });
