@@ -117,14 +117,14 @@ describe('pnpm start from anywhere (issue 18)', function () {
     checkout = privateCheckout(root);
     // What processes mode leaves: a .data only its owner may enter.
     await mkdir(path.join(checkout, '.data'), { mode: 0o700 });
-    const base = await freePortBlock(8);
+    const base = await freePortBlock(9);
     const closed = await freePort();
     env = {
       PAYMENTS_PROBE_POSTGRES: `127.0.0.1:${closed}`,
       PAYMENTS_PROBE_AMQP: `127.0.0.1:${closed}`,
       GATEWAY_PORT: String(base),
       SERVICES_PORT_BASE: String(base + 1),
-      EMBEDDED_POSTGRES_PORT: String(base + 7),
+      EMBEDDED_POSTGRES_PORT: String(base + 8),
     };
   });
 

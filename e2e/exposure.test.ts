@@ -220,6 +220,31 @@ describe('what a stranger can reach: internal endpoints, probes, the unsigned we
     expect(accepted.status, accepted.body).to.equal(202);
     expect(await historyOf(owner)).to.have.length(1);
   });
+
+  it('refuses webhook endpoints that point inside the system: loopback, the services’ own ports, metadata addresses', async () => {
+    const attacker = await api.signUp();
+    const ledgerPort = new URL(system.urls.ledger).port;
+    const targets = [
+      `http://127.0.0.1:${ledgerPort}/internal/audit`,
+      `http://localhost:${ledgerPort}/internal/audit`,
+      `http://[::ffff:127.0.0.1]:${ledgerPort}/internal/audit`,
+      `http://2130706433:${ledgerPort}/`,
+      'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
+      'http://10.0.0.1/',
+      'file:///etc/passwd',
+    ];
+    for (const url of targets) {
+      const response = await api.post(
+        '/webhook-endpoints',
+        { url, events: ['transaction.completed'] },
+        attacker.token,
+      );
+      expect(response.status, `${url}: ${response.text}`).to.equal(400);
+      expect(response.body.code).to.equal('VALIDATION_ERROR');
+    }
+    const listed = await api.get('/webhook-endpoints', attacker.token);
+    expect(listed.body.pagination.total).to.equal(0);
+  });
 });
 
 /** Starts one service's process as a deployment would and resolves with how it ended and what it printed. */
