@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import Stripe from 'stripe';
+import { createLogger, loadConfig } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
+import { startWebhookDelivery, WebhookDeliveryConfigSchema } from '../src/index.js';
 import { completedDeposit, startDeliveryHarness, type DeliveryHarness } from './support/delivery-harness.js';
 
 const stripe = new Stripe('sk_test_unused');
@@ -296,6 +298,65 @@ describe('DNS rebinding', function () {
       );
       expect(deliveries.body.data[0].last_error).to.match(/refused/);
       expect(harness.receiver.calls('/inside')).to.have.length(0);
+    } finally {
+      await harness.stop();
+    }
+  });
+});
+
+describe('webhook deliveries with two processes sharing the work', function () {
+  this.timeout(60_000);
+
+  it('sends each of many deliveries exactly once when nothing fails, within the per-endpoint limit', async () => {
+    const harness = await startDeliveryHarness({ env: { DELIVERY_ENDPOINT_CONCURRENCY: '3' } });
+    const second = await startWebhookDelivery(loadConfig(WebhookDeliveryConfigSchema, harness.env), {
+      bus: harness.bus,
+      logger: createLogger('second', 'silent'),
+    });
+    try {
+      const user = harness.newUser();
+      await harness.register(user, '/shared');
+      harness.receiver.on('/shared', () => ({ status: 200, delayMs: 30 }));
+      const events = [];
+      for (let i = 0; i < 60; i += 1) {
+        events.push(await harness.publish('TransactionCompleted', completedDeposit(user.id)));
+      }
+      const calls = await eventually(
+        async () => harness.receiver.calls('/shared'),
+        (found) => found.length >= 60,
+        { timeoutMs: 20_000 },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const ids = harness.receiver
+        .calls('/shared')
+        .map((call) => (JSON.parse(call.body) as { id: string }).id);
+      expect(ids).to.have.length(60);
+      expect(new Set(ids).size).to.equal(60);
+      expect(calls.length).to.equal(60);
+      expect(harness.receiver.mostOpen('/shared')).to.be.within(2, 3);
+    } finally {
+      await second.stop();
+      await harness.stop();
+    }
+  });
+
+  it("removes a deleted user's endpoints and their pending deliveries", async () => {
+    const harness = await startDeliveryHarness();
+    try {
+      const user = harness.newUser();
+      const endpoint = await harness.register(user, '/gone');
+      harness.receiver.on('/gone', () => ({ status: 500 }));
+      await harness.publish('TransactionCompleted', completedDeposit(user.id));
+      await eventually(
+        async () => harness.receiver.calls('/gone'),
+        (calls) => calls.length >= 1,
+      );
+      await harness.publish('UserDeleted', { user_id: user.id });
+      await eventually(
+        () => harness.db('webhook_endpoints').where({ id: endpoint.id }).first(),
+        (row) => row === undefined,
+      );
+      expect(await harness.db('webhook_deliveries').where({ endpoint_id: endpoint.id })).to.deep.equal([]);
     } finally {
       await harness.stop();
     }
