@@ -42,7 +42,9 @@ export async function startTestReceiver(): Promise<TestReceiver> {
       open.set(path, (open.get(path) ?? 0) + 1);
       mostOpen.set(path, Math.max(mostOpen.get(path) ?? 0, open.get(path) ?? 0));
       res.on('close', () => open.set(path, (open.get(path) ?? 1) - 1));
-      const answer = (behaviours.get(path) ?? (() => ({ status: 200, body: 'ok' })))(count);
+      const answer: ReturnType<Behaviour> = (behaviours.get(path) ?? (() => ({ status: 200, body: 'ok' })))(
+        count,
+      );
       if (answer === 'hang') {
         hanging.add(res);
         res.on('close', () => hanging.delete(res));

@@ -54,14 +54,6 @@ function pathId(req: Request, name: string, what: string): string {
   return id.toLowerCase();
 }
 
-/** A body is optional for rotation; when given it must be a JSON object. */
-function optionalBody(req: Request): boolean {
-  return (
-    req.body !== undefined &&
-    !(typeof req.body === 'object' && req.body !== null && Object.keys(req.body).length === 0)
-  );
-}
-
 export function endpointRoutes(auth: RequestHandler, deps: EndpointRoutesDeps): Router {
   const { endpoints, deliveries, guard } = deps;
   const router = Router();
@@ -149,7 +141,8 @@ export function endpointRoutes(auth: RequestHandler, deps: EndpointRoutesDeps): 
 
   router.post('/webhook-endpoints/:id/rotate-secret', auth, async (req, res) => {
     const endpoint = await manageable(req);
-    const grace = optionalBody(req) ? readRotation(req).grace_period_seconds : undefined;
+    // The body is optional.
+    const grace = req.body === undefined ? undefined : readRotation(req).grace_period_seconds;
     const expiresAt = new Date(Date.now() + (grace ?? DEFAULT_GRACE_SECONDS) * 1000);
     const rotated = await endpoints.rotateSecret(endpoint.id, newSigningSecret(), expiresAt);
     if (!rotated) throw notFound('Webhook endpoint');
