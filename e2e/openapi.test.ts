@@ -4,7 +4,10 @@ import { eventually, startSystem, type TestSystem } from '@payments/testkit';
 import { apiClient, type ApiClient } from './api-client.js';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 import { providerSignature } from './support/provider-events.js';
-import { startTestReceiver, type TestReceiver } from './support/webhook-receiver.js';
+import {
+  startTestReceiver,
+  type TestReceiver,
+} from '../services/webhook-delivery/test/support/test-receiver.js';
 
 const ADMIN = { username: 'openapi_admin', email: 'openapi-admin@example.com', password: 'admin-pass-123' };
 

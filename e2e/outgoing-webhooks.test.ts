@@ -7,7 +7,11 @@ import { eventually, startSystem, type TestSystem } from '@payments/testkit';
 import { runPayments } from '../cli/test/run-cli.js';
 import { apiClient, type ApiClient } from './api-client.js';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
-import { startTestReceiver, type ReceivedCall, type TestReceiver } from './support/webhook-receiver.js';
+import {
+  startTestReceiver,
+  type ReceivedCall,
+  type TestReceiver,
+} from '../services/webhook-delivery/test/support/test-receiver.js';
 
 const stripe = new Stripe('sk_test_unused');
 
