@@ -2,6 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import Stripe from 'stripe';
 import { eventually, startSystem, type TestSystem } from '@payments/testkit';
 import { runPayments } from '../cli/test/run-cli.js';
@@ -14,6 +16,7 @@ import {
 } from '../services/webhook-delivery/test/support/test-receiver.js';
 
 const stripe = new Stripe('sk_test_unused');
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 interface DeliveredEvent {
   id: string;
@@ -107,6 +110,10 @@ describe('outgoing webhooks end to end, through the gateway', function () {
       endpoint.secret,
     ) as unknown as DeliveredEvent;
     expect(verified).to.include({ type: 'transaction.completed', api_version: '1.1' });
+    // The body is what the OpenAPI document's `webhooks.event` promises.
+    const schemas = (openapi.document.components as { schemas: Record<string, object> }).schemas;
+    const validate = addFormats(new Ajv2020({ strict: false })).compile(schemas.WebhookEvent as object);
+    expect(validate(JSON.parse(first!.body)), JSON.stringify(validate.errors)).to.equal(true);
     expect(verified.data.object).to.include({
       id: transactionId,
       status: 'completed',
