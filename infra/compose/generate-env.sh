@@ -36,6 +36,7 @@ SERVICE_TOKEN=${hex(32)}
 ${services.map((s) => `${s}_DATABASE_PASSWORD=${hex(24)}`).join('\n')}
 ${[...services, 'PROVIDER_SANDBOX', 'GATEWAY'].map((s) => `${s}_AMQP_PASSWORD=${hex(24)}`).join('\n')}
 WEBHOOK_SECRETS=whsec_${hex(24)}
+WEBHOOK_ENDPOINT_SECRETS_KEYS=${hex(32)}
 JWT_PRIVATE_KEY='${pem}'`);
 JS
 mv .env.tmp .env

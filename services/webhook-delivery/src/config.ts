@@ -1,5 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { BusConfig, CommonConfig, ConfigError, PortNumber, TokenConfig, Url } from '@payments/service-kit';
+import {
+  BusConfig,
+  CommonConfig,
+  ConfigError,
+  PortNumber,
+  splitList,
+  TokenConfig,
+  Url,
+} from '@payments/service-kit';
+import { DEVELOPMENT_ENDPOINT_SECRETS_KEY } from './data/secret-box.js';
 
 export const WebhookDeliveryConfigSchema = Type.Object({
   ...CommonConfig,
@@ -13,6 +22,11 @@ export const WebhookDeliveryConfigSchema = Type.Object({
   JWKS_URL: Type.Optional(Url()),
   /** Transactions and accounts are rendered by the ledger's internal API, as its public API would. */
   LEDGER_URL: Url('http://127.0.0.1:3002'),
+  /**
+   * Comma-separated keys that encrypt endpoints' signing secrets at rest; the first encrypts, all decrypt
+   * (rotation). Required in production; elsewhere a public development key.
+   */
+  WEBHOOK_ENDPOINT_SECRETS_KEYS: Type.Optional(Type.String()),
   /** Endpoints on loopback, private or link-local addresses: for development only, refused in production. */
   WEBHOOK_ALLOW_PRIVATE_URLS: Type.Boolean({ default: false }),
   MAX_ENDPOINTS_PER_USER: Type.Integer({ minimum: 1, maximum: 1000, default: 16 }),
@@ -47,4 +61,29 @@ export function checkProductionSettings(config: WebhookDeliveryConfig): void {
       'Invalid configuration: DELIVERY_RETRY_WINDOW_SECONDS must be at least 86400 when NODE_ENV=production',
     );
   }
+}
+
+/** The keys that encrypt endpoint secrets, and whether they are the public development one. */
+export function resolveSecretKeys(config: WebhookDeliveryConfig): { keys: string[]; development: boolean } {
+  const configured = splitList(config.WEBHOOK_ENDPOINT_SECRETS_KEYS);
+  const production = config.NODE_ENV === 'production';
+  if (production && configured.length === 0) {
+    throw new ConfigError(
+      'Invalid configuration: WEBHOOK_ENDPOINT_SECRETS_KEYS is required when NODE_ENV=production',
+    );
+  }
+  if (configured.includes(DEVELOPMENT_ENDPOINT_SECRETS_KEY) && production) {
+    throw new ConfigError(
+      'Invalid configuration: WEBHOOK_ENDPOINT_SECRETS_KEYS must not hold the development key',
+    );
+  }
+  const short = configured.find((key) => key.length < 32);
+  if (short !== undefined) {
+    throw new ConfigError(
+      'Invalid configuration: WEBHOOK_ENDPOINT_SECRETS_KEYS: each key must be at least 32 characters',
+    );
+  }
+  return configured.length > 0
+    ? { keys: configured, development: false }
+    : { keys: [DEVELOPMENT_ENDPOINT_SECRETS_KEY], development: true };
 }

@@ -17,10 +17,11 @@ import {
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
-import { checkProductionSettings, type WebhookDeliveryConfig } from './config.js';
+import { checkProductionSettings, resolveSecretKeys, type WebhookDeliveryConfig } from './config.js';
 import { createDeliveryRepository } from './data/delivery-repository.js';
 import { createEndpointRepository } from './data/endpoint-repository.js';
 import { migrations } from './data/migrations.js';
+import { createSecretBox } from './data/secret-box.js';
 import { createObjectRenderer } from './data/object-renderer.js';
 import { createAddressGuard, type Resolver } from './delivery/address-guard.js';
 import { createDeliveryMetrics } from './delivery/delivery-metrics.js';
@@ -43,14 +44,22 @@ export async function startWebhookDelivery(
   const logger = deps.logger ?? createLogger(NAME, config.LOG_LEVEL);
   checkProductionSettings(config);
   const serviceCredential = resolveServiceCredential(config);
-  refuseDevelopmentSecrets(config.HOST, { SERVICE_TOKEN: serviceCredential.development }, logger);
+  const secretKeys = resolveSecretKeys(config);
+  refuseDevelopmentSecrets(
+    config.HOST,
+    {
+      SERVICE_TOKEN: serviceCredential.development,
+      WEBHOOK_ENDPOINT_SECRETS_KEYS: secretKeys.development,
+    },
+    logger,
+  );
   const shutdown = createShutdown(logger);
   try {
     const knex = await openDatabase({ url: config.DATABASE_URL, migrations, logger });
     shutdown.add('database pool', () => knex.destroy());
     const metrics = createMetrics(NAME);
     const bus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
-    const endpoints = createEndpointRepository(knex);
+    const endpoints = createEndpointRepository(knex, createSecretBox(secretKeys.keys));
     const deliveries = createDeliveryRepository(knex);
     const deliveryMetrics = createDeliveryMetrics(metrics, () => deliveries.countPending());
     const allowPrivate = config.WEBHOOK_ALLOW_PRIVATE_URLS;

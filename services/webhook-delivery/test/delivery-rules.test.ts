@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { loadConfig } from '@payments/service-kit';
-import { checkProductionSettings, WebhookDeliveryConfigSchema } from '../src/config.js';
+import { checkProductionSettings, resolveSecretKeys, WebhookDeliveryConfigSchema } from '../src/config.js';
+import { createSecretBox } from '../src/data/secret-box.js';
 import { isPublicAddress, parseEndpointUrl } from '../src/domain/endpoint-url.js';
 import { signingSecrets } from '../src/domain/endpoint.js';
 import { nextAttemptAt, retryDelayMs } from '../src/domain/retry-schedule.js';
@@ -98,5 +99,45 @@ describe('outgoing webhook rules', () => {
     expect(production({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' })).to.throw(/WEBHOOK_ALLOW_PRIVATE_URLS/);
     expect(production({ DELIVERY_RETRY_WINDOW_SECONDS: '3600' })).to.throw(/DELIVERY_RETRY_WINDOW_SECONDS/);
     expect(production({})).to.not.throw();
+  });
+
+  describe('endpoint secrets at rest', () => {
+    const OLD = 'o'.repeat(40);
+    const NEW = 'n'.repeat(40);
+
+    it('seals so that the stored value reveals nothing, and opens it again', () => {
+      const box = createSecretBox([OLD]);
+      const sealed = box.seal('whsec_abc');
+      expect(sealed)
+        .to.match(/^enc:v1:/)
+        .and.not.include('whsec_abc');
+      expect(box.seal('whsec_abc')).to.not.equal(sealed);
+      expect(box.open(sealed)).to.equal('whsec_abc');
+    });
+
+    it('opens what an older key sealed while that key is still listed, and refuses a tampered value', () => {
+      const sealedByOld = createSecretBox([OLD]).seal('whsec_old');
+      expect(createSecretBox([NEW, OLD]).open(sealedByOld)).to.equal('whsec_old');
+      expect(() => createSecretBox([NEW]).open(sealedByOld)).to.throw(/no configured key/);
+      const parts = sealedByOld.split(':');
+      parts[5] = Buffer.from('whsec_new').toString('base64url');
+      expect(() => createSecretBox([OLD]).open(parts.join(':'))).to.throw();
+    });
+
+    it('reads values stored before encryption as they are', () => {
+      expect(createSecretBox([OLD]).open('whsec_plain')).to.equal('whsec_plain');
+    });
+
+    it('requires real keys in production, and uses the development key elsewhere', () => {
+      const config = (env: Record<string, string>) => loadConfig(WebhookDeliveryConfigSchema, env);
+      expect(() => resolveSecretKeys(config({ NODE_ENV: 'production' }))).to.throw(
+        /WEBHOOK_ENDPOINT_SECRETS_KEYS/,
+      );
+      expect(() => resolveSecretKeys(config({ WEBHOOK_ENDPOINT_SECRETS_KEYS: 'short' }))).to.throw(/32/);
+      expect(resolveSecretKeys(config({})).development).to.equal(true);
+      expect(
+        resolveSecretKeys(config({ NODE_ENV: 'production', WEBHOOK_ENDPOINT_SECRETS_KEYS: `${NEW},${OLD}` })),
+      ).to.deep.equal({ keys: [NEW, OLD], development: false });
+    });
   });
 });

@@ -29,6 +29,10 @@ describe('webhook endpoints API', function () {
     expect(JSON.stringify(shown.body)).to.not.include(created.body.secret);
     const listed = await harness.call('GET', '/webhook-endpoints', { user });
     expect(listed.body.pagination).to.deep.equal({ limit: 20, offset: 0, total: 1 });
+    const row = await harness.db('webhook_endpoints').where({ id: created.body.id }).first();
+    expect(row.secret, 'stored encrypted')
+      .to.match(/^enc:v1:/)
+      .and.not.include(created.body.secret);
     expect(JSON.stringify(listed.body)).to.not.include(created.body.secret);
   });
 

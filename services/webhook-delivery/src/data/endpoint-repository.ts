@@ -1,6 +1,7 @@
 import type { ApiVersion, WebhookEventType } from '@payments/contracts';
 import type { Knex } from '@payments/service-kit';
 import type { WebhookEndpoint } from '../domain/endpoint.js';
+import type { SecretBox } from './secret-box.js';
 
 interface EndpointRow {
   id: string;
@@ -17,7 +18,7 @@ interface EndpointRow {
   updated_at: Date;
 }
 
-const toEndpoint = (row: EndpointRow): WebhookEndpoint => ({
+const toEndpointWith = (row: EndpointRow, box: SecretBox): WebhookEndpoint => ({
   id: row.id,
   userId: row.user_id,
   url: row.url,
@@ -25,8 +26,8 @@ const toEndpoint = (row: EndpointRow): WebhookEndpoint => ({
   description: row.description,
   enabled: row.enabled,
   apiVersion: row.api_version as ApiVersion,
-  secret: row.secret,
-  previousSecret: row.previous_secret,
+  secret: box.open(row.secret),
+  previousSecret: row.previous_secret === null ? null : box.open(row.previous_secret),
   previousSecretExpiresAt: row.previous_secret_expires_at,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
@@ -65,8 +66,10 @@ export interface EndpointRepository {
   subscribed(userId: string, type: WebhookEventType): Promise<WebhookEndpoint[]>;
 }
 
-export function createEndpointRepository(knex: Knex): EndpointRepository {
+/** Secrets are sealed by `box` on the way in and opened on the way out: the rows never hold them in clear. */
+export function createEndpointRepository(knex: Knex, box: SecretBox): EndpointRepository {
   const table = () => knex<EndpointRow>('webhook_endpoints');
+  const toEndpoint = (row: EndpointRow) => toEndpointWith(row, box);
   return {
     async insert(endpoint, maxPerUser) {
       return knex.transaction(async (trx) => {
@@ -84,7 +87,7 @@ export function createEndpointRepository(knex: Knex): EndpointRepository {
             events: endpoint.events,
             description: endpoint.description,
             api_version: endpoint.apiVersion,
-            secret: endpoint.secret,
+            secret: box.seal(endpoint.secret),
           })
           .returning('*')) as EndpointRow[];
         return toEndpoint(row as EndpointRow);
@@ -118,7 +121,7 @@ export function createEndpointRepository(knex: Knex): EndpointRepository {
         .update({
           previous_secret: knex.ref('secret') as unknown as string,
           previous_secret_expires_at: previousExpiresAt,
-          secret,
+          secret: box.seal(secret),
           updated_at: knex.fn.now() as unknown as Date,
         })
         .returning('*')) as EndpointRow[];
