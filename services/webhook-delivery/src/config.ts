@@ -41,6 +41,8 @@ export const WebhookDeliveryConfigSchema = Type.Object({
   /** A delivery is retried this long after it was created (or redelivered), then marked failed. */
   DELIVERY_RETRY_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 2_592_000, default: 259_200 }),
   DELIVERY_POLL_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
+  /** Finished deliveries (succeeded or failed) stay in the log this long. */
+  DELIVERY_LOG_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
   /** Off: this process serves the API and takes events, and leaves sending to other processes. */
   DELIVERY_WORKER_ENABLED: Type.Boolean({ default: true }),
 });

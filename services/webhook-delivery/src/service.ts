@@ -27,6 +27,7 @@ import { createAddressGuard, type Resolver } from './delivery/address-guard.js';
 import { createDeliveryMetrics } from './delivery/delivery-metrics.js';
 import { startDeliveryWorker, type DeliveryWorker } from './delivery/delivery-worker.js';
 import { createWebhookSender } from './delivery/http-sender.js';
+import { startLogRetention } from './delivery/log-retention.js';
 import { startEventFanOut } from './events/event-fan-out.js';
 import { endpointRoutes } from './http/endpoint-routes.js';
 
@@ -84,6 +85,13 @@ export async function startWebhookDelivery(
       shutdown.add('delivery worker', () => running.stop());
     }
     const wake = () => worker?.wake();
+    const retention = startLogRetention({
+      deliveries,
+      retentionMs: config.DELIVERY_LOG_RETENTION_DAYS * 86_400_000,
+      intervalMs: 3_600_000,
+      logger,
+    });
+    shutdown.add('delivery log retention', () => retention.stop());
 
     const fanOut = await startEventFanOut({
       bus,

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import Stripe from 'stripe';
 import { createLogger, loadConfig } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
+import { createDeliveryRepository } from '../src/data/delivery-repository.js';
 import { startWebhookDelivery, WebhookDeliveryConfigSchema } from '../src/index.js';
 import { completedDeposit, startDeliveryHarness, type DeliveryHarness } from './support/delivery-harness.js';
 
@@ -268,6 +269,39 @@ describe('webhook deliveries', function () {
     expect(byType['account.created']!.data.object).to.have.property('balance', 0);
     expect(byType['user.updated']!.data.object).to.include({ username: 'someone', role: 'user' });
     expect(bodies.every((b) => b.api_version === '1.1')).to.equal(true);
+  });
+});
+
+describe('delivery log retention', function () {
+  this.timeout(30_000);
+
+  it('prunes finished deliveries past the retention, never pending ones', async () => {
+    const harness = await startDeliveryHarness();
+    try {
+      const user = harness.newUser();
+      const endpoint = await harness.register(user, '/kept');
+      harness.receiver.on('/kept', (n) => (n <= 2 ? { status: 200 } : { status: 500 }));
+      for (let i = 0; i < 3; i += 1) await harness.publish('TransactionCompleted', completedDeposit(user.id));
+      await eventually(
+        async () => harness.receiver.calls('/kept'),
+        (calls) => calls.length >= 3,
+      );
+      await eventually(
+        () => harness.db('webhook_deliveries').where({ endpoint_id: endpoint.id, status: 'succeeded' }),
+        (rows) => rows.length === 2,
+      );
+      await harness.call('PUT', `/webhook-endpoints/${endpoint.id}`, { user, body: { enabled: false } });
+      await harness.db('webhook_deliveries').update({ updated_at: new Date(Date.now() - 40 * 86_400_000) });
+      const removed = await createDeliveryRepository(harness.db).pruneFinished(
+        new Date(Date.now() - 30 * 86_400_000),
+        1000,
+      );
+      expect(removed).to.equal(2);
+      const left = await harness.db('webhook_deliveries').where({ endpoint_id: endpoint.id });
+      expect(left.map((row: { status: string }) => row.status)).to.deep.equal(['pending']);
+    } finally {
+      await harness.stop();
+    }
   });
 });
 

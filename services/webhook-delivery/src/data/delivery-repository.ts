@@ -109,6 +109,8 @@ export interface DeliveryRepository {
   /** Due again now, with a fresh retry window; refused (null) while an attempt is in flight. */
   redeliver(id: string, retryUntil: Date): Promise<Delivery | null>;
   countPending(): Promise<number>;
+  /** Deletes up to `limit` succeeded or failed deliveries (with their attempts) last changed before `before`. */
+  pruneFinished(before: Date, limit: number): Promise<number>;
 }
 
 export function createDeliveryRepository(knex: Knex): DeliveryRepository {
@@ -250,6 +252,19 @@ export function createDeliveryRepository(knex: Knex): DeliveryRepository {
         })
         .returning('*')) as DeliveryRow[];
       return row ? toDelivery(row) : null;
+    },
+
+    async pruneFinished(before, limit) {
+      return table()
+        .whereIn(
+          'id',
+          knex('webhook_deliveries')
+            .select('id')
+            .whereIn('status', ['succeeded', 'failed'])
+            .andWhere('updated_at', '<', before)
+            .limit(limit),
+        )
+        .delete();
     },
 
     async countPending() {
