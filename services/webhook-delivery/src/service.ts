@@ -67,12 +67,18 @@ export async function startWebhookDelivery(
     const guard = createAddressGuard({ allowPrivate, resolve: deps.resolve });
     const retryWindowMs = config.DELIVERY_RETRY_WINDOW_SECONDS * 1000;
 
+    const renderer = createObjectRenderer({
+      ledgerUrl: config.LEDGER_URL,
+      identityUrl: config.IDENTITY_URL,
+      serviceToken: serviceCredential.token,
+    });
     let worker: DeliveryWorker | null = null;
     if (config.DELIVERY_WORKER_ENABLED) {
       worker = startDeliveryWorker({
         deliveries,
         endpoints,
         sender: createWebhookSender({ guard, allowPrivate, timeoutMs: config.DELIVERY_TIMEOUT_MS }),
+        renderer,
         metrics: deliveryMetrics,
         logger,
         retry: { baseMs: config.DELIVERY_BACKOFF_BASE_MS, maxMs: config.DELIVERY_BACKOFF_MAX_MS },
@@ -98,11 +104,6 @@ export async function startWebhookDelivery(
       knex,
       endpoints,
       deliveries,
-      renderer: createObjectRenderer({
-        ledgerUrl: config.LEDGER_URL,
-        identityUrl: config.IDENTITY_URL,
-        serviceToken: serviceCredential.token,
-      }),
       retryWindowMs,
       wake,
     });

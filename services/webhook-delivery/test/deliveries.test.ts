@@ -204,6 +204,30 @@ describe('webhook deliveries', function () {
     expect(harness.receiver.calls('/hang').length).to.be.at.most(4);
   });
 
+  it('retries with backoff while the owner of the object cannot render it, then delivers it', async () => {
+    const user = harness.newUser();
+    const endpoint = await harness.register(user, '/owner-down');
+    harness.owners.failNext(2);
+    await harness.publish('TransactionCompleted', completedDeposit(user.id));
+    const [call] = await eventually(
+      async () => harness.receiver.calls('/owner-down'),
+      (calls) => calls.length === 1,
+      { timeoutMs: 10_000 },
+    );
+    expect(JSON.parse(call!.body)).to.have.nested.property('data.object.amount', 12.34);
+    const log = await harness.call('GET', `/webhook-endpoints/${endpoint.id}/deliveries`, { user });
+    const detail = await harness.call(
+      'GET',
+      `/webhook-endpoints/${endpoint.id}/deliveries/${log.body.data[0].id}`,
+      { user },
+    );
+    expect(detail.body.attempt_log.map((a: { error: string | null }) => a.error)).to.deep.equal([
+      'not sent: the event could not be rendered yet',
+      'not sent: the event could not be rendered yet',
+      null,
+    ]);
+  });
+
   it('signs with both secrets during a rotation grace period, only the new one after', async () => {
     const user = harness.newUser();
     const endpoint = await harness.register(user, '/rotating');

@@ -1,4 +1,5 @@
-import type { WebhookDeliveryStatus, WebhookEventType } from '@payments/contracts';
+import type { ApiVersion, WebhookDeliveryStatus, WebhookEventType } from '@payments/contracts';
+import type { SubscribableEvent } from '../domain/event-payload.js';
 import type { Knex } from '@payments/service-kit';
 
 export interface Delivery {
@@ -6,7 +7,9 @@ export interface Delivery {
   endpointId: string;
   eventId: string;
   eventType: WebhookEventType;
-  payload: string;
+  event: SubscribableEvent;
+  apiVersion: ApiVersion;
+  payload: string | null;
   status: WebhookDeliveryStatus;
   attempts: number;
   nextAttemptAt: Date | null;
@@ -35,7 +38,9 @@ interface DeliveryRow {
   endpoint_id: string;
   event_id: string;
   event_type: string;
-  payload: string;
+  event: SubscribableEvent;
+  api_version: string;
+  payload: string | null;
   status: string;
   attempts: number;
   next_attempt_at: Date | null;
@@ -54,6 +59,8 @@ const toDelivery = (row: DeliveryRow): Delivery => ({
   endpointId: row.endpoint_id,
   eventId: row.event_id,
   eventType: row.event_type as WebhookEventType,
+  event: row.event,
+  apiVersion: row.api_version as ApiVersion,
   payload: row.payload,
   status: row.status as WebhookDeliveryStatus,
   attempts: row.attempts,
@@ -71,9 +78,9 @@ const toDelivery = (row: DeliveryRow): Delivery => ({
 export interface NewDelivery {
   id: string;
   endpointId: string;
-  eventId: string;
   eventType: WebhookEventType;
-  payload: string;
+  event: SubscribableEvent;
+  apiVersion: ApiVersion;
   retryUntil: Date;
 }
 
@@ -97,6 +104,8 @@ export interface DeliveryRepository {
    * makes the delivery due again.
    */
   claimDue(options: { limit: number; perEndpoint: number; leaseMs: number }): Promise<Delivery[]>;
+  /** Stores the rendered body unless one is there already; returns the body every attempt sends. */
+  fixPayload(id: string, payload: string): Promise<string>;
   /** Records an attempt; the delivery changes only if no later claim took it over meanwhile. */
   recordAttempt(id: string, outcome: AttemptOutcome): Promise<void>;
   find(id: string): Promise<Delivery | null>;
@@ -123,9 +132,10 @@ export function createDeliveryRepository(knex: Knex): DeliveryRepository {
           deliveries.map((d) => ({
             id: d.id,
             endpoint_id: d.endpointId,
-            event_id: d.eventId,
+            event_id: d.event.id,
             event_type: d.eventType,
-            payload: d.payload,
+            event: JSON.stringify(d.event),
+            api_version: d.apiVersion,
             status: 'pending',
             next_attempt_at: trx.fn.now(),
             retry_until: d.retryUntil,
@@ -167,6 +177,14 @@ export function createDeliveryRepository(knex: Knex): DeliveryRepository {
         { perEndpoint, limit, leaseSeconds: leaseMs / 1000 },
       )) as { rows: DeliveryRow[] };
       return rows.map(toDelivery);
+    },
+
+    async fixPayload(id, payload) {
+      const [row] = (await table()
+        .where({ id })
+        .update({ payload: knex.raw('coalesce(payload, ?)', [payload]) as unknown as string })
+        .returning('payload')) as { payload: string }[];
+      return row?.payload ?? payload;
     },
 
     async recordAttempt(id, outcome) {

@@ -30,8 +30,11 @@ export const migrations: Migration[] = [
           .onDelete('CASCADE');
         table.uuid('event_id').notNullable();
         table.text('event_type').notNullable();
-        /** The exact bytes sent on every attempt. */
-        table.text('payload').notNullable();
+        /** The bus event and the API version its object is rendered at, on the first attempt. */
+        table.jsonb('event').notNullable();
+        table.text('api_version').notNullable();
+        /** The exact bytes sent on every attempt; null until the first attempt rendered them. */
+        table.text('payload');
         /** pending, succeeded or failed. */
         table.text('status').notNullable();
         table.integer('attempts').notNullable().defaultTo(0);

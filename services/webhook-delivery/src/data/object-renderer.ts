@@ -1,9 +1,9 @@
-import type { AnyEvent, ApiVersion } from '@payments/contracts';
+import type { ApiVersion } from '@payments/contracts';
 import { VERSION_HEADER } from '@payments/contracts';
 import { createServiceClient } from '@payments/service-kit';
-import type { SubscribableBusEvent } from '../domain/webhook-events.js';
+import type { SubscribableEvent } from '../domain/event-payload.js';
 
-export type RenderableEvent = Extract<AnyEvent, { type: SubscribableBusEvent }>;
+export type RenderableEvent = SubscribableEvent;
 
 export interface ObjectRenderer {
   /**
@@ -13,6 +13,9 @@ export interface ObjectRenderer {
    */
   render(event: RenderableEvent, version: ApiVersion): Promise<Record<string, unknown>>;
 }
+
+/** How long the owner of an object may take to render it. */
+export const RENDER_TIMEOUT_MS = 5000;
 
 export class RenderingUnavailableError extends Error {
   override name = 'RenderingUnavailableError';
@@ -25,11 +28,11 @@ export function createObjectRenderer(options: {
 }): ObjectRenderer {
   const ledger = createServiceClient(options.ledgerUrl, {
     serviceToken: options.serviceToken,
-    timeoutMs: 5000,
+    timeoutMs: RENDER_TIMEOUT_MS,
   });
   const identity = createServiceClient(options.identityUrl, {
     serviceToken: options.serviceToken,
-    timeoutMs: 5000,
+    timeoutMs: RENDER_TIMEOUT_MS,
   });
 
   const fetchObject = async (

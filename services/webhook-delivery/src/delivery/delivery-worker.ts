@@ -2,10 +2,12 @@ import type { Logger } from '@payments/service-kit';
 import { signWebhookPayloadWithSecrets } from '@payments/service-kit';
 import type { Delivery, DeliveryRepository } from '../data/delivery-repository.js';
 import type { EndpointRepository } from '../data/endpoint-repository.js';
+import { RENDER_TIMEOUT_MS, type ObjectRenderer } from '../data/object-renderer.js';
+import { eventPayload } from '../domain/event-payload.js';
 import { signingSecrets } from '../domain/endpoint.js';
 import { nextAttemptAt, type RetryPolicy } from '../domain/retry-schedule.js';
 import type { DeliveryMetrics } from './delivery-metrics.js';
-import type { WebhookSender } from './http-sender.js';
+import type { SendResult, WebhookSender } from './http-sender.js';
 
 /** The header deliveries are signed in: the name Stripe uses, so Stripe's libraries verify them as they are. */
 export const SIGNATURE_HEADER = 'Stripe-Signature';
@@ -14,6 +16,7 @@ export interface DeliveryWorkerDeps {
   deliveries: DeliveryRepository;
   endpoints: EndpointRepository;
   sender: WebhookSender;
+  renderer: ObjectRenderer;
   metrics: DeliveryMetrics;
   logger: Logger;
   retry: RetryPolicy;
@@ -36,21 +39,48 @@ export interface DeliveryWorker {
  */
 export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const inFlight = new Set<Promise<void>>();
-  const leaseMs = deps.timeoutMs + 5000;
+  // Long enough for a render and a send to time out, with a margin.
+  const leaseMs = RENDER_TIMEOUT_MS + deps.timeoutMs + 5000;
   let stopped = false;
   let claiming = false;
   let again = false;
 
+  /** The stored body, or the event rendered now and stored for every later attempt; a render failure is a failed attempt. */
+  const payloadOf = async (delivery: Delivery): Promise<string | SendResult> => {
+    if (delivery.payload !== null) return delivery.payload;
+    try {
+      const object = await deps.renderer.render(delivery.event, delivery.apiVersion);
+      return await deps.deliveries.fixPayload(
+        delivery.id,
+        eventPayload(delivery.event, object, delivery.apiVersion),
+      );
+    } catch (error) {
+      deps.logger.warn(
+        { err: error, delivery_id: delivery.id },
+        'could not render a webhook event; will retry',
+      );
+      return {
+        statusCode: null,
+        latencyMs: 0,
+        error: 'not sent: the event could not be rendered yet',
+        responseBodyPrefix: null,
+      };
+    }
+  };
+
   const attempt = async (delivery: Delivery) => {
     const endpoint = await deps.endpoints.find(delivery.endpointId);
     if (!endpoint) return;
-    const headers = {
-      [SIGNATURE_HEADER]: signWebhookPayloadWithSecrets(delivery.payload, signingSecrets(endpoint)),
-      'webhook-id': delivery.eventId,
-      'webhook-delivery-id': delivery.id,
-      'webhook-attempt': String(delivery.attempts),
-    };
-    const result = await deps.sender.send(endpoint.url, delivery.payload, headers);
+    const payload = await payloadOf(delivery);
+    const result =
+      typeof payload === 'string'
+        ? await deps.sender.send(endpoint.url, payload, {
+            [SIGNATURE_HEADER]: signWebhookPayloadWithSecrets(payload, signingSecrets(endpoint)),
+            'webhook-id': delivery.eventId,
+            'webhook-delivery-id': delivery.id,
+            'webhook-attempt': String(delivery.attempts),
+          })
+        : payload;
     const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const next = succeeded
       ? null

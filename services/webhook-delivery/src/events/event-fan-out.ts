@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { ApiVersion, WebhookEventPayloadBody } from '@payments/contracts';
 import { processOnce, type Consumer, type EventBus, type Knex } from '@payments/service-kit';
 import type { DeliveryRepository } from '../data/delivery-repository.js';
 import type { EndpointRepository } from '../data/endpoint-repository.js';
-import type { ObjectRenderer, RenderableEvent } from '../data/object-renderer.js';
+import type { SubscribableEvent } from '../domain/event-payload.js';
 import { WEBHOOK_EVENT_OF } from '../domain/webhook-events.js';
 
 const CONSUMER = 'webhook-delivery';
@@ -13,44 +12,22 @@ export interface FanOutDeps {
   knex: Knex;
   endpoints: EndpointRepository;
   deliveries: DeliveryRepository;
-  renderer: ObjectRenderer;
   retryWindowMs: number;
   /** Tells the delivery worker there is something new to send. */
   wake: () => void;
   prefetch?: number;
 }
 
-/** The body every endpoint of one API version receives for an event: the same bytes on every attempt. */
-export function eventPayload(
-  event: RenderableEvent,
-  object: Record<string, unknown>,
-  version: ApiVersion,
-): string {
-  const body = {
-    id: event.id,
-    object: 'event',
-    type: WEBHOOK_EVENT_OF[event.type],
-    api_version: version,
-    created: Math.floor(Date.parse(event.occurred_at) / 1000),
-    created_at: new Date(event.occurred_at).toISOString(),
-    data: { object: object as WebhookEventPayloadBody['data']['object'] },
-  } satisfies WebhookEventPayloadBody;
-  return JSON.stringify(body);
-}
-
 /**
  * The service's queue: each event becomes one durable delivery per subscribed endpoint, written together with
  * the inbox record, so a redelivered event adds nothing and a crash before the commit loses nothing (the broker
- * redelivers it). Sending is the delivery worker's, never the consumer's: a slow endpoint holds up no event.
+ * redelivers it). Rendering and sending are the delivery worker's, never the consumer's: neither a slow endpoint
+ * nor a slow ledger holds up the queue, and their failures are retried with the deliveries' own backoff.
  */
 export function startEventFanOut(deps: FanOutDeps): Promise<Consumer> {
-  const fanOut = async (event: RenderableEvent, userId: string) => {
+  const fanOut = async (event: SubscribableEvent, userId: string) => {
     const subscribed = await deps.endpoints.subscribed(userId, WEBHOOK_EVENT_OF[event.type]);
     if (subscribed.length === 0) return;
-    const payloads = new Map<ApiVersion, string>();
-    for (const version of new Set(subscribed.map((endpoint) => endpoint.apiVersion))) {
-      payloads.set(version, eventPayload(event, await deps.renderer.render(event, version), version));
-    }
     const retryUntil = new Date(Date.now() + deps.retryWindowMs);
     await processOnce(deps.knex, CONSUMER, event.id, (trx) =>
       deps.deliveries.insertAll(
@@ -58,9 +35,9 @@ export function startEventFanOut(deps: FanOutDeps): Promise<Consumer> {
         subscribed.map((endpoint) => ({
           id: randomUUID(),
           endpointId: endpoint.id,
-          eventId: event.id,
           eventType: WEBHOOK_EVENT_OF[event.type],
-          payload: payloads.get(endpoint.apiVersion) as string,
+          event,
+          apiVersion: endpoint.apiVersion,
           retryUntil,
         })),
       ),

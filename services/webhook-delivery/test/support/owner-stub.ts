@@ -8,11 +8,14 @@ export interface OwnerStub {
   url: string;
   /** Paths asked for, with the version asked at. */
   requests: { path: string; version: string | undefined; authorization: string | undefined }[];
+  /** Answers the next `count` object requests with 503, as an owner that is down. */
+  failNext(count: number): void;
   close(): Promise<void>;
 }
 
 export async function startOwnerStub(): Promise<OwnerStub> {
   const requests: OwnerStub['requests'] = [];
+  let failing = 0;
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
     const version = req.headers['x-api-version'] as string | undefined;
@@ -22,6 +25,10 @@ export async function startOwnerStub(): Promise<OwnerStub> {
     if (path === '/internal/revocations') return json(200, { data: [] });
     const match = /^\/internal\/(transactions|accounts|users)\/([0-9a-f-]{36})$/.exec(path);
     if (!match) return json(404, { code: 'RESOURCE_NOT_FOUND' });
+    if (failing > 0) {
+      failing -= 1;
+      return json(503, { code: 'SERVICE_UNAVAILABLE' });
+    }
     const [, kind, id] = match;
     const now = new Date().toISOString();
     if (kind === 'transactions') {
@@ -68,6 +75,9 @@ export async function startOwnerStub(): Promise<OwnerStub> {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    failNext: (count) => {
+      failing = count;
+    },
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
