@@ -1,7 +1,7 @@
 import type { Metrics } from '@payments/service-kit';
 
 export interface DeliveryMetrics {
-  attempted(result: 'success' | 'failure', latencyMs: number): void;
+  attempted(result: 'success' | 'failure'): void;
   succeeded(): void;
   failed(): void;
 }

@@ -94,7 +94,7 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       responseBodyPrefix: result.responseBodyPrefix,
       nextAttemptAt: next,
     });
-    deps.metrics.attempted(succeeded ? 'success' : 'failure', result.latencyMs);
+    deps.metrics.attempted(succeeded ? 'success' : 'failure');
     if (succeeded) deps.metrics.succeeded();
     else if (!next) {
       deps.metrics.failed();
