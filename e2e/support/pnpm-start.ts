@@ -159,12 +159,12 @@ export function launcherOf(group: number): number {
 
 /** Processes whose command line names `text` (a data directory: the postmaster runs in a group of its own). */
 export const processesNaming = (text: string) =>
-  execFileSync('ps', ['-eo', 'pid=,user=,args='], { encoding: 'utf8' })
+  execFileSync('ps', ['-eo', 'pid=,uid=,args='], { encoding: 'utf8' })
     .split('\n')
     .filter((line) => line.includes(text) && !line.includes('ps -eo'))
     .map((line) => {
-      const [pid, user] = line.trim().split(/\s+/);
-      return { pid: Number(pid), user: user ?? '', line: line.trim() };
+      const [pid, uid] = line.trim().split(/\s+/);
+      return { pid: Number(pid), uid: Number(uid), line: line.trim() };
     });
 
 export const postgresOf = (databaseDir: string) =>
