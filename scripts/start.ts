@@ -176,7 +176,9 @@ function sentence(error: unknown, settings?: Settings): string {
       portVariables(settings.ports, settings.postgresPort).get(failure.port) ?? 'the matching port variable',
     );
   const message = error instanceof Error ? error.message : String(error);
-  return message.split('\n')[0] || 'an error without a message.';
+  const first = message.split('\n')[0] || 'an error without a message.';
+  // A service that exited while starting: what it said is printed above, each line marked with its name.
+  return first.endsWith(':') ? `${first.slice(0, -1)} (its output is above).` : first;
 }
 
 /** DATA_DIR made if missing, and refused in one sentence when this user cannot write to it. */
