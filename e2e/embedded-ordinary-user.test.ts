@@ -172,7 +172,7 @@ describe('pnpm start as an ordinary user (issue 18)', function () {
       await own(pidFile);
       const again = run(env);
       const seconds = await up(again);
-      console.log(`      ${'ordinary user'}: a later start (after a clean stop) ${seconds.toFixed(1)} s`);
+      console.log(`      ordinary user: a later start (after a clean stop) ${seconds.toFixed(1)} s`);
       expect(alive(foreign.pid as number), 'the foreign process').to.equal(true);
       await expectBalance(env.GATEWAY_PORT as string, deposit?.token ?? '', deposit?.accountId ?? '');
       await stopGroup(again);

@@ -105,7 +105,7 @@ describe('pnpm start from anywhere (issue 18)', function () {
       );
       const again = run(checkout, env);
       const seconds = await up(again);
-      console.log(`      ${'root'}: a later start (after a clean stop) ${seconds.toFixed(1)} s`);
+      console.log(`      root: a later start (after a clean stop) ${seconds.toFixed(1)} s`);
       expect(alive(foreign.pid as number), 'the foreign process').to.equal(true);
       await expectBalance(env.GATEWAY_PORT as string, deposit?.token ?? '', deposit?.accountId ?? '');
       await stopGroup(again);
