@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { appendFile, chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -152,6 +153,9 @@ describe('pnpm start from anywhere (issue 18)', function () {
     it('while PostgreSQL is being initialised: stops, leaves nothing running and no half-made cluster (the next start comes up)', async () => {
       const dataDir = path.join(scratch, 'interrupted-initdb');
       await interrupt(dataDir, 'initialising the embedded PostgreSQL cluster');
+      // Interrupted inside initdb (it takes seconds; the stop, a fraction of one): no cluster, whole or half-made.
+      expect(existsSync(path.join(dataDir, 'postgres.partial')), 'the half-made cluster').to.equal(false);
+      expect(existsSync(path.join(dataDir, 'postgres')), 'a cluster').to.equal(false);
       const next = run(checkout, { ...env, DATA_DIR: dataDir });
       await up(next);
       await stopGroup(next);
