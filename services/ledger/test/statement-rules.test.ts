@@ -3,6 +3,7 @@ import { AppError } from '@payments/service-kit';
 import {
   readBalanceMoment,
   readStatementPeriod,
+  sumsFromLatest,
   withRunningBalance,
   type StatementEntry,
 } from '../src/domain/statement.js';
@@ -166,5 +167,15 @@ describe('statement rules', () => {
       expect(middle).to.not.include('closing_balance');
       expect(middle.split('\r\n')[0]).to.match(/^created_at,/);
     });
+  });
+});
+
+describe('which end of the journal a statement sums from', () => {
+  const opened = new Date('2024-01-01T00:00:00Z');
+  it('sums from the opening for a period nearer the opening, back from the balance for one nearer now', () => {
+    const early = { from: new Date('2024-02-01T00:00:00Z'), to: new Date('2024-03-01T00:00:00Z') };
+    const recent = { from: new Date('2026-11-01T00:00:00Z'), to: NOW };
+    expect(sumsFromLatest(early, opened, NOW)).to.equal(false);
+    expect(sumsFromLatest(recent, opened, NOW)).to.equal(true);
   });
 });

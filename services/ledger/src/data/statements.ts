@@ -1,6 +1,6 @@
 import { toMinorUnits } from '@payments/contracts';
 import type { Knex } from '@payments/service-kit';
-import type { StatementEntry, StatementPeriod } from '../domain/statement.js';
+import { sumsFromLatest, type StatementEntry, type StatementPeriod } from '../domain/statement.js';
 
 export interface StatementPageRequest {
   /** The id of the last entry of the previous page. */
@@ -30,8 +30,8 @@ interface EntryRow {
 const sumOf = (value: string | null) => toMinorUnits(value ?? '0');
 
 /**
- * Every figure comes from one REPEATABLE READ snapshot of the append-only journal, so opening + entries = closing
- * even while money moves. Entries are ordered by (created_at, id) and every query here is a range of the
+ * Every figure comes from one REPEATABLE READ snapshot of the journal and the account, so opening + entries =
+ * closing even while money moves. Entries are ordered by (created_at, id); every query here is a range of the
  * entries_account_created index. Resolves null when `startingAfter` is not an entry of this statement.
  */
 export async function readStatement(
@@ -39,6 +39,7 @@ export async function readStatement(
   accountId: string,
   period: StatementPeriod,
   page: StatementPageRequest,
+  now: Date = new Date(),
 ): Promise<StatementSlice | null> {
   return knex.transaction(
     async (trx) => {
@@ -51,23 +52,16 @@ export async function readStatement(
             .first<{ id: string } | undefined>('id')
         : undefined;
       if (page.startingAfter && !cursor) return null;
-      const position = cursor
-        ? trx.raw('(SELECT created_at, id FROM entries WHERE id = ?)', [cursor.id])
-        : null;
+      const position = cursor ? trx.raw('(SELECT created_at, id FROM entries WHERE id = ?)', [cursor.id]) : null;
 
-      const sums = await trx('entries')
-        .where('account_id', accountId)
-        .where('created_at', '<', period.to)
-        .first<{ opening: string | null; movement: string | null; before_page: string | null }>(
-          trx.raw('sum(amount) FILTER (WHERE created_at < ?) AS opening', [period.from]),
-          trx.raw('sum(amount) FILTER (WHERE created_at >= ?) AS movement', [period.from]),
-          position
-            ? trx.raw('sum(amount) FILTER (WHERE created_at >= ? AND (created_at, id) <= ?) AS before_page', [
-                period.from,
-                position,
-              ])
-            : trx.raw('0 AS before_page'),
-        );
+      const { opening, closing } = await edgeBalances(trx, accountId, period, now);
+      const beforePage = position
+        ? await trx('entries')
+            .where('account_id', accountId)
+            .where('created_at', '>=', period.from)
+            .whereRaw('(created_at, id) <= ?', [position])
+            .first<{ sum: string | null }>(trx.raw('sum(amount) AS sum'))
+        : undefined;
 
       const rows: EntryRow[] = await trx('entries as e')
         .leftJoin('transactions as t', 't.id', 'e.transaction_id')
@@ -91,11 +85,10 @@ export async function readStatement(
           ),
         );
 
-      const opening = sumOf(sums?.opening ?? null);
       return {
         opening,
-        closing: opening + sumOf(sums?.movement ?? null),
-        pageStart: opening + sumOf(sums?.before_page ?? null),
+        closing,
+        pageStart: opening + sumOf(beforePage?.sum ?? null),
         entries: rows.slice(0, page.limit).map(toStatementEntry),
         hasMore: rows.length > page.limit,
       };
@@ -104,13 +97,46 @@ export async function readStatement(
   );
 }
 
-/** The balance at `at`: the sum of the account's entries booked before that moment. */
-export async function balanceAt(knex: Knex, accountId: string, at: Date): Promise<bigint> {
-  const row = await knex('entries')
+/** The balances at `from` and `to`, summed from whichever end of the journal is nearer (see sumsFromLatest). */
+async function edgeBalances(
+  trx: Knex,
+  accountId: string,
+  period: StatementPeriod,
+  now: Date,
+): Promise<{ opening: bigint; closing: bigint }> {
+  const account = await trx('accounts')
+    .where({ id: accountId })
+    .first<{ balance: string; created_at: Date } | undefined>('balance', 'created_at');
+  if (account && sumsFromLatest(period, account.created_at, now)) {
+    const since = await trx('entries')
+      .where('account_id', accountId)
+      .where('created_at', '>=', period.from)
+      .first<{ since_from: string | null; since_to: string | null }>(
+        trx.raw('sum(amount) AS since_from'),
+        trx.raw('sum(amount) FILTER (WHERE created_at >= ?) AS since_to', [period.to]),
+      );
+    const balance = toMinorUnits(account.balance);
+    return {
+      opening: balance - sumOf(since?.since_from ?? null),
+      closing: balance - sumOf(since?.since_to ?? null),
+    };
+  }
+  const before = await trx('entries')
     .where('account_id', accountId)
-    .where('created_at', '<', at)
-    .first<{ sum: string | null }>(knex.raw('sum(amount) AS sum'));
-  return sumOf(row?.sum ?? null);
+    .where('created_at', '<', period.to)
+    .first<{ opening: string | null; closing: string | null }>(
+      trx.raw('sum(amount) FILTER (WHERE created_at < ?) AS opening', [period.from]),
+      trx.raw('sum(amount) AS closing'),
+    );
+  return { opening: sumOf(before?.opening ?? null), closing: sumOf(before?.closing ?? null) };
+}
+
+/** The balance at `at`: the balance at the edge of the empty period [at, at), from one snapshot. */
+export async function balanceAt(knex: Knex, accountId: string, at: Date, now: Date = new Date()): Promise<bigint> {
+  return knex.transaction(
+    async (trx) => (await edgeBalances(trx, accountId, { from: at, to: at }, now)).opening,
+    { isolationLevel: 'repeatable read', readOnly: true },
+  );
 }
 
 function toStatementEntry(row: EntryRow): StatementEntry {

@@ -61,3 +61,13 @@ export function withRunningBalance(start: bigint, entries: readonly StatementEnt
     return { ...entry, balance };
   });
 }
+
+/**
+ * Which end of an account's journal to sum from to find its balance at the period's edges: from its opening
+ * (everything before `to`), or back from the current balance (everything since `from`). Both give the same figures
+ * while the balance is the sum of the entries, which every settlement keeps in the same database transaction; the
+ * shorter stretch of time keeps a recent statement of a long-lived account as cheap as an old one.
+ */
+export function sumsFromLatest(period: StatementPeriod, openedAt: Date, now: Date): boolean {
+  return now.getTime() - period.from.getTime() < period.to.getTime() - openedAt.getTime();
+}
