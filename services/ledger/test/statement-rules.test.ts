@@ -66,7 +66,9 @@ describe('statement rules', () => {
     it('accepts an empty period and refuses one that ends before it starts, or starts in the future', () => {
       const empty = readStatementPeriod('2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', NOW);
       expect(empty.from).to.deep.equal(empty.to);
-      const backwards = refusal(() => readStatementPeriod('2026-02-01T00:00:00Z', '2026-01-01T00:00:00Z', NOW));
+      const backwards = refusal(() =>
+        readStatementPeriod('2026-02-01T00:00:00Z', '2026-01-01T00:00:00Z', NOW),
+      );
       expect(backwards.code).to.equal('VALIDATION_ERROR');
       expect(backwards.errors).to.deep.equal([
         { field: 'from', message: 'must not be after to, nor in the future' },
@@ -112,7 +114,7 @@ describe('statement rules', () => {
       const opening = 12_345n;
       const whole = withRunningBalance(opening, entries).map((line) => line.balance);
       const paged: bigint[] = [];
-      for (let start = 0; start < entries.length; ) {
+      for (let start = 0; start < entries.length;) {
         const size = 1 + random(30);
         const before = entries.slice(0, start).reduce((sum, e) => sum + e.amount, opening);
         paged.push(...withRunningBalance(before, entries.slice(start, start + size)).map((l) => l.balance));

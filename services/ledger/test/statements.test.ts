@@ -53,7 +53,13 @@ describe('ledger statements and past balances', function () {
         const transactionId = randomUUID();
         await trx('entries').insert([
           { transaction_id: transactionId, account_id: accountId, amount, currency: 'USD', created_at: at },
-          { transaction_id: transactionId, account_id: randomUUID(), amount: -amount, currency: 'USD', created_at: at },
+          {
+            transaction_id: transactionId,
+            account_id: randomUUID(),
+            amount: -amount,
+            currency: 'USD',
+            created_at: at,
+          },
         ]);
       }
       const total = moves.reduce((sum, [, amount]) => sum + amount, 0);
@@ -116,7 +122,9 @@ describe('ledger statements and past balances', function () {
       );
       expect(status).to.equal(200);
       expect(body.opening_balance).to.equal(0);
-      expect(body.entries.map((e: StatementBody['entries'][number]) => [e.created_at, e.amount, e.balance])).to.deep.equal([
+      expect(
+        body.entries.map((e: StatementBody['entries'][number]) => [e.created_at, e.amount, e.balance]),
+      ).to.deep.equal([
         ['2025-01-01T00:00:00.000Z', 10, 10],
         ['2025-01-15T12:00:00.000Z', -3, 7],
         ['2025-01-20T00:00:00.000Z', -12, -5],
@@ -124,9 +132,13 @@ describe('ledger statements and past balances', function () {
       expect(body.closing_balance).to.equal(-5);
       expect(body.entries.every((e: StatementBody['entries'][number]) => e.type === null)).to.equal(true);
 
-      const later = (await statement(alice, accountId, 'from=2025-01-01T00:00:00.001Z&to=2025-02-01T00:00:00.001Z')).body;
+      const later = (
+        await statement(alice, accountId, 'from=2025-01-01T00:00:00.001Z&to=2025-02-01T00:00:00.001Z')
+      ).body;
       expect(later.opening_balance).to.equal(10);
-      expect(later.entries.map((e: StatementBody['entries'][number]) => e.amount)).to.deep.equal([-3, -12, 6.5]);
+      expect(later.entries.map((e: StatementBody['entries'][number]) => e.amount)).to.deep.equal([
+        -3, -12, 6.5,
+      ]);
       expect(later.closing_balance).to.equal(1.5);
     });
 
@@ -145,9 +157,13 @@ describe('ledger statements and past balances', function () {
 
     it('answers the balance at a past moment from the entries before it, matching the statement edges', async () => {
       const at = async (moment: string) => {
-        const response = await ledger.call('GET', `/account/${accountId}/balance?at=${encodeURIComponent(moment)}`, {
-          user: alice,
-        });
+        const response = await ledger.call(
+          'GET',
+          `/account/${accountId}/balance?at=${encodeURIComponent(moment)}`,
+          {
+            user: alice,
+          },
+        );
         expect(response.status, response.text).to.equal(200);
         return response.body;
       };
@@ -161,7 +177,8 @@ describe('ledger statements and past balances', function () {
       expect((await at('2025-01-15T13:00:00+01:00')).balance).to.equal(10);
       expect((await at('2025-01-15T12:00:00.001Z')).balance).to.equal(7);
       expect((await at('2025-01-25T00:00:00Z')).balance).to.equal(-5);
-      const period = (await statement(alice, accountId, 'from=2025-01-10T00:00:00Z&to=2025-01-25T00:00:00Z')).body;
+      const period = (await statement(alice, accountId, 'from=2025-01-10T00:00:00Z&to=2025-01-25T00:00:00Z'))
+        .body;
       expect(period.opening_balance).to.equal((await at('2025-01-10T00:00:00Z')).balance);
       expect(period.closing_balance).to.equal((await at('2025-01-25T00:00:00Z')).balance);
       // Asked about the future, it answers as of now: every entry, and not the account's available balance.
@@ -227,8 +244,9 @@ describe('ledger statements and past balances', function () {
     it('refuses bad periods, pages and formats with 400 VALIDATION_ERROR naming the field', async () => {
       const other = await ledger.openAccount(alice);
       await book(other.id, '2025-01-01T00:00:00Z', [['2025-01-10T00:00:00Z', 5]]);
-      const foreignEntry = (await statement(alice, other.id, 'from=2025-01-01T00:00:00Z&to=2025-02-01T00:00:00Z'))
-        .body.entries[0].id as string;
+      const foreignEntry = (
+        await statement(alice, other.id, 'from=2025-01-01T00:00:00Z&to=2025-02-01T00:00:00Z')
+      ).body.entries[0].id as string;
       const cases: [string, string][] = [
         ['from=2025-01-01', 'from'],
         ['from=2025-01-01T00:00:00', 'from'],
@@ -239,7 +257,10 @@ describe('ledger statements and past balances', function () {
         ['limit=1001', 'limit'],
         ['format=xml', 'format'],
         ['starting_after=abc', 'starting_after'],
-        [`from=2025-01-01T00:00:00Z&to=2025-02-01T00:00:00Z&starting_after=${foreignEntry}`, 'starting_after'],
+        [
+          `from=2025-01-01T00:00:00Z&to=2025-02-01T00:00:00Z&starting_after=${foreignEntry}`,
+          'starting_after',
+        ],
         ['starting_after=999999999999', 'starting_after'],
       ];
       for (const [query, field] of cases) {
@@ -247,9 +268,14 @@ describe('ledger statements and past balances', function () {
         expect(response.status, query).to.equal(400);
         expect(response.headers.get('content-type'), query).to.match(/^application\/problem\+json/);
         expect(response.body.code, query).to.equal('VALIDATION_ERROR');
-        expect(response.body.errors.map((e: { field: string }) => e.field), query).to.include(field);
+        expect(
+          response.body.errors.map((e: { field: string }) => e.field),
+          query,
+        ).to.include(field);
       }
-      const balance = await ledger.call('GET', `/account/${accountId}/balance?at=not-a-time`, { user: alice });
+      const balance = await ledger.call('GET', `/account/${accountId}/balance?at=not-a-time`, {
+        user: alice,
+      });
       expect(balance.status).to.equal(400);
       expect(balance.body.errors[0].field).to.equal('at');
     });
@@ -270,8 +296,16 @@ describe('ledger statements and past balances', function () {
     ];
     await book(id, '2024-01-01T00:00:00Z', moves);
     const before = (moment: string) =>
-      moves.filter(([at]) => new Date(at) < new Date(moment)).reduce((sum, [, amount]) => sum + amount, 0) / 100;
-    const edges = ['2024-01-01T00:00:00Z', '2024-01-03T00:00:00Z', '2024-03-01T00:00:00Z', ago(30), ago(2), ago(0.5)];
+      moves.filter(([at]) => new Date(at) < new Date(moment)).reduce((sum, [, amount]) => sum + amount, 0) /
+      100;
+    const edges = [
+      '2024-01-01T00:00:00Z',
+      '2024-01-03T00:00:00Z',
+      '2024-03-01T00:00:00Z',
+      ago(30),
+      ago(2),
+      ago(0.5),
+    ];
     for (const from of edges) {
       for (const to of edges.filter((edge) => new Date(edge) >= new Date(from))) {
         const query = `from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`;
@@ -283,7 +317,9 @@ describe('ledger statements and past balances', function () {
         ]);
         expectConsistent(response.body);
       }
-      const at = await ledger.call('GET', `/account/${id}/balance?at=${encodeURIComponent(from)}`, { user: alice });
+      const at = await ledger.call('GET', `/account/${id}/balance?at=${encodeURIComponent(from)}`, {
+        user: alice,
+      });
       expect(at.body.balance, from).to.equal(before(from));
     }
   });
@@ -307,7 +343,9 @@ describe('ledger statements and past balances', function () {
     }
     const missing = await ledger.call('GET', `/account/${randomUUID()}/statement`, { user: mallory });
     expect(missing.status).to.equal(404);
-    expect((await ledger.call('GET', '/account/not-a-uuid/statement', { user: mallory })).status).to.equal(404);
+    expect((await ledger.call('GET', '/account/not-a-uuid/statement', { user: mallory })).status).to.equal(
+      404,
+    );
 
     const admin = ledger.newUser('admin');
     const read = await ledger.call('GET', `/account/${account.id}/statement`, { user: admin });
@@ -334,7 +372,11 @@ describe('ledger statements and past balances', function () {
             [a, b, a, b, a].map((source, i) =>
               ledger.call('POST', `/account/${source.id}/transfer`, {
                 user: bob,
-                body: { to_account_id: (source === a ? b : a).id, amount: 1 + ((round + i) % 7), currency: 'USD' },
+                body: {
+                  to_account_id: (source === a ? b : a).id,
+                  amount: 1 + ((round + i) % 7),
+                  currency: 'USD',
+                },
               }),
             ),
           )),
@@ -357,7 +399,11 @@ describe('ledger statements and past balances', function () {
       expect(ofA.body.has_more).to.equal(false);
       if (lastClosing !== null && lastClosing !== ofA.body.closing_balance) movedWhileReading += 1;
       lastClosing = ofA.body.closing_balance;
-      const rows = ofB.text.split('\r\n').filter(Boolean).slice(1).map((row) => row.split(','));
+      const rows = ofB.text
+        .split('\r\n')
+        .filter(Boolean)
+        .slice(1)
+        .map((row) => row.split(','));
       let balance = cents(Number(rows[0]![6]));
       for (const row of rows.slice(1, -1)) {
         balance += cents(Number(row[5]));

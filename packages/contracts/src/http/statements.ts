@@ -2,7 +2,11 @@ import { Type } from '@sinclair/typebox';
 import { CurrencyCode, Nullable, Timestamp, Uuid } from './common.js';
 
 const Moment = (description: string) =>
-  Type.String({ format: 'date-time', maxLength: 40, description: `${description} (RFC 3339, with an offset)` });
+  Type.String({
+    format: 'date-time',
+    maxLength: 40,
+    description: `${description} (RFC 3339, with an offset)`,
+  });
 
 /** GET /account/{id}/statement. */
 export const StatementQuery = Type.Object({

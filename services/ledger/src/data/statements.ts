@@ -52,7 +52,9 @@ export async function readStatement(
             .first<{ id: string } | undefined>('id')
         : undefined;
       if (page.startingAfter && !cursor) return null;
-      const position = cursor ? trx.raw('(SELECT created_at, id FROM entries WHERE id = ?)', [cursor.id]) : null;
+      const position = cursor
+        ? trx.raw('(SELECT created_at, id FROM entries WHERE id = ?)', [cursor.id])
+        : null;
 
       const { opening, closing } = await edgeBalances(trx, accountId, period, now);
       const beforePage = position
@@ -132,7 +134,12 @@ async function edgeBalances(
 }
 
 /** The balance at `at`: the balance at the edge of the empty period [at, at), from one snapshot. */
-export async function balanceAt(knex: Knex, accountId: string, at: Date, now: Date = new Date()): Promise<bigint> {
+export async function balanceAt(
+  knex: Knex,
+  accountId: string,
+  at: Date,
+  now: Date = new Date(),
+): Promise<bigint> {
   return knex.transaction(
     async (trx) => (await edgeBalances(trx, accountId, { from: at, to: at }, now)).opening,
     { isolationLevel: 'repeatable read', readOnly: true },

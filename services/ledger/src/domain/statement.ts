@@ -39,10 +39,15 @@ export function readMoment(value: string, field: string): Date {
  * The statement period from the query: `to` defaults to now and is never later than now (a balance of the
  * future is not known yet), `from` defaults to 30 days before `to` and must not be after it.
  */
-export function readStatementPeriod(from: string | undefined, to: string | undefined, now: Date): StatementPeriod {
+export function readStatementPeriod(
+  from: string | undefined,
+  to: string | undefined,
+  now: Date,
+): StatementPeriod {
   const requestedEnd = to === undefined ? now : readMoment(to, 'to');
   const end = requestedEnd > now ? now : requestedEnd;
-  const start = from === undefined ? new Date(end.getTime() - DEFAULT_STATEMENT_DAYS * DAY_MS) : readMoment(from, 'from');
+  const start =
+    from === undefined ? new Date(end.getTime() - DEFAULT_STATEMENT_DAYS * DAY_MS) : readMoment(from, 'from');
   if (start > end) throw invalidQuery('from', 'must not be after to, nor in the future');
   return { from: start, to: end };
 }
