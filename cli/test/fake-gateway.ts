@@ -129,7 +129,7 @@ export async function startFakeGateway(): Promise<FakeGateway> {
       const rows = [
         'created_at,entry_id,transaction_id,type,counterparty_account_id,amount,balance,currency',
       ];
-      if (after === 0) rows.push(`${from},,,opening_balance,,,${money(0)},${account.currency}`);
+      if (after === 0) rows.push(`${from},,,opening_balance,,,${money(0n)},${account.currency}`);
       for (const line of page) {
         rows.push(
           `2025-01-01T00:00:00.000Z,${line.id},${line.t.id},${line.t.type},,${money(line.amount)},${money(line.balance)},${account.currency}`,
