@@ -326,7 +326,7 @@ describe('ledger statements and past balances', function () {
 
   it('refuses another user the statement and the past balance exactly as it refuses the balance', async () => {
     const account = await ledger.openAccount(alice);
-    await ledger.fund(alice, account.id, 42);
+    await ledger.fund(alice, account.id, 42.42);
     const mallory = ledger.newUser();
     const paths = [
       `/account/${account.id}/balance`,
@@ -338,7 +338,7 @@ describe('ledger statements and past balances', function () {
       const response = await ledger.call('GET', path, { user: mallory });
       expect(response.status, path).to.equal(403);
       expect(response.body.code, path).to.equal('ACCESS_DENIED');
-      expect(response.text, path).to.not.include('42');
+      expect(response.text, path).to.not.include('42.42');
       expect((await ledger.call('GET', path)).status, path).to.equal(401);
     }
     const missing = await ledger.call('GET', `/account/${randomUUID()}/statement`, { user: mallory });
@@ -350,7 +350,7 @@ describe('ledger statements and past balances', function () {
     const admin = ledger.newUser('admin');
     const read = await ledger.call('GET', `/account/${account.id}/statement`, { user: admin });
     expect(read.status, read.text).to.equal(200);
-    expect(read.body.closing_balance).to.equal(42);
+    expect(read.body.closing_balance).to.equal(42.42);
   });
 
   it('reads each page from one snapshot: opening + entries = closing while transfers settle', async () => {
