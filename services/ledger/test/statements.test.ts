@@ -262,6 +262,7 @@ describe('ledger statements and past balances', function () {
           'starting_after',
         ],
         ['starting_after=999999999999', 'starting_after'],
+        ['starting_after=9999999999999999999', 'starting_after'],
       ];
       for (const [query, field] of cases) {
         const response = await statement(alice, accountId, query);

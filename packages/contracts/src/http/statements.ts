@@ -20,7 +20,7 @@ export const StatementQuery = Type.Object({
   }),
   starting_after: Type.Optional(
     Type.String({
-      pattern: '^[1-9][0-9]{0,18}$',
+      pattern: '^[1-9][0-9]{0,17}$',
       description: 'The `id` of the last entry of the previous page',
     }),
   ),
