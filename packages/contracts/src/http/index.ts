@@ -6,3 +6,4 @@ export * from './money.js';
 export * from './currencies.js';
 export * from './webhooks.js';
 export * from './reconciliation.js';
+export * from './statements.js';

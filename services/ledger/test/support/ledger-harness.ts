@@ -32,6 +32,8 @@ export interface ApiResponse {
   headers: Headers;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are asserted field by field
   body: any;
+  /** The raw body, for answers that are not JSON (CSV statements). */
+  text: string;
 }
 
 export interface TestUser {
@@ -150,7 +152,13 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await response.text();
-    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null };
+    const json = /json/.test(response.headers.get('content-type') ?? '');
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: text && json ? JSON.parse(text) : null,
+      text,
+    };
   };
 
   const harness: LedgerHarness = {
