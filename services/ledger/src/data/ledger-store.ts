@@ -27,6 +27,9 @@ export interface LedgerStore {
   ): Promise<Page<Transaction>>;
   listAwaitingReconciliation(page: PageRequest): Promise<Page<queries.ReconciliationCase>>;
   countAwaitingReconciliation(): Promise<number>;
+  /** Accounts a reversal took below zero (the provider took back money the user had spent). */
+  listOverdrawnAccounts(page: PageRequest): Promise<Page<Account>>;
+  countOverdrawnAccounts(): Promise<number>;
   expiredHolds(cutoff: Date, limit: number): Promise<string[]>;
   deleteIdempotencyKeysBefore(cutoff: Date): Promise<number>;
   audit(): Promise<AuditReport>;
@@ -67,6 +70,8 @@ export function createLedgerStore(knex: Knex): LedgerStore {
     listTransactions: (scope, filter, page) => queries.listTransactions(knex, scope, filter, page),
     listAwaitingReconciliation: (page) => queries.listAwaitingReconciliation(knex, page),
     countAwaitingReconciliation: () => queries.countAwaitingReconciliation(knex),
+    listOverdrawnAccounts: (page) => queries.listOverdrawnAccounts(knex, page),
+    countOverdrawnAccounts: () => queries.countOverdrawnAccounts(knex),
     expiredHolds: (cutoff, limit) => queries.expiredHolds(knex, cutoff, limit),
     deleteIdempotencyKeysBefore: (cutoff) => queries.deleteIdempotencyKeysBefore(knex, cutoff),
     audit: () => runAudit(knex),
