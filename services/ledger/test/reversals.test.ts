@@ -349,3 +349,95 @@ describe('ledger reversals (memory bus)', () => {
     });
   });
 });
+
+describe('ledger reversals with two ledger processes over RabbitMQ', function () {
+  this.timeout(60_000);
+  let ledger: LedgerHarness;
+  let alice: TestUser;
+
+  before(async () => {
+    ledger = await startLedgerHarness({ transport: 'amqp', instances: 2 });
+    alice = ledger.newUser();
+  });
+  after(async () => {
+    await ledger?.stop();
+  });
+
+  const shuffle = <T>(items: T[]) =>
+    items
+      .map((item) => ({ item, order: Math.random() }))
+      .sort((a, b) => a.order - b.order)
+      .map(({ item }) => item);
+
+  it('takes effect once per refunded total and per dispute, whatever the copies, order and consumer', async () => {
+    const account = await ledger.openAccount(alice);
+    const deposits: string[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      const deposit = await ledger.deposit(alice, account.id, 100);
+      await ledger.confirm(deposit.body.id);
+      await ledger.waitForStatus(alice, deposit.body.id, 'completed');
+      deposits.push(deposit.body.id);
+    }
+    const [refunded, lost, won] = deposits as [string, string, string];
+    const sameEvent = randomUUID();
+    const publications = shuffle([
+      // A refund redelivered 20 times under one event id, and partial refunds up to 80.00 in any order.
+      ...Array.from(
+        { length: 20 },
+        () => () => ledger.adjust(refunded, 'refund', 2000, { eventId: sameEvent }),
+      ),
+      ...[1000, 2000, 5000, 8000, 8000, 5000].map((total) => () => ledger.adjust(refunded, 'refund', total)),
+      // A lost dispute told as opened and lost, each many times, the close possibly first.
+      ...Array.from(
+        { length: 8 },
+        () => () => ledger.adjust(lost, 'dispute_opened', 6000, { reference: 'dp_amqp_lost' }),
+      ),
+      ...Array.from(
+        { length: 8 },
+        () => () => ledger.adjust(lost, 'dispute_lost', 6000, { reference: 'dp_amqp_lost' }),
+      ),
+      ...Array.from(
+        { length: 8 },
+        () => () => ledger.adjust(won, 'dispute_opened', 6000, { reference: 'dp_amqp_won' }),
+      ),
+      ...Array.from(
+        { length: 8 },
+        () => () => ledger.adjust(won, 'dispute_won', 6000, { reference: 'dp_amqp_won' }),
+      ),
+    ]);
+    await Promise.all(publications.map((publish) => publish()));
+    // Every refunded total was published, so the refunds add up to the largest; each dispute has one reversal.
+    const settled = await eventually(
+      async () => ({
+        refunds: await reversalsOf(ledger, refunded),
+        lost: await reversalsOf(ledger, lost),
+        won: await reversalsOf(ledger, won),
+      }),
+      (r) =>
+        r.refunds.reduce((sum, t) => sum + t.amount, 0) === 8000 &&
+        r.lost.some((t) => t.status === 'completed') &&
+        r.won.some((t) => t.status === 'canceled'),
+      { timeoutMs: 30_000 },
+    );
+    await quiesce(ledger);
+    const final = {
+      refunds: await reversalsOf(ledger, refunded),
+      lost: await reversalsOf(ledger, lost),
+      won: await reversalsOf(ledger, won),
+    };
+    expect(final.refunds.reduce((sum, t) => sum + t.amount, 0)).to.equal(8000);
+    expect(final.refunds.every((t) => t.status === 'completed')).to.equal(true);
+    expect(final.lost.map((t) => [t.status, t.amount])).to.deep.equal([['completed', 6000]]);
+    expect(final.won.map((t) => [t.status, t.amount])).to.deep.equal([['canceled', 6000]]);
+    expect(settled.refunds.length).to.be.at.least(1);
+    // 300 deposited, 80 refunded, 60 lost in a dispute; the won dispute holds nothing any more.
+    expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 160, available_balance: 160 });
+    const announced = await ledger
+      .db('outbox')
+      .whereRaw(`event ->> 'type' = 'TransactionReversed'`)
+      .whereRaw(`event -> 'data' ->> 'account_id' = ?`, [account.id])
+      .count<{ count: string }[]>('*');
+    expect(Number(announced[0]?.count)).to.equal(final.refunds.length + 1);
+    expect(await ledger.audit()).to.include({ ok: true });
+  });
+});
