@@ -208,7 +208,9 @@ export async function adjustDeposit(
   if (decision.action === 'retry')
     throw new AdjustmentTooEarlyError(`deposit ${depositId}: ${decision.reason}`);
   if (decision.action === 'ignore') {
-    context.logger.info({ ...about, reason: decision.reason }, 'provider adjustment changes nothing');
+    // The provider took money back for a deposit the ledger does not hold (or no longer: a removed user's).
+    const level = original ? 'info' : 'warn';
+    context.logger[level]({ ...about, reason: decision.reason }, 'provider adjustment changes nothing');
     return null;
   }
   if (decision.action === 'finish') {
