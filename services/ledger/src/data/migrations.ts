@@ -275,7 +275,7 @@ const reconciliationAndRemovals: Migration = {
 };
 
 const reversals: Migration = {
-  name: '007_reversals',
+  name: '008_reversals',
   async up(knex) {
     // A reversal undoes (part of) a completed deposit the provider took back: a refund, or a dispute (pending and
     // holding while open, canceled when won, completed when lost). The deposit itself never changes.
