@@ -263,6 +263,9 @@ describe('the OpenAPI document against the running system', function () {
     const reconciliation = await call('GET', '/admin/reconciliation?limit=5', { token: admin.body.token });
     expect(reconciliation.status, reconciliation.text).to.equal(200);
     expect((await call('GET', '/admin/reconciliation', { token })).status).to.equal(403);
+    const overdrawn = await call('GET', '/admin/overdrawn-accounts?limit=5', { token: admin.body.token });
+    expect(overdrawn.status, overdrawn.text).to.equal(200);
+    expect((await call('GET', '/admin/overdrawn-accounts', { token })).status).to.equal(403);
 
     const leaving = await api.signUp();
     const refreshed = await call('POST', '/auth/refresh', { token: leaving.token });

@@ -272,6 +272,21 @@ export const OPERATIONS: readonly Operation[] = [
     errors: [400, ...PROTECTED],
   },
   {
+    method: 'get',
+    path: '/admin/overdrawn-accounts',
+    operationId: 'listOverdrawnAccounts',
+    tag: 'Administration',
+    summary: 'Accounts a refund or lost dispute took below zero (admins only)',
+    description:
+      'A reversal takes back what the provider took back, even when the user has already moved the money on: ' +
+      'the only way an account goes below zero. Nothing can be withdrawn or transferred from such an account; ' +
+      'it leaves this list once deposits make it up. Furthest below zero first. Also counted by the ledger’s ' +
+      '`ledger_accounts_overdrawn_by_reversal` gauge and listed by its audit.',
+    query: PageQuery,
+    success: { status: 200, description: 'A page of accounts', schema: 'OverdrawnAccountPage' },
+    errors: [400, ...PROTECTED],
+  },
+  {
     method: 'post',
     path: '/account',
     operationId: 'openAccount',
@@ -395,6 +410,9 @@ export const OPERATIONS: readonly Operation[] = [
     operationId: 'getTransaction',
     tag: 'Transactions',
     summary: 'A transaction and its status',
+    description:
+      'A `reversal` (a provider’s refund or chargeback of a completed deposit) names the deposit in ' +
+      '`original_transaction_id`; the deposit stays completed and both show in the history.',
     success: { status: 200, description: 'The transaction', schema: 'Transaction' },
     errors: [...PROTECTED, 404],
   },
@@ -428,6 +446,11 @@ export const OPERATIONS: readonly Operation[] = [
     operationId: 'receiveProviderEvent',
     tag: 'Webhooks',
     summary: 'Signed provider event (Stripe-style)',
+    description:
+      'Payments and payouts confirm or fail transactions. `charge.refunded` (the charge with its cumulative ' +
+      '`amount_refunded`) and `charge.dispute.created` / `charge.dispute.closed` reverse a completed deposit: a ' +
+      '`reversal` transaction linked to it. Each refunded total and each dispute takes effect once, whatever the ' +
+      'redeliveries and their order.',
     headers: ['ProviderSignature'],
     body: 'ProviderEvent',
     success: { status: 200, description: 'Recorded (and published when it moves money); an empty body' },

@@ -38,6 +38,9 @@ export interface LedgerStore {
   balanceAt(accountId: string, at: Date): Promise<bigint>;
   listAwaitingReconciliation(page: PageRequest): Promise<Page<queries.ReconciliationCase>>;
   countAwaitingReconciliation(): Promise<number>;
+  /** Accounts a reversal took below zero (the provider took back money the user had spent). */
+  listOverdrawnAccounts(page: PageRequest): Promise<Page<Account>>;
+  countOverdrawnAccounts(): Promise<number>;
   expiredHolds(cutoff: Date, limit: number): Promise<string[]>;
   deleteIdempotencyKeysBefore(cutoff: Date): Promise<number>;
   audit(): Promise<AuditReport>;
@@ -80,6 +83,8 @@ export function createLedgerStore(knex: Knex): LedgerStore {
     balanceAt: (accountId, at) => statements.balanceAt(knex, accountId, at),
     listAwaitingReconciliation: (page) => queries.listAwaitingReconciliation(knex, page),
     countAwaitingReconciliation: () => queries.countAwaitingReconciliation(knex),
+    listOverdrawnAccounts: (page) => queries.listOverdrawnAccounts(knex, page),
+    countOverdrawnAccounts: () => queries.countOverdrawnAccounts(knex),
     expiredHolds: (cutoff, limit) => queries.expiredHolds(knex, cutoff, limit),
     deleteIdempotencyKeysBefore: (cutoff) => queries.deleteIdempotencyKeysBefore(knex, cutoff),
     audit: () => runAudit(knex),

@@ -35,13 +35,17 @@ export function requestedEvent(transaction: Transaction, correlationId: string):
       return createEvent(REQUESTED.withdrawal, data, options);
     case 'deposit':
       return createEvent(REQUESTED.deposit, data, options);
+    case 'reversal':
+      throw new Error(`reversal ${transaction.id} is never requested; it comes from the provider`);
   }
 }
 
-/** TransactionCompleted, or TransactionFailed for a failed or canceled one. */
+/** TransactionCompleted, or TransactionFailed for a failed or canceled one; reversals announce themselves apart. */
 export function settledEvent(transaction: Transaction, correlationId: string): AnyEvent {
   const options = { id: randomUUID(), correlationId };
-  const data = { ...movement(transaction), type: transaction.type };
+  const { type } = transaction;
+  if (type === 'reversal') throw new Error(`reversal ${transaction.id} is announced by reversedEvent`);
+  const data = { ...movement(transaction), type };
   if (transaction.status === 'completed') return createEvent('TransactionCompleted', data, options);
   const reason = transaction.failureReason ?? transaction.status;
   return createEvent('TransactionFailed', { ...data, failure_reason: reason.slice(0, 500) }, options);
@@ -51,6 +55,20 @@ export function accountOpenedEvent(account: Account, correlationId: string): Any
   return createEvent(
     'AccountOpened',
     { account_id: account.id, user_id: account.userId, currency: account.currency },
+    { id: randomUUID(), correlationId },
+  );
+}
+
+/** TransactionReversed, for a reversal as it completed: a refund, or a dispute lost. */
+export function reversedEvent(reversal: Transaction, correlationId: string): AnyEvent {
+  if (reversal.originalTransactionId === null) throw new Error(`transaction ${reversal.id} reverses nothing`);
+  return createEvent(
+    'TransactionReversed',
+    {
+      ...movement(reversal),
+      original_transaction_id: reversal.originalTransactionId,
+      reason: reversal.reversalReason === 'refund' ? 'refund' : 'dispute_lost',
+    },
     { id: randomUUID(), correlationId },
   );
 }

@@ -28,6 +28,7 @@ export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: Ledg
   app.get('/transaction/:id', auth, transactions.showTransaction);
 
   app.get('/admin/reconciliation', auth, admin.listReconciliation);
+  app.get('/admin/overdrawn-accounts', auth, admin.listOverdrawnAccounts);
 
   app.post('/internal/users/:id/removal', internal.removeUser);
   app.get('/internal/audit', internal.showAudit);

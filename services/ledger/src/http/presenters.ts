@@ -126,6 +126,10 @@ export function renderTransaction(transaction: Transaction, exponents: Exponents
     created_at: transaction.createdAt.toISOString(),
     updated_at: transaction.updatedAt.toISOString(),
     completed_at: transaction.completedAt?.toISOString() ?? null,
+    ...(transaction.type === 'reversal' && {
+      original_transaction_id: transaction.originalTransactionId,
+      reversal_reason: transaction.reversalReason,
+    }),
   };
   if (!versionAtLeast(version, '1.1')) return body;
   const conversion =
@@ -154,6 +158,14 @@ export function renderReconciliationCase(
     ...renderTransaction(found.transaction, exponents, version),
     user_id: found.transaction.userId,
     reconciliation_required_at: found.flaggedAt.toISOString(),
+  };
+}
+
+/** An account a reversal took below zero: what it holds, and by how much it is short. */
+export function renderOverdrawnAccount(account: Account, exponent: number) {
+  return {
+    ...renderAccount(account, exponent),
+    overdrawn_by: minorToNumber(-account.availableBalance, exponent),
   };
 }
 
@@ -204,6 +216,11 @@ export function renderAudit(report: AuditReport) {
       transaction_id: t.transactionId,
       status: t.status,
       entries: t.entries,
+    })),
+    overdrawn_accounts: report.overdrawnAccounts.map((a) => ({
+      account_id: a.accountId,
+      balance: minor(a.balance),
+      available_balance: minor(a.availableBalance),
     })),
     history_count_mismatches: report.historyCountMismatches.map((h) => ({
       owner_kind: h.ownerKind,

@@ -78,6 +78,13 @@ export interface LedgerHarness {
     extra?: Partial<EventData<'PaymentProcessed'>>,
     eventId?: string,
   ): Promise<string>;
+  /** Publishes a PaymentAdjusted (a refund or dispute) for a deposit, as webhook-ingest would; returns the event id. */
+  adjust(
+    transactionId: string,
+    adjustment: EventData<'PaymentAdjusted'>['adjustment'],
+    amount: number,
+    options?: { reference?: string; currency?: string; eventId?: string },
+  ): Promise<string>;
   /** Deposits and confirms, then waits until the balance shows it. */
   fund(user: TestUser, accountId: string, amount: number, currency?: string): Promise<void>;
   balanceOf(user: TestUser, accountId: string): Promise<{ balance: number; available_balance: number }>;
@@ -201,6 +208,24 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
           source: 'payment',
           ...(paid && { amount: Number(paid.amount), currency: paid.currency }),
           ...extra,
+        },
+        { id: eventId, correlationId: `test-${eventId}` },
+      );
+      await bus.publish(event);
+      return eventId;
+    },
+    async adjust(transactionId, adjustment, amount, options = {}) {
+      const eventId = options.eventId ?? randomUUID();
+      const event = createEvent(
+        'PaymentAdjusted',
+        {
+          transaction_id: transactionId,
+          adjustment,
+          amount,
+          currency: options.currency ?? 'USD',
+          reference: options.reference ?? `ch_${transactionId}`,
+          provider_event_id: `evt_${eventId}`,
+          provider_event_type: adjustment === 'refund' ? 'charge.refunded' : 'charge.dispute.created',
         },
         { id: eventId, correlationId: `test-${eventId}` },
       );
