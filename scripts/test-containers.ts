@@ -1,0 +1,121 @@
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { containerImages, TEST_RUN_LABEL } from '@payments/testkit';
+
+// `pnpm test:containers [mocha files…]`: the integration suites against PostgreSQL and RabbitMQ in containers that
+// testcontainers starts, even where local services answer (TEST_INFRASTRUCTURE=containers). Images: the official
+// ones when present or pullable, else the offline stand-ins (infra/containers/stand-in-images.sh builds what is
+// missing); TEST_POSTGRES_IMAGE / TEST_RABBITMQ_IMAGE choose others. Without the Ryuk image, Ryuk is off and the
+// test kit's root hook removes the containers; this runner then checks that none is left (and removes any).
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SUITES = ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'e2e/**/*.test.ts'];
+const STAND_INS = {
+  postgres: 'payments-local/postgres:15-debian',
+  rabbitmq: 'payments-local/rabbitmq:3-debian',
+};
+/** testcontainers 11's reaper, unless RYUK_CONTAINER_IMAGE names another. */
+const RYUK_IMAGE = process.env.RYUK_CONTAINER_IMAGE || 'testcontainers/ryuk:0.14.0';
+const docker = (args: string[], timeout = 30_000) =>
+  promisify(execFile)('docker', args, { timeout, maxBuffer: 16 * 1024 * 1024 });
+const say = (line: string) => console.log(`[test:containers] ${line}`);
+
+/** Present, or pulled now; false when neither (no registry). */
+async function available(image: string): Promise<boolean> {
+  if (
+    await docker(['image', 'inspect', image]).then(
+      () => true,
+      () => false,
+    )
+  )
+    return true;
+  return docker(['pull', '--quiet', image], 600_000).then(
+    () => true,
+    () => false,
+  );
+}
+
+if (
+  !(await docker(['info'], 10_000).then(
+    () => true,
+    () => false,
+  ))
+) {
+  console.error('pnpm test:containers needs a Docker engine (docker info fails).');
+  process.exit(1);
+}
+
+const env: NodeJS.ProcessEnv = { ...process.env, TEST_INFRASTRUCTURE: 'containers' };
+const chosen = containerImages();
+const images = { postgres: chosen.postgres, rabbitmq: chosen.rabbitmq };
+const needStandIns = [] as Array<keyof typeof images>;
+for (const kind of ['postgres', 'rabbitmq'] as const) {
+  const variable = kind === 'postgres' ? 'TEST_POSTGRES_IMAGE' : 'TEST_RABBITMQ_IMAGE';
+  if (process.env[variable] || (await available(images[kind]))) continue;
+  say(`${images[kind]} is neither here nor pullable: the offline stand-in ${STAND_INS[kind]} instead`);
+  images[kind] = STAND_INS[kind];
+  needStandIns.push(kind);
+}
+if (needStandIns.length > 0) {
+  const build = spawn('bash', [path.join(ROOT, 'infra/containers/stand-in-images.sh')], { stdio: 'inherit' });
+  const code = await new Promise<number | null>((resolve) => build.once('close', resolve));
+  if (code !== 0) {
+    console.error('infra/containers/stand-in-images.sh failed: no images to test with.');
+    process.exit(1);
+  }
+}
+env.TEST_POSTGRES_IMAGE = images.postgres;
+env.TEST_RABBITMQ_IMAGE = images.rabbitmq;
+if (env.TESTCONTAINERS_RYUK_DISABLED !== 'true' && !(await available(RYUK_IMAGE))) {
+  say(
+    `${RYUK_IMAGE} is neither here nor pullable: Ryuk off, the test kit's root hook removes the containers`,
+  );
+  env.TESTCONTAINERS_RYUK_DISABLED = 'true';
+}
+
+const runId = randomBytes(6).toString('hex');
+env.TEST_RUN_ID = runId;
+const files = process.argv.slice(2);
+say(`images ${images.postgres} and ${images.rabbitmq}; run ${TEST_RUN_LABEL}=${runId}`);
+const startedAt = new Date();
+const mocha = spawn(path.join(ROOT, 'node_modules/.bin/mocha'), files.length > 0 ? files : SUITES, {
+  cwd: ROOT,
+  env,
+  stdio: 'inherit',
+});
+const forward = (signal: NodeJS.Signals) => () => mocha.kill(signal);
+process.on('SIGINT', forward('SIGINT')).on('SIGTERM', forward('SIGTERM'));
+const code = await new Promise<number>((resolve) =>
+  mocha.once('close', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))),
+);
+const seconds = Math.round((Date.now() - startedAt.getTime()) / 1000);
+
+const label = `label=${TEST_RUN_LABEL}=${runId}`;
+const { stdout: startedLines } = await docker([
+  'events',
+  '--since',
+  startedAt.toISOString(),
+  '--until',
+  new Date().toISOString(),
+  '--filter',
+  label,
+  '--filter',
+  'event=start',
+  '--format',
+  '{{.Actor.Attributes.image}}',
+]);
+const started = startedLines.split('\n').filter(Boolean);
+const { stdout: leftLines } = await docker(['ps', '--all', '--quiet', '--filter', label]);
+const left = leftLines.split('\n').filter(Boolean);
+if (left.length > 0) await docker(['rm', '--force', '--volumes', ...left]);
+say(
+  `mocha exited ${code} after ${Math.floor(seconds / 60)} min ${seconds % 60} s; containers started: ` +
+    `${started.length > 0 ? started.join(', ') : 'none'}; left behind: ${left.length}` +
+    (left.length > 0 ? ' (removed now)' : ''),
+);
+if (started.length === 0)
+  console.error('No container was started: the suites did not run against containers.');
+process.exit(code !== 0 || left.length > 0 || started.length === 0 ? 1 : 0);
