@@ -80,7 +80,17 @@ const runId = randomBytes(6).toString('hex');
 env.TEST_RUN_ID = runId;
 const files = process.argv.slice(2);
 say(`images ${images.postgres} and ${images.rabbitmq}; run ${TEST_RUN_LABEL}=${runId}`);
-const startedAt = new Date();
+const startedAt = Date.now();
+const label = `label=${TEST_RUN_LABEL}=${runId}`;
+// Watched live: the engine keeps only its last 256 events, fewer than a long run sees on a busy engine.
+const events = spawn(
+  'docker',
+  ['events', '--filter', label, '--filter', 'event=start', '--format', '{{.Actor.Attributes.image}}'],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
+let eventLines = '';
+events.stdout.on('data', (chunk: Buffer) => (eventLines += chunk.toString('utf8')));
+await new Promise((resolve) => setTimeout(resolve, 500));
 const mocha = spawn(path.join(ROOT, 'node_modules/.bin/mocha'), files.length > 0 ? files : SUITES, {
   cwd: ROOT,
   env,
@@ -91,23 +101,9 @@ process.on('SIGINT', forward('SIGINT')).on('SIGTERM', forward('SIGTERM'));
 const code = await new Promise<number>((resolve) =>
   mocha.once('close', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))),
 );
-const seconds = Math.round((Date.now() - startedAt.getTime()) / 1000);
-
-const label = `label=${TEST_RUN_LABEL}=${runId}`;
-const { stdout: startedLines } = await docker([
-  'events',
-  '--since',
-  startedAt.toISOString(),
-  '--until',
-  new Date().toISOString(),
-  '--filter',
-  label,
-  '--filter',
-  'event=start',
-  '--format',
-  '{{.Actor.Attributes.image}}',
-]);
-const started = startedLines.split('\n').filter(Boolean);
+const seconds = Math.round((Date.now() - startedAt) / 1000);
+events.kill();
+const started = eventLines.split('\n').filter(Boolean);
 const { stdout: leftLines } = await docker(['ps', '--all', '--quiet', '--filter', label]);
 const left = leftLines.split('\n').filter(Boolean);
 if (left.length > 0) await docker(['rm', '--force', '--volumes', ...left]);

@@ -99,7 +99,9 @@ async function startContainers(): Promise<Infrastructure> {
   const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
   const { RabbitMQContainer } = await import('@testcontainers/rabbitmq');
   const images = containerImages();
-  const labels = process.env.TEST_RUN_ID ? { [TEST_RUN_LABEL]: process.env.TEST_RUN_ID } : {};
+  const labels: Record<string, string> = process.env.TEST_RUN_ID
+    ? { [TEST_RUN_LABEL]: process.env.TEST_RUN_ID }
+    : {};
   const [postgres, rabbit] = await Promise.allSettled([
     new PostgreSqlContainer(images.postgres)
       .withDatabase('postgres')
