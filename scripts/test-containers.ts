@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -7,15 +8,24 @@ import { containerImages, TEST_RUN_LABEL } from '@payments/testkit';
 
 // `pnpm test:containers [mocha files…]`: the integration suites against PostgreSQL and RabbitMQ in containers that
 // testcontainers starts, even where local services answer (TEST_INFRASTRUCTURE=containers). Images: the official
-// ones when present or pullable, else the offline stand-ins (infra/containers/stand-in-images.sh builds what is
-// missing); TEST_POSTGRES_IMAGE / TEST_RABBITMQ_IMAGE choose others. Without the Ryuk image, Ryuk is off and the
-// test kit's root hook removes the containers; this runner then checks that none is left (and removes any).
+// ones when present or pullable, else the offline stand-ins of infra/containers/ (base-images.sh builds what is
+// missing, images.env names them); TEST_POSTGRES_IMAGE / TEST_RABBITMQ_IMAGE choose others. Without the Ryuk
+// image, Ryuk is off and the test kit's root hook removes the containers; this runner then checks that none is
+// left (and removes any). Exits non-zero when a test fails, no container started, or one was left behind.
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SUITES = ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'e2e/**/*.test.ts'];
+const BASE_IMAGES = path.join(ROOT, 'infra/containers/base-images.sh');
+const IMAGES_ENV = path.join(ROOT, 'infra/containers/images.env');
+/** The stand-ins' names, as infra/containers/images.env gives them (`NAME=${NAME:-default}`). */
+function standIn(variable: string, fallback: string): string {
+  const file = existsSync(IMAGES_ENV) ? readFileSync(IMAGES_ENV, 'utf8') : '';
+  const line = new RegExp(`^${variable}=\\$\\{${variable}:-([^}]+)\\}`, 'm').exec(file);
+  return process.env[variable] || line?.[1] || fallback;
+}
 const STAND_INS = {
-  postgres: 'payments-local/postgres:15-debian',
-  rabbitmq: 'payments-local/rabbitmq:3-debian',
+  postgres: standIn('POSTGRES_STANDIN_IMAGE', 'payments-local/postgres:15-debian'),
+  rabbitmq: standIn('RABBITMQ_STANDIN_IMAGE', 'payments-local/rabbitmq:3.10-debian'),
 };
 /** testcontainers 11's reaper, unless RYUK_CONTAINER_IMAGE names another. */
 const RYUK_IMAGE = process.env.RYUK_CONTAINER_IMAGE || 'testcontainers/ryuk:0.14.0';
@@ -23,47 +33,39 @@ const docker = (args: string[], timeout = 30_000) =>
   promisify(execFile)('docker', args, { timeout, maxBuffer: 16 * 1024 * 1024 });
 const say = (line: string) => console.log(`[test:containers] ${line}`);
 
-/** Present, or pulled now; false when neither (no registry). */
-async function available(image: string): Promise<boolean> {
-  if (
-    await docker(['image', 'inspect', image]).then(
-      () => true,
-      () => false,
-    )
-  )
-    return true;
-  return docker(['pull', '--quiet', image], 600_000).then(
+const succeeds = (work: Promise<unknown>) =>
+  work.then(
     () => true,
     () => false,
   );
-}
+const present = (image: string) => succeeds(docker(['image', 'inspect', image]));
+/** Present, or pulled now; false when neither (no registry). */
+const available = async (image: string) =>
+  (await present(image)) || succeeds(docker(['pull', '--quiet', image], 600_000));
 
-if (
-  !(await docker(['info'], 10_000).then(
-    () => true,
-    () => false,
-  ))
-) {
+if (!(await succeeds(docker(['info'], 10_000)))) {
   console.error('pnpm test:containers needs a Docker engine (docker info fails).');
   process.exit(1);
 }
 
 const env: NodeJS.ProcessEnv = { ...process.env, TEST_INFRASTRUCTURE: 'containers' };
-const chosen = containerImages();
-const images = { postgres: chosen.postgres, rabbitmq: chosen.rabbitmq };
-const needStandIns = [] as Array<keyof typeof images>;
+const images = containerImages();
+const toBuild = [] as string[];
 for (const kind of ['postgres', 'rabbitmq'] as const) {
   const variable = kind === 'postgres' ? 'TEST_POSTGRES_IMAGE' : 'TEST_RABBITMQ_IMAGE';
   if (process.env[variable] || (await available(images[kind]))) continue;
   say(`${images[kind]} is neither here nor pullable: the offline stand-in ${STAND_INS[kind]} instead`);
   images[kind] = STAND_INS[kind];
-  needStandIns.push(kind);
+  if (!(await present(images[kind]))) toBuild.push(kind);
 }
-if (needStandIns.length > 0) {
-  const build = spawn('bash', [path.join(ROOT, 'infra/containers/stand-in-images.sh')], { stdio: 'inherit' });
-  const code = await new Promise<number | null>((resolve) => build.once('close', resolve));
-  if (code !== 0) {
-    console.error('infra/containers/stand-in-images.sh failed: no images to test with.');
+if (toBuild.length > 0) {
+  if (!existsSync(BASE_IMAGES)) {
+    console.error(`No ${toBuild.join(' or ')} image to test with, and no ${BASE_IMAGES} to build one.`);
+    process.exit(1);
+  }
+  const build = spawn('bash', [BASE_IMAGES, ...toBuild], { stdio: 'inherit' });
+  if ((await new Promise((resolve) => build.once('close', resolve))) !== 0) {
+    console.error('infra/containers/base-images.sh failed: no images to test with.');
     process.exit(1);
   }
 }

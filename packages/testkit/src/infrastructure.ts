@@ -1,5 +1,6 @@
 import { answers } from '@payments/infra';
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { StartedTestContainer } from 'testcontainers';
 
@@ -30,7 +31,7 @@ export { answers };
  * The images testcontainers starts: the official ones unless TEST_POSTGRES_IMAGE / TEST_RABBITMQ_IMAGE name
  * others that keep their contract (POSTGRES_USER/PASSWORD/DB and pg_isready; RABBITMQ_DEFAULT_USER/PASS, the
  * "Server startup complete" log line and the management API on 15672), e.g. the offline stand-ins that
- * infra/containers/stand-in-images.sh builds.
+ * infra/containers/base-images.sh builds.
  */
 export function containerImages(): { postgres: string; rabbitmq: string } {
   return {
@@ -41,6 +42,9 @@ export function containerImages(): { postgres: string; rabbitmq: string } {
 
 /** Docker label on every container the test kit starts, with TEST_RUN_ID's value: what a runner removes after. */
 export const TEST_RUN_LABEL = 'payments.test-run';
+
+/** The broker's administrator in a container this process starts (a throwaway broker on a random port). */
+const BROKER_ADMIN = { user: 'payments-test', password: randomBytes(12).toString('hex') };
 
 let found: Promise<Infrastructure> | null = null;
 let containers: StartedTestContainer[] = [];
@@ -109,8 +113,15 @@ async function startContainers(): Promise<Infrastructure> {
       .withCommand(['postgres', '-c', 'fsync=off', '-c', 'synchronous_commit=off'])
       .withLabels(labels)
       .start(),
-    // With management: the tests create a broker user per service through its API.
-    new RabbitMQContainer(images.rabbitmq).withLabels(labels).start(),
+    // With management: the tests create a broker user per service through its API. Not guest, whom RabbitMQ
+    // admits from loopback only unless the image's configuration says otherwise.
+    new RabbitMQContainer(images.rabbitmq)
+      .withEnvironment({
+        RABBITMQ_DEFAULT_USER: BROKER_ADMIN.user,
+        RABBITMQ_DEFAULT_PASS: BROKER_ADMIN.password,
+      })
+      .withLabels(labels)
+      .start(),
   ]);
   containers = [postgres, rabbit].flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   if (postgres.status === 'rejected' || rabbit.status === 'rejected') {
@@ -122,7 +133,7 @@ async function startContainers(): Promise<Infrastructure> {
     ].filter(Boolean);
     throw new Error(
       `testcontainers could not start ${failures.join('; ')}. Without a registry, name local images in ` +
-        'TEST_POSTGRES_IMAGE and TEST_RABBITMQ_IMAGE (infra/containers/stand-in-images.sh builds stand-ins).',
+        'TEST_POSTGRES_IMAGE and TEST_RABBITMQ_IMAGE (infra/containers/base-images.sh builds stand-ins).',
     );
   }
   const { value: pg } = postgres;
@@ -134,7 +145,7 @@ async function startContainers(): Promise<Infrastructure> {
   postgresUrl.hostname = host(pg);
   return {
     postgresUrl: postgresUrl.toString(),
-    amqpUrl: `amqp://guest:guest@${host(mq)}:${mq.getMappedPort(5672)}`,
+    amqpUrl: `amqp://${BROKER_ADMIN.user}:${BROKER_ADMIN.password}@${host(mq)}:${mq.getMappedPort(5672)}`,
     amqpManagementUrl: `http://${host(mq)}:${mq.getMappedPort(15672)}`,
     source: 'containers',
   };
