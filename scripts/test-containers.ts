@@ -98,7 +98,12 @@ const mocha = spawn(path.join(ROOT, 'node_modules/.bin/mocha'), files.length > 0
   env,
   stdio: 'inherit',
 });
-const forward = (signal: NodeJS.Signals) => () => mocha.kill(signal);
+// Interrupted: mocha stops, and the containers are still removed below.
+let interrupted = false;
+const forward = (signal: NodeJS.Signals) => () => {
+  interrupted = true;
+  mocha.kill(signal);
+};
 process.on('SIGINT', forward('SIGINT')).on('SIGTERM', forward('SIGTERM'));
 const code = await new Promise<number>((resolve) =>
   mocha.once('close', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))),
@@ -110,10 +115,10 @@ const { stdout: leftLines } = await docker(['ps', '--all', '--quiet', '--filter'
 const left = leftLines.split('\n').filter(Boolean);
 if (left.length > 0) await docker(['rm', '--force', '--volumes', ...left]);
 say(
-  `mocha exited ${code} after ${Math.floor(seconds / 60)} min ${seconds % 60} s; containers started: ` +
+  `mocha exited ${code}${interrupted ? ' (interrupted)' : ''} after ${Math.floor(seconds / 60)} min ${seconds % 60} s; containers started: ` +
     `${started.length > 0 ? started.join(', ') : 'none'}; left behind: ${left.length}` +
     (left.length > 0 ? ' (removed now)' : ''),
 );
 if (started.length === 0)
   console.error('No container was started: the suites did not run against containers.');
-process.exit(code !== 0 || left.length > 0 || started.length === 0 ? 1 : 0);
+process.exit(code !== 0 || interrupted || left.length > 0 || started.length === 0 ? 1 : 0);
