@@ -112,6 +112,45 @@ describe('the payments CLI against the running system', function () {
     expect(types).to.have.members(['withdrawal:completed', 'transfer:completed']);
   });
 
+  it('prints the statement as a table and writes it as CSV', async () => {
+    const printed = await payments('statement', accountId, '--from', '2020-01-01');
+    expect(printed.code, printed.stderr).to.equal(0);
+    const lines = printed.stdout.split('\n');
+    expect(lines[0]).to.match(
+      new RegExp(`^Statement of account ${accountId} \\(USD\\) from 2020-01-01T00:00:00.000Z to `),
+    );
+    expect(lines[1]).to.equal('Opening balance: 0.00');
+    const rows = lines
+      .filter((line) => /│ \d{4}-/.test(line))
+      .map((line) => line.split('│').map((c) => c.trim()));
+    expect(rows.map((cells) => cells.slice(2, 5))).to.deep.equal([
+      ['deposit', '100.00', '100.00'],
+      ['deposit', '0.10', '100.10'],
+      ['transfer', '-30.00', '70.10'],
+    ]);
+    expect(rows[2]?.[6]).to.equal(secondAccountId);
+    expect(lines.at(-1)).to.equal('Closing balance: 70.10');
+
+    const file = path.join(configHome, 'statement.csv');
+    const written = await payments('statement', accountId, '--from', '2020-01-01', '--csv', file);
+    expect(written.code, written.stderr).to.equal(0);
+    expect(written.stdout).to.equal(`Wrote 3 entries to ${file}.`);
+    const csv = (await readFile(file, 'utf8')).split('\r\n').filter(Boolean);
+    expect(csv[0]).to.equal(
+      'created_at,entry_id,transaction_id,type,counterparty_account_id,amount,balance,currency',
+    );
+    expect(csv.slice(1).map((row) => row.split(',').slice(3, 8).join(','))).to.deep.equal([
+      'opening_balance,,,0.00,USD',
+      'deposit,,100.00,100.00,USD',
+      'deposit,,0.10,100.10,USD',
+      `transfer,${secondAccountId},-30.00,70.10,USD`,
+      'closing_balance,,,70.10,USD',
+    ]);
+
+    const past = await payments('balance', accountId, '--at', '2020-01-01');
+    expect(past.stdout).to.equal(`Account ${accountId} balance at 2020-01-01T00:00:00.000Z: 0.00 USD`);
+  });
+
   it('exits 5 with the detail when the business rules refuse a withdrawal', async () => {
     const refused = await payments('withdraw', secondAccountId, '1000');
     expect(refused.code).to.equal(5);

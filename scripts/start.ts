@@ -1,3 +1,5 @@
+import { constants } from 'node:fs';
+import { access, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import {
   answers,
@@ -18,8 +20,49 @@ import {
 // DATABASE_URL/AMQP_URL or the local services when they answer; otherwise one embedded process.
 
 const env = process.env;
-const dataDir = path.resolve(env.DATA_DIR ?? '.data');
-const ports = defaultPorts(Number(env.GATEWAY_PORT ?? 8080), Number(env.SERVICES_PORT_BASE ?? 3000));
+
+/** A variable as set: an empty value counts as unset, as for the services. */
+const setting = (name: string): string | undefined => (env[name] === '' ? undefined : env[name]);
+
+/** A port variable, or a range's base when `span` ports follow it: a whole number that leaves the range in 1–65535. */
+function portSetting(name: string, fallback: number, span = 0): number {
+  const raw = setting(name);
+  if (raw === undefined) return fallback;
+  const port = Number(raw);
+  if (!/^\d+$/.test(raw) || port < 1 || port + span > 65535)
+    throw new Error(`${name} must be a port number from 1 to ${65535 - span}, not ${JSON.stringify(raw)}.`);
+  return port;
+}
+
+/** A variable that takes one of a few values. */
+function choiceSetting<T extends string>(name: string, choices: readonly T[], fallback: T): T {
+  const raw = setting(name) ?? fallback;
+  if (!(choices as readonly string[]).includes(raw))
+    throw new Error(`${name} must be one of ${choices.join(', ')}, not ${JSON.stringify(raw)}.`);
+  return raw as T;
+}
+
+/** Every variable the launcher reads, checked before anything starts: a bad one is named in one sentence. */
+function readSettings() {
+  const gatewayPort = portSetting('GATEWAY_PORT', 8080);
+  const servicesBase = portSetting('SERVICES_PORT_BASE', 3000, 5);
+  return {
+    mode: choiceSetting('PAYMENTS_MODE', ['auto', 'embedded'], 'auto'),
+    dataDir: path.resolve(setting('DATA_DIR') ?? '.data'),
+    ports: defaultPorts(gatewayPort, servicesBase),
+    postgresPort: portSetting('EMBEDDED_POSTGRES_PORT', 54329),
+    nodeEnv: choiceSetting('NODE_ENV', ['development', 'test', 'production'], 'development'),
+    logLevel: choiceSetting(
+      'LOG_LEVEL',
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+      'info',
+    ),
+    sandbox: choiceSetting('SANDBOX_ENABLED', ['true', 'false'], 'true') === 'true',
+  };
+}
+
+type Settings = ReturnType<typeof readSettings>;
+
 const probe = {
   postgres: env.PAYMENTS_PROBE_POSTGRES ?? '127.0.0.1:5432',
   amqp: env.PAYMENTS_PROBE_AMQP ?? '127.0.0.1:5672',
@@ -30,13 +73,13 @@ const reachable = async (address: string) => {
   return answers(host ?? '127.0.0.1', Number(port));
 };
 
-async function chooseMode(): Promise<{
+async function chooseMode(settings: Settings): Promise<{
   mode: 'processes' | 'embedded';
   postgresUrl?: string;
   amqpUrl?: string;
   why: string;
 }> {
-  if (env.PAYMENTS_MODE === 'embedded') return { mode: 'embedded', why: 'PAYMENTS_MODE=embedded' };
+  if (settings.mode === 'embedded') return { mode: 'embedded', why: 'PAYMENTS_MODE=embedded' };
   if (env.DATABASE_URL && env.AMQP_URL) {
     return {
       mode: 'processes',
@@ -105,7 +148,7 @@ function developmentBanner(secretsFile: string, sandbox: boolean): string {
 }
 
 /** The variable that moves each port, for the sentence that says it is taken. */
-function portVariables(postgresPort?: number): Map<number, string> {
+function portVariables(ports: Settings['ports'], postgresPort?: number): Map<number, string> {
   const variables = new Map<number, string>();
   if (postgresPort !== undefined) variables.set(postgresPort, 'EMBEDDED_POSTGRES_PORT');
   for (const [service, port] of Object.entries(ports))
@@ -117,37 +160,108 @@ const takenPort = (port: number, variable: string) =>
   `Port ${port} is taken by another program; set ${variable} to move it (gateway GATEWAY_PORT, services SERVICES_PORT_BASE + 1 … + 6, embedded PostgreSQL EMBEDDED_POSTGRES_PORT).`;
 
 /** Refuses, in one sentence, a port something else already listens on, before anything starts. */
-async function checkPorts(postgresPort?: number): Promise<void> {
-  for (const [port, variable] of portVariables(postgresPort)) {
+async function checkPorts(ports: Settings['ports'], postgresPort?: number): Promise<void> {
+  for (const [port, variable] of portVariables(ports, postgresPort)) {
     if (port === postgresPort) continue; // an orphan of our own may hold it: the embedded start looks first
     if (await answers('127.0.0.1', port)) throw new Error(takenPort(port, variable));
   }
 }
 
 /** One sentence for any failure: a listen that lost a race for its port is named with its variable too. */
-function sentence(error: unknown, postgresPort?: number): string {
+function sentence(error: unknown, settings?: Settings): string {
   const failure = error as { code?: string; port?: number; message?: string } | undefined;
-  if (failure?.code === 'EADDRINUSE' && failure.port !== undefined)
+  if (failure?.code === 'EADDRINUSE' && failure.port !== undefined && settings)
     return takenPort(
       failure.port,
-      portVariables(postgresPort).get(failure.port) ?? 'the matching port variable',
+      portVariables(settings.ports, settings.postgresPort).get(failure.port) ?? 'the matching port variable',
     );
   const message = error instanceof Error ? error.message : String(error);
-  return message.split('\n')[0] ?? 'pnpm start failed.';
+  const first = message.split('\n')[0] || 'an error without a message.';
+  // A service that exited while starting: what it said is printed above, each line marked with its name.
+  return first.endsWith(':') ? `${first.slice(0, -1)} (its output is above).` : first;
 }
 
-const embeddedPostgresPort = Number(env.EMBEDDED_POSTGRES_PORT ?? 54329);
+/** DATA_DIR made if missing, and refused in one sentence when this user cannot write to it. */
+async function prepareDataDir(dataDir: string): Promise<void> {
+  try {
+    await mkdir(dataDir, { recursive: true });
+    await access(dataDir, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw new Error(
+      `The data directory ${dataDir} cannot be written by this user (${code}); set DATA_DIR to one it can write.`,
+      { cause: error },
+    );
+  }
+}
+
+async function developmentSecrets(dataDir: string) {
+  try {
+    return await loadDevelopmentSecrets(dataDir);
+  } catch (error) {
+    if (error instanceof SyntaxError)
+      throw new Error(
+        `${path.join(dataDir, 'development-secrets.json')} is not valid JSON; delete it to make new ones.`,
+        { cause: error },
+      );
+    throw error;
+  }
+}
+
+/** Ctrl-C (or SIGTERM) before the system is up: what has started is stopped, and the start ends with status 0. */
+class Interrupted extends Error {}
+
+const abort = new AbortController();
+let settings: Settings | undefined;
+let system: { stop(): Promise<void> } | undefined;
+let stopping = false;
+let failed = false;
+
+async function stopAndExit(code: number): Promise<never> {
+  await system?.stop();
+  console.log('Stopped.');
+  process.exit(code);
+}
+
+/** Reports the first failure in one sentence, stops whatever is running, exits 1. */
+async function fail(error: unknown, startup?: Promise<void>): Promise<void> {
+  if (failed) return;
+  failed = true;
+  console.error(`pnpm start failed: ${sentence(error, settings)}`);
+  setTimeout(() => process.exit(1), 30_000).unref();
+  if (system) await system.stop().catch(() => undefined);
+  else if (startup) {
+    // A failure outside the start's own path (an unhandled error event): stop the start, which stops what it began.
+    abort.abort(error);
+    await startup.catch(() => undefined);
+  }
+  process.exit(1);
+}
+
+function onSignal(signal: NodeJS.Signals): void {
+  if (stopping) return;
+  stopping = true;
+  console.log(`\n${signal}: stopping…`);
+  // Once up, the launcher alone answers these, so the database is stopped after the services, never under them.
+  if (system) void stopAndExit(0);
+  else abort.abort(new Interrupted(signal));
+}
 
 async function main() {
-  const choice = await chooseMode();
-  await checkPorts(choice.mode === 'embedded' ? embeddedPostgresPort : undefined);
-  const { secrets, file: secretsFile } = await loadDevelopmentSecrets(dataDir);
-  const sandbox = (env.SANDBOX_ENABLED ?? 'true') === 'true';
+  settings = readSettings();
+  const { dataDir, ports, postgresPort, sandbox } = settings;
+  process.removeAllListeners('SIGINT').removeAllListeners('SIGTERM');
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const choice = await chooseMode(settings);
+  await checkPorts(ports, choice.mode === 'embedded' ? postgresPort : undefined);
+  await prepareDataDir(dataDir);
+  const { secrets, file: secretsFile } = await developmentSecrets(dataDir);
   const common = {
     ports,
     dataDir,
-    nodeEnv: (env.NODE_ENV as 'development' | 'production' | undefined) ?? 'development',
-    logLevel: env.LOG_LEVEL ?? 'info',
+    nodeEnv: settings.nodeEnv,
+    logLevel: settings.logLevel,
     serviceToken: secrets.serviceToken,
     webhookSecret: secrets.webhookSecret,
     env: { SANDBOX_ENABLED: String(sandbox) },
@@ -155,38 +269,40 @@ async function main() {
   const banner = developmentBanner(secretsFile, sandbox);
   console.log(banner);
   console.log(`Starting in ${choice.mode} mode (${choice.why})…`);
-  const system =
-    choice.mode === 'processes'
-      ? await startProcessSystem({
-          ...common,
-          postgresUrl: choice.postgresUrl as string,
-          amqpUrl: choice.amqpUrl as string,
-          logins: await provision(choice.postgresUrl as string, choice.amqpUrl as string),
-          onOutput: print,
-        })
-      : await (
-          await import('./embedded-system.js')
-        ).startEmbeddedSystem({ ...common, postgresPort: embeddedPostgresPort });
-  if ('databaseDir' in system) console.log(`Embedded PostgreSQL data: ${system.databaseDir}`);
+  abort.signal.throwIfAborted();
+  let started: { stop(): Promise<void>; gatewayUrl: string; databaseDir?: string };
+  if (choice.mode === 'processes') {
+    const logins = await provision(choice.postgresUrl as string, choice.amqpUrl as string);
+    abort.signal.throwIfAborted();
+    started = await startProcessSystem({
+      ...common,
+      postgresUrl: choice.postgresUrl as string,
+      amqpUrl: choice.amqpUrl as string,
+      logins,
+      onOutput: print,
+    });
+  } else {
+    const { startEmbeddedSystem } = await import('./embedded-system.js');
+    started = await startEmbeddedSystem({ ...common, postgresPort, signal: abort.signal });
+  }
+  system = started;
+  // Processes mode does not watch the signal: a Ctrl-C its services outlived stops them now.
+  if (abort.signal.aborted) {
+    await started.stop();
+    throw abort.signal.reason;
+  }
+  if (started.databaseDir) console.log(`Embedded PostgreSQL data: ${started.databaseDir}`);
   console.log(`\n${banner}`);
-  console.log(`\nGateway listening on ${system.gatewayUrl} (${choice.mode} mode). Press Ctrl-C to stop.\n`);
-
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`\n${signal}: stopping…`);
-    await system.stop();
-    console.log('Stopped.');
-    process.exit(0);
-  };
-  // Once up, the launcher alone answers these, so the database is stopped after the services, never under them.
-  process.removeAllListeners('SIGINT').removeAllListeners('SIGTERM');
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  console.log(`\nGateway listening on ${started.gatewayUrl} (${choice.mode} mode). Press Ctrl-C to stop.\n`);
 }
 
-main().catch((error: unknown) => {
-  console.error(`pnpm start failed: ${sentence(error, embeddedPostgresPort)}`);
-  process.exit(1);
+const startup = main();
+process.on('uncaughtException', (error) => void fail(error, startup));
+process.on('unhandledRejection', (error) => void fail(error, startup));
+startup.catch((error: unknown) => {
+  if (abort.signal.reason instanceof Interrupted && !failed) {
+    console.log('Stopped.');
+    process.exit(0);
+  }
+  return fail(error);
 });

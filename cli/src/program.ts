@@ -5,6 +5,7 @@ import { authCommands } from './commands/auth-commands.js';
 import { configCommands } from './commands/config-commands.js';
 import { currencyCommands } from './commands/currency-commands.js';
 import { moneyCommands } from './commands/money-commands.js';
+import { statementCommands } from './commands/statement-commands.js';
 import type { Run } from './commands/run.js';
 import { transactionCommands } from './commands/transaction-commands.js';
 import { userCommands } from './commands/user-commands.js';
@@ -39,6 +40,7 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv = process.en
   cli = accountCommands(cli, run);
   cli = moneyCommands(cli, run);
   cli = transactionCommands(cli, run);
+  cli = statementCommands(cli, run);
   cli = currencyCommands(cli, run);
   cli = userCommands(cli, run);
   cli = webhookCommands(cli, run);

@@ -331,6 +331,94 @@ describe('payments CLI', function () {
     });
   });
 
+  describe('statements', () => {
+    let statementAccount: string;
+    before(async () => {
+      statementAccount = (await payments('account', 'create', 'USD')).stdout.trim();
+      for (const amount of ['10', '20.5', '0.25']) {
+        const deposited = await payments('deposit', statementAccount, amount);
+        expect(deposited.code, deposited.stderr).to.equal(0);
+      }
+      expect((await payments('withdraw', statementAccount, '5')).code).to.equal(0);
+    });
+    const statementRequests = () =>
+      gateway.requests.filter((r) => r.path.startsWith(`/account/${statementAccount}/statement`));
+
+    it('prints every page as one table between the opening and the closing balance', async () => {
+      const before = statementRequests().length;
+      const run = await payments('statement', statementAccount, '--from', '2025-01-01', '--to', '2025-02-01');
+      expect(run.code, run.stderr).to.equal(0);
+      const lines = run.stdout.split('\n');
+      expect(lines[0]).to.equal(
+        `Statement of account ${statementAccount} (USD) from 2025-01-01T00:00:00Z to 2025-02-01T00:00:00Z`,
+      );
+      expect(lines[1]).to.equal('Opening balance: 0.00');
+      const rows = lines.filter((line) => line.includes('2025-01-01T00:00:00.000Z'));
+      expect(
+        rows.map((row) =>
+          row
+            .split('│')
+            .map((cell) => cell.trim())
+            .slice(2, 5),
+        ),
+      ).to.deep.equal([
+        ['deposit', '10.00', '10.00'],
+        ['deposit', '20.50', '30.50'],
+        ['deposit', '0.25', '30.75'],
+        ['withdrawal', '-5.00', '25.75'],
+      ]);
+      expect(lines.at(-2)).to.equal('Closing balance: 25.75');
+      const sent = statementRequests()
+        .slice(before)
+        .map((r) => new URL(r.path, 'http://x').searchParams);
+      expect(sent).to.have.length(2);
+      expect(sent[0]?.get('from')).to.equal('2025-01-01T00:00:00Z');
+      expect(sent[0]?.get('limit')).to.equal('1000');
+      expect(sent[1]?.get('starting_after')).to.equal('2');
+    });
+
+    it('writes the CSV of every page to a file with one header row', async () => {
+      const file = join(home, 'statement.csv');
+      const run = await payments('statement', statementAccount, '--csv', file);
+      expect(run.code, run.stderr).to.equal(0);
+      expect(run.stdout).to.equal(`Wrote 4 entries to ${file}.\n`);
+      const rows = (await readFile(file, 'utf8')).split('\r\n').filter(Boolean);
+      expect(rows[0]).to.match(/^created_at,entry_id,transaction_id,type,/);
+      expect(rows.filter((row) => row.startsWith('created_at'))).to.have.length(1);
+      expect(rows.slice(1).map((row) => row.split(',').slice(5, 7))).to.deep.equal([
+        ['', '0.00'],
+        ['10.00', '10.00'],
+        ['20.50', '30.50'],
+        ['0.25', '30.75'],
+        ['-5.00', '25.75'],
+        ['', '25.75'],
+      ]);
+      const csvRequests = statementRequests().filter((r) => r.path.includes('format=csv'));
+      expect(csvRequests.at(-1)?.headers.accept).to.equal('text/csv');
+    });
+
+    it('prints the balance at a past moment, a bare date meaning midnight UTC', async () => {
+      const run = await payments('balance', statementAccount, '--at', '2025-01-01');
+      expect(run.code, run.stderr).to.equal(0);
+      expect(run.stdout).to.equal(
+        `Account ${statementAccount} balance at 2025-01-01T00:00:00.000Z: 25.75 USD\n`,
+      );
+      expect(gateway.requests.map((r) => r.path)).to.include(
+        `/account/${statementAccount}/balance?at=2025-01-01T00%3A00%3A00Z`,
+      );
+    });
+
+    it('refuses a moment it cannot read before asking the API (exit 2)', async () => {
+      const before = gateway.requests.length;
+      const run = await payments('statement', statementAccount, '--from', '1st of May');
+      expect(run.code).to.equal(2);
+      expect(run.stderr).to.include(
+        '--from must be a date (YYYY-MM-DD, midnight UTC) or an RFC 3339 date-time',
+      );
+      expect(gateway.requests.slice(before).filter((r) => r.path.includes('/statement'))).to.deep.equal([]);
+    });
+  });
+
   describe('exit codes', () => {
     it('exits 2 on a usage error', async () => {
       const run = await payments('deposit', account);

@@ -108,6 +108,62 @@ export async function startFakeGateway(): Promise<FakeGateway> {
     t.status = 'completed';
   };
 
+  /** The account's completed transactions as a journal, two entries a page whatever the limit, JSON or CSV. */
+  const statement = (res: ServerResponse, url: URL, account: Account) => {
+    const exponent = EXPONENTS[account.currency] ?? 2;
+    let balance = 0n;
+    const lines = [...transactions.values()]
+      .filter((t) => t.account_id === account.id && t.status === 'completed')
+      .map((t, i) => {
+        const amount = t.type === 'deposit' ? t.minor : -t.minor;
+        balance += amount;
+        return { id: String(i + 1), t, amount, balance };
+      });
+    const after = Number(url.searchParams.get('starting_after') ?? 0);
+    const page = lines.filter((line) => Number(line.id) > after).slice(0, 2);
+    const hasMore = lines.length > 0 && page.at(-1) !== lines.at(-1);
+    const from = url.searchParams.get('from') ?? '2025-01-01T00:00:00Z';
+    const to = url.searchParams.get('to') ?? '2025-02-01T00:00:00Z';
+    const money = (minor: bigint) => toNumber(minor, exponent).toFixed(exponent);
+    if (url.searchParams.get('format') === 'csv') {
+      const rows = [
+        'created_at,entry_id,transaction_id,type,counterparty_account_id,amount,balance,currency',
+      ];
+      if (after === 0) rows.push(`${from},,,opening_balance,,,${money(0n)},${account.currency}`);
+      for (const line of page) {
+        rows.push(
+          `2025-01-01T00:00:00.000Z,${line.id},${line.t.id},${line.t.type},,${money(line.amount)},${money(line.balance)},${account.currency}`,
+        );
+      }
+      if (!hasMore) rows.push(`${to},,,closing_balance,,,${money(balance)},${account.currency}`);
+      const next = new URLSearchParams(url.searchParams);
+      next.set('starting_after', page.at(-1)?.id ?? '0');
+      res.writeHead(200, {
+        'content-type': 'text/csv; charset=utf-8',
+        ...(hasMore ? { link: `<?${next.toString()}>; rel="next"` } : {}),
+      });
+      return res.end(rows.map((row) => `${row}\r\n`).join(''));
+    }
+    return json(res, 200, {
+      account_id: account.id,
+      currency: account.currency,
+      from,
+      to,
+      opening_balance: 0,
+      closing_balance: toNumber(balance, exponent),
+      entries: page.map((line) => ({
+        id: line.id,
+        transaction_id: line.t.id,
+        type: line.t.type,
+        counterparty_account_id: null,
+        amount: toNumber(line.amount, exponent),
+        balance: toNumber(line.balance, exponent),
+        created_at: '2025-01-01T00:00:00.000Z',
+      })),
+      has_more: hasMore,
+    });
+  };
+
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -250,6 +306,18 @@ export async function startFakeGateway(): Promise<FakeGateway> {
         if (!account) return problem(res, 404, 'RESOURCE_NOT_FOUND', 'Account not found');
         const exponent = EXPONENTS[account.currency] ?? 2;
         if (req.method === 'GET' && segments.length === 2) return json(res, 200, accountBody(account));
+        if (req.method === 'GET' && segments[2] === 'statement') {
+          return statement(res, url, account);
+        }
+        if (req.method === 'GET' && segments[2] === 'balance' && url.searchParams.has('at')) {
+          const at = new Date(url.searchParams.get('at') as string);
+          return json(res, 200, {
+            account_id: account.id,
+            balance: toNumber(account.minor, exponent),
+            currency: account.currency,
+            at: at.toISOString(),
+          });
+        }
         if (req.method === 'GET' && segments[2] === 'balance') {
           return json(res, 200, {
             account_id: account.id,

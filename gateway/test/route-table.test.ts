@@ -11,6 +11,7 @@ describe('gateway route table', () => {
     ['/admin/users', 'identity'],
     ['/admin/reconciliation', 'ledger'],
     ['/admin/reconciliation/x', 'identity'],
+    ['/admin/overdrawn-accounts', 'ledger'],
     ['/.well-known/jwks.json', 'identity'],
     ['/account', 'ledger'],
     ['/account/8d3a/deposit', 'ledger'],

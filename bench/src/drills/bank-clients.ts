@@ -61,6 +61,8 @@ export interface ClientStats {
   unexpected: Record<string, number>;
   /** Negative balances or available balances a reader was shown. */
   negativeReads: number;
+  /** The accounts those reads were of. */
+  negativeReadAccounts: Set<string>;
 }
 
 /**
@@ -83,6 +85,7 @@ export async function runBankClients(
     unresolved: 0,
     unexpected: {},
     negativeReads: 0,
+    negativeReadAccounts: new Set(),
   };
   const { gateway } = context;
   const pick = () => accounts[Math.floor(Math.random() * accounts.length)] as BankAccount;
@@ -141,7 +144,10 @@ export async function runBankClients(
     if (answer?.status === 200) {
       stats.balanceReads += 1;
       const balance = JSON.parse(answer.body) as { balance: number; available_balance: number };
-      if (balance.balance < 0 || balance.available_balance < 0) stats.negativeReads += 1;
+      if (balance.balance < 0 || balance.available_balance < 0) {
+        stats.negativeReads += 1;
+        stats.negativeReadAccounts.add(account.accountId);
+      }
     } else if (retryable(answer?.status)) {
       stats.failedAttempts += 1;
       await sleep(100);

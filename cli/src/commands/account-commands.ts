@@ -3,6 +3,7 @@ import { formatAmount } from '../amounts.js';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { usageError } from '../exit-codes.js';
 import type { Run } from './run.js';
+import { momentOf } from './statement-commands.js';
 
 export interface Account {
   id: string;
@@ -131,21 +132,33 @@ export function accountCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
     )
     .command(
       'balance <account_id>',
-      'Print an account balance',
+      'Print an account balance, now or at a past moment',
       (y) =>
         y
           .positional('account_id', { type: 'string', demandOption: true, describe: 'Account id' })
-          .example('$0 balance 3f0c…', 'Account 3f0c… balance: 100.00 USD'),
-      run(async (ctx, argv: { account_id: string }) => {
+          .option('at', {
+            type: 'string',
+            describe: 'The balance at this moment: YYYY-MM-DD (midnight UTC) or an RFC 3339 date-time',
+          })
+          .example('$0 balance 3f0c…', 'Account 3f0c… balance: 100.00 USD')
+          .example(
+            '$0 balance 3f0c… --at 2026-11-01',
+            'Account 3f0c… balance at 2026-11-01T00:00:00.000Z: …',
+          ),
+      run(async (ctx, argv: { account_id: string; at?: string }) => {
         const { body } = await ctx.api.get<{
           account_id: string;
           balance: number | string;
           currency: string;
-        }>(`/account/${encodeURIComponent(argv.account_id)}/balance`);
+          at?: string;
+        }>(`/account/${encodeURIComponent(argv.account_id)}/balance`, {
+          query: { at: argv.at === undefined ? undefined : momentOf(argv.at, 'at') },
+        });
         if (ctx.out.json) return ctx.out.data(body);
         const exponent = await ctx.exponents.of(body.currency);
+        const when = body.at === undefined ? '' : ` at ${body.at}`;
         ctx.out.line(
-          `Account ${body.account_id} balance: ${formatAmount(body.balance, exponent)} ${body.currency}`,
+          `Account ${body.account_id} balance${when}: ${formatAmount(body.balance, exponent)} ${body.currency}`,
         );
       }),
     );

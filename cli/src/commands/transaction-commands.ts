@@ -26,6 +26,8 @@ async function describeTransaction(ctx: CommandContext, t: Transaction): Promise
     ['Amount', `${formatAmount(t.amount, exponent)} ${t.currency}`],
     ['Account', t.account_id],
     ...optional('Counterparty', t.counterparty_account_id),
+    ...optional('Reverses', t.original_transaction_id),
+    ...optional('Reason', t.reversal_reason),
     ...(t.fee === undefined || t.fee === null
       ? []
       : ([['Fee', `${formatAmount(t.fee, exponent)} ${t.currency}`]] as [string, string][])),
@@ -43,7 +45,7 @@ export function transactionCommands(cli: Argv<GlobalArgs>, run: Run): Argv<Globa
       (y) =>
         y
           .option('account', { type: 'string', describe: 'Only this account' })
-          .option('type', { type: 'string', choices: ['deposit', 'withdrawal', 'transfer'] })
+          .option('type', { type: 'string', choices: ['deposit', 'withdrawal', 'transfer', 'reversal'] })
           .option('status', { type: 'string', choices: ['pending', 'completed', 'failed', 'canceled'] })
           .option('from', { type: 'string', describe: 'From date, YYYY-MM-DD' })
           .option('to', { type: 'string', describe: 'To date, YYYY-MM-DD' })
@@ -71,7 +73,8 @@ export function transactionCommands(cli: Argv<GlobalArgs>, run: Run): Argv<Globa
         const rows = await Promise.all(
           body.data.map(async (t) => [
             t.id,
-            t.type,
+            // A reversal says why: a provider's refund or a dispute (its status says whether it was lost).
+            t.reversal_reason ? `${t.type} (${String(t.reversal_reason)})` : t.type,
             t.status,
             formatAmount(t.amount, await ctx.exponents.of(t.currency)),
             t.currency,

@@ -12,8 +12,9 @@ export const ROUTES: readonly RouteEntry[] = [
   { pattern: '/login', upstream: 'identity' },
   { pattern: '/user', upstream: 'identity' },
   { pattern: '/user/*', upstream: 'identity' },
-  // The ledger's view for operators; every other /admin path is identity's.
+  // The ledger's views for operators; every other /admin path is identity's.
   { pattern: '/admin/reconciliation', upstream: 'ledger' },
+  { pattern: '/admin/overdrawn-accounts', upstream: 'ledger' },
   { pattern: '/admin/*', upstream: 'identity' },
   { pattern: '/.well-known/jwks.json', upstream: 'identity' },
   { pattern: '/account', upstream: 'ledger' },

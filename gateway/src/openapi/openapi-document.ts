@@ -18,14 +18,17 @@ import {
   MoneyBody,
   NewUserBody,
   OpenAccountBody,
+  PastBalanceView,
   PaymentStatusWebhookBody,
   PaymentWebhookBody,
   ProblemDetails,
   PROBLEM_CONTENT_TYPE,
+  OverdrawnAccountPage,
   ProviderEventBody,
   RateTableView,
   ReconciliationPage,
   RegionCurrenciesView,
+  StatementView,
   StatusChangeBody,
   TokenView,
   TransactionPage,
@@ -89,11 +92,18 @@ const SCHEMAS: Record<string, TSchema> = {
   Account: AccountView,
   AccountPage,
   Balance: BalanceView,
+  PastBalance: PastBalanceView,
+  BalanceAnswer: Type.Unsafe({
+    anyOf: [{ $ref: '#/components/schemas/Balance' }, { $ref: '#/components/schemas/PastBalance' }],
+    description: 'The balance now, or with `at` the booked balance at that moment',
+  }),
+  Statement: StatementView,
   MoneyRequest: MoneyBody,
   TransferRequest: TransferBody,
   Transaction: TransactionView,
   TransactionPage,
   ReconciliationPage,
+  OverdrawnAccountPage,
   Currency: CurrencyView,
   CurrencyPage,
   CurrencyList,
@@ -294,6 +304,8 @@ function components(): Json {
       RateLimit: header('What is left of each policy, e.g. `"address";r=99;t=10`'),
       RateLimitPolicy: header('The policies applied, e.g. `"address";q=100;w=10`'),
       RetryAfter: header('Seconds to wait before trying again', { type: 'integer', minimum: 0 }),
+      Link: header('`<?…>; rel="next"`: the next page of a CSV statement, relative to this request'),
+      ContentDisposition: header('A file name for a CSV statement'),
     },
     responses,
   };
@@ -354,10 +366,11 @@ function queryParameters(schema: TObject): Json[] {
 }
 
 function successResponse(operation: Operation): Json {
-  const { status, description, schema, mediaType, headers = [] } = operation.success;
+  const { status, description, schema, mediaType, alsoAs, headers = [] } = operation.success;
   const named = Object.fromEntries(headers.map((name) => [headerName(name), ref('headers', name)]));
+  const alternative = alsoAs ? { [alsoAs]: { schema: { type: 'string' } } } : {};
   const body = schema
-    ? { content: { 'application/json': { schema: ref('schemas', schema) } } }
+    ? { content: { 'application/json': { schema: ref('schemas', schema) }, ...alternative } }
     : mediaType
       ? {
           content: {
@@ -381,6 +394,7 @@ function headerName(component: string): string {
       ETag: 'ETag',
       CacheControl: 'Cache-Control',
       IdempotentReplayed: 'Idempotent-Replayed',
+      ContentDisposition: 'Content-Disposition',
     }[component] ?? component
   );
 }

@@ -1,5 +1,6 @@
 import type { TObject } from '@sinclair/typebox';
 import {
+  BalanceQuery,
   WebhookDeliveryListQuery,
   WebhookEndpointListQuery,
   CurrencyPageQuery,
@@ -7,6 +8,7 @@ import {
   HistoryQuery,
   PageQuery,
   RatesQuery,
+  StatementQuery,
 } from '@payments/contracts';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -29,7 +31,8 @@ export type Tag =
 export type RequestHeader = 'IdempotencyKey' | 'IfMatch' | 'WebhookSignature' | 'ProviderSignature';
 
 /** Response headers a success may carry, described once in the document's components. */
-export type ResponseHeader = 'Location' | 'ETag' | 'IdempotentReplayed' | 'CacheControl';
+export type ResponseHeader =
+  'Location' | 'ETag' | 'IdempotentReplayed' | 'CacheControl' | 'Link' | 'ContentDisposition';
 
 /** Error statuses; 400 (version), 429, 500 and 503 apply to every operation and need not be listed. */
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422;
@@ -55,6 +58,8 @@ export interface Operation {
     /** A component schema name, or a media type with no schema of ours. */
     schema?: string;
     mediaType?: 'text/html' | 'text/plain' | 'application/json';
+    /** Another representation of the same answer, as plain text, beside the JSON schema. */
+    alsoAs?: 'text/csv';
     headers?: ResponseHeader[];
   };
   /** Answers other than the success and the errors, e.g. 304 for conditional reads, 503 for /ready. */
@@ -270,6 +275,21 @@ export const OPERATIONS: readonly Operation[] = [
     errors: [400, ...PROTECTED],
   },
   {
+    method: 'get',
+    path: '/admin/overdrawn-accounts',
+    operationId: 'listOverdrawnAccounts',
+    tag: 'Administration',
+    summary: 'Accounts a refund or lost dispute took below zero (admins only)',
+    description:
+      'A reversal takes back what the provider took back, even when the user has already moved the money on: ' +
+      'the only way an account goes below zero. Nothing can be withdrawn or transferred from such an account; ' +
+      'it leaves this list once deposits make it up. Furthest below zero first. Also counted by the ledger’s ' +
+      '`ledger_accounts_overdrawn_by_reversal` gauge and listed by its audit.',
+    query: PageQuery,
+    success: { status: 200, description: 'A page of accounts', schema: 'OverdrawnAccountPage' },
+    errors: [400, ...PROTECTED],
+  },
+  {
     method: 'post',
     path: '/account',
     operationId: 'openAccount',
@@ -303,9 +323,43 @@ export const OPERATIONS: readonly Operation[] = [
     path: '/account/{id}/balance',
     operationId: 'getBalance',
     tag: 'Accounts',
-    summary: 'The balance of an account',
-    success: { status: 200, description: 'The balance', schema: 'Balance' },
-    errors: [...PROTECTED, 404],
+    summary: 'The balance of an account, now or at a past moment',
+    description:
+      'Without `at`: the booked and the available balance now. With `at`: the booked balance at that moment, the ' +
+      'sum of the entries booked before it (an entry at exactly `at` is not yet in it), so it equals the ' +
+      '`opening_balance` of a statement from `at`. No `available_balance` then: holds are not journaled, so a ' +
+      'past available balance is not known. A moment in the future is answered as of now.',
+    query: BalanceQuery,
+    success: { status: 200, description: 'The balance', schema: 'BalanceAnswer' },
+    errors: [400, ...PROTECTED, 404],
+  },
+  {
+    method: 'get',
+    path: '/account/{id}/statement',
+    operationId: 'getStatement',
+    tag: 'Accounts',
+    summary: 'A statement: opening balance, each entry with the running balance, closing balance',
+    description:
+      'The period is `[from, to)`: an entry at exactly `from` is in it, one at exactly `to` in the next period. ' +
+      'Both are RFC 3339 date-times with an offset (`Z` or `±hh:mm`); `to` defaults to now and is never later ' +
+      'than now, `from` defaults to 30 days before `to`. Entries are the account’s journal, oldest first: credits ' +
+      'positive, debits negative with their fee included, of any transaction type; a running balance may be ' +
+      'negative. Every page is read from one consistent snapshot, so `opening_balance` plus the amounts is ' +
+      '`closing_balance` even while money moves. Pages hold up to `limit` entries; while `has_more`, ask again with ' +
+      '`starting_after` set to the last entry’s `id`. With `format=csv` the answer is `text/csv` (RFC 4180, a ' +
+      'header row, amounts as decimal strings with the currency’s decimals), with an `opening_balance` row on the ' +
+      'first page, a `closing_balance` row on the last, and a `Link: <…>; rel="next"` header while more follow. ' +
+      'An entry booked in the last few seconds may still appear in a period that has just ended: its time is ' +
+      'when its transaction began.',
+    query: StatementQuery,
+    success: {
+      status: 200,
+      description: 'One page of the statement',
+      schema: 'Statement',
+      alsoAs: 'text/csv',
+      headers: ['CacheControl', 'Link', 'ContentDisposition'],
+    },
+    errors: [400, ...PROTECTED, 404],
   },
   {
     method: 'get',
@@ -359,6 +413,9 @@ export const OPERATIONS: readonly Operation[] = [
     operationId: 'getTransaction',
     tag: 'Transactions',
     summary: 'A transaction and its status',
+    description:
+      'A `reversal` (a provider’s refund or chargeback of a completed deposit) names the deposit in ' +
+      '`original_transaction_id`; the deposit stays completed and both show in the history.',
     success: { status: 200, description: 'The transaction', schema: 'Transaction' },
     errors: [...PROTECTED, 404],
   },
@@ -393,6 +450,11 @@ export const OPERATIONS: readonly Operation[] = [
     operationId: 'receiveProviderEvent',
     tag: 'Webhooks',
     summary: 'Signed provider event (Stripe-style)',
+    description:
+      'Payments and payouts confirm or fail transactions. `charge.refunded` (the charge with its cumulative ' +
+      '`amount_refunded`) and `charge.dispute.created` / `charge.dispute.closed` reverse a completed deposit: a ' +
+      '`reversal` transaction linked to it. Each refunded total and each dispute takes effect once, whatever the ' +
+      'redeliveries and their order.',
     headers: ['ProviderSignature'],
     body: 'ProviderEvent',
     success: { status: 200, description: 'Recorded (and published when it moves money); an empty body' },

@@ -30,6 +30,32 @@ export const PaymentProcessedData = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * A provider's refund or dispute of a payment (webhook-ingest → ledger). A refund carries the provider's refunded
+ * total for the payment so far (Stripe's cumulative `amount_refunded`), so duplicates and reordering change
+ * nothing: the ledger reverses only what that total adds to what it already reversed.
+ */
+export const PaymentAdjustedData = Type.Object(
+  {
+    /** The deposit, as the provider names it (its metadata.transaction_id, else its payment intent). */
+    transaction_id: Type.String({ minLength: 1, maxLength: 200 }),
+    adjustment: Type.Union([
+      Type.Literal('refund'),
+      Type.Literal('dispute_opened'),
+      Type.Literal('dispute_won'),
+      Type.Literal('dispute_lost'),
+    ]),
+    /** refund: the total refunded so far; dispute: the disputed amount. Minor units. */
+    amount: Minor,
+    currency: CurrencyCode,
+    /** The dispute id (each dispute takes effect once); for a refund, the newest refund id or the charge id. */
+    reference: Type.String({ minLength: 1, maxLength: 200 }),
+    provider_event_id: Type.String({ minLength: 1, maxLength: 200 }),
+    provider_event_type: Type.String({ minLength: 1, maxLength: 200 }),
+  },
+  { additionalProperties: false },
+);
+
 const MoneyMovementRequested = {
   transaction_id: Uuid,
   account_id: Uuid,
@@ -102,6 +128,7 @@ export const TokenRevokedData = Type.Object(
 /** Event type → its data schema and routing key. Adding an event is one line here. */
 export const EVENTS = {
   PaymentProcessed: { routingKey: 'payment.processed', data: PaymentProcessedData },
+  PaymentAdjusted: { routingKey: 'payment.adjusted', data: PaymentAdjustedData },
   DepositRequested: { routingKey: 'deposit.requested', data: DepositRequestedData },
   WithdrawalRequested: { routingKey: 'withdrawal.requested', data: WithdrawalRequestedData },
   TransferRequested: { routingKey: 'transfer.requested', data: TransferRequestedData },

@@ -20,7 +20,7 @@ export interface QueueDeclaration {
 export const QUEUES = {
   ledger: {
     name: 'ledger.events',
-    events: ['PaymentProcessed', 'TransferRequested', 'UserDeleted'],
+    events: ['PaymentProcessed', 'PaymentAdjusted', 'TransferRequested', 'UserDeleted'],
     deliveryLimit: 10,
   },
   'provider-sandbox': {
@@ -78,6 +78,7 @@ export type BroadcastKey = keyof typeof BROADCASTS;
 export const ANNOUNCEMENTS: readonly EventType[] = [
   'TransactionCompleted',
   'TransactionFailed',
+  'TransactionReversed',
   'TokenRevoked',
 ];
 
@@ -87,6 +88,7 @@ export const ANNOUNCEMENTS: readonly EventType[] = [
  */
 export const PUBLISHERS = {
   PaymentProcessed: 'webhook-ingest',
+  PaymentAdjusted: 'webhook-ingest',
   DepositRequested: 'ledger',
   WithdrawalRequested: 'ledger',
   TransferRequested: 'ledger',

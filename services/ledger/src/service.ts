@@ -64,6 +64,11 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
       'Pending withdrawals handed to the provider that outlived their hold expiry',
       () => store.countAwaitingReconciliation(),
     );
+    metrics.gauge(
+      'ledger_accounts_overdrawn_by_reversal',
+      'User accounts a refund or lost dispute took below zero (listed at GET /admin/overdrawn-accounts)',
+      () => store.countOverdrawnAccounts(),
+    );
 
     const outbox = startOutboxRelay({ knex, bus, logger });
     shutdown.add('outbox relay', () => outbox.stop());

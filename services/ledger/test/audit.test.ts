@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import type { Knex } from '@payments/service-kit';
+import { eventually } from '@payments/testkit';
 import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 const auditScript = fileURLToPath(new URL('../scripts/audit.ts', import.meta.url));
@@ -137,6 +138,55 @@ describe('ledger audit and database backstops', function () {
         .update(change)
         .catch((e: unknown) => (error = e));
       expect(String(error)).to.match(/accounts_user_balances/);
+    }
+    expect((await ledger.audit()).ok).to.equal(true);
+  });
+
+  it('lists an account a reversal took below zero without failing, over HTTP and from the script', async () => {
+    const bob = ledger.newUser();
+    const bobAccount = await ledger.openAccount(bob);
+    const deposit = await ledger.deposit(bob, bobAccount.id, 10);
+    await ledger.confirm(deposit.body.id);
+    await ledger.waitForStatus(bob, deposit.body.id, 'completed');
+    const sent = await ledger.call('POST', `/account/${bobAccount.id}/transfer`, {
+      user: bob,
+      body: { amount: 8, currency: 'USD', to_account_id: accountId },
+    });
+    await ledger.waitForStatus(bob, sent.body.id, 'completed');
+    await ledger.adjust(deposit.body.id, 'refund', 1000);
+    await eventually(
+      () => ledger.balanceOf(bob, bobAccount.id),
+      (balance) => balance.balance < 0,
+    );
+    const overdrawn = [{ account_id: bobAccount.id, balance: '-800', available_balance: '-800' }];
+    const audit = await ledger.audit();
+    expect(audit.ok).to.equal(true);
+    expect(audit.overdrawn_accounts).to.deep.equal(overdrawn);
+    const script = await runScript();
+    expect(script.code).to.equal(0);
+    expect(script.report.overdrawn_accounts).to.deep.equal(overdrawn);
+  });
+
+  it('fails an account below zero that no reversal took there', async () => {
+    const carol = ledger.newUser();
+    const carolAccount = await ledger.openAccount(carol);
+    // Past the balance check, as only a reversal's update may set a shortfall.
+    await knex('accounts')
+      .where({ id: carolAccount.id })
+      .update({ reversal_shortfall: 5, balance: -5, available_balance: -5 });
+    try {
+      const audit = await ledger.audit();
+      expect(audit.ok).to.equal(false);
+      expect(audit.invalid_balances).to.deep.include({
+        account_id: carolAccount.id,
+        balance: '-5',
+        available_balance: '-5',
+      });
+      expect((await runScript()).code).to.equal(1);
+    } finally {
+      await knex('accounts')
+        .where({ id: carolAccount.id })
+        .update({ balance: 0, available_balance: 0, reversal_shortfall: 0 });
     }
     expect((await ledger.audit()).ok).to.equal(true);
   });

@@ -30,3 +30,24 @@ export function pendingPayment(): IncomingWebhookEvent {
     payment: null,
   };
 }
+
+/** A provider's charge.refunded as the routes hand it to the intake: published as PaymentAdjusted. */
+export function refundedCharge(refundedTotal = 2500): IncomingWebhookEvent {
+  const eventId = `evt_${randomUUID()}`;
+  return {
+    eventId,
+    source: 'provider',
+    type: 'charge.refunded',
+    payload: {},
+    payment: null,
+    adjustment: {
+      transaction_id: randomUUID(),
+      adjustment: 'refund',
+      amount: refundedTotal,
+      currency: 'USD',
+      reference: `re_${randomUUID()}`,
+      provider_event_id: eventId,
+      provider_event_type: 'charge.refunded',
+    },
+  };
+}

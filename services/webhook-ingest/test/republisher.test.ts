@@ -17,7 +17,7 @@ import {
 import { envelopeIdOf } from '../src/domain/webhook-event.js';
 import { startRepublisher, type Republisher } from '../src/events/republisher.js';
 import { createWebhookMetrics } from '../src/webhook-metrics.js';
-import { completedPayment } from './incoming-events.js';
+import { completedPayment, refundedCharge } from './incoming-events.js';
 
 const silent = createLogger('republisher-test', 'silent');
 
@@ -30,12 +30,14 @@ describe('republisher (real Postgres)', function () {
   let metrics: Metrics;
   let republisher: Republisher;
   let published: EventEnvelope<'PaymentProcessed'>[];
+  let adjustments: EventEnvelope<'PaymentAdjusted'>[] = [];
   /** Transaction ids whose publish the broker refuses. */
   let refused: Set<string>;
 
   const bus = {
     async publish(event: AnyEvent) {
       const processed = event as EventEnvelope<'PaymentProcessed'>;
+      if (event.type === 'PaymentAdjusted') adjustments.push(event as EventEnvelope<'PaymentAdjusted'>);
       if (refused.has(processed.data.transaction_id))
         throw new BusUnavailableError('not connected to RabbitMQ');
       published.push(processed);
@@ -108,6 +110,20 @@ describe('republisher (real Postgres)', function () {
 
     expect(await republisher.runOnce()).to.equal(0);
     expect(published).to.have.length(3);
+  });
+
+  it('publishes a refund or dispute left unpublished as PaymentAdjusted', async () => {
+    adjustments = [];
+    const refund = refundedCharge();
+    await events.record(refund);
+    await knex('webhook_events')
+      .where('event_id', refund.eventId)
+      .update({ received_at: knex.raw("now() - interval '1 minute'") });
+    expect(await republisher.runOnce()).to.equal(1);
+    expect(adjustments.map((e) => [e.id, e.data])).to.deep.equal([
+      [envelopeIdOf(refund.eventId), refund.adjustment],
+    ]);
+    expect(await unpublishedIds()).to.deep.equal([]);
   });
 
   it('works through more than one batch in a pass', async () => {

@@ -36,6 +36,7 @@ const SERVICE_TOKEN = 'webhook-ingest-component-test-service-token';
 const silent = createLogger('webhook-ingest-test', 'silent');
 
 type PaymentProcessed = EventEnvelope<'PaymentProcessed'>;
+type PaymentAdjusted = EventEnvelope<'PaymentAdjusted'>;
 
 interface Reply {
   status: number;
@@ -53,6 +54,7 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
   let consumer: Consumer;
   let sql: pg.Client;
   const received: PaymentProcessed[] = [];
+  const adjusted: PaymentAdjusted[] = [];
   /** Stands in for the ledger's `GET /internal/payments/:id`: 404 for ids it does not hold, 500 while down. */
   let ledger: Server;
   const ledgerPayments = new Map<string, { type: string; amount: number; currency: string }>();
@@ -164,6 +166,9 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
     consumer = await observer.consume('ledger', {
       PaymentProcessed: async (event) => {
         received.push(event);
+      },
+      PaymentAdjusted: async (event) => {
+        adjusted.push(event);
       },
     });
     sql = new pg.Client({ connectionString: database.url });
@@ -471,6 +476,133 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
     });
   });
 
+  describe('POST /webhook/provider: refunds and disputes', () => {
+    const depositId = () => randomUUID();
+    const charge = (transactionId: string, amountRefunded: number, refundIds: string[] = []) => ({
+      id: `ch_${randomUUID()}`,
+      object: 'charge',
+      amount: 10000,
+      amount_refunded: amountRefunded,
+      currency: 'usd',
+      payment_intent: `pi_${randomUUID()}`,
+      metadata: { transaction_id: transactionId },
+      refunds: { object: 'list', data: refundIds.map((id) => ({ id, object: 'refund' })), has_more: false },
+    });
+    const dispute = (transactionId: string | undefined, status: string, id = `dp_${randomUUID()}`) => ({
+      id,
+      object: 'dispute',
+      amount: 6000,
+      currency: 'eur',
+      status,
+      charge: 'ch_disputed',
+      payment_intent: 'pi_disputed',
+      metadata: transactionId ? { transaction_id: transactionId } : {},
+    });
+    const event = (type: string, object: object) => ({
+      id: `evt_${randomUUID()}`,
+      object: 'event',
+      type,
+      data: { object },
+    });
+
+    /** The adjustments published since `since`, up to a marker (one publisher: its events arrive in order). */
+    const adjustedSince = async (since: number) => {
+      await publishedSince(received.length);
+      return adjusted.slice(since);
+    };
+
+    it('publishes charge.refunded as a refund of the cumulative refunded total, naming the newest refund', async () => {
+      const since = adjusted.length;
+      const transactionId = depositId();
+      const first = event('charge.refunded', charge(transactionId, 3000, ['re_1']));
+      const second = event('charge.refunded', charge(transactionId, 5000, ['re_2', 're_1']));
+      expect(await signedPost('/webhook/provider', first)).to.include({ status: 200, text: '' });
+      expect(await signedPost('/webhook/provider', second)).to.include({ status: 200, text: '' });
+      const events = await adjustedSince(since);
+      expect(events.map((e) => e.id)).to.deep.equal([envelopeIdOf(first.id), envelopeIdOf(second.id)]);
+      expect(events.map((e) => e.data)).to.deep.equal([
+        {
+          transaction_id: transactionId,
+          adjustment: 'refund',
+          amount: 3000,
+          currency: 'USD',
+          reference: 're_1',
+          provider_event_id: first.id,
+          provider_event_type: 'charge.refunded',
+        },
+        {
+          transaction_id: transactionId,
+          adjustment: 'refund',
+          amount: 5000,
+          currency: 'USD',
+          reference: 're_2',
+          provider_event_id: second.id,
+          provider_event_type: 'charge.refunded',
+        },
+      ]);
+      expect(await storedEvent(first.id)).to.include({ outcome: 'refund', source: 'provider' });
+      expect((await storedEvent(first.id))?.published_at).to.be.an.instanceOf(Date);
+    });
+
+    it('names the deposit by the payment intent when the charge has no metadata, and the charge without a refunds list', async () => {
+      const since = adjusted.length;
+      const object = { ...charge('unused', 10000), metadata: {}, refunds: undefined };
+      expect((await signedPost('/webhook/provider', event('charge.refunded', object))).status).to.equal(200);
+      const [published] = await adjustedSince(since);
+      expect(published?.data).to.include({ transaction_id: object.payment_intent, reference: object.id });
+    });
+
+    it('publishes a dispute opened, lost and won; a close with another status is recorded and changes nothing', async () => {
+      const since = adjusted.length;
+      const transactionId = depositId();
+      const opened = event('charge.dispute.created', dispute(transactionId, 'needs_response', 'dp_a'));
+      const lost = event('charge.dispute.closed', dispute(transactionId, 'lost', 'dp_a'));
+      const won = event('charge.dispute.closed', dispute(undefined, 'won', 'dp_b'));
+      const inquiry = event('charge.dispute.closed', dispute(transactionId, 'warning_closed', 'dp_c'));
+      const odd = event('charge.dispute.closed', dispute(transactionId, 'under_review', 'dp_d'));
+      for (const body of [opened, lost, won, inquiry, odd]) {
+        expect(await signedPost('/webhook/provider', body)).to.include({ status: 200, text: '' });
+      }
+      const events = await adjustedSince(since);
+      expect(events.map((e) => [e.data.transaction_id, e.data.adjustment, e.data.reference])).to.deep.equal([
+        [transactionId, 'dispute_opened', 'dp_a'],
+        [transactionId, 'dispute_lost', 'dp_a'],
+        ['pi_disputed', 'dispute_won', 'dp_b'],
+        [transactionId, 'dispute_won', 'dp_c'],
+      ]);
+      expect(events[0]?.data).to.include({ amount: 6000, currency: 'EUR' });
+      expect(await storedEvent(odd.id)).to.include({ outcome: 'ignored' });
+    });
+
+    it('publishes a refund delivered 10 times at once once', async () => {
+      const since = adjusted.length;
+      const body = event('charge.refunded', charge(depositId(), 10000, ['re_x']));
+      const replies = await Promise.all(
+        Array.from({ length: 10 }, () => signedPost('/webhook/provider', body)),
+      );
+      expect(replies.map((r) => r.status)).to.deep.equal(Array(10).fill(200));
+      expect((await adjustedSince(since)).map((e) => e.id)).to.deep.equal([envelopeIdOf(body.id)]);
+    });
+
+    it('answers 400 for a refund or dispute that does not say its amounts, and for a bad signature', async () => {
+      const broken = { ...charge(depositId(), 100), amount_refunded: undefined };
+      for (const body of [
+        event('charge.refunded', broken),
+        event('charge.dispute.created', { ...dispute(depositId(), 'needs_response'), amount: '60.00' }),
+      ]) {
+        const reply = await signedPost('/webhook/provider', body);
+        expect(reply.status).to.equal(400);
+        expect(reply.json).to.deep.equal({ error: 'invalid provider event' });
+      }
+      const forged = await signedPost(
+        '/webhook/provider',
+        event('charge.refunded', charge(depositId(), 100)),
+        'whsec_forged',
+      );
+      expect(forged.status).to.equal(400);
+    });
+  });
+
   describe('signatures', () => {
     const now = () => Math.floor(Date.now() / 1000);
     const failures: [string, (raw: string) => Record<string, string>, (raw: string) => string][] = [
@@ -570,7 +702,10 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
       expect(metrics).to.match(
         /webhook_events_duplicate_total\{[^}]*source="provider",type="payment_intent.succeeded"[^}]*\} (\d+)/,
       );
-      const duplicates = /webhook_events_duplicate_total\{[^}]*source="provider"[^}]*\} (\d+)/.exec(metrics);
+      const duplicates =
+        /webhook_events_duplicate_total\{[^}]*source="provider",type="payment_intent.succeeded"[^}]*\} (\d+)/.exec(
+          metrics,
+        );
       expect(Number(duplicates?.[1])).to.be.at.least(10);
     });
 

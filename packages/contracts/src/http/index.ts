@@ -6,4 +6,5 @@ export * from './money.js';
 export * from './currencies.js';
 export * from './webhooks.js';
 export * from './reconciliation.js';
+export * from './statements.js';
 export * from './webhook-endpoints.js';

@@ -2,7 +2,10 @@ import { Type } from '@sinclair/typebox';
 import { CurrencyCode, Nullable, Page, PageQuery, Timestamp, Uuid } from './common.js';
 import { RequestedCurrency } from './accounts.js';
 
-export const TRANSACTION_TYPES = ['deposit', 'withdrawal', 'transfer'] as const;
+/** `reversal`: a provider's refund or chargeback of a completed deposit, a new transaction linked to it. */
+export const TRANSACTION_TYPES = ['deposit', 'withdrawal', 'transfer', 'reversal'] as const;
+/** Why a reversal exists: the provider refunded the deposit, or its payer disputed it (held while open). */
+export const REVERSAL_REASONS = ['refund', 'dispute'] as const;
 export const TRANSACTION_STATUSES = ['pending', 'completed', 'failed', 'canceled'] as const;
 
 const TransactionTypeField = Type.Union(TRANSACTION_TYPES.map((type) => Type.Literal(type)));
@@ -56,6 +59,23 @@ export const TransactionView = Type.Object(
     ),
     converted_amount: Type.Optional(
       Type.Number({ description: 'From v1.1, cross-currency transfers: the amount credited' }),
+    ),
+    original_transaction_id: Type.Optional(
+      Type.String({
+        format: 'uuid',
+        description:
+          'Reversals only: the completed deposit this reverses (it stays completed; both show in the history)',
+      }),
+    ),
+    reversal_reason: Type.Optional(
+      Type.Union(
+        REVERSAL_REASONS.map((reason) => Type.Literal(reason)),
+        {
+          description:
+            'Reversals only: `refund` (completed when booked), or `dispute`: pending while the dispute is open ' +
+            '(the amount is held), completed when lost, canceled when won',
+        },
+      ),
     ),
   },
   { additionalProperties: false },

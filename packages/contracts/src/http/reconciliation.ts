@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { AccountView } from './accounts.js';
 import { Page, Timestamp, Uuid } from './common.js';
 import { TransactionView } from './money.js';
 
@@ -16,3 +17,17 @@ export const ReconciliationView = Type.Object(
 );
 
 export const ReconciliationPage = Page(ReconciliationView);
+
+/**
+ * GET /admin/overdrawn-accounts: an account a refund or lost dispute took below zero (the provider took back money
+ * the user had already moved on). Nothing can be withdrawn or transferred from it until deposits make it up.
+ */
+export const OverdrawnAccountView = Type.Object(
+  {
+    ...AccountView.properties,
+    overdrawn_by: Type.Number({ description: 'How far the available balance is below zero' }),
+  },
+  { additionalProperties: false },
+);
+
+export const OverdrawnAccountPage = Page(OverdrawnAccountView);

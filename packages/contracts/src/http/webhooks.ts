@@ -40,7 +40,8 @@ export const ProviderEventEnvelope = Type.Object({
     minLength: 1,
     maxLength: 200,
     description:
-      'payment_intent.succeeded, payment_intent.payment_failed, payout.paid or payout.failed; other types are acknowledged and change nothing',
+      'payment_intent.succeeded, payment_intent.payment_failed, payout.paid, payout.failed, charge.refunded, ' +
+      'charge.dispute.created or charge.dispute.closed; other types are acknowledged and change nothing',
   }),
   data: Type.Object({ object: Type.Object({}) }),
 });
@@ -58,9 +59,61 @@ export const ProviderObject = Type.Object({
   failure_message: Type.Optional(Type.Union([Type.Null(), Type.String()])),
 });
 
+const ProviderAmount = Type.Integer({
+  minimum: 0,
+  maximum: Number.MAX_SAFE_INTEGER,
+  description: 'In minor units',
+});
+const ProviderCurrency = Type.String({ pattern: '^[A-Za-z]{3}$', description: 'Lower-case ISO 4217 code' });
+const ProviderMetadata = Type.Optional(Type.Object({ transaction_id: Type.Optional(ProviderId) }));
+const ProviderReference = Type.Optional(Type.Union([Type.Null(), ProviderId]));
+
+/**
+ * The charge a `charge.refunded` event carries. `amount_refunded` is the total refunded so far (each partial
+ * refund sends the charge again with a larger total): the ledger reverses what the total adds, so a repeat or an
+ * older total changes nothing. The deposit is `metadata.transaction_id`, else `payment_intent`, else `id`.
+ */
+export const ProviderChargeObject = Type.Object({
+  id: ProviderId,
+  amount: ProviderAmount,
+  amount_refunded: ProviderAmount,
+  currency: ProviderCurrency,
+  payment_intent: ProviderReference,
+  metadata: ProviderMetadata,
+  refunds: Type.Optional(
+    Type.Union([
+      Type.Null(),
+      Type.Object({
+        data: Type.Array(Type.Object({ id: ProviderId }), {
+          description: 'Newest first; only a reference: the refunded total is what counts',
+        }),
+      }),
+    ]),
+  ),
+});
+
+/**
+ * The dispute a `charge.dispute.created` or `.closed` event carries; each dispute id takes effect once. Closed with
+ * `status` lost: reversed; won or warning_closed: the hold is released. The deposit is `metadata.transaction_id`,
+ * else `payment_intent`, else `charge`.
+ */
+export const ProviderDisputeObject = Type.Object({
+  id: ProviderId,
+  amount: ProviderAmount,
+  currency: ProviderCurrency,
+  status: Type.String({ maxLength: 200 }),
+  charge: ProviderReference,
+  payment_intent: ProviderReference,
+  metadata: ProviderMetadata,
+});
+
 /** A provider event of a handled type, as the document shows it: the envelope with its object. */
 export const ProviderEventBody = Type.Object({
   id: ProviderId,
   type: ProviderEventEnvelope.properties.type,
-  data: Type.Object({ object: ProviderObject }),
+  data: Type.Object({
+    object: Type.Union([ProviderObject, ProviderChargeObject, ProviderDisputeObject], {
+      description: 'A payment intent or payout, a charge (refunds) or a dispute',
+    }),
+  }),
 });

@@ -10,8 +10,13 @@ export interface AuditReport {
   unbalancedTransactions: { transactionId: string; currency: string; sum: bigint }[];
   /** Accounts whose balance differs from the sum of their entries. */
   balanceMismatches: { accountId: string; balance: bigint; entries: bigint }[];
-  /** User accounts breaking 0 ≤ available ≤ balance. */
+  /**
+   * User accounts breaking available ≤ balance, or below zero further than reversals took them (or with no
+   * completed reversal to explain it).
+   */
   invalidBalances: { accountId: string; balance: bigint; availableBalance: bigint }[];
+  /** Reported, not a fault: accounts a reversal took below zero (the provider took back money already spent). */
+  overdrawnAccounts: { accountId: string; balance: bigint; availableBalance: bigint }[];
   /** User accounts whose held money differs from what their pending withdrawals and transfers hold. */
   holdMismatches: { accountId: string; held: bigint; pending: bigint }[];
   /** Completed transactions without entries, or unfinished ones with entries. */
@@ -91,58 +96,71 @@ async function findHistoryCountMismatches(knex: Knex): Promise<HistoryCountMisma
 
 /**
  * Checks the books: double entry balances, balances match the journal, holds match pending transactions, and
- * the history counters match the transactions.
+ * the history counters match the transactions. Accounts overdrawn by reversals are listed, and do not fail it.
  */
 export async function runAudit(knex: Knex): Promise<AuditReport> {
-  const [unbalanced, mismatched, invalid, holds, misbooked, histories, counts, system] = await Promise.all([
-    knex.raw<{ rows: { transaction_id: string; currency: string; sum: string }[] }>(
-      `SELECT transaction_id, currency, sum(amount) AS sum FROM entries
+  const [unbalanced, mismatched, invalid, holds, misbooked, histories, counts, system, overdrawn] =
+    await Promise.all([
+      knex.raw<{ rows: { transaction_id: string; currency: string; sum: string }[] }>(
+        `SELECT transaction_id, currency, sum(amount) AS sum FROM entries
        GROUP BY transaction_id, currency HAVING sum(amount) <> 0 LIMIT ?`,
-      [SAMPLE],
-    ),
-    knex.raw<{ rows: { id: string; balance: string; entries: string }[] }>(
-      `SELECT a.id, a.balance, coalesce(e.total, 0) AS entries
+        [SAMPLE],
+      ),
+      knex.raw<{ rows: { id: string; balance: string; entries: string }[] }>(
+        `SELECT a.id, a.balance, coalesce(e.total, 0) AS entries
        FROM accounts a
        LEFT JOIN (SELECT account_id, sum(amount) AS total FROM entries GROUP BY account_id) e ON e.account_id = a.id
        WHERE a.balance <> coalesce(e.total, 0) LIMIT ?`,
-      [SAMPLE],
-    ),
-    knex.raw<{ rows: { id: string; balance: string; available_balance: string }[] }>(
-      `SELECT id, balance, available_balance FROM accounts
-       WHERE kind = 'user' AND NOT (balance >= 0 AND available_balance >= 0 AND available_balance <= balance) LIMIT ?`,
-      [SAMPLE],
-    ),
-    knex.raw<{ rows: { id: string; held: string; pending: string }[] }>(
-      `SELECT a.id, a.balance - a.available_balance AS held, coalesce(p.total, 0) AS pending
+        [SAMPLE],
+      ),
+      knex.raw<{ rows: { id: string; balance: string; available_balance: string }[] }>(
+        `SELECT id, balance, available_balance FROM accounts
+       WHERE kind = 'user' AND (
+         NOT (available_balance <= balance AND available_balance >= -reversal_shortfall)
+         OR (available_balance < 0 AND NOT EXISTS (
+           SELECT 1 FROM transactions t
+           WHERE t.account_id = accounts.id AND t.type = 'reversal' AND t.status = 'completed'
+         ))
+       ) LIMIT ?`,
+        [SAMPLE],
+      ),
+      knex.raw<{ rows: { id: string; held: string; pending: string }[] }>(
+        `SELECT a.id, a.balance - a.available_balance AS held, coalesce(p.total, 0) AS pending
        FROM accounts a
        LEFT JOIN (
-         SELECT account_id, sum(amount + fee) AS total FROM transactions
-         WHERE status = 'pending' AND type IN ('withdrawal', 'transfer') GROUP BY account_id
+         SELECT account_id, sum(CASE type WHEN 'reversal' THEN held_amount ELSE amount + fee END) AS total
+         FROM transactions
+         WHERE status = 'pending' AND type IN ('withdrawal', 'transfer', 'reversal') GROUP BY account_id
        ) p ON p.account_id = a.id
        WHERE a.kind = 'user' AND a.balance - a.available_balance <> coalesce(p.total, 0) LIMIT ?`,
-      [SAMPLE],
-    ),
-    knex.raw<{ rows: { id: string; status: string; entries: string }[] }>(
-      `SELECT t.id, t.status, count(e.id) AS entries
+        [SAMPLE],
+      ),
+      knex.raw<{ rows: { id: string; status: string; entries: string }[] }>(
+        `SELECT t.id, t.status, count(e.id) AS entries
        FROM transactions t LEFT JOIN entries e ON e.transaction_id = t.id
        GROUP BY t.id, t.status
        HAVING (t.status = 'completed') <> (count(e.id) > 0) LIMIT ?`,
-      [SAMPLE],
-    ),
-    findHistoryCountMismatches(knex),
-    knex.raw<{ rows: { accounts: string; transactions: string; entries: string }[] }>(
-      `SELECT (SELECT count(*) FROM accounts) AS accounts, (SELECT count(*) FROM transactions) AS transactions,
-              (SELECT count(*) FROM entries) AS entries`,
-    ),
-    knex('accounts')
-      .where('kind', 'system')
-      .orderBy(['system_code', 'currency'])
-      .select<{ system_code: string; currency: string; balance: string }[]>(
-        'system_code',
-        'currency',
-        'balance',
+        [SAMPLE],
       ),
-  ]);
+      findHistoryCountMismatches(knex),
+      knex.raw<{ rows: { accounts: string; transactions: string; entries: string }[] }>(
+        `SELECT (SELECT count(*) FROM accounts) AS accounts, (SELECT count(*) FROM transactions) AS transactions,
+              (SELECT count(*) FROM entries) AS entries`,
+      ),
+      knex('accounts')
+        .where('kind', 'system')
+        .orderBy(['system_code', 'currency'])
+        .select<{ system_code: string; currency: string; balance: string }[]>(
+          'system_code',
+          'currency',
+          'balance',
+        ),
+      knex.raw<{ rows: { id: string; balance: string; available_balance: string }[] }>(
+        `SELECT id, balance, available_balance FROM accounts
+       WHERE kind = 'user' AND available_balance < 0 ORDER BY available_balance, id LIMIT ?`,
+        [SAMPLE],
+      ),
+    ]);
   const total = counts.rows[0];
   const report: AuditReport = {
     ok: false,
@@ -168,6 +186,11 @@ export async function runAudit(knex: Knex): Promise<AuditReport> {
       entries: BigInt(r.entries),
     })),
     invalidBalances: invalid.rows.map((r) => ({
+      accountId: r.id,
+      balance: BigInt(r.balance),
+      availableBalance: BigInt(r.available_balance),
+    })),
+    overdrawnAccounts: overdrawn.rows.map((r) => ({
       accountId: r.id,
       balance: BigInt(r.balance),
       availableBalance: BigInt(r.available_balance),

@@ -160,3 +160,26 @@ export async function expiredHolds(knex: Knex, cutoff: Date, limit: number): Pro
 export async function deleteIdempotencyKeysBefore(knex: Knex, cutoff: Date): Promise<number> {
   return knex('idempotency_keys').where('created_at', '<', cutoff).delete();
 }
+
+/** User accounts a reversal took below zero, furthest below first. */
+export async function listOverdrawnAccounts(knex: Knex, page: PageRequest): Promise<Page<Account>> {
+  // Exactly the predicate of the partial index accounts_overdrawn.
+  const overdrawn = () => knex('accounts').where('kind', 'user').where('available_balance', '<', 0);
+  const [rows, [count]] = await Promise.all([
+    overdrawn()
+      .select<AccountRow[]>(ACCOUNT_COLUMNS)
+      .orderBy([{ column: 'available_balance' }, { column: 'id' }])
+      .limit(page.limit)
+      .offset(page.offset),
+    overdrawn().count<{ count: string }[]>('*'),
+  ]);
+  return { data: rows.map(toAccount), total: Number(count?.count ?? 0) };
+}
+
+export async function countOverdrawnAccounts(knex: Knex): Promise<number> {
+  const [count] = await knex('accounts')
+    .where('kind', 'user')
+    .where('available_balance', '<', 0)
+    .count<{ count: string }[]>('*');
+  return Number(count?.count ?? 0);
+}

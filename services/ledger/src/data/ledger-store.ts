@@ -1,16 +1,19 @@
 import { processBatchOnce, type Knex } from '@payments/service-kit';
 import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
+import type { StatementPeriod } from '../domain/statement.js';
 import type { Account, Transaction } from '../domain/transaction.js';
 import { runAudit, type AuditReport } from './audit.js';
 import { compactHistoryCounts } from './history-counts.js';
 import * as queries from './ledger-queries.js';
 import { createLedgerUnit, type LedgerUnit } from './ledger-unit.js';
+import * as statements from './statements.js';
 import { createSystemAccounts } from './system-accounts.js';
 
 export type { Finish, LedgerUnit } from './ledger-unit.js';
 export type { HistoryScope, ReconciliationCase } from './ledger-queries.js';
 export type { UserRemoval } from './ledger-unit.js';
 export type { AuditReport } from './audit.js';
+export type { StatementPageRequest, StatementSlice } from './statements.js';
 
 const DEADLOCK = '40P01';
 const SERIALIZATION_FAILURE = '40001';
@@ -25,8 +28,19 @@ export interface LedgerStore {
     filter: HistoryFilter,
     page: PageRequest,
   ): Promise<Page<Transaction>>;
+  /** One page of an account's statement, from one snapshot; null when the page cursor is not in the period. */
+  readStatement(
+    accountId: string,
+    period: StatementPeriod,
+    page: statements.StatementPageRequest,
+  ): Promise<statements.StatementSlice | null>;
+  /** The account's balance at a past moment, from its entries. */
+  balanceAt(accountId: string, at: Date): Promise<bigint>;
   listAwaitingReconciliation(page: PageRequest): Promise<Page<queries.ReconciliationCase>>;
   countAwaitingReconciliation(): Promise<number>;
+  /** Accounts a reversal took below zero (the provider took back money the user had spent). */
+  listOverdrawnAccounts(page: PageRequest): Promise<Page<Account>>;
+  countOverdrawnAccounts(): Promise<number>;
   expiredHolds(cutoff: Date, limit: number): Promise<string[]>;
   deleteIdempotencyKeysBefore(cutoff: Date): Promise<number>;
   audit(): Promise<AuditReport>;
@@ -65,8 +79,12 @@ export function createLedgerStore(knex: Knex): LedgerStore {
     listUserAccounts: (userId, page) => queries.listUserAccounts(knex, userId, page),
     findTransaction: (transactionId) => queries.findTransaction(knex, transactionId),
     listTransactions: (scope, filter, page) => queries.listTransactions(knex, scope, filter, page),
+    readStatement: (accountId, period, page) => statements.readStatement(knex, accountId, period, page),
+    balanceAt: (accountId, at) => statements.balanceAt(knex, accountId, at),
     listAwaitingReconciliation: (page) => queries.listAwaitingReconciliation(knex, page),
     countAwaitingReconciliation: () => queries.countAwaitingReconciliation(knex),
+    listOverdrawnAccounts: (page) => queries.listOverdrawnAccounts(knex, page),
+    countOverdrawnAccounts: () => queries.countOverdrawnAccounts(knex),
     expiredHolds: (cutoff, limit) => queries.expiredHolds(knex, cutoff, limit),
     deleteIdempotencyKeysBefore: (cutoff) => queries.deleteIdempotencyKeysBefore(knex, cutoff),
     audit: () => runAudit(knex),

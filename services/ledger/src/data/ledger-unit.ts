@@ -58,6 +58,10 @@ export interface LedgerUnit {
   recordIdempotentResponse(userId: string, key: string, transaction: Transaction): Promise<void>;
   /** Reads a user account and keeps it from being deleted until commit (balances may still move). */
   shareAccount(accountId: string): Promise<Account | null>;
+  /** Reads a user account and locks its balances until commit (as a settlement would). */
+  lockAccount(accountId: string): Promise<Account | null>;
+  /** Locks the reversals of a transaction (in id order) and reads them; lock the transaction itself first. */
+  lockReversalsOf(originalTransactionId: string): Promise<Transaction[]>;
   /** Moves `amount` from available to held; false when the account has not that much available. */
   holdFunds(accountId: string, amount: MinorUnits): Promise<boolean>;
   insertTransaction(transaction: NewTransaction): Promise<Transaction>;
@@ -86,6 +90,14 @@ export interface LedgerUnit {
   enqueue(events: AnyEvent[]): Promise<void>;
 }
 
+interface BalanceChange {
+  balance: bigint;
+  available: bigint;
+  system: boolean;
+  /** Moved by a reversal, which alone may take a user account below zero. */
+  overdraw: boolean;
+}
+
 /** How long an expiry waits for the outbox relay to finish publishing a withdrawal's request. */
 const RELAY_WAIT = '2s';
 const LOCK_NOT_AVAILABLE = '55P03';
@@ -94,9 +106,9 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
   // Journal first, balances last: the account rows (the contended ones) stay locked only until commit.
   const applySettlements = async (settlements: { transactionId: string; settlement: Settlement }[]) => {
     const entries = [];
-    const changes = new Map<string, { balance: bigint; available: bigint; system: boolean }>();
+    const changes = new Map<string, BalanceChange>();
     const change = (accountId: string, system: boolean) => {
-      const current = changes.get(accountId) ?? { balance: 0n, available: 0n, system };
+      const current = changes.get(accountId) ?? { balance: 0n, available: 0n, system, overdraw: false };
       changes.set(accountId, current);
       return current;
     };
@@ -122,6 +134,7 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
         const total = change(accountId, false);
         total.balance += balance;
         total.available += available;
+        if (settlement.mayOverdraw) total.overdraw = true;
       }
     }
     if (entries.length > 0) await trx('entries').insert(entries);
@@ -130,11 +143,11 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
 
   /**
    * User accounts in id order, then system accounts in id order: one global lock order, so no deadlocks. The
-   * hot system accounts (provider clearing) are locked last, once per database transaction.
+   * hot system accounts (provider clearing) are locked last, once per database transaction. A reversal's move
+   * sets how far below zero the account may be (its shortfall); every other move may only lower that, so the
+   * balance check refuses any other way below zero.
    */
-  const moveBalances = async (
-    changes: Map<string, { balance: bigint; available: bigint; system: boolean }>,
-  ) => {
+  const moveBalances = async (changes: Map<string, BalanceChange>) => {
     const ordered = [...changes]
       .filter(([, { balance, available }]) => balance !== 0n || available !== 0n)
       .sort(([a, x], [b, y]) => Number(x.system) - Number(y.system) || (a < b ? -1 : a > b ? 1 : 0));
@@ -149,15 +162,20 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
     }
     const result: { rowCount: number } = await trx.raw(
       `UPDATE accounts AS a
-       SET balance = a.balance + v.balance, available_balance = a.available_balance + v.available, updated_at = now()
-       FROM (VALUES ${ordered.map(() => '(?::uuid, ?::bigint, ?::bigint, ?::boolean)').join(', ')})
-         AS v(id, balance, available, system)
+       SET balance = a.balance + v.balance, available_balance = a.available_balance + v.available, updated_at = now(),
+           reversal_shortfall = CASE
+             WHEN v.overdraw THEN greatest(0, -(a.available_balance + v.available))
+             ELSE least(a.reversal_shortfall, greatest(0, -(a.available_balance + v.available)))
+           END
+       FROM (VALUES ${ordered.map(() => '(?::uuid, ?::bigint, ?::bigint, ?::boolean, ?::boolean)').join(', ')})
+         AS v(id, balance, available, system, overdraw)
        WHERE a.id = v.id AND (a.kind = 'system') = v.system`,
-      ordered.flatMap(([accountId, { balance, available, system }]) => [
+      ordered.flatMap(([accountId, { balance, available, system, overdraw }]) => [
         accountId,
         balance.toString(),
         available.toString(),
         system,
+        overdraw,
       ]),
     );
     if (result.rowCount !== ordered.length) throw new Error('an account vanished during settlement');
@@ -268,6 +286,22 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
       return row ? toAccount(row) : null;
     },
 
+    async lockAccount(accountId) {
+      const row: AccountRow | undefined = await trx('accounts')
+        .where({ id: accountId, kind: 'user' })
+        .first(ACCOUNT_COLUMNS)
+        .forNoKeyUpdate();
+      return row ? toAccount(row) : null;
+    },
+
+    async lockReversalsOf(originalTransactionId) {
+      const rows: TransactionRow[] = await trx('transactions')
+        .where({ original_transaction_id: originalTransactionId, type: 'reversal' })
+        .orderBy('id')
+        .forUpdate();
+      return rows.map(toTransaction);
+    },
+
     async holdFunds(accountId, amount) {
       const updated = await trx('accounts')
         .where({ id: accountId, kind: 'user' })
@@ -295,6 +329,10 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
           converted_amount: transaction.convertedAmount?.toString() ?? null,
           converted_currency: transaction.convertedCurrency,
           payment_id: transaction.paymentId,
+          original_transaction_id: transaction.originalTransactionId ?? null,
+          reversal_reason: transaction.reversalReason ?? null,
+          reversal_key: transaction.reversalKey ?? null,
+          held_amount: transaction.heldAmount?.toString() ?? null,
         })
         .returning('*');
       return toTransaction(rows[0] as TransactionRow);

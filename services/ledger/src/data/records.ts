@@ -1,5 +1,11 @@
 import { toMinorUnits } from '@payments/contracts';
-import type { Account, Transaction, TransactionStatus, TransactionType } from '../domain/transaction.js';
+import type {
+  Account,
+  ReversalReason,
+  Transaction,
+  TransactionStatus,
+  TransactionType,
+} from '../domain/transaction.js';
 
 /** Row shapes as pg returns them: BIGINT and NUMERIC arrive as strings. */
 export interface AccountRow {
@@ -29,6 +35,9 @@ export interface TransactionRow {
   converted_currency: string | null;
   payment_id: string | null;
   failure_reason: string | null;
+  original_transaction_id: string | null;
+  reversal_reason: ReversalReason | null;
+  held_amount: string | null;
   created_at: Date;
   updated_at: Date;
   completed_at: Date | null;
@@ -75,6 +84,11 @@ export function toTransaction(row: TransactionRow): Transaction {
     convertedCurrency: row.converted_currency,
     paymentId: row.payment_id,
     failureReason: row.failure_reason,
+    // Snapshots taken before reversals existed lack these.
+    originalTransactionId: row.original_transaction_id ?? null,
+    reversalReason: row.reversal_reason ?? null,
+    heldAmount:
+      row.held_amount === null || row.held_amount === undefined ? null : toMinorUnits(row.held_amount),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     completedAt: row.completed_at,
@@ -99,6 +113,9 @@ export function transactionSnapshot(transaction: Transaction): TransactionRow {
     converted_currency: transaction.convertedCurrency,
     payment_id: transaction.paymentId,
     failure_reason: transaction.failureReason,
+    original_transaction_id: transaction.originalTransactionId,
+    reversal_reason: transaction.reversalReason,
+    held_amount: transaction.heldAmount?.toString() ?? null,
     created_at: transaction.createdAt,
     updated_at: transaction.updatedAt,
     completed_at: transaction.completedAt,

@@ -24,6 +24,12 @@ export function decideConfirmation(
   if (transaction.type === 'transfer') {
     return { action: 'ignore', reason: 'transfers are settled by the ledger, not by a payment provider' };
   }
+  if (transaction.type === 'reversal') {
+    return {
+      action: 'ignore',
+      reason: 'reversals are settled by refunds and disputes, not by confirmations',
+    };
+  }
   if (transaction.status !== 'pending') {
     return { action: 'ignore', reason: `the transaction is already ${transaction.status}` };
   }

@@ -1,6 +1,6 @@
 import { toMinorUnits, type MinorUnits } from '@payments/contracts';
 import { divideRoundingUp, parseDecimal, type CurrencyUnit, type Decimal } from './money.js';
-import type { TransactionType } from './transaction.js';
+import type { RequestedType } from './transaction.js';
 
 /** A fee: `fixed` major units of the account currency plus `percent` of the amount. */
 export interface FeeRule {
@@ -8,7 +8,7 @@ export interface FeeRule {
   percent: Decimal;
 }
 
-export type FeeSchedule = Record<TransactionType, FeeRule>;
+export type FeeSchedule = Record<RequestedType, FeeRule>;
 
 export function feeRule(fixed: string, percent: string): FeeRule {
   const parsedFixed = parseDecimal(fixed);

@@ -17,6 +17,8 @@ export interface Leg {
 export interface Settlement {
   legs: Leg[];
   release: { accountId: string; amount: MinorUnits } | null;
+  /** Only a reversal may take a user account below zero: the provider already took the money back. */
+  mayOverdraw?: boolean;
 }
 
 export interface AccountChange {
@@ -79,6 +81,19 @@ export function completionOf(transaction: Transaction, destination?: Destination
         ],
         { accountId, amount: hold },
       );
+    }
+    case 'reversal': {
+      // The deposit's mirror: the provider takes back `amount` from clearing, the user gives up amount − fee and
+      // fee revenue gives back the part of the deposit fee this reverses.
+      const reversed = settlement(
+        [
+          { target: userAccount(accountId), currency, amount: -(amount - fee) },
+          { target: systemAccount('fee_revenue'), currency, amount: -fee },
+          { target: systemAccount('provider_clearing'), currency, amount },
+        ],
+        hold > 0n ? { accountId, amount: hold } : null,
+      );
+      return { ...reversed, mayOverdraw: true };
     }
   }
 }

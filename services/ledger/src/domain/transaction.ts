@@ -1,7 +1,16 @@
-import { toMinorUnits, TRANSACTION_STATUSES, TRANSACTION_TYPES, type MinorUnits } from '@payments/contracts';
+import {
+  REVERSAL_REASONS,
+  toMinorUnits,
+  TRANSACTION_STATUSES,
+  TRANSACTION_TYPES,
+  type MinorUnits,
+} from '@payments/contracts';
 
-export { TRANSACTION_STATUSES, TRANSACTION_TYPES };
+export { REVERSAL_REASONS, TRANSACTION_STATUSES, TRANSACTION_TYPES };
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
+export type ReversalReason = (typeof REVERSAL_REASONS)[number];
+/** What a user asks for; reversals come only from the provider. */
+export type RequestedType = Exclude<TransactionType, 'reversal'>;
 
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
 export type TerminalStatus = Exclude<TransactionStatus, 'pending'>;
@@ -35,6 +44,10 @@ export interface Transaction {
   convertedCurrency: string | null;
   paymentId: string | null;
   failureReason: string | null;
+  /** Reversals only: the completed deposit reversed, why, and what an open dispute holds (null otherwise). */
+  originalTransactionId: string | null;
+  reversalReason: ReversalReason | null;
+  heldAmount: MinorUnits | null;
   createdAt: Date;
   updatedAt: Date;
   completedAt: Date | null;
@@ -59,18 +72,25 @@ export type NewTransaction = Omit<
     | 'paymentId'
   >,
   'userId'
-> & { userId: string };
+> & { userId: string } & Partial<
+    Pick<Transaction, 'originalTransactionId' | 'reversalReason' | 'heldAmount'> & { reversalKey: string }
+  >;
 
 /** Only a pending transaction moves, and only into a terminal state; terminal states never change. */
 export function canTransition(from: TransactionStatus, to: TransactionStatus): to is TerminalStatus {
   return from === 'pending' && to !== 'pending';
 }
 
-/** Money set aside at acceptance: withdrawals and transfers hold amount plus fee; deposits hold nothing. */
-export function holdOf(transaction: Pick<Transaction, 'type' | 'amount' | 'fee'>): MinorUnits {
-  return transaction.type === 'deposit'
-    ? toMinorUnits(0n)
-    : toMinorUnits(transaction.amount + transaction.fee);
+/**
+ * Money set aside while pending: withdrawals and transfers hold amount plus fee; deposits hold nothing; an open
+ * dispute (a pending reversal) holds what it could of its net amount.
+ */
+export function holdOf(
+  transaction: Pick<Transaction, 'type' | 'amount' | 'fee'> & { heldAmount?: MinorUnits | null },
+): MinorUnits {
+  if (transaction.type === 'deposit') return toMinorUnits(0n);
+  if (transaction.type === 'reversal') return transaction.heldAmount ?? toMinorUnits(0n);
+  return toMinorUnits(transaction.amount + transaction.fee);
 }
 
 /** Who may read a transaction: its owner, an admin, and the receiving side of a completed transfer. */

@@ -1,7 +1,14 @@
+import { toMinorUnits } from '@payments/contracts';
 import { createBatcher, type Consumer, type EventBus, type OutboxRelay } from '@payments/service-kit';
 import type { LedgerStore } from '../data/ledger-store.js';
 import { isUuid } from '../domain/identifiers.js';
-import { confirmPayment, settle, settleTransfer, type SettlementRequest } from './settlement-flows.js';
+import {
+  adjustDeposit,
+  confirmPayment,
+  settle,
+  settleTransfer,
+  type SettlementRequest,
+} from './settlement-flows.js';
 
 /** Deliveries in hand per consumer, and how many of them one database transaction settles at most. */
 const PREFETCH = 100;
@@ -23,7 +30,7 @@ interface Settling {
 }
 
 /**
- * The ledger's queue: provider confirmations, its own transfer requests and user deletions. Each event takes
+ * The ledger's queue: provider confirmations and adjustments, its own transfer requests and user deletions. Each event takes
  * effect once (the inbox) and in the same database transaction as the events it causes (the outbox).
  *
  * Confirmations and transfer settlements that arrive together are settled together: one database transaction
@@ -87,6 +94,29 @@ export function startLedgerConsumer({
           request: confirmPayment(data.transaction_id, confirmation, context),
           afterCommit: () => afterConfirmationCommit?.(data.transaction_id),
         });
+      },
+
+      // Refunds and disputes are rare: each in a database transaction of its own, under the deposit's row lock.
+      PaymentAdjusted: async (event, { logger }) => {
+        const { data } = event;
+        if (!isUuid(data.transaction_id)) {
+          logger.warn(
+            { transaction_id: data.transaction_id, adjustment: data.adjustment },
+            'provider adjustment for a malformed transaction id; ignored',
+          );
+          return;
+        }
+        const context = { correlationId: event.correlation_id, logger };
+        const adjustment = {
+          kind: data.adjustment,
+          amount: toMinorUnits(data.amount),
+          currency: data.currency,
+          reference: data.reference,
+        };
+        await store.processEventsOnce([event.id], async (unit) => {
+          await adjustDeposit(unit, data.transaction_id, adjustment, context);
+        });
+        outbox.wake();
       },
 
       TransferRequested: async (event, { logger }) => {

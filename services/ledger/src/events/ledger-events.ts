@@ -35,23 +35,41 @@ export function requestedEvent(transaction: Transaction, correlationId: string):
       return createEvent(REQUESTED.withdrawal, data, options);
     case 'deposit':
       return createEvent(REQUESTED.deposit, data, options);
+    case 'reversal':
+      throw new Error(`reversal ${transaction.id} is never requested; it comes from the provider`);
   }
 }
 
-/** TransactionCompleted, TransactionFailed or TransactionCanceled, by the transaction's final status. */
+/** TransactionCompleted, TransactionFailed or TransactionCanceled by final status; reversals announce themselves apart. */
 export function settledEvent(transaction: Transaction, correlationId: string): AnyEvent {
   const options = { id: randomUUID(), correlationId };
-  const data = { ...movement(transaction), type: transaction.type };
+  const { type } = transaction;
+  if (type === 'reversal') throw new Error(`reversal ${transaction.id} is announced by reversedEvent`);
+  const data = { ...movement(transaction), type };
   if (transaction.status === 'completed') return createEvent('TransactionCompleted', data, options);
   const reason = transaction.failureReason ?? transaction.status;
-  const type = transaction.status === 'canceled' ? 'TransactionCanceled' : 'TransactionFailed';
-  return createEvent(type, { ...data, failure_reason: reason.slice(0, 500) }, options);
+  const event = transaction.status === 'canceled' ? 'TransactionCanceled' : 'TransactionFailed';
+  return createEvent(event, { ...data, failure_reason: reason.slice(0, 500) }, options);
 }
 
 export function accountOpenedEvent(account: Account, correlationId: string): AnyEvent {
   return createEvent(
     'AccountOpened',
     { account_id: account.id, user_id: account.userId, currency: account.currency },
+    { id: randomUUID(), correlationId },
+  );
+}
+
+/** TransactionReversed, for a reversal as it completed: a refund, or a dispute lost. */
+export function reversedEvent(reversal: Transaction, correlationId: string): AnyEvent {
+  if (reversal.originalTransactionId === null) throw new Error(`transaction ${reversal.id} reverses nothing`);
+  return createEvent(
+    'TransactionReversed',
+    {
+      ...movement(reversal),
+      original_transaction_id: reversal.originalTransactionId,
+      reason: reversal.reversalReason === 'refund' ? 'refund' : 'dispute_lost',
+    },
     { id: randomUUID(), correlationId },
   );
 }

@@ -1,9 +1,12 @@
+import { randomUUID } from 'node:crypto';
+import { toMinorUnits } from '@payments/contracts';
 import type { Logger } from '@payments/service-kit';
 import { decideConfirmation, type Confirmation } from '../domain/confirmation.js';
+import { decideReversal, disputeHoldOf, type Adjustment } from '../domain/reversal.js';
 import { completionOf, NO_SETTLEMENT, releaseOf, type Settlement } from '../domain/settlement.js';
 import type { Account, TerminalStatus, Transaction } from '../domain/transaction.js';
 import type { Finish, LedgerUnit } from '../data/ledger-store.js';
-import { settledEvent } from './ledger-events.js';
+import { reversedEvent, settledEvent } from './ledger-events.js';
 
 export interface FlowContext {
   correlationId: string;
@@ -163,4 +166,97 @@ export async function expireHold(
     },
   ]);
   return canceled ? 'canceled' : null;
+}
+
+/** Thrown for an adjustment that came before its deposit settled: the broker redelivers it later. */
+export class AdjustmentTooEarlyError extends Error {
+  override name = 'AdjustmentTooEarlyError';
+}
+
+/** Completes a reversal (booked, announced) or cancels it (a dispute won: only its hold comes back). */
+function endReversal(reversal: Transaction, status: 'completed' | 'canceled', context: FlowContext): Finish {
+  if (status === 'canceled') {
+    return {
+      transaction: reversal,
+      status,
+      settlement: releaseOf(reversal),
+      reason: 'The dispute was won; nothing was reversed',
+    };
+  }
+  return {
+    transaction: reversal,
+    status,
+    settlement: completionOf(reversal),
+    announce: (finished) => [reversedEvent(finished, context.correlationId)],
+  };
+}
+
+/**
+ * A provider's refund or dispute of a deposit (see decideReversal), in one database transaction: the deposit
+ * locked first, then its reversals, then the account. Resolves with the reversal it created or ended, if any.
+ */
+export async function adjustDeposit(
+  unit: LedgerUnit,
+  depositId: string,
+  adjustment: Adjustment,
+  context: FlowContext,
+): Promise<Transaction | null> {
+  const original = (await unit.lockTransactions([depositId])).get(depositId) ?? null;
+  const reversals = original ? await unit.lockReversalsOf(original.id) : [];
+  const decision = decideReversal(original, reversals, adjustment);
+  const about = { transaction_id: depositId, adjustment: adjustment.kind, reference: adjustment.reference };
+  if (decision.action === 'retry')
+    throw new AdjustmentTooEarlyError(`deposit ${depositId}: ${decision.reason}`);
+  if (decision.action === 'ignore') {
+    // The provider took money back for a deposit the ledger does not hold (or no longer: a removed user's).
+    const level = original ? 'info' : 'warn';
+    context.logger[level]({ ...about, reason: decision.reason }, 'provider adjustment changes nothing');
+    return null;
+  }
+  if (decision.action === 'finish') {
+    const [ended] = await unit.finishTransactions([endReversal(decision.reversal, decision.status, context)]);
+    return ended ?? null;
+  }
+  const deposit = original as Transaction;
+  const account = await unit.lockAccount(deposit.accountId);
+  if (!account || deposit.userId === null) {
+    context.logger.error(
+      about,
+      'a provider reversed a deposit whose account no longer exists; left for an operator',
+    );
+    return null;
+  }
+  const { reversal } = decision;
+  const held =
+    reversal.status === 'pending'
+      ? disputeHoldOf(reversal.amount - reversal.fee, account.availableBalance)
+      : toMinorUnits(0n);
+  const created = await unit.insertTransaction({
+    id: randomUUID(),
+    accountId: account.id,
+    userId: deposit.userId,
+    type: 'reversal',
+    amount: reversal.amount,
+    currency: deposit.currency,
+    fee: reversal.fee,
+    counterpartyAccountId: null,
+    counterpartyUserId: null,
+    exchangeRate: null,
+    convertedAmount: null,
+    convertedCurrency: null,
+    paymentId: adjustment.reference,
+    originalTransactionId: deposit.id,
+    reversalReason: reversal.reason,
+    reversalKey: reversal.key,
+    heldAmount: held,
+  });
+  if (held > 0n && !(await unit.holdFunds(account.id, held))) {
+    throw new Error(`account ${account.id} lost its available balance under its lock`);
+  }
+  if (reversal.status === 'pending') {
+    context.logger.info({ ...about, held: held.toString() }, 'a dispute opened: its amount is held');
+    return created;
+  }
+  const [ended] = await unit.finishTransactions([endReversal(created, reversal.status, context)]);
+  return ended ?? null;
 }

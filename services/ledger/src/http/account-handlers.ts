@@ -13,7 +13,7 @@ import {
   viewerOf,
 } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
-import { exponentIn, renderAccount, renderBalance, renderPagination } from './presenters.js';
+import { exponentIn, renderAccount, renderPagination } from './presenters.js';
 
 const readOpenAccount = bodyValidator(OpenAccountBody);
 const readPage = queryValidator(PageQuery);
@@ -23,7 +23,7 @@ export function createAccountHandlers({
   currencies,
   outbox,
   maxAccountsPerUser,
-}: LedgerHttpDeps): Record<'openAccount' | 'listAccounts' | 'showAccount' | 'showBalance', RequestHandler> {
+}: LedgerHttpDeps): Record<'openAccount' | 'listAccounts' | 'showAccount', RequestHandler> {
   /** Accounts open only in a supported currency; the error lists the ones that are. */
   const supportedCurrency = async (given: string) => {
     const code = given.trim().toUpperCase();
@@ -84,10 +84,5 @@ export function createAccountHandlers({
     res.json(renderAccount(account, (await currencyUnitOf(currencies, account.currency)).exponent));
   };
 
-  const showBalance: RequestHandler = async (req, res) => {
-    const account = await readableAccount(store, pathId(req, 'Account'), viewerOf(req));
-    res.json(renderBalance(account, (await currencyUnitOf(currencies, account.currency)).exponent));
-  };
-
-  return { openAccount, listAccounts, showAccount, showBalance };
+  return { openAccount, listAccounts, showAccount };
 }

@@ -3,7 +3,12 @@ import { PageQuery } from '@payments/contracts';
 import { accessDenied, apiVersionOf, queryValidator } from '@payments/service-kit';
 import { exponentsFor, viewerOf } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
-import { renderPagination, renderReconciliationCase } from './presenters.js';
+import {
+  exponentIn,
+  renderOverdrawnAccount,
+  renderPagination,
+  renderReconciliationCase,
+} from './presenters.js';
 
 const readPage = queryValidator(PageQuery);
 
@@ -11,7 +16,7 @@ const readPage = queryValidator(PageQuery);
 export function createAdminHandlers({
   store,
   currencies,
-}: LedgerHttpDeps): Record<'listReconciliation', RequestHandler> {
+}: LedgerHttpDeps): Record<'listReconciliation' | 'listOverdrawnAccounts', RequestHandler> {
   const listReconciliation: RequestHandler = async (req, res) => {
     if (viewerOf(req).role !== 'admin') throw accessDenied('Only an administrator may see reconciliation');
     const { limit, offset } = readPage(req);
@@ -27,5 +32,22 @@ export function createAdminHandlers({
     });
   };
 
-  return { listReconciliation };
+  const listOverdrawnAccounts: RequestHandler = async (req, res) => {
+    if (viewerOf(req).role !== 'admin')
+      throw accessDenied('Only an administrator may see overdrawn accounts');
+    const { limit, offset } = readPage(req);
+    const page = await store.listOverdrawnAccounts({ limit, offset });
+    const exponents = await exponentsFor(
+      currencies,
+      page.data.map((account) => account.currency),
+    );
+    res.json({
+      data: page.data.map((account) =>
+        renderOverdrawnAccount(account, exponentIn(exponents, account.currency)),
+      ),
+      pagination: renderPagination(limit, offset, page.total),
+    });
+  };
+
+  return { listReconciliation, listOverdrawnAccounts };
 }

@@ -32,7 +32,8 @@ export function createInternalHandlers({
   /** What a deposit or withdrawal is for, so webhook-ingest confirms it for exactly that amount and currency. */
   const showPayment: RequestHandler = async (req, res) => {
     const transaction = await store.findTransaction(pathId(req, 'Payment'));
-    if (!transaction || transaction.type === 'transfer') throw notFound('Payment');
+    const payment = transaction?.type === 'deposit' || transaction?.type === 'withdrawal';
+    if (!transaction || !payment) throw notFound('Payment');
     res.json(renderPayment(transaction));
   };
 

@@ -4,6 +4,7 @@ import { createAdminHandlers } from './admin-handlers.js';
 import { createInternalHandlers } from './internal-handlers.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { createMoneyHandlers } from './money-handlers.js';
+import { createStatementHandlers } from './statement-handlers.js';
 import { createTransactionHandlers } from './transaction-handlers.js';
 
 export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: LedgerHttpDeps): void {
@@ -12,11 +13,13 @@ export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: Ledg
   const transactions = createTransactionHandlers(deps);
   const internal = createInternalHandlers(deps);
   const admin = createAdminHandlers(deps);
+  const statements = createStatementHandlers(deps);
 
   app.post('/account', auth, accounts.openAccount);
   app.get('/accounts', auth, accounts.listAccounts);
   app.get('/account/:id', auth, accounts.showAccount);
-  app.get('/account/:id/balance', auth, accounts.showBalance);
+  app.get('/account/:id/balance', auth, statements.showBalance);
+  app.get('/account/:id/statement', auth, statements.showStatement);
   app.get('/account/:id/transactions', auth, transactions.listAccountTransactions);
   app.post('/account/:id/deposit', auth, money.deposit);
   app.post('/account/:id/withdraw', auth, money.withdraw);
@@ -25,6 +28,7 @@ export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: Ledg
   app.get('/transaction/:id', auth, transactions.showTransaction);
 
   app.get('/admin/reconciliation', auth, admin.listReconciliation);
+  app.get('/admin/overdrawn-accounts', auth, admin.listOverdrawnAccounts);
 
   app.post('/internal/users/:id/removal', internal.removeUser);
   app.get('/internal/audit', internal.showAudit);

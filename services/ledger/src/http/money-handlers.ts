@@ -11,7 +11,7 @@ import {
   readAmount,
   type CurrencyUnit,
 } from '../domain/money.js';
-import { holdOf, type Account, type NewTransaction, type TransactionType } from '../domain/transaction.js';
+import { holdOf, type Account, type NewTransaction, type RequestedType } from '../domain/transaction.js';
 import { requestedEvent } from '../events/ledger-events.js';
 import {
   correlationIdOf,
@@ -50,7 +50,7 @@ export function createMoneyHandlers({
   /** Checks a money request against its account and works out amount and fee, before anything is written. */
   const prepare = async <B extends { amount: unknown; currency: string }>(
     req: Request,
-    type: TransactionType,
+    type: RequestedType,
     readBody: (req: Request) => B,
   ): Promise<Prepared<B>> => {
     const accountId = pathId(req, 'Account');
@@ -72,7 +72,7 @@ export function createMoneyHandlers({
     return { body, viewer, account, currency, amount, fee, idempotencyKey };
   };
 
-  const draftOf = (type: TransactionType, prepared: Prepared<unknown>): NewTransaction => {
+  const draftOf = (type: RequestedType, prepared: Prepared<unknown>): NewTransaction => {
     const id = randomUUID();
     return {
       id,

@@ -1,5 +1,12 @@
-import { minorToNumber, versionAtLeast, type ApiVersion } from '@payments/contracts';
-import type { AuditReport, ReconciliationCase } from '../data/ledger-store.js';
+import {
+  formatMinor,
+  minorToNumber,
+  STATEMENT_CSV_COLUMNS,
+  versionAtLeast,
+  type ApiVersion,
+} from '@payments/contracts';
+import type { AuditReport, ReconciliationCase, StatementSlice } from '../data/ledger-store.js';
+import { withRunningBalance, type StatementPeriod } from '../domain/statement.js';
 import type { Account, Transaction } from '../domain/transaction.js';
 
 /** Exponent by currency code, for turning minor units into JSON numbers at the edge. */
@@ -33,6 +40,76 @@ export function renderBalance(account: Account, exponent: number) {
   };
 }
 
+export function renderPastBalance(account: Account, balance: bigint, at: Date, exponent: number) {
+  return {
+    account_id: account.id,
+    balance: minorToNumber(balance, exponent),
+    currency: account.currency,
+    at: at.toISOString(),
+  };
+}
+
+export function renderStatement(
+  account: Account,
+  period: StatementPeriod,
+  slice: StatementSlice,
+  exponent: number,
+) {
+  return {
+    account_id: account.id,
+    currency: account.currency,
+    from: period.from.toISOString(),
+    to: period.to.toISOString(),
+    opening_balance: minorToNumber(slice.opening, exponent),
+    closing_balance: minorToNumber(slice.closing, exponent),
+    entries: withRunningBalance(slice.pageStart, slice.entries).map((line) => ({
+      id: line.id,
+      transaction_id: line.transactionId,
+      type: line.type,
+      counterparty_account_id: line.counterpartyAccountId,
+      amount: minorToNumber(line.amount, exponent),
+      balance: minorToNumber(line.balance, exponent),
+      created_at: line.createdAt.toISOString(),
+    })),
+    has_more: slice.hasMore,
+  };
+}
+
+const csvField = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
+
+/**
+ * RFC 4180 text: a header row, then an opening_balance row on the first page, one row per entry, and a
+ * closing_balance row on the last page, so the pages of a period concatenate (without their headers) into one
+ * file. Amounts are exact decimal strings with the currency's own number of decimals.
+ */
+export function renderStatementCsv(
+  account: Account,
+  period: StatementPeriod,
+  slice: StatementSlice,
+  exponent: number,
+  firstPage: boolean,
+): string {
+  const amount = (minor: bigint) => formatMinor(minor, exponent);
+  const rows: string[][] = [[...STATEMENT_CSV_COLUMNS]];
+  const edge = (at: Date, type: string, balance: bigint) =>
+    rows.push([at.toISOString(), '', '', type, '', '', amount(balance), account.currency]);
+  if (firstPage) edge(period.from, 'opening_balance', slice.opening);
+  for (const line of withRunningBalance(slice.pageStart, slice.entries)) {
+    rows.push([
+      line.createdAt.toISOString(),
+      line.id,
+      line.transactionId,
+      line.type ?? '',
+      line.counterpartyAccountId ?? '',
+      amount(line.amount),
+      amount(line.balance),
+      account.currency,
+    ]);
+  }
+  if (!slice.hasMore) edge(period.to, 'closing_balance', slice.closing);
+  return rows.map((row) => `${row.map(csvField).join(',')}\r\n`).join('');
+}
+
 /** v1.0 fields, plus `fee` from v1.1 and, for cross-currency transfers, the rate and the converted amount. */
 export function renderTransaction(transaction: Transaction, exponents: Exponents, version: ApiVersion) {
   const exponent = exponentIn(exponents, transaction.currency);
@@ -49,6 +126,10 @@ export function renderTransaction(transaction: Transaction, exponents: Exponents
     created_at: transaction.createdAt.toISOString(),
     updated_at: transaction.updatedAt.toISOString(),
     completed_at: transaction.completedAt?.toISOString() ?? null,
+    ...(transaction.type === 'reversal' && {
+      original_transaction_id: transaction.originalTransactionId,
+      reversal_reason: transaction.reversalReason,
+    }),
   };
   if (!versionAtLeast(version, '1.1')) return body;
   const conversion =
@@ -77,6 +158,14 @@ export function renderReconciliationCase(
     ...renderTransaction(found.transaction, exponents, version),
     user_id: found.transaction.userId,
     reconciliation_required_at: found.flaggedAt.toISOString(),
+  };
+}
+
+/** An account a reversal took below zero: what it holds, and by how much it is short. */
+export function renderOverdrawnAccount(account: Account, exponent: number) {
+  return {
+    ...renderAccount(account, exponent),
+    overdrawn_by: minorToNumber(-account.availableBalance, exponent),
   };
 }
 
@@ -127,6 +216,11 @@ export function renderAudit(report: AuditReport) {
       transaction_id: t.transactionId,
       status: t.status,
       entries: t.entries,
+    })),
+    overdrawn_accounts: report.overdrawnAccounts.map((a) => ({
+      account_id: a.accountId,
+      balance: minor(a.balance),
+      available_balance: minor(a.availableBalance),
     })),
     history_count_mismatches: report.historyCountMismatches.map((h) => ({
       owner_kind: h.ownerKind,

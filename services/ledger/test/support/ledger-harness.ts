@@ -32,6 +32,8 @@ export interface ApiResponse {
   headers: Headers;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are asserted field by field
   body: any;
+  /** The raw body, for answers that are not JSON (CSV statements). */
+  text: string;
 }
 
 export interface TestUser {
@@ -75,6 +77,13 @@ export interface LedgerHarness {
     status?: 'completed' | 'failed',
     extra?: Partial<EventData<'PaymentProcessed'>>,
     eventId?: string,
+  ): Promise<string>;
+  /** Publishes a PaymentAdjusted (a refund or dispute) for a deposit, as webhook-ingest would; returns the event id. */
+  adjust(
+    transactionId: string,
+    adjustment: EventData<'PaymentAdjusted'>['adjustment'],
+    amount: number,
+    options?: { reference?: string; currency?: string; eventId?: string },
   ): Promise<string>;
   /** Deposits and confirms, then waits until the balance shows it. */
   fund(user: TestUser, accountId: string, amount: number, currency?: string): Promise<void>;
@@ -150,7 +159,13 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await response.text();
-    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null };
+    const json = /json/.test(response.headers.get('content-type') ?? '');
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: text && json ? JSON.parse(text) : null,
+      text,
+    };
   };
 
   const harness: LedgerHarness = {
@@ -193,6 +208,24 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
           source: 'payment',
           ...(paid && { amount: Number(paid.amount), currency: paid.currency }),
           ...extra,
+        },
+        { id: eventId, correlationId: `test-${eventId}` },
+      );
+      await bus.publish(event);
+      return eventId;
+    },
+    async adjust(transactionId, adjustment, amount, options = {}) {
+      const eventId = options.eventId ?? randomUUID();
+      const event = createEvent(
+        'PaymentAdjusted',
+        {
+          transaction_id: transactionId,
+          adjustment,
+          amount,
+          currency: options.currency ?? 'USD',
+          reference: options.reference ?? `ch_${transactionId}`,
+          provider_event_id: `evt_${eventId}`,
+          provider_event_type: adjustment === 'refund' ? 'charge.refunded' : 'charge.dispute.created',
         },
         { id: eventId, correlationId: `test-${eventId}` },
       );

@@ -1,5 +1,10 @@
 import { createBatcher, type Knex } from '@payments/service-kit';
-import type { IncomingWebhookEvent, PaymentProcessedData, WebhookSource } from '../domain/webhook-event.js';
+import type {
+  IncomingWebhookEvent,
+  PaymentAdjustedData,
+  PaymentProcessedData,
+  WebhookSource,
+} from '../domain/webhook-event.js';
 
 export interface WebhookEventRecord {
   eventId: string;
@@ -7,15 +12,18 @@ export interface WebhookEventRecord {
   type: string;
   /** The PaymentProcessed data recorded with the event; null when it has no effect. */
   payment: PaymentProcessedData | null;
+  /** The PaymentAdjusted data of a refund or dispute (then `payment` is null). */
+  adjustment?: PaymentAdjustedData | null;
   receivedAt: Date;
   publishedAt: Date | null;
 }
 
-/** A record with an effect: one that has a PaymentProcessed to publish. */
-export type PublishableRecord = WebhookEventRecord & { payment: PaymentProcessedData };
+/** A record with an effect: one that has a PaymentProcessed (or a PaymentAdjusted) to publish. */
+export type PublishableRecord = WebhookEventRecord &
+  ({ payment: PaymentProcessedData } | { payment: null; adjustment: PaymentAdjustedData });
 
 export function isPublishable(record: WebhookEventRecord): record is PublishableRecord {
-  return record.payment !== null;
+  return record.payment !== null || (record.adjustment ?? null) !== null;
 }
 
 export interface RecordedEvent {
@@ -55,12 +63,21 @@ interface WebhookEventRow {
   event_id: string;
   source: WebhookSource;
   event_type: string;
-  event_data: PaymentProcessedData | null;
+  event_data: PaymentProcessedData | PaymentAdjustedData | null;
+  publishes: 'PaymentProcessed' | 'PaymentAdjusted';
   received_at: Date;
   published_at: Date | null;
 }
 
-const COLUMNS = ['event_id', 'source', 'event_type', 'event_data', 'received_at', 'published_at'];
+const COLUMNS = [
+  'event_id',
+  'source',
+  'event_type',
+  'event_data',
+  'publishes',
+  'received_at',
+  'published_at',
+];
 
 /** At most this many events per INSERT or UPDATE; the rest wait for the next one. */
 const MAX_BATCH = 100;
@@ -69,24 +86,28 @@ const MAX_BATCH = 100;
 const REPUBLISH_LOCK = 'webhook_events:republish';
 
 function toRecord(row: WebhookEventRow): WebhookEventRecord {
+  const adjusts = row.publishes === 'PaymentAdjusted';
   return {
     eventId: row.event_id,
     source: row.source,
     type: row.event_type,
-    payment: row.event_data,
+    payment: adjusts ? null : (row.event_data as PaymentProcessedData | null),
+    ...(adjusts && { adjustment: row.event_data as PaymentAdjustedData | null }),
     receivedAt: row.received_at,
     publishedAt: row.published_at,
   };
 }
 
 function toRow(event: IncomingWebhookEvent) {
+  const data = event.payment ?? event.adjustment ?? null;
   return {
     event_id: event.eventId,
     source: event.source,
     event_type: event.type,
     payload: JSON.stringify(event.payload),
-    outcome: event.payment?.status ?? 'ignored',
-    event_data: event.payment ? JSON.stringify(event.payment) : null,
+    outcome: event.payment?.status ?? event.adjustment?.adjustment ?? 'ignored',
+    event_data: data ? JSON.stringify(data) : null,
+    publishes: event.adjustment ? 'PaymentAdjusted' : 'PaymentProcessed',
   };
 }
 
@@ -109,7 +130,16 @@ export function createWebhookEventRepository(knex: Knex): WebhookEventRepository
       const at = receivedAt.get(event.eventId);
       if (at) {
         const { eventId, source, type, payment } = event;
-        const record = { eventId, source, type, payment, receivedAt: at, publishedAt: null };
+        const adjustment = event.adjustment ?? null;
+        const record = {
+          eventId,
+          source,
+          type,
+          payment,
+          ...(adjustment && { adjustment }),
+          receivedAt: at,
+          publishedAt: null,
+        };
         // A second copy of the event in this batch finds it recorded by the first.
         receivedAt.delete(eventId);
         stored.set(eventId, record);

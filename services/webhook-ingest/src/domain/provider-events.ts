@@ -1,8 +1,16 @@
 import type { Static } from '@sinclair/typebox';
-import { compileSchema, ProviderEventEnvelope, ProviderObject } from '@payments/contracts';
-import { failureReason, type IncomingWebhookEvent } from './webhook-event.js';
+import {
+  compileSchema,
+  ProviderChargeObject,
+  ProviderDisputeObject,
+  ProviderEventEnvelope,
+  ProviderObject,
+} from '@payments/contracts';
+import { failureReason, type IncomingWebhookEvent, type PaymentAdjustedData } from './webhook-event.js';
 
 type ProviderObject = Static<typeof ProviderObject>;
+type ProviderCharge = Static<typeof ProviderChargeObject>;
+type ProviderDispute = Static<typeof ProviderDisputeObject>;
 
 interface ProviderEventEffect {
   status: 'completed' | 'failed';
@@ -30,10 +38,91 @@ const PROVIDER_EVENT_EFFECTS = {
   },
 } satisfies Record<string, ProviderEventEffect>;
 
-export type HandledProviderEventType = keyof typeof PROVIDER_EVENT_EFFECTS;
+type Adjustment = Pick<
+  PaymentAdjustedData,
+  'transaction_id' | 'adjustment' | 'amount' | 'currency' | 'reference'
+>;
+
+/** The deposit a provider object is about: our id in its metadata, else its payment intent, else `fallback`. */
+const depositOf = (
+  object: { metadata?: { transaction_id?: string }; payment_intent?: string | null },
+  fallback: string,
+) => object.metadata?.transaction_id ?? object.payment_intent ?? fallback;
+
+const disputeAdjustment = (dispute: ProviderDispute, adjustment: Adjustment['adjustment']): Adjustment => ({
+  transaction_id: depositOf(dispute, dispute.charge ?? dispute.id),
+  adjustment,
+  amount: dispute.amount,
+  currency: dispute.currency.toUpperCase(),
+  reference: dispute.id,
+});
+
+/** What happened to a dispute when it closed; null (recorded, no effect) for a status it cannot close with. */
+const CLOSED_DISPUTES: Record<string, Adjustment['adjustment']> = {
+  lost: 'dispute_lost',
+  won: 'dispute_won',
+  // An inquiry that closed without a chargeback: nothing is taken back.
+  warning_closed: 'dispute_won',
+};
+
+/**
+ * Refunds and disputes of a completed payment, published as PaymentAdjusted: the ledger reverses the deposit (see
+ * its decideReversal). A refund carries the charge's cumulative `amount_refunded`, not the one refund's amount, so
+ * the ledger reverses only what a total adds: a redelivery, a second event for the same refund or an older total
+ * arriving late changes nothing, and a partial refund followed by another reverses the difference. Stripe has
+ * sent charges without their `refunds` list since API version 2022-11-15, and pages it; the total is always there.
+ */
+const PROVIDER_ADJUSTMENTS = {
+  'charge.refunded': {
+    schema: compileSchema(ProviderChargeObject),
+    adjust: (charge: ProviderCharge): Adjustment | null => ({
+      transaction_id: depositOf(charge, charge.id),
+      adjustment: 'refund',
+      amount: charge.amount_refunded,
+      currency: charge.currency.toUpperCase(),
+      reference: charge.refunds?.data[0]?.id ?? charge.id,
+    }),
+  },
+  'charge.dispute.created': {
+    schema: compileSchema(ProviderDisputeObject),
+    adjust: (dispute: ProviderDispute): Adjustment | null => disputeAdjustment(dispute, 'dispute_opened'),
+  },
+  'charge.dispute.closed': {
+    schema: compileSchema(ProviderDisputeObject),
+    adjust: (dispute: ProviderDispute): Adjustment | null => {
+      const closed = Object.hasOwn(CLOSED_DISPUTES, dispute.status)
+        ? CLOSED_DISPUTES[dispute.status]
+        : undefined;
+      return closed ? disputeAdjustment(dispute, closed) : null;
+    },
+  },
+} as const;
+
+export type HandledProviderEventType =
+  keyof typeof PROVIDER_EVENT_EFFECTS | keyof typeof PROVIDER_ADJUSTMENTS;
 
 export function isHandledProviderEventType(type: string): type is HandledProviderEventType {
-  return Object.hasOwn(PROVIDER_EVENT_EFFECTS, type);
+  return Object.hasOwn(PROVIDER_EVENT_EFFECTS, type) || Object.hasOwn(PROVIDER_ADJUSTMENTS, type);
+}
+
+function parseAdjustment(
+  id: string,
+  type: keyof typeof PROVIDER_ADJUSTMENTS,
+  body: unknown,
+  object: unknown,
+): IncomingWebhookEvent | null {
+  const { schema, adjust } = PROVIDER_ADJUSTMENTS[type];
+  const checked = schema(object);
+  if (!checked.ok) return null;
+  const adjustment = (adjust as (value: unknown) => Adjustment | null)(checked.value);
+  return {
+    eventId: id,
+    source: 'provider',
+    type,
+    payload: body,
+    payment: null,
+    adjustment: adjustment && { ...adjustment, provider_event_id: id, provider_event_type: type },
+  };
 }
 
 const checkEnvelope = compileSchema(ProviderEventEnvelope);
@@ -44,13 +133,16 @@ export function parseProviderEvent(body: unknown): IncomingWebhookEvent | null {
   const envelope = checkEnvelope(body);
   if (!envelope.ok) return null;
   const { id, type } = envelope.value;
-  if (!isHandledProviderEventType(type)) {
+  if (Object.hasOwn(PROVIDER_ADJUSTMENTS, type)) {
+    return parseAdjustment(id, type as keyof typeof PROVIDER_ADJUSTMENTS, body, envelope.value.data.object);
+  }
+  if (!Object.hasOwn(PROVIDER_EVENT_EFFECTS, type)) {
     return { eventId: id, source: 'provider', type, payload: body, payment: null };
   }
   const checked = checkObject(envelope.value.data.object);
   if (!checked.ok) return null;
   const object = checked.value;
-  const effect: ProviderEventEffect = PROVIDER_EVENT_EFFECTS[type];
+  const effect: ProviderEventEffect = PROVIDER_EVENT_EFFECTS[type as keyof typeof PROVIDER_EVENT_EFFECTS];
   return {
     eventId: id,
     source: 'provider',

@@ -5,6 +5,7 @@ import type { EventData } from '@payments/contracts';
 export type WebhookSource = 'payment' | 'payment-status' | 'provider';
 
 export type PaymentProcessedData = EventData<'PaymentProcessed'>;
+export type PaymentAdjustedData = EventData<'PaymentAdjusted'>;
 
 /** A verified and validated webhook call: what is recorded, and what it publishes. */
 export interface IncomingWebhookEvent {
@@ -17,11 +18,13 @@ export interface IncomingWebhookEvent {
   payload: unknown;
   /** What to publish; null when the event is recorded and changes nothing (pending, unhandled types). */
   payment: PaymentProcessedData | null;
+  /** A refund or dispute of a payment: published as PaymentAdjusted instead (then `payment` is null). */
+  adjustment?: PaymentAdjustedData | null;
 }
 
 const ENVELOPE_NAMESPACE = '6f1d6a3e-4b8c-5d2a-9e61-0c7f3b9a2d45';
 
-/** The PaymentProcessed envelope id of a webhook event: the same on every redelivery, so consumers dedupe. */
+/** The PaymentProcessed (or PaymentAdjusted) envelope id of a webhook event: the same on every redelivery, so consumers dedupe. */
 export function envelopeIdOf(eventId: string): string {
   return uuidv5(eventId, ENVELOPE_NAMESPACE);
 }

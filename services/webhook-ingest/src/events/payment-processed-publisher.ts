@@ -9,7 +9,8 @@ export interface PaymentProcessedPublisherDeps {
 }
 
 /**
- * Publishes a recorded event's PaymentProcessed, waits for the broker's confirm, then marks the record published.
+ * Publishes a recorded event's PaymentProcessed (a refund's or dispute's PaymentAdjusted), waits for the broker's
+ * confirm, then marks the record published.
  * Publishing one event again is harmless: its envelope id comes from the event id, and the ledger's inbox drops
  * the copy.
  */
@@ -18,12 +19,11 @@ export async function publishPaymentProcessed(
   record: PublishableRecord,
   correlationId: string,
 ): Promise<void> {
+  const options = { id: envelopeIdOf(record.eventId), correlationId, occurredAt: record.receivedAt };
   await bus.publish(
-    createEvent('PaymentProcessed', record.payment, {
-      id: envelopeIdOf(record.eventId),
-      correlationId,
-      occurredAt: record.receivedAt,
-    }),
+    record.payment
+      ? createEvent('PaymentProcessed', record.payment, options)
+      : createEvent('PaymentAdjusted', record.adjustment, options),
   );
   await events.markPublished(record.eventId);
 }

@@ -1,0 +1,133 @@
+import { expect } from 'chai';
+import { toMinorUnits } from '@payments/contracts';
+import { decideReversal, disputeHoldOf, feeShareOf, type Adjustment } from '../src/domain/reversal.js';
+import { accountChangesOf, completionOf } from '../src/domain/settlement.js';
+import type { Transaction } from '../src/domain/transaction.js';
+
+const ACCOUNT = '11111111-1111-4111-8111-111111111111';
+
+function transaction(overrides: Partial<Transaction> = {}): Transaction {
+  const now = new Date();
+  return {
+    id: '33333333-3333-4333-8333-333333333333',
+    accountId: ACCOUNT,
+    userId: 'user-a',
+    type: 'deposit',
+    status: 'completed',
+    amount: toMinorUnits(10_000n),
+    currency: 'USD',
+    fee: toMinorUnits(299n),
+    counterpartyAccountId: null,
+    counterpartyUserId: null,
+    exchangeRate: null,
+    convertedAmount: null,
+    convertedCurrency: null,
+    paymentId: null,
+    failureReason: null,
+    originalTransactionId: null,
+    reversalReason: null,
+    heldAmount: null,
+    createdAt: now,
+    updatedAt: now,
+    completedAt: now,
+    ...overrides,
+  };
+}
+
+const reversal = (overrides: Partial<Transaction>) =>
+  transaction({ type: 'reversal', originalTransactionId: 'x', heldAmount: toMinorUnits(0n), ...overrides });
+const adjustment = (kind: Adjustment['kind'], amount: bigint, reference = 'dp_1'): Adjustment => ({
+  kind,
+  amount: toMinorUnits(amount),
+  currency: 'usd',
+  reference,
+});
+
+describe('reversal rules', () => {
+  it('gives back the deposit fee in proportion, so partial reversals add up to the whole fee exactly', () => {
+    const deposit = transaction();
+    const parts = [1n, 3333n, 3333n, 3333n];
+    let before = 0n;
+    let fees = 0n;
+    for (const part of parts) {
+      fees += feeShareOf(deposit, before, part);
+      before += part;
+    }
+    expect(fees).to.equal(299n);
+    expect(feeShareOf(deposit, 0n, 10_000n)).to.equal(299n);
+  });
+
+  it('books a reversal as the mirror of its deposit: user debited amount − fee, fee and clearing given back', () => {
+    const booked = completionOf(reversal({ amount: toMinorUnits(5000n), fee: toMinorUnits(149n) }));
+    expect(booked.mayOverdraw).to.equal(true);
+    expect(booked.legs.map((leg) => [leg.target, leg.amount])).to.deep.equal([
+      [{ kind: 'account', accountId: ACCOUNT }, -4851n],
+      [{ kind: 'system', code: 'fee_revenue' }, -149n],
+      [{ kind: 'system', code: 'provider_clearing' }, 5000n],
+    ]);
+    const held = completionOf(
+      reversal({ amount: toMinorUnits(5000n), fee: toMinorUnits(0n), heldAmount: toMinorUnits(3000n) }),
+    );
+    expect(accountChangesOf(held)).to.deep.equal([
+      { accountId: ACCOUNT, balance: -5000n, available: -2000n },
+    ]);
+  });
+
+  it('reverses a refund by what its total adds, capped at what is left of the deposit', () => {
+    const deposit = transaction();
+    const done = [reversal({ reversalReason: 'refund', amount: toMinorUnits(3000n) })];
+    const next = decideReversal(deposit, done, adjustment('refund', 5000n));
+    expect(next).to.deep.include({ action: 'create' });
+    expect(next.action === 'create' && [next.reversal.amount, next.reversal.key]).to.deep.equal([
+      2000n,
+      'refund:5000',
+    ]);
+    expect(decideReversal(deposit, done, adjustment('refund', 3000n)).action).to.equal('ignore');
+    const capped = decideReversal(deposit, done, adjustment('refund', 50_000n));
+    expect(capped.action === 'create' && capped.reversal.amount).to.equal(7000n);
+  });
+
+  it('counts an open dispute as reversed, and ignores a dispute for a deposit already reversed in full', () => {
+    const deposit = transaction();
+    const open = reversal({
+      reversalReason: 'dispute',
+      status: 'pending',
+      amount: toMinorUnits(10_000n),
+      paymentId: 'dp_1',
+    });
+    expect(decideReversal(deposit, [open], adjustment('refund', 100n)).action).to.equal('ignore');
+    expect(decideReversal(deposit, [open], adjustment('dispute_opened', 100n, 'dp_2')).action).to.equal(
+      'ignore',
+    );
+    expect(decideReversal(deposit, [open], adjustment('dispute_lost', 10_000n))).to.deep.include({
+      action: 'finish',
+      status: 'completed',
+    });
+    expect(decideReversal(deposit, [open], adjustment('dispute_won', 10_000n))).to.deep.include({
+      action: 'finish',
+      status: 'canceled',
+    });
+  });
+
+  it('waits for a pending deposit and ignores failed ones, transfers and other currencies', () => {
+    expect(decideReversal(transaction({ status: 'pending' }), [], adjustment('refund', 1n)).action).to.equal(
+      'retry',
+    );
+    expect(decideReversal(transaction({ status: 'failed' }), [], adjustment('refund', 1n)).action).to.equal(
+      'ignore',
+    );
+    expect(decideReversal(transaction({ type: 'transfer' }), [], adjustment('refund', 1n)).action).to.equal(
+      'ignore',
+    );
+    expect(
+      decideReversal(transaction(), [], { ...adjustment('refund', 1n), currency: 'EUR' }).action,
+    ).to.equal('ignore');
+    expect(decideReversal(null, [], adjustment('refund', 1n)).action).to.equal('ignore');
+  });
+
+  it('holds what is available of a disputed amount, never below zero', () => {
+    expect(disputeHoldOf(500n, 1000n)).to.equal(500n);
+    expect(disputeHoldOf(500n, 200n)).to.equal(200n);
+    expect(disputeHoldOf(500n, -50n)).to.equal(0n);
+  });
+});
