@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -8,6 +9,7 @@ import Stripe from 'stripe';
 import { eventually, startSystem, type TestSystem } from '@payments/testkit';
 import { runPayments } from '../cli/test/run-cli.js';
 import { apiClient, type ApiClient } from './api-client.js';
+import { providerSignature } from './support/provider-events.js';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 import {
   startTestReceiver,
@@ -195,6 +197,60 @@ describe('outgoing webhooks end to end, through the gateway', function () {
       const response = await call(method, path, other.token);
       expect(response.status, `${method} ${path}`).to.equal(403);
     }
+  });
+
+  it('delivers transaction.reversed for a refund of a deposit, the reversal rendered like the API does', async () => {
+    const { token } = await api.signUp();
+    await register(token, '/reversed', ['transaction.reversed']);
+    const { transactionId } = await openAccountAndDeposit(token, 100);
+    await eventually(
+      async () => (await api.get(`/transaction/${transactionId}`, token)).body.status,
+      (status) => status === 'completed',
+    );
+    const body = JSON.stringify({
+      id: `evt_${randomUUID()}`,
+      object: 'event',
+      type: 'charge.refunded',
+      data: {
+        object: {
+          id: `ch_${transactionId}`,
+          object: 'charge',
+          amount: 10000,
+          amount_refunded: 2500,
+          currency: 'usd',
+          payment_intent: `pi_${transactionId}`,
+          metadata: { transaction_id: transactionId },
+          refunds: {
+            object: 'list',
+            data: [{ id: `re_${randomUUID()}`, object: 'refund' }],
+            has_more: false,
+          },
+        },
+      },
+    });
+    const refunded = await api.request('POST', '/webhook/provider', {
+      raw: body,
+      headers: {
+        'content-type': 'application/json',
+        'provider-signature': providerSignature(body, system.webhookSecret),
+      },
+    });
+    expect(refunded.status, refunded.text).to.equal(200);
+    const [call] = await eventually(
+      async () => receiver.calls('/reversed'),
+      (calls) => calls.length > 0,
+      {
+        timeoutMs: 30_000,
+      },
+    );
+    const event = eventOf(call!);
+    expect(event.type).to.equal('transaction.reversed');
+    expect(event.data.object).to.include({ type: 'reversal', amount: 25, status: 'completed' });
+    const reversal = await api.request('GET', `/transaction/${String(event.data.object.id)}`, {
+      token,
+      headers: { 'x-api-version': '1.1' },
+    });
+    expect(event.data.object).to.deep.equal(reversal.body);
   });
 
   it('loses nothing when the delivery process is killed mid-flight', async () => {
