@@ -289,6 +289,14 @@ describe('outgoing webhooks end to end, through the gateway', function () {
     expect((await call('POST', `/webhook-endpoints/${endpoint.id}/rotate-secret`, token)).status).to.equal(
       200,
     );
+    // The version prefix pins the endpoint's API version like the header does.
+    const prefixed = await api.request('POST', '/v1.1/webhook-endpoints', {
+      token,
+      body: { url: `${receiver.url}/prefixed`, events: ['user.updated'] },
+    });
+    expect(prefixed.status, prefixed.text).to.equal(201);
+    expect(prefixed.body.api_version).to.equal('1.1');
+    expect(prefixed.headers.get('x-api-version')).to.equal('1.1');
     const refused = await call('POST', '/webhook-endpoints', token, {
       url: 'ftp://example.com',
       events: ['user.updated'],
