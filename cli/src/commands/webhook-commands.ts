@@ -141,20 +141,35 @@ export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
             .option('url', { type: 'string' })
             .option('event', { type: 'string', array: true, describe: 'Replaces the events' })
             .option('enable', { type: 'boolean', describe: '--enable or --no-enable' })
-            .option('description', { type: 'string' }),
+            .option('description', { type: 'string' })
+            .option('api-version', {
+              type: 'string',
+              choices: ['1.0', '1.1'],
+              describe: 'Render events at this version',
+            }),
         run(
           async (
             ctx,
-            argv: { id: string; url?: string; event?: string[]; enable?: boolean; description?: string },
+            argv: {
+              id: string;
+              url?: string;
+              event?: string[];
+              enable?: boolean;
+              description?: string;
+              apiVersion?: string;
+            },
           ) => {
             const changes = {
               ...(argv.url !== undefined ? { url: argv.url } : {}),
               ...(argv.event !== undefined ? { events: checkEvents(argv.event) } : {}),
               ...(argv.enable !== undefined ? { enabled: argv.enable } : {}),
               ...(argv.description !== undefined ? { description: argv.description } : {}),
+              ...(argv.apiVersion !== undefined ? { api_version: argv.apiVersion } : {}),
             };
             if (Object.keys(changes).length === 0) {
-              throw usageError('Say what to change: --url, --event, --enable/--no-enable or --description.');
+              throw usageError(
+                'Say what to change: --url, --event, --enable/--no-enable, --description or --api-version.',
+              );
             }
             const { body } = await ctx.api.request<WebhookEndpoint>('PUT', endpointPath(argv.id), {
               body: changes,

@@ -605,7 +605,8 @@ function webhookEndpointOperations(): Operation[] {
       path: '/webhook-endpoints/{id}',
       operationId: 'updateWebhookEndpoint',
       tag,
-      summary: 'Change an endpoint’s URL, events or description, or enable or disable it (partial)',
+      summary:
+        'Change an endpoint’s URL, events, description or API version, or enable or disable it (partial)',
       body: 'WebhookEndpointUpdate',
       success: { status: 200, description: 'The endpoint', schema: 'WebhookEndpoint' },
       errors: [...JSON_BODY, ...PROTECTED, 404],

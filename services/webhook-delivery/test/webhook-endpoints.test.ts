@@ -46,6 +46,16 @@ describe('webhook endpoints API', function () {
     expect(updated.status).to.equal(200);
     expect(updated.body).to.include({ enabled: false });
     expect(updated.body.events).to.deep.equal(['user.updated']);
+    const versioned = await harness.call('PUT', `/webhook-endpoints/${endpoint.id}`, {
+      user,
+      body: { api_version: '1.1' },
+    });
+    expect(versioned.body).to.include({ api_version: '1.1', enabled: false });
+    const unknownVersion = await harness.call('PUT', `/webhook-endpoints/${endpoint.id}`, {
+      user,
+      body: { api_version: '9.9' },
+    });
+    expect(unknownVersion.status).to.equal(400);
     const bad = await harness.call('PUT', `/webhook-endpoints/${endpoint.id}`, {
       user,
       body: { events: ['payment.stolen'] },

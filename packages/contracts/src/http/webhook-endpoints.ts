@@ -42,6 +42,14 @@ export const WebhookEndpointUpdateBody = Type.Object(
     events: Type.Optional(EndpointEvents),
     description: Type.Optional(Description),
     enabled: Type.Optional(Type.Boolean()),
+    api_version: Type.Optional(
+      Type.Union(
+        API_VERSIONS.map((version) => Type.Literal(version)),
+        {
+          description: 'Render the objects of events from now on at this version',
+        },
+      ),
+    ),
   },
   { additionalProperties: false, minProperties: 1 },
 );

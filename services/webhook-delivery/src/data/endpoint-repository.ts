@@ -48,6 +48,7 @@ export interface EndpointChanges {
   events?: WebhookEventType[];
   description?: string;
   enabled?: boolean;
+  apiVersion?: ApiVersion;
 }
 
 export interface EndpointRepository {
@@ -111,7 +112,14 @@ export function createEndpointRepository(knex: Knex, box: SecretBox): EndpointRe
     async update(id, changes) {
       const [row] = (await table()
         .where({ id })
-        .update({ ...changes, updated_at: knex.fn.now() } as unknown as Partial<EndpointRow>)
+        .update({
+          url: changes.url,
+          events: changes.events,
+          description: changes.description,
+          enabled: changes.enabled,
+          api_version: changes.apiVersion,
+          updated_at: knex.fn.now() as unknown as Date,
+        })
         .returning('*')) as EndpointRow[];
       return row ? toEndpoint(row) : null;
     },

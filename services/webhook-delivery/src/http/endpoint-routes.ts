@@ -125,9 +125,9 @@ export function endpointRoutes(auth: RequestHandler, deps: EndpointRoutesDeps): 
 
   router.put('/webhook-endpoints/:id', auth, async (req, res) => {
     const endpoint = await manageable(req);
-    const changes = readUpdate(req);
+    const { api_version: apiVersion, ...changes } = readUpdate(req);
     if (changes.url !== undefined) await checkUrl(changes.url);
-    const updated = await endpoints.update(endpoint.id, changes);
+    const updated = await endpoints.update(endpoint.id, { ...changes, apiVersion });
     if (!updated) throw notFound('Webhook endpoint');
     if (changes.enabled) deps.wake();
     res.json(renderEndpoint(updated));
