@@ -1,5 +1,5 @@
 # Production images: one per service from this one file, picked by the SERVICE build argument
-# (identity, ledger, currency, webhook-ingest, provider-sandbox, gateway, or provision: the one-shot provisioner).
+# (identity, ledger, currency, webhook-ingest, webhook-delivery, provider-sandbox, gateway, or provision: the one-shot provisioner).
 #
 #   docker build --build-arg SERVICE=ledger -t payments-ledger .     # docker-compose.yml builds every one
 #

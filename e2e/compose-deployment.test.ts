@@ -9,12 +9,21 @@ import { serviceDirectory, type ServiceName } from '@payments/infra';
 import { DEVELOPMENT_SERVICE_TOKEN, DEVELOPMENT_WEBHOOK_SECRET } from '@payments/service-kit';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const APP_SERVICES = ['identity', 'ledger', 'currency', 'webhook-ingest', 'provider-sandbox', 'gateway'];
+const APP_SERVICES = [
+  'identity',
+  'ledger',
+  'currency',
+  'webhook-ingest',
+  'webhook-delivery',
+  'provider-sandbox',
+  'gateway',
+];
 const WITH_DATABASE: Record<string, string> = {
   identity: 'payments_identity',
   ledger: 'payments_ledger',
   currency: 'payments_currency',
   'webhook-ingest': 'payments_webhook_ingest',
+  'webhook-delivery': 'payments_webhook_delivery',
 };
 
 interface ComposeService {

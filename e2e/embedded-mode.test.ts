@@ -49,9 +49,9 @@ describe('pnpm start in embedded mode (no PostgreSQL or RabbitMQ to be found)', 
     dataDir = await mkdtemp(path.join(tmpdir(), 'payments-embedded-'));
     // PostgreSQL runs as its own OS user when we are root, and must be able to reach its data directory.
     await chmod(dataDir, 0o755);
-    // The gateway at base, the services at base + 2 … base + 6 (SERVICES_PORT_BASE + 1 …), PostgreSQL after them.
-    const base = await freePortBlock(8);
-    const [gatewayPort, servicesBase, postgresPort] = [base, base + 1, base + 7];
+    // The gateway at base, the services at base + 2 … base + 7 (SERVICES_PORT_BASE + 1 …), PostgreSQL after them.
+    const base = await freePortBlock(9);
+    const [gatewayPort, servicesBase, postgresPort] = [base, base + 1, base + 8];
     const closed = await freePort();
     gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     ledgerUrl = `http://127.0.0.1:${servicesBase + 2}`;

@@ -220,6 +220,31 @@ describe('what a stranger can reach: internal endpoints, probes, the unsigned we
     expect(accepted.status, accepted.body).to.equal(202);
     expect(await historyOf(owner)).to.have.length(1);
   });
+
+  it('refuses webhook endpoints that point inside the system: loopback, the services’ own ports, metadata addresses', async () => {
+    const attacker = await api.signUp();
+    const ledgerPort = new URL(system.urls.ledger).port;
+    const targets = [
+      `http://127.0.0.1:${ledgerPort}/internal/audit`,
+      `http://localhost:${ledgerPort}/internal/audit`,
+      `http://[::ffff:127.0.0.1]:${ledgerPort}/internal/audit`,
+      `http://2130706433:${ledgerPort}/`,
+      'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
+      'http://10.0.0.1/',
+      'file:///etc/passwd',
+    ];
+    for (const url of targets) {
+      const response = await api.post(
+        '/webhook-endpoints',
+        { url, events: ['transaction.completed'] },
+        attacker.token,
+      );
+      expect(response.status, `${url}: ${response.text}`).to.equal(400);
+      expect(response.body.code).to.equal('VALIDATION_ERROR');
+    }
+    const listed = await api.get('/webhook-endpoints', attacker.token);
+    expect(listed.body.pagination.total).to.equal(0);
+  });
 });
 
 /** Starts one service's process as a deployment would and resolves with how it ended and what it printed. */
@@ -255,6 +280,7 @@ describe('services refuse to start unsafely', function () {
     'webhook-ingest',
     'provider-sandbox',
     'gateway',
+    'webhook-delivery',
   ];
   let nowhere: Record<string, string>;
 
@@ -283,20 +309,33 @@ describe('services refuse to start unsafely', function () {
     expect(results[0]?.output).to.contain('JWT_PRIVATE_KEY');
     expect(results[3]?.output).to.contain('WEBHOOK_SECRETS');
     expect(results[4]?.output).to.contain('SANDBOX_WEBHOOK_SECRET');
+    expect(results[6]?.output).to.contain('WEBHOOK_ENDPOINT_SECRETS_KEYS');
   });
 
-  it('production refuses the unsigned webhook, the sandbox, and a missing service token', async () => {
+  it('production refuses the unsigned webhook, the sandbox, a missing service token, private webhook URLs and unencrypted endpoint secrets', async () => {
     const production = {
       ...nowhere,
       NODE_ENV: 'production',
       SERVICE_TOKEN: 'p'.repeat(64),
       WEBHOOK_SECRETS: `whsec_${'q'.repeat(40)}`,
     };
-    const [unsigned, sandbox, tokenless] = await Promise.all([
+    const [unsigned, sandbox, tokenless, privateUrls, keyless] = await Promise.all([
       runService('webhook-ingest', { ...production, UNSIGNED_WEBHOOK_ENABLED: 'true' }),
       runService('provider-sandbox', { ...production, SANDBOX_ENABLED: 'true' }),
       runService('ledger', { ...production, SERVICE_TOKEN: '' }),
+      runService('webhook-delivery', {
+        ...production,
+        WEBHOOK_ENDPOINT_SECRETS_KEYS: 'k'.repeat(40),
+        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      }),
+      runService('webhook-delivery', production),
     ]);
+    expect(privateUrls.code, privateUrls.output).to.equal(1);
+    expect(privateUrls.output).to.contain(
+      'WEBHOOK_ALLOW_PRIVATE_URLS=true is refused when NODE_ENV=production',
+    );
+    expect(keyless.code, keyless.output).to.equal(1);
+    expect(keyless.output).to.contain('WEBHOOK_ENDPOINT_SECRETS_KEYS is required when NODE_ENV=production');
     expect(unsigned.code, unsigned.output).to.equal(1);
     expect(unsigned.output).to.contain('UNSIGNED_WEBHOOK_ENABLED=true is refused when NODE_ENV=production');
     expect(sandbox.code, sandbox.output).to.equal(1);

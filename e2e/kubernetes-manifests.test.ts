@@ -140,6 +140,7 @@ describe('Kubernetes manifests (infra/k8s) are valid and follow docker-compose.y
       'ledger',
       'currency',
       'webhook-ingest',
+      'webhook-delivery',
       'gateway',
     ]);
     for (const [name, service] of appServices()) {

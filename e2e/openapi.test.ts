@@ -4,6 +4,10 @@ import { eventually, startSystem, type TestSystem } from '@payments/testkit';
 import { apiClient, type ApiClient } from './api-client.js';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 import { providerSignature } from './support/provider-events.js';
+import {
+  startTestReceiver,
+  type TestReceiver,
+} from '../services/webhook-delivery/test/support/test-receiver.js';
 
 const ADMIN = { username: 'openapi_admin', email: 'openapi-admin@example.com', password: 'admin-pass-123' };
 
@@ -14,6 +18,7 @@ describe('the OpenAPI document against the running system', function () {
   let system: TestSystem;
   let api: ApiClient;
   let openapi: OpenApiValidator;
+  let receiver: TestReceiver;
 
   /** Every answer of this suite is checked against the document the gateway serves. */
   const call = async (method: string, path: string, options: RequestOptions = {}) => {
@@ -23,8 +28,11 @@ describe('the OpenAPI document against the running system', function () {
   };
 
   before(async () => {
+    receiver = await startTestReceiver();
     system = await startSystem({
       serviceEnv: {
+        // The test receiver is on 127.0.0.1.
+        'webhook-delivery': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', DELIVERY_POLL_INTERVAL_MS: '100' },
         'provider-sandbox': { SANDBOX_ENABLED: 'false' },
         'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
         identity: {
@@ -45,6 +53,7 @@ describe('the OpenAPI document against the running system', function () {
   after(async () => {
     if (failures > 0) console.error(system?.logs());
     await system?.stop();
+    await receiver?.close();
   });
 
   let token: string;
@@ -243,6 +252,37 @@ describe('the OpenAPI document against the running system', function () {
       expect((await call('GET', path, { token: system.serviceToken })).status, path).to.equal(200);
     }
     expect((await call('GET', '/', { headers: { 'x-api-version': '7.0' } })).status).to.equal(400);
+  });
+
+  it('documents the webhook endpoints and their delivery log', async () => {
+    const created = await call('POST', '/webhook-endpoints', {
+      body: { url: `${receiver.url}/openapi`, events: ['transaction.completed'] },
+      token,
+    });
+    expect(created.status, created.text).to.equal(201);
+    const id = created.body.id as string;
+    expect((await call('GET', '/webhook-endpoints', { token })).status).to.equal(200);
+    expect((await call('GET', `/webhook-endpoints/${id}`, { token })).status).to.equal(200);
+    const updated = await call('PUT', `/webhook-endpoints/${id}`, { body: { description: 'docs' }, token });
+    expect(updated.status, updated.text).to.equal(200);
+    const rotated = await call('POST', `/webhook-endpoints/${id}/rotate-secret`, {
+      body: { grace_period_seconds: 60 },
+      token,
+    });
+    expect(rotated.status, rotated.text).to.equal(200);
+    await api.depositConfirmed(token, accountId, 1, 'USD');
+    const log = await eventually(
+      () => call('GET', `/webhook-endpoints/${id}/deliveries?limit=5`, { token }),
+      (response) => response.body?.data?.[0]?.status === 'succeeded',
+    );
+    const deliveryId = log.body.data[0].id as string;
+    const detail = await call('GET', `/webhook-endpoints/${id}/deliveries/${deliveryId}`, { token });
+    expect(detail.status, detail.text).to.equal(200);
+    const again = await call('POST', `/webhook-endpoints/${id}/deliveries/${deliveryId}/redeliver`, {
+      token,
+    });
+    expect(again.status, again.text).to.equal(202);
+    expect((await call('DELETE', `/webhook-endpoints/${id}`, { token })).status).to.equal(204);
   });
 
   it('documents administration, token refresh, logout and deletion', async () => {

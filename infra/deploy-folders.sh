@@ -22,12 +22,13 @@ declare -A PACKAGES=(
   [ledger]=@payments/ledger
   [currency]=@payments/currency
   [webhook-ingest]=@payments/webhook-ingest
+  [webhook-delivery]=@payments/webhook-delivery
   [provider-sandbox]=@payments/provider-sandbox
   [gateway]=@payments/gateway
   [provision]=@payments/infra
 )
 if [ $# -eq 0 ]; then
-  set -- identity ledger currency webhook-ingest provider-sandbox gateway provision
+  set -- identity ledger currency webhook-ingest webhook-delivery provider-sandbox gateway provision
 fi
 for name in "$@"; do
   [ -n "${PACKAGES[$name]:-}" ] || { echo "unknown service: $name (one of: ${!PACKAGES[*]})" >&2; exit 2; }

@@ -11,6 +11,7 @@ import { CurrencyConfigSchema, startCurrency } from '@payments/currency';
 import { IdentityConfigSchema, startIdentity } from '@payments/identity';
 import { LedgerConfigSchema, startLedger } from '@payments/ledger';
 import { startWebhookIngest, WebhookIngestConfigSchema } from '@payments/webhook-ingest';
+import { startWebhookDelivery, WebhookDeliveryConfigSchema } from '@payments/webhook-delivery';
 import { ProviderSandboxConfigSchema, startProviderSandbox } from '@payments/provider-sandbox';
 import { GatewayConfigSchema, startGateway } from '@payments/gateway';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
@@ -24,6 +25,7 @@ const STARTERS: Record<ServiceName, { schema: TObject; start: Starter }> = {
   ledger: { schema: LedgerConfigSchema, start: startLedger as Starter },
   'webhook-ingest': { schema: WebhookIngestConfigSchema, start: startWebhookIngest as Starter },
   'provider-sandbox': { schema: ProviderSandboxConfigSchema, start: startProviderSandbox as Starter },
+  'webhook-delivery': { schema: WebhookDeliveryConfigSchema, start: startWebhookDelivery as Starter },
   gateway: { schema: GatewayConfigSchema, start: startGateway as Starter },
 };
 

@@ -157,7 +157,7 @@ function portVariables(ports: Settings['ports'], postgresPort?: number): Map<num
 }
 
 const takenPort = (port: number, variable: string) =>
-  `Port ${port} is taken by another program; set ${variable} to move it (gateway GATEWAY_PORT, services SERVICES_PORT_BASE + 1 … + 5, embedded PostgreSQL EMBEDDED_POSTGRES_PORT).`;
+  `Port ${port} is taken by another program; set ${variable} to move it (gateway GATEWAY_PORT, services SERVICES_PORT_BASE + 1 … + 6, embedded PostgreSQL EMBEDDED_POSTGRES_PORT).`;
 
 /** Refuses, in one sentence, a port something else already listens on, before anything starts. */
 async function checkPorts(ports: Settings['ports'], postgresPort?: number): Promise<void> {

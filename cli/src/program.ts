@@ -9,6 +9,7 @@ import { statementCommands } from './commands/statement-commands.js';
 import type { Run } from './commands/run.js';
 import { transactionCommands } from './commands/transaction-commands.js';
 import { userCommands } from './commands/user-commands.js';
+import { webhookCommands } from './commands/webhook-commands.js';
 import { createContext, DEFAULT_API_URL, type GlobalArgs } from './context.js';
 import { CliError, EXIT, usageError } from './exit-codes.js';
 import { colourEnabled } from './output.js';
@@ -42,6 +43,7 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv = process.en
   cli = statementCommands(cli, run);
   cli = currencyCommands(cli, run);
   cli = userCommands(cli, run);
+  cli = webhookCommands(cli, run);
   cli = configCommands(cli, run);
   cli = cli
     .completion('completion', 'Print a shell completion script (e.g. payments completion >> ~/.bashrc)')

@@ -54,14 +54,15 @@ export function privateCheckout(root: string, owner?: string): string {
 
 /** The ports one start uses, from a free block, and probes pointed at a closed port (no PostgreSQL, no RabbitMQ). */
 export async function startPorts(): Promise<Record<string, string>> {
-  const base = await freePortBlock(8);
+  // The gateway at base, the services at base + 2 … base + 7, PostgreSQL after them.
+  const base = await freePortBlock(9);
   const closed = await freePort();
   return {
     PAYMENTS_PROBE_POSTGRES: `127.0.0.1:${closed}`,
     PAYMENTS_PROBE_AMQP: `127.0.0.1:${closed}`,
     GATEWAY_PORT: String(base),
     SERVICES_PORT_BASE: String(base + 1),
-    EMBEDDED_POSTGRES_PORT: String(base + 7),
+    EMBEDDED_POSTGRES_PORT: String(base + 8),
   };
 }
 

@@ -13,6 +13,7 @@ export const GatewayConfigSchema = Type.Object({
   LEDGER_URL: Url('http://127.0.0.1:3002'),
   CURRENCY_URL: Url('http://127.0.0.1:3003'),
   WEBHOOK_INGEST_URL: Url('http://127.0.0.1:3004'),
+  WEBHOOK_DELIVERY_URL: Url('http://127.0.0.1:3006'),
   /** Defaults to identity's `/.well-known/jwks.json`. */
   JWKS_URL: Type.Optional(Url()),
   ...TokenConfig,

@@ -88,6 +88,7 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
     ledger: config.LEDGER_URL,
     currency: config.CURRENCY_URL,
     'webhook-ingest': config.WEBHOOK_INGEST_URL,
+    'webhook-delivery': config.WEBHOOK_DELIVERY_URL,
   };
   const proxies = Object.fromEntries(
     Object.entries(upstreams).map(([name, url]) => [
@@ -121,7 +122,10 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
       early: gatewayEdge(),
       renderError,
       readiness: [
-        ...Object.entries(upstreams).map(([name, url]) => ({ name, check: () => answersReady(url) })),
+        // Outgoing webhooks are not on any money path: their service being down must not take the gateway out.
+        ...Object.entries(upstreams)
+          .filter(([name]) => name !== 'webhook-delivery')
+          .map(([name, url]) => ({ name, check: () => answersReady(url) })),
         { name: 'revocations', check: revocationSync.isLoaded },
       ],
     },

@@ -29,13 +29,13 @@ export function testConfig(overrides: Partial<GatewayConfig> = {}): GatewayConfi
   };
 }
 
-/** The gateway in-process in front of four recording fake services, with a test token issuer as its JWKS. */
+/** The gateway in-process in front of five recording fake services, with a test token issuer as its JWKS. */
 export async function startGatewayUnderTest(
   overrides: Partial<GatewayConfig> = {},
   deps: ServiceDeps = {},
 ): Promise<GatewayUnderTest> {
   const issuer = await startTestIssuer();
-  const names: UpstreamName[] = ['identity', 'ledger', 'currency', 'webhook-ingest'];
+  const names: UpstreamName[] = ['identity', 'ledger', 'currency', 'webhook-ingest', 'webhook-delivery'];
   const fakes = await Promise.all(names.map((name) => startFakeUpstream(name)));
   const upstreams = Object.fromEntries(names.map((name, i) => [name, fakes[i]])) as Record<
     UpstreamName,
@@ -47,6 +47,7 @@ export async function startGatewayUnderTest(
       LEDGER_URL: upstreams.ledger.url,
       CURRENCY_URL: upstreams.currency.url,
       WEBHOOK_INGEST_URL: upstreams['webhook-ingest'].url,
+      WEBHOOK_DELIVERY_URL: upstreams['webhook-delivery'].url,
       JWKS_URL: issuer.jwksUrl,
       ...overrides,
     }),

@@ -23,7 +23,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 
 const hex = (bytes) => randomBytes(bytes).toString('hex');
 // Each service's own database role and broker user (pnpm provision, run by compose's provision service).
-const services = ['IDENTITY', 'LEDGER', 'CURRENCY', 'WEBHOOK_INGEST'];
+const services = ['IDENTITY', 'LEDGER', 'CURRENCY', 'WEBHOOK_INGEST', 'WEBHOOK_DELIVERY'];
 const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 // One line with literal \n, which identity turns back into newlines; single quotes keep compose from escaping it.
 const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString().trim().replaceAll('\n', '\\n');
@@ -36,6 +36,7 @@ SERVICE_TOKEN=${hex(32)}
 ${services.map((s) => `${s}_DATABASE_PASSWORD=${hex(24)}`).join('\n')}
 ${[...services, 'PROVIDER_SANDBOX', 'GATEWAY'].map((s) => `${s}_AMQP_PASSWORD=${hex(24)}`).join('\n')}
 WEBHOOK_SECRETS=whsec_${hex(24)}
+WEBHOOK_ENDPOINT_SECRETS_KEYS=${hex(32)}
 JWT_PRIVATE_KEY='${pem}'`);
 JS
 mv .env.tmp .env

@@ -48,3 +48,14 @@ WHERE :'payments_webhook_ingest_password' <> ''\gexec
 SELECT format('CREATE DATABASE %I OWNER %I', 'payments_webhook_ingest', 'payments_webhook_ingest')
 WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'payments_webhook_ingest')\gexec
 REVOKE ALL ON DATABASE payments_webhook_ingest FROM PUBLIC;
+
+\set payments_webhook_delivery_password ''
+\getenv payments_webhook_delivery_password WEBHOOK_DELIVERY_DATABASE_PASSWORD
+SELECT format('CREATE ROLE %I', 'payments_webhook_delivery')
+WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'payments_webhook_delivery')\gexec
+ALTER ROLE payments_webhook_delivery WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
+SELECT format('ALTER ROLE %I PASSWORD %L', 'payments_webhook_delivery', :'payments_webhook_delivery_password')
+WHERE :'payments_webhook_delivery_password' <> ''\gexec
+SELECT format('CREATE DATABASE %I OWNER %I', 'payments_webhook_delivery', 'payments_webhook_delivery')
+WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'payments_webhook_delivery')\gexec
+REVOKE ALL ON DATABASE payments_webhook_delivery FROM PUBLIC;

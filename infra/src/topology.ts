@@ -11,6 +11,7 @@ export const SERVICE_NAMES: readonly ServiceName[] = [
   'ledger',
   'webhook-ingest',
   'provider-sandbox',
+  'webhook-delivery',
   'gateway',
 ];
 
@@ -20,6 +21,7 @@ const DIRECTORIES: Record<ServiceName, string> = {
   currency: 'services/currency',
   'webhook-ingest': 'services/webhook-ingest',
   'provider-sandbox': 'services/provider-sandbox',
+  'webhook-delivery': 'services/webhook-delivery',
   gateway: 'gateway',
 };
 
@@ -29,6 +31,7 @@ export const DATABASES: Partial<Record<ServiceName, string>> = {
   ledger: 'payments_ledger',
   currency: 'payments_currency',
   'webhook-ingest': 'payments_webhook_ingest',
+  'webhook-delivery': 'payments_webhook_delivery',
 };
 
 /** A login of a service's own on PostgreSQL or RabbitMQ, made by the provisioner (least privilege). */
@@ -69,6 +72,7 @@ export function defaultPorts(gatewayPort = 8080, servicesBase = 3000): Record<Se
     currency: servicesBase + 3,
     'webhook-ingest': servicesBase + 4,
     'provider-sandbox': servicesBase + 5,
+    'webhook-delivery': servicesBase + 6,
   };
 }
 
@@ -112,6 +116,7 @@ export function serviceEnvironment(service: ServiceName, settings: SystemSetting
     LEDGER_URL: url('ledger'),
     CURRENCY_URL: url('currency'),
     WEBHOOK_INGEST_URL: url('webhook-ingest'),
+    WEBHOOK_DELIVERY_URL: url('webhook-delivery'),
     DATA_DIR: settings.dataDir,
     ...(settings.webhookSecret
       ? { WEBHOOK_SECRETS: settings.webhookSecret, SANDBOX_WEBHOOK_SECRET: settings.webhookSecret }

@@ -1,4 +1,4 @@
-export type UpstreamName = 'identity' | 'ledger' | 'currency' | 'webhook-ingest';
+export type UpstreamName = 'identity' | 'ledger' | 'currency' | 'webhook-ingest' | 'webhook-delivery';
 
 export interface RouteEntry {
   /** An exact path, or a prefix ending in `/*` that matches anything below it. */
@@ -25,6 +25,8 @@ export const ROUTES: readonly RouteEntry[] = [
   { pattern: '/api/currencies', upstream: 'currency' },
   { pattern: '/api/currencies/*', upstream: 'currency' },
   { pattern: '/webhook/*', upstream: 'webhook-ingest' },
+  { pattern: '/webhook-endpoints', upstream: 'webhook-delivery' },
+  { pattern: '/webhook-endpoints/*', upstream: 'webhook-delivery' },
 ];
 
 const READ = ['GET', 'HEAD'] as const;

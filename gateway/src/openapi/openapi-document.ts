@@ -38,6 +38,15 @@ import {
   UserView,
   Uuid,
   WebhookErrorView,
+  NewWebhookEndpointBody,
+  WebhookEndpointUpdateBody,
+  WebhookEndpointView,
+  WebhookEndpointWithSecretView,
+  WebhookEndpointPage,
+  WebhookDeliveryView,
+  WebhookDeliveryDetailView,
+  WebhookDeliveryPage,
+  WebhookEventPayload,
   type ErrorCode,
 } from '@payments/contracts';
 import { isPublicRoute } from '../domain/route-table.js';
@@ -106,6 +115,15 @@ const SCHEMAS: Record<string, TSchema> = {
   PaymentWebhook: PaymentWebhookBody,
   PaymentStatusWebhook: PaymentStatusWebhookBody,
   ProviderEvent: ProviderEventBody,
+  NewWebhookEndpoint: NewWebhookEndpointBody,
+  WebhookEndpointUpdate: WebhookEndpointUpdateBody,
+  WebhookEndpoint: WebhookEndpointView,
+  WebhookEndpointWithSecret: WebhookEndpointWithSecretView,
+  WebhookEndpointPage,
+  WebhookDelivery: WebhookDeliveryView,
+  WebhookDeliveryDetail: WebhookDeliveryDetailView,
+  WebhookDeliveryPage,
+  WebhookEvent: WebhookEventPayload,
 };
 
 const TAGS: Record<Tag, string> = {
@@ -119,6 +137,7 @@ const TAGS: Record<Tag, string> = {
   Currencies: 'The ISO 4217 catalogue (public, cacheable)',
   'Exchange rates': 'Rates between currencies (v1.1), cached with a TTL',
   Webhooks: 'Called by the payment provider; errors are `{ "error": string }`',
+  'Webhook endpoints': 'Outgoing webhooks: where we POST events about your transactions, accounts and user',
   Operations: 'Probes and metrics',
 };
 
@@ -310,6 +329,9 @@ function pathParameter(name: string): Json {
       schema: plain(Uuid),
     };
   }
+  if (name === 'delivery_id') {
+    return { name, in: 'path', required: true, description: 'A delivery id (UUID)', schema: plain(Uuid) };
+  }
   if (name === 'region') {
     return {
       name,
@@ -432,6 +454,38 @@ function operationObject(operation: Operation): Json {
   };
 }
 
+/** What a registered endpoint receives: OpenAPI 3.1's `webhooks`. */
+function outgoingWebhooks(): Json {
+  return {
+    event: {
+      post: {
+        operationId: 'receiveEvent',
+        summary: 'An event, POSTed to each subscribed endpoint',
+        description:
+          'Verify `Stripe-Signature` over the raw body before parsing (any Stripe webhook library does, e.g. ' +
+          '`stripe.webhooks.constructEvent(body, header, secret)`); answer 2xx within 10 s. Anything else is ' +
+          'retried with exponential backoff for 3 days. Events may arrive more than once and out of order.',
+        security: [],
+        parameters: [
+          {
+            name: 'Stripe-Signature',
+            in: 'header',
+            required: true,
+            description:
+              '`t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`; two `v1` during a rotation',
+            schema: { type: 'string' },
+          },
+        ],
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: ref('schemas', 'WebhookEvent') } },
+        },
+        responses: { '200': { description: 'Received (any 2xx)' } },
+      },
+    },
+  };
+}
+
 /** The OpenAPI 3.1 document of everything the gateway serves, built once at start. */
 export function buildOpenApiDocument(): Json {
   const paths: Record<string, Json> = {};
@@ -456,6 +510,7 @@ export function buildOpenApiDocument(): Json {
     security: [{ bearerAuth: [] }],
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths,
+    webhooks: outgoingWebhooks(),
     components: components(),
   };
 }

@@ -1,6 +1,8 @@
 import type { TObject } from '@sinclair/typebox';
 import {
   BalanceQuery,
+  WebhookDeliveryListQuery,
+  WebhookEndpointListQuery,
   CurrencyPageQuery,
   CurrencySearchQuery,
   HistoryQuery,
@@ -22,6 +24,7 @@ export type Tag =
   | 'Currencies'
   | 'Exchange rates'
   | 'Webhooks'
+  | 'Webhook endpoints'
   | 'Operations';
 
 /** Request headers an operation reads, described once in the document's components. */
@@ -417,6 +420,7 @@ export const OPERATIONS: readonly Operation[] = [
     errors: [...PROTECTED, 404],
   },
   ...currencyOperations(),
+  ...webhookEndpointOperations(),
   {
     method: 'post',
     path: '/webhook/payment',
@@ -553,6 +557,116 @@ const TEMPLATES = [...new Set(OPERATIONS.map((operation) => operation.path))]
   .sort((a, b) => a.params - b.params);
 
 /** The documented template a concrete path falls under (`/account/{id}/deposit`), for logs and metrics. */
+/** Outgoing webhooks: a client's endpoints, their deliveries, and what each delivery sends (see `webhooks`). */
+function webhookEndpointOperations(): Operation[] {
+  const tag = 'Webhook endpoints' as const;
+  return [
+    {
+      method: 'post',
+      path: '/webhook-endpoints',
+      operationId: 'createWebhookEndpoint',
+      tag,
+      summary: 'Register an endpoint for events; the signing secret is shown once',
+      description:
+        'The URL must be http or https and resolve only to public addresses (checked again at every delivery). ' +
+        'Objects in deliveries are rendered at the API version this request is made with. Deliveries are signed ' +
+        'in `Stripe-Signature` (`t=…,v1=…`, HMAC-SHA256 of `<t>.<body>`), at least once, with retries for 3 days; ' +
+        'neither order nor uniqueness is promised: deduplicate on the event `id`.',
+      body: 'NewWebhookEndpoint',
+      success: {
+        status: 201,
+        description: 'The endpoint, with its secret',
+        schema: 'WebhookEndpointWithSecret',
+        headers: ['Location'],
+      },
+      errors: [...JSON_BODY, ...PROTECTED, 422],
+    },
+    {
+      method: 'get',
+      path: '/webhook-endpoints',
+      operationId: 'listWebhookEndpoints',
+      tag,
+      summary: 'Your endpoints (an admin’s: everyone’s, or one user’s)',
+      query: WebhookEndpointListQuery,
+      success: { status: 200, description: 'A page of endpoints', schema: 'WebhookEndpointPage' },
+      errors: [400, ...PROTECTED],
+    },
+    {
+      method: 'get',
+      path: '/webhook-endpoints/{id}',
+      operationId: 'getWebhookEndpoint',
+      tag,
+      summary: 'An endpoint (without its secret)',
+      success: { status: 200, description: 'The endpoint', schema: 'WebhookEndpoint' },
+      errors: [...PROTECTED, 404],
+    },
+    {
+      method: 'put',
+      path: '/webhook-endpoints/{id}',
+      operationId: 'updateWebhookEndpoint',
+      tag,
+      summary:
+        'Change an endpoint’s URL, events, description or API version, or enable or disable it (partial)',
+      body: 'WebhookEndpointUpdate',
+      success: { status: 200, description: 'The endpoint', schema: 'WebhookEndpoint' },
+      errors: [...JSON_BODY, ...PROTECTED, 404],
+    },
+    {
+      method: 'delete',
+      path: '/webhook-endpoints/{id}',
+      operationId: 'deleteWebhookEndpoint',
+      tag,
+      summary: 'Delete an endpoint and its pending deliveries',
+      success: { status: 204, description: 'Deleted' },
+      errors: [...PROTECTED, 404],
+    },
+    {
+      method: 'post',
+      path: '/webhook-endpoints/{id}/rotate-secret',
+      operationId: 'rotateWebhookEndpointSecret',
+      tag,
+      summary: 'A new signing secret; the old one keeps signing too for the grace period (default 24 h)',
+      description:
+        'During the grace period every delivery carries two `v1=` signatures, one per secret, so a receiver ' +
+        'holding either verifies it. The body is optional.',
+      success: {
+        status: 200,
+        description: 'The endpoint, with its new secret',
+        schema: 'WebhookEndpointWithSecret',
+      },
+      errors: [...JSON_BODY, ...PROTECTED, 404],
+    },
+    {
+      method: 'get',
+      path: '/webhook-endpoints/{id}/deliveries',
+      operationId: 'listWebhookDeliveries',
+      tag,
+      summary: 'The delivery log of an endpoint, newest first',
+      query: WebhookDeliveryListQuery,
+      success: { status: 200, description: 'A page of deliveries', schema: 'WebhookDeliveryPage' },
+      errors: [400, ...PROTECTED, 404],
+    },
+    {
+      method: 'get',
+      path: '/webhook-endpoints/{id}/deliveries/{delivery_id}',
+      operationId: 'getWebhookDelivery',
+      tag,
+      summary: 'A delivery and each of its attempts (status code, latency, next retry)',
+      success: { status: 200, description: 'The delivery', schema: 'WebhookDeliveryDetail' },
+      errors: [...PROTECTED, 404],
+    },
+    {
+      method: 'post',
+      path: '/webhook-endpoints/{id}/deliveries/{delivery_id}/redeliver',
+      operationId: 'redeliverWebhook',
+      tag,
+      summary: 'Send a delivery again now, with a fresh retry window',
+      success: { status: 202, description: 'The delivery, due now', schema: 'WebhookDelivery' },
+      errors: [...PROTECTED, 404, 409],
+    },
+  ];
+}
+
 export function pathTemplateOf(path: string): string | undefined {
   return TEMPLATES.find(({ pattern }) => pattern.test(path))?.template;
 }

@@ -14,7 +14,7 @@ import {
 //   DATABASE_URL             a superuser on the PostgreSQL server (its database is not used)
 //   AMQP_URL                 a RabbitMQ administrator; AMQP_NAMESPACE as for the services
 //   RABBITMQ_MANAGEMENT_URL  the management API (default: the AMQP host on 15672, then rabbitmqctl)
-//   <SERVICE>_DATABASE_PASSWORD  IDENTITY, LEDGER, CURRENCY, WEBHOOK_INGEST
+//   <SERVICE>_DATABASE_PASSWORD  IDENTITY, LEDGER, CURRENCY, WEBHOOK_INGEST, WEBHOOK_DELIVERY
 //   <SERVICE>_AMQP_PASSWORD      the same and PROVIDER_SANDBOX, GATEWAY
 // Each service then connects as payments_<service> (database) and <service> (broker) with its password.
 

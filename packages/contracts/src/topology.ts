@@ -33,13 +33,26 @@ export const QUEUES = {
     events: ['AccountOpened', 'UserDeleted'],
     deliveryLimit: 5,
   },
+  'webhook-delivery': {
+    name: 'webhook-delivery.events',
+    events: [
+      'TransactionCompleted',
+      'TransactionFailed',
+      'TransactionCanceled',
+      'TransactionReversed',
+      'AccountOpened',
+      'UserUpdated',
+      'UserDeleted',
+    ],
+    deliveryLimit: 20,
+  },
 } as const satisfies Record<string, QueueDeclaration>;
 
 export type QueueKey = keyof typeof QUEUES;
 
 /** Every service that connects to the broker; each has a broker user of its own with only the rights below. */
 export type BusParticipant =
-  'identity' | 'ledger' | 'currency' | 'webhook-ingest' | 'provider-sandbox' | 'gateway';
+  'identity' | 'ledger' | 'currency' | 'webhook-ingest' | 'provider-sandbox' | 'webhook-delivery' | 'gateway';
 
 export const BUS_PARTICIPANTS: readonly BusParticipant[] = [
   'identity',
@@ -47,12 +60,16 @@ export const BUS_PARTICIPANTS: readonly BusParticipant[] = [
   'currency',
   'webhook-ingest',
   'provider-sandbox',
+  'webhook-delivery',
   'gateway',
 ];
 
 /** Events every process of a service must see (not shared between competing consumers), e.g. revocations. */
 export const BROADCASTS = {
-  revocations: { events: ['TokenRevoked'], subscribers: ['gateway', 'identity', 'ledger'] },
+  revocations: {
+    events: ['TokenRevoked'],
+    subscribers: ['gateway', 'identity', 'ledger', 'webhook-delivery'],
+  },
 } as const satisfies Record<string, { events: readonly EventType[]; subscribers: readonly BusParticipant[] }>;
 
 export type BroadcastKey = keyof typeof BROADCASTS;

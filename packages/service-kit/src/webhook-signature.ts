@@ -43,6 +43,20 @@ export function signWebhookPayload(
   return `t=${timestamp},${SCHEME}=${hmac(payload, secret, timestamp).toString('hex')}`;
 }
 
+/**
+ * One header signed with every secret (`t=…,v1=…,v1=…`), as during a secret rotation: a receiver holding either the
+ * old or the new secret accepts it (Stripe's verifiers do the same).
+ */
+export function signWebhookPayloadWithSecrets(
+  payload: string | Buffer,
+  secrets: readonly string[],
+  timestamp: number = Math.floor(Date.now() / 1000),
+): string {
+  if (secrets.length === 0) throw new Error('signing needs at least one secret');
+  const signatures = secrets.map((secret) => `${SCHEME}=${hmac(payload, secret, timestamp).toString('hex')}`);
+  return [`t=${timestamp}`, ...signatures].join(',');
+}
+
 function parseHeader(header: string): { timestamp: number; signatures: Buffer[] } | SignatureFailure {
   if (header.length > MAX_HEADER_LENGTH) return 'malformed';
   let timestamp: number | null = null;

@@ -119,6 +119,7 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
     await provisionLogins(provisioning, logins);
     system = await startProcessSystem(settings);
     await revocationsLoaded([system.gatewayUrl, system.urls.ledger]);
+    await revocationsLoaded([system.urls['webhook-delivery']], 30_000, '/webhook-endpoints');
   } catch (error) {
     // What failed (e.g. no way to create broker users) is the news, not a cleanup that fails after it.
     await cleanup().catch(() => undefined);
@@ -140,11 +141,15 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
  * Waits until each process has loaded the revocations in force: started alongside identity, they refuse every
  * token with 503 until then. A token that is no token tells: 503 while loading, 401 after.
  */
-export async function revocationsLoaded(urls: string[], timeoutMs = 30_000): Promise<void> {
+export async function revocationsLoaded(
+  urls: string[],
+  timeoutMs = 30_000,
+  protectedPath = '/accounts',
+): Promise<void> {
   for (const url of urls) {
     const status = await eventually(
       () =>
-        fetch(`${url}/accounts`, { headers: { authorization: 'Bearer not.a.token' } })
+        fetch(`${url}${protectedPath}`, { headers: { authorization: 'Bearer not.a.token' } })
           .then((response) => response.status)
           .catch(() => 0),
       (answer) => answer === 401,

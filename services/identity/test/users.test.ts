@@ -1,6 +1,8 @@
 import { createPrivateKey, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
+import type { EventEnvelope } from '@payments/contracts';
+import { DEVELOPMENT_SERVICE_TOKEN, serviceAuthorization } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
 import { PASSWORD, startIdentityHarness, type IdentityHarness } from './identity-harness.js';
 
@@ -223,6 +225,40 @@ describe('identity: users, permissions and administration', function () {
       expect(both.status).to.equal(200);
       expect(both.body).to.include({ username: 'stolen3b', email: 'stolen3b@example.com' });
       await identity.login('stolen3b', 'a new password!');
+    });
+
+    it('publishes UserUpdated with the public details after a change, and renders the user internally', async () => {
+      const updates: EventEnvelope<'UserUpdated'>[] = [];
+      const consumer = await identity.bus.consume('webhook-delivery', {
+        UserUpdated: async (event) => {
+          updates.push(event);
+        },
+      });
+      try {
+        const owner = await newUser('renamed1');
+        const renamed = await identity.request('PUT', `/user/${owner.id}`, {
+          token: owner.token,
+          body: { username: 'renamed1b' },
+        });
+        expect(renamed.status).to.equal(200);
+        const [event] = await eventually(
+          async () => updates.filter((e) => e.data.user_id === owner.id),
+          (found) => found.length === 1,
+        );
+        expect(event?.data).to.deep.equal({
+          user_id: owner.id,
+          username: 'renamed1b',
+          email: 'renamed1@example.com',
+        });
+        const internal = await identity.request('GET', `/internal/users/${owner.id}`, {
+          headers: serviceAuthorization(DEVELOPMENT_SERVICE_TOKEN),
+        });
+        expect(internal.status).to.equal(200);
+        expect(internal.body).to.deep.equal(renamed.body);
+        expect((await identity.request('GET', `/internal/users/${owner.id}`)).status).to.equal(401);
+      } finally {
+        await consumer.stop();
+      }
     });
 
     it('answers 400 for a body that holds only current_password', async () => {

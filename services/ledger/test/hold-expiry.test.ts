@@ -17,6 +17,8 @@ describe('ledger pending-hold expiry', () => {
   const refused = new Set<EventType>();
   const stalled = new Set<EventType>();
   let releaseStalled: () => void = () => undefined;
+  /** Every event the ledger's relay published. */
+  const published: AnyEvent[] = [];
 
   before(async () => {
     ledger = await startLedgerHarness({
@@ -35,6 +37,7 @@ describe('ledger pending-hold expiry', () => {
             });
           }
           await bus.publish(event);
+          published.push(event);
         },
       }),
     });
@@ -182,6 +185,45 @@ describe('ledger pending-hold expiry', () => {
     });
     await ledger.waitForStatus(alice, response.body.id, 'canceled', 5000);
     expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 5, available_balance: 5 });
+  });
+
+  it('announces a canceled transaction as TransactionCanceled, not TransactionFailed', async () => {
+    const account = await ledger.openAccount(alice);
+    const other = await ledger.openAccount(ledger.newUser());
+    await ledger.fund(alice, account.id, 3);
+    refused.add('TransferRequested');
+    const response = await ledger.call('POST', `/account/${account.id}/transfer`, {
+      user: alice,
+      body: { amount: 3, currency: 'USD', to_account_id: other.id },
+    });
+    await ledger.waitForStatus(alice, response.body.id, 'canceled', 5000);
+    const about = await eventually(
+      async () =>
+        published.filter(
+          (event) => (event.data as { transaction_id?: string }).transaction_id === response.body.id,
+        ),
+      (events) => events.some((event) => event.type === 'TransactionCanceled'),
+    );
+    expect(about.map((event) => event.type))
+      .to.include('TransactionCanceled')
+      .and.not.include('TransactionFailed');
+    const canceled = about.find(
+      (event) => event.type === 'TransactionCanceled',
+    ) as EventEnvelope<'TransactionCanceled'>;
+    expect(canceled.data).to.include({ user_id: alice.id, type: 'transfer', amount: 300, currency: 'USD' });
+
+    // Rendered for webhook-delivery as the public API would, at the version asked for.
+    const v11 = await ledger.call('GET', `/internal/transactions/${response.body.id}`, {
+      headers: { 'x-api-version': '1.1' },
+    });
+    expect(v11.status).to.equal(200);
+    expect(v11.body).to.include({ id: response.body.id, status: 'canceled', amount: 3, fee: 0 });
+    const v10 = await ledger.call('GET', `/internal/transactions/${response.body.id}`);
+    expect(v10.body).to.not.have.property('fee');
+    const shown = await ledger.call('GET', `/internal/accounts/${account.id}`);
+    expect(shown.body).to.include({ id: account.id, user_id: alice.id, balance: 3 });
+    const anonymous = await fetch(`${ledger.url}/internal/transactions/${response.body.id}`);
+    expect(anonymous.status, 'internal rendering needs the service credential').to.equal(401);
   });
 
   it('answers 403 to anyone but an administrator asking for the reconciliation list', async () => {

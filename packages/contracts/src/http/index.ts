@@ -7,3 +7,4 @@ export * from './currencies.js';
 export * from './webhooks.js';
 export * from './reconciliation.js';
 export * from './statements.js';
+export * from './webhook-endpoints.js';

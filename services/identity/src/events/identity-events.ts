@@ -8,3 +8,15 @@ export function userDeletedEvent(userId: string, correlationId: string): AnyEven
 export function tokenRevokedEvent(revocation: EventData<'TokenRevoked'>, correlationId: string): AnyEvent {
   return createEvent('TokenRevoked', revocation, { id: randomUUID(), correlationId });
 }
+
+/** A user's public details after a change, for subscribers such as outgoing webhooks. */
+export function userUpdatedEvent(
+  user: { id: string; username: string; email: string },
+  correlationId: string,
+): AnyEvent {
+  return createEvent(
+    'UserUpdated',
+    { user_id: user.id, username: user.username, email: user.email },
+    { id: randomUUID(), correlationId },
+  );
+}

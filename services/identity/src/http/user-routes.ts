@@ -1,6 +1,12 @@
 import { Router, type Request, type Response } from 'express';
 import { NewUserBody, UserUpdateBody } from '@payments/contracts';
-import { bodyValidator, requireAuth, validationError, type TokenVerifier } from '@payments/service-kit';
+import {
+  bodyValidator,
+  notFound,
+  requireAuth,
+  validationError,
+  type TokenVerifier,
+} from '@payments/service-kit';
 import { etagOf, toUserView, versionsFromIfMatch, type User } from '../domain/user.js';
 import type { UserService, UserUpdate } from '../use-cases/user-service.js';
 import { claimsOf, clientAddressOf, requestIdOf, userIdParam } from './request-context.js';
@@ -53,6 +59,13 @@ export function userRoutes(users: UserService, verifier: TokenVerifier): Router 
 
   router.get('/user/:id', authenticated, async (req, res) => {
     sendUser(res, await users.get(claimsOf(req), userIdParam(req)));
+  });
+
+  // Internal (SERVICE_TOKEN, never routed by the gateway): the user as the API renders it, for webhook payloads.
+  router.get('/internal/users/:id', async (req, res) => {
+    const user = await users.find(userIdParam(req));
+    if (!user) throw notFound('User');
+    res.set('Cache-Control', 'no-store').json(toUserView(user));
   });
 
   router.put('/user/:id', authenticated, async (req, res) => {

@@ -16,7 +16,7 @@ import type { UniqueField, UpdateResult } from '../data/user-repository.js';
 import { credentialProblems } from '../domain/credential-rules.js';
 import type { PasswordHasher } from '../domain/password-hasher.js';
 import { canChange, canDelete, canRead, normalizeEmail, type User, type UserStatus } from '../domain/user.js';
-import { userDeletedEvent } from '../events/identity-events.js';
+import { userDeletedEvent, userUpdatedEvent } from '../events/identity-events.js';
 import type { RevocationService } from './revocation-service.js';
 
 export interface Registration {
@@ -47,6 +47,8 @@ export interface UserService {
   /** The user a token speaks for, who must still exist (else 401) and be active (else 403). */
   activeActor(claims: AuthClaims): Promise<User>;
   get(claims: AuthClaims, id: string): Promise<User>;
+  /** For other services (internal API): any user, or null. */
+  find(id: string): Promise<User | null>;
   /**
    * Changing the e-mail or the password needs the caller's current password (a stolen token alone must not take
    * the account over); a wrong one is 403 and counts as a failed login.
@@ -147,6 +149,10 @@ export function createUserService(deps: UserServiceDeps): UserService {
       return user;
     },
 
+    async find(id) {
+      return (await store.users.findById(id)) ?? null;
+    },
+
     async update(claims, id, changes, { expectedVersions, correlationId, clientAddress }) {
       const actor = await service.activeActor(claims);
       if (!canChange(actor, id)) throw accessDenied();
@@ -170,6 +176,7 @@ export function createUserService(deps: UserServiceDeps): UserService {
         );
         const updated = unwrap(result);
         if (revocation) await revocations.record(tx, revocation, correlationId);
+        await tx.enqueueEvents([userUpdatedEvent(updated, correlationId)]);
         return updated;
       });
       if (revocation) revocations.committed(revocation);

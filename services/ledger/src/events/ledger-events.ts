@@ -40,7 +40,7 @@ export function requestedEvent(transaction: Transaction, correlationId: string):
   }
 }
 
-/** TransactionCompleted, or TransactionFailed for a failed or canceled one; reversals announce themselves apart. */
+/** TransactionCompleted, TransactionFailed or TransactionCanceled by final status; reversals announce themselves apart. */
 export function settledEvent(transaction: Transaction, correlationId: string): AnyEvent {
   const options = { id: randomUUID(), correlationId };
   const { type } = transaction;
@@ -48,7 +48,8 @@ export function settledEvent(transaction: Transaction, correlationId: string): A
   const data = { ...movement(transaction), type };
   if (transaction.status === 'completed') return createEvent('TransactionCompleted', data, options);
   const reason = transaction.failureReason ?? transaction.status;
-  return createEvent('TransactionFailed', { ...data, failure_reason: reason.slice(0, 500) }, options);
+  const event = transaction.status === 'canceled' ? 'TransactionCanceled' : 'TransactionFailed';
+  return createEvent(event, { ...data, failure_reason: reason.slice(0, 500) }, options);
 }
 
 export function accountOpenedEvent(account: Account, correlationId: string): AnyEvent {

@@ -1,14 +1,18 @@
 import type { RequestHandler } from 'express';
-import { notFound } from '@payments/service-kit';
+import { apiVersionOf, notFound } from '@payments/service-kit';
 import { removalRefused } from '../domain/user-removal.js';
-import { pathId } from './access.js';
+import { currencyUnitOf, exponentsFor, pathId } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
-import { renderAudit, renderPayment } from './presenters.js';
+import { renderAccount, renderAudit, renderPayment, renderTransaction } from './presenters.js';
 
 /** For other services on the internal network (identity's user removal, operators); the gateway never routes here. */
 export function createInternalHandlers({
   store,
-}: LedgerHttpDeps): Record<'removeUser' | 'showAudit' | 'showPayment', RequestHandler> {
+  currencies,
+}: LedgerHttpDeps): Record<
+  'removeUser' | 'showAudit' | 'showPayment' | 'renderTransaction' | 'renderAccount',
+  RequestHandler
+> {
   /** Identity's deletion asks the ledger to decide: removed (200), or refused with why (422), nothing changed. */
   const removeUser: RequestHandler = async (req, res) => {
     const userId = pathId(req, 'User');
@@ -33,5 +37,30 @@ export function createInternalHandlers({
     res.json(renderPayment(transaction));
   };
 
-  return { removeUser, showAudit, showPayment };
+  /** A transaction as the public API renders it at X-API-Version, for webhook-delivery's event payloads. */
+  const showTransaction: RequestHandler = async (req, res) => {
+    const transaction = await store.findTransaction(pathId(req, 'Transaction'));
+    if (!transaction) throw notFound('Transaction');
+    const codes = [
+      transaction.currency,
+      ...(transaction.convertedCurrency ? [transaction.convertedCurrency] : []),
+    ];
+    const exponents = await exponentsFor(currencies, codes);
+    res.json(renderTransaction(transaction, exponents, apiVersionOf(req)));
+  };
+
+  /** An account as the public API renders it, for webhook-delivery's event payloads. */
+  const showAccount: RequestHandler = async (req, res) => {
+    const account = await store.findUserAccount(pathId(req, 'Account'));
+    if (!account) throw notFound('Account');
+    res.json(renderAccount(account, (await currencyUnitOf(currencies, account.currency)).exponent));
+  };
+
+  return {
+    removeUser,
+    showAudit,
+    showPayment,
+    renderTransaction: showTransaction,
+    renderAccount: showAccount,
+  };
 }

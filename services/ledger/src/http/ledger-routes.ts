@@ -33,4 +33,6 @@ export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: Ledg
   app.post('/internal/users/:id/removal', internal.removeUser);
   app.get('/internal/audit', internal.showAudit);
   app.get('/internal/payments/:id', internal.showPayment);
+  app.get('/internal/transactions/:id', internal.renderTransaction);
+  app.get('/internal/accounts/:id', internal.renderAccount);
 }

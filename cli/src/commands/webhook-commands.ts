@@ -1,0 +1,257 @@
+import type { Argv } from 'yargs';
+import type { CommandContext, GlobalArgs } from '../context.js';
+import { usageError } from '../exit-codes.js';
+import { paginationNote, type Pagination } from './account-commands.js';
+import type { Run } from './run.js';
+
+interface WebhookEndpoint {
+  id: string;
+  url: string;
+  events: string[];
+  enabled: boolean;
+  api_version: string;
+  description: string | null;
+  previous_secret_expires_at: string | null;
+  created_at: string;
+  secret?: string;
+}
+
+interface WebhookDelivery {
+  id: string;
+  event_id: string;
+  event_type: string;
+  status: string;
+  attempts: number;
+  last_status_code: number | null;
+  last_latency_ms: number | null;
+  last_error: string | null;
+  next_attempt_at: string | null;
+  created_at: string;
+}
+
+const EVENT_TYPES = [
+  'transaction.completed',
+  'transaction.failed',
+  'transaction.canceled',
+  'transaction.reversed',
+  'account.created',
+  'user.updated',
+];
+
+const endpointPath = (id: string) => `/webhook-endpoints/${encodeURIComponent(id)}`;
+
+function describeEndpoint(endpoint: WebhookEndpoint): [string, string][] {
+  return [
+    ['Endpoint', endpoint.id],
+    ['URL', endpoint.url],
+    ['Events', endpoint.events.join(', ')],
+    ['Enabled', endpoint.enabled ? 'yes' : 'no'],
+    ['API version', endpoint.api_version],
+    ...(endpoint.description ? ([['Description', endpoint.description]] as [string, string][]) : []),
+    ...(endpoint.previous_secret_expires_at
+      ? ([['Old secret valid until', endpoint.previous_secret_expires_at]] as [string, string][])
+      : []),
+    ['Created', endpoint.created_at],
+  ];
+}
+
+/** The secret is shown once: printed with the endpoint, and a reminder to keep it. */
+function printWithSecret(ctx: CommandContext, endpoint: WebhookEndpoint): void {
+  if (ctx.out.json) return ctx.out.data(endpoint);
+  ctx.out.fields([...describeEndpoint(endpoint), ['Signing secret', endpoint.secret ?? '']]);
+  ctx.out.note('Store the signing secret now: it is not shown again.', 'warning');
+}
+
+function checkEvents(events: readonly string[]): string[] {
+  const unknown = events.filter((event) => !EVENT_TYPES.includes(event));
+  if (unknown.length > 0) {
+    throw usageError(`Unknown event type ${unknown.join(', ')}; one of: ${EVENT_TYPES.join(', ')}.`);
+  }
+  return [...new Set(events)];
+}
+
+export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
+  return cli.command('webhook', 'Manage your webhook endpoints and their deliveries', (webhook) =>
+    webhook
+      .command(
+        'create <url>',
+        'Register an endpoint; prints its signing secret once',
+        (y) =>
+          y
+            .positional('url', {
+              type: 'string',
+              demandOption: true,
+              describe: 'http(s) URL to POST events to',
+            })
+            .option('event', {
+              type: 'string',
+              array: true,
+              demandOption: true,
+              describe: `Event type, repeatable: ${EVENT_TYPES.join(', ')}`,
+            })
+            .option('description', { type: 'string', describe: 'A note for yourself' })
+            .example('$0 webhook create https://example.com/hooks --event transaction.completed', ''),
+        run(async (ctx, argv: { url: string; event: string[]; description?: string }) => {
+          const { body } = await ctx.api.post<WebhookEndpoint>('/webhook-endpoints', {
+            body: {
+              url: argv.url,
+              events: checkEvents(argv.event),
+              ...(argv.description ? { description: argv.description } : {}),
+            },
+          });
+          printWithSecret(ctx, body);
+        }),
+      )
+      .command(
+        'list',
+        'List your endpoints',
+        (y) =>
+          y
+            .option('limit', { type: 'number', describe: 'Page size (1-100)' })
+            .option('offset', { type: 'number', describe: 'Skip this many' }),
+        run(async (ctx, argv: { limit?: number; offset?: number }) => {
+          const { body } = await ctx.api.get<{ data: WebhookEndpoint[]; pagination?: Pagination }>(
+            '/webhook-endpoints',
+            { query: { limit: argv.limit, offset: argv.offset } },
+          );
+          if (ctx.out.json) return ctx.out.data(body);
+          ctx.out.table(
+            ['ID', 'URL', 'EVENTS', 'ENABLED'],
+            body.data.map((e) => [e.id, e.url, e.events.join(','), e.enabled ? 'yes' : 'no']),
+          );
+          paginationNote(ctx, body);
+        }),
+      )
+      .command(
+        'show <id>',
+        'Show one endpoint',
+        (y) => y.positional('id', { type: 'string', demandOption: true }),
+        run(async (ctx, argv: { id: string }) => {
+          const { body } = await ctx.api.get<WebhookEndpoint>(endpointPath(argv.id));
+          if (ctx.out.json) return ctx.out.data(body);
+          ctx.out.fields(describeEndpoint(body));
+        }),
+      )
+      .command(
+        'update <id>',
+        'Change the URL or events, or enable or disable an endpoint',
+        (y) =>
+          y
+            .positional('id', { type: 'string', demandOption: true })
+            .option('url', { type: 'string' })
+            .option('event', { type: 'string', array: true, describe: 'Replaces the events' })
+            .option('enable', { type: 'boolean', describe: '--enable or --no-enable' })
+            .option('description', { type: 'string' })
+            .option('api-version', {
+              type: 'string',
+              choices: ['1.0', '1.1'],
+              describe: 'Render events at this version',
+            }),
+        run(
+          async (
+            ctx,
+            argv: {
+              id: string;
+              url?: string;
+              event?: string[];
+              enable?: boolean;
+              description?: string;
+              apiVersion?: string;
+            },
+          ) => {
+            const changes = {
+              ...(argv.url !== undefined ? { url: argv.url } : {}),
+              ...(argv.event !== undefined ? { events: checkEvents(argv.event) } : {}),
+              ...(argv.enable !== undefined ? { enabled: argv.enable } : {}),
+              ...(argv.description !== undefined ? { description: argv.description } : {}),
+              ...(argv.apiVersion !== undefined ? { api_version: argv.apiVersion } : {}),
+            };
+            if (Object.keys(changes).length === 0) {
+              throw usageError(
+                'Say what to change: --url, --event, --enable/--no-enable, --description or --api-version.',
+              );
+            }
+            const { body } = await ctx.api.request<WebhookEndpoint>('PUT', endpointPath(argv.id), {
+              body: changes,
+            });
+            if (ctx.out.json) return ctx.out.data(body);
+            ctx.out.fields(describeEndpoint(body));
+          },
+        ),
+      )
+      .command(
+        'delete <id>',
+        'Delete an endpoint',
+        (y) => y.positional('id', { type: 'string', demandOption: true }),
+        run(async (ctx, argv: { id: string }) => {
+          await ctx.api.request('DELETE', endpointPath(argv.id));
+          if (ctx.out.json) return ctx.out.data({ id: argv.id, deleted: true });
+          ctx.out.line(`Deleted webhook endpoint ${argv.id}.`);
+        }),
+      )
+      .command(
+        'rotate-secret <id>',
+        'New signing secret; the old one also signs for the grace period',
+        (y) =>
+          y.positional('id', { type: 'string', demandOption: true }).option('grace', {
+            type: 'number',
+            describe: 'Seconds the old secret stays valid (default 86400)',
+          }),
+        run(async (ctx, argv: { id: string; grace?: number }) => {
+          const { body } = await ctx.api.post<WebhookEndpoint>(`${endpointPath(argv.id)}/rotate-secret`, {
+            body: argv.grace === undefined ? {} : { grace_period_seconds: argv.grace },
+          });
+          printWithSecret(ctx, body);
+        }),
+      )
+      .command(
+        'deliveries <id>',
+        'The delivery log of an endpoint: status, attempts, last answer, next retry',
+        (y) =>
+          y
+            .positional('id', { type: 'string', demandOption: true })
+            .option('status', { type: 'string', choices: ['pending', 'succeeded', 'failed'] })
+            .option('limit', { type: 'number' })
+            .option('offset', { type: 'number' }),
+        run(async (ctx, argv: { id: string; status?: string; limit?: number; offset?: number }) => {
+          const { body } = await ctx.api.get<{ data: WebhookDelivery[]; pagination?: Pagination }>(
+            `${endpointPath(argv.id)}/deliveries`,
+            { query: { status: argv.status, limit: argv.limit, offset: argv.offset } },
+          );
+          if (ctx.out.json) return ctx.out.data(body);
+          ctx.out.table(
+            ['ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'LAST', 'LATENCY', 'NEXT RETRY'],
+            body.data.map((d) => [
+              d.id,
+              d.event_type,
+              d.status,
+              String(d.attempts),
+              d.last_status_code === null ? (d.last_error ?? '') : String(d.last_status_code),
+              d.last_latency_ms === null ? '' : `${d.last_latency_ms} ms`,
+              d.next_attempt_at ?? '',
+            ]),
+          );
+          paginationNote(ctx, body);
+        }),
+      )
+      .command(
+        'redeliver <id> <delivery_id>',
+        'Send a delivery again now',
+        (y) =>
+          y
+            .positional('id', { type: 'string', demandOption: true, describe: 'Endpoint id' })
+            .positional('delivery_id', { type: 'string', demandOption: true }),
+        run(async (ctx, argv: { id: string; delivery_id: string }) => {
+          const { body } = await ctx.api.post<WebhookDelivery>(
+            `${endpointPath(argv.id)}/deliveries/${encodeURIComponent(argv.delivery_id)}/redeliver`,
+          );
+          if (ctx.out.json) return ctx.out.data(body);
+          ctx.out.line(`Delivery ${body.id} will be sent again.`);
+        }),
+      )
+      .demandCommand(
+        1,
+        'Say what to do with webhooks: create, list, show, update, delete, rotate-secret, deliveries or redeliver.',
+      ),
+  );
+}

@@ -1,0 +1,160 @@
+import type { Logger } from '@payments/service-kit';
+import { signWebhookPayloadWithSecrets } from '@payments/service-kit';
+import type { Delivery, DeliveryRepository } from '../data/delivery-repository.js';
+import type { EndpointRepository } from '../data/endpoint-repository.js';
+import { RENDER_TIMEOUT_MS, type ObjectRenderer } from '../data/object-renderer.js';
+import { eventPayload } from '../domain/event-payload.js';
+import { signingSecrets } from '../domain/endpoint.js';
+import { nextAttemptAt, type RetryPolicy } from '../domain/retry-schedule.js';
+import type { DeliveryMetrics } from './delivery-metrics.js';
+import type { SendResult, WebhookSender } from './http-sender.js';
+
+/** The header deliveries are signed in: the name Stripe uses, so Stripe's libraries verify them as they are. */
+export const SIGNATURE_HEADER = 'Stripe-Signature';
+
+export interface DeliveryWorkerDeps {
+  deliveries: DeliveryRepository;
+  endpoints: EndpointRepository;
+  sender: WebhookSender;
+  renderer: ObjectRenderer;
+  metrics: DeliveryMetrics;
+  logger: Logger;
+  retry: RetryPolicy;
+  concurrency: number;
+  perEndpointConcurrency: number;
+  timeoutMs: number;
+  pollMs: number;
+}
+
+export interface DeliveryWorker {
+  wake(): void;
+  /** Takes no new deliveries and waits for those in flight. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Sends due deliveries, each attempt on its own (never awaited by the loop), at most `concurrency` at once and
+ * `perEndpointConcurrency` per endpoint. A delivery is claimed with a lease a little longer than the timeout: if
+ * the process dies mid-attempt, the lease lapses and the delivery is sent again (at least once).
+ */
+export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
+  const inFlight = new Set<Promise<void>>();
+  // Long enough for a render and a send to time out, with a margin.
+  const leaseMs = RENDER_TIMEOUT_MS + deps.timeoutMs + 5000;
+  let stopped = false;
+  let claiming = false;
+  let again = false;
+
+  /** The stored body, or the event rendered now and stored for every later attempt; a render failure is a failed attempt. */
+  const payloadOf = async (delivery: Delivery): Promise<string | SendResult> => {
+    if (delivery.payload !== null) return delivery.payload;
+    try {
+      const object = await deps.renderer.render(delivery.event, delivery.apiVersion);
+      return await deps.deliveries.fixPayload(
+        delivery.id,
+        eventPayload(delivery.event, object, delivery.apiVersion),
+      );
+    } catch (error) {
+      deps.logger.warn(
+        { err: error, delivery_id: delivery.id },
+        'could not render a webhook event; will retry',
+      );
+      return {
+        statusCode: null,
+        latencyMs: 0,
+        error: 'not sent: the event could not be rendered yet',
+        responseBodyPrefix: null,
+      };
+    }
+  };
+
+  const attempt = async (delivery: Delivery) => {
+    const endpoint = await deps.endpoints.find(delivery.endpointId);
+    if (!endpoint) return;
+    const payload = await payloadOf(delivery);
+    const result =
+      typeof payload === 'string'
+        ? await deps.sender.send(endpoint.url, payload, {
+            [SIGNATURE_HEADER]: signWebhookPayloadWithSecrets(payload, signingSecrets(endpoint)),
+            'webhook-id': delivery.eventId,
+            'webhook-delivery-id': delivery.id,
+            'webhook-attempt': String(delivery.attempts),
+          })
+        : payload;
+    const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const next = succeeded
+      ? null
+      : nextAttemptAt(delivery.attempts, new Date(), delivery.retryUntil, deps.retry);
+    await deps.deliveries.recordAttempt(delivery.id, {
+      attempt: delivery.attempts,
+      succeeded,
+      statusCode: result.statusCode,
+      latencyMs: result.latencyMs,
+      error: result.error,
+      responseBodyPrefix: result.responseBodyPrefix,
+      nextAttemptAt: next,
+    });
+    deps.metrics.attempted(succeeded ? 'success' : 'failure');
+    if (succeeded) deps.metrics.succeeded();
+    else if (!next) {
+      deps.metrics.failed();
+      deps.logger.warn(
+        { delivery_id: delivery.id, endpoint_id: endpoint.id, attempts: delivery.attempts },
+        'webhook delivery failed for good after its retry window',
+      );
+    }
+  };
+
+  const claim = async () => {
+    if (claiming) {
+      again = true;
+      return;
+    }
+    claiming = true;
+    try {
+      do {
+        again = false;
+        const capacity = deps.concurrency - inFlight.size;
+        if (stopped || capacity <= 0) break;
+        const due = await deps.deliveries.claimDue({
+          limit: capacity,
+          perEndpoint: deps.perEndpointConcurrency,
+          leaseMs,
+        });
+        for (const delivery of due) {
+          const running: Promise<void> = attempt(delivery)
+            .catch((error: unknown) =>
+              // The lease lapses and the delivery is tried again.
+              deps.logger.error(
+                { err: error, delivery_id: delivery.id },
+                'could not record a delivery attempt',
+              ),
+            )
+            .finally(() => {
+              inFlight.delete(running);
+              void claim();
+            });
+          inFlight.add(running);
+        }
+        if (due.length === capacity) again = true;
+      } while (again && !stopped);
+    } catch (error) {
+      deps.logger.warn({ err: error }, 'could not claim due webhook deliveries');
+    } finally {
+      claiming = false;
+    }
+  };
+
+  const timer = setInterval(() => void claim(), deps.pollMs);
+  timer.unref();
+  void claim();
+
+  return {
+    wake: () => void claim(),
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}

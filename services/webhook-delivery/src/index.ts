@@ -1,0 +1,2 @@
+export { startWebhookDelivery } from './service.js';
+export { WebhookDeliveryConfigSchema, type WebhookDeliveryConfig } from './config.js';

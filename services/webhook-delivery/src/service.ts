@@ -1,0 +1,165 @@
+import {
+  connectBus,
+  createHttpApp,
+  createJwksTokenVerifier,
+  createLogger,
+  createMetrics,
+  createRevocationList,
+  createShutdown,
+  isDatabaseUp,
+  loadRevocations,
+  openDatabase,
+  refuseDevelopmentSecrets,
+  requireAuth,
+  resolveServiceCredential,
+  serveHttp,
+  startRevocationSync,
+  type RunningService,
+  type ServiceDeps,
+} from '@payments/service-kit';
+import { checkProductionSettings, resolveSecretKeys, type WebhookDeliveryConfig } from './config.js';
+import { createDeliveryRepository } from './data/delivery-repository.js';
+import { createEndpointRepository } from './data/endpoint-repository.js';
+import { migrations } from './data/migrations.js';
+import { createSecretBox } from './data/secret-box.js';
+import { createObjectRenderer } from './data/object-renderer.js';
+import { createAddressGuard, type Resolver } from './delivery/address-guard.js';
+import { createDeliveryMetrics } from './delivery/delivery-metrics.js';
+import { startDeliveryWorker, type DeliveryWorker } from './delivery/delivery-worker.js';
+import { createWebhookSender } from './delivery/http-sender.js';
+import { startLogRetention } from './delivery/log-retention.js';
+import { startEventFanOut } from './events/event-fan-out.js';
+import { endpointRoutes } from './http/endpoint-routes.js';
+
+const NAME = 'webhook-delivery';
+
+export interface WebhookDeliveryDeps extends ServiceDeps {
+  /** Stands in for DNS (tests of rebinding). */
+  resolve?: Resolver;
+}
+
+export async function startWebhookDelivery(
+  config: WebhookDeliveryConfig,
+  deps: WebhookDeliveryDeps = {},
+): Promise<RunningService> {
+  const logger = deps.logger ?? createLogger(NAME, config.LOG_LEVEL);
+  checkProductionSettings(config);
+  const serviceCredential = resolveServiceCredential(config);
+  const secretKeys = resolveSecretKeys(config);
+  refuseDevelopmentSecrets(
+    config.HOST,
+    {
+      SERVICE_TOKEN: serviceCredential.development,
+      WEBHOOK_ENDPOINT_SECRETS_KEYS: secretKeys.development,
+    },
+    logger,
+  );
+  const shutdown = createShutdown(logger);
+  try {
+    const knex = await openDatabase({ url: config.DATABASE_URL, migrations, logger });
+    shutdown.add('database pool', () => knex.destroy());
+    const metrics = createMetrics(NAME);
+    const bus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
+    const endpoints = createEndpointRepository(knex, createSecretBox(secretKeys.keys));
+    const deliveries = createDeliveryRepository(knex);
+    const deliveryMetrics = createDeliveryMetrics(metrics, () => deliveries.countPending());
+    const allowPrivate = config.WEBHOOK_ALLOW_PRIVATE_URLS;
+    const guard = createAddressGuard({ allowPrivate, resolve: deps.resolve });
+    const retryWindowMs = config.DELIVERY_RETRY_WINDOW_SECONDS * 1000;
+
+    const renderer = createObjectRenderer({
+      ledgerUrl: config.LEDGER_URL,
+      identityUrl: config.IDENTITY_URL,
+      serviceToken: serviceCredential.token,
+    });
+    let worker: DeliveryWorker | null = null;
+    if (config.DELIVERY_WORKER_ENABLED) {
+      worker = startDeliveryWorker({
+        deliveries,
+        endpoints,
+        sender: createWebhookSender({ guard, allowPrivate, timeoutMs: config.DELIVERY_TIMEOUT_MS }),
+        renderer,
+        metrics: deliveryMetrics,
+        logger,
+        retry: { baseMs: config.DELIVERY_BACKOFF_BASE_MS, maxMs: config.DELIVERY_BACKOFF_MAX_MS },
+        concurrency: config.DELIVERY_CONCURRENCY,
+        perEndpointConcurrency: config.DELIVERY_ENDPOINT_CONCURRENCY,
+        timeoutMs: config.DELIVERY_TIMEOUT_MS,
+        pollMs: config.DELIVERY_POLL_INTERVAL_MS,
+      });
+      const running = worker;
+      shutdown.add('delivery worker', () => running.stop());
+    }
+    const wake = () => worker?.wake();
+    const retention = startLogRetention({
+      deliveries,
+      retentionMs: config.DELIVERY_LOG_RETENTION_DAYS * 86_400_000,
+      intervalMs: 3_600_000,
+      logger,
+    });
+    shutdown.add('delivery log retention', () => retention.stop());
+
+    const fanOut = await startEventFanOut({
+      bus,
+      knex,
+      endpoints,
+      deliveries,
+      retryWindowMs,
+      wake,
+    });
+    shutdown.add('event fan-out', () => fanOut.stop());
+
+    const revocations = createRevocationList();
+    const revocationSync = startRevocationSync({
+      load: () => loadRevocations(config.IDENTITY_URL, revocations, logger, serviceCredential.token),
+      logger,
+    });
+    shutdown.add('revocation loading', () => revocationSync.stop());
+    const revocationFeed = await bus.broadcast(
+      'revocations',
+      { TokenRevoked: async (event) => revocations.add(event.data) },
+      { onSubscribed: () => revocationSync.reload() },
+    );
+    shutdown.add('revocation feed', () => revocationFeed.stop());
+    await revocationSync.firstAttempt;
+    const verifier = createJwksTokenVerifier({
+      jwksUrl: config.JWKS_URL ?? new URL('/.well-known/jwks.json', config.IDENTITY_URL).toString(),
+      issuer: config.JWT_ISSUER,
+      audience: config.JWT_AUDIENCE,
+      revocations,
+      revocationsLoaded: revocationSync.isLoaded,
+      logger,
+    });
+
+    const app = createHttpApp(
+      {
+        logger,
+        metrics,
+        serviceCredential,
+        readiness: [
+          { name: 'database', check: () => isDatabaseUp(knex) },
+          { name: 'event bus', check: () => bus.isConnected() },
+          { name: 'revocations', check: revocationSync.isLoaded },
+        ],
+      },
+      (routes) =>
+        routes.use(
+          endpointRoutes(requireAuth(verifier), {
+            endpoints,
+            deliveries,
+            guard,
+            maxEndpointsPerUser: config.MAX_ENDPOINTS_PER_USER,
+            retryWindowMs,
+            wake,
+          }),
+        ),
+    );
+    const address = await serveHttp(NAME, app, config, shutdown);
+    if (allowPrivate) logger.warn('WEBHOOK_ALLOW_PRIVATE_URLS: endpoints may point to private addresses');
+    logger.info({ url: address.url, worker: config.DELIVERY_WORKER_ENABLED }, 'webhook-delivery listening');
+    return { ...address, stop: () => shutdown.run() };
+  } catch (error) {
+    await shutdown.run();
+    throw error;
+  }
+}
