@@ -13,7 +13,8 @@ import { signWebhookPayload } from '@payments/service-kit';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const gatewayUrl = process.env.GATEWAY_URL ?? 'http://127.0.0.1:8080';
-if (!/^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(gatewayUrl)) throw new Error('GATEWAY_URL must be loopback');
+if (!/^http:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(gatewayUrl))
+  throw new Error('GATEWAY_URL must be loopback');
 
 function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new Error(`check failed: ${message}`);
@@ -89,10 +90,19 @@ async function apiFlow(secret: string) {
   const account = await call('POST', '/account', { currency: 'USD' }, token);
   check(account.status === 201, `open account: ${account.status} ${account.text}`);
   const accountId = account.body.id as string;
-  const balance = async () => (await call('GET', `/account/${accountId}/balance`, undefined, token)).body.balance;
+  const balance = async () =>
+    (await call('GET', `/account/${accountId}/balance`, undefined, token)).body.balance;
 
-  const deposit = await call('POST', `/account/${accountId}/deposit`, { amount: 100.5, currency: 'USD' }, token);
-  check(deposit.status === 202 && deposit.body.status === 'pending', `deposit: ${deposit.status} ${deposit.text}`);
+  const deposit = await call(
+    'POST',
+    `/account/${accountId}/deposit`,
+    { amount: 100.5, currency: 'USD' },
+    token,
+  );
+  check(
+    deposit.status === 202 && deposit.body.status === 'pending',
+    `deposit: ${deposit.status} ${deposit.text}`,
+  );
   const transactionId = deposit.body.id as string;
   check((await balance()) === 0, 'nothing credited before the provider confirms');
 
@@ -136,7 +146,9 @@ async function cliFlow(secret: string) {
   };
   try {
     check(
-      /Registered/.test(await payments('register', '--username', username, '--email', `${username}@example.com`)),
+      /Registered/.test(
+        await payments('register', '--username', username, '--email', `${username}@example.com`),
+      ),
       'payments register',
     );
     check(/Logged in as/.test(await payments('login', '--username', username)), 'payments login');
@@ -168,6 +180,4 @@ check(secret, '.env has WEBHOOK_SECRETS');
 const api = await apiFlow(secret);
 const apiMs = Date.now() - started;
 const cli = await cliFlow(secret);
-console.log(
-  JSON.stringify({ ok: true, gatewayUrl, api, apiMs, cli, cliMs: Date.now() - started - apiMs }),
-);
+console.log(JSON.stringify({ ok: true, gatewayUrl, api, apiMs, cli, cliMs: Date.now() - started - apiMs }));

@@ -6,8 +6,9 @@
 #  3. .env with fresh secrets, unless there is one (infra/compose/generate-env.sh);
 #  4. `compose up -d` (compose.sh: `docker compose` or docker-compose), then waits until the edge answers.
 #
-#   bash infra/containers/up.sh [--rebuild] [--no-build] [--scale SERVICE=N ...] [--profile sandbox]   # as root
+#   bash infra/containers/up.sh [--rebuild] [--no-build] [--scale SERVICE=N ...] [--profile sandbox] [--with FILE]
 #
+# As root. --with lays another compose file over docker-compose.yml (proof.sh: compose.drill.yml).
 # The gateway answers on http://127.0.0.1:${GATEWAY_PUBLISHED_PORT:-8080}. Stop with
 # `bash infra/containers/compose.sh down -v` (-v also drops the data volumes).
 set -euo pipefail
@@ -23,7 +24,8 @@ while [ $# -gt 0 ]; do
     --no-build) build=false ;;
     --scale) compose_args+=(--scale "$2"); shift ;;
     --profile) profile=$2; shift ;;
-    *) echo "usage: $0 [--rebuild] [--no-build] [--scale SERVICE=N ...] [--profile sandbox]" >&2; exit 2 ;;
+    --with) export CONTAINERS_COMPOSE_FILES="${CONTAINERS_COMPOSE_FILES:+$CONTAINERS_COMPOSE_FILES:}$2"; shift ;;
+    *) echo "usage: $0 [--rebuild] [--no-build] [--scale SERVICE=N ...] [--profile sandbox] [--with FILE]" >&2; exit 2 ;;
   esac
   shift
 done
