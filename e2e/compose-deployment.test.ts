@@ -58,7 +58,10 @@ describe('docker compose runs like a least-privileged deployment (read from the 
   let envMode: number;
   let services: Record<string, ComposeService>;
   let raw: string;
-  let networks: Record<string, { internal?: boolean; ipam?: { config?: { subnet?: string }[] } }>;
+  let networks: Record<
+    string,
+    { internal?: boolean; ipam?: { config?: { subnet?: string; ip_range?: string }[] } }
+  >;
 
   before(async () => {
     const scratch = await mkdtemp(path.join(tmpdir(), 'payments-compose-'));
@@ -136,6 +139,11 @@ describe('docker compose runs like a least-privileged deployment (read from the 
     const edgeAddress = services.edge?.networks?.default?.ipv4_address;
     expect(edgeAddress).to.match(/^\d+\.\d+\.\d+\.\d+$/);
     expect(services.gateway?.environment?.TRUSTED_PROXIES).to.equal(edgeAddress);
+    // No other container can be handed the edge's address.
+    const { subnet, ip_range: range } = networks.default?.ipam?.config?.[0] ?? {};
+    expect(subnet).to.equal('172.28.0.0/24');
+    expect(range).to.equal('172.28.0.128/25');
+    expect(edgeAddress).to.equal('172.28.0.10');
     // …and identity the gateways' only: the forwarding network holds the gateways and identity and nobody else,
     // and the gateways call identity there.
     const onForwarding = Object.entries(services)

@@ -24,13 +24,33 @@ deploy=$work/deploy
 bash "$root/infra/deploy-folders.sh" "$deploy" "$@" >"$work/deploy-folders.log" 2>&1 ||
   { tail -30 "$work/deploy-folders.log" >&2; exit 1; }
 log "deploy folders: $((SECONDS - started)) s"
+# What an image holds, as a label: the deploy folder's files, this Dockerfile and the base image. An image whose
+# label matches is kept (the classic builder re-copies a whole folder to find that out).
+base_id=$(docker image inspect -f '{{.Id}}' "$NODE_BASE_IMAGE")
 for service in "$@"; do
-  # Like /app in the image: root's and readable by all, written by no one at run time.
+  # Like /app in the image: root's and readable by all, written by no one at run time. pnpm's own records of the
+  # deploy (its time, among others) are read by pnpm only, never at run time.
   chmod -R u=rwX,go=rX "$deploy/$service"
+  rm -f "$deploy/$service/node_modules/.modules.yaml" "$deploy/$service/node_modules/.pnpm-workspace-state-v1.json"
   step=$SECONDS
+  image="$prefix-$service:$tag"
+  content=$(
+    cd "$deploy/$service"
+    {
+      find . -type f -print0 | sort -z | xargs -0 sha256sum
+      find . -type l -printf '%p -> %l\n' | sort
+      sha256sum <"$here/Dockerfile.prebuilt"
+      echo "$base_id"
+    } |
+      sha256sum | cut -c1-32
+  )
+  if [ "$(docker image inspect -f '{{index .Config.Labels "payments.content"}}' "$image" 2>/dev/null)" = "$content" ]; then
+    log "$image: unchanged, kept"
+    continue
+  fi
   docker build --quiet --network none -f "$here/Dockerfile.prebuilt" --build-arg "NODE_IMAGE=$NODE_BASE_IMAGE" \
-    --label "org.opencontainers.image.title=payments $service" \
-    -t "$prefix-$service:$tag" "$deploy/$service" >/dev/null
-  log "$prefix-$service:$tag: $((SECONDS - step)) s, $(docker image inspect -f '{{.Size}}' "$prefix-$service:$tag" | awk '{printf "%.0f MB", $1/1e6}')"
+    --label "org.opencontainers.image.title=payments $service" --label "payments.content=$content" \
+    -t "$image" "$deploy/$service" >/dev/null 2>"$work/build-$service.log" || { cat "$work/build-$service.log" >&2; exit 1; }
+  log "$image: $((SECONDS - step)) s, $(docker image inspect -f '{{.Size}}' "$image" | awk '{printf "%.0f MB", $1/1e6}')"
 done
 log "application images: $((SECONDS - started)) s"
