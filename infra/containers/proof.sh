@@ -12,7 +12,8 @@
 #   bash infra/containers/proof.sh [--smoke] [--keep] [--rebuild]
 #
 # The edge is published on 127.0.0.1:${GATEWAY_PUBLISHED_PORT:-18080}; PostgreSQL on :15432, RabbitMQ on :15673 and :15672.
-# --smoke: only 1 and 2 with one replica each, then down (what a CI step could run). --keep: leave it running.
+# --smoke: only 1 and 2 with one replica each and the provider sandbox, then down (what a CI step could run).
+# --keep: leave it running.
 # DRILL_SECONDS (default 30) is each drill's fault phase; BENCH_SECONDS (default 10) each throughput run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,7 +42,7 @@ finish() {
     echo "[proof] FAILED (exit $status); the containers' state:" >&2
     compose ps >&2 || true
   fi
-  if ! $keep; then compose down -v --remove-orphans >/dev/null 2>&1 || true; fi
+  if ! $keep; then compose --profile sandbox down -v --remove-orphans >/dev/null 2>&1 || true; fi
   echo
   echo "== containers proof: $([ $status -eq 0 ] && echo PASS || echo FAIL) in $SECONDS s"
   for line in "${summary[@]}"; do echo "   $line"; done
@@ -50,10 +51,12 @@ finish() {
 trap finish EXIT
 
 # 1. Images and the topology (from nothing: the volumes of an earlier run are dropped first).
-compose down -v --remove-orphans >/dev/null 2>&1 || true
+compose --profile sandbox down -v --remove-orphans >/dev/null 2>&1 || true
 step=$SECONDS
 if $smoke; then
-  bash "$here/up.sh" "${up_args[@]}"
+  # With the provider sandbox, whose confirmations the CLI waits for (the drills below must not have it).
+  bash "$here/up.sh" "${up_args[@]}" --profile sandbox
+  export CHECK_SANDBOX=1
 else
   export CONTAINERS_COMPOSE_FILES=$here/compose.drill.yml
   bash "$here/up.sh" "${up_args[@]}" --scale ledger=1 --scale webhook-ingest=2 --scale gateway=2
@@ -63,7 +66,7 @@ note "images built and compose up until the edge answered: $((SECONDS - step)) s
 # 2. The deposit flow and the CLI.
 step=$SECONDS
 result=$(tsx scripts/containers-check.ts)
-note "deposit flow (register, login, account, deposit, forged/unsigned webhooks refused, signed one credited once) and CLI: ok in $((SECONDS - step)) s"
+note "deposit flow (register, login, account, deposit, forged/unsigned webhooks refused, signed one credited once) and CLI${CHECK_SANDBOX:+ (and a deposit the sandbox confirms)}: ok in $((SECONDS - step)) s"
 $smoke && exit 0
 
 set -a
