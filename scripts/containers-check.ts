@@ -9,8 +9,9 @@ import { signWebhookPayload } from '@payments/service-kit';
 // `node --import tsx scripts/containers-check.ts` (infra/containers/proof.sh runs it): the end-to-end deposit flow
 // and the CLI against the system docker compose runs, through the edge published on 127.0.0.1 only. Plays the
 // payment provider with a webhook signed by the secret in .env (compose runs without the sandbox); with
-// CHECK_SANDBOX=1 (compose --profile sandbox) the CLI also waits for a deposit the sandbox confirms. Asserts; exits
-// 1 on the first failure. Prints one JSON line with what it did and how long each part took.
+// CHECK_SANDBOX=1 (compose --profile sandbox) the CLI also waits for a deposit the sandbox confirms; with
+// CHECK_TRUST=1 it mounts the X-Forwarded-For attack on identity from inside the containers (forwardingTrust).
+// Asserts; exits 1 on the first failure. Prints one JSON line with what it did and how long each part took.
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const gatewayUrl = process.env.GATEWAY_URL ?? 'http://127.0.0.1:8080';
@@ -184,6 +185,54 @@ async function cliFlow(secret: string) {
   }
 }
 
+/**
+ * The attack on identity's per-address registration limit (10 per window by default): 12 registrations, each
+ * claiming another client address in X-Forwarded-For, sent from inside a container. From a service that is not a
+ * gateway (currency, on the default network) the header is not believed: the 11th is refused. From a gateway over
+ * the forwarding network it is (each is a different client): all 12 pass. Needs the default limit (not the
+ * drill override). Returns the answers' statuses.
+ */
+async function forwardingTrust() {
+  const project = process.env.COMPOSE_PROJECT_NAME ?? 'payments';
+  const run = promisify(execFile);
+  const containerOf = async (service: string) => {
+    const { stdout } = await run('docker', [
+      'ps',
+      '--filter',
+      `label=com.docker.compose.project=${project}`,
+      '--filter',
+      `label=com.docker.compose.service=${service}`,
+      '--format',
+      '{{.Names}}',
+    ]);
+    return stdout.trim().split('\n')[0] as string;
+  };
+  const registrations = async (container: string, url: string, prefix: string) => {
+    const script = `(async()=>{const out=[];for(let i=1;i<=12;i++){const u='${prefix}_'+Math.random().toString(16).slice(2,10);
+      const r=await fetch('${url}/user',{method:'POST',headers:{'content-type':'application/json','x-forwarded-for':'203.0.113.'+i},
+      body:JSON.stringify({username:u,email:u+'@example.com',password:'pw-'+u+'-long'})});out.push(r.status)}
+      console.log(JSON.stringify(out))})()`;
+    const { stdout } = await run('docker', ['exec', container, 'node', '-e', script], { timeout: 60_000 });
+    return JSON.parse(stdout) as number[];
+  };
+  const spoofed = await registrations(await containerOf('currency'), 'http://identity:3001', 'spoof');
+  check(
+    spoofed.slice(0, 10).every((status) => status === 201) &&
+      spoofed.slice(10).every((status) => status === 429),
+    `X-Forwarded-For from a non-gateway container is not believed (10 allowed, then 429): got ${spoofed.join(' ')}`,
+  );
+  const forwarded = await registrations(
+    await containerOf('gateway'),
+    'http://identity-for-gateways:3001',
+    'fwd',
+  );
+  check(
+    forwarded.every((status) => status === 201),
+    `a gateway's X-Forwarded-For over the forwarding network is believed: got ${forwarded.join(' ')}`,
+  );
+  return { spoofed: spoofed.join(' '), forwarded: forwarded.join(' ') };
+}
+
 const started = Date.now();
 const { WEBHOOK_SECRETS } = await dotEnv();
 const secret = (WEBHOOK_SECRETS ?? '').split(',')[0] as string;
@@ -191,4 +240,6 @@ check(secret, '.env has WEBHOOK_SECRETS');
 const api = await apiFlow(secret);
 const apiMs = Date.now() - started;
 const cli = await cliFlow(secret);
-console.log(JSON.stringify({ ok: true, gatewayUrl, api, apiMs, cli, cliMs: Date.now() - started - apiMs }));
+const cliMs = Date.now() - started - apiMs;
+const trust = process.env.CHECK_TRUST === '1' ? await forwardingTrust() : 'not checked';
+console.log(JSON.stringify({ ok: true, gatewayUrl, api, apiMs, cli, cliMs, trust }));

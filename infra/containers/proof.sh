@@ -2,7 +2,8 @@
 # The full proof that the system runs in containers on this machine (issue 14, section 3), one command, as root:
 #  1. up.sh: base images (local stand-ins when nothing can be pulled), the services' images built with no network,
 #     .env, and `compose up` with ledger ×1, webhook-ingest ×2, gateway ×2 behind the edge;
-#  2. the deposit flow and the CLI through the edge on 127.0.0.1 (scripts/containers-check.ts);
+#  2. the deposit flow and the CLI through the edge on 127.0.0.1 (scripts/containers-check.ts; with --smoke also
+#     the provider sandbox, and the X-Forwarded-For attack on identity from inside the containers);
 #  3. the deposit pipeline's throughput with one ledger consumer, then scaled to two (same run both times:
 #     bench/src/compose-pipeline.ts);
 #  4. the load reached every replica of gateway, webhook-ingest and ledger (scripts/containers-spread.ts);
@@ -56,7 +57,8 @@ step=$SECONDS
 if $smoke; then
   # With the provider sandbox, whose confirmations the CLI waits for (the drills below must not have it).
   bash "$here/up.sh" "${up_args[@]}" --profile sandbox
-  export CHECK_SANDBOX=1
+  # And the X-Forwarded-For attack on identity, which needs its default per-address limit (not compose.drill.yml).
+  export CHECK_SANDBOX=1 CHECK_TRUST=1
 else
   export CONTAINERS_COMPOSE_FILES=$here/compose.drill.yml
   bash "$here/up.sh" "${up_args[@]}" --scale ledger=1 --scale webhook-ingest=2 --scale gateway=2
@@ -66,7 +68,8 @@ note "images built and compose up until the edge answered: $((SECONDS - step)) s
 # 2. The deposit flow and the CLI.
 step=$SECONDS
 result=$(tsx scripts/containers-check.ts)
-note "deposit flow (register, login, account, deposit, forged/unsigned webhooks refused, signed one credited once) and CLI${CHECK_SANDBOX:+ (and a deposit the sandbox confirms)}: ok in $((SECONDS - step)) s"
+echo "[proof] $result" >&2
+note "deposit flow (register, login, account, deposit, forged/unsigned webhooks refused, signed one credited once) and CLI${CHECK_SANDBOX:+ (and a deposit the sandbox confirms)}${CHECK_TRUST:+; identity believes X-Forwarded-For from the forwarding network only}: ok in $((SECONDS - step)) s"
 $smoke && exit 0
 
 set -a
@@ -100,4 +103,3 @@ DRILL_COMPOSE_PROJECT=$COMPOSE_PROJECT_NAME DRILL_SECONDS=${DRILL_SECONDS:-30} p
   { tail -60 "${TMPDIR:-/tmp}/containers-drill.log" >&2; exit 1; }
 while IFS= read -r line; do note "drill $line"; done < <(grep -E '^\| [a-zA-Z]' "${TMPDIR:-/tmp}/containers-drill.log" | grep -v '^| drill')
 note "$(grep -E '^[0-9]+ drills, ' "${TMPDIR:-/tmp}/containers-drill.log") — $((SECONDS - step)) s"
-: "$result"
