@@ -34,7 +34,8 @@ interface ComposeService {
   environment?: Record<string, string | number>;
   ports?: string[];
   depends_on?: Record<string, { condition: string }>;
-  networks?: Record<string, { ipv4_address?: string }>;
+  networks?: Record<string, { ipv4_address?: string; aliases?: string[] } | null>;
+  volumes?: string[];
   profiles?: string[];
 }
 
@@ -66,6 +67,10 @@ describe('docker compose runs like a least-privileged deployment (read from the 
   let envMode: number;
   let services: Record<string, ComposeService>;
   let raw: string;
+  let networks: Record<
+    string,
+    { internal?: boolean; ipam?: { config?: { subnet?: string; ip_range?: string }[] } }
+  >;
 
   before(async () => {
     const scratch = await mkdtemp(path.join(tmpdir(), 'payments-compose-'));
@@ -82,9 +87,10 @@ describe('docker compose runs like a least-privileged deployment (read from the 
       await rm(scratch, { recursive: true, force: true });
     }
     raw = await readFile(path.join(ROOT, 'docker-compose.yml'), 'utf8');
-    services = (
-      parse(interpolate(raw, dotEnv), { merge: true }) as { services: Record<string, ComposeService> }
-    ).services;
+    ({ services, networks } = parse(interpolate(raw, dotEnv), { merge: true }) as {
+      services: Record<string, ComposeService>;
+      networks: typeof networks;
+    });
   });
 
   it('refuses to start without the generated secrets, and generate-env.sh writes every one, readable by its owner only', () => {
@@ -127,10 +133,61 @@ describe('docker compose runs like a least-privileged deployment (read from the 
       expect(services[name]?.environment?.UNSIGNED_WEBHOOK_ENABLED, name).to.equal(undefined);
     }
     expect(services['provider-sandbox']?.profiles).to.deep.equal(['sandbox']);
-    expect(services.gateway?.ports).to.deep.equal(['127.0.0.1:8080:8080']);
-    const gatewayAddress = services.gateway?.networks?.default?.ipv4_address;
-    expect(gatewayAddress).to.match(/^\d+\.\d+\.\d+\.\d+$/);
-    expect(services.identity?.environment?.TRUSTED_PROXIES).to.equal(gatewayAddress);
+    // One published entry, on loopback: the edge in front of any number of gateways (no port or address of their own).
+    expect(services.edge?.ports).to.deep.equal(['127.0.0.1:8080:8080']);
+    expect(services.edge?.volumes).to.deep.equal([
+      './infra/compose/edge-nginx.conf:/etc/nginx/nginx.conf:ro',
+    ]);
+    expect(services.edge?.read_only).to.equal(true);
+    expect(services.gateway?.ports).to.equal(undefined);
+    expect(services.gateway?.networks?.default?.ipv4_address).to.equal(undefined);
+    for (const [name, service] of Object.entries(services))
+      if (name !== 'edge')
+        expect(service.ports?.filter((port) => !port.startsWith('127.0.0.1:')) ?? [], name).to.deep.equal([]);
+    // The gateways believe the edge's forwarding only (its fixed address)…
+    const edgeAddress = services.edge?.networks?.default?.ipv4_address;
+    expect(edgeAddress).to.match(/^\d+\.\d+\.\d+\.\d+$/);
+    expect(services.gateway?.environment?.TRUSTED_PROXIES).to.equal(edgeAddress);
+    // No other container can be handed the edge's address.
+    const { subnet, ip_range: range } = networks.default?.ipam?.config?.[0] ?? {};
+    expect(subnet).to.equal('172.28.0.0/24');
+    expect(range).to.equal('172.28.0.128/25');
+    expect(edgeAddress).to.equal('172.28.0.10');
+    // …and identity the gateways' only: the forwarding network holds the gateways and identity and nobody else,
+    // and the gateways call identity there.
+    const onForwarding = Object.entries(services)
+      .filter(([, service]) => service.networks && 'forwarding' in service.networks)
+      .map(([name]) => name);
+    expect(onForwarding).to.have.members(['gateway', 'identity']);
+    expect(services.identity?.environment?.TRUSTED_PROXIES).to.equal(
+      networks.forwarding?.ipam?.config?.[0]?.subnet,
+    );
+    expect(networks.forwarding?.internal).to.equal(true);
+    expect(services.identity?.networks?.forwarding?.aliases).to.deep.equal(['identity-for-gateways']);
+    expect(services.gateway?.environment?.IDENTITY_URL).to.equal('http://identity-for-gateways:3001');
+  });
+
+  it('runs the official PostgreSQL, RabbitMQ and nginx images unless told otherwise, and never takes defaults that compose v1 misreads', () => {
+    expect(services.postgres?.image).to.equal('postgres:16');
+    expect(services.rabbitmq?.image).to.equal('rabbitmq:3.13-management');
+    expect(services.edge?.image).to.equal('nginx:1.27-alpine');
+    const standIns = (
+      parse(
+        interpolate(raw, {
+          ...dotEnv,
+          POSTGRES_IMAGE: 'payments-local/postgres:15-debian',
+          RABBITMQ_IMAGE: 'payments-local/rabbitmq:3.10-debian',
+          EDGE_IMAGE: 'payments-local/nginx:1.22-debian',
+        }),
+        { merge: true },
+      ) as { services: Record<string, ComposeService> }
+    ).services;
+    expect(standIns.postgres?.image).to.equal('payments-local/postgres:15-debian');
+    // docker-compose 1.29 (what Debian bookworm has) cannot read ${A:-${B}}: none here.
+    expect(raw).not.to.match(/\$\{\w+:?[-?][^}]*\$\{/);
+    expect(services['provider-sandbox']?.environment?.SANDBOX_WEBHOOK_SECRET).to.equal(
+      dotEnv.WEBHOOK_SECRETS,
+    );
   });
 
   it('runs each service from its own production image: plain node on compiled code, unprivileged, read-only', async () => {
@@ -147,6 +204,14 @@ describe('docker compose runs like a least-privileged deployment (read from the 
     expect(runtime).to.match(/^HEALTHCHECK .*\n\s+CMD \["node", "-e", ".*\/health/m);
     expect(runtime).to.match(/^CMD \["node", "dist\/main.js"\]$/m);
     expect(dockerfile).to.include('bash infra/deploy-folders.sh /deploy');
+    // The offline build (infra/containers/, no network during the build) runs the same: only the COPY differs.
+    const prebuilt = await readFile(path.join(ROOT, 'infra/containers/Dockerfile.prebuilt'), 'utf8');
+    const offline = prebuilt.slice(prebuilt.lastIndexOf('\nFROM '));
+    const runtimeLines = (text: string) =>
+      text.split('\n').filter((line) => /^(USER|ENV|EXPOSE|HEALTHCHECK|CMD|WORKDIR| {2})/.test(line));
+    expect(runtimeLines(offline)).to.deep.equal(runtimeLines(runtime));
+    expect(offline.match(/^COPY .*$/gm)).to.deep.equal(['COPY . /app']);
+    expect(offline).to.not.match(/^RUN /m);
 
     const images = new Set<string>();
     for (const name of [...APP_SERVICES, 'provision']) {

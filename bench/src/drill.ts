@@ -3,7 +3,8 @@ import { findInfrastructure } from '@payments/testkit';
 import { createPaymentsApi } from './harness/api.js';
 import { createHttpClient } from './harness/http-client.js';
 import { BENCH_APPLICATION, openLedgerDatabase } from './harness/ledger-db.js';
-import { startTarget } from './harness/target.js';
+import { attachTarget, startTarget, type Target } from './harness/target.js';
+import { composeFaults } from './drills/compose-faults.js';
 import { runAdversarialDrill, startAdversarialSystem } from './drills/adversarial-drill.js';
 import { runBankDrill } from './drills/bank-drill.js';
 import { formatUsd } from './drills/books.js';
@@ -18,6 +19,15 @@ import {
 
 const DRILLS = ['bank', 'broker', 'database', 'ingest', 'duplicates', 'adversarial'] as const;
 type Drill = (typeof DRILLS)[number];
+/**
+ * DRILL_COMPOSE_PROJECT: drill a system docker compose runs (infra/containers/proof.sh) instead of starting one.
+ * Its addresses come from BENCH_GATEWAY_URL, BENCH_POSTGRES_URL (a superuser, for the ledger's and webhook-ingest's
+ * databases), BENCH_WEBHOOK_SECRET and BENCH_SERVICE_TOKEN; the faults are `docker kill` / `docker start` of one
+ * replica at a time. The broker outage needs a TCP proxy the drill puts between webhook-ingest and RabbitMQ, and
+ * the adversarial drill a system configured its own way: those two run only on a system the drill starts.
+ */
+const composeProject = process.env.DRILL_COMPOSE_PROJECT;
+const COMPOSE_DRILLS: readonly Drill[] = ['bank', 'database', 'ingest', 'duplicates'];
 /** The drills that share one system; the adversarial drill starts its own (fees, a short hold expiry). */
 const SHARED_SYSTEM_DRILLS: readonly Drill[] = ['bank', 'broker', 'database', 'ingest', 'duplicates'];
 
@@ -37,8 +47,17 @@ const settings = {
   cutEverySeconds: integer('DRILL_CUT_EVERY_SECONDS', 2),
   webhookRate: integer('DRILL_WEBHOOK_RATE', 30),
   outageSeconds: Math.min(integer('DRILL_OUTAGE_SECONDS', 10), Math.max(1, Math.floor(seconds / 2))),
-  only: new Set<Drill>(env.DRILL_ONLY ? (env.DRILL_ONLY.split(',') as Drill[]) : DRILLS),
+  only: new Set<Drill>(
+    env.DRILL_ONLY ? (env.DRILL_ONLY.split(',') as Drill[]) : composeProject ? COMPOSE_DRILLS : DRILLS,
+  ),
 };
+if (composeProject) {
+  const unsupported = [...settings.only].filter((drill) => !COMPOSE_DRILLS.includes(drill));
+  if (unsupported.length > 0)
+    throw new Error(
+      `against a compose system only ${COMPOSE_DRILLS.join(', ')} run (not ${unsupported.join(', ')})`,
+    );
+}
 
 const log = (message: string) => console.error(`[drill] ${message}`);
 
@@ -67,26 +86,8 @@ async function runSharedSystemDrills(reports: DrillReport[]): Promise<void> {
     reports.push(report);
     printReport(report);
   };
-  const { amqpUrl, postgresUrl } = await findInfrastructure();
-  const broker = new URL(amqpUrl);
-  const brokerProxy = await startTcpProxy({ host: broker.hostname, port: Number(broker.port || 5672) });
-  const throughProxy = new URL(amqpUrl);
-  throughProxy.hostname = '127.0.0.1';
-  throughProxy.port = String(brokerProxy.port);
-  log(`starting the system; webhook-ingest reaches RabbitMQ through a TCP proxy on :${brokerProxy.port}`);
-  const target = await startTarget({
-    serviceEnv: {
-      'webhook-ingest': { AMQP_URL: throughProxy.toString() },
-      // The drills confirm deposits themselves, so every confirmation is one they can account for.
-      'provider-sandbox': { SANDBOX_ENABLED: 'false' },
-      identity: { TOKEN_TTL_SECONDS: '3600' },
-    },
-  }).catch(async (error: unknown) => {
-    await brokerProxy.close();
-    throw error;
-  });
-  const system = target.system;
-  if (!system) throw new Error('the drills need a system they started themselves');
+  const started = composeProject ? await attachCompose(composeProject) : await startOwnSystem();
+  const { target, system, brokerProxy, postgresUrl } = started;
   const context: DrillContext = {
     target,
     system,
@@ -122,8 +123,55 @@ async function runSharedSystemDrills(reports: DrillReport[]): Promise<void> {
     await context.webhookDb.end();
     await context.adminDb.end();
     await target.stop();
-    await brokerProxy.close();
+    await brokerProxy?.close();
   }
+}
+
+interface DrilledSystem {
+  target: Target;
+  system: DrillContext['system'];
+  brokerProxy: DrillContext['brokerProxy'];
+  postgresUrl: string;
+}
+
+/** Every service as a process of its own, webhook-ingest reaching RabbitMQ through a proxy the drills control. */
+async function startOwnSystem(): Promise<DrilledSystem> {
+  const { amqpUrl, postgresUrl } = await findInfrastructure();
+  const broker = new URL(amqpUrl);
+  const brokerProxy = await startTcpProxy({ host: broker.hostname, port: Number(broker.port || 5672) });
+  const throughProxy = new URL(amqpUrl);
+  throughProxy.hostname = '127.0.0.1';
+  throughProxy.port = String(brokerProxy.port);
+  log(`starting the system; webhook-ingest reaches RabbitMQ through a TCP proxy on :${brokerProxy.port}`);
+  const target = await startTarget({
+    serviceEnv: {
+      'webhook-ingest': { AMQP_URL: throughProxy.toString() },
+      // The drills confirm deposits themselves, so every confirmation is one they can account for.
+      'provider-sandbox': { SANDBOX_ENABLED: 'false' },
+      identity: { TOKEN_TTL_SECONDS: '3600' },
+    },
+  }).catch(async (error: unknown) => {
+    await brokerProxy.close();
+    throw error;
+  });
+  if (!target.system) throw new Error('the drills need a system they started themselves');
+  return { target, system: target.system, brokerProxy, postgresUrl };
+}
+
+/** A system docker compose runs: reached through its edge on 127.0.0.1, broken with `docker kill`. */
+async function attachCompose(project: string): Promise<DrilledSystem> {
+  const target = attachTarget(env);
+  if (!env.BENCH_POSTGRES_URL)
+    throw new Error('DRILL_COMPOSE_PROJECT needs BENCH_POSTGRES_URL (a superuser URL)');
+  const faults = composeFaults(project, target);
+  await faults.findLedger();
+  const replicas = await Promise.all(
+    ['gateway', 'ledger', 'webhook-ingest'].map(
+      async (service) => `${service} ×${(await faults.replicas(service)).length}`,
+    ),
+  );
+  log(`drilling compose project ${project} through ${target.gatewayUrl} (${replicas.join(', ')})`);
+  return { target, system: faults, brokerProxy: null, postgresUrl: target.postgresUrl };
 }
 
 async function runAdversarialOnItsOwnSystem(reports: DrillReport[]): Promise<void> {

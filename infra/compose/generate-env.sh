@@ -24,6 +24,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 const hex = (bytes) => randomBytes(bytes).toString('hex');
 // Each service's own database role and broker user (pnpm provision, run by compose's provision service).
 const services = ['IDENTITY', 'LEDGER', 'CURRENCY', 'WEBHOOK_INGEST', 'WEBHOOK_DELIVERY'];
+const webhookSecret = `whsec_${hex(24)}`;
 const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 // One line with literal \n, which identity turns back into newlines; single quotes keep compose from escaping it.
 const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString().trim().replaceAll('\n', '\\n');
@@ -35,7 +36,9 @@ RABBITMQ_ADMIN_PASSWORD=${hex(24)}
 SERVICE_TOKEN=${hex(32)}
 ${services.map((s) => `${s}_DATABASE_PASSWORD=${hex(24)}`).join('\n')}
 ${[...services, 'PROVIDER_SANDBOX', 'GATEWAY'].map((s) => `${s}_AMQP_PASSWORD=${hex(24)}`).join('\n')}
-WEBHOOK_SECRETS=whsec_${hex(24)}
+WEBHOOK_SECRETS=${webhookSecret}
+# What the provider sandbox signs with (docker compose --profile sandbox): one of WEBHOOK_SECRETS.
+SANDBOX_WEBHOOK_SECRET=${webhookSecret}
 WEBHOOK_ENDPOINT_SECRETS_KEYS=${hex(32)}
 JWT_PRIVATE_KEY='${pem}'`);
 JS

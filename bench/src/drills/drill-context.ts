@@ -6,10 +6,13 @@ import type { LedgerDatabase } from '../harness/ledger-db.js';
 import type { Target } from '../harness/target.js';
 import type { TcpProxy } from '@payments/testkit';
 
+/** How a drill breaks the system: the processes the drill started, or a compose project's containers. */
+export type DrillFaults = Pick<TestSystem, 'kill' | 'restart' | 'logs'>;
+
 /** The system every drill breaks, and the handles to break and inspect it. */
 export interface DrillContext {
   target: Target;
-  system: TestSystem;
+  system: DrillFaults;
   api: PaymentsApi;
   /** Through the gateway, as a client or a provider reaches the system. */
   gateway: HttpClient;
@@ -17,8 +20,8 @@ export interface DrillContext {
   webhookDb: pg.Pool;
   /** The server's maintenance database, for pg_stat_activity and pg_terminate_backend. */
   adminDb: pg.Pool;
-  /** Sits between webhook-ingest and RabbitMQ. */
-  brokerProxy: TcpProxy;
+  /** Sits between webhook-ingest and RabbitMQ; null against a system the drills did not start. */
+  brokerProxy: TcpProxy | null;
   /** How long each drill's fault phase lasts. */
   seconds: number;
   /** How long accepted work may take to finish once the faults stop. */

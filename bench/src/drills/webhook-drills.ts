@@ -68,6 +68,8 @@ export async function runBrokerOutageDrill(
   outageSeconds: number,
 ): Promise<DrillReport> {
   const { seconds, brokerProxy, target, gateway, log } = context;
+  if (!brokerProxy)
+    throw new Error('the broker outage drill needs a system it started (a TCP proxy to RabbitMQ)');
   const started = Date.now();
   const { accountIds, deposits } = await pendingDeposits(context, rate * seconds);
   const confirmations = deposits.map((d) => ({ transactionId: d.id, amount: d.amount }));

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The whole system in containers on this machine, with nothing but a Docker engine and the host's network:
+#  1. base images: the official ones when they are here or can be pulled; otherwise local stand-ins made from
+#     Debian's packages (base-images.sh: debootstrap + docker import; kept once made, --rebuild makes them again);
+#  2. the services' production images, built with no network from deploy folders made on the host (app-images.sh);
+#  3. .env with fresh secrets, unless there is one (infra/compose/generate-env.sh);
+#  4. `compose up -d` (compose.sh: `docker compose` or docker-compose), then waits until the edge answers.
+#
+#   bash infra/containers/up.sh [--rebuild] [--no-build] [--scale SERVICE=N ...] [--profile sandbox] [--with FILE]
+#
+# As root. --with lays another compose file over docker-compose.yml (proof.sh: compose.drill.yml).
+# The gateway answers on http://127.0.0.1:${GATEWAY_PUBLISHED_PORT:-8080}. Stop with
+# `bash infra/containers/compose.sh down -v` (-v also drops the data volumes).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+# shellcheck source=infra/containers/images.env
+. "$here/images.env"
+
+rebuild=() build=true compose_args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rebuild) rebuild=(--rebuild) ;;
+    --no-build) build=false ;;
+    --scale) compose_args+=(--scale "$2"); shift ;;
+    --profile) profile=$2; shift ;;
+    --with) export CONTAINERS_COMPOSE_FILES="${CONTAINERS_COMPOSE_FILES:+$CONTAINERS_COMPOSE_FILES:}$2"; shift ;;
+    *) echo "usage: $0 [--rebuild] [--no-build] [--scale SERVICE=N ...] [--profile sandbox] [--with FILE]" >&2; exit 2 ;;
+  esac
+  shift
+done
+log() { echo "[up] $*" >&2; }
+command -v docker >/dev/null && docker info >/dev/null 2>&1 ||
+  { echo "no Docker engine answers (apt-get install -y docker.io; then start dockerd)" >&2; exit 1; }
+# The 28.x client builds with BuildKit only through the buildx plugin; the classic builder needs nothing more.
+docker buildx version >/dev/null 2>&1 || export DOCKER_BUILDKIT=0
+total=$SECONDS
+
+# 1. PostgreSQL, RabbitMQ and nginx: official when at hand, else the stand-ins (recorded in .env below).
+official=(postgres:16 rabbitmq:3.13-management nginx:1.27-alpine)
+standins=true
+if [ -z "${CONTAINERS_LOCAL_BASES:-}" ]; then
+  present=0
+  for image in "${official[@]}"; do docker image inspect "$image" >/dev/null 2>&1 && present=$((present + 1)); done
+  if [ "$present" = "${#official[@]}" ]; then
+    standins=false
+  elif timeout 30 docker pull -q "${official[0]}" >/dev/null 2>&1 &&
+    timeout 120 docker pull -q "${official[1]}" >/dev/null 2>&1 && timeout 60 docker pull -q "${official[2]}" >/dev/null 2>&1; then
+    standins=false
+  fi
+elif [ "$CONTAINERS_LOCAL_BASES" = 0 ]; then
+  standins=false
+fi
+if $build; then
+  step=$SECONDS
+  if $standins; then
+    log "no registry: local stand-ins for the base images"
+    bash "$here/base-images.sh" "${rebuild[@]}" node postgres rabbitmq nginx
+  else
+    bash "$here/base-images.sh" "${rebuild[@]}" node
+  fi
+  log "base images: $((SECONDS - step)) s"
+  # 2. The services' images, no network during the build.
+  step=$SECONDS
+  bash "$here/app-images.sh"
+  log "application images: $((SECONDS - step)) s"
+fi
+
+# 3. Secrets, and which base images compose runs.
+cd "$root"
+[ -e .env ] || bash infra/compose/generate-env.sh
+if $standins && ! grep -q '^POSTGRES_IMAGE=' .env; then
+  cat >>.env <<ENV
+# Added by infra/containers/up.sh: this machine cannot pull, so compose runs the local stand-ins (not the official
+# images; see infra/containers/base-images.sh). Delete these lines to use the official images.
+POSTGRES_IMAGE=$POSTGRES_STANDIN_IMAGE
+RABBITMQ_IMAGE=$RABBITMQ_STANDIN_IMAGE
+EDGE_IMAGE=$EDGE_STANDIN_IMAGE
+ENV
+fi
+
+# 4. Up, and wait until a request through the edge reaches a gateway.
+step=$SECONDS
+bash "$here/compose.sh" ${profile:+--profile "$profile"} up -d --no-build "${compose_args[@]}" >&2
+url="http://127.0.0.1:${GATEWAY_PUBLISHED_PORT:-8080}"
+for _ in $(seq 1 120); do
+  if node -e "fetch('$url/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" 2>/dev/null; then
+    log "up and answering on $url: compose up $((SECONDS - step)) s, in all $((SECONDS - total)) s"
+    exit 0
+  fi
+  sleep 1
+done
+bash "$here/compose.sh" ps >&2
+echo "the system did not answer on $url/health within 120 s" >&2
+exit 1
