@@ -20,20 +20,12 @@ import {
   up,
   type OsUser,
   type Start,
+  alive,
 } from './support/pnpm-start.js';
 
 // `pnpm start` as an ordinary OS user (issue 18): a throwaway system user made for the run, its checkout under a
 // 0700 directory it owns, the 0700 .data processes mode leaves, a second start after SIGKILL with the data kept, a
 // stale postmaster.pid naming another of its processes, and a .data it cannot write. PostgreSQL runs as that user.
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** Makes a throwaway system user; the suite runs as root in CI, and refuses loudly rather than skipping elsewhere. */
 function makeUser(home: string): OsUser {

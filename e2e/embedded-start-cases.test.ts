@@ -21,21 +21,13 @@ import {
   stopGroup,
   up,
   type Start,
+  alive,
 } from './support/pnpm-start.js';
 
 // `pnpm start` from where users start it (issue 18), as root: a checkout only its owner can enter, a `.data` left by
 // processes mode, a second start after the first was killed with SIGKILL, a stale postmaster.pid, ports held by
 // other programs, Ctrl-C while starting, and each failure that is cheap to provoke. One cluster serves the cases
 // that need one; the ordinary user's cases are in embedded-ordinary-user.test.ts.
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('pnpm start from anywhere (issue 18)', function () {
   this.timeout(300_000);

@@ -146,6 +146,16 @@ export async function printed(started: Start, text: string): Promise<void> {
     throw new Error(`pnpm start never printed ${text}:\n${started.output()}`);
 }
 
+/** Whether a process with this pid exists (signal 0 checks without signalling). */
+export const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 export const databaseDirOf = (started: Start) =>
   /Embedded PostgreSQL data: (\S+)/.exec(started.output())?.[1] ?? '';
 
@@ -200,12 +210,12 @@ export async function expectNothingLeft(
 ): Promise<void> {
   const group = started.child.pid as number;
   // A helper (tsx's esbuild) may take a moment to notice its parent has gone; a service would not leave.
-  const alive = await eventually(
+  const groupLeft = await eventually(
     async () => groupAlive(group),
     (value) => !value,
     { timeoutMs: 5_000, intervalMs: 100 },
   );
-  expect(alive, 'a process left in the start’s group').to.equal(false);
+  expect(groupLeft, 'a process left in the start’s group').to.equal(false);
   for (const directory of directories.filter(Boolean))
     expect(
       processesNaming(directory).map(({ line }) => line),

@@ -4,20 +4,18 @@ import {
   createJwksTokenVerifier,
   createLogger,
   createMetrics,
-  createRevocationList,
   createShutdown,
-  loadRevocations,
   refuseDevelopmentSecrets,
   resolveServiceCredential,
   serveHttp,
-  startRevocationSync,
+  followIdentityRevocations,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
 import type { GatewayConfig } from './config.js';
 import type { UpstreamName } from './domain/route-table.js';
 import { createLimiterStore } from './data/rate-limit-store.js';
-import { followRevocations, revokedThroughGateway } from './events/revocations.js';
+import { revokedThroughGateway } from './events/revocations.js';
 import { renderError } from './http/error-rendering.js';
 import { gatewayEdge, mountGatewayRoutes, type RateLimits } from './http/gateway-routes.js';
 import { createUpstreamProxy } from './http/upstream-proxy.js';
@@ -29,7 +27,6 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
   const shutdown = createShutdown(logger);
   const metrics = createMetrics('gateway');
 
-  const revocations = createRevocationList();
   const bus =
     config.AMQP_URL || deps.bus
       ? await connectBus(
@@ -39,19 +36,15 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
           deps.bus,
         )
       : null;
-  // Until a load succeeds every token is refused with 503; without a bus, reloading is how revocations arrive.
-  const revocationSync = startRevocationSync({
-    load: () => loadRevocations(config.IDENTITY_URL, revocations, logger, serviceCredential.token),
+  // Without a bus, reloading is how revocations arrive.
+  const { revocations, sync: revocationSync } = await followIdentityRevocations({
+    identityUrl: config.IDENTITY_URL,
+    serviceToken: serviceCredential.token,
     logger,
+    shutdown,
+    bus,
     reloadEveryMs: bus ? undefined : config.REVOCATIONS_RELOAD_SECONDS * 1000,
   });
-  shutdown.add('revocation loading', () => revocationSync.stop());
-  if (bus) {
-    // Each (re)made subscription reloads: events published while the broadcast queue was gone are lost.
-    const consumer = await followRevocations(bus, revocations, () => revocationSync.reload());
-    shutdown.add('revocation consumer', () => consumer.stop());
-  }
-  await revocationSync.firstAttempt;
   const verifier = createJwksTokenVerifier({
     jwksUrl: config.JWKS_URL ?? new URL('/.well-known/jwks.json', config.IDENTITY_URL).toString(),
     issuer: config.JWT_ISSUER,

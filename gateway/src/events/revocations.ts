@@ -1,25 +1,6 @@
 import type { Request } from 'express';
 import type { EventData } from '@payments/contracts';
-import {
-  bearerToken,
-  unverifiedTokenId,
-  type Consumer,
-  type EventBus,
-  type RevocationList,
-} from '@payments/service-kit';
-
-/** Every gateway process hears every revocation, so a logged-out token is refused everywhere at once. */
-export function followRevocations(
-  bus: EventBus,
-  revocations: RevocationList,
-  onSubscribed: () => void,
-): Promise<Consumer> {
-  return bus.broadcast(
-    'revocations',
-    { TokenRevoked: async (event) => revocations.add(event.data) },
-    { onSubscribed },
-  );
-}
+import { bearerToken, unverifiedTokenId } from '@payments/service-kit';
 
 /**
  * The token a logout (204) or a refresh (200) through this gateway revoked, once identity has answered: refused

@@ -1,5 +1,7 @@
 import { compileSchema, TokenRevokedData } from '@payments/contracts';
-import type { RevocationList } from './auth.js';
+import { createRevocationList, type RevocationList } from './auth.js';
+import type { EventBus } from './bus/event-bus.js';
+import type { Shutdown } from './lifecycle.js';
 import type { Logger } from './logger.js';
 import { serviceAuthorization } from './service-credential.js';
 
@@ -134,4 +136,43 @@ export function startRevocationSync(options: RevocationSyncOptions): RevocationS
     },
   };
   return sync;
+}
+
+export interface FollowRevocationsOptions {
+  identityUrl: string;
+  serviceToken: string;
+  logger: Logger;
+  shutdown: Shutdown;
+  /** The TokenRevoked broadcast; without a bus, `reloadEveryMs` is how revocations arrive. */
+  bus: EventBus | null;
+  reloadEveryMs?: number;
+}
+
+/**
+ * The denylist of a process that verifies user tokens: loaded from identity (retried until it succeeds; until
+ * then `sync.isLoaded()` is false and tokens are refused with 503, so a process started before identity forgets
+ * none), kept current by the TokenRevoked broadcast, and reloaded after every (re)made subscription, since events
+ * published while the broadcast queue was gone are lost. Resolves after the first load attempt.
+ */
+export async function followIdentityRevocations(
+  options: FollowRevocationsOptions,
+): Promise<{ revocations: RevocationList; sync: RevocationSync }> {
+  const { logger, shutdown, bus } = options;
+  const revocations = createRevocationList();
+  const sync = startRevocationSync({
+    load: () => loadRevocations(options.identityUrl, revocations, logger, options.serviceToken),
+    logger,
+    reloadEveryMs: options.reloadEveryMs,
+  });
+  shutdown.add('revocation loading', () => sync.stop());
+  if (bus) {
+    const feed = await bus.broadcast(
+      'revocations',
+      { TokenRevoked: async (event) => revocations.add(event.data) },
+      { onSubscribed: () => sync.reload() },
+    );
+    shutdown.add('revocation feed', () => feed.stop());
+  }
+  await sync.firstAttempt;
+  return { revocations, sync };
 }

@@ -4,17 +4,15 @@ import {
   createJwksTokenVerifier,
   createLogger,
   createMetrics,
-  createRevocationList,
   createShutdown,
   isDatabaseUp,
-  loadRevocations,
   openDatabase,
   refuseDevelopmentSecrets,
   requireAuth,
   resolveServiceCredential,
   serveHttp,
   startOutboxRelay,
-  startRevocationSync,
+  followIdentityRevocations,
   type Logger,
   type RunningService,
   type ServiceDeps,
@@ -79,21 +77,13 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
       afterConfirmationCommit: crashAfterCommit(config, logger),
     });
     shutdown.add('ledger consumer', () => consumer.stop());
-    const revocations = createRevocationList();
-    // Until a load succeeds every token is refused with 503, so a ledger started before identity forgets none.
-    const revocationSync = startRevocationSync({
-      load: () => loadRevocations(config.IDENTITY_URL, revocations, logger, serviceCredential.token),
+    const { revocations, sync: revocationSync } = await followIdentityRevocations({
+      identityUrl: config.IDENTITY_URL,
+      serviceToken: serviceCredential.token,
       logger,
+      shutdown,
+      bus,
     });
-    shutdown.add('revocation loading', () => revocationSync.stop());
-    // Each (re)made subscription reloads: events published while the broadcast queue was gone are lost.
-    const revocationFeed = await bus.broadcast(
-      'revocations',
-      { TokenRevoked: async (event) => revocations.add(event.data) },
-      { onSubscribed: () => revocationSync.reload() },
-    );
-    shutdown.add('revocation feed', () => revocationFeed.stop());
-    await revocationSync.firstAttempt;
     const maintenance = startMaintenance({
       store,
       outbox,

@@ -4,16 +4,14 @@ import {
   createJwksTokenVerifier,
   createLogger,
   createMetrics,
-  createRevocationList,
   createShutdown,
   isDatabaseUp,
-  loadRevocations,
   openDatabase,
   refuseDevelopmentSecrets,
   requireAuth,
   resolveServiceCredential,
   serveHttp,
-  startRevocationSync,
+  followIdentityRevocations,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -109,19 +107,13 @@ export async function startWebhookDelivery(
     });
     shutdown.add('event fan-out', () => fanOut.stop());
 
-    const revocations = createRevocationList();
-    const revocationSync = startRevocationSync({
-      load: () => loadRevocations(config.IDENTITY_URL, revocations, logger, serviceCredential.token),
+    const { revocations, sync: revocationSync } = await followIdentityRevocations({
+      identityUrl: config.IDENTITY_URL,
+      serviceToken: serviceCredential.token,
       logger,
+      shutdown,
+      bus,
     });
-    shutdown.add('revocation loading', () => revocationSync.stop());
-    const revocationFeed = await bus.broadcast(
-      'revocations',
-      { TokenRevoked: async (event) => revocations.add(event.data) },
-      { onSubscribed: () => revocationSync.reload() },
-    );
-    shutdown.add('revocation feed', () => revocationFeed.stop());
-    await revocationSync.firstAttempt;
     const verifier = createJwksTokenVerifier({
       jwksUrl: config.JWKS_URL ?? new URL('/.well-known/jwks.json', config.IDENTITY_URL).toString(),
       issuer: config.JWT_ISSUER,
