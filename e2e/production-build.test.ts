@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { parse as parseYaml } from 'yaml';
 import { SERVICE_NAMES, serviceCommand, serviceDirectory } from '@payments/infra';
 import { eventually, startSystem, testServiceToken, type TestSystem } from '@payments/testkit';
 import { apiClient } from './api-client.js';
@@ -56,20 +57,29 @@ function pnpmCommand(): string {
 }
 
 /** Workspace packages with sources to compile (e2e holds only tests). */
-const COMPILED_PACKAGES = [
-  'packages/contracts',
-  'packages/service-kit',
-  'packages/testkit',
-  'infra',
-  'services/currency',
-  'services/identity',
-  'services/ledger',
-  'services/provider-sandbox',
-  'services/webhook-ingest',
-  'gateway',
-  'cli',
-  'bench',
-];
+/**
+ * What `pnpm build` compiles: every workspace package but e2e (tests only), read from pnpm-workspace.yaml so that
+ * a package added later is held to the same rules without editing a list here.
+ */
+const COMPILED_PACKAGES = await workspacePackages();
+
+async function workspacePackages(): Promise<string[]> {
+  const workspace = parseYaml(await readFile(path.join(ROOT, 'pnpm-workspace.yaml'), 'utf8')) as {
+    packages: string[];
+  };
+  const directories: string[] = [];
+  for (const pattern of workspace.packages) {
+    if (!pattern.endsWith('/*')) {
+      directories.push(pattern);
+      continue;
+    }
+    const parent = pattern.slice(0, -2);
+    for (const entry of await readdir(path.join(ROOT, parent), { withFileTypes: true })) {
+      if (entry.isDirectory()) directories.push(`${parent}/${entry.name}`);
+    }
+  }
+  return directories.filter((directory) => directory !== 'e2e');
+}
 
 interface PackageJson {
   name: string;
