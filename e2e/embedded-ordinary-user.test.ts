@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import {
+  alive,
   databaseDirOf,
   depositThrough,
   expectBalance,
@@ -20,7 +21,6 @@ import {
   up,
   type OsUser,
   type Start,
-  alive,
 } from './support/pnpm-start.js';
 
 // `pnpm start` as an ordinary OS user (issue 18): a throwaway system user made for the run, its checkout under a

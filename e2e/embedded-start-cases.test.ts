@@ -5,7 +5,9 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { eventually } from '@payments/testkit';
 import {
+  alive,
   databaseDirOf,
   depositThrough,
   expectBalance,
@@ -21,7 +23,6 @@ import {
   stopGroup,
   up,
   type Start,
-  alive,
 } from './support/pnpm-start.js';
 
 // `pnpm start` from where users start it (issue 18), as root: a checkout only its owner can enter, a `.data` left by
@@ -108,6 +109,23 @@ describe('pnpm start from anywhere (issue 18)', function () {
     } finally {
       foreign.kill('SIGKILL');
     }
+  });
+
+  it('stops its PostgreSQL when the terminal closes (SIGHUP to the foreground group), leaving nothing running', async () => {
+    expect(databaseDir, 'the cluster of the first case').to.not.equal('');
+    const again = run(checkout, env);
+    await up(again);
+    const launcher = launcherOf(again.child.pid as number);
+    // What a closed terminal does: SIGHUP to its foreground process group (pnpm, the launcher, the services).
+    process.kill(-(again.child.pid as number), 'SIGHUP');
+    const gone = await eventually(
+      async () => !alive(launcher),
+      (value) => value,
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    expect(gone, 'the launcher after SIGHUP').to.equal(true);
+    await again.exit;
+    await expectNothingLeft(again, env, [databaseDir]);
   });
 
   for (const variable of ['GATEWAY_PORT', 'SERVICES_PORT_BASE', 'EMBEDDED_POSTGRES_PORT'] as const) {

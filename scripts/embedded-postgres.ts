@@ -165,9 +165,20 @@ async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
 /** Stops an orphan: fast shutdown (its data is kept), immediate shutdown if it does not go. */
 async function stopOrphan(pid: number, logger: Logger): Promise<void> {
   logger.warn({ pid }, 'stopping the embedded PostgreSQL a previous start left running');
-  process.kill(pid, 'SIGINT');
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      process.kill(pid, name);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EPERM') throw error;
+      throw new StartError(
+        `The embedded PostgreSQL left by a previous start (PID ${pid}) runs as another user; ` +
+          `stop it as that user (kill -INT ${pid}) or start as that user.`,
+      );
+    }
+  };
+  signal('SIGINT');
   if (await waitForExit(pid, 15_000)) return;
-  process.kill(pid, 'SIGQUIT');
+  signal('SIGQUIT');
   if (!(await waitForExit(pid, 5_000)))
     throw new StartError(`The embedded PostgreSQL left by a previous start (PID ${pid}) would not stop.`);
 }

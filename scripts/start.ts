@@ -208,7 +208,7 @@ async function developmentSecrets(dataDir: string) {
   }
 }
 
-/** Ctrl-C (or SIGTERM) before the system is up: what has started is stopped, and the start ends with status 0. */
+/** Ctrl-C (or SIGTERM, or a closed terminal's SIGHUP) before the system is up: what has started is stopped, and the start ends with status 0. */
 class Interrupted extends Error {}
 
 const abort = new AbortController();
@@ -241,7 +241,8 @@ async function fail(error: unknown, startup?: Promise<void>): Promise<void> {
 function onSignal(signal: NodeJS.Signals): void {
   if (stopping) return;
   stopping = true;
-  console.log(`\n${signal}: stopping…`);
+  // SIGHUP: the terminal has gone, and writing to it could fail; the database must still be stopped, not orphaned.
+  if (signal !== 'SIGHUP') console.log(`\n${signal}: stopping…`);
   // Once up, the launcher alone answers these, so the database is stopped after the services, never under them.
   if (system) void stopAndExit(0);
   else abort.abort(new Interrupted(signal));
@@ -250,9 +251,12 @@ function onSignal(signal: NodeJS.Signals): void {
 async function main() {
   settings = readSettings();
   const { dataDir, ports, postgresPort, sandbox } = settings;
-  process.removeAllListeners('SIGINT').removeAllListeners('SIGTERM');
+  process.removeAllListeners('SIGINT').removeAllListeners('SIGTERM').removeAllListeners('SIGHUP');
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
+  // With the terminal gone a write fails (EIO); the output is lost, the stop must go on.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
   const choice = await chooseMode(settings);
   await checkPorts(ports, choice.mode === 'embedded' ? postgresPort : undefined);
   await prepareDataDir(dataDir);
