@@ -37,7 +37,10 @@ async function readEntry(pid: number): Promise<ProcEntry | null> {
     ]);
     // Fields after the parenthesised command name: ppid is the 2nd, utime/stime the 12th/13th, cutime/cstime
     // the 14th/15th.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+    const fields = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
     const at = (index: number) => fields[index] ?? 0;
     return {
       pid,

@@ -43,7 +43,9 @@ const SHARED = new Set(['rabbitmq', 'postgres (shared: wal, checkpoint)']);
  */
 export async function runIdle(context: BenchContext, options: IdleOptions): Promise<IdleRun> {
   const services = Object.keys(context.target.ports);
-  context.log(`idle: settling ${options.settleSeconds} s, then measuring ${options.seconds} s with no traffic`);
+  context.log(
+    `idle: settling ${options.settleSeconds} s, then measuring ${options.seconds} s with no traffic`,
+  );
   await new Promise((resolve) => setTimeout(resolve, options.settleSeconds * 1000));
   const before = await snapshotUsage(options.labeler);
   await new Promise((resolve) => setTimeout(resolve, options.seconds * 1000));
@@ -86,7 +88,15 @@ const percent = (share: number) => `${(share * 100).toFixed(2)} %`;
 
 /** The per-service table printed after the main one. */
 export function renderIdleTable(run: IdleRun): string {
-  const header = ['service', 'CPU (one core)', 'RSS MB', 'PSS MB', 'its DB backends: CPU', 'backends', 'PSS MB'];
+  const header = [
+    'service',
+    'CPU (one core)',
+    'RSS MB',
+    'PSS MB',
+    'its DB backends: CPU',
+    'backends',
+    'PSS MB',
+  ];
   const lines = run.services.map((row) => [
     row.service,
     percent(row.coreShare),
