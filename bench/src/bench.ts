@@ -25,6 +25,7 @@ import {
   runPacedPipeline,
   runSaturatedPipeline,
 } from './scenarios/deposit-pipeline.js';
+import { renderIdleTable, runIdle } from './scenarios/idle.js';
 import { runHistory, type HistoryRun } from './scenarios/history.js';
 import { runLogin } from './scenarios/login.js';
 import { runReadPath } from './scenarios/read-path.js';
@@ -35,7 +36,8 @@ const RESULTS_DIR = path.join(BENCH_DIR, 'results');
 /** Outside the repository: profiles are large and belong to one run. */
 const PROFILES_DIR = path.join(os.tmpdir(), 'payments-bench-profiles');
 const PROFILER = path.join(BENCH_DIR, 'src/harness/cpu-profiler.ts');
-const SCENARIOS = ['read', 'pipeline', 'transfers', 'login', 'history'] as const;
+/** `idle` first: the system as it is right after start, before any load left work behind. */
+const SCENARIOS = ['idle', 'read', 'pipeline', 'transfers', 'login', 'history'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const env = process.env;
@@ -45,8 +47,13 @@ const integer = (name: string, fallback: number) => {
   return value;
 };
 
+/** `pnpm bench idle` is `BENCH_ONLY=idle`. */
+const only = process.argv[2] ?? env.BENCH_ONLY;
+
 const settings = {
   seconds: integer('BENCH_SECONDS', 10),
+  idleSeconds: integer('BENCH_IDLE_SECONDS', 30),
+  idleSettleSeconds: integer('BENCH_IDLE_SETTLE_SECONDS', 10),
   readConnections: integer('BENCH_CONNECTIONS', 16),
   readRounds: integer('BENCH_READ_ROUNDS', 5),
   webhookConnections: integer('BENCH_WEBHOOK_CONNECTIONS', 32),
@@ -61,7 +68,7 @@ const settings = {
   historySizes: (env.BENCH_HISTORY_ROWS ?? '10000,1000000').split(',').map(Number),
   historyClients: integer('BENCH_HISTORY_CLIENTS', 1),
   transferAccounts: [10, 10_000],
-  only: new Set<Scenario>(env.BENCH_ONLY ? (env.BENCH_ONLY.split(',') as Scenario[]) : SCENARIOS),
+  only: new Set<Scenario>(only ? (only.split(',') as Scenario[]) : SCENARIOS),
   /** Services to profile with the V8 CPU profiler, e.g. "ledger,webhook-ingest". */
   profile: (env.BENCH_PROFILE ?? '').split(',').filter(Boolean),
 };
@@ -72,6 +79,8 @@ const TARGETS = {
   depositsRatio: 0.25,
   pacedP99Ms: 50,
   historyP99Ms: 20,
+  /** The whole system idle, as a share of one core. */
+  idleCoreShare: 0.02,
 };
 
 const log = (message: string) => console.error(`[bench] ${message}`);
@@ -106,11 +115,56 @@ async function openTarget(): Promise<Target> {
 interface Measured {
   rows: ScenarioRow[];
   details: unknown;
+  /** A table of its own, printed after the main one. */
+  table?: string;
 }
 
 const CORES = os.cpus().length;
 const cpuOf = (usage: CpuUsage | null, operations: number) => cpuPerOperation(usage, operations, CORES);
 const cpuNote = (cpu: CpuPerOperation | null) => [describeCpu(cpu)];
+
+/** The whole system with no traffic: CPU per service as a share of one core, and its memory. */
+async function benchIdle(context: BenchContext): Promise<Measured> {
+  if (process.platform !== 'linux' || !context.target.system) {
+    log('idle: needs /proc and a system the bench started itself; skipped');
+    return { rows: [], details: null };
+  }
+  const idle = await runIdle(context, {
+    settleSeconds: settings.idleSettleSeconds,
+    seconds: settings.idleSeconds,
+    labeler: systemLabeler(context.target.ports, context.target.databaseSuffix),
+  });
+  const busiest = [...idle.services]
+    .sort((a, b) => b.coreShare - a.coreShare)
+    .slice(0, 3)
+    .map((row) => `${row.service} ${(row.coreShare * 100).toFixed(2)} %`);
+  const shared = idle.shared.map((entry) => `${entry.label} ${(entry.coreShare * 100).toFixed(2)} %`);
+  return {
+    rows: [
+      {
+        scenario: `idle: whole system, ${idle.intervalSeconds.toFixed(0)} s`,
+        opsPerSecond: NaN,
+        latencyMs: null,
+        operations: 0,
+        errors: 0,
+        reference: { label: 'CPU of one core', value: `${(idle.systemCoreShare * 100).toFixed(2)} %` },
+        target: {
+          text: `< ${TARGETS.idleCoreShare * 100} % of a core`,
+          met: idle.systemCoreShare < TARGETS.idleCoreShare,
+        },
+        notes: [
+          `services ${(idle.servicesCoreShare * 100).toFixed(2)} % + their databases' backends ` +
+            `${(idle.databasesCoreShare * 100).toFixed(2)} % of one core, after ${idle.settleSeconds} s to settle; ` +
+            `busiest: ${busiest.join(', ')}; resident ${idle.rssMiB.toFixed(0)} MB in the services (per service ` +
+            'below)',
+          `shared with other users, not counted: ${shared.join(', ') || 'not seen'}`,
+        ],
+      },
+    ],
+    details: idle,
+    table: renderIdleTable(idle),
+  };
+}
 
 /** The same balance read through the gateway and straight to the ledger. */
 async function benchReadPath(context: BenchContext): Promise<Measured> {
@@ -391,6 +445,7 @@ async function benchHistory(context: BenchContext): Promise<Measured> {
 }
 
 const SCENARIO_RUNS: Record<Scenario, (context: BenchContext) => Promise<Measured>> = {
+  idle: benchIdle,
   read: benchReadPath,
   pipeline: benchPipeline,
   transfers: benchTransfers,
@@ -398,12 +453,18 @@ const SCENARIO_RUNS: Record<Scenario, (context: BenchContext) => Promise<Measure
   history: benchHistory,
 };
 
-async function runScenarios(context: BenchContext, rows: ScenarioRow[], details: Record<string, unknown>) {
+async function runScenarios(
+  context: BenchContext,
+  rows: ScenarioRow[],
+  details: Record<string, unknown>,
+  tables: string[],
+) {
   for (const scenario of SCENARIOS) {
     if (!settings.only.has(scenario)) continue;
     const measured = await SCENARIO_RUNS[scenario](context);
     rows.push(...measured.rows);
     details[scenario] = measured.details;
+    if (measured.table) tables.push(measured.table);
   }
 }
 
@@ -459,9 +520,10 @@ async function main(): Promise<void> {
   };
   const rows: ScenarioRow[] = [];
   const details: Record<string, unknown> = {};
+  const tables: string[] = [];
   let audit: Awaited<ReturnType<typeof auditLedger>>;
   try {
-    await runScenarios(context, rows, details);
+    await runScenarios(context, rows, details, tables);
     log('ledger audit of everything the bench did');
     audit = await auditLedger(target);
   } finally {
@@ -473,6 +535,7 @@ async function main(): Promise<void> {
 
   console.log(renderTable(rows));
   console.log('');
+  for (const table of tables) console.log(`${table}\n`);
   for (const row of rows) for (const note of row.notes ?? []) console.log(`- ${row.scenario}: ${note}`);
   console.log(
     `- ledger audit: ${audit.ok ? 'ok' : `FAILED ${audit.error ?? ''}`} ${JSON.stringify(audit.counts ?? {})}`,

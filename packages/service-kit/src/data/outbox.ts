@@ -21,10 +21,20 @@ export const outboxMigration: Migration = {
   },
 };
 
-/** Records events to publish in the caller's transaction; the relay publishes them after commit. */
+/** The relays of this process: a commit that enqueued events wakes them, so none waits for its next poll. */
+const localRelays = new Set<() => void>();
+
+/**
+ * Records events to publish in the caller's transaction; the relays of this process are woken once it commits
+ * (another process's relay finds them at its next poll).
+ */
 export async function enqueueEvents(trx: Knex.Transaction, events: AnyEvent[]): Promise<void> {
   if (events.length === 0) return;
   await trx('outbox').insert(events.map((event) => ({ event_id: event.id, event })));
+  const committed = (trx as Partial<Knex.Transaction>).executionPromise;
+  const wakeAll = () => localRelays.forEach((wake) => wake());
+  if (committed) committed.then(wakeAll, () => undefined);
+  else queueMicrotask(wakeAll);
 }
 
 export interface OutboxRelay {
@@ -37,7 +47,13 @@ export interface OutboxRelayOptions {
   knex: Knex;
   bus: EventBus;
   logger: Logger;
+  /** How soon the next look follows a pass that found work (or failed). */
   pollMs?: number;
+  /**
+   * While passes find nothing, the wait between them doubles from `pollMs` up to this: an idle relay costs a few
+   * queries a minute instead of five a second. A local commit (enqueueEvents) or `wake()` ends the wait at once.
+   */
+  idlePollMaxMs?: number;
   batchSize?: number;
   /** Published rows older than this are deleted. */
   retainMs?: number;
@@ -51,6 +67,7 @@ export interface OutboxRelayOptions {
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { knex, bus, logger } = options;
   const pollMs = options.pollMs ?? 200;
+  const idlePollMaxMs = Math.max(pollMs, options.idlePollMaxMs ?? 5_000);
   const batchSize = options.batchSize ?? 200;
   const retainMs = options.retainMs ?? 24 * 3600_000;
   let stopped = false;
@@ -58,6 +75,8 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   let again = false;
   let failures = 0;
   let lastCleanup = 0;
+  let delayMs = pollMs;
+  let timer: NodeJS.Timeout | undefined;
 
   const relayBatch = async (): Promise<number> =>
     knex.transaction(async (trx) => {
@@ -79,11 +98,17 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       return rows.length;
     });
 
-  const pass = async () => {
+  /** Whether it published anything, or failed: either way the next look comes soon. */
+  const pass = async (): Promise<boolean> => {
+    let busy = false;
     do {
       again = false;
       try {
-        while (!stopped && (await relayBatch()) === batchSize);
+        let published: number;
+        do {
+          published = await relayBatch();
+          if (published > 0) busy = true;
+        } while (!stopped && published === batchSize);
         failures = 0;
         if (Date.now() - lastCleanup > 60_000) {
           lastCleanup = Date.now();
@@ -93,33 +118,52 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
             .delete();
         }
       } catch (error) {
+        busy = true;
         failures += 1;
         if (failures === 1 || failures % 50 === 0)
           logger.warn({ err: error, failures }, 'outbox relay failed; will retry');
       }
     } while (again && !stopped);
+    return busy;
   };
 
-  const trigger = () => {
+  const schedule = () => {
+    clearTimeout(timer);
     if (stopped) return;
+    timer = setTimeout(poll, delayMs);
+    timer.unref();
+  };
+
+  /** A pass now (or another right after the one under way); then the next poll, sooner if it found work. */
+  const trigger = (woken: boolean) => {
+    if (stopped) return;
+    if (woken) delayMs = pollMs;
     if (running) {
       again = true;
       return;
     }
-    running = pass().finally(() => {
-      running = null;
-    });
+    clearTimeout(timer);
+    running = pass()
+      .then((busy) => {
+        delayMs = busy || again ? pollMs : Math.min(delayMs * 2, idlePollMaxMs);
+      })
+      .finally(() => {
+        running = null;
+        schedule();
+      });
   };
+  const poll = () => trigger(false);
+  const wake = () => trigger(true);
 
-  const timer = setInterval(trigger, pollMs);
-  timer.unref();
-  trigger();
+  localRelays.add(wake);
+  wake();
 
   return {
-    wake: trigger,
+    wake,
     async stop() {
       stopped = true;
-      clearInterval(timer);
+      localRelays.delete(wake);
+      clearTimeout(timer);
       await running;
     },
   };

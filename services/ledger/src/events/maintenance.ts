@@ -28,6 +28,8 @@ export interface Maintenance {
 const BATCH = 100;
 const COMPACTION_BATCH = 10_000;
 const COMPACTION_INTERVAL_MS = 1_000;
+/** While compactions find nothing to fold, the wait between them doubles up to this. */
+const COMPACTION_IDLE_MAX_MS = 5_000;
 
 /** Runs `task` every `intervalMs`, never two at once; `run` starts one now or joins the one under way. */
 function repeat<T>(intervalMs: number, task: () => Promise<T>, onError: (error: unknown) => void) {
@@ -45,6 +47,50 @@ function repeat<T>(intervalMs: number, task: () => Promise<T>, onError: (error: 
     async stop() {
       clearInterval(timer);
       await running?.catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * Runs `task` after `intervalMs`, then again and again, never two at once: the wait doubles (up to `idleMaxMs`)
+ * while the task reports it had nothing to do, and is back to `intervalMs` after a run that did something or failed.
+ */
+function repeatWithIdleBackoff(
+  intervalMs: number,
+  idleMaxMs: number,
+  task: () => Promise<boolean>,
+  onError: (error: unknown) => void,
+) {
+  let delayMs = intervalMs;
+  let stopped = false;
+  let running: Promise<void> | null = null;
+  let timer: NodeJS.Timeout | undefined;
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = task()
+        .then(
+          (worked) => {
+            delayMs = worked ? intervalMs : Math.min(delayMs * 2, idleMaxMs);
+          },
+          (error: unknown) => {
+            delayMs = intervalMs;
+            onError(error);
+          },
+        )
+        .finally(() => {
+          running = null;
+          schedule();
+        });
+    }, delayMs);
+    timer.unref();
+  };
+  schedule();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
     },
   };
 }
@@ -85,16 +131,25 @@ export function startMaintenance(options: MaintenanceOptions): Maintenance {
   };
 
   // A full batch means more may be waiting: keep folding, one bounded transaction at a time.
+  // Whether it folded anything: an idle ledger compacts every few seconds, a busy one every second.
   const compactHistoryCounts = async () => {
     let moved = COMPACTION_BATCH;
-    while (!stopped && moved === COMPACTION_BATCH) moved = await store.compactHistoryCounts(COMPACTION_BATCH);
+    let folded = 0;
+    while (!stopped && moved === COMPACTION_BATCH) {
+      moved = await store.compactHistoryCounts(COMPACTION_BATCH);
+      folded += moved;
+    }
+    return folded > 0;
   };
 
   const upkeep = repeat(options.intervalMs, pass, (error) =>
     logger.warn({ err: error }, 'ledger maintenance pass failed'),
   );
-  const compaction = repeat(COMPACTION_INTERVAL_MS, compactHistoryCounts, (error) =>
-    logger.warn({ err: error }, 'history count compaction failed'),
+  const compaction = repeatWithIdleBackoff(
+    COMPACTION_INTERVAL_MS,
+    COMPACTION_IDLE_MAX_MS,
+    compactHistoryCounts,
+    (error) => logger.warn({ err: error }, 'history count compaction failed'),
   );
 
   return {
