@@ -13,6 +13,7 @@ import {
   expectBalance,
   expectFailure,
   expectNothingLeft,
+  groupAlive,
   launcherOf,
   postgresOf,
   printed,
@@ -109,6 +110,33 @@ describe('pnpm start from anywhere (issue 18)', function () {
     } finally {
       foreign.kill('SIGKILL');
     }
+  });
+
+  it('in processes mode, takes its services down with it when the launcher is killed (SIGKILL), so the next start comes up', async () => {
+    // What a user of this machine gets: its PostgreSQL and RabbitMQ answer, so each service runs as a child process.
+    const processes = {
+      ...env,
+      PAYMENTS_MODE: 'auto',
+      PAYMENTS_PROBE_POSTGRES: '127.0.0.1:5432',
+      PAYMENTS_PROBE_AMQP: '127.0.0.1:5672',
+    };
+    const first = run(checkout, processes);
+    await up(first);
+    expect(first.output()).to.contain('(processes mode)');
+    const group = first.child.pid as number;
+    process.kill(launcherOf(group), 'SIGKILL');
+    await first.exit;
+    const gone = await eventually(
+      async () => !groupAlive(group),
+      (value) => value,
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    expect(gone, 'services left running by the killed launcher').to.equal(true);
+    const second = run(checkout, processes);
+    await up(second);
+    await stopGroup(second);
+    expect(await second.exit).to.equal(0);
+    await expectNothingLeft(second, env, []);
   });
 
   it('stops its PostgreSQL when the terminal closes (SIGHUP to the foreground group), leaving nothing running', async () => {

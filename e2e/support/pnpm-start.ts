@@ -181,7 +181,7 @@ export const processesNaming = (text: string) =>
 export const postgresOf = (databaseDir: string) =>
   processesNaming(`-D ${databaseDir} `).map(({ pid }) => pid);
 
-const groupAlive = (group: number) => {
+export const groupAlive = (group: number) => {
   try {
     process.kill(-group, 0);
     return true;

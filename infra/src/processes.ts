@@ -87,8 +87,10 @@ export async function startProcessSystem(options: ProcessSystemOptions): Promise
     const child = spawn(process.execPath, args, {
       cwd,
       env: { ...process.env, ...serviceEnvironment(service, options) },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // The IPC channel tells the service when this process dies without stopping it (runMain stops then).
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
+    child.channel?.unref();
     child.stdout?.on('data', (chunk: Buffer) => record(service, chunk));
     child.stderr?.on('data', (chunk: Buffer) => record(service, chunk));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

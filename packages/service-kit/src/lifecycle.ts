@@ -53,6 +53,12 @@ export function runMain(name: string, start: () => Promise<Stoppable>): void {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  // Started by a launcher over an IPC channel (pnpm start's processes mode): a launcher that dies without stopping
+  // us (SIGKILL, the OOM killer) closes the channel, and we stop too rather than hold our port for the next start.
+  if (process.channel) {
+    process.channel.unref();
+    process.on('disconnect', () => void stop('launcher gone'));
+  }
   process.on('unhandledRejection', (error) => {
     logger.fatal({ err: error }, 'unhandled rejection');
     process.exit(1);
