@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { answers, defaultPorts } from '@payments/infra';
 import { eventually, freePort, freePortBlock } from '@payments/testkit';
 import { apiClient } from './api-client.js';
+import { depositThrough, expectBalance } from './support/pnpm-start.js';
 
 /** The pnpm running these tests (`pnpm test` sets npm_execpath), else the one on PATH: the command a user types. */
 function pnpmCommand(): [string, string[]] {
@@ -132,23 +133,9 @@ describe('pnpm start in embedded mode (no PostgreSQL or RabbitMQ to be found)', 
   });
 
   it('serves the deposit flow, confirmed by the provider sandbox over the in-memory bus', async () => {
-    const api = apiClient(gatewayUrl);
-    const { token } = await api.signUp();
-    const account = await api.post('/account', { currency: 'USD' }, token);
-    expect(account.status, account.text).to.equal(201);
-    const deposit = await api.post(
-      `/account/${account.body.id}/deposit`,
-      { amount: '42.10', currency: 'USD' },
-      token,
-    );
-    expect(deposit.status, deposit.text).to.equal(202);
-    const transaction = await eventually(
-      async () => (await api.get(`/transaction/${deposit.body.id}`, token)).body,
-      (body) => body.status !== 'pending',
-    );
-    expect(transaction.status).to.equal('completed');
-    const balance = await api.get(`/account/${account.body.id}/balance`, token);
-    expect(balance.body).to.include({ balance: 42.1, currency: 'USD' });
+    const gatewayPort = new URL(gatewayUrl).port;
+    const { token, accountId } = await depositThrough(gatewayPort);
+    await expectBalance(gatewayPort, token, accountId);
   });
 
   it('stops everything cleanly on Ctrl-C in the terminal: exit status 0, no ELIFECYCLE, no process left', async () => {

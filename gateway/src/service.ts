@@ -1,7 +1,7 @@
 import {
   connectBus,
   createHttpApp,
-  createJwksTokenVerifier,
+  identityTokenVerifier,
   createLogger,
   createMetrics,
   createShutdown,
@@ -37,7 +37,7 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
         )
       : null;
   // Without a bus, reloading is how revocations arrive.
-  const { revocations, sync: revocationSync } = await followIdentityRevocations({
+  const followed = await followIdentityRevocations({
     identityUrl: config.IDENTITY_URL,
     serviceToken: serviceCredential.token,
     logger,
@@ -45,14 +45,7 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
     bus,
     reloadEveryMs: bus ? undefined : config.REVOCATIONS_RELOAD_SECONDS * 1000,
   });
-  const verifier = createJwksTokenVerifier({
-    jwksUrl: config.JWKS_URL ?? new URL('/.well-known/jwks.json', config.IDENTITY_URL).toString(),
-    issuer: config.JWT_ISSUER,
-    audience: config.JWT_AUDIENCE,
-    revocations,
-    revocationsLoaded: revocationSync.isLoaded,
-    logger,
-  });
+  const verifier = identityTokenVerifier(config, followed, logger);
 
   let limits: RateLimits | null = null;
   if (config.RATE_LIMIT_ENABLED) {
@@ -94,7 +87,7 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
           logger,
           onResponse: (req, status) => {
             const revocation = revokedThroughGateway(req, status);
-            if (revocation) revocations.add(revocation);
+            if (revocation) followed.revocations.add(revocation);
           },
         },
       ),
@@ -119,7 +112,7 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
         ...Object.entries(upstreams)
           .filter(([name]) => name !== 'webhook-delivery')
           .map(([name, url]) => ({ name, check: () => answersReady(url) })),
-        { name: 'revocations', check: revocationSync.isLoaded },
+        { name: 'revocations', check: followed.sync.isLoaded },
       ],
     },
     (app) =>

@@ -267,3 +267,22 @@ export function createRevocationList(
     },
   };
 }
+
+/**
+ * The verifier of the user tokens identity signs: its keys from JWKS_URL (else identity's well-known path), its
+ * issuer and audience, and the revocations `followIdentityRevocations` keeps (503 until they have loaded).
+ */
+export function identityTokenVerifier(
+  config: { JWKS_URL?: string; IDENTITY_URL: string; JWT_ISSUER: string; JWT_AUDIENCE: string },
+  followed: { revocations: RevocationList; sync: { isLoaded(): boolean } },
+  logger: Logger,
+): TokenVerifier {
+  return createJwksTokenVerifier({
+    jwksUrl: config.JWKS_URL ?? new URL('/.well-known/jwks.json', config.IDENTITY_URL).toString(),
+    issuer: config.JWT_ISSUER,
+    audience: config.JWT_AUDIENCE,
+    revocations: followed.revocations,
+    revocationsLoaded: followed.sync.isLoaded,
+    logger,
+  });
+}

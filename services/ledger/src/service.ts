@@ -1,7 +1,7 @@
 import {
   connectBus,
   createHttpApp,
-  createJwksTokenVerifier,
+  identityTokenVerifier,
   createLogger,
   createMetrics,
   createShutdown,
@@ -77,7 +77,7 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
       afterConfirmationCommit: crashAfterCommit(config, logger),
     });
     shutdown.add('ledger consumer', () => consumer.stop());
-    const { revocations, sync: revocationSync } = await followIdentityRevocations({
+    const followed = await followIdentityRevocations({
       identityUrl: config.IDENTITY_URL,
       serviceToken: serviceCredential.token,
       logger,
@@ -94,14 +94,7 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
     });
     shutdown.add('maintenance', () => maintenance.stop());
 
-    const verifier = createJwksTokenVerifier({
-      jwksUrl: config.JWKS_URL ?? new URL('/.well-known/jwks.json', config.IDENTITY_URL).toString(),
-      issuer: config.JWT_ISSUER,
-      audience: config.JWT_AUDIENCE,
-      revocations,
-      revocationsLoaded: revocationSync.isLoaded,
-      logger,
-    });
+    const verifier = identityTokenVerifier(config, followed, logger);
     const currencies = createCurrencyDirectory({
       baseUrl: config.CURRENCY_URL,
       ttlMs: config.CURRENCY_CACHE_TTL_SECONDS * 1000,
@@ -116,7 +109,7 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
         readiness: [
           { name: 'database', check: () => isDatabaseUp(knex) },
           { name: 'event bus', check: () => bus.isConnected() },
-          { name: 'revocations', check: revocationSync.isLoaded },
+          { name: 'revocations', check: followed.sync.isLoaded },
         ],
       },
       (routes) =>

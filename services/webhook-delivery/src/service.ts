@@ -1,7 +1,7 @@
 import {
   connectBus,
   createHttpApp,
-  createJwksTokenVerifier,
+  identityTokenVerifier,
   createLogger,
   createMetrics,
   createShutdown,
@@ -107,21 +107,14 @@ export async function startWebhookDelivery(
     });
     shutdown.add('event fan-out', () => fanOut.stop());
 
-    const { revocations, sync: revocationSync } = await followIdentityRevocations({
+    const followed = await followIdentityRevocations({
       identityUrl: config.IDENTITY_URL,
       serviceToken: serviceCredential.token,
       logger,
       shutdown,
       bus,
     });
-    const verifier = createJwksTokenVerifier({
-      jwksUrl: config.JWKS_URL ?? new URL('/.well-known/jwks.json', config.IDENTITY_URL).toString(),
-      issuer: config.JWT_ISSUER,
-      audience: config.JWT_AUDIENCE,
-      revocations,
-      revocationsLoaded: revocationSync.isLoaded,
-      logger,
-    });
+    const verifier = identityTokenVerifier(config, followed, logger);
 
     const app = createHttpApp(
       {
@@ -131,7 +124,7 @@ export async function startWebhookDelivery(
         readiness: [
           { name: 'database', check: () => isDatabaseUp(knex) },
           { name: 'event bus', check: () => bus.isConnected() },
-          { name: 'revocations', check: revocationSync.isLoaded },
+          { name: 'revocations', check: followed.sync.isLoaded },
         ],
       },
       (routes) =>
