@@ -206,6 +206,11 @@ export async function runDepositFlow(context: BenchContext, options: FlowOptions
   let webhookAttempts = 0;
   let abandoned = 0;
   const provider = createWorkPool<MoneyRequest>(options.providerConnections, async (request) => {
+    // Past the drain timeout (or torn down): what is still waiting is abandoned, not sent.
+    if (Date.now() > giveUpAt) {
+      abandoned += 1;
+      return;
+    }
     const body = providerEventBody(depositConfirmationOf(request));
     const delivery = await deliverProviderEvent(webhooks, body, target.webhookSecret, () => giveUpAt);
     webhookAttempts += delivery.attempts;
