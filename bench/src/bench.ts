@@ -25,6 +25,7 @@ import {
   runPacedPipeline,
   runSaturatedPipeline,
 } from './scenarios/deposit-pipeline.js';
+import { runDepositFlow, runDepositRequests, type DepositFlowRun } from './scenarios/deposit-flow.js';
 import { renderIdleTable, runIdle } from './scenarios/idle.js';
 import { runHistory, type HistoryRun } from './scenarios/history.js';
 import { runLogin } from './scenarios/login.js';
@@ -33,11 +34,14 @@ import { runTransfers } from './scenarios/transfers.js';
 
 const BENCH_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = path.join(BENCH_DIR, 'results');
-/** Outside the repository: profiles are large and belong to one run. */
-const PROFILES_DIR = path.join(os.tmpdir(), 'payments-bench-profiles');
+/**
+ * Outside the repository: profiles are large and belong to one run; one directory per run, since other benches
+ * on the same machine would otherwise clear it under this one.
+ */
+const PROFILES_DIR = path.join(os.tmpdir(), `payments-bench-profiles-${process.pid}`);
 const PROFILER = path.join(BENCH_DIR, 'src/harness/cpu-profiler.ts');
 /** `idle` first: the system as it is right after start, before any load left work behind. */
-const SCENARIOS = ['idle', 'read', 'pipeline', 'transfers', 'login', 'history'] as const;
+const SCENARIOS = ['idle', 'read', 'pipeline', 'flow', 'transfers', 'login', 'history'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const env = process.env;
@@ -62,6 +66,10 @@ const settings = {
   pacedRate: integer('BENCH_PACED_RATE', 200),
   pipelineCeiling: integer('BENCH_PIPELINE_CEILING', 2000),
   webhooksViaGateway: env.BENCH_WEBHOOK_VIA === 'gateway',
+  /** Whole deposit flow: clients requesting deposits, the accounts they go to, the provider's senders. */
+  flowConnections: integer('BENCH_FLOW_CONNECTIONS', 32),
+  flowAccounts: integer('BENCH_FLOW_ACCOUNTS', 1000),
+  flowProviderConnections: integer('BENCH_FLOW_PROVIDER_CONNECTIONS', 32),
   pgbenchClients: integer('BENCH_PGBENCH_CLIENTS', 8),
   /** Also replay the ledger's own credit SQL with pgbench, one deposit and 50 deposits per transaction. */
   pgbenchReplay: env.BENCH_PGBENCH_REPLAY !== '0',
@@ -77,6 +85,11 @@ const TARGETS = {
   gatewayRatio: 0.6,
   depositsPerSecond: 1000,
   depositsRatio: 0.25,
+  /** Whole deposit flow: requested through the gateway → provider webhook → credited. */
+  flowsPerSecond: 1500,
+  flowsRatio: 0.2,
+  /** The request side alone: 202s through the gateway. */
+  depositRequestsPerSecond: 2500,
   pacedP99Ms: 50,
   historyP99Ms: 20,
   /** The whole system idle, as a share of one core. */
@@ -211,22 +224,39 @@ async function benchReadPath(context: BenchContext): Promise<Measured> {
   };
 }
 
+/** pgbench's 1-row credit in this run, once measured: every deposit row's reference. */
+let creditReference: PgbenchResult | null | undefined;
+
+const pgbenchRow = (reference: PgbenchResult): ScenarioRow => ({
+  scenario: `pgbench: 1-row credit, ${reference.clients} clients`,
+  opsPerSecond: reference.tps,
+  latencyMs: reference.latency,
+  operations: reference.transactions,
+  errors: reference.failed,
+  notes: ['one UPDATE of a balance row and one INSERT of a journal row per transaction, 1,000 accounts'],
+});
+
+/** pgbench's 1-row credit on the system's PostgreSQL (null without pgbench). */
+async function measureCreditReference(context: BenchContext): Promise<PgbenchResult | null> {
+  const pgbench = findPgbench();
+  if (!pgbench) {
+    log('pgbench not found (install postgresql-contrib or the postgresql client): no deposit reference');
+    return null;
+  }
+  const clients = settings.pgbenchClients;
+  log(`pgbench: single-row credit, ${clients} clients, ${context.seconds} s, scratch database`);
+  return runPgbench(pgbench, context.target.postgresUrl, SINGLE_ROW_CREDIT, clients, context.seconds);
+}
+
 /** Signed webhooks to credited deposits, saturated and paced, next to what pgbench gets from the same server. */
 async function benchPipeline(context: BenchContext): Promise<Measured> {
   const rows: ScenarioRow[] = [];
   const pgbench = findPgbench();
-  let reference: PgbenchResult | null = null;
+  const reference = await measureCreditReference(context);
+  creditReference = reference;
   const replays: PgbenchResult[] = [];
   if (pgbench) {
     const clients = settings.pgbenchClients;
-    log(`pgbench: single-row credit, ${clients} clients, ${context.seconds} s, scratch database`);
-    reference = await runPgbench(
-      pgbench,
-      context.target.postgresUrl,
-      SINGLE_ROW_CREDIT,
-      clients,
-      context.seconds,
-    );
     if (settings.pgbenchReplay) {
       for (const workload of [LEDGER_CREDIT, LEDGER_CREDIT_BATCHED]) {
         log(`pgbench: ${workload.name}, ${clients} clients, ${context.seconds} s, scratch database`);
@@ -235,8 +265,6 @@ async function benchPipeline(context: BenchContext): Promise<Measured> {
         );
       }
     }
-  } else {
-    log('pgbench not found (install postgresql-contrib or the postgresql client): no pipeline reference');
   }
   const options = {
     connections: settings.webhookConnections,
@@ -278,16 +306,7 @@ async function benchPipeline(context: BenchContext): Promise<Measured> {
       ...cpuNote(saturatedCpu),
     ],
   });
-  if (reference) {
-    rows.push({
-      scenario: `pgbench: 1-row credit, ${reference.clients} clients`,
-      opsPerSecond: reference.tps,
-      latencyMs: reference.latency,
-      operations: reference.transactions,
-      errors: reference.failed,
-      notes: ['one UPDATE of a balance row and one INSERT of a journal row per transaction, 1,000 accounts'],
-    });
-  }
+  if (reference) rows.push(pgbenchRow(reference));
   for (const replay of replays) {
     rows.push({
       scenario: `pgbench: ledger credit SQL, ${replay === replays[0] ? '1' : '50'}/txn`,
@@ -343,6 +362,96 @@ async function benchPipeline(context: BenchContext): Promise<Measured> {
       ledgerAlone: { ...alone, cpu: aloneCpu },
       pgbench: reference,
       pgbenchReplays: replays,
+      options,
+    },
+  };
+}
+
+const percentiles = (summary: DepositFlowRun['latency']) =>
+  summary ? `p50 ${ms(summary.p50)}, p99 ${ms(summary.p99)}` : 'none';
+
+/**
+ * The whole deposit flow on the real paths, and its request side alone: deposits requested through the gateway,
+ * confirmed by the bench playing the provider (DepositRequested on a queue of its own, a signed webhook back).
+ */
+async function benchFlow(context: BenchContext): Promise<Measured> {
+  if (creditReference === undefined) creditReference = await measureCreditReference(context);
+  const reference = creditReference;
+  const rows: ScenarioRow[] = [];
+  if (reference && !settings.only.has('pipeline')) rows.push(pgbenchRow(reference));
+  const options = {
+    connections: settings.flowConnections,
+    accounts: settings.flowAccounts,
+    providerConnections: settings.flowProviderConnections,
+    viaGateway: settings.webhooksViaGateway,
+  };
+  const via = settings.webhooksViaGateway ? 'through the gateway' : 'to webhook-ingest';
+  log(
+    `whole deposit flow: ${options.connections} clients request deposits through the gateway; the bench, as the ` +
+      `provider, confirms each DepositRequested ${via} (${options.providerConnections} senders)`,
+  );
+  const flow = await runDepositFlow(context, options);
+  log(`deposit requests alone: ${options.connections} clients through the gateway, nobody confirming`);
+  const requests = await runDepositRequests(context, options);
+
+  const flowCpu = cpuOf(flow.cpu, flow.completed);
+  const ratio = reference ? flow.completedPerSecond / reference.tps : undefined;
+  const rateMet = flow.completedPerSecond >= TARGETS.flowsPerSecond && flow.errors === 0;
+  const ratioMet = ratio !== undefined && ratio >= TARGETS.flowsRatio;
+  rows.push({
+    scenario: 'deposits: whole flow, gateway → provider → credit',
+    opsPerSecond: flow.completedPerSecond,
+    latencyMs: flow.latency,
+    operations: flow.completed,
+    errors: flow.errors,
+    reference: reference ? { label: 'pgbench', value: perSecond(reference.tps) } : undefined,
+    ratio,
+    target: {
+      text: `≥ ${TARGETS.flowsPerSecond.toLocaleString('en-US')}/s & ≥ ${TARGETS.flowsRatio}×`,
+      met: rateMet && ratioMet,
+      missed: [!rateMet && 'rate', !ratioMet && 'ratio'].filter(Boolean).join(', '),
+    },
+    notes: [
+      `accepted ${perSecond(flow.acceptedPerSecond)} (202) while confirming, ${flow.rejected} refused; ` +
+        `${flow.completed.toLocaleString('en-US')} of ${flow.accepted.toLocaleString('en-US')} completed, ` +
+        `${flow.failed} failed, ${flow.pending} still pending; last credit ${(flow.drainMs / 1000).toFixed(1)} s ` +
+        'after the last request',
+      `stages: request → 202 ${percentiles(flow.stages.accepted)}; request → DepositRequested at the provider ` +
+        `${percentiles(flow.stages.handedToProvider)}; → webhook 200 ${percentiles(flow.stages.confirmed)}; ` +
+        `→ completed ${percentiles(flow.stages.credited)}`,
+      `provider: ${flow.handedToProvider.toLocaleString('en-US')} DepositRequested received ` +
+        `(${flow.redeliveries} redelivered, ignored), ${flow.confirmed.toLocaleString('en-US')} confirmed once ` +
+        `each in ${flow.webhookAttempts.toLocaleString('en-US')} attempts, ${flow.abandoned} given up; the ` +
+        `sandbox's queue, consumed by nobody, held ${flow.sandboxQueueLeft ?? 'an unknown number of'} (purged)`,
+      ...cpuNote(flowCpu),
+    ],
+  });
+  const requestsCpu = cpuOf(requests.cpu, requests.accepted);
+  const unpublished = Math.max(0, requests.accepted - requests.published);
+  const requestErrors = requests.rejected + unpublished;
+  rows.push({
+    scenario: 'deposits: requested via gateway (202s)',
+    opsPerSecond: requests.acceptedPerSecond,
+    latencyMs: requests.latency,
+    operations: requests.accepted,
+    errors: requestErrors,
+    target: {
+      text: `≥ ${TARGETS.depositRequestsPerSecond.toLocaleString('en-US')}/s`,
+      met: requests.acceptedPerSecond >= TARGETS.depositRequestsPerSecond && requestErrors === 0,
+    },
+    notes: [
+      `a run of its own, nobody confirming (sandbox off): ${requests.rejected} refused, ` +
+        `${requests.published.toLocaleString('en-US')} DepositRequested in the sandbox's queue (purged after), ` +
+        `${unpublished} not published within 30 s; the deposits stay pending`,
+      ...cpuNote(requestsCpu),
+    ],
+  });
+  return {
+    rows,
+    details: {
+      flow: { ...flow, cpu: flowCpu },
+      requests: { ...requests, cpu: requestsCpu },
+      pgbench: reference,
       options,
     },
   };
@@ -448,6 +557,7 @@ const SCENARIO_RUNS: Record<Scenario, (context: BenchContext) => Promise<Measure
   idle: benchIdle,
   read: benchReadPath,
   pipeline: benchPipeline,
+  flow: benchFlow,
   transfers: benchTransfers,
   login: benchLogin,
   history: benchHistory,
@@ -552,7 +662,8 @@ async function main(): Promise<void> {
     const areas = summary.byArea.slice(0, 8).map((a) => `${a.area} ${share(a)}`);
     const functions = summary.top.slice(0, 8).map((f) => `${f.name} ${share(f)}`);
     console.log(
-      `- profile ${file}: busy ${(summary.busyMs / 1000).toFixed(1)} s of ${(summary.wallMs / 1000).toFixed(1)} s; ` +
+      `- profile ${file}: busy ${(summary.busyMs / 1000).toFixed(1)} s of ${(summary.wallMs / 1000).toFixed(1)} s ` +
+        `(start-up, not counted: ${(summary.startupMs / 1000).toFixed(1)} s); ` +
         `${areas.join(', ')}\n  hottest: ${functions.join('; ')}`,
     );
   }

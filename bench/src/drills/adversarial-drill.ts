@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createPaymentsApi, type PaymentsApi } from '../harness/api.js';
 import { createHttpClient, type HttpClient } from '../harness/http-client.js';
 import { openLedgerDatabase, type LedgerDatabase } from '../harness/ledger-db.js';
-import { receivePayoutRequests } from '../harness/payout-requests.js';
+import { receivePayoutRequests } from '../harness/provider-requests.js';
 import { startTarget, type Target } from '../harness/target.js';
 import {
   answersCheck,

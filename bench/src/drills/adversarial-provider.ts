@@ -1,7 +1,7 @@
 import type { HttpClient } from '../harness/http-client.js';
 import { sleep } from '../harness/load.js';
-import type { PayoutRequests } from '../harness/payout-requests.js';
-import { payoutEventBody, postProviderEvent, providerEventBody } from '../harness/provider-webhooks.js';
+import type { ProviderRequests } from '../harness/provider-requests.js';
+import { deliverProviderEvent, payoutEventBody, providerEventBody } from '../harness/provider-webhooks.js';
 import type { LatePayout, ProviderAnswer } from './adversarial-checks.js';
 import { addTo } from './valuation.js';
 
@@ -62,7 +62,7 @@ export interface DrillProvider {
     outcome: 'paid' | 'failed',
     copies?: number,
   ): Promise<boolean>;
-  requests: PayoutRequests;
+  requests: ProviderRequests;
   answers: ProviderAnswer[];
   latePayouts: LatePayout[];
   stats: ProviderStats;
@@ -71,24 +71,17 @@ export interface DrillProvider {
 export function createDrillProvider(
   gateway: HttpClient,
   secret: string,
-  requests: PayoutRequests,
+  requests: ProviderRequests,
   giveUpAt: () => number,
 ): DrillProvider {
   const stats: ProviderStats = { deliveries: 0, attempts: 0, abandoned: 0 };
   const answers: ProviderAnswer[] = [];
   const deliver = async (body: string) => {
     stats.deliveries += 1;
-    for (let attempt = 0; ; attempt += 1) {
-      stats.attempts += 1;
-      const answer = await postProviderEvent(gateway, body, secret).catch(() => null);
-      if (answer?.status === 200) return true;
-      const pause = Math.min(100 * 2 ** attempt, 2000);
-      if (Date.now() + pause > giveUpAt()) {
-        stats.abandoned += 1;
-        return false;
-      }
-      await sleep(pause);
-    }
+    const { delivered, attempts } = await deliverProviderEvent(gateway, body, secret, giveUpAt);
+    stats.attempts += attempts;
+    if (!delivered) stats.abandoned += 1;
+    return delivered;
   };
   return {
     requests,

@@ -79,3 +79,48 @@ export async function runPaced(
   await Promise.all(inFlight);
   return index;
 }
+
+/** Work handed in one item at a time (e.g. as events arrive), done by at most `concurrency` at once, in order. */
+export interface WorkPool<T> {
+  push(item: T): void;
+  /** Items waiting or in progress. */
+  size(): number;
+  /** Resolves once nothing is waiting or in progress. */
+  drained(): Promise<void>;
+}
+
+export function createWorkPool<T>(concurrency: number, work: (item: T) => Promise<void>): WorkPool<T> {
+  const waiting: T[] = [];
+  let head = 0;
+  let running = 0;
+  const onDrained: (() => void)[] = [];
+  const next = () => {
+    while (running < concurrency && head < waiting.length) {
+      const item = waiting[head] as T;
+      head += 1;
+      running += 1;
+      void work(item)
+        .catch(() => undefined)
+        .finally(() => {
+          running -= 1;
+          next();
+        });
+    }
+    if (head === waiting.length) {
+      waiting.length = 0;
+      head = 0;
+      if (running === 0) for (const resolve of onDrained.splice(0)) resolve();
+    }
+  };
+  return {
+    push(item) {
+      waiting.push(item);
+      next();
+    },
+    size: () => waiting.length - head + running,
+    drained: () =>
+      running === 0 && head === waiting.length
+        ? Promise.resolve()
+        : new Promise((resolve) => onDrained.push(resolve)),
+  };
+}

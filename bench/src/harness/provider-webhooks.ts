@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { signWebhookPayload } from '@payments/service-kit';
 import type { HttpAnswer, HttpClient } from './http-client.js';
+import { sleep } from './load.js';
+import type { MoneyRequest } from './provider-requests.js';
 
 export interface DepositConfirmation {
   transactionId: string;
@@ -33,6 +35,20 @@ export function providerEventBody(confirmation: DepositConfirmation): string {
       },
     },
   });
+}
+
+/**
+ * How the provider confirms a deposit handed to it (DepositRequested), as the sandbox does: the payment is the
+ * transaction (its id in the metadata), for the amount and currency of the request, under an event id derived from
+ * the request's, so a request the outbox published twice is confirmed by the same event.
+ */
+export function depositConfirmationOf(request: MoneyRequest): DepositConfirmation {
+  return {
+    transactionId: request.transactionId,
+    amount: request.amount,
+    currency: request.currency,
+    eventId: `evt_${request.eventId}`,
+  };
 }
 
 export interface PayoutAnswer {
@@ -74,6 +90,32 @@ export function postProviderEvent(client: HttpClient, body: string, secret: stri
     headers: { 'content-type': 'application/json', 'provider-signature': signWebhookPayload(body, secret) },
     body,
   });
+}
+
+export interface ProviderDelivery {
+  /** Answered 200 before the provider gave up. */
+  delivered: boolean;
+  /** HTTP attempts, the successful one included. */
+  attempts: number;
+}
+
+/**
+ * Delivers an event as a provider does: the same body, freshly signed, retried with backoff (100 ms doubling, at
+ * most 2 s) after every answer but 200, until the next pause would end past `giveUpAt()`.
+ */
+export async function deliverProviderEvent(
+  client: HttpClient,
+  body: string,
+  secret: string,
+  giveUpAt: () => number,
+): Promise<ProviderDelivery> {
+  for (let attempt = 0; ; attempt += 1) {
+    const answer = await postProviderEvent(client, body, secret).catch(() => null);
+    if (answer?.status === 200) return { delivered: true, attempts: attempt + 1 };
+    const pause = Math.min(100 * 2 ** attempt, 2000);
+    if (Date.now() + pause > giveUpAt()) return { delivered: false, attempts: attempt + 1 };
+    await sleep(pause);
+  }
 }
 
 /** Posts a provider event to `/webhook/provider` on `client` (the gateway or webhook-ingest itself). */

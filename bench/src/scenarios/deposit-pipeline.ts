@@ -102,6 +102,8 @@ export async function runSaturatedPipeline(
 ): Promise<PipelineRun> {
   const { target, db, seconds } = context;
   const deposits = await prepareDeposits(context, Math.ceil(seconds * options.ceilingPerSecond));
+  // Deposits someone else left pending (e.g. requested with nobody confirming) are not this run's to wait for.
+  const othersPending = (await db.pendingCount('deposit')) - deposits.length;
   const client = createHttpClient(
     options.viaGateway ? target.gatewayUrl : target.webhookIngestUrl,
     options.connections,
@@ -129,7 +131,7 @@ export async function runSaturatedPipeline(
       else sentAt.set(deposit.id, started);
     });
     const sendEnd = Date.now();
-    const leftPending = deposits.length - sentAt.size;
+    const leftPending = othersPending + deposits.length - sentAt.size;
     while ((await db.pendingCount('deposit')) > leftPending && Date.now() - sendEnd < DRAIN_TIMEOUT_MS)
       await sleep(50);
     const drainMs = Date.now() - sendEnd;
