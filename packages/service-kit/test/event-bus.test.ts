@@ -340,6 +340,78 @@ describe('event bus: AMQP adapter delivery outcomes', function () {
   });
 });
 
+describe('event bus: AMQP adapter acknowledging in groups', function () {
+  this.timeout(30_000);
+  let broker: TestBroker;
+
+  before(async () => {
+    broker = await createTestBroker();
+  });
+  after(async () => broker.cleanup());
+
+  it('acknowledges deliveries that finished, never one still in hand before them', async () => {
+    const target = new URL(broker.url);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5672) });
+    const consuming = createAmqpBus({
+      url: viaProxy(broker.url, proxy),
+      namespace: broker.namespace,
+      logger,
+    });
+    const publisher = createAmqpBus({ url: broker.url, namespace: broker.namespace, logger });
+    let release = () => undefined as void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    try {
+      await Promise.all([consuming.start(), publisher.start()]);
+      const first = depositRequested();
+      const later = [depositRequested(), depositRequested(), depositRequested()];
+      const handled: string[] = [];
+      await consuming.consume('provider-sandbox', {
+        DepositRequested: async (event) => {
+          // The first delivery stays in hand while the later ones finish (and are acknowledged) behind it.
+          if (event.id === first.id) await held;
+          handled.push(event.id);
+        },
+      });
+      await publisher.publish(first);
+      for (const event of later) await publisher.publish(event);
+      await eventually(
+        async () => handled,
+        (ids) => later.every((event) => ids.includes(event.id)),
+      );
+      // Time for the acknowledgements to reach the broker, then the connection dies with the first in hand.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      proxy.cut();
+      await eventually(
+        async () => consuming.isConnected(),
+        (connected) => !connected,
+      );
+      release();
+      await consuming.close();
+
+      // What the broker gives the next consumer: exactly the delivery that was never finished.
+      const redelivered: string[] = [];
+      const consumer = await publisher.consume('provider-sandbox', {
+        DepositRequested: async (event) => {
+          redelivered.push(event.id);
+        },
+      });
+      await eventually(
+        async () => redelivered,
+        (ids) => ids.includes(first.id),
+        { timeoutMs: 10_000 },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await consumer.stop();
+      expect(redelivered).to.deep.equal([first.id]);
+    } finally {
+      release();
+      await consuming.close();
+      await publisher.close();
+      await proxy.close();
+    }
+  });
+});
+
 describe('event bus: AMQP adapter losing the broker', function () {
   this.timeout(30_000);
   let broker: TestBroker;

@@ -420,3 +420,83 @@ describe('webhook deliveries with two processes sharing the work', function () {
     }
   });
 });
+
+describe('webhook deliveries from a burst of events (fanned out in groups)', function () {
+  this.timeout(60_000);
+
+  it('makes one delivery per subscribed endpoint and event, and writes nothing for events nobody wants', async () => {
+    const harness = await startDeliveryHarness({ transport: 'amqp' });
+    try {
+      const subscriber = harness.newUser();
+      const both = await harness.register(subscriber, '/both', [
+        'transaction.completed',
+        'transaction.failed',
+      ]);
+      const failedOnly = await harness.register(subscriber, '/failed-only', ['transaction.failed']);
+      const unsubscribed = harness.newUser();
+      const disabledOwner = harness.newUser();
+      const disabled = await harness.register(disabledOwner, '/disabled');
+      await harness.call('PUT', `/webhook-endpoints/${disabled.id}`, {
+        user: disabledOwner,
+        body: { enabled: false },
+      });
+
+      const completed = (userId: string) => harness.publish('TransactionCompleted', completedDeposit(userId));
+      const failed = (userId: string) =>
+        harness.publish('TransactionFailed', { ...completedDeposit(userId), failure_reason: 'declined' });
+      // Published all at once, so the consumer takes them in bursts; some twice (the inbox drops the copy).
+      const wanted = await Promise.all([
+        ...Array.from({ length: 15 }, () => completed(subscriber.id)),
+        ...Array.from({ length: 15 }, () => failed(subscriber.id)),
+      ]);
+      const unwanted = await Promise.all([
+        ...Array.from({ length: 15 }, () => completed(unsubscribed.id)),
+        ...Array.from({ length: 15 }, () => completed(disabledOwner.id)),
+      ]);
+      await Promise.all(
+        wanted.slice(10, 20).map((event) => harness.publish(event.type, event.data as never, event.id)),
+      );
+
+      const count = async (endpointId: string) =>
+        Number(
+          (
+            (await harness.db('webhook_deliveries').where({ endpoint_id: endpointId }).count({ n: '*' })) as {
+              n: string;
+            }[]
+          )[0]!.n,
+        );
+      await eventually(
+        async () => [await count(both.id), await count(failedOnly.id)],
+        ([all, failures]) => all === 30 && failures === 15,
+        { timeoutMs: 15_000 },
+      );
+      // Everything published has been consumed once the queue is empty and nothing is in hand.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect([await count(both.id), await count(failedOnly.id), await count(disabled.id)]).to.deep.equal([
+        30, 15, 0,
+      ]);
+      const deliveries = await harness
+        .db('webhook_deliveries')
+        .whereIn('endpoint_id', [both.id, failedOnly.id]);
+      const pairs = new Set(
+        deliveries.map(
+          (row: { endpoint_id: string; event_id: string }) => `${row.endpoint_id}:${row.event_id}`,
+        ),
+      );
+      expect(pairs.size, 'one delivery per endpoint and event').to.equal(45);
+      expect(
+        new Set(deliveries.map((row: { event_id: string }) => row.event_id)),
+        'every wanted event',
+      ).to.deep.equal(new Set(wanted.map((event) => event.id)));
+      const inbox = await harness.db('processed_events').whereIn(
+        'event_id',
+        [...wanted, ...unwanted].map((event) => event.id),
+      );
+      expect(inbox.map((row: { event_id: string }) => row.event_id).sort()).to.deep.equal(
+        wanted.map((event) => event.id).sort(),
+      );
+    } finally {
+      await harness.stop();
+    }
+  });
+});

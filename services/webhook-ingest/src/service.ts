@@ -5,10 +5,10 @@ import {
   createMetrics,
   createShutdown,
   isDatabaseUp,
+  listen,
   openDatabase,
   refuseDevelopmentSecrets,
   resolveServiceCredential,
-  serveHttp,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -18,6 +18,7 @@ import { migrations } from './data/migrations.js';
 import { createWebhookEventRepository } from './data/webhook-event-repository.js';
 import { startRepublisher } from './events/republisher.js';
 import { createWebhookIntake } from './events/webhook-intake.js';
+import { leanWebhookHandler } from './http/lean-webhooks.js';
 import { mountWebhookRoutes, renderWebhookError } from './http/webhook-routes.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
 
@@ -46,6 +47,7 @@ export async function startWebhookIngest(
     const events = createWebhookEventRepository(knex);
     const payments = createLedgerPayments(config.LEDGER_URL, serviceCredential.token);
     const intake = createWebhookIntake({ events, bus, metrics: webhookMetrics, payments });
+    const routeDeps = { logger, intake, metrics: webhookMetrics, settings };
     const app = createHttpApp(
       {
         logger,
@@ -58,9 +60,12 @@ export async function startWebhookIngest(
           { name: 'bus', check: () => bus.isConnected() },
         ],
       },
-      (routes) => mountWebhookRoutes(routes, { intake, metrics: webhookMetrics, settings }),
+      (routes) => mountWebhookRoutes(routes, routeDeps),
     );
-    const address = await serveHttp(NAME, app, config, shutdown);
+    // Webhook calls are served in front of Express (same answers); everything else by the app.
+    const http = await listen(app, config.PORT, config.HOST, leanWebhookHandler(app, metrics, routeDeps));
+    shutdown.add('http server', () => http.close());
+    const address = { name: NAME, port: http.port, url: `http://${config.HOST}:${http.port}` };
     const republisher = startRepublisher({
       events,
       bus,

@@ -30,7 +30,14 @@ describe('webhook event repository (real Postgres)', function () {
   before(async () => {
     database = await createTestDatabase('webhook_repository');
     knex = await openDatabase({ url: database.url, migrations, logger: silent });
-    knex.on('query', (query: { sql: string }) => statements.push(query.sql.split(' ', 1)[0] ?? ''));
+    // What each statement does to webhook_events: an insert (which may also mark others published), an update…
+    knex.on('query', (query: { sql: string }) =>
+      statements.push(
+        /insert into webhook_events/i.test(query.sql)
+          ? 'insert'
+          : (query.sql.trim().split(/\s+/, 1)[0] ?? '').toLowerCase(),
+      ),
+    );
     events = createWebhookEventRepository(knex);
   });
 
@@ -55,6 +62,21 @@ describe('webhook event repository (real Postgres)', function () {
     await Promise.all(batch.map((event) => events.markPublished(event.eventId)));
     expect(statements).to.deep.equal(['insert', 'update']);
     for (const event of batch) expect(await publishedAt(event.eventId)).to.be.instanceOf(Date);
+  });
+
+  it('marks the publishes confirmed meanwhile in the statement that records the next events', async () => {
+    const first = Array.from({ length: 3 }, () => completedPayment());
+    await Promise.all(first.map((event) => events.record(event)));
+    statements = [];
+    const next = Array.from({ length: 2 }, () => completedPayment());
+    const [, recorded] = await Promise.all([
+      Promise.all(first.map((event) => events.markPublished(event.eventId))),
+      Promise.all(next.map((event) => events.record(event))),
+    ]);
+    expect(statements).to.deep.equal(['insert']);
+    expect(recorded.map((r) => r.isNew)).to.deep.equal([true, true]);
+    for (const event of first) expect(await publishedAt(event.eventId)).to.be.instanceOf(Date);
+    for (const event of next) expect(await publishedAt(event.eventId)).to.equal(null);
   });
 
   it('never takes more than 100 events into one statement', async () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
@@ -182,6 +182,92 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
     await sql?.end();
     await Promise.all([database?.drop(), broker?.cleanup()]);
     await new Promise((resolve) => ledger?.close(resolve));
+  });
+
+  describe('webhook calls served without Express', () => {
+    /** The same call with a Content-Length (served in front of Express) and chunked (left to Express). */
+    const both = async (path: string, raw: string, headers: Record<string, string>) => {
+      const send = (chunked: boolean) =>
+        new Promise<{ status: number; headers: Record<string, unknown>; text: string }>((resolve, reject) => {
+          const url = new URL(`${service.url}${path}`);
+          const request = httpRequest(
+            {
+              host: url.hostname,
+              port: url.port,
+              path,
+              method: 'POST',
+              headers: chunked
+                ? { ...headers, 'transfer-encoding': 'chunked' }
+                : { ...headers, 'content-length': Buffer.byteLength(raw) },
+            },
+            (response) => {
+              let text = '';
+              response.setEncoding('utf8');
+              response.on('data', (chunk: string) => (text += chunk));
+              response.on('end', () =>
+                resolve({ status: response.statusCode ?? 0, headers: response.headers, text }),
+              );
+            },
+          );
+          request.on('error', reject);
+          request.end(raw);
+        });
+      return [await send(false), await send(true)];
+    };
+    const comparable = (reply: { status: number; headers: Record<string, unknown>; text: string }) => ({
+      status: reply.status,
+      text: reply.text,
+      'content-type': reply.headers['content-type'],
+      'content-length': reply.headers['content-length'],
+      'x-request-id': reply.headers['x-request-id'],
+    });
+    const durationCount = async (route: string, status: number) => {
+      const response = await fetch(`${service.url}/metrics`, {
+        headers: serviceAuthorization(SERVICE_TOKEN),
+      });
+      const line = (await response.text())
+        .split('\n')
+        .find(
+          (l) =>
+            l.startsWith('http_request_duration_seconds_count{') &&
+            l.includes(`route="${route}"`) &&
+            l.includes(`status="${status}"`) &&
+            l.includes('method="POST"'),
+        );
+      return line ? Number(line.split(' ').at(-1)) : 0;
+    };
+
+    it('answers exactly as the Express routes do, with the request id, and counts the request', async () => {
+      const raw = JSON.stringify(providerEvent('payment_intent.succeeded'));
+      const headers = { 'content-type': 'application/json', 'x-request-id': 'req-lean-1' };
+      const before = await durationCount('/webhook/provider', 400);
+      const unsigned = await both('/webhook/provider', raw, headers);
+      expect(comparable(unsigned[0]!)).to.deep.equal(comparable(unsigned[1]!));
+      expect(comparable(unsigned[0]!)).to.include({
+        status: 400,
+        'content-type': 'application/json; charset=utf-8',
+        'x-request-id': 'req-lean-1',
+      });
+      expect(JSON.parse(unsigned[0]!.text)).to.deep.equal({
+        error: 'invalid signature: the Provider-Signature header is missing',
+      });
+      expect(await durationCount('/webhook/provider', 400)).to.equal(before + 2);
+
+      const invalid = await both('/webhook/payment', '{"payment_id": ', headers);
+      expect(comparable(invalid[0]!)).to.deep.equal(comparable(invalid[1]!));
+      expect(invalid[0]!.text).to.equal('{"error":"invalid payload"}');
+
+      const signed = { ...headers, 'Provider-Signature': signWebhookPayload(raw, SECRET) };
+      const accepted = await both('/webhook/provider', raw, signed);
+      expect(comparable(accepted[0]!)).to.deep.equal(comparable(accepted[1]!));
+      expect(comparable(accepted[0]!)).to.include({ status: 200, text: '', 'content-length': '0' });
+
+      // A request id that is not one is replaced, on both paths.
+      const odd = await both('/webhook/payment', '[]', { ...headers, 'x-request-id': 'no spaces allowed' });
+      expect(odd.map((reply) => reply.headers['x-request-id'])).to.satisfy((ids: unknown[]) =>
+        ids.every((id) => typeof id === 'string' && id !== 'no spaces allowed'),
+      );
+    });
   });
 
   describe('POST /webhook/payment', () => {

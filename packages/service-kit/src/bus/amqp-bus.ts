@@ -167,6 +167,7 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
         conn.on('close', (error?: Error) => {
           if (connection === conn) onConnectionLost(error);
         });
+        coalesceWrites(conn);
         await ensureTopology(conn);
         const channel = await conn.createConfirmChannel();
         channel.on('return', (message: ConsumeMessage) => {
@@ -213,9 +214,11 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
         await channel.bindQueue(queue, exchange, routingKey);
     }
     subscription.channel = channel;
+    const acks = createAckCoalescer(channel, logger);
     const { consumerTag } = await channel.consume(queue, (message) => {
       if (!message) return;
-      const delivery = handleMessage(subscription, channel, message).finally(() => {
+      acks.received(message);
+      const delivery = handleMessage(subscription, acks, message).finally(() => {
         subscription.inFlight.delete(delivery);
       });
       subscription.inFlight.add(delivery);
@@ -224,7 +227,7 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
     subscription.onSubscribed?.();
   };
 
-  const handleMessage = async (subscription: Subscription, channel: Channel, message: ConsumeMessage) => {
+  const handleMessage = async (subscription: Subscription, acks: AckCoalescer, message: ConsumeMessage) => {
     // Quorum queues count earlier deliveries in x-delivery-count.
     const deliveryCount = Number(message.properties.headers?.['x-delivery-count'] ?? 0) + 1;
     const outcome = await dispatchDelivery(
@@ -239,16 +242,12 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
       const exhausted = outcome === 'retry' && deliveryCount > QUEUES[key].deliveryLimit;
       options.onDelivery?.(key, exhausted ? 'dead-letter' : outcome);
     }
-    try {
-      if (outcome === 'ack' || subscription.kind === 'broadcast') channel.ack(message);
-      else if (outcome === 'dead-letter') channel.nack(message, false, false);
-      else {
-        await new Promise((resolve) => setTimeout(resolve, retryDelayMs(deliveryCount)));
-        channel.nack(message, false, true);
-      }
-    } catch (error) {
-      // The channel closed under us; the broker redelivers the unacked message to another consumer.
-      logger.debug({ err: error }, 'could not settle a delivery on a closed channel');
+    // Waits for the acknowledgement to be sent, so stopping (which waits for deliveries in hand) sends it first.
+    if (outcome === 'ack' || subscription.kind === 'broadcast') await acks.ack(message);
+    else if (outcome === 'dead-letter') acks.nack(message, false);
+    else {
+      await new Promise((resolve) => setTimeout(resolve, retryDelayMs(deliveryCount)));
+      acks.nack(message, true);
     }
   };
 
@@ -434,5 +433,107 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
       failPending('the bus is closing');
       if (conn) await conn.close().catch(() => undefined);
     },
+  };
+}
+
+interface AckCoalescer {
+  /** Called for every delivery, in the order the channel delivers them. */
+  received(message: ConsumeMessage): void;
+  /**
+   * Acknowledged soon, together with the other deliveries acknowledged in the same turn of the event loop;
+   * resolves once the acknowledgement is sent.
+   */
+  ack(message: ConsumeMessage): Promise<void>;
+  /** Rejected at once (requeued or dead-lettered). */
+  nack(message: ConsumeMessage, requeue: boolean): void;
+}
+
+/**
+ * Acknowledges in groups: the deliveries settled in one turn of the event loop (a batch that committed
+ * together) are acknowledged by one `basic.ack` with `multiple` set, for the longest run of settled deliveries at
+ * the front of the channel's unsettled ones; a delivery settled behind one still in hand is acknowledged alone.
+ * One frame and one settlement in the queue's log instead of one per delivery, and never an acknowledgement for
+ * a delivery whose handler has not finished (`multiple` covers every unsettled delivery up to its tag, so the
+ * front run is exactly what it covers).
+ */
+function createAckCoalescer(channel: Channel, logger: Logger): AckCoalescer {
+  // Unsettled deliveries in delivery-tag order, and which of them are waiting to be acknowledged.
+  const unsettled: ConsumeMessage[] = [];
+  const toAck = new Set<ConsumeMessage>();
+  let flushed: Promise<void> | null = null;
+
+  const settle = (work: () => void) => {
+    try {
+      work();
+    } catch (error) {
+      // The channel closed under us; the broker redelivers the unacked messages to another consumer.
+      logger.debug({ err: error }, 'could not settle a delivery on a closed channel');
+    }
+  };
+
+  const flush = () => {
+    flushed = null;
+    let last: ConsumeMessage | null = null;
+    while (unsettled.length > 0 && toAck.has(unsettled[0] as ConsumeMessage)) {
+      last = unsettled.shift() as ConsumeMessage;
+      toAck.delete(last);
+    }
+    if (last) {
+      const upTo = last;
+      settle(() => channel.ack(upTo, true));
+    }
+    if (toAck.size === 0) return;
+    for (const message of toAck) {
+      unsettled.splice(unsettled.indexOf(message), 1);
+      settle(() => channel.ack(message));
+    }
+    toAck.clear();
+  };
+
+  return {
+    received(message) {
+      unsettled.push(message);
+    },
+    ack(message) {
+      toAck.add(message);
+      flushed ??= new Promise<void>((resolve) =>
+        setImmediate(() => {
+          flush();
+          resolve();
+        }),
+      );
+      return flushed;
+    },
+    nack(message, requeue) {
+      const index = unsettled.indexOf(message);
+      if (index >= 0) unsettled.splice(index, 1);
+      settle(() => channel.nack(message, false, requeue));
+    },
+  };
+}
+
+interface AmqplibMuxer {
+  out?: { cork?: () => void; uncork?: () => void };
+  _readIncoming?: () => void;
+}
+
+/**
+ * amqplib writes every frame it has queued (publishes, acks, from all channels) to the socket in one pass, but
+ * one `write` each: one system call per frame, for us and for the broker reading them. Corked around that pass,
+ * the frames of a pass go out in one `writev`. Reaches into amqplib's connection (0.10: `connection.muxer`);
+ * where that is not as expected, it changes nothing.
+ */
+function coalesceWrites(conn: ChannelModel): void {
+  const muxer = (conn as unknown as { connection?: { muxer?: AmqplibMuxer } }).connection?.muxer;
+  const out = muxer?.out;
+  const pass = muxer?._readIncoming;
+  if (!muxer || !out || typeof out.cork !== 'function' || typeof out.uncork !== 'function' || !pass) return;
+  muxer._readIncoming = function corked(this: AmqplibMuxer) {
+    out.cork?.();
+    try {
+      pass.call(this);
+    } finally {
+      out.uncork?.();
+    }
   };
 }

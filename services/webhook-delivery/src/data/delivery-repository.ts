@@ -75,13 +75,11 @@ const toDelivery = (row: DeliveryRow): Delivery => ({
   deliveredAt: row.delivered_at,
 });
 
-export interface NewDelivery {
-  id: string;
-  endpointId: string;
-  eventType: WebhookEventType;
+/** An event to fan out: delivered to every enabled endpoint of `userId` subscribed to `eventType`. */
+export interface FanOutEvent {
   event: SubscribableEvent;
-  apiVersion: ApiVersion;
-  retryUntil: Date;
+  userId: string;
+  eventType: WebhookEventType;
 }
 
 /** What one attempt came to; `nextAttemptAt` null with a failure means the delivery has failed for good. */
@@ -96,8 +94,13 @@ export interface AttemptOutcome {
 }
 
 export interface DeliveryRepository {
-  /** Inserted in the caller's transaction (the inbox's); a delivery of an event to an endpoint exists once. */
-  insertAll(trx: Knex.Transaction, deliveries: NewDelivery[]): Promise<void>;
+  /**
+   * Fans events out in one statement: each event some enabled endpoint subscribes to (as the statement sees the
+   * endpoints) is recorded in the inbox under `consumer` together with one delivery per such endpoint; an event
+   * already in the inbox adds nothing, and an event no endpoint wants leaves no row. Returns how many deliveries
+   * were created.
+   */
+  fanOut(consumer: string, events: FanOutEvent[], retryUntil: Date): Promise<number>;
   /**
    * Claims due deliveries for `leaseMs` and counts the attempt: at most `limit`, and never more than
    * `perEndpoint` held at once for one endpoint (held by any process). A claim that lapses (the process died)
@@ -125,24 +128,43 @@ export interface DeliveryRepository {
 export function createDeliveryRepository(knex: Knex): DeliveryRepository {
   const table = () => knex<DeliveryRow>('webhook_deliveries');
   return {
-    async insertAll(trx, deliveries) {
-      if (deliveries.length === 0) return;
-      await trx('webhook_deliveries')
-        .insert(
-          deliveries.map((d) => ({
-            id: d.id,
-            endpoint_id: d.endpointId,
-            event_id: d.event.id,
-            event_type: d.eventType,
-            event: JSON.stringify(d.event),
-            api_version: d.apiVersion,
-            status: 'pending',
-            next_attempt_at: trx.fn.now(),
-            retry_until: d.retryUntil,
-          })),
+    async fanOut(consumer, events, retryUntil) {
+      if (events.length === 0) return 0;
+      // One statement, so the inbox rows and the deliveries commit together; the inbox rows are inserted in
+      // event-id order, so two processes fanning out overlapping redeliveries cannot deadlock. The event bodies
+      // travel as text and become jsonb only for the deliveries made.
+      const { rows } = (await knex.raw(
+        `
+        WITH given AS (
+          SELECT * FROM unnest(?::uuid[], ?::uuid[], ?::text[], ?::text[]) AS g(event_id, user_id, event_type, event)
+        ), targets AS (
+          SELECT g.event_id, g.event_type, g.event, e.id AS endpoint_id, e.api_version
+          FROM given g
+          JOIN webhook_endpoints e ON e.user_id = g.user_id AND e.enabled AND g.event_type = ANY(e.events)
+        ), fresh AS (
+          INSERT INTO processed_events (event_id, consumer)
+          SELECT DISTINCT event_id::text, ? FROM targets ORDER BY 1
+          ON CONFLICT (event_id, consumer) DO NOTHING
+          RETURNING event_id
         )
-        .onConflict(['endpoint_id', 'event_id'])
-        .ignore();
+        INSERT INTO webhook_deliveries
+          (id, endpoint_id, event_id, event_type, event, api_version, status, next_attempt_at, retry_until)
+        SELECT gen_random_uuid(), t.endpoint_id, t.event_id, t.event_type, t.event::jsonb, t.api_version,
+               'pending', now(), ?
+        FROM targets t JOIN fresh f ON f.event_id = t.event_id::text
+        ON CONFLICT (endpoint_id, event_id) DO NOTHING
+        RETURNING id
+        `,
+        [
+          events.map((e) => e.event.id),
+          events.map((e) => e.userId),
+          events.map((e) => e.eventType),
+          events.map((e) => JSON.stringify(e.event)),
+          consumer,
+          retryUntil,
+        ],
+      )) as { rows: { id: string }[] };
+      return rows.length;
     },
 
     async claimDue({ limit, perEndpoint, leaseMs }) {

@@ -63,8 +63,6 @@ export interface EndpointRepository {
   rotateSecret(id: string, secret: string, previousExpiresAt: Date): Promise<WebhookEndpoint | null>;
   delete(id: string): Promise<boolean>;
   deleteAllOf(userId: string): Promise<number>;
-  /** The enabled endpoints of a user subscribed to an event type. */
-  subscribed(userId: string, type: WebhookEventType): Promise<WebhookEndpoint[]>;
 }
 
 /** Secrets are sealed by `box` on the way in and opened on the way out: the rows never hold them in clear. */
@@ -140,12 +138,6 @@ export function createEndpointRepository(knex: Knex, box: SecretBox): EndpointRe
     },
     async deleteAllOf(userId) {
       return table().where({ user_id: userId }).delete();
-    },
-    async subscribed(userId, type) {
-      const rows = (await table()
-        .where({ user_id: userId, enabled: true })
-        .whereRaw('? = ANY(events)', [type])) as EndpointRow[];
-      return rows.map(toEndpoint);
     },
   };
 }

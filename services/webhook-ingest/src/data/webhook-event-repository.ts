@@ -41,7 +41,8 @@ export interface UnpublishedQuery {
 /**
  * The record of every webhook event. The promise it helps keep: an event with an effect is published at least
  * once before its webhook is answered 200 (and the ledger's inbox makes it take effect once). Calls made
- * together are written together: one INSERT for the events recorded, one UPDATE for the events marked published.
+ * together are written together: one statement records the events that arrived and marks those whose publishes
+ * were confirmed meanwhile.
  */
 export interface WebhookEventRepository {
   /** Records the event unless its id is already recorded; returns the record as stored. */
@@ -79,7 +80,9 @@ const COLUMNS = [
   'published_at',
 ];
 
-/** At most this many events per INSERT or UPDATE; the rest wait for the next one. */
+type Write = { kind: 'record'; event: IncomingWebhookEvent } | { kind: 'mark'; eventId: string };
+
+/** At most this many events recorded or marked per statement; the rest wait for the next one. */
 const MAX_BATCH = 100;
 
 /** The advisory lock that lets one republishing pass at a time through, across processes. */
@@ -114,12 +117,37 @@ function toRow(event: IncomingWebhookEvent) {
 export function createWebhookEventRepository(knex: Knex): WebhookEventRepository {
   const table = (db: Knex | Knex.Transaction = knex) => db('webhook_events');
 
-  const recordAll = async (events: IncomingWebhookEvent[]): Promise<RecordedEvent[]> => {
-    const inserted: Pick<WebhookEventRow, 'event_id' | 'received_at'>[] = await table()
-      .insert(events.map(toRow))
-      .onConflict('event_id')
-      .ignore()
-      .returning(['event_id', 'received_at']);
+  /**
+   * Records `events` and marks `published` in one statement: the marks of the events whose publishes were just
+   * confirmed ride along with the next webhooks' insert instead of costing a statement of their own.
+   */
+  const recordAll = async (events: IncomingWebhookEvent[], published: string[]): Promise<RecordedEvent[]> => {
+    const rows = events.map(toRow);
+    const { rows: inserted } = (await knex.raw(
+      `WITH marked AS (
+        UPDATE webhook_events SET published_at = now() WHERE event_id = any(?::text[]) AND published_at IS NULL
+      )
+      INSERT INTO webhook_events (event_id, source, event_type, payload, outcome, event_data, publishes)
+      SELECT e.event_id, e.source, e.event_type, e.payload::jsonb, e.outcome, e.event_data::jsonb, e.publishes
+      FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
+        AS e(event_id, source, event_type, payload, outcome, event_data, publishes)
+      -- In one order everywhere, so two processes recording overlapping events cannot deadlock.
+      ORDER BY e.event_id
+      ON CONFLICT (event_id) DO NOTHING
+      RETURNING event_id, received_at
+      `,
+      [
+        published,
+        rows.map((row) => row.event_id),
+        rows.map((row) => row.source),
+        rows.map((row) => row.event_type),
+        rows.map((row) => row.payload),
+        rows.map((row) => row.outcome),
+        // null for an event without effect; pg sends it as an SQL NULL element.
+        rows.map((row) => row.event_data) as string[],
+        rows.map((row) => row.publishes),
+      ],
+    )) as { rows: Pick<WebhookEventRow, 'event_id' | 'received_at'>[] };
     const receivedAt = new Map(inserted.map((row) => [row.event_id, row.received_at]));
     const known = events.filter((event) => !receivedAt.has(event.eventId)).map((event) => event.eventId);
     // Read after the INSERT, so an event another process recorded meanwhile is found too.
@@ -151,19 +179,39 @@ export function createWebhookEventRepository(knex: Knex): WebhookEventRepository
     });
   };
 
-  const markAllPublished = async (eventIds: string[]): Promise<void[]> => {
-    await table()
-      .whereRaw('event_id = any(?) and published_at is null', [eventIds])
-      .update({ published_at: knex.fn.now() });
-    return eventIds.map(() => undefined);
+  const markAllPublished = async (eventIds: string[]): Promise<void> => {
+    await knex.raw(
+      'UPDATE webhook_events SET published_at = now() WHERE event_id = any(?::text[]) AND published_at IS NULL',
+      [eventIds],
+    );
   };
 
-  const recorder = createBatcher(recordAll, { maxSize: MAX_BATCH });
-  const marker = createBatcher(markAllPublished, { maxSize: MAX_BATCH });
+  // One group commit for both: each run records the webhooks that arrived and marks the publishes confirmed
+  // since the last run, in one statement when it has both.
+  const writes = createBatcher<Write, RecordedEvent | undefined>(
+    async (batch) => {
+      const events: IncomingWebhookEvent[] = [];
+      const published: string[] = [];
+      for (const write of batch) {
+        if (write.kind === 'record') events.push(write.event);
+        else published.push(write.eventId);
+      }
+      if (events.length === 0) {
+        await markAllPublished(published);
+        return batch.map(() => undefined);
+      }
+      const recorded = await recordAll(events, published);
+      let next = 0;
+      return batch.map((write) => (write.kind === 'record' ? recorded[next++] : undefined));
+    },
+    { maxSize: MAX_BATCH },
+  );
 
   return {
-    record: (event) => recorder.submit(event),
-    markPublished: (eventId) => marker.submit(eventId),
+    record: (event) => writes.submit({ kind: 'record', event }) as Promise<RecordedEvent>,
+    markPublished: async (eventId) => {
+      await writes.submit({ kind: 'mark', eventId });
+    },
 
     withUnpublished({ olderThanSeconds, limit }, republish) {
       return knex.transaction(async (trx) => {

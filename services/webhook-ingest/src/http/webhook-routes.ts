@@ -1,6 +1,6 @@
 import express, { type Express, type Request, type Response } from 'express';
 import type { Problem } from '@payments/contracts';
-import { AppError, verifyWebhookSignature, type SignatureFailure } from '@payments/service-kit';
+import { AppError, verifyWebhookSignature, type Logger, type SignatureFailure } from '@payments/service-kit';
 import type { WebhookSettings } from '../config.js';
 import { parsePaymentStatusWebhook, parsePaymentWebhook } from '../domain/payment-webhooks.js';
 import { parseProviderEvent } from '../domain/provider-events.js';
@@ -9,12 +9,14 @@ import type { WebhookIntake } from '../events/webhook-intake.js';
 import type { WebhookMetrics } from '../webhook-metrics.js';
 
 export interface WebhookRoutesDeps {
+  /** The service's logger: a request's own logger is made only when this one would log at info. */
+  logger: Logger;
   intake: WebhookIntake;
   metrics: WebhookMetrics;
   settings: WebhookSettings;
 }
 
-interface WebhookEndpoint {
+export interface WebhookEndpoint {
   path: string;
   source: WebhookSource;
   /** The header carrying the signature; null for the unsigned endpoint. */
@@ -23,7 +25,9 @@ interface WebhookEndpoint {
   parse(body: unknown): IncomingWebhookEvent | null;
 }
 
-const ENDPOINTS: readonly WebhookEndpoint[] = [
+export const WEBHOOK_BODY_LIMIT_BYTES = 64 * 1024;
+
+export const ENDPOINTS: readonly WebhookEndpoint[] = [
   {
     path: '/webhook/payment',
     source: 'payment',
@@ -63,33 +67,47 @@ function parseJson(raw: Buffer): unknown {
   }
 }
 
-function handleWebhook(endpoint: WebhookEndpoint, { intake, metrics, settings }: WebhookRoutesDeps) {
-  return async (req: Request, res: Response) => {
-    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    if (endpoint.signatureHeader) {
-      const verification = verifyWebhookSignature(
-        raw,
-        req.get(endpoint.signatureHeader),
-        settings.secrets,
-        settings.toleranceSeconds,
+/** What a webhook call is handled from, whichever HTTP stack read it. */
+export interface WebhookCall {
+  raw: Buffer;
+  header(name: string): string | undefined;
+  /** The request id, which becomes the event's correlation id. */
+  requestId: string;
+  log: () => Logger;
+}
+
+/** Verifies, parses and ingests one call; throws an AppError (4xx) for a call it refuses. */
+export async function handleWebhookCall(
+  endpoint: WebhookEndpoint,
+  { logger, intake, metrics, settings }: WebhookRoutesDeps,
+  call: WebhookCall,
+): Promise<void> {
+  const { raw } = call;
+  if (endpoint.signatureHeader) {
+    const verification = verifyWebhookSignature(
+      raw,
+      call.header(endpoint.signatureHeader),
+      settings.secrets,
+      settings.toleranceSeconds,
+    );
+    if (!verification.ok) {
+      metrics.rejected(endpoint.source, `signature-${verification.reason}`);
+      throw new AppError(
+        'VALIDATION_ERROR',
+        `invalid signature: the ${endpoint.signatureHeader} header ${SIGNATURE_PROBLEMS[verification.reason]}`,
       );
-      if (!verification.ok) {
-        metrics.rejected(endpoint.source, `signature-${verification.reason}`);
-        throw new AppError(
-          'VALIDATION_ERROR',
-          `invalid signature: the ${endpoint.signatureHeader} header ${SIGNATURE_PROBLEMS[verification.reason]}`,
-        );
-      }
     }
-    const event = endpoint.parse(parseJson(raw));
-    if (!event) {
-      metrics.rejected(endpoint.source, 'invalid-payload');
-      throw new AppError('VALIDATION_ERROR', endpoint.invalidMessage);
-    }
-    // The request id becomes the event's correlation id, tying this call to the ledger change in the logs.
-    const correlationId = req.get('x-request-id') as string;
-    const result = await intake.ingest(event, correlationId);
-    req.log.info(
+  }
+  const event = endpoint.parse(parseJson(raw));
+  if (!event) {
+    metrics.rejected(endpoint.source, 'invalid-payload');
+    throw new AppError('VALIDATION_ERROR', endpoint.invalidMessage);
+  }
+  // The request id becomes the event's correlation id, tying this call to the ledger change in the logs.
+  const correlationId = call.requestId;
+  const result = await intake.ingest(event, correlationId);
+  if (logger.isLevelEnabled('info')) {
+    call.log().info(
       {
         correlation_id: correlationId,
         event_id: event.eventId,
@@ -99,13 +117,24 @@ function handleWebhook(endpoint: WebhookEndpoint, { intake, metrics, settings }:
       },
       'webhook event handled',
     );
+  }
+}
+
+function handleWebhook(endpoint: WebhookEndpoint, deps: WebhookRoutesDeps) {
+  return async (req: Request, res: Response) => {
+    await handleWebhookCall(endpoint, deps, {
+      raw: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+      header: (name) => req.get(name),
+      requestId: req.get('x-request-id') as string,
+      log: () => req.log,
+    });
     res.status(200).end();
   };
 }
 
 /** Signatures are checked on the raw bytes, so these routes read the body themselves. */
 export function mountWebhookRoutes(app: Express, deps: WebhookRoutesDeps): void {
-  const rawBody = express.raw({ type: () => true, limit: '64kb' });
+  const rawBody = express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT_BYTES });
   for (const endpoint of ENDPOINTS) {
     // Disabled, the unsigned endpoint does not exist: it would confirm payments on anyone's word.
     if (endpoint.signatureHeader === null && !deps.settings.unsignedEnabled) continue;
@@ -114,8 +143,12 @@ export function mountWebhookRoutes(app: Express, deps: WebhookRoutesDeps): void 
 }
 
 /** Webhook callers get `{ error }`, never problem+json, and nothing internal. */
+export function webhookErrorBody(problem: Problem): { error: string } {
+  return {
+    error: problem.status >= 500 ? 'internal error' : problem.status === 404 ? 'not found' : problem.detail,
+  };
+}
+
 export function renderWebhookError(problem: Problem, _req: Request, res: Response): void {
-  const error =
-    problem.status >= 500 ? 'internal error' : problem.status === 404 ? 'not found' : problem.detail;
-  res.status(problem.status).json({ error });
+  res.status(problem.status).json(webhookErrorBody(problem));
 }
