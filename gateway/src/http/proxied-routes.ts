@@ -163,24 +163,23 @@ function proxiedRoutes(deps: ProxiedRoutesDeps) {
   };
   const steps: Step[] = [...deps.before, enterRoute, limitBody, checkToken, ...deps.afterAuth, forward];
 
-  const run = (req: Request, res: Response, at: number) => {
-    const step = steps[at] as Step;
-    let called = false;
+  // One `next` per request, walking the steps as Express's router would.
+  const run = (req: Request, res: Response) => {
+    let at = 0;
     const next = (error?: unknown) => {
-      if (called) return;
-      called = true;
-      if (error) fail(error, req, res);
-      else run(req, res, at + 1);
-    };
-    try {
-      const returned = step(req, res, next);
-      // As Express 5: a rejected promise from a step is that step's error.
-      if (returned instanceof Promise) {
-        returned.then(undefined, (error: unknown) => next(error ?? new Error('Rejected promise')));
+      if (error) return fail(error, req, res);
+      const step = steps[at++] as Step;
+      try {
+        const returned = step(req, res, next);
+        // As Express 5: a rejected promise from a step is that step's error.
+        if (returned instanceof Promise) {
+          returned.then(undefined, (reason: unknown) => next(reason ?? new Error('Rejected promise')));
+        }
+      } catch (thrown) {
+        next(thrown);
       }
-    } catch (error) {
-      next(error);
-    }
+    };
+    next();
   };
 
   return (req: Request, res: Response, routed: Routed) => {
@@ -211,7 +210,7 @@ function proxiedRoutes(deps: ProxiedRoutesDeps) {
     for (const [name, value] of versionHeadersOf(routed.version)) res.setHeader(name, value);
 
     locals.route = { entry: routed.route, path: routed.path } satisfies RoutedLocals;
-    run(req, res, 0);
+    run(req, res);
   };
 }
 
