@@ -17,7 +17,8 @@ import type { UpstreamName } from './domain/route-table.js';
 import { createLimiterStore } from './data/rate-limit-store.js';
 import { revokedThroughGateway } from './events/revocations.js';
 import { renderError } from './http/error-rendering.js';
-import { gatewayEdge, mountGatewayRoutes, type RateLimits } from './http/gateway-routes.js';
+import { gatewayEdge, gatewaySteps, mountGatewayRoutes, type RateLimits } from './http/gateway-routes.js';
+import { gatewayListener } from './http/proxied-routes.js';
 import { createUpstreamProxy } from './http/upstream-proxy.js';
 
 export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}): Promise<RunningService> {
@@ -69,6 +70,7 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
     };
   }
 
+  const steps = gatewaySteps(config, limits);
   const upstreams: Record<UpstreamName, string> = {
     identity: config.IDENTITY_URL,
     ledger: config.LEDGER_URL,
@@ -85,6 +87,7 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
           timeoutMs: config.UPSTREAM_TIMEOUT_MS,
           maxBodyBytes: config.MAX_BODY_BYTES,
           logger,
+          clientAddress: steps.clientAddress,
           onResponse: (req, status) => {
             const revocation = revokedThroughGateway(req, status);
             if (revocation) followed.revocations.add(revocation);
@@ -115,22 +118,28 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
         { name: 'revocations', check: followed.sync.isLoaded },
       ],
     },
-    (app) =>
-      mountGatewayRoutes(app, {
-        config,
-        verifier,
-        limits,
-        metrics,
-        proxies: Object.fromEntries(
-          Object.entries(proxies).map(([name, proxy]) => [name, proxy.handler]),
-        ) as Record<UpstreamName, (typeof proxies)[UpstreamName]['handler']>,
-      }),
+    (app) => mountGatewayRoutes(app, config, steps),
   );
+  // Routed paths are served without Express; the app answers the rest (docs/decisions.md, gateway).
+  const listener = gatewayListener({
+    app,
+    logger,
+    metrics,
+    verifier,
+    maxBodyBytes: config.MAX_BODY_BYTES,
+    before: steps.beforeRoutes,
+    afterAuth: steps.afterAuth,
+    proxies: Object.fromEntries(
+      Object.entries(proxies).map(([name, proxy]) => [name, proxy.handler]),
+    ) as Record<UpstreamName, (typeof proxies)[UpstreamName]['handler']>,
+    renderError,
+  });
   const address = await serveHttp(
     'gateway',
     app,
     { HOST: config.HOST, PORT: config.GATEWAY_PORT ?? config.PORT },
     shutdown,
+    listener,
   );
   logger.info({ url: address.url }, 'gateway listening');
   return { ...address, stop: () => shutdown.run() };

@@ -295,6 +295,49 @@ describe('gateway routing and edge authentication', () => {
     expect(response.headers.get('x-powered-by')).to.equal(null);
   });
 
+  it('sets on a proxied answer every security header it sets on its own answers, with the same values', async () => {
+    // /health is answered by the gateway's Express app (helmet itself); /accounts is proxied without Express.
+    const own = await gw.fetch('/health');
+    const proxied = await gw.fetch('/accounts', { token: gw.token() });
+    expect(proxied.status).to.equal(200);
+    const security = [
+      'content-security-policy',
+      'cross-origin-opener-policy',
+      'cross-origin-resource-policy',
+      'origin-agent-cluster',
+      'referrer-policy',
+      'strict-transport-security',
+      'x-content-type-options',
+      'x-dns-prefetch-control',
+      'x-download-options',
+      'x-frame-options',
+      'x-permitted-cross-domain-policies',
+      'x-xss-protection',
+    ];
+    for (const name of security) {
+      expect(own.headers.get(name), name).to.be.a('string');
+      expect(proxied.headers.get(name), name).to.equal(own.headers.get(name));
+    }
+    expect(proxied.headers.get('x-powered-by')).to.equal(null);
+  });
+
+  it('names the version on a proxied answer and varies it on Accept and X-API-Version', async () => {
+    const response = await gw.fetch('/v1.1/accounts', { token: gw.token() });
+    expect(response.status).to.equal(200);
+    expect(response.headers.get('x-api-version')).to.equal('1.1');
+    expect(response.headers.get('vary')).to.equal('Accept, X-API-Version');
+    expect(lastRequest(gw.upstreams.ledger).headers['x-api-version']).to.equal('1.1');
+  });
+
+  it('answers an unsupported version on a routed path with 400 problem+json, without asking the service', async () => {
+    const before = gw.upstreams.ledger.received.length;
+    const response = await gw.fetch('/v2.0/accounts', { token: gw.token() });
+    expect(response.status).to.equal(400);
+    expect(response.headers.get('content-type')).to.equal('application/problem+json; charset=utf-8');
+    expect(await response.json()).to.include({ code: 'VALIDATION_ERROR', instance: '/v2.0/accounts' });
+    expect(gw.upstreams.ledger.received.length).to.equal(before);
+  });
+
   it('sends no CORS headers unless origins are configured', async () => {
     const response = await gw.fetch('/api/currencies', { headers: { origin: 'https://evil.example' } });
     expect(response.headers.get('access-control-allow-origin')).to.equal(null);
@@ -306,6 +349,31 @@ describe('gateway routing and edge authentication', () => {
       const response = await open.fetch('/api/currencies', { headers: { origin: 'https://app.example' } });
       expect(response.headers.get('access-control-allow-origin')).to.equal('https://app.example');
       expect(response.headers.get('access-control-expose-headers')).to.include('Location');
+    } finally {
+      await open.stop();
+    }
+  });
+
+  it('answers a CORS preflight for a proxied path itself, before the token check, and never forwards it', async () => {
+    const open = await startGatewayUnderTest({ CORS_ORIGINS: 'https://app.example' });
+    try {
+      const response = await open.fetch('/accounts', {
+        method: 'OPTIONS',
+        headers: {
+          origin: 'https://app.example',
+          'access-control-request-method': 'GET',
+          'access-control-request-headers': 'authorization',
+        },
+      });
+      expect(response.status).to.equal(204);
+      expect(response.headers.get('access-control-allow-origin')).to.equal('https://app.example');
+      expect(response.headers.get('access-control-allow-headers')).to.equal('authorization');
+      expect(response.headers.get('access-control-max-age')).to.equal('600');
+      expect(response.headers.get('x-content-type-options')).to.equal('nosniff');
+      expect(open.upstreams.ledger.received).to.have.length(0);
+      const refused = await open.fetch('/accounts', { headers: { origin: 'https://app.example' } });
+      expect(refused.status).to.equal(401);
+      expect(refused.headers.get('access-control-allow-origin')).to.equal('https://app.example');
     } finally {
       await open.stop();
     }

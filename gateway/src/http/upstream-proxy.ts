@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Transform } from 'node:stream';
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, Response } from 'express';
 import { Pool, type Dispatcher } from 'undici';
 import { buildProblem } from '@payments/contracts';
 import { requestPath, type Logger } from '@payments/service-kit';
@@ -13,7 +13,7 @@ export interface Upstream {
 }
 
 export interface UpstreamProxy {
-  handler: RequestHandler;
+  handler: (req: Request, res: Response) => void;
   close(): Promise<void>;
 }
 
@@ -22,6 +22,8 @@ export interface UpstreamProxyOptions {
   /** A chunked body (no Content-Length to check up front) is cut off, and answered 413, past this many bytes. */
   maxBodyBytes: number;
   logger: Logger;
+  /** The client's address as derived under TRUSTED_PROXIES: what X-Forwarded-For tells the service. */
+  clientAddress: (req: Request) => string | undefined;
   /** Sees each upstream answer before it is passed on to the client. */
   onResponse?: (req: Request, status: number) => void;
 }
@@ -65,13 +67,13 @@ export function createUpstreamProxy(upstream: Upstream, options: UpstreamProxyOp
   const pool = new Pool(target.origin, { connections: 256 });
   const relayOptions = { ...options, upstream: upstream.name };
 
-  const handler: RequestHandler = (req, res) => {
+  const handler = (req: Request, res: Response) => {
     const chunked = req.headers['transfer-encoding'] !== undefined;
     pool.dispatch(
       {
         method: req.method as Dispatcher.HttpMethod,
         path: basePath + req.url,
-        headers: forwardedHeaders(req),
+        headers: forwardedHeaders(req, options.clientAddress(req)),
         // A Content-Length body was checked before it got here, and Node holds the client to that length.
         body: chunked
           ? limitedBody(req, options.maxBodyBytes)
@@ -112,14 +114,14 @@ function limitedBody(req: Request, maxBytes: number): Transform {
   return limited;
 }
 
-function forwardedHeaders(req: Request): IncomingHttpHeaders {
+function forwardedHeaders(req: Request, clientAddress: string | undefined): IncomingHttpHeaders {
   const headers: IncomingHttpHeaders = {};
   for (const name in req.headers) {
     if (!REQUEST_HEADERS_NOT_FORWARDED.has(name)) headers[name] = req.headers[name];
   }
-  // Replaced, not appended: the client address as derived under TRUSTED_PROXIES (Express's req.ip), the one value
-  // services believe from the gateway; whatever the client wrote there is not passed on.
-  headers['x-forwarded-for'] = req.ip ?? req.socket.remoteAddress ?? '';
+  // Replaced, not appended: the client address as derived under TRUSTED_PROXIES, the one value services believe
+  // from the gateway; whatever the client wrote there is not passed on.
+  headers['x-forwarded-for'] = clientAddress ?? '';
   appendHeader(headers, 'x-forwarded-port', /:(\d+)$/.exec(req.headers.host ?? '')?.[1] ?? '80');
   appendHeader(headers, 'x-forwarded-proto', 'http');
   headers['x-forwarded-host'] ||= req.headers.host ?? '';

@@ -1,3 +1,4 @@
+import type { RequestListener } from 'node:http';
 import type { Express } from 'express';
 import { Type } from '@sinclair/typebox';
 import { createAmqpBus } from './bus/amqp-bus.js';
@@ -67,14 +68,15 @@ export async function connectBus(
   return bus;
 }
 
-/** Listens and registers the HTTP drain as the first thing to stop. */
+/** Listens and registers the HTTP drain as the first thing to stop; `listener` as in `listen`. */
 export async function serveHttp(
   name: string,
   app: Express,
   address: { HOST: string; PORT: number },
   shutdown: Shutdown,
+  listener?: RequestListener,
 ): Promise<Omit<RunningService, 'stop'>> {
-  const http = await listen(app, address.PORT, address.HOST);
+  const http = await listen(app, address.PORT, address.HOST, listener);
   shutdown.add('http server', () => http.close());
   return { name, port: http.port, url: `http://${address.HOST}:${http.port}` };
 }

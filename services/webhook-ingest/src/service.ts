@@ -5,6 +5,7 @@ import {
   createMetrics,
   createShutdown,
   isDatabaseUp,
+  inFrontOf,
   listen,
   openDatabase,
   refuseDevelopmentSecrets,
@@ -63,7 +64,12 @@ export async function startWebhookIngest(
       (routes) => mountWebhookRoutes(routes, routeDeps),
     );
     // Webhook calls are served in front of Express (same answers); everything else by the app.
-    const http = await listen(app, config.PORT, config.HOST, leanWebhookHandler(app, metrics, routeDeps));
+    const http = await listen(
+      app,
+      config.PORT,
+      config.HOST,
+      inFrontOf(app, leanWebhookHandler(app, metrics, routeDeps)),
+    );
     shutdown.add('http server', () => http.close());
     const address = { name: NAME, port: http.port, url: `http://${config.HOST}:${http.port}` };
     const republisher = startRepublisher({

@@ -1,4 +1,4 @@
-import { createServer, IncomingMessage, ServerResponse, type Server } from 'node:http';
+import { createServer, IncomingMessage, ServerResponse, type RequestListener, type Server } from 'node:http';
 import type { Express } from 'express';
 
 export interface HttpServer {
@@ -13,10 +13,25 @@ export interface HttpServer {
  */
 export type FrontHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
 
-/** Binds the app (behind `front`, if given); rejects on EADDRINUSE and the like. */
-export function listen(app: Express, port: number, host: string, front?: FrontHandler): Promise<HttpServer> {
+/** A listener that offers each request to `front` first and gives the app what it leaves. */
+export function inFrontOf(app: Express, front: FrontHandler): RequestListener {
+  return (req, res) => {
+    if (!front(req, res)) app(req, res);
+  };
+}
+
+/**
+ * Binds the app; rejects on EADDRINUSE and the like. `listener`, when given, answers every request in the app's
+ * place (its requests and responses still have the app's prototypes, so it can hand any of them to the app).
+ */
+export function listen(
+  app: Express,
+  port: number,
+  host: string,
+  listener: RequestListener = app,
+): Promise<HttpServer> {
   return new Promise((resolve, reject) => {
-    const server = serverFor(app, front);
+    const server = serverFor(app, listener);
     server.once('error', reject);
     server.listen(port, host, () => {
       server.off('error', reject);
@@ -33,17 +48,13 @@ export function listen(app: Express, port: number, host: string, front?: FrontHa
  * onto them with `Object.setPrototypeOf`, which V8 makes pay on every later property access: measured, that
  * doubled the CPU of a request through the gateway. Given the prototype they already have, the call is a no-op.
  */
-function serverFor(app: Express, front?: FrontHandler): Server {
+function serverFor(app: Express, listener: RequestListener): Server {
   return createServer(
     {
       IncomingMessage: bornWith(IncomingMessage, app.request),
       ServerResponse: bornWith(ServerResponse, app.response),
     },
-    front
-      ? (req, res) => {
-          if (!front(req, res)) app(req, res);
-        }
-      : app,
+    listener,
   );
 }
 
