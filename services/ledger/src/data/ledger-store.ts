@@ -2,6 +2,7 @@ import { processBatchOnce, type Knex } from '@payments/service-kit';
 import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
 import type { StatementPeriod } from '../domain/statement.js';
 import type { Account, Transaction } from '../domain/transaction.js';
+import { acceptRequest, type AcceptanceOutcome, type AcceptanceRequest } from './acceptance.js';
 import { runAudit, type AuditReport } from './audit.js';
 import { compactHistoryCounts } from './history-counts.js';
 import * as queries from './ledger-queries.js';
@@ -13,6 +14,7 @@ export type { Finish, LedgerUnit } from './ledger-unit.js';
 export type { HistoryScope, ReconciliationCase } from './ledger-queries.js';
 export type { UserRemoval } from './ledger-unit.js';
 export type { AuditReport } from './audit.js';
+export type { AcceptanceOutcome, AcceptanceRequest } from './acceptance.js';
 export type { StatementPageRequest, StatementSlice } from './statements.js';
 
 const DEADLOCK = '40P01';
@@ -46,6 +48,11 @@ export interface LedgerStore {
   audit(): Promise<AuditReport>;
   /** Folds up to `limit` pending history count deltas into the counters; resolves with how many it folded. */
   compactHistoryCounts(limit: number): Promise<number>;
+  /**
+   * Accepts a money request in one statement: idempotency key, locks, hold, transaction, requested event. Refused
+   * or replayed requests write nothing. A deadlock victim is retried.
+   */
+  acceptRequest(request: AcceptanceRequest): Promise<AcceptanceOutcome>;
   /** Runs `work` in one database transaction; throwing rolls it back. A deadlock victim is retried. */
   inTransaction<T>(work: (unit: LedgerUnit) => Promise<T>): Promise<T>;
   /**
@@ -89,6 +96,7 @@ export function createLedgerStore(knex: Knex): LedgerStore {
     deleteIdempotencyKeysBefore: (cutoff) => queries.deleteIdempotencyKeysBefore(knex, cutoff),
     audit: () => runAudit(knex),
     compactHistoryCounts: (limit) => compactHistoryCounts(knex, limit),
+    acceptRequest: (request) => retryingConflicts(() => acceptRequest(knex, request)),
     inTransaction: (work) =>
       retryingConflicts(() => knex.transaction((trx) => work(createLedgerUnit(trx, systemAccounts)))),
     processEventsOnce: (eventIds, work) =>

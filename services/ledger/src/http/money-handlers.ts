@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import { formatMinor, MoneyBody, TransferBody, type MinorUnits } from '@payments/contracts';
-import { apiVersionOf, AppError, bodyValidator, notFound } from '@payments/service-kit';
+import { accessDenied, apiVersionOf, AppError, bodyValidator, notFound } from '@payments/service-kit';
 import { feeFor } from '../domain/fees.js';
 import { readIdempotencyKey, requestFingerprint } from '../domain/idempotency.js';
 import {
@@ -17,7 +17,6 @@ import {
   correlationIdOf,
   currencyUnitOf,
   exponentsFor,
-  ownAccount,
   pathId,
   viewerOf,
   type Viewer,
@@ -28,10 +27,13 @@ import { renderTransaction } from './presenters.js';
 const readMoney = bodyValidator(MoneyBody);
 const readTransfer = bodyValidator(TransferBody);
 
+/** What never changes about an account: its owner and currency (it can only disappear). */
+type AccountFacts = Pick<Account, 'id' | 'userId' | 'currency'>;
+
 interface Prepared<B> {
   body: B;
   viewer: Viewer;
-  account: Account;
+  account: AccountFacts;
   currency: CurrencyUnit;
   amount: MinorUnits;
   fee: MinorUnits;
@@ -40,6 +42,9 @@ interface Prepared<B> {
 
 const noConversion = { exchangeRate: null, convertedAmount: null, convertedCurrency: null };
 
+/** Accounts whose owner and currency this process remembers; beyond this many it starts over. */
+const KNOWN_ACCOUNTS_MAX = 100_000;
+
 export function createMoneyHandlers({
   store,
   currencies,
@@ -47,6 +52,22 @@ export function createMoneyHandlers({
   fees,
   maxAmount,
 }: LedgerHttpDeps): Record<'deposit' | 'withdraw' | 'transfer', RequestHandler> {
+  /**
+   * An account's owner and currency, remembered: they never change, so a request needs no read of its own. The
+   * acceptance statement checks again that the account (still) exists, is the viewer's and holds that currency.
+   */
+  const known = new Map<string, AccountFacts>();
+  const accountFacts = async (accountId: string): Promise<AccountFacts | null> => {
+    const remembered = known.get(accountId);
+    if (remembered) return remembered;
+    const account = await store.findUserAccount(accountId);
+    if (!account) return null;
+    if (known.size >= KNOWN_ACCOUNTS_MAX) known.clear();
+    const facts = { id: account.id, userId: account.userId, currency: account.currency };
+    known.set(accountId, facts);
+    return facts;
+  };
+
   /** Checks a money request against its account and works out amount and fee, before anything is written. */
   const prepare = async <B extends { amount: unknown; currency: string }>(
     req: Request,
@@ -57,7 +78,9 @@ export function createMoneyHandlers({
     const body = readBody(req);
     const viewer = viewerOf(req);
     const idempotencyKey = readIdempotencyKey(req.get('idempotency-key'));
-    const account = await ownAccount(store, accountId, viewer);
+    const account = await accountFacts(accountId);
+    if (!account) throw notFound('Account');
+    if (account.userId !== viewer.userId) throw accessDenied('This account belongs to another user');
     const requested = body.currency.trim().toUpperCase();
     if (requested !== account.currency) {
       throw new AppError(
@@ -90,53 +113,56 @@ export function createMoneyHandlers({
     };
   };
 
-  /** One database transaction: idempotency key, transaction, its requested event, hold. 202, or a replay. */
-  const accept = async (req: Request, res: Response, draft: NewTransaction, prepared: Prepared<unknown>) => {
-    const { idempotencyKey: key, viewer } = prepared;
-    const fingerprint = requestFingerprint(draft.type, draft.accountId, req.body);
+  /**
+   * One statement, one database transaction (store.acceptRequest): idempotency key, destination share lock,
+   * hold (or share lock), transaction, its requested event, the key's answer. 202, or a replay.
+   */
+  const accept = async (
+    req: Request,
+    res: Response,
+    draft: NewTransaction,
+    prepared: Prepared<unknown>,
+    counterpartyCurrency: string | null = null,
+  ) => {
+    const { idempotencyKey: key } = prepared;
     const correlationId = correlationIdOf(req);
-    const outcome = await store.inTransaction(async (unit) => {
-      if (key) {
-        const claim = await unit.claimIdempotencyKey({
-          userId: viewer.userId,
-          key,
-          fingerprint,
-          transactionId: draft.id,
-        });
-        if (claim.kind === 'existing') {
-          if (claim.fingerprint !== fingerprint) {
-            throw new AppError('CONFLICT', 'This Idempotency-Key was already used for a different request');
-          }
-          return { transaction: claim.transaction, replayed: true };
-        }
-      }
-      const hold = holdOf(draft);
-      // A deposit holds nothing, so only a share lock keeps its account from being deleted until commit.
-      if (hold === 0n && !(await unit.shareAccount(draft.accountId))) throw notFound('Account');
-      if (draft.counterpartyAccountId && !(await unit.shareAccount(draft.counterpartyAccountId))) {
+    const outcome = await store.acceptRequest({
+      draft,
+      hold: holdOf(draft),
+      counterpartyCurrency,
+      event: requestedEvent(draft, correlationId),
+      idempotency: key
+        ? { key, fingerprint: requestFingerprint(draft.type, draft.accountId, req.body) }
+        : null,
+    });
+    switch (outcome.kind) {
+      case 'account_not_found':
+        throw notFound('Account');
+      case 'forbidden':
+        throw accessDenied('This account belongs to another user');
+      case 'destination_not_found':
         throw notFound('Destination account');
-      }
-      const transaction = await unit.insertTransaction(draft);
-      await unit.enqueue([requestedEvent(transaction, correlationId)]);
-      if (key) await unit.recordIdempotentResponse(viewer.userId, key, transaction);
-      // The hold comes last so the account row stays locked only until commit; refusing rolls it all back.
-      if (hold > 0n && !(await unit.holdFunds(draft.accountId, hold))) {
-        if (!(await unit.shareAccount(draft.accountId))) throw notFound('Account');
+      case 'insufficient_funds':
         throw new AppError(
           'INSUFFICIENT_FUNDS',
-          `The available balance does not cover ${formatMinor(hold, prepared.currency.exponent)} ${draft.currency}`,
+          `The available balance does not cover ${formatMinor(holdOf(draft), prepared.currency.exponent)} ${draft.currency}`,
         );
-      }
-      return { transaction, replayed: false };
-    });
-    if (!outcome.replayed) outbox.wake();
+      case 'replay':
+        if (outcome.fingerprint !== requestFingerprint(draft.type, draft.accountId, req.body)) {
+          throw new AppError('CONFLICT', 'This Idempotency-Key was already used for a different request');
+        }
+        break;
+      case 'accepted':
+        outbox.wake();
+        break;
+    }
     const { transaction } = outcome;
     const exponents = await exponentsFor(
       currencies,
       [transaction.currency, transaction.convertedCurrency].filter((code): code is string => code !== null),
     );
     res.status(202).location(`/transaction/${transaction.id}`);
-    if (outcome.replayed) res.set('Idempotent-Replayed', 'true');
+    if (outcome.kind === 'replay') res.set('Idempotent-Replayed', 'true');
     res.json(renderTransaction(transaction, exponents, apiVersionOf(req)));
   };
 
@@ -163,7 +189,7 @@ export function createMoneyHandlers({
         { field: 'to_account_id', message: 'must differ from the source account' },
       ]);
     }
-    const destination = await store.findUserAccount(destinationId);
+    const destination = await accountFacts(destinationId);
     if (!destination) throw notFound('Destination account');
     const crossCurrency = destination.currency !== prepared.account.currency;
     const draft: NewTransaction = {
@@ -172,7 +198,7 @@ export function createMoneyHandlers({
       counterpartyUserId: destination.userId,
       ...(crossCurrency ? await conversionOf(prepared, destination.currency) : noConversion),
     };
-    await accept(req, res, draft, prepared);
+    await accept(req, res, draft, prepared, destination.currency);
   };
 
   /** Cross-currency transfers convert at the currency service's (cached) rate, fixed at acceptance. */
