@@ -24,6 +24,7 @@ import { migrations } from './data/migrations.js';
 import { feeRule, type FeeSchedule } from './domain/fees.js';
 import { startLedgerConsumer } from './events/ledger-consumer.js';
 import { startMaintenance } from './events/maintenance.js';
+import { createTransferSettler } from './events/transfer-settler.js';
 import { mountLedgerRoutes } from './http/ledger-routes.js';
 
 export function feeScheduleOf(config: LedgerConfig): FeeSchedule {
@@ -70,6 +71,8 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
 
     const outbox = startOutboxRelay({ knex, bus, logger });
     shutdown.add('outbox relay', () => outbox.stop());
+    const transfers = createTransferSettler({ store, outbox, logger });
+    shutdown.add('transfer settlements', () => transfers.stop());
     const consumer = await startLedgerConsumer({
       bus,
       store,
@@ -91,6 +94,7 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
       holdExpiryMs: config.HOLD_EXPIRY_SECONDS * 1000,
       idempotencyTtlMs: config.IDEMPOTENCY_TTL_HOURS * 3_600_000,
       intervalMs: config.HOLD_SWEEP_INTERVAL_MS,
+      transfers,
     });
     shutdown.add('maintenance', () => maintenance.stop());
 
@@ -117,6 +121,7 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
           store,
           currencies,
           outbox,
+          transfers,
           fees,
           maxAmount: config.MAX_AMOUNT,
           maxAccountsPerUser: config.MAX_ACCOUNTS_PER_USER,

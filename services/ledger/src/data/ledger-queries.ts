@@ -157,6 +157,23 @@ export async function expiredHolds(knex: Knex, cutoff: Date, limit: number): Pro
   return rows.map((row) => row.id);
 }
 
+export async function pendingTransfers(
+  knex: Knex,
+  acceptedBefore: Date,
+  notBefore: Date,
+  limit: number,
+): Promise<string[]> {
+  const rows: { id: string }[] = await knex('transactions')
+    .where('status', 'pending')
+    .where('type', 'transfer')
+    .where('created_at', '<', acceptedBefore)
+    .where('created_at', '>=', notBefore)
+    .orderBy('created_at')
+    .limit(limit)
+    .select('id');
+  return rows.map((row) => row.id);
+}
+
 export async function deleteIdempotencyKeysBefore(knex: Knex, cutoff: Date): Promise<number> {
   return knex('idempotency_keys').where('created_at', '<', cutoff).delete();
 }

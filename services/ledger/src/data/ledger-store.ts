@@ -44,6 +44,8 @@ export interface LedgerStore {
   listOverdrawnAccounts(page: PageRequest): Promise<Page<Account>>;
   countOverdrawnAccounts(): Promise<number>;
   expiredHolds(cutoff: Date, limit: number): Promise<string[]>;
+  /** Pending transfers accepted in [notBefore, acceptedBefore), oldest first. */
+  pendingTransfers(acceptedBefore: Date, notBefore: Date, limit: number): Promise<string[]>;
   deleteIdempotencyKeysBefore(cutoff: Date): Promise<number>;
   audit(): Promise<AuditReport>;
   /** Folds up to `limit` pending history count deltas into the counters; resolves with how many it folded. */
@@ -93,6 +95,8 @@ export function createLedgerStore(knex: Knex): LedgerStore {
     listOverdrawnAccounts: (page) => queries.listOverdrawnAccounts(knex, page),
     countOverdrawnAccounts: () => queries.countOverdrawnAccounts(knex),
     expiredHolds: (cutoff, limit) => queries.expiredHolds(knex, cutoff, limit),
+    pendingTransfers: (acceptedBefore, notBefore, limit) =>
+      queries.pendingTransfers(knex, acceptedBefore, notBefore, limit),
     deleteIdempotencyKeysBefore: (cutoff) => queries.deleteIdempotencyKeysBefore(knex, cutoff),
     audit: () => runAudit(knex),
     compactHistoryCounts: (limit) => compactHistoryCounts(knex, limit),

@@ -13,14 +13,7 @@ import {
 } from '../domain/money.js';
 import { holdOf, type Account, type NewTransaction, type RequestedType } from '../domain/transaction.js';
 import { requestedEvent } from '../events/ledger-events.js';
-import {
-  correlationIdOf,
-  currencyUnitOf,
-  exponentsFor,
-  pathId,
-  viewerOf,
-  type Viewer,
-} from './access.js';
+import { correlationIdOf, currencyUnitOf, exponentsFor, pathId, viewerOf, type Viewer } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { renderTransaction } from './presenters.js';
 
@@ -49,6 +42,7 @@ export function createMoneyHandlers({
   store,
   currencies,
   outbox,
+  transfers,
   fees,
   maxAmount,
 }: LedgerHttpDeps): Record<'deposit' | 'withdraw' | 'transfer', RequestHandler> {
@@ -130,7 +124,9 @@ export function createMoneyHandlers({
       draft,
       hold: holdOf(draft),
       counterpartyCurrency,
-      event: requestedEvent(draft, correlationId),
+      // A transfer's settlement is this process's own work (transfers.submit below, or the recovery sweep):
+      // nothing to announce. Deposits and withdrawals are requested from the provider through the outbox.
+      event: draft.type === 'transfer' ? null : requestedEvent(draft, correlationId),
       idempotency: key
         ? { key, fingerprint: requestFingerprint(draft.type, draft.accountId, req.body) }
         : null,
@@ -153,7 +149,8 @@ export function createMoneyHandlers({
         }
         break;
       case 'accepted':
-        outbox.wake();
+        if (draft.type === 'transfer') transfers.submit(draft.id, correlationId);
+        else outbox.wake();
         break;
     }
     const { transaction } = outcome;
