@@ -2,7 +2,7 @@ import { processBatchOnce, type Knex } from '@payments/service-kit';
 import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
 import type { StatementPeriod } from '../domain/statement.js';
 import type { Account, Transaction } from '../domain/transaction.js';
-import { acceptRequest, type AcceptanceOutcome, type AcceptanceRequest } from './acceptance.js';
+import { createAcceptor, type AcceptanceOutcome, type AcceptanceRequest } from './acceptance.js';
 import { runAudit, type AuditReport } from './audit.js';
 import { compactHistoryCounts } from './history-counts.js';
 import * as queries from './ledger-queries.js';
@@ -51,8 +51,9 @@ export interface LedgerStore {
   /** Folds up to `limit` pending history count deltas into the counters; resolves with how many it folded. */
   compactHistoryCounts(limit: number): Promise<number>;
   /**
-   * Accepts a money request in one statement: idempotency key, locks, hold, transaction, requested event. Refused
-   * or replayed requests write nothing. A deadlock victim is retried.
+   * Accepts a money request: idempotency key, locks, hold, transaction, requested event, in one statement with
+   * the requests that arrive meanwhile (group commit). Refused or replayed requests write nothing. A deadlock
+   * victim is retried.
    */
   acceptRequest(request: AcceptanceRequest): Promise<AcceptanceOutcome>;
   /** Runs `work` in one database transaction; throwing rolls it back. A deadlock victim is retried. */
@@ -100,7 +101,7 @@ export function createLedgerStore(knex: Knex): LedgerStore {
     deleteIdempotencyKeysBefore: (cutoff) => queries.deleteIdempotencyKeysBefore(knex, cutoff),
     audit: () => runAudit(knex),
     compactHistoryCounts: (limit) => compactHistoryCounts(knex, limit),
-    acceptRequest: (request) => retryingConflicts(() => acceptRequest(knex, request)),
+    acceptRequest: createAcceptor(knex, retryingConflicts),
     inTransaction: (work) =>
       retryingConflicts(() => knex.transaction((trx) => work(createLedgerUnit(trx, systemAccounts)))),
     processEventsOnce: (eventIds, work) =>
