@@ -180,8 +180,12 @@ export async function deleteIdempotencyKeysBefore(knex: Knex, cutoff: Date): Pro
 
 /** User accounts a reversal took below zero, furthest below first. */
 export async function listOverdrawnAccounts(knex: Knex, page: PageRequest): Promise<Page<Account>> {
-  // Exactly the predicate of the partial index accounts_overdrawn.
-  const overdrawn = () => knex('accounts').where('kind', 'user').where('available_balance', '<', 0);
+  // Below zero implies a shortfall (the accounts_user_balances check): the partial index accounts_overdrawn.
+  const overdrawn = () =>
+    knex('accounts')
+      .where('kind', 'user')
+      .where('reversal_shortfall', '>', 0)
+      .where('available_balance', '<', 0);
   const [rows, [count]] = await Promise.all([
     overdrawn()
       .select<AccountRow[]>(ACCOUNT_COLUMNS)
@@ -196,6 +200,7 @@ export async function listOverdrawnAccounts(knex: Knex, page: PageRequest): Prom
 export async function countOverdrawnAccounts(knex: Knex): Promise<number> {
   const [count] = await knex('accounts')
     .where('kind', 'user')
+    .where('reversal_shortfall', '>', 0)
     .where('available_balance', '<', 0)
     .count<{ count: string }[]>('*');
   return Number(count?.count ?? 0);
