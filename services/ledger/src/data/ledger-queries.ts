@@ -1,6 +1,6 @@
 import type { Knex } from '@payments/service-kit';
 import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
-import type { Account, Transaction } from '../domain/transaction.js';
+import type { Account, AccountFacts, Transaction } from '../domain/transaction.js';
 import { countHistory, type HistoryOwner } from './history-counts.js';
 import {
   ACCOUNT_COLUMNS,
@@ -24,6 +24,15 @@ export async function findUserAccount(knex: Knex, accountId: string): Promise<Ac
     .where({ id: accountId, kind: 'user' })
     .first(ACCOUNT_COLUMNS);
   return row ? toAccount(row) : null;
+}
+
+/** The owner and currency of the user accounts among `accountIds` that exist. */
+export async function findAccountFacts(knex: Knex, accountIds: string[]): Promise<AccountFacts[]> {
+  const { rows }: { rows: { id: string; user_id: string; currency: string }[] } = await knex.raw(
+    `SELECT id, user_id, currency FROM accounts WHERE id = ANY(?::uuid[]) AND kind = 'user'`,
+    [accountIds],
+  );
+  return rows.map((row) => ({ id: row.id, userId: row.user_id, currency: row.currency }));
 }
 
 export async function listUserAccounts(

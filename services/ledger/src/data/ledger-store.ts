@@ -1,7 +1,7 @@
 import { processBatchOnce, type Knex } from '@payments/service-kit';
 import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
 import type { StatementPeriod } from '../domain/statement.js';
-import type { Account, Transaction } from '../domain/transaction.js';
+import type { Account, AccountFacts, Transaction } from '../domain/transaction.js';
 import { createAcceptor, type AcceptanceOutcome, type AcceptanceRequest } from './acceptance.js';
 import { runAudit, type AuditReport } from './audit.js';
 import { compactHistoryCounts } from './history-counts.js';
@@ -23,6 +23,8 @@ const ATTEMPTS = 5;
 
 export interface LedgerStore {
   findUserAccount(accountId: string): Promise<Account | null>;
+  /** The owner and currency of those of the user accounts that exist, in one query. */
+  findAccountFacts(accountIds: string[]): Promise<AccountFacts[]>;
   listUserAccounts(userId: string, page: PageRequest): Promise<Page<Account>>;
   findTransaction(transactionId: string): Promise<Transaction | null>;
   listTransactions(
@@ -86,6 +88,7 @@ export function createLedgerStore(knex: Knex): LedgerStore {
 
   return {
     findUserAccount: (accountId) => queries.findUserAccount(knex, accountId),
+    findAccountFacts: (accountIds) => queries.findAccountFacts(knex, accountIds),
     listUserAccounts: (userId, page) => queries.listUserAccounts(knex, userId, page),
     findTransaction: (transactionId) => queries.findTransaction(knex, transactionId),
     listTransactions: (scope, filter, page) => queries.listTransactions(knex, scope, filter, page),

@@ -3,6 +3,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { formatMinor, MoneyBody, TransferBody, type MinorUnits } from '@payments/contracts';
 import { accessDenied, apiVersionOf, AppError, bodyValidator, notFound } from '@payments/service-kit';
 import { feeFor } from '../domain/fees.js';
+import { isUuid } from '../domain/identifiers.js';
 import { readIdempotencyKey, requestFingerprint } from '../domain/idempotency.js';
 import {
   convertAmount,
@@ -11,7 +12,7 @@ import {
   readAmount,
   type CurrencyUnit,
 } from '../domain/money.js';
-import { holdOf, type Account, type NewTransaction, type RequestedType } from '../domain/transaction.js';
+import { holdOf, type AccountFacts, type NewTransaction, type RequestedType } from '../domain/transaction.js';
 import { requestedEvent } from '../events/ledger-events.js';
 import { correlationIdOf, currencyUnitOf, exponentsFor, pathId, viewerOf, type Viewer } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
@@ -19,9 +20,6 @@ import { renderTransaction } from './presenters.js';
 
 const readMoney = bodyValidator(MoneyBody);
 const readTransfer = bodyValidator(TransferBody);
-
-/** What never changes about an account: its owner and currency (it can only disappear). */
-type AccountFacts = Pick<Account, 'id' | 'userId' | 'currency'>;
 
 interface Prepared<B> {
   body: B;
@@ -49,17 +47,42 @@ export function createMoneyHandlers({
   /**
    * An account's owner and currency, remembered: they never change, so a request needs no read of its own. The
    * acceptance statement checks again that the account (still) exists, is the viewer's and holds that currency.
+   * Look-ups asked for in the same turn of the event loop share one query.
    */
   const known = new Map<string, AccountFacts>();
-  const accountFacts = async (accountId: string): Promise<AccountFacts | null> => {
+  const loading = new Map<string, Promise<AccountFacts | null>>();
+  let gathering: { ids: Set<string>; found: Promise<Map<string, AccountFacts>> } | null = null;
+  const lookUp = (accountId: string) => {
+    if (!gathering) {
+      const ids = new Set<string>();
+      const found = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+        gathering = null;
+        const facts = await store.findAccountFacts([...ids]);
+        return new Map(facts.map((fact) => [fact.id, fact]));
+      });
+      gathering = { ids, found };
+    }
+    gathering.ids.add(accountId);
+    return gathering.found;
+  };
+  const accountFacts = (accountId: string): Promise<AccountFacts | null> => {
     const remembered = known.get(accountId);
-    if (remembered) return remembered;
-    const account = await store.findUserAccount(accountId);
-    if (!account) return null;
-    if (known.size >= KNOWN_ACCOUNTS_MAX) known.clear();
-    const facts = { id: account.id, userId: account.userId, currency: account.currency };
-    known.set(accountId, facts);
-    return facts;
+    if (remembered) return Promise.resolve(remembered);
+    let pending = loading.get(accountId);
+    if (!pending) {
+      pending = lookUp(accountId)
+        .then((found) => {
+          const facts = found.get(accountId) ?? null;
+          if (facts) {
+            if (known.size >= KNOWN_ACCOUNTS_MAX) known.clear();
+            known.set(accountId, facts);
+          }
+          return facts;
+        })
+        .finally(() => loading.delete(accountId));
+      loading.set(accountId, pending);
+    }
+    return pending;
   };
 
   /** Checks a money request against its account and works out amount and fee, before anything is written. */
@@ -179,6 +202,9 @@ export function createMoneyHandlers({
   };
 
   const transfer: RequestHandler = async (req, res) => {
+    // The destination's look-up joins the source's (one query), if either is not remembered yet.
+    const to = (req.body as { to_account_id?: unknown } | undefined)?.to_account_id;
+    if (typeof to === 'string' && isUuid(to)) void accountFacts(to.toLowerCase()).catch(() => undefined);
     const prepared = await prepare(req, 'transfer', readTransfer);
     const destinationId = prepared.body.to_account_id.toLowerCase();
     if (destinationId === prepared.account.id) {
