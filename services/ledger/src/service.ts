@@ -71,7 +71,13 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
 
     const outbox = startOutboxRelay({ knex, bus, logger });
     shutdown.add('outbox relay', () => outbox.stop());
-    const transfers = createTransferSettler({ store, outbox, logger });
+    const transfers = createTransferSettler({
+      store,
+      outbox,
+      logger,
+      holdExpiryMs: config.HOLD_EXPIRY_SECONDS * 1000,
+      recoveryIntervalMs: Math.min(config.HOLD_SWEEP_INTERVAL_MS, 5_000),
+    });
     shutdown.add('transfer settlements', () => transfers.stop());
     const consumer = await startLedgerConsumer({
       bus,
@@ -94,7 +100,6 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
       holdExpiryMs: config.HOLD_EXPIRY_SECONDS * 1000,
       idempotencyTtlMs: config.IDEMPOTENCY_TTL_HOURS * 3_600_000,
       intervalMs: config.HOLD_SWEEP_INTERVAL_MS,
-      transfers,
     });
     shutdown.add('maintenance', () => maintenance.stop());
 

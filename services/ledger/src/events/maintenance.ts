@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { Logger, OutboxRelay } from '@payments/service-kit';
 import type { LedgerStore } from '../data/ledger-store.js';
 import { expireHold } from './settlement-flows.js';
-import type { TransferSettler } from './transfer-settler.js';
 
 export interface MaintenanceOptions {
   store: LedgerStore;
@@ -11,8 +10,6 @@ export interface MaintenanceOptions {
   holdExpiryMs: number;
   idempotencyTtlMs: number;
   intervalMs: number;
-  /** Settles transfers a crash (or a failed settlement) left pending; see TRANSFER_RECOVERY_AGE_MS. */
-  transfers?: Pick<TransferSettler, 'recover'>;
   now?: () => number;
 }
 
@@ -29,11 +26,6 @@ export interface Maintenance {
 }
 
 const BATCH = 100;
-/**
- * A transfer still pending this long after its acceptance was not settled by the process that accepted it (it
- * crashed, or its settlement failed): a maintenance pass settles it, unless its hold expired first.
- */
-const TRANSFER_RECOVERY_AGE_MS = 10_000;
 const COMPACTION_BATCH = 10_000;
 const COMPACTION_INTERVAL_MS = 1_000;
 /** While compactions find nothing to fold, the wait between them doubles up to this. */
@@ -133,11 +125,6 @@ export function startMaintenance(options: MaintenanceOptions): Maintenance {
     if (expiries.canceled > 0) {
       logger.info({ canceled: expiries.canceled }, 'canceled expired holds');
       outbox.wake();
-    }
-    if (options.transfers && !stopped) {
-      // Those older than the hold expiry were just canceled (or are being): only younger ones are settled.
-      const expiryCutoff = new Date(now() - options.holdExpiryMs);
-      await options.transfers.recover(new Date(now() - TRANSFER_RECOVERY_AGE_MS), expiryCutoff);
     }
     await store.deleteIdempotencyKeysBefore(new Date(now() - options.idempotencyTtlMs));
     return expiries;

@@ -5,6 +5,11 @@ import { settle, settleTransfer } from './settlement-flows.js';
 
 /** How many transfers one database transaction settles at most. */
 const BATCH_SIZE = 100;
+/**
+ * A transfer still pending this long after its acceptance was not settled by the process that accepted it (it
+ * crashed, or its settlement failed): the recovery sweep settles it, unless its hold expired first.
+ */
+const RECOVERY_AGE_MS = 10_000;
 
 export interface TransferSettler {
   /**
@@ -12,10 +17,23 @@ export interface TransferSettler {
    * pending (a failed batch, a crash) is settled by the recovery sweep (maintenance) instead.
    */
   submit(transactionId: string, correlationId: string): void;
-  /** Settles pending transfers accepted between `notBefore` and `acceptedBefore`; resolves with how many it found. */
-  recover(acceptedBefore: Date, notBefore: Date): Promise<number>;
-  /** Waits for the settlements under way. */
+  /**
+   * One recovery sweep now: settles the transfers pending for longer than RECOVERY_AGE_MS whose hold has not
+   * expired (those the hold expiry cancels). Resolves with how many it found.
+   */
+  recover(): Promise<number>;
+  /** Stops the sweeps and waits for the settlements under way. */
   stop(): Promise<void>;
+}
+
+export interface TransferSettlerOptions {
+  store: LedgerStore;
+  outbox: Pick<OutboxRelay, 'wake'>;
+  logger: Logger;
+  holdExpiryMs: number;
+  /** How often the recovery sweep looks for transfers left pending. */
+  recoveryIntervalMs: number;
+  now?: () => number;
 }
 
 interface Submitted {
@@ -33,11 +51,10 @@ export function createTransferSettler({
   store,
   outbox,
   logger,
-}: {
-  store: LedgerStore;
-  outbox: Pick<OutboxRelay, 'wake'>;
-  logger: Logger;
-}): TransferSettler {
+  holdExpiryMs,
+  recoveryIntervalMs,
+  now = Date.now,
+}: TransferSettlerOptions): TransferSettler {
   const inFlight = new Set<Promise<unknown>>();
   const batcher = createBatcher<Submitted, number>(
     async (batch) => {
@@ -67,19 +84,37 @@ export function createTransferSettler({
     return settling;
   };
 
+  let sweeping: Promise<number> | null = null;
+  const recover = () => {
+    sweeping ??= (async () => {
+      const ids = await store.pendingTransfers(
+        new Date(now() - RECOVERY_AGE_MS),
+        new Date(now() - holdExpiryMs),
+        BATCH_SIZE * 10,
+      );
+      if (ids.length === 0) return 0;
+      logger.info({ transfers: ids.length }, 'settling transfers left pending');
+      const correlationId = `transfer-recovery:${randomUUID()}`;
+      await Promise.all(ids.map((transactionId) => submit({ transactionId, correlationId })));
+      return ids.length;
+    })().finally(() => {
+      sweeping = null;
+    });
+    return sweeping;
+  };
+  const timer = setInterval(() => {
+    recover().catch((error: unknown) => logger.warn({ err: error }, 'transfer recovery sweep failed'));
+  }, recoveryIntervalMs);
+  timer.unref();
+
   return {
     submit(transactionId, correlationId) {
       void submit({ transactionId, correlationId });
     },
-    async recover(acceptedBefore, notBefore) {
-      const ids = await store.pendingTransfers(acceptedBefore, notBefore, BATCH_SIZE * 10);
-      if (ids.length === 0) return 0;
-      const correlationId = `transfer-recovery:${randomUUID()}`;
-      await Promise.all(ids.map((transactionId) => submit({ transactionId, correlationId })));
-      logger.info({ transfers: ids.length }, 'settling transfers left pending');
-      return ids.length;
-    },
+    recover,
     async stop() {
+      clearInterval(timer);
+      await sweeping?.catch(() => undefined);
       await Promise.all(inFlight);
     },
   };
