@@ -12,6 +12,7 @@ import {
   type AccountRow,
   type TransactionRow,
 } from './records.js';
+import { USER_ACCOUNT } from './ledger-queries.js';
 import type { SystemAccounts } from './system-accounts.js';
 
 export interface IdempotencyClaim {
@@ -228,7 +229,7 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
 
   const findAccounts: LedgerUnit['findAccounts'] = async (accountIds) => {
     const { rows }: { rows: AccountRow[] } = await trx.raw(
-      `SELECT ${ACCOUNT_COLUMNS.join(', ')} FROM accounts WHERE id = ANY(?::uuid[]) AND kind = 'user'`,
+      `SELECT ${ACCOUNT_COLUMNS.join(', ')} FROM accounts WHERE id = ANY(?::uuid[]) AND ${USER_ACCOUNT}`,
       [accountIds],
     );
     return new Map(rows.map((row) => [row.id, toAccount(row)]));

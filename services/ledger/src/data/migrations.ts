@@ -401,9 +401,13 @@ const acceptRequestsFunction: Migration = {
               CONTINUE;
             END IF;
           END IF;
+          -- Account look-ups by id say "(...) IS TRUE" for the other conditions: without statistics (autovacuum
+          -- off) the planner otherwise picks accounts_user_created (user_id, created_at, id) WHERE kind = 'user',
+          -- and walks every account of the user instead of one primary-key entry.
           IF r.counterparty_account_id IS NOT NULL THEN
             PERFORM 1 FROM accounts a
-            WHERE a.id = r.counterparty_account_id AND a.kind = 'user' AND a.currency = r.counterparty_currency
+            WHERE a.id = r.counterparty_account_id
+              AND (a.kind = 'user' AND a.currency = r.counterparty_currency) IS TRUE
             FOR KEY SHARE;
             IF NOT FOUND THEN
               v_refusal := 'destination_not_found';
@@ -411,10 +415,10 @@ const acceptRequestsFunction: Migration = {
           END IF;
           IF v_refusal IS NULL AND r.hold > 0 THEN
             UPDATE accounts a SET available_balance = a.available_balance - r.hold, updated_at = now()
-            WHERE a.id = r.account_id AND a.kind = 'user' AND a.user_id = r.user_id
-              AND a.available_balance >= r.hold;
+            WHERE a.id = r.account_id
+              AND (a.kind = 'user' AND a.user_id = r.user_id AND a.available_balance >= r.hold) IS TRUE;
             IF NOT FOUND THEN
-              SELECT a.user_id INTO v_owner FROM accounts a WHERE a.id = r.account_id AND a.kind = 'user';
+              SELECT a.user_id INTO v_owner FROM accounts a WHERE a.id = r.account_id AND (a.kind = 'user') IS TRUE;
               v_refusal := CASE
                 WHEN NOT FOUND THEN 'account_not_found'
                 WHEN v_owner <> r.user_id THEN 'forbidden'
@@ -424,7 +428,7 @@ const acceptRequestsFunction: Migration = {
           ELSIF v_refusal IS NULL THEN
             -- A deposit holds nothing: only a share lock keeps its account from being deleted until commit.
             PERFORM 1 FROM accounts a
-            WHERE a.id = r.account_id AND a.kind = 'user' AND a.user_id = r.user_id
+            WHERE a.id = r.account_id AND (a.kind = 'user' AND a.user_id = r.user_id) IS TRUE
             FOR KEY SHARE;
             IF NOT FOUND THEN
               v_refusal := 'account_not_found';
