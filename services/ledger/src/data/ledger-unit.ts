@@ -298,7 +298,8 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
 
     async shareAccount(accountId) {
       const row: AccountRow | undefined = await trx('accounts')
-        .where({ id: accountId, kind: 'user' })
+        .where({ id: accountId })
+        .whereRaw(USER_ACCOUNT)
         .first(ACCOUNT_COLUMNS)
         .forKeyShare();
       return row ? toAccount(row) : null;
@@ -306,7 +307,8 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
 
     async lockAccount(accountId) {
       const row: AccountRow | undefined = await trx('accounts')
-        .where({ id: accountId, kind: 'user' })
+        .where({ id: accountId })
+        .whereRaw(USER_ACCOUNT)
         .first(ACCOUNT_COLUMNS)
         .forNoKeyUpdate();
       return row ? toAccount(row) : null;
@@ -322,7 +324,8 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
 
     async holdFunds(accountId, amount) {
       const updated = await trx('accounts')
-        .where({ id: accountId, kind: 'user' })
+        .where({ id: accountId })
+        .whereRaw(USER_ACCOUNT)
         .where('available_balance', '>=', amount.toString())
         .update({
           available_balance: trx.raw('available_balance - ?', [amount.toString()]),
