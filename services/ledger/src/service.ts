@@ -24,6 +24,7 @@ import { migrations } from './data/migrations.js';
 import { feeRule, type FeeSchedule } from './domain/fees.js';
 import { startLedgerConsumer } from './events/ledger-consumer.js';
 import { startMaintenance } from './events/maintenance.js';
+import { createTransferSettler } from './events/transfer-settler.js';
 import { mountLedgerRoutes } from './http/ledger-routes.js';
 
 export function feeScheduleOf(config: LedgerConfig): FeeSchedule {
@@ -70,6 +71,14 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
 
     const outbox = startOutboxRelay({ knex, bus, logger });
     shutdown.add('outbox relay', () => outbox.stop());
+    const transfers = createTransferSettler({
+      store,
+      outbox,
+      logger,
+      holdExpiryMs: config.HOLD_EXPIRY_SECONDS * 1000,
+      recoveryIntervalMs: Math.min(config.HOLD_SWEEP_INTERVAL_MS, 5_000),
+    });
+    shutdown.add('transfer settlements', () => transfers.stop());
     const consumer = await startLedgerConsumer({
       bus,
       store,
@@ -117,6 +126,7 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
           store,
           currencies,
           outbox,
+          transfers,
           fees,
           maxAmount: config.MAX_AMOUNT,
           maxAccountsPerUser: config.MAX_ACCOUNTS_PER_USER,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { AnyEvent, EventEnvelope, EventType } from '@payments/contracts';
 import { DEVELOPMENT_SERVICE_TOKEN, serviceAuthorization, type Consumer } from '@payments/service-kit';
@@ -174,16 +175,36 @@ describe('ledger pending-hold expiry', () => {
     expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 0, available_balance: 0 });
   });
 
-  it('still cancels an expired transfer: the ledger settles transfers itself', async () => {
+  /**
+   * A transfer accepted and held, as the acceptance writes it, that its ledger never settled (it crashed before
+   * its settlement committed): the ledger settles transfers itself, in the process that accepted them.
+   */
+  const unsettledTransfer = async (accountId: string, toAccountId: string, amount: number) => {
+    const id = randomUUID();
+    const destination = await ledger.db('accounts').where({ id: toAccountId }).first('user_id');
+    await ledger.db.transaction(async (trx) => {
+      await trx('transactions').insert({
+        id,
+        account_id: accountId,
+        user_id: alice.id,
+        type: 'transfer',
+        amount,
+        currency: 'USD',
+        counterparty_account_id: toAccountId,
+        counterparty_user_id: destination.user_id,
+      });
+      await trx('accounts').where({ id: accountId }).decrement('available_balance', amount);
+    });
+    return id;
+  };
+
+  it('still cancels an expired transfer its ledger never settled', async () => {
     const account = await ledger.openAccount(alice);
     const other = await ledger.openAccount(ledger.newUser());
     await ledger.fund(alice, account.id, 5);
-    refused.add('TransferRequested');
-    const response = await ledger.call('POST', `/account/${account.id}/transfer`, {
-      user: alice,
-      body: { amount: 5, currency: 'USD', to_account_id: other.id },
-    });
-    await ledger.waitForStatus(alice, response.body.id, 'canceled', 5000);
+    const id = await unsettledTransfer(account.id, other.id, 500);
+    expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 5, available_balance: 0 });
+    await ledger.waitForStatus(alice, id, 'canceled', 5000);
     expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 5, available_balance: 5 });
   });
 
@@ -191,11 +212,7 @@ describe('ledger pending-hold expiry', () => {
     const account = await ledger.openAccount(alice);
     const other = await ledger.openAccount(ledger.newUser());
     await ledger.fund(alice, account.id, 3);
-    refused.add('TransferRequested');
-    const response = await ledger.call('POST', `/account/${account.id}/transfer`, {
-      user: alice,
-      body: { amount: 3, currency: 'USD', to_account_id: other.id },
-    });
+    const response = { body: { id: await unsettledTransfer(account.id, other.id, 300) } };
     await ledger.waitForStatus(alice, response.body.id, 'canceled', 5000);
     const about = await eventually(
       async () =>

@@ -123,6 +123,28 @@ describe('ledger idempotency keys', () => {
     expect(retried.headers.get('idempotent-replayed')).to.equal(null);
   });
 
+  it('keeps the keys of concurrent requests accepted together and drops those of the ones refused among them', async () => {
+    const account = await ledger.openAccount(alice);
+    await ledger.fund(alice, account.id, 100);
+    const keys = Array.from({ length: 30 }, () => randomUUID());
+    const withdraw = (key: string) =>
+      post(`/account/${account.id}/withdraw`, { amount: 10, currency: 'USD' }, key);
+    const answers = await Promise.all(keys.map(withdraw));
+    const accepted = keys.filter((_, index) => answers[index]?.status === 202);
+    const refused = keys.filter((_, index) => answers[index]?.status === 422);
+    expect(accepted).to.have.length(10);
+    expect(refused).to.have.length(20);
+    expect((await ledger.balanceOf(alice, account.id)).available_balance).to.equal(0);
+    // The accepted ones replay; a refused one left no key behind, so its retry is a new request.
+    const replays = await Promise.all(accepted.map(withdraw));
+    expect(replays.map((r) => r.headers.get('idempotent-replayed'))).to.deep.equal(Array(10).fill('true'));
+    await ledger.fund(alice, account.id, 10);
+    const retried = await withdraw(refused[0] as string);
+    expect(retried.status).to.equal(202);
+    expect(retried.headers.get('idempotent-replayed')).to.equal(null);
+    expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 110, available_balance: 0 });
+  });
+
   it('renders a replay in the version the replay asks for', async () => {
     const account = await ledger.openAccount(alice);
     const key = randomUUID();

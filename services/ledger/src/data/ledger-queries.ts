@@ -1,6 +1,6 @@
 import type { Knex } from '@payments/service-kit';
 import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
-import type { Account, Transaction } from '../domain/transaction.js';
+import type { Account, AccountFacts, Transaction } from '../domain/transaction.js';
 import { countHistory, type HistoryOwner } from './history-counts.js';
 import {
   ACCOUNT_COLUMNS,
@@ -19,11 +19,28 @@ export interface ReconciliationCase {
   flaggedAt: Date;
 }
 
+/**
+ * "A user account", for look-ups by id. Written so that the planner cannot match it with the partial index
+ * accounts_user_created (user_id, created_at, id) WHERE kind = 'user': without statistics (autovacuum off) it
+ * otherwise prefers that index and walks every account of the user instead of one primary-key entry.
+ */
+export const USER_ACCOUNT = `(kind = 'user') IS TRUE`;
+
 export async function findUserAccount(knex: Knex, accountId: string): Promise<Account | null> {
   const row: AccountRow | undefined = await knex('accounts')
-    .where({ id: accountId, kind: 'user' })
+    .where({ id: accountId })
+    .whereRaw(USER_ACCOUNT)
     .first(ACCOUNT_COLUMNS);
   return row ? toAccount(row) : null;
+}
+
+/** The owner and currency of the user accounts among `accountIds` that exist. */
+export async function findAccountFacts(knex: Knex, accountIds: string[]): Promise<AccountFacts[]> {
+  const { rows }: { rows: { id: string; user_id: string; currency: string }[] } = await knex.raw(
+    `SELECT id, user_id, currency FROM accounts WHERE id = ANY(?::uuid[]) AND ${USER_ACCOUNT}`,
+    [accountIds],
+  );
+  return rows.map((row) => ({ id: row.id, userId: row.user_id, currency: row.currency }));
 }
 
 export async function listUserAccounts(
@@ -157,14 +174,35 @@ export async function expiredHolds(knex: Knex, cutoff: Date, limit: number): Pro
   return rows.map((row) => row.id);
 }
 
+export async function pendingTransfers(
+  knex: Knex,
+  acceptedBefore: Date,
+  notBefore: Date,
+  limit: number,
+): Promise<string[]> {
+  const rows: { id: string }[] = await knex('transactions')
+    .where('status', 'pending')
+    .where('type', 'transfer')
+    .where('created_at', '<', acceptedBefore)
+    .where('created_at', '>=', notBefore)
+    .orderBy('created_at')
+    .limit(limit)
+    .select('id');
+  return rows.map((row) => row.id);
+}
+
 export async function deleteIdempotencyKeysBefore(knex: Knex, cutoff: Date): Promise<number> {
   return knex('idempotency_keys').where('created_at', '<', cutoff).delete();
 }
 
 /** User accounts a reversal took below zero, furthest below first. */
 export async function listOverdrawnAccounts(knex: Knex, page: PageRequest): Promise<Page<Account>> {
-  // Exactly the predicate of the partial index accounts_overdrawn.
-  const overdrawn = () => knex('accounts').where('kind', 'user').where('available_balance', '<', 0);
+  // Below zero implies a shortfall (the accounts_user_balances check): the partial index accounts_overdrawn.
+  const overdrawn = () =>
+    knex('accounts')
+      .where('kind', 'user')
+      .where('reversal_shortfall', '>', 0)
+      .where('available_balance', '<', 0);
   const [rows, [count]] = await Promise.all([
     overdrawn()
       .select<AccountRow[]>(ACCOUNT_COLUMNS)
@@ -179,6 +217,7 @@ export async function listOverdrawnAccounts(knex: Knex, page: PageRequest): Prom
 export async function countOverdrawnAccounts(knex: Knex): Promise<number> {
   const [count] = await knex('accounts')
     .where('kind', 'user')
+    .where('reversal_shortfall', '>', 0)
     .where('available_balance', '<', 0)
     .count<{ count: string }[]>('*');
   return Number(count?.count ?? 0);

@@ -1,7 +1,8 @@
 import { processBatchOnce, type Knex } from '@payments/service-kit';
 import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
 import type { StatementPeriod } from '../domain/statement.js';
-import type { Account, Transaction } from '../domain/transaction.js';
+import type { Account, AccountFacts, Transaction } from '../domain/transaction.js';
+import { createAcceptor, type AcceptanceOutcome, type AcceptanceRequest } from './acceptance.js';
 import { runAudit, type AuditReport } from './audit.js';
 import { compactHistoryCounts } from './history-counts.js';
 import * as queries from './ledger-queries.js';
@@ -13,6 +14,7 @@ export type { Finish, LedgerUnit } from './ledger-unit.js';
 export type { HistoryScope, ReconciliationCase } from './ledger-queries.js';
 export type { UserRemoval } from './ledger-unit.js';
 export type { AuditReport } from './audit.js';
+export type { AcceptanceOutcome, AcceptanceRequest } from './acceptance.js';
 export type { StatementPageRequest, StatementSlice } from './statements.js';
 
 const DEADLOCK = '40P01';
@@ -21,6 +23,8 @@ const ATTEMPTS = 5;
 
 export interface LedgerStore {
   findUserAccount(accountId: string): Promise<Account | null>;
+  /** The owner and currency of those of the user accounts that exist, in one query. */
+  findAccountFacts(accountIds: string[]): Promise<AccountFacts[]>;
   listUserAccounts(userId: string, page: PageRequest): Promise<Page<Account>>;
   findTransaction(transactionId: string): Promise<Transaction | null>;
   listTransactions(
@@ -42,10 +46,18 @@ export interface LedgerStore {
   listOverdrawnAccounts(page: PageRequest): Promise<Page<Account>>;
   countOverdrawnAccounts(): Promise<number>;
   expiredHolds(cutoff: Date, limit: number): Promise<string[]>;
+  /** Pending transfers accepted in [notBefore, acceptedBefore), oldest first. */
+  pendingTransfers(acceptedBefore: Date, notBefore: Date, limit: number): Promise<string[]>;
   deleteIdempotencyKeysBefore(cutoff: Date): Promise<number>;
   audit(): Promise<AuditReport>;
   /** Folds up to `limit` pending history count deltas into the counters; resolves with how many it folded. */
   compactHistoryCounts(limit: number): Promise<number>;
+  /**
+   * Accepts a money request: idempotency key, locks, hold, transaction, requested event, in one statement with
+   * the requests that arrive meanwhile (group commit). Refused or replayed requests write nothing. A deadlock
+   * victim is retried.
+   */
+  acceptRequest(request: AcceptanceRequest): Promise<AcceptanceOutcome>;
   /** Runs `work` in one database transaction; throwing rolls it back. A deadlock victim is retried. */
   inTransaction<T>(work: (unit: LedgerUnit) => Promise<T>): Promise<T>;
   /**
@@ -76,6 +88,7 @@ export function createLedgerStore(knex: Knex): LedgerStore {
 
   return {
     findUserAccount: (accountId) => queries.findUserAccount(knex, accountId),
+    findAccountFacts: (accountIds) => queries.findAccountFacts(knex, accountIds),
     listUserAccounts: (userId, page) => queries.listUserAccounts(knex, userId, page),
     findTransaction: (transactionId) => queries.findTransaction(knex, transactionId),
     listTransactions: (scope, filter, page) => queries.listTransactions(knex, scope, filter, page),
@@ -86,9 +99,12 @@ export function createLedgerStore(knex: Knex): LedgerStore {
     listOverdrawnAccounts: (page) => queries.listOverdrawnAccounts(knex, page),
     countOverdrawnAccounts: () => queries.countOverdrawnAccounts(knex),
     expiredHolds: (cutoff, limit) => queries.expiredHolds(knex, cutoff, limit),
+    pendingTransfers: (acceptedBefore, notBefore, limit) =>
+      queries.pendingTransfers(knex, acceptedBefore, notBefore, limit),
     deleteIdempotencyKeysBefore: (cutoff) => queries.deleteIdempotencyKeysBefore(knex, cutoff),
     audit: () => runAudit(knex),
     compactHistoryCounts: (limit) => compactHistoryCounts(knex, limit),
+    acceptRequest: createAcceptor(knex, retryingConflicts),
     inTransaction: (work) =>
       retryingConflicts(() => knex.transaction((trx) => work(createLedgerUnit(trx, systemAccounts)))),
     processEventsOnce: (eventIds, work) =>

@@ -12,6 +12,7 @@ import {
   type AccountRow,
   type TransactionRow,
 } from './records.js';
+import { USER_ACCOUNT } from './ledger-queries.js';
 import type { SystemAccounts } from './system-accounts.js';
 
 export interface IdempotencyClaim {
@@ -137,7 +138,19 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
         if (settlement.mayOverdraw) total.overdraw = true;
       }
     }
-    if (entries.length > 0) await trx('entries').insert(entries);
+    // Arrays, not a VALUES row per entry: four parameters whatever the batch, so parsing stays cheap.
+    if (entries.length > 0) {
+      await trx.raw(
+        `INSERT INTO entries (transaction_id, account_id, amount, currency)
+         SELECT * FROM unnest(?::uuid[], ?::uuid[], ?::bigint[], ?::text[])`,
+        [
+          entries.map((entry) => entry.transaction_id),
+          entries.map((entry) => entry.account_id),
+          entries.map((entry) => entry.amount),
+          entries.map((entry) => entry.currency),
+        ],
+      );
+    }
     await moveBalances(changes);
   };
 
@@ -167,16 +180,16 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
              WHEN v.overdraw THEN greatest(0, -(a.available_balance + v.available))
              ELSE least(a.reversal_shortfall, greatest(0, -(a.available_balance + v.available)))
            END
-       FROM (VALUES ${ordered.map(() => '(?::uuid, ?::bigint, ?::bigint, ?::boolean, ?::boolean)').join(', ')})
+       FROM unnest(?::uuid[], ?::bigint[], ?::bigint[], ?::boolean[], ?::boolean[])
          AS v(id, balance, available, system, overdraw)
        WHERE a.id = v.id AND (a.kind = 'system') = v.system`,
-      ordered.flatMap(([accountId, { balance, available, system, overdraw }]) => [
-        accountId,
-        balance.toString(),
-        available.toString(),
-        system,
-        overdraw,
-      ]),
+      [
+        ordered.map(([accountId]) => accountId),
+        ordered.map(([, { balance }]) => balance.toString()),
+        ordered.map(([, { available }]) => available.toString()),
+        ordered.map(([, { system }]) => system),
+        ordered.map(([, { overdraw }]) => overdraw),
+      ],
     );
     if (result.rowCount !== ordered.length) throw new Error('an account vanished during settlement');
   };
@@ -189,10 +202,15 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
       `UPDATE transactions AS t
        SET status = v.status, failure_reason = v.reason, updated_at = now(),
            completed_at = CASE WHEN v.status = 'completed' THEN now() END
-       FROM (VALUES ${finishes.map(() => '(?::uuid, ?::text, ?::text)').join(', ')}) AS v(id, status, reason)
+       FROM unnest(?::uuid[], ?::text[], ?::text[]) AS v(id, status, reason)
        WHERE t.id = v.id AND t.status = 'pending'
        RETURNING t.*`,
-      finishes.flatMap(({ transaction, status, reason }) => [transaction.id, status, reason ?? null]),
+      [
+        finishes.map(({ transaction }) => transaction.id),
+        finishes.map(({ status }) => status),
+        // knex's binding types know no arrays with nulls; pg sends them as SQL NULL elements.
+        finishes.map(({ reason }) => reason ?? null) as string[],
+      ],
     );
     const finishedById = new Map(rows.map((row) => [row.id, toTransaction(row)]));
     const ended = finishes.flatMap((finish) => {
@@ -210,10 +228,10 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
   };
 
   const findAccounts: LedgerUnit['findAccounts'] = async (accountIds) => {
-    const rows = await trx('accounts')
-      .whereIn('id', accountIds)
-      .where('kind', 'user')
-      .select<AccountRow[]>(ACCOUNT_COLUMNS);
+    const { rows }: { rows: AccountRow[] } = await trx.raw(
+      `SELECT ${ACCOUNT_COLUMNS.join(', ')} FROM accounts WHERE id = ANY(?::uuid[]) AND ${USER_ACCOUNT}`,
+      [accountIds],
+    );
     return new Map(rows.map((row) => [row.id, toAccount(row)]));
   };
 
@@ -280,7 +298,8 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
 
     async shareAccount(accountId) {
       const row: AccountRow | undefined = await trx('accounts')
-        .where({ id: accountId, kind: 'user' })
+        .where({ id: accountId })
+        .whereRaw(USER_ACCOUNT)
         .first(ACCOUNT_COLUMNS)
         .forKeyShare();
       return row ? toAccount(row) : null;
@@ -288,7 +307,8 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
 
     async lockAccount(accountId) {
       const row: AccountRow | undefined = await trx('accounts')
-        .where({ id: accountId, kind: 'user' })
+        .where({ id: accountId })
+        .whereRaw(USER_ACCOUNT)
         .first(ACCOUNT_COLUMNS)
         .forNoKeyUpdate();
       return row ? toAccount(row) : null;
@@ -304,7 +324,8 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
 
     async holdFunds(accountId, amount) {
       const updated = await trx('accounts')
-        .where({ id: accountId, kind: 'user' })
+        .where({ id: accountId })
+        .whereRaw(USER_ACCOUNT)
         .where('available_balance', '>=', amount.toString())
         .update({
           available_balance: trx.raw('available_balance - ?', [amount.toString()]),
@@ -339,10 +360,10 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
     },
 
     async lockTransactions(transactionIds) {
-      const rows: TransactionRow[] = await trx('transactions')
-        .whereIn('id', [...new Set(transactionIds)])
-        .orderBy('id')
-        .forUpdate();
+      const { rows }: { rows: TransactionRow[] } = await trx.raw(
+        `SELECT * FROM transactions WHERE id = ANY(?::uuid[]) ORDER BY id FOR UPDATE`,
+        [[...new Set(transactionIds)]],
+      );
       return new Map(rows.map((row) => [row.id, toTransaction(row)]));
     },
 

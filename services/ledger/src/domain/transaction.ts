@@ -26,6 +26,9 @@ export interface Account {
   updatedAt: Date;
 }
 
+/** What never changes about an account: its owner and currency (it can only disappear). */
+export type AccountFacts = Pick<Account, 'id' | 'userId' | 'currency'>;
+
 export interface Transaction {
   id: string;
   accountId: string;

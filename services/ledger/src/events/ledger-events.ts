@@ -8,7 +8,9 @@ const REQUESTED = {
   transfer: 'TransferRequested',
 } as const;
 
-function movement(transaction: Transaction) {
+type Movement = Pick<Transaction, 'id' | 'type' | 'accountId' | 'userId' | 'amount' | 'currency'>;
+
+function movement(transaction: Movement) {
   // Only completed transfers lose their owner, and they never change again.
   if (transaction.userId === null) throw new Error(`transaction ${transaction.id} has no owner left`);
   return {
@@ -21,7 +23,10 @@ function movement(transaction: Transaction) {
 }
 
 /** DepositRequested, WithdrawalRequested or TransferRequested for a newly accepted transaction. */
-export function requestedEvent(transaction: Transaction, correlationId: string): AnyEvent {
+export function requestedEvent(
+  transaction: Movement & Pick<Transaction, 'counterpartyAccountId'>,
+  correlationId: string,
+): AnyEvent {
   const options = { id: randomUUID(), correlationId };
   const data = movement(transaction);
   switch (transaction.type) {

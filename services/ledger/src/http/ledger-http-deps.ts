@@ -2,11 +2,14 @@ import type { OutboxRelay } from '@payments/service-kit';
 import type { CurrencyDirectory } from '../data/currency-directory.js';
 import type { LedgerStore } from '../data/ledger-store.js';
 import type { FeeSchedule } from '../domain/fees.js';
+import type { TransferSettler } from '../events/transfer-settler.js';
 
 export interface LedgerHttpDeps {
   store: LedgerStore;
   currencies: CurrencyDirectory;
   outbox: Pick<OutboxRelay, 'wake'>;
+  /** Settles the transfers this process accepts. */
+  transfers: Pick<TransferSettler, 'submit'>;
   fees: FeeSchedule;
   /** Largest amount per operation, in major units. */
   maxAmount: number;

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import { formatMinor, MoneyBody, TransferBody, type MinorUnits } from '@payments/contracts';
-import { apiVersionOf, AppError, bodyValidator, notFound } from '@payments/service-kit';
+import { accessDenied, apiVersionOf, AppError, bodyValidator, notFound } from '@payments/service-kit';
 import { feeFor } from '../domain/fees.js';
+import { isUuid } from '../domain/identifiers.js';
 import { readIdempotencyKey, requestFingerprint } from '../domain/idempotency.js';
 import {
   convertAmount,
@@ -11,17 +12,9 @@ import {
   readAmount,
   type CurrencyUnit,
 } from '../domain/money.js';
-import { holdOf, type Account, type NewTransaction, type RequestedType } from '../domain/transaction.js';
+import { holdOf, type AccountFacts, type NewTransaction, type RequestedType } from '../domain/transaction.js';
 import { requestedEvent } from '../events/ledger-events.js';
-import {
-  correlationIdOf,
-  currencyUnitOf,
-  exponentsFor,
-  ownAccount,
-  pathId,
-  viewerOf,
-  type Viewer,
-} from './access.js';
+import { correlationIdOf, currencyUnitOf, exponentsFor, pathId, viewerOf, type Viewer } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { renderTransaction } from './presenters.js';
 
@@ -31,7 +24,7 @@ const readTransfer = bodyValidator(TransferBody);
 interface Prepared<B> {
   body: B;
   viewer: Viewer;
-  account: Account;
+  account: AccountFacts;
   currency: CurrencyUnit;
   amount: MinorUnits;
   fee: MinorUnits;
@@ -40,13 +33,58 @@ interface Prepared<B> {
 
 const noConversion = { exchangeRate: null, convertedAmount: null, convertedCurrency: null };
 
+/** Accounts whose owner and currency this process remembers; beyond this many it starts over. */
+const KNOWN_ACCOUNTS_MAX = 100_000;
+
 export function createMoneyHandlers({
   store,
   currencies,
   outbox,
+  transfers,
   fees,
   maxAmount,
 }: LedgerHttpDeps): Record<'deposit' | 'withdraw' | 'transfer', RequestHandler> {
+  /**
+   * An account's owner and currency, remembered: they never change, so a request needs no read of its own. The
+   * acceptance statement checks again that the account (still) exists, is the viewer's and holds that currency.
+   * Look-ups asked for in the same turn of the event loop share one query.
+   */
+  const known = new Map<string, AccountFacts>();
+  const loading = new Map<string, Promise<AccountFacts | null>>();
+  let gathering: { ids: Set<string>; found: Promise<Map<string, AccountFacts>> } | null = null;
+  const lookUp = (accountId: string) => {
+    if (!gathering) {
+      const ids = new Set<string>();
+      const found = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+        gathering = null;
+        const facts = await store.findAccountFacts([...ids]);
+        return new Map(facts.map((fact) => [fact.id, fact]));
+      });
+      gathering = { ids, found };
+    }
+    gathering.ids.add(accountId);
+    return gathering.found;
+  };
+  const accountFacts = (accountId: string): Promise<AccountFacts | null> => {
+    const remembered = known.get(accountId);
+    if (remembered) return Promise.resolve(remembered);
+    let pending = loading.get(accountId);
+    if (!pending) {
+      pending = lookUp(accountId)
+        .then((found) => {
+          const facts = found.get(accountId) ?? null;
+          if (facts) {
+            if (known.size >= KNOWN_ACCOUNTS_MAX) known.clear();
+            known.set(accountId, facts);
+          }
+          return facts;
+        })
+        .finally(() => loading.delete(accountId));
+      loading.set(accountId, pending);
+    }
+    return pending;
+  };
+
   /** Checks a money request against its account and works out amount and fee, before anything is written. */
   const prepare = async <B extends { amount: unknown; currency: string }>(
     req: Request,
@@ -57,7 +95,9 @@ export function createMoneyHandlers({
     const body = readBody(req);
     const viewer = viewerOf(req);
     const idempotencyKey = readIdempotencyKey(req.get('idempotency-key'));
-    const account = await ownAccount(store, accountId, viewer);
+    const account = await accountFacts(accountId);
+    if (!account) throw notFound('Account');
+    if (account.userId !== viewer.userId) throw accessDenied('This account belongs to another user');
     const requested = body.currency.trim().toUpperCase();
     if (requested !== account.currency) {
       throw new AppError(
@@ -90,53 +130,59 @@ export function createMoneyHandlers({
     };
   };
 
-  /** One database transaction: idempotency key, transaction, its requested event, hold. 202, or a replay. */
-  const accept = async (req: Request, res: Response, draft: NewTransaction, prepared: Prepared<unknown>) => {
-    const { idempotencyKey: key, viewer } = prepared;
-    const fingerprint = requestFingerprint(draft.type, draft.accountId, req.body);
+  /**
+   * One statement, one database transaction (store.acceptRequest): idempotency key, destination share lock,
+   * hold (or share lock), transaction, its requested event, the key's answer. 202, or a replay.
+   */
+  const accept = async (
+    req: Request,
+    res: Response,
+    draft: NewTransaction,
+    prepared: Prepared<unknown>,
+    counterpartyCurrency: string | null = null,
+  ) => {
+    const { idempotencyKey: key } = prepared;
     const correlationId = correlationIdOf(req);
-    const outcome = await store.inTransaction(async (unit) => {
-      if (key) {
-        const claim = await unit.claimIdempotencyKey({
-          userId: viewer.userId,
-          key,
-          fingerprint,
-          transactionId: draft.id,
-        });
-        if (claim.kind === 'existing') {
-          if (claim.fingerprint !== fingerprint) {
-            throw new AppError('CONFLICT', 'This Idempotency-Key was already used for a different request');
-          }
-          return { transaction: claim.transaction, replayed: true };
-        }
-      }
-      const hold = holdOf(draft);
-      // A deposit holds nothing, so only a share lock keeps its account from being deleted until commit.
-      if (hold === 0n && !(await unit.shareAccount(draft.accountId))) throw notFound('Account');
-      if (draft.counterpartyAccountId && !(await unit.shareAccount(draft.counterpartyAccountId))) {
+    const outcome = await store.acceptRequest({
+      draft,
+      hold: holdOf(draft),
+      counterpartyCurrency,
+      // A transfer's settlement is this process's own work (transfers.submit below, or the recovery sweep):
+      // nothing to announce. Deposits and withdrawals are requested from the provider through the outbox.
+      event: draft.type === 'transfer' ? null : requestedEvent(draft, correlationId),
+      idempotency: key
+        ? { key, fingerprint: requestFingerprint(draft.type, draft.accountId, req.body) }
+        : null,
+    });
+    switch (outcome.kind) {
+      case 'account_not_found':
+        throw notFound('Account');
+      case 'forbidden':
+        throw accessDenied('This account belongs to another user');
+      case 'destination_not_found':
         throw notFound('Destination account');
-      }
-      const transaction = await unit.insertTransaction(draft);
-      await unit.enqueue([requestedEvent(transaction, correlationId)]);
-      if (key) await unit.recordIdempotentResponse(viewer.userId, key, transaction);
-      // The hold comes last so the account row stays locked only until commit; refusing rolls it all back.
-      if (hold > 0n && !(await unit.holdFunds(draft.accountId, hold))) {
-        if (!(await unit.shareAccount(draft.accountId))) throw notFound('Account');
+      case 'insufficient_funds':
         throw new AppError(
           'INSUFFICIENT_FUNDS',
-          `The available balance does not cover ${formatMinor(hold, prepared.currency.exponent)} ${draft.currency}`,
+          `The available balance does not cover ${formatMinor(holdOf(draft), prepared.currency.exponent)} ${draft.currency}`,
         );
-      }
-      return { transaction, replayed: false };
-    });
-    if (!outcome.replayed) outbox.wake();
+      case 'replay':
+        if (outcome.fingerprint !== requestFingerprint(draft.type, draft.accountId, req.body)) {
+          throw new AppError('CONFLICT', 'This Idempotency-Key was already used for a different request');
+        }
+        break;
+      case 'accepted':
+        if (draft.type === 'transfer') transfers.submit(draft.id, correlationId);
+        else outbox.wake();
+        break;
+    }
     const { transaction } = outcome;
     const exponents = await exponentsFor(
       currencies,
       [transaction.currency, transaction.convertedCurrency].filter((code): code is string => code !== null),
     );
     res.status(202).location(`/transaction/${transaction.id}`);
-    if (outcome.replayed) res.set('Idempotent-Replayed', 'true');
+    if (outcome.kind === 'replay') res.set('Idempotent-Replayed', 'true');
     res.json(renderTransaction(transaction, exponents, apiVersionOf(req)));
   };
 
@@ -156,6 +202,9 @@ export function createMoneyHandlers({
   };
 
   const transfer: RequestHandler = async (req, res) => {
+    // The destination's look-up joins the source's (one query), if either is not remembered yet.
+    const to = (req.body as { to_account_id?: unknown } | undefined)?.to_account_id;
+    if (typeof to === 'string' && isUuid(to)) void accountFacts(to.toLowerCase()).catch(() => undefined);
     const prepared = await prepare(req, 'transfer', readTransfer);
     const destinationId = prepared.body.to_account_id.toLowerCase();
     if (destinationId === prepared.account.id) {
@@ -163,7 +212,7 @@ export function createMoneyHandlers({
         { field: 'to_account_id', message: 'must differ from the source account' },
       ]);
     }
-    const destination = await store.findUserAccount(destinationId);
+    const destination = await accountFacts(destinationId);
     if (!destination) throw notFound('Destination account');
     const crossCurrency = destination.currency !== prepared.account.currency;
     const draft: NewTransaction = {
@@ -172,7 +221,7 @@ export function createMoneyHandlers({
       counterpartyUserId: destination.userId,
       ...(crossCurrency ? await conversionOf(prepared, destination.currency) : noConversion),
     };
-    await accept(req, res, draft, prepared);
+    await accept(req, res, draft, prepared, destination.currency);
   };
 
   /** Cross-currency transfers convert at the currency service's (cached) rate, fixed at acceptance. */

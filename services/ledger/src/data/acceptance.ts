@@ -1,0 +1,140 @@
+import type { AnyEvent, MinorUnits } from '@payments/contracts';
+import { createBatcher, type Knex } from '@payments/service-kit';
+import type { NewTransaction, Transaction } from '../domain/transaction.js';
+import { fromSnapshot, transactionSnapshot } from './records.js';
+
+/** A money request to accept: the transaction, what it holds, its requested event and its idempotency key. */
+export interface AcceptanceRequest {
+  draft: NewTransaction;
+  hold: MinorUnits;
+  /** The destination account's currency as the request saw it (transfers); it must still hold it. */
+  counterpartyCurrency: string | null;
+  /** The event announcing the request, recorded in the outbox with it; null records none. */
+  event: AnyEvent | null;
+  idempotency: { key: string; fingerprint: string } | null;
+}
+
+/** Nothing is written for any outcome but `accepted`. */
+export type AcceptanceOutcome =
+  | { kind: 'accepted'; transaction: Transaction }
+  | { kind: 'replay'; fingerprint: string; transaction: Transaction }
+  | { kind: 'account_not_found' | 'forbidden' | 'insufficient_funds' | 'destination_not_found' };
+
+interface OutcomeRow {
+  o_index: number;
+  o_outcome: string;
+  o_fingerprint: string | null;
+  o_response: Record<string, unknown> | null;
+  o_created_at: Date;
+}
+
+const ACCEPT = `SELECT o_index, o_outcome, o_fingerprint, o_response, o_created_at FROM ledger_accept_requests(?::jsonb)`;
+
+/** The most requests one statement (and database transaction) accepts. */
+const BATCH_SIZE = 64;
+
+/** The transaction as the acceptance writes it (the database sets the timestamps). */
+function pendingOf(draft: NewTransaction, createdAt: Date): Transaction {
+  return {
+    ...draft,
+    status: 'pending',
+    failureReason: null,
+    originalTransactionId: null,
+    reversalReason: null,
+    heldAmount: null,
+    createdAt,
+    updatedAt: createdAt,
+    completedAt: null,
+  };
+}
+
+function requestRecord(request: AcceptanceRequest, index: number) {
+  const { draft, idempotency } = request;
+  return {
+    i: index,
+    id: draft.id,
+    account_id: draft.accountId,
+    user_id: draft.userId,
+    type: draft.type,
+    amount: draft.amount.toString(),
+    currency: draft.currency,
+    fee: draft.fee.toString(),
+    hold: request.hold.toString(),
+    counterparty_account_id: draft.counterpartyAccountId,
+    counterparty_user_id: draft.counterpartyUserId,
+    counterparty_currency: request.counterpartyCurrency,
+    exchange_rate: draft.exchangeRate,
+    converted_amount: draft.convertedAmount?.toString() ?? null,
+    converted_currency: draft.convertedCurrency,
+    payment_id: draft.paymentId,
+    event_id: request.event?.id ?? null,
+    event: request.event,
+    key: idempotency?.key ?? null,
+    fingerprint: idempotency?.fingerprint ?? null,
+    // The timestamps are the database's: the statement sets them.
+    snapshot: idempotency ? transactionSnapshot(pendingOf(draft, new Date(0))) : null,
+  };
+}
+
+function outcomeOf(request: AcceptanceRequest, row: OutcomeRow | undefined): AcceptanceOutcome {
+  switch (row?.o_outcome) {
+    case 'accepted':
+      return { kind: 'accepted', transaction: pendingOf(request.draft, row.o_created_at) };
+    case 'replay':
+      return {
+        kind: 'replay',
+        fingerprint: row.o_fingerprint as string,
+        transaction: fromSnapshot(row.o_response as Record<string, unknown>),
+      };
+    case 'account_not_found':
+    case 'forbidden':
+    case 'insufficient_funds':
+    case 'destination_not_found':
+      return { kind: row.o_outcome };
+    default:
+      throw new Error(`ledger_accept_requests answered ${row?.o_outcome ?? 'nothing'} for a request`);
+  }
+}
+
+/** Accepts the requests in one statement (ledger_accept_requests, migration 009): one round trip, one commit. */
+async function acceptTogether(knex: Knex, requests: AcceptanceRequest[]): Promise<AcceptanceOutcome[]> {
+  // Holds lock accounts in id order, the order settlements lock them in: the two never deadlock.
+  const records = requests
+    .map(requestRecord)
+    .sort((a, b) => (a.account_id < b.account_id ? -1 : a.account_id > b.account_id ? 1 : a.i - b.i));
+  const { rows }: { rows: OutcomeRow[] } = await knex.raw(ACCEPT, [JSON.stringify(records)]);
+  const byIndex = new Map(rows.map((row) => [row.o_index, row]));
+  return requests.map((request, index) => outcomeOf(request, byIndex.get(index)));
+}
+
+export type Acceptor = (request: AcceptanceRequest) => Promise<AcceptanceOutcome>;
+
+/**
+ * Money requests that arrive together are accepted together (group commit, the kit's batcher): one statement and
+ * one commit for up to BATCH_SIZE of them. A request reusing the idempotency key of one still under way waits for
+ * it, so no statement holds the same key twice and the replay finds the first one's answer. A statement that
+ * fails (it rolled back entirely) is retried request by request (the batcher), so a request that cannot be
+ * accepted fails alone.
+ */
+export function createAcceptor(knex: Knex, retrying: <T>(attempt: () => Promise<T>) => Promise<T>): Acceptor {
+  const batcher = createBatcher<AcceptanceRequest, AcceptanceOutcome>(
+    (requests) => retrying(() => acceptTogether(knex, requests)),
+    { maxSize: BATCH_SIZE },
+  );
+  const keysUnderWay = new Map<string, Promise<unknown>>();
+  return async (request) => {
+    const { idempotency, draft } = request;
+    if (!idempotency) return batcher.submit(request);
+    const key = `${draft.userId}\u0000${idempotency.key}`;
+    for (let ahead = keysUnderWay.get(key); ahead; ahead = keysUnderWay.get(key)) {
+      await ahead.catch(() => undefined);
+    }
+    const accepting = batcher.submit(request);
+    keysUnderWay.set(key, accepting);
+    try {
+      return await accepting;
+    } finally {
+      if (keysUnderWay.get(key) === accepting) keysUnderWay.delete(key);
+    }
+  };
+}
