@@ -1,9 +1,24 @@
-import { stopContainers } from './infrastructure.js';
+import { findInfrastructure, stopContainers } from './infrastructure.js';
 
-/** Mocha root hooks (`require` in .mocharc.json): the containers a run started are removed when it ends. */
-export const mochaHooks = {
-  async afterAll(this: { timeout(ms: number): unknown }) {
-    this.timeout(60_000);
-    await stopContainers();
-  },
-};
+/**
+ * Mocha global fixtures (`require` in .mocharc.json), run once in mocha's main process, before and after every
+ * file, in serial and in parallel mode alike (`pnpm test` runs the files in parallel worker processes).
+ *
+ * Setup looks for the infrastructure once. Where that started containers, their URLs go into TEST_DATABASE_URL /
+ * TEST_AMQP_URL / TEST_AMQP_MANAGEMENT_URL, which the workers (forked after setup) inherit: every worker uses
+ * the same two containers instead of starting its own. A failure here is not reported here: each test that needs
+ * the infrastructure looks again and fails saying what to start; a test that needs none still runs.
+ */
+export async function mochaGlobalSetup(): Promise<void> {
+  const infrastructure = await findInfrastructure().catch(() => null);
+  if (infrastructure?.source !== 'containers') return;
+  process.env.TEST_DATABASE_URL = infrastructure.postgresUrl;
+  process.env.TEST_AMQP_URL = infrastructure.amqpUrl;
+  if (infrastructure.amqpManagementUrl)
+    process.env.TEST_AMQP_MANAGEMENT_URL = infrastructure.amqpManagementUrl;
+}
+
+/** The containers the run started are removed when it ends. */
+export async function mochaGlobalTeardown(): Promise<void> {
+  await stopContainers();
+}

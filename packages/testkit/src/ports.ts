@@ -27,12 +27,24 @@ function bindable(port: number): Promise<boolean> {
  * before a service binds it (EADDRINUSE).
  */
 export async function freePortBlock(count: number): Promise<number> {
+  const [low, high] = portRange();
   for (let attempt = 0; attempt < 50; attempt += 1) {
-    const base = 20_000 + Math.floor(Math.random() * (12_000 - count));
+    const base = low + Math.floor(Math.random() * (high - low - count));
     const ports = Array.from({ length: count }, (_, i) => base + i);
     if ((await Promise.all(ports.map(bindable))).every(Boolean)) return base;
   }
-  throw new Error(`no ${count} consecutive free ports between 20000 and 32000`);
+  throw new Error(`no ${count} consecutive free ports between ${low} and ${high}`);
+}
+
+/**
+ * 20000–32000, or, in a parallel mocha worker (MOCHA_WORKER_ID), a quarter of it of its own: two workers then
+ * never pick the same block in the moment between checking it and binding it.
+ */
+function portRange(): [number, number] {
+  const worker = Number(process.env.MOCHA_WORKER_ID ?? Number.NaN);
+  if (!Number.isInteger(worker) || worker < 0) return [20_000, 32_000];
+  const low = 20_000 + (worker % 4) * 3_000;
+  return [low, low + 3_000];
 }
 
 /** Polls until `check` holds or the time is up; returns the last value. Used for eventual effects. */

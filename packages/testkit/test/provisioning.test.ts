@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
+import amqp from 'amqplib';
 import pg from 'pg';
 import { BUS_PARTICIPANTS } from '@payments/contracts';
 import {
@@ -64,6 +65,38 @@ describe('provisioning', () => {
     );
     expect(failure).to.be.instanceOf(Error);
     expect((failure as Error).message).to.match(/rabbitmq-plugins enable rabbitmq_management/);
+  });
+
+  describe('broker users', () => {
+    const namespace = `t-${randomBytes(4).toString('hex')}.`;
+    const password = randomBytes(12).toString('hex');
+    const users = (['ledger', 'identity'] as const).map((participant) => ({
+      participant,
+      username: `${namespace}${participant}`,
+      password,
+    }));
+    const logsIn = async (amqpUrl: string, username: string) => {
+      const url = new URL(amqpUrl);
+      url.username = encodeURIComponent(username);
+      url.password = password;
+      const connection = await amqp.connect(url.toString()).catch(() => null);
+      await connection?.close();
+      return connection !== null;
+    };
+
+    it('removes every user it made in one go, a user already gone being no error', async function () {
+      this.timeout(60_000);
+      const { amqpUrl, amqpManagementUrl } = await findInfrastructure();
+      const admin = await openBrokerAdmin({ amqpUrl, managementUrl: amqpManagementUrl });
+      await admin.putUsers(users, namespace);
+      try {
+        for (const { username } of users) expect(await logsIn(amqpUrl, username), username).to.equal(true);
+        await admin.deleteUsers([...users.map((user) => user.username), `${namespace}never-made`]);
+        for (const { username } of users) expect(await logsIn(amqpUrl, username), username).to.equal(false);
+      } finally {
+        await admin.deleteUsers(users.map((user) => user.username));
+      }
+    });
   });
 
   describe('database roles', () => {
