@@ -82,14 +82,16 @@ const settings = {
 };
 
 const TARGETS = {
-  gatewayRatio: 0.6,
+  gatewayRatio: 0.75,
   depositsPerSecond: 1000,
-  depositsRatio: 0.25,
+  depositsRatio: 0.3,
   /** Whole deposit flow: requested through the gateway → provider webhook → credited. */
   flowsPerSecond: 1500,
   flowsRatio: 0.2,
   /** The request side alone: 202s through the gateway. */
   depositRequestsPerSecond: 2500,
+  /** Transfers settled through the gateway, by how many accounts they run among (the audit must pass too). */
+  transfersPerSecond: { 10: 500, 10_000: 1000 } as Record<number, number>,
   pacedP99Ms: 50,
   historyP99Ms: 20,
   /** The whole system idle, as a share of one core. */
@@ -485,10 +487,22 @@ async function benchTransfers(context: BenchContext): Promise<Measured> {
             ratio: hot.settledPerSecond / cold.settledPerSecond,
           }
         : {}),
+      ...transferTarget(run.accounts, run.settledPerSecond, run.errors),
       notes: [`accepted ${perSecond(run.acceptedPerSecond)} (202)`, ...cpuNote(run.cpu)],
     });
   }
   return { rows, details: runs };
+}
+
+function transferTarget(accounts: number, settledPerSecond: number, errors: number) {
+  const target = TARGETS.transfersPerSecond[accounts];
+  if (target === undefined) return {};
+  return {
+    target: {
+      text: `≥ ${target.toLocaleString('en-US')}/s`,
+      met: settledPerSecond >= target && errors === 0,
+    },
+  };
 }
 
 /** Logins, next to the machine's own argon2id rate. */
