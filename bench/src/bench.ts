@@ -423,8 +423,8 @@ async function benchFlow(context: BenchContext): Promise<Measured> {
         `→ completed ${percentiles(flow.stages.credited)}`,
       `provider: ${flow.handedToProvider.toLocaleString('en-US')} DepositRequested received ` +
         `(${flow.redeliveries} redelivered, ignored), ${flow.confirmed.toLocaleString('en-US')} confirmed once ` +
-        `each in ${flow.webhookAttempts.toLocaleString('en-US')} attempts, ${flow.abandoned} given up; the ` +
-        `sandbox's queue, consumed by nobody, held ${flow.sandboxQueueLeft ?? 'an unknown number of'} (purged)`,
+        `each in ${flow.webhookAttempts.toLocaleString('en-US')} attempts, ${flow.abandoned} given up (the ` +
+        'disabled sandbox discards its copies)',
       ...cpuNote(flowCpu),
     ],
   });
@@ -443,7 +443,7 @@ async function benchFlow(context: BenchContext): Promise<Measured> {
     },
     notes: [
       `a run of its own, nobody confirming (sandbox off): ${requests.rejected} refused, ` +
-        `${requests.published.toLocaleString('en-US')} DepositRequested in the sandbox's queue (purged after), ` +
+        `${requests.published.toLocaleString('en-US')} DepositRequested confirmed by the broker, ` +
         `${unpublished} not published within 30 s; the deposits stay pending`,
       ...cpuNote(requestsCpu),
     ],

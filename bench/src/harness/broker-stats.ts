@@ -24,14 +24,3 @@ export async function openQueueSampler(
     },
   };
 }
-
-/** Empties one of the system's queues (e.g. requests left for a consumer that is switched off); how many it held. */
-export async function purgeQueue(url: string, namespace: string, queue: QueueKey): Promise<number> {
-  const connection = await amqp.connect(url);
-  try {
-    const channel = await connection.createChannel();
-    return (await channel.purgeQueue(namespace + QUEUES[queue].name)).messageCount;
-  } finally {
-    await connection.close().catch(() => undefined);
-  }
-}

@@ -20,6 +20,8 @@ export interface LedgerDatabase {
   /** Pending deposits spread over the accounts, as if each were just accepted; amounts in minor units. */
   seedPendingDeposits(accountIds: readonly string[], count: number): Promise<PendingDeposit[]>;
   pendingCount(type: 'deposit' | 'withdrawal' | 'transfer'): Promise<number>;
+  /** Events in the ledger's outbox not yet confirmed by the broker. */
+  unpublishedCount(): Promise<number>;
   /** Status and completion time (ms since epoch) of the given transactions. */
   outcomes(transactionIds: readonly string[]): Promise<Map<string, TransactionOutcome>>;
   /** Which of the given transactions the ledger has completed by now. */
@@ -161,6 +163,13 @@ export function openLedgerDatabase(url: string): LedgerDatabase {
       const { rows } = await pool.query<{ count: string }>(
         `SELECT count(*) FROM transactions WHERE status = 'pending' AND type = $1`,
         [type],
+      );
+      return Number(rows[0]?.count ?? 0);
+    },
+
+    async unpublishedCount() {
+      const { rows } = await pool.query<{ count: string }>(
+        'SELECT count(*) FROM outbox WHERE published_at IS NULL',
       );
       return Number(rows[0]?.count ?? 0);
     },

@@ -1,4 +1,3 @@
-import { openQueueSampler, purgeQueue } from '../harness/broker-stats.js';
 import { cpuBetween, type CpuUsage } from '../harness/cpu-accounting.js';
 import { createHttpClient } from '../harness/http-client.js';
 import { createWorkPool, runClosedLoop, sleep, summarize, type LatencySummary } from '../harness/load.js';
@@ -29,7 +28,7 @@ export interface DepositRequestsRun {
   rejected: number;
   /** Request sent → 202, ms. */
   latency: LatencySummary | null;
-  /** DepositRequested events that reached the provider's queue (the sandbox's, nobody consuming it). */
+  /** Accepted deposits whose DepositRequested the broker confirmed (the ledger's outbox marked it published). */
   published: number;
   /** From the first request until every accepted deposit's DepositRequested was in the provider's queue. */
   cpu: CpuUsage | null;
@@ -70,8 +69,6 @@ export interface DepositFlowRun {
   };
   /** Last request → last deposit completed. */
   drainMs: number;
-  /** DepositRequested also left in the sandbox's queue, which nobody consumes with the sandbox off. */
-  sandboxQueueLeft: number | null;
   cpu: CpuUsage | null;
 }
 
@@ -121,16 +118,6 @@ async function openDepositor(context: BenchContext, options: FlowOptions): Promi
 }
 
 /**
- * With the sandbox off nobody consumes its queue, so every DepositRequested stays there. A system the bench
- * started is left as it was found (purged, and how many it held returned); someone else's is not touched.
- */
-async function clearSandboxQueue(context: BenchContext): Promise<number | null> {
-  const { target } = context;
-  if (!target.system) return null;
-  return purgeQueue(target.amqpUrl, target.amqpNamespace, 'provider-sandbox').catch(() => null);
-}
-
-/**
  * The request side alone: closed-loop deposit requests through the gateway for `seconds`, nobody confirming (the
  * provider sandbox is off). CPU runs until every accepted deposit's DepositRequested reached the broker, since
  * publishing it is part of accepting.
@@ -139,14 +126,11 @@ export async function runDepositRequests(
   context: BenchContext,
   options: FlowOptions,
 ): Promise<DepositRequestsRun> {
-  const { target, seconds } = context;
+  const { db, seconds } = context;
   const depositor = await openDepositor(context, options);
-  await clearSandboxQueue(context);
-  const sandboxQueue = await openQueueSampler(target.amqpUrl, target.amqpNamespace, 'provider-sandbox');
   const latencies: number[] = [];
   let rejected = 0;
   try {
-    const queuedBefore = await sandboxQueue.depth();
     const cpuBefore = await context.sampleCpu();
     const elapsed = await runClosedLoop(options.connections, seconds * 1000, async () => {
       const accepted = await depositor.request();
@@ -154,10 +138,10 @@ export async function runDepositRequests(
       else rejected += 1;
     });
     const deadline = Date.now() + PUBLISH_TIMEOUT_MS;
-    let published = (await sandboxQueue.depth()) - queuedBefore;
-    while (published < latencies.length && Date.now() < deadline) {
+    let unpublished = await db.unpublishedCount();
+    while (unpublished > 0 && Date.now() < deadline) {
       await sleep(50);
-      published = (await sandboxQueue.depth()) - queuedBefore;
+      unpublished = await db.unpublishedCount();
     }
     const cpu = cpuBetween(cpuBefore, await context.sampleCpu());
     return {
@@ -165,12 +149,10 @@ export async function runDepositRequests(
       accepted: latencies.length,
       rejected,
       latency: summarize(latencies),
-      published,
+      published: Math.max(0, latencies.length - unpublished),
       cpu,
     };
   } finally {
-    await sandboxQueue.close();
-    await clearSandboxQueue(context);
     depositor.close();
   }
 }
@@ -230,7 +212,6 @@ export async function runDepositFlow(context: BenchContext, options: FlowOptions
       provider.push(request);
     },
   );
-  await clearSandboxQueue(context);
   const accepted: string[] = [];
   let rejected = 0;
   try {
@@ -314,7 +295,6 @@ export async function runDepositFlow(context: BenchContext, options: FlowOptions
         credited: summarize(stages.credited),
       },
       drainMs,
-      sandboxQueueLeft: await clearSandboxQueue(context),
       cpu,
     };
   } finally {

@@ -14,7 +14,7 @@ import {
   type ServiceDeps,
 } from '@payments/service-kit';
 import { sandboxMode, type ProviderSandboxConfig } from './config.js';
-import { startSandboxConsumer } from './events/sandbox-consumer.js';
+import { startSandboxConsumer, startSandboxDrain } from './events/sandbox-consumer.js';
 import { createProviderWebhookClient } from './http/provider-webhook-client.js';
 
 const NAME = 'provider-sandbox';
@@ -38,8 +38,10 @@ export async function startProviderSandbox(
   try {
     const metrics = createMetrics(NAME);
     const readiness: ReadinessCheck[] = [];
+    // Requests are routed to the sandbox's queue whether it plays the provider or not; it consumes them either way.
+    const bus: EventBus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
+    readiness.push({ name: 'bus', check: () => bus.isConnected() });
     if (mode.enabled) {
-      const bus: EventBus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
       const consumer = await startSandboxConsumer({
         bus,
         client: createProviderWebhookClient({
@@ -52,12 +54,13 @@ export async function startProviderSandbox(
         duplicateDelivery: config.SANDBOX_DUPLICATE_DELIVERY,
       });
       shutdown.add('sandbox consumer', () => consumer.stop());
-      readiness.push({ name: 'bus', check: () => bus.isConnected() });
     } else {
       logger.warn(
         { reason: mode.reason },
-        'provider sandbox disabled: it consumes nothing and confirms nothing',
+        'provider sandbox disabled: it confirms nothing and discards the requests routed to its queue',
       );
+      const drain = await startSandboxDrain(bus, metrics);
+      shutdown.add('sandbox drain', () => drain.stop());
     }
     const app = createHttpApp({ logger, metrics, serviceCredential, readiness }, () => undefined);
     const address = await serveHttp(NAME, app, config, shutdown);

@@ -5,6 +5,7 @@ import { createEvent } from '@payments/contracts';
 import {
   ConfigError,
   createLogger,
+  DEVELOPMENT_SERVICE_TOKEN,
   createMemoryBus,
   loadConfig,
   verifyWebhookSignature,
@@ -248,4 +249,33 @@ describe('provider-sandbox', () => {
       expect(receiver.for(deposit.data.transaction_id)).to.deep.equal([]);
     });
   }
+
+  it('disabled, still empties its queue, so requests routed to it do not pile up for as long as it runs', async () => {
+    const { service, bus } = await startSandbox({ SANDBOX_ENABLED: 'false', SANDBOX_DELAY_MS: '0' });
+    const requests = [request('DepositRequested', 100), request('WithdrawalRequested', 250)];
+    for (const event of requests) await bus.publish(event);
+    await eventually(
+      async () =>
+        (
+          await fetch(`${service.url}/metrics`, {
+            headers: { authorization: `Bearer ${DEVELOPMENT_SERVICE_TOKEN}` },
+          })
+        ).text(),
+      (text) => /sandbox_requests_discarded_total\{[^}]*type="WithdrawalRequested"[^}]*\} 1/.test(text),
+    );
+    await service.stop();
+    running.splice(0, 1);
+
+    // Whatever the sandbox left on its queue would now reach this consumer.
+    const left: string[] = [];
+    const consumer = await bus.consume('provider-sandbox', {
+      DepositRequested: async (event) => void left.push(event.id),
+      WithdrawalRequested: async (event) => void left.push(event.id),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await consumer.stop();
+    await bus.close();
+    expect(left).to.deep.equal([]);
+    expect(receiver.for(requests[0]!.data.transaction_id)).to.deep.equal([]);
+  });
 });

@@ -63,3 +63,25 @@ export function startSandboxConsumer(options: SandboxConsumerOptions): Promise<C
     { prefetch: 100 },
   );
 }
+
+/**
+ * A disabled sandbox still empties its queue: every DepositRequested and WithdrawalRequested is routed to it
+ * whether or not it plays the provider, so with nobody consuming, the queue would grow for as long as the system
+ * runs (in production, where the sandbox is always off, without end). Each request is acknowledged and counted;
+ * nothing is sent, and the ledger is told nothing: a provider that was never asked confirms nothing.
+ */
+export function startSandboxDrain(bus: EventBus, metrics: Metrics): Promise<Consumer> {
+  const discarded = metrics.counter(
+    'sandbox_requests_discarded_total',
+    'Money requests a disabled sandbox took off its queue without answering',
+    ['type'],
+  );
+  const discard = (type: 'DepositRequested' | 'WithdrawalRequested') => async () => {
+    discarded.inc({ type });
+  };
+  return bus.consume(
+    'provider-sandbox',
+    { DepositRequested: discard('DepositRequested'), WithdrawalRequested: discard('WithdrawalRequested') },
+    { prefetch: 200 },
+  );
+}
