@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import pg from 'pg';
 import type { AnyEvent } from '@payments/contracts';
 import { createTestDatabase, eventually, type TestDatabase } from '@payments/testkit';
 import {
@@ -33,16 +34,25 @@ describe('outbox relay', function () {
   let database: TestDatabase;
   let knex: Knex;
   let looks = 0;
+  let restoreQuery = () => undefined as void;
 
   before(async () => {
     database = await createTestDatabase('outbox_relay');
     knex = await openDatabase({ url: database.url, migrations: [outboxMigration], logger });
-    knex.on('query', (query: { sql: string }) => {
-      if (/select .* from "outbox" .*for update skip locked/i.test(query.sql)) looks += 1;
-    });
+    // The relay queries on a pooled connection of its own (not through knex's query builder): count at the driver.
+    const query = pg.Client.prototype.query;
+    restoreQuery = () => {
+      pg.Client.prototype.query = query;
+    };
+    pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
+      if (text && /select seq from outbox .*for update skip locked/i.test(text)) looks += 1;
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
   });
 
   after(async () => {
+    restoreQuery();
     await knex.destroy();
     await database.drop();
   });
@@ -97,6 +107,55 @@ describe('outbox relay', function () {
       expect(found, 'published by polling').to.not.equal(undefined);
       expect(published.map((entry) => entry.id)).to.not.include(rolledBack.id);
       expect(published.filter((entry) => entry.id === local.id)).to.have.length(1);
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  it('publishes in commit order, and a refused batch stays unpublished until the broker takes it', async () => {
+    const published: string[] = [];
+    let refusing = true;
+    const bus = {
+      publish: async (event: AnyEvent) => {
+        if (refusing) throw new Error('broker unavailable');
+        published.push(event.id);
+      },
+    } as unknown as EventBus;
+    const relay = startOutboxRelay({ knex, bus, logger, pollMs: 20, idlePollMaxMs: 100, batchSize: 7 });
+    try {
+      const events = Array.from({ length: 30 }, someEvent);
+      for (let i = 0; i < events.length; i += 10) {
+        await knex.transaction(async (trx) => {
+          await enqueueEvents(trx, events.slice(i, i + 10));
+        });
+      }
+      await sleep(300);
+      const unpublished = await knex('outbox')
+        .whereIn(
+          'event_id',
+          events.map((event) => event.id),
+        )
+        .whereNull('published_at')
+        .count<{ count: string }[]>('*');
+      expect(Number(unpublished[0]?.count), 'left unpublished while refused').to.equal(events.length);
+      refusing = false;
+      await eventually(
+        async () => published.length,
+        (count) => count >= events.length,
+        {
+          timeoutMs: 5000,
+          intervalMs: 10,
+        },
+      );
+      expect(published).to.deep.equal(events.map((event) => event.id));
+      const marked = await knex('outbox')
+        .whereIn(
+          'event_id',
+          events.map((event) => event.id),
+        )
+        .whereNotNull('published_at')
+        .count<{ count: string }[]>('*');
+      expect(Number(marked[0]?.count), 'marked published').to.equal(events.length);
     } finally {
       await relay.stop();
     }

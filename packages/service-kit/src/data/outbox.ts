@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { ClientBase } from 'pg';
 import type { AnyEvent } from '@payments/contracts';
 import type { EventBus } from '../bus/event-bus.js';
 import type { Logger } from '../logger.js';
@@ -21,8 +22,42 @@ export const outboxMigration: Migration = {
   },
 };
 
+interface OutboxRow {
+  seq: string;
+  event: AnyEvent;
+}
+
+/** The part of knex's client the relay uses: a pooled pg connection, held for one batch. */
+interface RawPool {
+  acquireConnection(): Promise<ClientBase>;
+  releaseConnection(connection: ClientBase): Promise<unknown>;
+}
+
+/** bigint sequence numbers as pg returns them (decimal strings, no sign): shorter is smaller. */
+function compareSeq(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+}
+
 /** The relays of this process: a commit that enqueued events wakes them, so none waits for its next poll. */
 const localRelays = new Set<() => void>();
+
+/**
+ * The statement that records events to publish, with one parameter: the events as one JSON array
+ * (JSON.stringify(events)). A fixed statement text whatever the count: no per-row placeholders for knex to build
+ * or Postgres to parse. Rows are numbered (seq) in the array's order. A caller may embed it in a statement of its
+ * own (a data-modifying WITH) and then calls wakeRelaysAfterCommit.
+ */
+export const OUTBOX_INSERT_SQL = `INSERT INTO outbox (event_id, event)
+  SELECT (e.event ->> 'id')::uuid, e.event FROM jsonb_array_elements(?::jsonb) WITH ORDINALITY AS e(event, n)
+  ORDER BY e.n`;
+
+/** Wakes the relays of this process once `trx` commits (nothing if it rolls back). */
+export function wakeRelaysAfterCommit(trx: Knex.Transaction): void {
+  const committed = (trx as Partial<Knex.Transaction>).executionPromise;
+  const wakeAll = () => localRelays.forEach((wake) => wake());
+  if (committed) committed.then(wakeAll, () => undefined);
+  else queueMicrotask(wakeAll);
+}
 
 /**
  * Records events to publish in the caller's transaction; the relays of this process are woken once it commits
@@ -30,11 +65,8 @@ const localRelays = new Set<() => void>();
  */
 export async function enqueueEvents(trx: Knex.Transaction, events: AnyEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await trx('outbox').insert(events.map((event) => ({ event_id: event.id, event })));
-  const committed = (trx as Partial<Knex.Transaction>).executionPromise;
-  const wakeAll = () => localRelays.forEach((wake) => wake());
-  if (committed) committed.then(wakeAll, () => undefined);
-  else queueMicrotask(wakeAll);
+  await trx.raw(OUTBOX_INSERT_SQL, [JSON.stringify(events)]);
+  wakeRelaysAfterCommit(trx);
 }
 
 export interface OutboxRelay {
@@ -60,9 +92,10 @@ export interface OutboxRelayOptions {
 }
 
 /**
- * Publishes outbox rows in order with publisher confirms and marks them sent. Rows are claimed with
- * FOR UPDATE SKIP LOCKED, so several relay processes never publish the same row in normal operation; a crash
- * between publish and commit republishes, which consumers absorb through their inbox.
+ * Publishes outbox rows in order with publisher confirms and marks them sent. Rows are claimed (and marked, in
+ * the same uncommitted statement) with FOR UPDATE SKIP LOCKED, so several relay processes never publish the same
+ * row in normal operation; a crash between publish and commit republishes, which consumers absorb through their
+ * inbox.
  */
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { knex, bus, logger } = options;
@@ -78,25 +111,42 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   let delayMs = pollMs;
   let timer: NodeJS.Timeout | undefined;
 
-  const relayBatch = async (): Promise<number> =>
-    knex.transaction(async (trx) => {
-      const rows: { seq: string; event: AnyEvent }[] = await trx('outbox')
-        .select('seq', 'event')
-        .whereNull('published_at')
-        .orderBy('seq')
-        .limit(batchSize)
-        .forUpdate()
-        .skipLocked();
-      if (rows.length === 0) return 0;
-      await Promise.all(rows.map((row) => bus.publish(row.event)));
-      await trx('outbox')
-        .whereIn(
-          'seq',
-          rows.map((row) => row.seq),
-        )
-        .update({ published_at: knex.fn.now() });
+  // Claims and marks a batch in one statement, sent with the BEGIN in one round trip; the marks commit only once
+  // the broker confirmed every event (a failure rolls them back, and the rows are published again later).
+  // `= ANY(ARRAY(...))` evaluates the claim once, so the statement never takes more than `batchSize` rows.
+  const claim =
+    'BEGIN; UPDATE outbox SET published_at = now() WHERE seq = ANY(ARRAY(' +
+    `SELECT seq FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT ${Number(batchSize)} ` +
+    'FOR UPDATE SKIP LOCKED)) RETURNING seq, event';
+
+  /**
+   * A pass on a connection of its own, outside knex's transaction machinery: two round trips a batch (claim,
+   * COMMIT), the rows published between them in seq order with pipelined confirms.
+   */
+  const relayBatch = async (): Promise<number> => {
+    const client = knex.client as RawPool;
+    const connection = await client.acquireConnection();
+    let open = true;
+    try {
+      const results = (await connection.query(claim)) as unknown as { rows: OutboxRow[] }[];
+      const rows = results[results.length - 1]?.rows ?? [];
+      if (rows.length > 1) rows.sort((a, b) => compareSeq(a.seq, b.seq));
+      if (rows.length > 0) await Promise.all(rows.map((row) => bus.publish(row.event)));
+      await connection.query('COMMIT');
+      open = false;
       return rows.length;
-    });
+    } catch (error) {
+      if (open) {
+        await connection.query('ROLLBACK').catch((rollbackError: unknown) => {
+          // A connection that cannot even roll back is not given back to others.
+          (connection as { __knex__disposed?: unknown }).__knex__disposed = rollbackError;
+        });
+      }
+      throw error;
+    } finally {
+      await client.releaseConnection(connection);
+    }
+  };
 
   /** Whether it published anything, or failed: either way the next look comes soon. */
   const pass = async (): Promise<boolean> => {

@@ -1,4 +1,4 @@
-import { processBatchOnce, type Knex } from '@payments/service-kit';
+import type { Knex } from '@payments/service-kit';
 import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
 import type { StatementPeriod } from '../domain/statement.js';
 import type { Account, AccountFacts, Transaction } from '../domain/transaction.js';
@@ -20,6 +20,8 @@ export type { StatementPageRequest, StatementSlice } from './statements.js';
 const DEADLOCK = '40P01';
 const SERIALIZATION_FAILURE = '40001';
 const ATTEMPTS = 5;
+/** The ledger's name in the inbox (processed_events.consumer), as it always was. */
+const INBOX_CONSUMER = 'ledger';
 
 export interface LedgerStore {
   findUserAccount(accountId: string): Promise<Account | null>;
@@ -109,9 +111,21 @@ export function createLedgerStore(knex: Knex): LedgerStore {
       retryingConflicts(() => knex.transaction((trx) => work(createLedgerUnit(trx, systemAccounts)))),
     processEventsOnce: (eventIds, work) =>
       retryingConflicts(() =>
-        processBatchOnce(knex, 'ledger', eventIds, (trx, fresh) =>
-          work(createLedgerUnit(trx, systemAccounts), fresh),
-        ),
+        knex.transaction(async (trx) => {
+          // The kit's processBatchOnce, with the inbox rows as one array parameter (a fixed statement text, no
+          // per-row placeholders to build and parse). Sorted: one order everywhere, so two consumers claiming
+          // overlapping redeliveries cannot deadlock.
+          const unique = [...new Set(eventIds)].sort();
+          const { rows }: { rows: { event_id: string }[] } = await trx.raw(
+            `INSERT INTO processed_events (event_id, consumer)
+             SELECT id, ? FROM unnest(?::text[]) WITH ORDINALITY AS e(id, n) ORDER BY e.n
+             ON CONFLICT (event_id, consumer) DO NOTHING RETURNING event_id`,
+            [INBOX_CONSUMER, unique],
+          );
+          const fresh = new Set(rows.map((row) => row.event_id));
+          if (fresh.size > 0) await work(createLedgerUnit(trx, systemAccounts), fresh);
+          return fresh;
+        }),
       ),
   };
 }

@@ -1,5 +1,5 @@
 import type { AnyEvent, MinorUnits } from '@payments/contracts';
-import { enqueueEvents, type Knex } from '@payments/service-kit';
+import { enqueueEvents, OUTBOX_INSERT_SQL, wakeRelaysAfterCommit, type Knex } from '@payments/service-kit';
 import { accountChangesOf, type Settlement } from '../domain/settlement.js';
 import type { Account, NewTransaction, TerminalStatus, Transaction } from '../domain/transaction.js';
 import { removalObstacles } from '../domain/user-removal.js';
@@ -68,6 +68,13 @@ export interface LedgerUnit {
   insertTransaction(transaction: NewTransaction): Promise<Transaction>;
   /** Locks transactions in id order (the lock order every settlement shares) and reads them. */
   lockTransactions(transactionIds: string[]): Promise<Map<string, Transaction>>;
+  /**
+   * lockTransactions and findAccounts of the user accounts they involve (own and counterparty), in one
+   * statement: the transactions locked in id order, their accounts read without a lock.
+   */
+  lockForSettlement(
+    transactionIds: string[],
+  ): Promise<{ transactions: Map<string, Transaction>; accounts: Map<string, Account> }>;
   /** Reads user accounts without locking them: settlement locks them last, when it changes their balances. */
   findAccounts(accountIds: string[]): Promise<Map<string, Account>>;
   /**
@@ -99,14 +106,34 @@ interface BalanceChange {
   overdraw: boolean;
 }
 
+interface EntryRow {
+  transaction_id: string;
+  account_id: string;
+  amount: string;
+  currency: string;
+}
+
+/** The rows of journal entries, from four arrays (transaction, account, amount, currency). */
+const ENTRY_ROWS = `(transaction_id, account_id, amount, currency)
+  SELECT * FROM unnest(?::uuid[], ?::uuid[], ?::bigint[], ?::text[])`;
+
+/** The own (a_) and counterparty (c_) account columns of lockForSettlement, prefixed. */
+const SETTLEMENT_ACCOUNT_COLUMNS = ['a', 'c']
+  .flatMap((alias) => ACCOUNT_COLUMNS.map((column) => `${alias}.${column} AS ${alias}_${column}`))
+  .join(', ');
+
 /** How long an expiry waits for the outbox relay to finish publishing a withdrawal's request. */
 const RELAY_WAIT = '2s';
 const LOCK_NOT_AVAILABLE = '55P03';
 
 export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAccounts): LedgerUnit {
-  // Journal first, balances last: the account rows (the contended ones) stay locked only until commit.
-  const applySettlements = async (settlements: { transactionId: string; settlement: Settlement }[]) => {
-    const entries = [];
+  // Journal and balances last, in one statement: the account rows (the contended ones) stay locked only until
+  // commit.
+  const applySettlements = async (
+    settlements: { transactionId: string; settlement: Settlement }[],
+    events: AnyEvent[],
+  ) => {
+    const entries: EntryRow[] = [];
     const changes = new Map<string, BalanceChange>();
     const change = (accountId: string, system: boolean) => {
       const current = changes.get(accountId) ?? { balance: 0n, available: 0n, system, overdraw: false };
@@ -138,43 +165,67 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
         if (settlement.mayOverdraw) total.overdraw = true;
       }
     }
-    // Arrays, not a VALUES row per entry: four parameters whatever the batch, so parsing stays cheap.
-    if (entries.length > 0) {
-      await trx.raw(
-        `INSERT INTO entries (transaction_id, account_id, amount, currency)
-         SELECT * FROM unnest(?::uuid[], ?::uuid[], ?::bigint[], ?::text[])`,
-        [
-          entries.map((entry) => entry.transaction_id),
-          entries.map((entry) => entry.account_id),
-          entries.map((entry) => entry.amount),
-          entries.map((entry) => entry.currency),
-        ],
-      );
-    }
-    await moveBalances(changes);
+    await writeJournal(events, entries, changes);
   };
 
   /**
-   * User accounts in id order, then system accounts in id order: one global lock order, so no deadlocks. The
-   * hot system accounts (provider clearing) are locked last, once per database transaction. A reversal's move
-   * sets how far below zero the account may be (its shortfall); every other move may only lower that, so the
-   * balance check refuses any other way below zero.
+   * The events the endings announce (the outbox), the journal entries and the balance moves, in one statement.
+   * User accounts in id order, then system accounts in id order: one global lock order, so no deadlocks. The hot
+   * system accounts (provider clearing) are locked last, once per database transaction. A reversal's move sets
+   * how far below zero the account may be (its shortfall); every other move may only lower that, so the balance
+   * check refuses any other way below zero.
+   *
+   * The ordered lock (`locked`, NO KEY UPDATE: the lock the UPDATE takes anyway, leaving the key share that keeps
+   * an account from deletion compatible) is a materialized CTE the UPDATE reads through an uncorrelated count: a
+   * one-time filter, evaluated in full before the UPDATE touches any row, so every lock is taken in order first,
+   * as when it was a statement of its own. The outbox rows and the entries are data-modifying CTEs of the same
+   * statement. Arrays, not a VALUES row per entry or account: a fixed number of parameters whatever the batch,
+   * so parsing stays cheap.
    */
-  const moveBalances = async (changes: Map<string, BalanceChange>) => {
+  const writeJournal = async (
+    events: AnyEvent[],
+    entries: EntryRow[],
+    changes: Map<string, BalanceChange>,
+  ) => {
     const ordered = [...changes]
       .filter(([, { balance, available }]) => balance !== 0n || available !== 0n)
       .sort(([a, x], [b, y]) => Number(x.system) - Number(y.system) || (a < b ? -1 : a > b ? 1 : 0));
-    if (ordered.length === 0) return;
-    if (ordered.length > 1) {
-      // The lock the UPDATE below takes anyway (NO KEY UPDATE: it leaves the key share that keeps an account
-      // from deletion compatible), only taken first and in order.
-      await trx.raw(
-        `SELECT 1 FROM accounts WHERE id = ANY(?::uuid[]) ORDER BY kind = 'system', id FOR NO KEY UPDATE`,
-        [ordered.map(([accountId]) => accountId)],
+    const parts: string[] = [];
+    const bindings: unknown[] = [];
+    if (events.length > 0) {
+      parts.push(`outboxed AS (${OUTBOX_INSERT_SQL})`);
+      bindings.push(JSON.stringify(events));
+    }
+    if (entries.length > 0) {
+      parts.push(`journal AS (INSERT INTO entries ${ENTRY_ROWS})`);
+      bindings.push(
+        entries.map((entry) => entry.transaction_id),
+        entries.map((entry) => entry.account_id),
+        entries.map((entry) => entry.amount),
+        entries.map((entry) => entry.currency),
       );
     }
+    if (ordered.length === 0) {
+      if (parts.length > 0) await trx.raw(`WITH ${parts.join(', ')} SELECT 1`, bindings as Knex.RawBinding[]);
+      if (events.length > 0) wakeRelaysAfterCommit(trx);
+      return;
+    }
+    const ids = ordered.map(([accountId]) => accountId);
+    parts.push(`locked AS MATERIALIZED (
+      SELECT id FROM accounts WHERE id = ANY(?::uuid[]) ORDER BY kind = 'system', id FOR NO KEY UPDATE
+    )`);
+    bindings.push(
+      ids,
+      ids,
+      ordered.map(([, { balance }]) => balance.toString()),
+      ordered.map(([, { available }]) => available.toString()),
+      ordered.map(([, { system }]) => system),
+      ordered.map(([, { overdraw }]) => overdraw),
+      ordered.length,
+    );
     const result: { rowCount: number } = await trx.raw(
-      `UPDATE accounts AS a
+      `WITH ${parts.join(', ')}
+       UPDATE accounts AS a
        SET balance = a.balance + v.balance, available_balance = a.available_balance + v.available, updated_at = now(),
            reversal_shortfall = CASE
              WHEN v.overdraw THEN greatest(0, -(a.available_balance + v.available))
@@ -182,16 +233,11 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
            END
        FROM unnest(?::uuid[], ?::bigint[], ?::bigint[], ?::boolean[], ?::boolean[])
          AS v(id, balance, available, system, overdraw)
-       WHERE a.id = v.id AND (a.kind = 'system') = v.system`,
-      [
-        ordered.map(([accountId]) => accountId),
-        ordered.map(([, { balance }]) => balance.toString()),
-        ordered.map(([, { available }]) => available.toString()),
-        ordered.map(([, { system }]) => system),
-        ordered.map(([, { overdraw }]) => overdraw),
-      ],
+       WHERE a.id = v.id AND (a.kind = 'system') = v.system AND (SELECT count(*) FROM locked) = ?`,
+      bindings as Knex.RawBinding[],
     );
     if (result.rowCount !== ordered.length) throw new Error('an account vanished during settlement');
+    if (events.length > 0) wakeRelaysAfterCommit(trx);
   };
 
   const finishTransactions: LedgerUnit['finishTransactions'] = async (finishes) => {
@@ -217,12 +263,9 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
       const finished = finishedById.get(finish.transaction.id);
       return finished ? [{ ...finish, finished }] : [];
     });
-    await enqueueEvents(
-      trx,
-      ended.flatMap(({ announce, finished }) => announce?.(finished) ?? []),
-    );
     await applySettlements(
       ended.map(({ finished, settlement }) => ({ transactionId: finished.id, settlement })),
+      ended.flatMap(({ announce, finished }) => announce?.(finished) ?? []),
     );
     return ended.map(({ finished }) => finished);
   };
@@ -365,6 +408,32 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
         [[...new Set(transactionIds)]],
       );
       return new Map(rows.map((row) => [row.id, toTransaction(row)]));
+    },
+
+    async lockForSettlement(transactionIds) {
+      // The accounts of a pending transaction cannot be removed meanwhile (a user's removal waits for, or
+      // refuses over, their pending transactions), so reading them in the locking statement sees what a read
+      // after it would.
+      const { rows }: { rows: (TransactionRow & Record<string, unknown>)[] } = await trx.raw(
+        `SELECT t.*, ${SETTLEMENT_ACCOUNT_COLUMNS}
+         FROM (SELECT * FROM transactions WHERE id = ANY(?::uuid[]) ORDER BY id FOR UPDATE) AS t
+         LEFT JOIN accounts AS a ON a.id = t.account_id AND (a.kind = 'user') IS TRUE
+         LEFT JOIN accounts AS c ON c.id = t.counterparty_account_id AND (c.kind = 'user') IS TRUE`,
+        [[...new Set(transactionIds)]],
+      );
+      const transactions = new Map<string, Transaction>();
+      const accounts = new Map<string, Account>();
+      for (const row of rows) {
+        transactions.set(row.id, toTransaction(row));
+        for (const prefix of ['a_', 'c_']) {
+          const id = row[`${prefix}id`] as string | null;
+          if (id === null || accounts.has(id)) continue;
+          const account: Record<string, unknown> = {};
+          for (const column of ACCOUNT_COLUMNS) account[column] = row[`${prefix}${column}`];
+          accounts.set(id, toAccount(account as unknown as AccountRow));
+        }
+      }
+      return { transactions, accounts };
     },
 
     findAccounts,

@@ -23,18 +23,14 @@ export interface SettlementRequest {
 }
 
 /**
- * Runs requests in one database transaction: locks their transactions (in id order), reads their accounts,
+ * Runs requests in one database transaction: locks their transactions (in id order) and reads their accounts,
  * decides each in turn, then writes every ending at once. A later request for the same transaction sees it as
  * the earlier one left it, exactly as if they had run one after the other. Returns the transactions that ended.
  */
 export async function settle(unit: LedgerUnit, requests: SettlementRequest[]): Promise<Transaction[]> {
-  const transactions = await unit.lockTransactions(requests.map((request) => request.transactionId));
-  const accountIds = new Set<string>();
-  for (const { accountId, counterpartyAccountId } of transactions.values()) {
-    accountIds.add(accountId);
-    if (counterpartyAccountId) accountIds.add(counterpartyAccountId);
-  }
-  const accounts = accountIds.size > 0 ? await unit.findAccounts([...accountIds]) : new Map();
+  const { transactions, accounts } = await unit.lockForSettlement(
+    requests.map((request) => request.transactionId),
+  );
   const finishes: Finish[] = [];
   for (const request of requests) {
     const transaction = transactions.get(request.transactionId) ?? null;
