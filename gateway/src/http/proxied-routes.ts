@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, RequestListener } from 'node:http';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { Histogram } from 'prom-client';
 import { VERSION_HEADER, type ApiVersion, type Problem } from '@payments/contracts';
 import {
   AppError,
+  assignRequestId,
   logRequests,
   requireAuth,
   toProblem,
@@ -19,7 +19,6 @@ import { helmetDefaults, type HeaderList } from './security-headers.js';
 import { retirementHeaders, versionUrl } from './versioning.js';
 
 /** As the kit's app (http/app.ts) accepts a client's X-Request-Id. */
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
 /** What makes parseurl (Express's `req.path`) leave its fast path: such urls get Express's own answer. */
 const UNUSUAL_URL = /[\t\n\f\r #\u00a0\ufeff]/;
 const expressPath = Object.getOwnPropertyDescriptor(express.request, 'path')?.get as (this: {
@@ -190,11 +189,7 @@ function proxiedRoutes(deps: ProxiedRoutesDeps) {
     const locals: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
     res.locals = locals;
 
-    const given = req.headers['x-request-id'];
-    const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    req.headers['x-request-id'] = id;
-    req.id = id;
-    res.setHeader('X-Request-Id', id);
+    assignRequestId(req, res);
     logAccess(req, res, noop);
     metrics.middleware(req, res, noop);
 

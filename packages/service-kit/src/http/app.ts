@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, {
   type Express,
   type NextFunction,
@@ -35,6 +36,19 @@ export interface HttpAppOptions {
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/**
+ * The request's id: the caller's `X-Request-Id` when it is a plausible one, else a new UUID; set on the request
+ * (`req.id`, the header services forward) and echoed on the response. For hot paths served in front of the app.
+ */
+export function assignRequestId(req: IncomingMessage & { id?: unknown }, res: ServerResponse): string {
+  const given = req.headers['x-request-id'];
+  const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  req.headers['x-request-id'] = id;
+  req.id = id;
+  res.setHeader('X-Request-Id', id);
+  return id;
+}
 const JSON_TYPES = ['application/json', 'application/*+json'];
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -99,11 +113,7 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
   app.set('etag', false);
 
   app.use((req, res, next) => {
-    const given = req.get('x-request-id');
-    const id = given && REQUEST_ID.test(given) ? given : randomUUID();
-    req.headers['x-request-id'] = id;
-    req.id = id;
-    res.set('X-Request-Id', id);
+    assignRequestId(req, res);
     next();
   });
   app.use(logRequests(app, options.logger));

@@ -1,7 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, Request, RequestHandler, Response } from 'express';
-import { logRequests, toProblem, AppError, type FrontHandler, type Metrics } from '@payments/service-kit';
+import {
+  assignRequestId,
+  logRequests,
+  toProblem,
+  AppError,
+  type FrontHandler,
+  type Metrics,
+} from '@payments/service-kit';
 import {
   ENDPOINTS,
   handleWebhookCall,
@@ -12,7 +18,6 @@ import {
 } from './webhook-routes.js';
 
 /** The kit's request-id rule (http/app.ts). */
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 const noop = () => undefined;
 
@@ -90,11 +95,7 @@ export function leanWebhookHandler(app: Express, metrics: Metrics, deps: Webhook
     }
 
     // What the app's first middlewares do: the request id, the access log, the latency metric.
-    const given = headers['x-request-id'];
-    const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    headers['x-request-id'] = id;
-    req.id = id;
-    res.setHeader('X-Request-Id', id);
+    assignRequestId(req, res);
     const request = req as Request;
     const response = res as Response;
     request.originalUrl = url;
