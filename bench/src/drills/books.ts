@@ -157,9 +157,10 @@ export async function checkBooks(context: BooksContext, scope: BookScope): Promi
     type: string;
     status: string;
     amount: string;
+    age_seconds: string;
     user_entries: string;
   }>(
-    `SELECT t.id, t.type, t.status, t.amount,
+    `SELECT t.id, t.type, t.status, t.amount, round(extract(epoch FROM now() - t.created_at)) AS age_seconds,
             count(e.id) FILTER (WHERE e.account_id IN (t.account_id, t.counterparty_account_id)) AS user_entries
      FROM transactions t LEFT JOIN entries e ON e.transaction_id = t.id
      WHERE t.account_id = ANY($1::uuid[])
@@ -170,7 +171,13 @@ export async function checkBooks(context: BooksContext, scope: BookScope): Promi
   checks.push({
     name: 'every accepted transaction terminal after the settle period',
     ok: pending.length === 0,
-    detail: `${transactions.length} transactions on the drill's accounts, ${pending.length} still pending`,
+    detail:
+      `${transactions.length} transactions on the drill's accounts, ${pending.length} still pending` +
+      // Which, for whoever reads a failed run: type, id and how long ago it was accepted.
+      pending
+        .slice(0, 5)
+        .map((t) => `; ${t.type} ${t.id} accepted ${t.age_seconds} s ago`)
+        .join(''),
     discrepancies: pending.length,
   });
   const wrongEffects = transactions.filter((t) => {
