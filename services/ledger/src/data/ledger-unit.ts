@@ -5,25 +5,13 @@ import type { Account, NewTransaction, TerminalStatus, Transaction } from '../do
 import { removalObstacles } from '../domain/user-removal.js';
 import {
   ACCOUNT_COLUMNS,
-  fromSnapshot,
   toAccount,
   toTransaction,
-  transactionSnapshot,
   type AccountRow,
   type TransactionRow,
 } from './records.js';
 import { USER_ACCOUNT } from './ledger-queries.js';
 import type { SystemAccounts } from './system-accounts.js';
-
-export interface IdempotencyClaim {
-  userId: string;
-  key: string;
-  fingerprint: string;
-  transactionId: string;
-}
-
-export type ClaimOutcome =
-  { kind: 'claimed' } | { kind: 'existing'; fingerprint: string; transaction: Transaction };
 
 export interface NewAccount {
   id: string;
@@ -54,11 +42,6 @@ export interface LedgerUnit {
   isRemovedUser(userId: string): Promise<boolean>;
   countAccounts(userId: string): Promise<number>;
   insertAccount(account: NewAccount): Promise<Account>;
-  /** Takes an idempotency key, or finds who took it; a concurrent claimant waits for the first to commit. */
-  claimIdempotencyKey(claim: IdempotencyClaim): Promise<ClaimOutcome>;
-  recordIdempotentResponse(userId: string, key: string, transaction: Transaction): Promise<void>;
-  /** Reads a user account and keeps it from being deleted until commit (balances may still move). */
-  shareAccount(accountId: string): Promise<Account | null>;
   /** Reads a user account and locks its balances until commit (as a settlement would). */
   lockAccount(accountId: string): Promise<Account | null>;
   /** Locks the reversals of a transaction (in id order) and reads them; lock the transaction itself first. */
@@ -307,45 +290,6 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
         })
         .returning(ACCOUNT_COLUMNS);
       return toAccount(rows[0] as AccountRow);
-    },
-
-    async claimIdempotencyKey(claim) {
-      const inserted = await trx('idempotency_keys')
-        .insert({
-          user_id: claim.userId,
-          key: claim.key,
-          fingerprint: claim.fingerprint,
-          transaction_id: claim.transactionId,
-        })
-        .onConflict(['user_id', 'key'])
-        .ignore()
-        .returning('key');
-      if (inserted.length > 0) return { kind: 'claimed' };
-      const existing: { fingerprint: string; response: Record<string, unknown> } = await trx(
-        'idempotency_keys',
-      )
-        .where({ user_id: claim.userId, key: claim.key })
-        .first('fingerprint', 'response');
-      return {
-        kind: 'existing',
-        fingerprint: existing.fingerprint,
-        transaction: fromSnapshot(existing.response),
-      };
-    },
-
-    async recordIdempotentResponse(userId, key, transaction) {
-      await trx('idempotency_keys')
-        .where({ user_id: userId, key })
-        .update({ response: JSON.stringify(transactionSnapshot(transaction)) });
-    },
-
-    async shareAccount(accountId) {
-      const row: AccountRow | undefined = await trx('accounts')
-        .where({ id: accountId })
-        .whereRaw(USER_ACCOUNT)
-        .first(ACCOUNT_COLUMNS)
-        .forKeyShare();
-      return row ? toAccount(row) : null;
     },
 
     async lockAccount(accountId) {

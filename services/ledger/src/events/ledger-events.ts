@@ -2,12 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { createEvent, type AnyEvent } from '@payments/contracts';
 import type { Account, Transaction } from '../domain/transaction.js';
 
-const REQUESTED = {
-  deposit: 'DepositRequested',
-  withdrawal: 'WithdrawalRequested',
-  transfer: 'TransferRequested',
-} as const;
-
 type Movement = Pick<Transaction, 'id' | 'type' | 'accountId' | 'userId' | 'amount' | 'currency'>;
 
 function movement(transaction: Movement) {
@@ -22,24 +16,19 @@ function movement(transaction: Movement) {
   };
 }
 
-/** DepositRequested, WithdrawalRequested or TransferRequested for a newly accepted transaction. */
-export function requestedEvent(
-  transaction: Movement & Pick<Transaction, 'counterpartyAccountId'>,
-  correlationId: string,
-): AnyEvent {
+/**
+ * DepositRequested or WithdrawalRequested for a newly accepted transaction: what the provider is asked to do.
+ * A transfer asks nobody (the ledger settles it itself) and announces nothing until it is settled: null.
+ */
+export function requestedEvent(transaction: Movement, correlationId: string): AnyEvent | null {
   const options = { id: randomUUID(), correlationId };
-  const data = movement(transaction);
   switch (transaction.type) {
     case 'transfer':
-      return createEvent(
-        REQUESTED.transfer,
-        { ...data, to_account_id: transaction.counterpartyAccountId as string },
-        options,
-      );
+      return null;
     case 'withdrawal':
-      return createEvent(REQUESTED.withdrawal, data, options);
+      return createEvent('WithdrawalRequested', movement(transaction), options);
     case 'deposit':
-      return createEvent(REQUESTED.deposit, data, options);
+      return createEvent('DepositRequested', movement(transaction), options);
     case 'reversal':
       throw new Error(`reversal ${transaction.id} is never requested; it comes from the provider`);
   }

@@ -38,14 +38,6 @@ export async function readableAccount(
   return account;
 }
 
-/** An account the viewer may move money from: only their own, admins included. */
-export async function ownAccount(store: LedgerStore, accountId: string, viewer: Viewer): Promise<Account> {
-  const account = await store.findUserAccount(accountId);
-  if (!account) throw notFound('Account');
-  if (account.userId !== viewer.userId) throw accessDenied('This account belongs to another user');
-  return account;
-}
-
 export function correlationIdOf(req: Request): string {
   return req.get('x-request-id') ?? randomUUID();
 }

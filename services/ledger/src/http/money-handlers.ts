@@ -147,9 +147,9 @@ export function createMoneyHandlers({
       draft,
       hold: holdOf(draft),
       counterpartyCurrency,
-      // A transfer's settlement is this process's own work (transfers.submit below, or the recovery sweep):
-      // nothing to announce. Deposits and withdrawals are requested from the provider through the outbox.
-      event: draft.type === 'transfer' ? null : requestedEvent(draft, correlationId),
+      // Deposits and withdrawals are requested from the provider through the outbox; a transfer's settlement is
+      // this process's own work (transfers.submit below, or the recovery sweep).
+      event: requestedEvent(draft, correlationId),
       idempotency: key
         ? { key, fingerprint: requestFingerprint(draft.type, draft.accountId, req.body) }
         : null,
