@@ -56,6 +56,11 @@ const only = process.argv[2] ?? env.BENCH_ONLY;
 
 const settings = {
   seconds: integer('BENCH_SECONDS', 10),
+  /**
+   * The saturated confirmations and the whole flow each run once, unmeasured, for this long before their measured
+   * run: a freshly started service is still compiling its hot paths, and its tables and caches are cold.
+   */
+  warmupSeconds: integer('BENCH_WARMUP_SECONDS', 3),
   idleSeconds: integer('BENCH_IDLE_SECONDS', 30),
   idleSettleSeconds: integer('BENCH_IDLE_SETTLE_SECONDS', 10),
   readConnections: integer('BENCH_CONNECTIONS', 16),
@@ -118,6 +123,7 @@ async function openTarget(): Promise<Target> {
     ]),
   );
   return startTarget({
+    runtime: env.BENCH_RUNTIME === 'compiled' ? 'compiled' : undefined,
     serviceEnv: {
       ...profiled,
       // The bench confirms deposits itself; the sandbox would confirm them a second time.
@@ -250,6 +256,12 @@ async function measureCreditReference(context: BenchContext): Promise<PgbenchRes
   return runPgbench(pgbench, context.target.postgresUrl, SINGLE_ROW_CREDIT, clients, context.seconds);
 }
 
+/** The context for a scenario's unmeasured warm-up run. */
+function warmup(context: BenchContext, scenario: string): BenchContext {
+  log(`${scenario}: ${settings.warmupSeconds} s warm-up, not measured`);
+  return { ...context, seconds: settings.warmupSeconds };
+}
+
 /** Signed webhooks to credited deposits, saturated and paced, next to what pgbench gets from the same server. */
 async function benchPipeline(context: BenchContext): Promise<Measured> {
   const rows: ScenarioRow[] = [];
@@ -275,6 +287,7 @@ async function benchPipeline(context: BenchContext): Promise<Measured> {
   };
   const via = settings.webhooksViaGateway ? 'via gateway' : 'to webhook-ingest';
   log(`deposit pipeline: signed payment_intent.succeeded ${via}, ${settings.webhookConnections} connections`);
+  await runSaturatedPipeline(warmup(context, 'deposit pipeline'), options);
   const saturated = await runSaturatedPipeline(context, options);
   log(`deposit pipeline: paced at ${settings.pacedRate} events/s`);
   const paced = await runPacedPipeline(context, settings.pacedRate, options);
@@ -392,6 +405,7 @@ async function benchFlow(context: BenchContext): Promise<Measured> {
     `whole deposit flow: ${options.connections} clients request deposits through the gateway; the bench, as the ` +
       `provider, confirms each DepositRequested ${via} (${options.providerConnections} senders)`,
   );
+  await runDepositFlow(warmup(context, 'whole deposit flow'), options);
   const flow = await runDepositFlow(context, options);
   log(`deposit requests alone: ${options.connections} clients through the gateway, nobody confirming`);
   const requests = await runDepositRequests(context, options);
