@@ -85,7 +85,7 @@ export function systemLabeler(ports: Record<string, number>, databaseSuffix: str
       return ours ? `postgres: ${database.replace(databaseSuffix, '')}` : null;
     }
     if (cmdline.includes('beam.smp') && cmdline.includes('rabbit')) return 'rabbitmq';
-    if (cmdline.includes('/src/main.ts')) {
+    if (/\/(src\/main\.ts|dist\/main\.js)( |$)/.test(cmdline)) {
       const port = /(?:^|\0)PORT=(\d+)/.exec(env)?.[1];
       const service = port ? byPort.get(port) : undefined;
       return service ?? null;
