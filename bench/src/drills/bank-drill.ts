@@ -2,7 +2,7 @@ import { sleep } from '../harness/load.js';
 import { openFundedAccounts, runBankClients } from './bank-clients.js';
 import { checkReversals, openReversibleDeposits, planReversals, sendReversals } from './bank-reversals.js';
 import { checkBooks, waitSettled } from './books.js';
-import { completedTransferTotals } from './drill-queries.js';
+import { completedTransferTotals, completedWithdrawalTotals } from './drill-queries.js';
 import type { DrillContext, DrillReport } from './drill-context.js';
 
 const ACCOUNTS = 10;
@@ -58,12 +58,17 @@ export async function runBankDrill(context: DrillContext, killEverySeconds: numb
   const stillPending = await waitSettled(context, ids, settleSeconds * 1000);
   log(`bank drill: settled (${stillPending} pending); checking the books`);
   const transfers = await completedTransferTotals(context, ids);
+  // The attacker's withdrawals accepted once the account was paid back, paid out by the drill (its provider).
+  const withdrawals = await completedWithdrawalTotals(context, ids);
   // Deposits carry no fee in this drill, so a reversal takes back its whole amount.
   const reversedMinor = plans.reduce((sum, plan) => sum + plan.expectedReversedMinor, 0n);
   const checks = await checkBooks(context, {
     accountIds: ids,
     expectedTotalMinor:
-      BigInt(ACCOUNTS * (FUNDING_MINOR + REVERSIBLE_MINOR)) - transfers.feesMinor - reversedMinor,
+      BigInt(ACCOUNTS * (FUNDING_MINOR + REVERSIBLE_MINOR)) -
+      transfers.feesMinor -
+      reversedMinor -
+      withdrawals.debitedMinor,
   });
   checks.push(...(await checkReversals(context, plans)));
   const overdrawnByReversal = new Set(
@@ -86,11 +91,11 @@ export async function runBankDrill(context: DrillContext, killEverySeconds: numb
     {
       name: 'nothing spent from an account a reversal took below zero',
       ok: reversals.spentWhileOverdrawn === 0,
-      detail: `${reversals.overdrawn} account(s) seen below zero after a refund of money already spent; ${reversals.spentWhileOverdrawn} of 10 withdrawals and transfers from there accepted`,
+      detail: `${reversals.overdrawn} account(s) seen below zero after a refund of money already spent; ${reversals.spentWhileOverdrawn} of 10 withdrawals and transfers from there accepted; ${reversals.payouts} withdrawal(s) accepted once paid back, paid out (${withdrawals.count} completed)`,
       discrepancies: reversals.spentWhileOverdrawn,
     },
     {
-      name: 'every refund and dispute event answered 200',
+      name: 'every refund, dispute and payout event answered 200',
       ok: reversals.abandoned === 0,
       detail: `${reversals.events} events, ${reversals.attempts} deliveries (${COPIES_NOTE}), ${reversals.abandoned} given up on`,
       discrepancies: reversals.abandoned,

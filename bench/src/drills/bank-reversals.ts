@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { sleep } from '../harness/load.js';
-import { disputeEventBody, postProviderEvent, refundEventBody } from '../harness/provider-webhooks.js';
+import {
+  disputeEventBody,
+  payoutEventBody,
+  postProviderEvent,
+  refundEventBody,
+} from '../harness/provider-webhooks.js';
 import type { BankAccount } from './bank-clients.js';
 import type { DrillContext, DrillReport } from './drill-context.js';
 import { sendStorm } from './webhook-storm.js';
@@ -29,6 +34,8 @@ export interface ReversalStats {
   overdrawn: number;
   /** Withdrawals or transfers accepted (202) from an account while it was below zero: must stay 0. */
   spentWhileOverdrawn: number;
+  /** The attacker's withdrawals accepted (once clients had paid the account back), which the drill pays out. */
+  payouts: number;
 }
 
 export interface ReversibleDeposit {
@@ -39,6 +46,8 @@ export interface ReversibleDeposit {
 
 /** Copies of each provider event sent at once: the provider's duplicates. */
 const COPIES = 3;
+/** What each of the attacker's withdrawals and transfers asks for: one cent. */
+const ATTACK_MINOR = 1;
 
 /**
  * One extra deposit per account (confirmed like the funding ones), for the provider to take back later:
@@ -198,6 +207,7 @@ export async function sendReversals(
     abandoned: 0,
     overdrawn: 0,
     spentWhileOverdrawn: 0,
+    payouts: 0,
   };
   const deliver = async (body: string) => {
     for (let attempt = 0; ; attempt += 1) {
@@ -251,6 +261,29 @@ export async function sendReversals(
         .json<{ available_balance: number }>({ method: 'GET', path: `/account/${accountId}/balance`, token })
         .catch(() => null)
     )?.available_balance;
+  /**
+   * One request of the attacker's, retried with its Idempotency-Key while the ledger is down, so that a request
+   * accepted just before a kill is known too.
+   */
+  const sendUntilAnswered = async (path: string, body: object, token: string) => {
+    const key = randomUUID();
+    for (let attempt = 0; ; attempt += 1) {
+      const answer = await context.gateway
+        .send({
+          method: 'POST',
+          path,
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'idempotency-key': key,
+          },
+          body: JSON.stringify(body),
+        })
+        .catch(() => null);
+      if ((answer && answer.status < 500) || Date.now() > until + 30_000) return answer;
+      await sleep(Math.min(100 * 2 ** attempt, 1000));
+    }
+  };
   /** Once the reversal shows, the owner tries to spend from below zero: every attempt must be refused. */
   const attackWhileOverdrawn = async (
     { accountId }: ReversalPlan,
@@ -264,26 +297,35 @@ export async function sendReversals(
     }
     if (available === undefined || available >= 0) return;
     stats.overdrawn += 1;
+    const amount = ATTACK_MINOR / 100;
     const attempts = await Promise.all(
-      Array.from({ length: 10 }, (_, i) =>
-        context.gateway
-          .send({
-            method: 'POST',
-            path: `/account/${accountId}/${i % 2 ? 'withdraw' : 'transfer'}`,
-            headers: { authorization: `Bearer ${spend.token}`, 'content-type': 'application/json' },
-            body: JSON.stringify({
-              amount: 0.01,
-              currency: 'USD',
-              ...(i % 2 ? {} : { to_account_id: spend.to }),
-            }),
-          })
-          .catch(() => null),
-      ),
+      Array.from({ length: 10 }, async (_, i) => {
+        const withdrawal = i % 2 === 1;
+        const answer = await sendUntilAnswered(
+          `/account/${accountId}/${withdrawal ? 'withdraw' : 'transfer'}`,
+          { amount, currency: 'USD', ...(withdrawal ? {} : { to_account_id: spend.to }) },
+          spend.token,
+        );
+        return answer?.status === 202
+          ? [{ withdrawal, id: (JSON.parse(answer.body) as { id: string }).id }]
+          : [];
+      }),
     );
+    const accepted = attempts.flat();
     // Clients may pay the account back above zero meanwhile; only what left while it was below zero counts.
     const after = await availableOf(accountId, spend.token);
-    if (after !== undefined && after < 0) {
-      stats.spentWhileOverdrawn += attempts.filter((answer) => answer?.status === 202).length;
+    if (after !== undefined && after < 0) stats.spentWhileOverdrawn += accepted.length;
+    // A withdrawal accepted waits for its payout, and the provider here is the drill (the sandbox is off): without
+    // this it would stay pending, holding its cent, long after the drill.
+    for (const { id } of accepted.filter(({ withdrawal }) => withdrawal)) {
+      stats.payouts += 1;
+      const payout = payoutEventBody({
+        transactionId: id,
+        amount: ATTACK_MINOR,
+        currency: 'USD',
+        outcome: 'paid',
+      });
+      await Promise.all(Array.from({ length: COPIES }, () => deliver(payout)));
     }
   };
   const span = Math.max(1000, (until - Date.now()) * 0.6);

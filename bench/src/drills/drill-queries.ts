@@ -22,6 +22,20 @@ export async function completedTransferTotals(
   };
 }
 
+/** Completed withdrawals from the accounts: how many and what they debited (amount + fee, minor units). */
+export async function completedWithdrawalTotals(
+  context: DrillContext,
+  accountIds: readonly string[],
+): Promise<{ count: number; debitedMinor: bigint }> {
+  const { rows } = await context.ledgerDb.pool.query<{ count: string; debited: string | null }>(
+    `SELECT count(*), sum(amount + fee) AS debited FROM transactions
+     WHERE type = 'withdrawal' AND status = 'completed' AND account_id = ANY($1::uuid[])`,
+    [accountIds],
+  );
+  const row = rows[0];
+  return { count: Number(row?.count ?? 0), debitedMinor: BigInt(row?.debited ?? 0) };
+}
+
 /** Completed deposits onto the accounts: how many and what they credited (amount − fee, minor units). */
 export async function completedDepositTotals(
   context: DrillContext,

@@ -1,7 +1,38 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { AnyEvent } from '@payments/contracts';
+import { createLogger } from '@payments/service-kit';
+import { createLedgerStore } from '../src/data/ledger-store.js';
+import { createTransferSettler } from '../src/events/transfer-settler.js';
 import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+
+/** A transfer as the acceptance writes it, `ageSeconds` ago, with its hold; no process has it to settle. */
+async function leavePendingTransfer(
+  ledger: LedgerHarness,
+  from: { user: TestUser; accountId: string },
+  to: { user: TestUser; accountId: string },
+  amountMinor: number,
+  ageSeconds: number,
+): Promise<string> {
+  const id = randomUUID();
+  await ledger.db.transaction(async (trx) => {
+    const acceptedAt = trx.raw(`now() - make_interval(secs => ?)`, [ageSeconds]);
+    await trx('transactions').insert({
+      id,
+      account_id: from.accountId,
+      user_id: from.user.id,
+      type: 'transfer',
+      amount: amountMinor,
+      currency: 'USD',
+      counterparty_account_id: to.accountId,
+      counterparty_user_id: to.user.id,
+      created_at: acceptedAt,
+      updated_at: acceptedAt,
+    });
+    await trx('accounts').where({ id: from.accountId }).decrement('available_balance', amountMinor);
+  });
+  return id;
+}
 
 /**
  * The ledger settles the transfers it accepts in the accepting process, without the broker. One that process
@@ -56,23 +87,13 @@ describe('ledger transfer settlement without the broker', () => {
     const source = await ledger.openAccount(alice);
     const destination = await ledger.openAccount(bob);
     await ledger.fund(alice, source.id, 10);
-    const id = randomUUID();
-    // As the acceptance writes it, 15 s ago, with its hold; no process has it to settle.
-    await ledger.db.transaction(async (trx) => {
-      await trx('transactions').insert({
-        id,
-        account_id: source.id,
-        user_id: alice.id,
-        type: 'transfer',
-        amount: 600,
-        currency: 'USD',
-        counterparty_account_id: destination.id,
-        counterparty_user_id: bob.id,
-        created_at: trx.raw(`now() - interval '15 seconds'`),
-        updated_at: trx.raw(`now() - interval '15 seconds'`),
-      });
-      await trx('accounts').where({ id: source.id }).decrement('available_balance', 600);
-    });
+    const id = await leavePendingTransfer(
+      ledger,
+      { user: alice, accountId: source.id },
+      { user: bob, accountId: destination.id },
+      600,
+      15,
+    );
     await ledger.waitForStatus(alice, id, 'completed', 5000);
     expect(await ledger.balanceOf(alice, source.id)).to.include({ balance: 4, available_balance: 4 });
     expect(await ledger.balanceOf(bob, destination.id)).to.include({ balance: 6, available_balance: 6 });
@@ -83,5 +104,49 @@ describe('ledger transfer settlement without the broker', () => {
         (event.data as { transaction_id: string }).transaction_id === id,
     );
     expect(completions).to.have.length(1);
+  });
+});
+
+describe('ledger transfer recovery at start', () => {
+  let ledger: LedgerHarness;
+
+  before(async () => {
+    // The harness's own ledger settles nothing here: its hold expiry (5 s) is shorter than the recovery age, so
+    // its sweep's window is empty, and its hold expiry pass comes only after 10 minutes.
+    ledger = await startLedgerHarness({
+      env: { HOLD_EXPIRY_SECONDS: '5', HOLD_SWEEP_INTERVAL_MS: '600000' },
+    });
+  });
+  after(() => ledger?.stop());
+
+  it('settles, as soon as a ledger starts, a transfer a crashed one left pending (not after its first interval)', async () => {
+    const alice = ledger.newUser();
+    const bob = ledger.newUser();
+    const source = await ledger.openAccount(alice);
+    const destination = await ledger.openAccount(bob);
+    await ledger.fund(alice, source.id, 10);
+    const id = await leavePendingTransfer(
+      ledger,
+      { user: alice, accountId: source.id },
+      { user: bob, accountId: destination.id },
+      600,
+      15,
+    );
+    // A ledger restarted more often than its sweep interval (here 10 minutes) must still settle it.
+    const restarted = createTransferSettler({
+      store: createLedgerStore(ledger.db),
+      outbox: { wake: () => undefined },
+      logger: createLogger('transfer-recovery-test', 'silent'),
+      holdExpiryMs: 86_400_000,
+      recoveryIntervalMs: 600_000,
+    });
+    try {
+      await ledger.waitForStatus(alice, id, 'completed', 3000);
+    } finally {
+      await restarted.stop();
+    }
+    expect(await ledger.balanceOf(alice, source.id)).to.include({ balance: 4, available_balance: 4 });
+    expect(await ledger.balanceOf(bob, destination.id)).to.include({ balance: 6, available_balance: 6 });
+    expect(await ledger.audit()).to.include({ ok: true });
   });
 });

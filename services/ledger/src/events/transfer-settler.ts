@@ -18,8 +18,9 @@ export interface TransferSettler {
    */
   submit(transactionId: string, correlationId: string): void;
   /**
-   * One recovery sweep now: settles the transfers pending for longer than RECOVERY_AGE_MS whose hold has not
-   * expired (those the hold expiry cancels). Resolves with how many it found.
+   * One recovery sweep now (one also runs at start and every `recoveryIntervalMs`): settles the transfers pending
+   * for longer than RECOVERY_AGE_MS whose hold has not expired (those the hold expiry cancels). Resolves with how
+   * many it found.
    */
   recover(): Promise<number>;
   /** Stops the sweeps and waits for the settlements under way. */
@@ -102,10 +103,14 @@ export function createTransferSettler({
     });
     return sweeping;
   };
-  const timer = setInterval(() => {
+  const sweep = () => {
     recover().catch((error: unknown) => logger.warn({ err: error }, 'transfer recovery sweep failed'));
-  }, recoveryIntervalMs);
+  };
+  const timer = setInterval(sweep, recoveryIntervalMs);
   timer.unref();
+  // One sweep at start too: a process restarted more often than the interval would otherwise never sweep, and
+  // the transfers its crashed predecessors left would wait for one that lives long enough.
+  sweep();
 
   return {
     submit(transactionId, correlationId) {
