@@ -5,6 +5,7 @@ import {
   answers,
   declareBrokerTopology,
   defaultPorts,
+  deployedServices,
   HOW_TO_ENABLE_BROKER_ADMIN,
   isSuperuser,
   loadDevelopmentSecrets,
@@ -15,6 +16,7 @@ import {
   type ServiceName,
   type SystemLogins,
 } from '@payments/infra';
+import type { Deployment } from '@payments/contracts';
 
 // `pnpm start`: the whole system with the gateway on http://localhost:8080. Separate processes against
 // DATABASE_URL/AMQP_URL or the local services when they answer; otherwise one embedded process.
@@ -109,11 +111,21 @@ async function chooseMode(settings: Settings): Promise<{
  * service gets its own broker user with exactly its rights. New passwords each start. What cannot be made is
  * shared: the role of DATABASE_URL, the broker user of AMQP_URL (guest locally).
  */
-async function provision(postgresUrl: string, amqpUrl: string): Promise<SystemLogins | undefined> {
-  // Services only declare a topology that is missing altogether; this also adds what a newer version binds.
-  await declareBrokerTopology(amqpUrl).catch((error: unknown) =>
-    console.warn(`Could not declare the broker topology now (${String(error)}); the services will.`),
-  );
+async function provision(
+  postgresUrl: string,
+  amqpUrl: string,
+  deployment: Deployment,
+): Promise<SystemLogins | undefined> {
+  // Services only declare a topology that is missing altogether; this also adds what a newer version binds, and
+  // without the sandbox removes the queue an earlier start with it left (requests nobody here will answer).
+  const changes = await declareBrokerTopology(amqpUrl, '', deployment).catch((error: unknown) => {
+    console.warn(`Could not declare the broker topology now (${String(error)}); the services will.`);
+    return undefined;
+  });
+  for (const { queue, messages } of changes?.removed ?? [])
+    console.log(`Removed ${queue}: the sandbox is off (${messages} unanswered request(s) dropped).`);
+  for (const { queue, consumers } of changes?.kept ?? [])
+    console.warn(`Kept ${queue}: the sandbox is off here, yet ${consumers} consumer(s) still read it.`);
   const database = await isSuperuser(postgresUrl);
   const broker = await openBrokerAdmin({ amqpUrl }).then(
     () => true,
@@ -124,8 +136,8 @@ async function provision(postgresUrl: string, amqpUrl: string): Promise<SystemLo
       `RabbitMQ: ${broker ? 'a user per service' : `every service uses AMQP_URL's user (${HOW_TO_ENABLE_BROKER_ADMIN})`}.`,
   );
   if (!database && !broker) return undefined;
-  const logins = planLogins({}, { database, broker });
-  await provisionLogins({ postgresUrl, amqpUrl }, logins);
+  const logins = planLogins({}, { database, broker, deployment });
+  await provisionLogins({ postgresUrl, amqpUrl }, logins, deployment);
   return logins;
 }
 
@@ -261,6 +273,8 @@ async function main() {
   await checkPorts(ports, choice.mode === 'embedded' ? postgresPort : undefined);
   await prepareDataDir(dataDir);
   const { secrets, file: secretsFile } = await developmentSecrets(dataDir);
+  // SANDBOX_ENABLED=false: no sandbox process at all, and no queue for one.
+  const deployment: Deployment = { sandbox };
   const common = {
     ports,
     dataDir,
@@ -276,10 +290,11 @@ async function main() {
   abort.signal.throwIfAborted();
   let started: { stop(): Promise<void>; gatewayUrl: string; databaseDir?: string };
   if (choice.mode === 'processes') {
-    const logins = await provision(choice.postgresUrl as string, choice.amqpUrl as string);
+    const logins = await provision(choice.postgresUrl as string, choice.amqpUrl as string, deployment);
     abort.signal.throwIfAborted();
     started = await startProcessSystem({
       ...common,
+      services: deployedServices(deployment),
       postgresUrl: choice.postgresUrl as string,
       amqpUrl: choice.amqpUrl as string,
       logins,
@@ -287,7 +302,7 @@ async function main() {
     });
   } else {
     const { startEmbeddedSystem } = await import('./embedded-system.js');
-    started = await startEmbeddedSystem({ ...common, postgresPort, signal: abort.signal });
+    started = await startEmbeddedSystem({ ...common, deployment, postgresPort, signal: abort.signal });
   }
   system = started;
   // Processes mode does not watch the signal: a Ctrl-C its services outlived stops them now.
