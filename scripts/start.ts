@@ -160,7 +160,7 @@ function developmentBanner(secretsFile: string, sandbox: boolean): string {
 }
 
 /** The variable that moves each port, for the sentence that says it is taken. */
-function portVariables(ports: Settings['ports'], postgresPort?: number): Map<number, string> {
+function portVariables(ports: Partial<Settings['ports']>, postgresPort?: number): Map<number, string> {
   const variables = new Map<number, string>();
   if (postgresPort !== undefined) variables.set(postgresPort, 'EMBEDDED_POSTGRES_PORT');
   for (const [service, port] of Object.entries(ports))
@@ -172,7 +172,7 @@ const takenPort = (port: number, variable: string) =>
   `Port ${port} is taken by another program; set ${variable} to move it (gateway GATEWAY_PORT, services SERVICES_PORT_BASE + 1 … + 6, embedded PostgreSQL EMBEDDED_POSTGRES_PORT).`;
 
 /** Refuses, in one sentence, a port something else already listens on, before anything starts. */
-async function checkPorts(ports: Settings['ports'], postgresPort?: number): Promise<void> {
+async function checkPorts(ports: Partial<Settings['ports']>, postgresPort?: number): Promise<void> {
   for (const [port, variable] of portVariables(ports, postgresPort)) {
     if (port === postgresPort) continue; // an orphan of our own may hold it: the embedded start looks first
     if (await answers('127.0.0.1', port)) throw new Error(takenPort(port, variable));
@@ -270,11 +270,14 @@ async function main() {
   // With the terminal gone a write fails (EIO); the output is lost, the stop must go on.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
   const choice = await chooseMode(settings);
-  await checkPorts(ports, choice.mode === 'embedded' ? postgresPort : undefined);
+  // SANDBOX_ENABLED=false: no sandbox process at all (so no port of its own), and no queue for one.
+  const deployment: Deployment = { sandbox };
+  const listening = Object.fromEntries(
+    deployedServices(deployment).map((service) => [service, ports[service]]),
+  );
+  await checkPorts(listening, choice.mode === 'embedded' ? postgresPort : undefined);
   await prepareDataDir(dataDir);
   const { secrets, file: secretsFile } = await developmentSecrets(dataDir);
-  // SANDBOX_ENABLED=false: no sandbox process at all, and no queue for one.
-  const deployment: Deployment = { sandbox };
   const common = {
     ports,
     dataDir,
