@@ -167,6 +167,23 @@ describe('docker compose runs like a least-privileged deployment (read from the 
     expect(services.gateway?.environment?.IDENTITY_URL).to.equal('http://identity-for-gateways:3001');
   });
 
+  it('provisions a queue and a broker user for the sandbox only under its profile, after everything else', () => {
+    const provision = services.provision as ComposeService;
+    const withSandbox = services['provision-sandbox'] as ComposeService;
+    expect(provision.profiles).to.equal(undefined);
+    expect(provision.environment?.SANDBOX_DEPLOYED).to.equal('false');
+    expect(withSandbox.profiles).to.deep.equal(['sandbox']);
+    expect(withSandbox.environment?.SANDBOX_DEPLOYED).to.equal('true');
+    expect([withSandbox.image, withSandbox.command]).to.deep.equal([provision.image, provision.command]);
+    const { SANDBOX_DEPLOYED: _with, ...sandboxEnv } = withSandbox.environment ?? {};
+    const { SANDBOX_DEPLOYED: _without, ...baseEnv } = provision.environment ?? {};
+    expect(sandboxEnv).to.deep.equal(baseEnv);
+    expect(withSandbox.depends_on?.provision).to.deep.equal({ condition: 'service_completed_successfully' });
+    expect(services['provider-sandbox']?.depends_on?.['provision-sandbox']).to.deep.equal({
+      condition: 'service_completed_successfully',
+    });
+  });
+
   it('runs the official PostgreSQL, RabbitMQ and nginx images unless told otherwise, and never takes defaults that compose v1 misreads', () => {
     expect(services.postgres?.image).to.equal('postgres:16');
     expect(services.rabbitmq?.image).to.equal('rabbitmq:3.13-management');

@@ -11,12 +11,11 @@ describe('deposit flow end to end, every service in its own process', function (
   let accountId: string;
 
   before(async () => {
-    // No sandbox here: the test plays the payment provider itself, through the unsigned webhook it opts into.
+    // No sandbox here, as in production (no process, no queue for it): the test plays the payment provider itself,
+    // through the unsigned webhook it opts into.
     system = await startSystem({
-      serviceEnv: {
-        'provider-sandbox': { SANDBOX_ENABLED: 'false' },
-        'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
-      },
+      sandbox: false,
+      serviceEnv: { 'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' } },
     });
     api = apiClient(system.gatewayUrl);
     ({ token } = await api.signUp());

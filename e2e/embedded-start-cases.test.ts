@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { answers, defaultPorts } from '@payments/infra';
 import { eventually } from '@payments/testkit';
 import {
   alive,
@@ -87,6 +88,20 @@ describe('pnpm start from anywhere (issue 18)', function () {
     console.log(
       `      root, cluster in ${databaseDir}: first start ${firstSeconds.toFixed(1)} s, after SIGKILL ${laterSeconds.toFixed(1)} s`,
     );
+  });
+
+  it('with SANDBOX_ENABLED=false, starts no sandbox at all: the rest comes up and the sandbox port stays closed', async () => {
+    const started = run(checkout, { ...env, SANDBOX_ENABLED: 'false' });
+    await up(started);
+    databaseDir ||= databaseDirOf(started);
+    expect(started.output()).to.contain('The provider sandbox is off');
+    const sandboxPort = defaultPorts(Number(env.GATEWAY_PORT), Number(env.SERVICES_PORT_BASE))[
+      'provider-sandbox'
+    ];
+    expect(await answers('127.0.0.1', sandboxPort), `the sandbox's port ${sandboxPort}`).to.equal(false);
+    await stopGroup(started);
+    expect(await started.exit).to.equal(0);
+    await expectNothingLeft(started, env, [databaseDirOf(started)]);
   });
 
   it('leaves alone the process a stale postmaster.pid names (its PID given to another program) and starts', async () => {

@@ -229,6 +229,8 @@ describe('Kubernetes manifests (infra/k8s) are valid and follow docker-compose.y
     expect(provision.env.map((variable) => variable.name)).to.include.members(
       Object.keys(compose.provision?.environment ?? {}),
     );
+    // No sandbox runs here: the Job declares no queue for it and removes one an earlier deployment left.
+    expect(provision.env.find((variable) => variable.name === 'SANDBOX_DEPLOYED')?.value).to.equal('false');
     expect(provision.securityContext).to.include({ runAsUser: 10001, readOnlyRootFilesystem: true });
   });
 

@@ -15,7 +15,8 @@ import { startWebhookDelivery, WebhookDeliveryConfigSchema } from '@payments/web
 import { ProviderSandboxConfigSchema, startProviderSandbox } from '@payments/provider-sandbox';
 import { GatewayConfigSchema, startGateway } from '@payments/gateway';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
-import { SERVICE_NAMES, serviceEnvironment, type ServiceName, type SystemSettings } from '@payments/infra';
+import type { Deployment } from '@payments/contracts';
+import { deployedServices, serviceEnvironment, type ServiceName, type SystemSettings } from '@payments/infra';
 
 type Starter = (config: never, deps: { bus: EventBus; logger: Logger }) => Promise<RunningService>;
 
@@ -31,6 +32,8 @@ const STARTERS: Record<ServiceName, { schema: TObject; start: Starter }> = {
 
 export interface EmbeddedSystemOptions extends Omit<SystemSettings, 'postgresUrl' | 'amqpUrl'> {
   postgresPort: number;
+  /** Without the sandbox it is not started, and the bus holds no queue for it. */
+  deployment: Deployment;
   /** Aborted (Ctrl-C while starting): what has started is stopped and the start rejects with the reason. */
   signal?: AbortSignal;
 }
@@ -39,7 +42,8 @@ export interface EmbeddedSystem {
   gatewayUrl: string;
   /** Where the cluster lives: `<dataDir>/postgres`, or as root a directory the postgres user can reach. */
   databaseDir: string;
-  urls: Record<ServiceName, string>;
+  /** Every service started (no sandbox where it is not deployed). */
+  urls: Partial<Record<ServiceName, string>>;
   stop(): Promise<void>;
 }
 
@@ -49,9 +53,9 @@ export interface EmbeddedSystem {
  */
 export async function startEmbeddedSystem(options: EmbeddedSystemOptions): Promise<EmbeddedSystem> {
   const logger = createLogger('embedded', options.logLevel ?? 'info');
-  const { signal, ...rest } = options;
+  const { signal, deployment, ...rest } = options;
   const postgres = await startEmbeddedPostgres(options.dataDir, options.postgresPort, logger, signal);
-  const bus = createMemoryBus(logger.child({ component: 'bus' }));
+  const bus = createMemoryBus(logger.child({ component: 'bus' }), { deployment });
   const settings: SystemSettings = {
     ...rest,
     postgresUrl: postgres.url,
@@ -74,7 +78,7 @@ export async function startEmbeddedSystem(options: EmbeddedSystemOptions): Promi
     }
   };
   try {
-    for (const name of SERVICE_NAMES) {
+    for (const name of deployedServices(deployment)) {
       signal?.throwIfAborted();
       const { schema, start } = STARTERS[name];
       const config = loadConfig(schema, { ...process.env, ...serviceEnvironment(name, settings) });
@@ -87,9 +91,8 @@ export async function startEmbeddedSystem(options: EmbeddedSystemOptions): Promi
     await stop();
     throw error;
   }
-  const urls = Object.fromEntries(started.map((service) => [service.name, service.url])) as Record<
-    ServiceName,
-    string
-  >;
-  return { gatewayUrl: urls.gateway, databaseDir: postgres.databaseDir, urls, stop };
+  const urls: Partial<Record<ServiceName, string>> = Object.fromEntries(
+    started.map((service) => [service.name, service.url]),
+  );
+  return { gatewayUrl: urls.gateway as string, databaseDir: postgres.databaseDir, urls, stop };
 }

@@ -33,7 +33,16 @@ if (process.getuid?.() !== 0) {
 const folders = await mkdtemp(path.join(tmpdir(), 'payments-images-'));
 // Like /app in the image: root's, readable by everyone.
 await chmod(folders, 0o755);
-const { postgresUrl, broker, suffix, provisioning: target, logins, ports } = await reserveSystemResources();
+// Every image, the sandbox's too (as `docker compose --profile sandbox` runs it).
+const deployment = { sandbox: true };
+const {
+  postgresUrl,
+  broker,
+  suffix,
+  provisioning: target,
+  logins,
+  ports,
+} = await reserveSystemResources(deployment);
 const running = new Map<ServiceName, ChildProcess>();
 
 const stop = async (service: ServiceName) => {
@@ -45,7 +54,7 @@ const stop = async (service: ServiceName) => {
 
 try {
   await run('bash', ['infra/deploy-folders.sh', folders], { cwd: ROOT });
-  await provisionLogins(target, logins);
+  await provisionLogins(target, logins, deployment);
   const serviceToken = randomBytes(32).toString('hex');
   const settings = {
     postgresUrl,

@@ -5,6 +5,7 @@ import {
   answers,
   declareBrokerTopology,
   defaultPorts,
+  deployedServices,
   HOW_TO_ENABLE_BROKER_ADMIN,
   isSuperuser,
   loadDevelopmentSecrets,
@@ -15,6 +16,7 @@ import {
   type ServiceName,
   type SystemLogins,
 } from '@payments/infra';
+import type { Deployment } from '@payments/contracts';
 
 // `pnpm start`: the whole system with the gateway on http://localhost:8080. Separate processes against
 // DATABASE_URL/AMQP_URL or the local services when they answer; otherwise one embedded process.
@@ -109,11 +111,21 @@ async function chooseMode(settings: Settings): Promise<{
  * service gets its own broker user with exactly its rights. New passwords each start. What cannot be made is
  * shared: the role of DATABASE_URL, the broker user of AMQP_URL (guest locally).
  */
-async function provision(postgresUrl: string, amqpUrl: string): Promise<SystemLogins | undefined> {
-  // Services only declare a topology that is missing altogether; this also adds what a newer version binds.
-  await declareBrokerTopology(amqpUrl).catch((error: unknown) =>
-    console.warn(`Could not declare the broker topology now (${String(error)}); the services will.`),
-  );
+async function provision(
+  postgresUrl: string,
+  amqpUrl: string,
+  deployment: Deployment,
+): Promise<SystemLogins | undefined> {
+  // Services only declare a topology that is missing altogether; this also adds what a newer version binds, and
+  // without the sandbox removes the queue an earlier start with it left (requests nobody here will answer).
+  const changes = await declareBrokerTopology(amqpUrl, '', deployment).catch((error: unknown) => {
+    console.warn(`Could not declare the broker topology now (${String(error)}); the services will.`);
+    return undefined;
+  });
+  for (const { queue, messages } of changes?.removed ?? [])
+    console.log(`Removed ${queue}: the sandbox is off (${messages} unanswered request(s) dropped).`);
+  for (const { queue, consumers } of changes?.kept ?? [])
+    console.warn(`Kept ${queue}: the sandbox is off here, yet ${consumers} consumer(s) still read it.`);
   const database = await isSuperuser(postgresUrl);
   const broker = await openBrokerAdmin({ amqpUrl }).then(
     () => true,
@@ -124,8 +136,8 @@ async function provision(postgresUrl: string, amqpUrl: string): Promise<SystemLo
       `RabbitMQ: ${broker ? 'a user per service' : `every service uses AMQP_URL's user (${HOW_TO_ENABLE_BROKER_ADMIN})`}.`,
   );
   if (!database && !broker) return undefined;
-  const logins = planLogins({}, { database, broker });
-  await provisionLogins({ postgresUrl, amqpUrl }, logins);
+  const logins = planLogins({}, { database, broker, deployment });
+  await provisionLogins({ postgresUrl, amqpUrl }, logins, deployment);
   return logins;
 }
 
@@ -148,7 +160,7 @@ function developmentBanner(secretsFile: string, sandbox: boolean): string {
 }
 
 /** The variable that moves each port, for the sentence that says it is taken. */
-function portVariables(ports: Settings['ports'], postgresPort?: number): Map<number, string> {
+function portVariables(ports: Partial<Settings['ports']>, postgresPort?: number): Map<number, string> {
   const variables = new Map<number, string>();
   if (postgresPort !== undefined) variables.set(postgresPort, 'EMBEDDED_POSTGRES_PORT');
   for (const [service, port] of Object.entries(ports))
@@ -160,7 +172,7 @@ const takenPort = (port: number, variable: string) =>
   `Port ${port} is taken by another program; set ${variable} to move it (gateway GATEWAY_PORT, services SERVICES_PORT_BASE + 1 … + 6, embedded PostgreSQL EMBEDDED_POSTGRES_PORT).`;
 
 /** Refuses, in one sentence, a port something else already listens on, before anything starts. */
-async function checkPorts(ports: Settings['ports'], postgresPort?: number): Promise<void> {
+async function checkPorts(ports: Partial<Settings['ports']>, postgresPort?: number): Promise<void> {
   for (const [port, variable] of portVariables(ports, postgresPort)) {
     if (port === postgresPort) continue; // an orphan of our own may hold it: the embedded start looks first
     if (await answers('127.0.0.1', port)) throw new Error(takenPort(port, variable));
@@ -258,7 +270,12 @@ async function main() {
   // With the terminal gone a write fails (EIO); the output is lost, the stop must go on.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
   const choice = await chooseMode(settings);
-  await checkPorts(ports, choice.mode === 'embedded' ? postgresPort : undefined);
+  // SANDBOX_ENABLED=false: no sandbox process at all (so no port of its own), and no queue for one.
+  const deployment: Deployment = { sandbox };
+  const listening = Object.fromEntries(
+    deployedServices(deployment).map((service) => [service, ports[service]]),
+  );
+  await checkPorts(listening, choice.mode === 'embedded' ? postgresPort : undefined);
   await prepareDataDir(dataDir);
   const { secrets, file: secretsFile } = await developmentSecrets(dataDir);
   const common = {
@@ -276,10 +293,11 @@ async function main() {
   abort.signal.throwIfAborted();
   let started: { stop(): Promise<void>; gatewayUrl: string; databaseDir?: string };
   if (choice.mode === 'processes') {
-    const logins = await provision(choice.postgresUrl as string, choice.amqpUrl as string);
+    const logins = await provision(choice.postgresUrl as string, choice.amqpUrl as string, deployment);
     abort.signal.throwIfAborted();
     started = await startProcessSystem({
       ...common,
+      services: deployedServices(deployment),
       postgresUrl: choice.postgresUrl as string,
       amqpUrl: choice.amqpUrl as string,
       logins,
@@ -287,7 +305,7 @@ async function main() {
     });
   } else {
     const { startEmbeddedSystem } = await import('./embedded-system.js');
-    started = await startEmbeddedSystem({ ...common, postgresPort, signal: abort.signal });
+    started = await startEmbeddedSystem({ ...common, deployment, postgresPort, signal: abort.signal });
   }
   system = started;
   // Processes mode does not watch the signal: a Ctrl-C its services outlived stops them now.

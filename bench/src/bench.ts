@@ -124,10 +124,11 @@ async function openTarget(): Promise<Target> {
   );
   return startTarget({
     runtime: env.BENCH_RUNTIME === 'compiled' ? 'compiled' : undefined,
+    // The bench confirms deposits itself; a sandbox would confirm them a second time. None runs, and no queue for
+    // one is declared: the broker drops the requests, as where a real provider is used.
+    sandbox: false,
     serviceEnv: {
       ...profiled,
-      // The bench confirms deposits itself; the sandbox would confirm them a second time.
-      'provider-sandbox': { SANDBOX_ENABLED: 'false' },
       identity: { TOKEN_TTL_SECONDS: '3600' },
     },
   });
@@ -437,8 +438,8 @@ async function benchFlow(context: BenchContext): Promise<Measured> {
         `→ completed ${percentiles(flow.stages.credited)}`,
       `provider: ${flow.handedToProvider.toLocaleString('en-US')} DepositRequested received ` +
         `(${flow.redeliveries} redelivered, ignored), ${flow.confirmed.toLocaleString('en-US')} confirmed once ` +
-        `each in ${flow.webhookAttempts.toLocaleString('en-US')} attempts, ${flow.abandoned} given up (the ` +
-        'disabled sandbox discards its copies)',
+        `each in ${flow.webhookAttempts.toLocaleString('en-US')} attempts, ${flow.abandoned} given up (no ` +
+        'sandbox runs: the bench alone confirms)',
       ...cpuNote(flowCpu),
     ],
   });

@@ -144,10 +144,10 @@ async function startOwnSystem(): Promise<DrilledSystem> {
   throughProxy.port = String(brokerProxy.port);
   log(`starting the system; webhook-ingest reaches RabbitMQ through a TCP proxy on :${brokerProxy.port}`);
   const target = await startTarget({
+    // The drills confirm deposits themselves, so every confirmation is one they can account for: no sandbox runs.
+    sandbox: false,
     serviceEnv: {
       'webhook-ingest': { AMQP_URL: throughProxy.toString() },
-      // The drills confirm deposits themselves, so every confirmation is one they can account for.
-      'provider-sandbox': { SANDBOX_ENABLED: 'false' },
       identity: { TOKEN_TTL_SECONDS: '3600' },
     },
   }).catch(async (error: unknown) => {

@@ -2,9 +2,15 @@ import { spawn } from 'node:child_process';
 import { chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import amqp from 'amqplib';
-import { brokerTopology } from '@payments/contracts';
-import { brokerDefinitions, brokerPermissionsOf, type BrokerUser } from './broker-permissions.js';
+import amqp, { type ChannelModel } from 'amqplib';
+import {
+  absentQueues,
+  brokerTopology,
+  deadLetterQueueName,
+  QUEUES,
+  type Deployment,
+} from '@payments/contracts';
+import { brokerPermissionsOf, brokerUserDefinitions, type BrokerUser } from './broker-permissions.js';
 
 /** Creating users needs more than AMQP: the management HTTP API, or rabbitmqctl on the broker's machine. */
 export interface BrokerAdmin {
@@ -137,7 +143,11 @@ function rabbitmqctlAdmin(vhost: string): BrokerAdmin & { check(): Promise<void>
     check: () => ctl(['list_vhosts']),
     async putUsers(users, namespace) {
       // One import for every user, password and permission: each rabbitmqctl call starts an Erlang VM.
-      const { users: entries, permissions, topic_permissions } = brokerDefinitions(users, namespace, vhost);
+      const {
+        users: entries,
+        permissions,
+        topic_permissions,
+      } = brokerUserDefinitions(users, namespace, vhost);
       await withPrivateFile(JSON.stringify({ users: entries, permissions, topic_permissions }), (file) =>
         ctl(['import_definitions', file]),
       );
@@ -199,9 +209,25 @@ async function systemUser(name: string): Promise<{ uid: number; gid: number } | 
   return fields ? { uid: Number(fields[2]), gid: Number(fields[3]) } : null;
 }
 
-/** Declares the exchanges, queues and bindings under `namespace` with an administrative AMQP user. */
-export async function declareBrokerTopology(amqpUrl: string, namespace = ''): Promise<void> {
-  const topology = brokerTopology(namespace);
+/** What declaring a deployment's topology did about the optional queues it does not have. */
+export interface TopologyChanges {
+  /** Queues (and dead-letter queues) a previous deployment left, deleted with the messages they held. */
+  removed: { queue: string; messages: number }[];
+  /** Leftover queues kept because something still consumes them (a sandbox still running somewhere). */
+  kept: { queue: string; consumers: number }[];
+}
+
+/**
+ * Declares the exchanges, queues and bindings of a deployment under `namespace` with an administrative AMQP user,
+ * and deletes the optional queues it does not run the consumer of (the sandbox's, where no sandbox is deployed),
+ * with their dead-letter queues: what a previous deployment left there are requests nobody will answer.
+ */
+export async function declareBrokerTopology(
+  amqpUrl: string,
+  namespace: string,
+  deployment: Deployment,
+): Promise<TopologyChanges> {
+  const topology = brokerTopology(namespace, deployment);
   const connection = await amqp.connect(amqpUrl);
   try {
     const channel = await connection.createChannel();
@@ -212,7 +238,49 @@ export async function declareBrokerTopology(amqpUrl: string, namespace = ''): Pr
     for (const { queue, exchange, routingKey } of topology.bindings)
       await channel.bindQueue(queue, exchange, routingKey);
     await channel.close();
+    return await removeAbsentQueues(connection, namespace, deployment);
   } finally {
     await connection.close().catch(() => undefined);
+  }
+}
+
+async function removeAbsentQueues(
+  connection: ChannelModel,
+  namespace: string,
+  deployment: Deployment,
+): Promise<TopologyChanges> {
+  const changes: TopologyChanges = { removed: [], kept: [] };
+  for (const key of absentQueues(deployment)) {
+    const name = namespace + QUEUES[key].name;
+    const found = await inspectQueue(connection, name);
+    // Never pulled from under a consumer; quorum queues refuse queue.delete's if-unused, so it is checked here.
+    if (found && found.consumerCount > 0) {
+      changes.kept.push({ queue: name, consumers: found.consumerCount });
+      continue;
+    }
+    for (const queue of [name, deadLetterQueueName(name)]) {
+      if (!(queue === name ? found : await inspectQueue(connection, queue))) continue;
+      const channel = await connection.createChannel();
+      try {
+        const { messageCount } = await channel.deleteQueue(queue);
+        changes.removed.push({ queue, messages: messageCount });
+      } finally {
+        await channel.close().catch(() => undefined);
+      }
+    }
+  }
+  return changes;
+}
+
+/** A queue's counts, or null when there is no such queue (a passive check closes its channel on 404). */
+async function inspectQueue(connection: ChannelModel, name: string) {
+  const probe = await connection.createChannel();
+  probe.on('error', () => undefined);
+  try {
+    return await probe.checkQueue(name);
+  } catch {
+    return null;
+  } finally {
+    await probe.close().catch(() => undefined);
   }
 }

@@ -8,7 +8,9 @@ import {
   brokerTopology,
   busRightsOf,
   type BusParticipant,
+  type Deployment,
 } from '@payments/contracts';
+import { deployedServices } from './topology.js';
 
 /** RabbitMQ's permissions for one user on one vhost: regular expressions over resource names and routing keys. */
 export interface BrokerPermissions {
@@ -67,23 +69,22 @@ export function brokerPermissionsOf(participant: BusParticipant, namespace = '')
   };
 }
 
-/** The default user of every service, without passwords (the provisioner sets them). */
-export function defaultBrokerUsers(namespace = ''): BrokerUser[] {
-  return BUS_PARTICIPANTS.map((participant) => ({
+/** The default user of every service the deployment runs, without passwords (the provisioner sets them). */
+export function defaultBrokerUsers(namespace: string, deployment: Deployment): BrokerUser[] {
+  const deployed: readonly BusParticipant[] = deployedServices(deployment);
+  return BUS_PARTICIPANTS.filter((participant) => deployed.includes(participant)).map((participant) => ({
     participant,
     username: brokerUsername(participant, namespace),
   }));
 }
 
 /**
- * RabbitMQ definitions (the format of `rabbitmqctl import_definitions` and the management API) for the topology
- * and the given users. A user without a password gets an empty hash: it exists with its rights and cannot log in
- * with a password until one is set.
+ * The users part of RabbitMQ definitions (the format of `rabbitmqctl import_definitions` and the management API):
+ * each user with exactly its rights. A user without a password gets an empty hash: it exists with its rights and
+ * cannot log in with a password until one is set.
  */
-export function brokerDefinitions(users: BrokerUser[], namespace = '', vhost = '/') {
-  const topology = brokerTopology(namespace);
+export function brokerUserDefinitions(users: BrokerUser[], namespace: string, vhost: string) {
   return {
-    rabbit_version: '3.13.0',
     users: users.map((user) => ({
       name: user.username,
       ...(user.password === undefined
@@ -92,7 +93,6 @@ export function brokerDefinitions(users: BrokerUser[], namespace = '', vhost = '
       tags: [],
       limits: {},
     })),
-    vhosts: [{ name: vhost }],
     permissions: users.map((user) => {
       const { configure, write, read } = brokerPermissionsOf(user.participant, namespace);
       return { user: user.username, vhost, configure, write, read };
@@ -101,6 +101,24 @@ export function brokerDefinitions(users: BrokerUser[], namespace = '', vhost = '
       const { topic } = brokerPermissionsOf(user.participant, namespace);
       return { user: user.username, vhost, ...topic };
     }),
+  };
+}
+
+/** RabbitMQ definitions for a deployment's topology and the given users (see `brokerUserDefinitions`). */
+export function brokerDefinitions(
+  users: BrokerUser[],
+  namespace: string,
+  vhost: string,
+  deployment: Deployment,
+) {
+  const topology = brokerTopology(namespace, deployment);
+  const accounts = brokerUserDefinitions(users, namespace, vhost);
+  return {
+    rabbit_version: '3.13.0',
+    users: accounts.users,
+    vhosts: [{ name: vhost }],
+    permissions: accounts.permissions,
+    topic_permissions: accounts.topic_permissions,
     parameters: [],
     global_parameters: [],
     policies: [],

@@ -1,11 +1,15 @@
+import type { Deployment } from '@payments/contracts';
 import { brokerDefinitions, defaultBrokerUsers } from './broker-permissions.js';
 import { databaseInitSql } from './database-roles.js';
 import { passwordVariablePrefix } from './provisioning.js';
 import { DATABASES, SERVICE_NAMES } from './topology.js';
 
-/** infra/rabbitmq/definitions.json: the topology and every service's user and rights, without passwords. */
-export function renderBrokerDefinitions(): string {
-  return `${JSON.stringify(brokerDefinitions(defaultBrokerUsers()), null, 2)}\n`;
+/**
+ * infra/rabbitmq/definitions*.json: a deployment's topology and every user and right it needs, without passwords;
+ * without the sandbox (as deployed for real) and with it (development).
+ */
+export function renderBrokerDefinitions(deployment: Deployment): string {
+  return `${JSON.stringify(brokerDefinitions(defaultBrokerUsers('', deployment), '', '/', deployment), null, 2)}\n`;
 }
 
 /** infra/postgres/init.sql: every service's role and database. */
@@ -21,6 +25,7 @@ export function renderDatabaseInitSql(): string {
 }
 
 export const INFRA_FILES = {
-  'infra/rabbitmq/definitions.json': renderBrokerDefinitions,
+  'infra/rabbitmq/definitions.json': () => renderBrokerDefinitions({ sandbox: false }),
+  'infra/rabbitmq/definitions-with-sandbox.json': () => renderBrokerDefinitions({ sandbox: true }),
   'infra/postgres/init.sql': renderDatabaseInitSql,
 } as const;

@@ -1,8 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { declareBrokerTopology, openBrokerAdmin } from './broker-admin.js';
+import { absentQueues, QUEUES, type Deployment } from '@payments/contracts';
+import { declareBrokerTopology, openBrokerAdmin, type TopologyChanges } from './broker-admin.js';
 import { brokerUsername } from './broker-permissions.js';
 import { dropDatabasesAndRoles, provisionDatabases } from './database-roles.js';
-import { DATABASES, SERVICE_NAMES, type ServiceName, type SystemLogins } from './topology.js';
+import {
+  DATABASES,
+  deployedServices,
+  SERVICE_NAMES,
+  type ServiceName,
+  type SystemLogins,
+} from './topology.js';
 
 /** What the provisioner works with: administrative access to both servers. */
 export interface ProvisionTarget {
@@ -22,16 +29,17 @@ export const newPassword = () => randomBytes(18).toString('base64url');
 export const passwordVariablePrefix = (service: ServiceName) => service.toUpperCase().replace(/-/g, '_');
 
 /**
- * A login for each service: a database role named like its database (for the services that have one) and a
- * broker user named like the service, under the run's suffix and namespace; passwords from `passwordOf`, or new.
+ * A login for each service the deployment runs (the sandbox only where it is deployed): a database role named like
+ * its database (for the services that have one) and a broker user named like the service, under the run's suffix
+ * and namespace; passwords from `passwordOf`, or new.
  */
 export function planLogins(
   target: Pick<ProvisionTarget, 'namespace' | 'databaseSuffix'>,
-  include: { database: boolean; broker: boolean },
+  include: { database: boolean; broker: boolean; deployment: Deployment },
   passwordOf: (service: ServiceName, kind: 'database' | 'broker') => string = () => newPassword(),
 ): SystemLogins {
   const logins: SystemLogins = {};
-  for (const service of SERVICE_NAMES) {
+  for (const service of deployedServices(include.deployment)) {
     const database = DATABASES[service];
     logins[service] = {
       ...(include.database && database
@@ -69,19 +77,30 @@ const brokerUsers = (logins: SystemLogins) =>
 
 /**
  * Makes the servers ready for services that log in with their own, least-privileged logins: each database
- * role owning its database; with broker users, the broker topology declared and each user with exactly its rights.
- * Idempotent: passwords and rights are set again on every run.
+ * role owning its database; with broker users, the deployment's broker topology declared and each user with
+ * exactly its rights. Where the sandbox is not deployed, a queue and user an earlier deployment left it are removed
+ * (what the answer says). Idempotent: passwords and rights are set again on every run.
  */
-export async function provisionLogins(target: ProvisionTarget, logins: SystemLogins): Promise<void> {
+export async function provisionLogins(
+  target: ProvisionTarget,
+  logins: SystemLogins,
+  deployment: Deployment,
+): Promise<TopologyChanges | undefined> {
   const databases = databaseLogins(logins);
   if (databases.length > 0) await provisionDatabases(target.postgresUrl, databases);
   const users = brokerUsers(logins);
   // Services that share an administrative broker user declare the topology themselves.
-  if (users.length > 0) {
-    await declareBrokerTopology(target.amqpUrl, target.namespace);
-    const admin = await openBrokerAdmin({ amqpUrl: target.amqpUrl, managementUrl: target.managementUrl });
-    await admin.putUsers(users, target.namespace ?? '');
-  }
+  if (users.length === 0) return undefined;
+  const namespace = target.namespace ?? '';
+  const changes = await declareBrokerTopology(target.amqpUrl, namespace, deployment);
+  const admin = await openBrokerAdmin({ amqpUrl: target.amqpUrl, managementUrl: target.managementUrl });
+  // The consumers of the queues removed lose their logins; one still reading a kept queue keeps it for now.
+  const removed = absentQueues(deployment).filter(
+    (key) => !changes.kept.some(({ queue }) => queue === namespace + QUEUES[key].name),
+  );
+  if (removed.length > 0) await admin.deleteUsers(removed.map((key) => brokerUsername(key, namespace)));
+  await admin.putUsers(users, namespace);
+  return changes;
 }
 
 /** Removes what provisionLogins made for a test run: broker users, then databases and roles. */

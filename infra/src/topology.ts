@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { BusParticipant } from '@payments/contracts';
+import { absentQueues, type BusParticipant, type Deployment } from '@payments/contracts';
 
 /** Every service connects to the broker, so the services are the bus's participants. */
 export type ServiceName = BusParticipant;
@@ -14,6 +14,12 @@ export const SERVICE_NAMES: readonly ServiceName[] = [
   'webhook-delivery',
   'gateway',
 ];
+
+/** The services a deployment runs: all but the consumers of the optional queues it does not have (the sandbox). */
+export function deployedServices(deployment: Deployment): ServiceName[] {
+  const absent: readonly string[] = absentQueues(deployment);
+  return SERVICE_NAMES.filter((service) => !absent.includes(service));
+}
 
 const DIRECTORIES: Record<ServiceName, string> = {
   identity: 'services/identity',

@@ -75,6 +75,7 @@ export async function startAdversarialSystem(
 ): Promise<AdversarialSystem> {
   const admin = { username: 'drill_admin', password: `admin-${randomBytes(12).toString('hex')}` };
   const target = await startTarget({
+    sandbox: false,
     serviceEnv: {
       ledger: {
         FEE_DEPOSIT_PERCENT: ADVERSARIAL_FEES.deposit,
@@ -83,7 +84,6 @@ export async function startAdversarialSystem(
         HOLD_EXPIRY_SECONDS: String(HOLD_EXPIRY_SECONDS),
         HOLD_SWEEP_INTERVAL_MS: String(HOLD_SWEEP_INTERVAL_MS),
       },
-      'provider-sandbox': { SANDBOX_ENABLED: 'false' },
       identity: {
         TOKEN_TTL_SECONDS: '3600',
         // Identity counts a login before verifying it: the drill's 18 sign-ups at once from 127.0.0.1 are no attack.

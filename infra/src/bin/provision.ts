@@ -1,9 +1,9 @@
 import {
   DATABASES,
+  deployedServices,
   passwordVariablePrefix,
   planLogins,
   provisionLogins,
-  SERVICE_NAMES,
   type ServiceName,
 } from '../index.js';
 
@@ -14,17 +14,29 @@ import {
 //   DATABASE_URL             a superuser on the PostgreSQL server (its database is not used)
 //   AMQP_URL                 a RabbitMQ administrator; AMQP_NAMESPACE as for the services
 //   RABBITMQ_MANAGEMENT_URL  the management API (default: the AMQP host on 15672, then rabbitmqctl)
+//   SANDBOX_DEPLOYED         true where the provider sandbox runs (development): its queue and user are made only
+//                            then; otherwise (the default) a queue and user an earlier deployment left are removed
 //   <SERVICE>_DATABASE_PASSWORD  IDENTITY, LEDGER, CURRENCY, WEBHOOK_INGEST, WEBHOOK_DELIVERY
-//   <SERVICE>_AMQP_PASSWORD      the same and PROVIDER_SANDBOX, GATEWAY
+//   <SERVICE>_AMQP_PASSWORD      the same and GATEWAY, and PROVIDER_SANDBOX with SANDBOX_DEPLOYED=true
 // Each service then connects as payments_<service> (database) and <service> (broker) with its password.
 
 const env = process.env;
 const variable = (service: ServiceName, kind: 'database' | 'broker') =>
   `${passwordVariablePrefix(service)}_${kind === 'database' ? 'DATABASE' : 'AMQP'}_PASSWORD`;
 
+const sandboxSetting = env.SANDBOX_DEPLOYED || 'false';
+if (!['true', 'false'].includes(sandboxSetting)) {
+  console.error(
+    `pnpm provision: SANDBOX_DEPLOYED must be true or false, not ${JSON.stringify(sandboxSetting)}`,
+  );
+  process.exit(1);
+}
+const deployment = { sandbox: sandboxSetting === 'true' };
+const services = deployedServices(deployment);
+
 const required = [
   ...['DATABASE_URL', 'AMQP_URL'],
-  ...SERVICE_NAMES.flatMap((service) => [
+  ...services.flatMap((service) => [
     ...(DATABASES[service] ? [variable(service, 'database')] : []),
     variable(service, 'broker'),
   ]),
@@ -43,12 +55,16 @@ const target = {
 };
 const logins = planLogins(
   target,
-  { database: true, broker: true },
+  { database: true, broker: true, deployment },
   (service, kind) => env[variable(service, kind)] as string,
 );
 try {
-  await provisionLogins(target, logins);
-  for (const service of SERVICE_NAMES) {
+  const changes = await provisionLogins(target, logins, deployment);
+  for (const { queue, messages } of changes?.removed ?? [])
+    console.log(`removed ${queue} (no sandbox is deployed; ${messages} unanswerable request(s) dropped)`);
+  for (const { queue, consumers } of changes?.kept ?? [])
+    console.warn(`kept ${queue}: no sandbox is deployed, yet ${consumers} consumer(s) still read it`);
+  for (const service of services) {
     const { database, broker } = logins[service] ?? {};
     console.log(
       `${service}: broker user ${broker?.username}${database ? `, database role ${database.username}` : ''}`,

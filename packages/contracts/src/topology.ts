@@ -11,6 +11,13 @@ export interface QueueDeclaration {
   events: readonly EventType[];
   /** Deliveries after which a failing message is dead-lettered. */
   deliveryLimit: number;
+  /** Optional: declared only where the deployment runs this consumer (see `Deployment`), absent elsewhere. */
+  deployedWith?: keyof Deployment;
+}
+
+/** What a deployment runs besides the services every deployment runs: the provider sandbox, or not. */
+export interface Deployment {
+  sandbox: boolean;
 }
 
 /**
@@ -27,6 +34,8 @@ export const QUEUES = {
     name: 'provider-sandbox.events',
     events: ['DepositRequested', 'WithdrawalRequested'],
     deliveryLimit: 5,
+    // A development stand-in: where no sandbox runs, a queue would only collect requests nobody answers.
+    deployedWith: 'sandbox',
   },
   currency: {
     name: 'currency.events',
@@ -49,6 +58,20 @@ export const QUEUES = {
 } as const satisfies Record<string, QueueDeclaration>;
 
 export type QueueKey = keyof typeof QUEUES;
+
+/** The queues a deployment has: every queue, except the optional ones whose consumer it does not run. */
+export function deployedQueues(deployment: Deployment): QueueKey[] {
+  return (Object.keys(QUEUES) as QueueKey[]).filter((key) => {
+    const { deployedWith } = QUEUES[key] as QueueDeclaration;
+    return deployedWith === undefined || deployment[deployedWith];
+  });
+}
+
+/** The optional queues a deployment does not have: what the provisioner removes if an earlier deployment left them. */
+export function absentQueues(deployment: Deployment): QueueKey[] {
+  const deployed = deployedQueues(deployment);
+  return (Object.keys(QUEUES) as QueueKey[]).filter((key) => !deployed.includes(key));
+}
 
 /** Every service that connects to the broker; each has a broker user of its own with only the rights below. */
 export type BusParticipant =
@@ -127,10 +150,11 @@ export interface BrokerTopology {
 }
 
 /**
- * Every exchange, queue and binding under a namespace: what the provisioner declares (and what the RabbitMQ
- * definitions file holds), and what each service checks is there before it publishes or consumes.
+ * Every exchange, queue and binding of a deployment under a namespace: what the provisioner declares (and what the
+ * RabbitMQ definitions files hold), and what each service checks is there before it publishes or consumes. An
+ * optional queue (the sandbox's) is part of it only where the deployment runs its consumer.
  */
-export function brokerTopology(namespace = ''): BrokerTopology {
+export function brokerTopology(namespace: string, deployment: Deployment): BrokerTopology {
   const exchange = namespace + EVENTS_EXCHANGE;
   const deadLetterExchange = namespace + DEAD_LETTER_EXCHANGE;
   const topology: BrokerTopology = {
@@ -141,7 +165,8 @@ export function brokerTopology(namespace = ''): BrokerTopology {
     queues: [],
     bindings: [],
   };
-  for (const queue of Object.values(QUEUES) as QueueDeclaration[]) {
+  for (const key of deployedQueues(deployment)) {
+    const queue: QueueDeclaration = QUEUES[key];
     const name = namespace + queue.name;
     const dlq = deadLetterQueueName(name);
     topology.queues.push(
@@ -165,6 +190,18 @@ export function brokerTopology(namespace = ''): BrokerTopology {
 
 export function isAnnouncement(type: EventType): boolean {
   return ANNOUNCEMENTS.includes(type);
+}
+
+/**
+ * Whether a queue of every deployment must receive the event: such events are published `mandatory`, so a missing
+ * binding fails the publish instead of losing the event. Announcements and the requests only the optional sandbox
+ * consumes (DepositRequested, WithdrawalRequested) are not: with nobody bound the broker drops them, which is right.
+ */
+export function mustBeRouted(type: EventType): boolean {
+  if (isAnnouncement(type)) return false;
+  return deployedQueues({ sandbox: false }).some((key) =>
+    (QUEUES[key].events as readonly EventType[]).includes(type),
+  );
 }
 
 export function deadLetterQueueName(queue: string): string {

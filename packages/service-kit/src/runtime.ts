@@ -1,5 +1,6 @@
 import type { RequestListener } from 'node:http';
 import type { Express } from 'express';
+import type { Deployment } from '@payments/contracts';
 import { Type } from '@sinclair/typebox';
 import { createAmqpBus } from './bus/amqp-bus.js';
 import type { DeliveryObserver, EventBus } from './bus/event-bus.js';
@@ -47,19 +48,20 @@ export function countDeadLetters(metrics: Metrics): DeliveryObserver {
 
 /**
  * The injected bus, or a RabbitMQ bus that keeps reconnecting if the broker is not up yet. With `metrics`, the
- * events its consumers dead-letter are counted there.
+ * events its consumers dead-letter are counted there; `deployment` names the optional queues the service needs.
  */
 export async function connectBus(
   config: { AMQP_URL: string; AMQP_NAMESPACE: string },
   logger: Logger,
   shutdown: Shutdown,
   given?: EventBus,
-  options: { metrics?: Metrics } = {},
+  options: { metrics?: Metrics; deployment?: Deployment } = {},
 ): Promise<EventBus> {
   if (given) return given;
   const bus = createAmqpBus({
     url: config.AMQP_URL,
     namespace: config.AMQP_NAMESPACE,
+    deployment: options.deployment,
     logger,
     onDelivery: options.metrics && countDeadLetters(options.metrics),
   });

@@ -24,6 +24,8 @@ import {
 } from '@payments/testkit';
 
 const logger = createLogger('bus-test', 'silent');
+/** These tests use the sandbox's queue as any service's: a deployment with the sandbox has it. */
+const deployment = { sandbox: true };
 
 const paymentProcessed = (transactionId = randomUUID()) =>
   createEvent(
@@ -53,7 +55,7 @@ interface Adapter {
 
 const memoryAdapter = (): Adapter => ({
   name: 'in-memory adapter',
-  open: async () => createMemoryBus(logger),
+  open: async () => createMemoryBus(logger, { deployment }),
   cleanup: async () => undefined,
 });
 
@@ -67,6 +69,7 @@ const amqpAdapter = (): Adapter => {
         url: broker.url,
         namespace: broker.namespace,
         logger,
+        deployment,
         connectTimeoutMs: 10_000,
       });
       await bus.start();
@@ -139,6 +142,17 @@ for (const makeAdapter of [memoryAdapter, amqpAdapter]) {
       );
       await consumer.stop();
       expect(heard).to.include(jti);
+    });
+
+    it('refuses to consume the sandbox queue on a bus not deployed with a sandbox', async () => {
+      const other = adapter.name.startsWith('in-memory')
+        ? createMemoryBus(logger)
+        : createAmqpBus({ url: 'amqp://127.0.0.1:1', logger, connectTimeoutMs: 1 });
+      const failure = await other.consume('provider-sandbox', {}).catch((error: unknown) => error);
+      await other.close();
+      expect(String(failure)).to.match(
+        /provider-sandbox queue is optional and not part of this bus's deployment/,
+      );
     });
 
     it('refuses to publish an event that fails its schema', async () => {
@@ -300,6 +314,46 @@ describe('event bus: AMQP adapter with a malformed message on the queue', functi
   });
 });
 
+describe('event bus: AMQP adapter where no provider sandbox is deployed', function () {
+  this.timeout(30_000);
+  let broker: TestBroker;
+
+  before(async () => {
+    broker = await createTestBroker();
+  });
+  after(async () => broker.cleanup());
+
+  it('declares no sandbox queue, confirms a DepositRequested nothing is bound to, and still refuses an unroutable PaymentProcessed', async () => {
+    const bus = createAmqpBus({ url: broker.url, namespace: broker.namespace, logger });
+    const connection = await amqp.connect(broker.url);
+    try {
+      await bus.start();
+      const channel = await connection.createChannel();
+      channel.on('error', () => undefined);
+      const sandboxQueue = await channel.checkQueue(`${broker.namespace}provider-sandbox.events`).then(
+        () => 'declared',
+        () => 'absent',
+      );
+      expect(sandboxQueue).to.equal('absent');
+      // The broker drops it: a request for a provider stand-in that is not deployed is no failure of the outbox.
+      await bus.publish(depositRequested());
+      // An event a queue of every deployment must receive still fails when nothing routes it.
+      const ledgerChannel = await connection.createChannel();
+      await ledgerChannel.unbindQueue(
+        `${broker.namespace}ledger.events`,
+        broker.namespace + EVENTS_EXCHANGE,
+        'payment.processed',
+      );
+      const refused = await bus.publish(paymentProcessed()).catch((error: unknown) => error);
+      expect(refused).to.be.instanceOf(BusUnavailableError);
+      expect(String(refused)).to.match(/no queue is bound for PaymentProcessed/);
+    } finally {
+      await connection.close();
+      await bus.close();
+    }
+  });
+});
+
 describe('event bus: AMQP adapter delivery outcomes', function () {
   this.timeout(30_000);
   let broker: TestBroker;
@@ -315,6 +369,7 @@ describe('event bus: AMQP adapter delivery outcomes', function () {
       url: broker.url,
       namespace: broker.namespace,
       logger,
+      deployment,
       onDelivery: (queue, outcome) => outcomes.push(`${queue}:${outcome}`),
     });
     await bus.start();
@@ -356,8 +411,9 @@ describe('event bus: AMQP adapter acknowledging in groups', function () {
       url: viaProxy(broker.url, proxy),
       namespace: broker.namespace,
       logger,
+      deployment,
     });
-    const publisher = createAmqpBus({ url: broker.url, namespace: broker.namespace, logger });
+    const publisher = createAmqpBus({ url: broker.url, namespace: broker.namespace, logger, deployment });
     let release = () => undefined as void;
     const held = new Promise<void>((resolve) => (release = resolve));
     try {

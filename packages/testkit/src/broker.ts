@@ -1,12 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import amqp from 'amqplib';
-import { DEAD_LETTER_EXCHANGE, EVENTS_EXCHANGE, QUEUES, deadLetterQueueName } from '@payments/contracts';
+import {
+  DEAD_LETTER_EXCHANGE,
+  EVENTS_EXCHANGE,
+  QUEUES,
+  deadLetterQueueName,
+  type QueueKey,
+} from '@payments/contracts';
 import { findInfrastructure } from './infrastructure.js';
 
 export interface TestBroker {
   url: string;
   /** Prefix for every exchange and queue of this run (AMQP_NAMESPACE). */
   namespace: string;
+  /** Deletes one of the namespace's queues and its dead-letter queue, e.g. to stand for a deployment without it. */
+  deleteQueue(queue: QueueKey): Promise<void>;
   cleanup(): Promise<void>;
 }
 
@@ -14,21 +22,34 @@ export interface TestBroker {
 export async function createTestBroker(): Promise<TestBroker> {
   const { amqpUrl } = await findInfrastructure();
   const namespace = `t-${randomBytes(4).toString('hex')}.`;
-  return { url: amqpUrl, namespace, cleanup: () => deleteNamespace(amqpUrl, namespace) };
+  return {
+    url: amqpUrl,
+    namespace,
+    deleteQueue: (queue) => deleteQueues(amqpUrl, [namespace + QUEUES[queue].name]),
+    cleanup: () => deleteNamespace(amqpUrl, namespace),
+  };
 }
 
-async function deleteNamespace(url: string, namespace: string): Promise<void> {
+/** Deletes the queues (each with its dead-letter queue) and, when asked, the namespace's exchanges. */
+async function deleteQueues(url: string, names: string[], exchanges: string[] = []): Promise<void> {
   const connection = await amqp.connect(url);
   try {
     const channel = await connection.createChannel();
-    for (const { name } of Object.values(QUEUES)) {
-      await channel.deleteQueue(namespace + name);
-      await channel.deleteQueue(deadLetterQueueName(namespace + name));
+    for (const name of names) {
+      await channel.deleteQueue(name);
+      await channel.deleteQueue(deadLetterQueueName(name));
     }
-    await channel.deleteExchange(namespace + EVENTS_EXCHANGE);
-    await channel.deleteExchange(namespace + DEAD_LETTER_EXCHANGE);
+    for (const exchange of exchanges) await channel.deleteExchange(exchange);
     await channel.close();
   } finally {
     await connection.close();
   }
+}
+
+function deleteNamespace(url: string, namespace: string): Promise<void> {
+  return deleteQueues(
+    url,
+    Object.values(QUEUES).map(({ name }) => namespace + name),
+    [namespace + EVENTS_EXCHANGE, namespace + DEAD_LETTER_EXCHANGE],
+  );
 }

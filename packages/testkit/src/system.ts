@@ -3,7 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import type { Deployment } from '@payments/contracts';
 import {
+  deployedServices,
   planLogins,
   provisionLogins,
   randomSuffix,
@@ -42,6 +44,11 @@ export interface TestSystemOptions {
   env?: Record<string, string>;
   /** `compiled`: plain node on each package's `dist/` (built beforehand); by default tsx on the sources. */
   runtime?: ServiceRuntime;
+  /**
+   * Whether the provider sandbox is deployed (default true, and enabled unless its SANDBOX_ENABLED says false);
+   * false: no sandbox process and no queue for it, as in production.
+   */
+  sandbox?: boolean;
 }
 
 /**
@@ -55,9 +62,10 @@ export interface SystemResources {
   provisioning: ProvisionTarget;
   logins: SystemLogins;
   ports: Record<ServiceName, number>;
+  deployment: Deployment;
 }
 
-export async function reserveSystemResources(): Promise<SystemResources> {
+export async function reserveSystemResources(deployment: Deployment): Promise<SystemResources> {
   const { postgresUrl, amqpManagementUrl } = await findInfrastructure();
   const broker = await createTestBroker();
   const suffix = randomSuffix();
@@ -73,8 +81,8 @@ export async function reserveSystemResources(): Promise<SystemResources> {
     ServiceName,
     number
   >;
-  const logins = planLogins(provisioning, { database: true, broker: true });
-  return { postgresUrl, broker, suffix, provisioning, logins, ports };
+  const logins = planLogins(provisioning, { database: true, broker: true, deployment });
+  return { postgresUrl, broker, suffix, provisioning, logins, ports, deployment };
 }
 
 /**
@@ -83,7 +91,9 @@ export async function reserveSystemResources(): Promise<SystemResources> {
  * database role and broker user, provisioned for this run. `stop()` tears all of it down.
  */
 export async function startSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
-  const { postgresUrl, broker, suffix, provisioning, logins, ports } = await reserveSystemResources();
+  const deployment: Deployment = { sandbox: options.sandbox ?? true };
+  const { postgresUrl, broker, suffix, provisioning, logins, ports } =
+    await reserveSystemResources(deployment);
   const dataDir = await mkdtemp(path.join(tmpdir(), 'payments-test-'));
   const webhookSecret = `whsec_test_${suffix}`;
   const settings = {
@@ -107,6 +117,7 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
     },
     serviceEnv: options.serviceEnv,
     runtime: options.runtime,
+    services: deployedServices(deployment),
   };
   const cleanup = async () => {
     await dropDatabases(postgresUrl, suffix);
@@ -116,7 +127,7 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
   };
   let system: ProcessSystem;
   try {
-    await provisionLogins(provisioning, logins);
+    await provisionLogins(provisioning, logins, deployment);
     system = await startProcessSystem(settings);
     await revocationsLoaded([system.gatewayUrl, system.urls.ledger]);
     await revocationsLoaded([system.urls['webhook-delivery']], 30_000, '/webhook-endpoints');

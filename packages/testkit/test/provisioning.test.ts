@@ -1,26 +1,67 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import amqp from 'amqplib';
 import pg from 'pg';
-import { BUS_PARTICIPANTS } from '@payments/contracts';
+import {
+  BUS_PARTICIPANTS,
+  createEvent,
+  deadLetterQueueName,
+  EVENTS_EXCHANGE,
+  QUEUES,
+  type Deployment,
+} from '@payments/contracts';
 import {
   brokerPermissionsOf,
+  declareBrokerTopology,
   dropDatabasesAndRoles,
   INFRA_FILES,
   openBrokerAdmin,
+  planLogins,
   provisionDatabases,
+  provisionLogins,
+  removeLogins,
+  withCredentials,
 } from '@payments/infra';
-import { findInfrastructure } from '../src/index.js';
+import { createAmqpBus, createLogger } from '@payments/service-kit';
+import { createTestBroker, findInfrastructure, type TestBroker } from '../src/index.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
 describe('provisioning', () => {
   describe('the committed infra files', () => {
-    it('infra/rabbitmq/definitions.json is what the topology in contracts generates (pnpm infra:files)', async () => {
-      const committed = JSON.parse(await readFile(`${ROOT}infra/rabbitmq/definitions.json`, 'utf8'));
-      expect(committed).to.deep.equal(JSON.parse(INFRA_FILES['infra/rabbitmq/definitions.json']()));
+    for (const file of [
+      'infra/rabbitmq/definitions.json',
+      'infra/rabbitmq/definitions-with-sandbox.json',
+    ] as const) {
+      it(`${file} is what the topology in contracts generates (pnpm infra:files)`, async () => {
+        const committed = JSON.parse(await readFile(`${ROOT}${file}`, 'utf8'));
+        expect(committed).to.deep.equal(JSON.parse(INFRA_FILES[file]()));
+      });
+    }
+
+    it('holds the sandbox, its queue and its user only in the definitions for a deployment with a sandbox', () => {
+      const names = (file: keyof typeof INFRA_FILES) => {
+        const definitions = JSON.parse(INFRA_FILES[file]()) as {
+          users: { name: string }[];
+          queues: { name: string }[];
+          bindings: { destination: string }[];
+        };
+        return [
+          ...definitions.users.map((user) => user.name),
+          ...definitions.queues.map((queue) => queue.name),
+          ...definitions.bindings.map((binding) => binding.destination),
+        ];
+      };
+      expect(
+        names('infra/rabbitmq/definitions.json').filter((name) => name.includes('sandbox')),
+      ).to.deep.equal([]);
+      expect(names('infra/rabbitmq/definitions-with-sandbox.json')).to.include.members([
+        'provider-sandbox',
+        'provider-sandbox.events',
+        'provider-sandbox.events.dlq',
+      ]);
     });
 
     it('infra/postgres/init.sql is what the provisioning code generates (pnpm infra:files)', async () => {
@@ -95,6 +136,155 @@ describe('provisioning', () => {
         for (const { username } of users) expect(await logsIn(amqpUrl, username), username).to.equal(false);
       } finally {
         await admin.deleteUsers(users.map((user) => user.username));
+      }
+    });
+  });
+
+  describe("the provider sandbox's queue", function () {
+    this.timeout(60_000);
+    const logger = createLogger('provisioning-test', 'silent');
+    const withSandbox: Deployment = { sandbox: true };
+    const withoutSandbox: Deployment = { sandbox: false };
+    let broker: TestBroker;
+    let sandboxQueue: string;
+
+    /** A queue's message count, or null when the broker has no such queue. */
+    const messagesIn = async (queue: string): Promise<number | null> => {
+      const connection = await amqp.connect(broker.url);
+      try {
+        const channel = await connection.createChannel();
+        channel.on('error', () => undefined);
+        return await channel.checkQueue(queue).then(
+          (found) => found.messageCount,
+          () => null,
+        );
+      } finally {
+        await connection.close().catch(() => undefined);
+      }
+    };
+    const depositRequested = () =>
+      createEvent(
+        'DepositRequested',
+        {
+          transaction_id: randomUUID(),
+          account_id: randomUUID(),
+          user_id: randomUUID(),
+          amount: 500,
+          currency: 'USD',
+        },
+        { id: randomUUID(), correlationId: randomUUID() },
+      );
+
+    beforeEach(async () => {
+      broker = await createTestBroker();
+      sandboxQueue = broker.namespace + QUEUES['provider-sandbox'].name;
+    });
+    afterEach(() => broker.cleanup());
+
+    it('is not declared without a sandbox, and one an earlier deployment left is removed with its requests', async () => {
+      await declareBrokerTopology(broker.url, broker.namespace, withSandbox);
+      // What a deployment with a sandbox left behind: requests nobody answered, and a dead letter.
+      const connection = await amqp.connect(broker.url);
+      try {
+        const channel = await connection.createConfirmChannel();
+        for (let i = 0; i < 3; i += 1)
+          channel.publish(
+            broker.namespace + EVENTS_EXCHANGE,
+            'deposit.requested',
+            Buffer.from(JSON.stringify(depositRequested())),
+          );
+        channel.sendToQueue(deadLetterQueueName(sandboxQueue), Buffer.from('{}'));
+        await channel.waitForConfirms();
+      } finally {
+        await connection.close();
+      }
+      expect(await messagesIn(sandboxQueue)).to.equal(3);
+
+      const changes = await declareBrokerTopology(broker.url, broker.namespace, withoutSandbox);
+
+      expect(changes.removed).to.deep.equal([
+        { queue: sandboxQueue, messages: 3 },
+        { queue: deadLetterQueueName(sandboxQueue), messages: 1 },
+      ]);
+      expect(await messagesIn(sandboxQueue)).to.equal(null);
+      expect(await messagesIn(deadLetterQueueName(sandboxQueue))).to.equal(null);
+      expect(await messagesIn(broker.namespace + QUEUES.ledger.name)).to.equal(0);
+      // Idempotent: nothing left to remove the next time.
+      expect(
+        (await declareBrokerTopology(broker.url, broker.namespace, withoutSandbox)).removed,
+      ).to.deep.equal([]);
+    });
+
+    it('keeps a leftover queue that a sandbox still reads', async () => {
+      await declareBrokerTopology(broker.url, broker.namespace, withSandbox);
+      const connection = await amqp.connect(broker.url);
+      try {
+        const channel = await connection.createChannel();
+        await channel.consume(sandboxQueue, () => undefined);
+        const changes = await declareBrokerTopology(broker.url, broker.namespace, withoutSandbox);
+        expect(changes).to.deep.equal({ removed: [], kept: [{ queue: sandboxQueue, consumers: 1 }] });
+        expect(await messagesIn(sandboxQueue)).to.equal(0);
+      } finally {
+        await connection.close();
+      }
+    });
+
+    /** The system's broker users for a deployment, provisioned; the ledger's bus logs in as the ledger. */
+    const provisionBroker = async (deployment: Deployment) => {
+      const { amqpManagementUrl } = await findInfrastructure();
+      const target = {
+        postgresUrl: '',
+        amqpUrl: broker.url,
+        managementUrl: amqpManagementUrl,
+        namespace: broker.namespace,
+      };
+      const logins = planLogins(target, { database: false, broker: true, deployment });
+      await provisionLogins(target, logins, deployment);
+      const ledger = createAmqpBus({
+        url: withCredentials(broker.url, logins.ledger?.broker),
+        namespace: broker.namespace,
+        logger,
+        connectTimeoutMs: 10_000,
+      });
+      await ledger.start();
+      return { target, logins, ledger };
+    };
+
+    it('with a sandbox: holds the DepositRequested the ledger publishes, as the ledger logs in', async () => {
+      const { target, logins, ledger } = await provisionBroker(withSandbox);
+      try {
+        expect(ledger.isConnected(), 'the ledger found its topology').to.equal(true);
+        expect(logins['provider-sandbox']?.broker).to.not.equal(undefined);
+        await ledger.publish(depositRequested());
+        expect(await messagesIn(sandboxQueue)).to.equal(1);
+      } finally {
+        await ledger.close();
+        await removeLogins(target, logins);
+      }
+    });
+
+    it('without a sandbox: the ledger starts and publishes a DepositRequested that nothing holds, and the sandbox has no login', async () => {
+      // A leftover from an earlier deployment with a sandbox: its queue and its user.
+      const earlier = await provisionBroker(withSandbox);
+      await earlier.ledger.close();
+      const sandboxLogin = earlier.logins['provider-sandbox']?.broker;
+      const { target, logins, ledger } = await provisionBroker(withoutSandbox);
+      try {
+        expect(ledger.isConnected(), 'the ledger found its topology').to.equal(true);
+        expect(logins['provider-sandbox']).to.equal(undefined);
+        await ledger.publish(depositRequested());
+        expect(await messagesIn(sandboxQueue)).to.equal(null);
+        const sandboxConnects = await amqp.connect(withCredentials(broker.url, sandboxLogin)).then(
+          async (connection) => {
+            await connection.close();
+            return true;
+          },
+          () => false,
+        );
+        expect(sandboxConnects, 'the leftover sandbox user was removed').to.equal(false);
+      } finally {
+        await ledger.close();
+        await removeLogins(target, earlier.logins);
       }
     });
   });

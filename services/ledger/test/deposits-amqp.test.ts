@@ -87,3 +87,47 @@ describe('ledger deposits over RabbitMQ', () => {
     expect((await ledger.balanceOf(alice, account.id)).balance).to.equal(0);
   });
 });
+
+describe('ledger deposits over RabbitMQ where no provider sandbox is deployed', () => {
+  let ledger: LedgerHarness;
+  let alice: TestUser;
+
+  before(async () => {
+    ledger = await startLedgerHarness({ transport: 'amqp', sandbox: false });
+    alice = ledger.newUser();
+  });
+  after(async () => {
+    await ledger?.stop();
+  });
+
+  const published = async (transactionId: string) =>
+    ledger
+      .db('outbox')
+      .whereRaw(`event -> 'data' ->> 'transaction_id' = ?`, [transactionId])
+      .where('event', '@>', JSON.stringify({ type: 'DepositRequested' }))
+      .whereNotNull('published_at');
+
+  it('marks DepositRequested published though no queue is bound to it, and its outbox keeps moving', async () => {
+    // Whoever declared what: no queue for the sandbox may exist here, as in production.
+    await ledger.broker?.deleteQueue('provider-sandbox');
+    const account = await ledger.openAccount(alice);
+    const first = await ledger.deposit(alice, account.id, 5);
+    const second = await ledger.deposit(alice, account.id, 6);
+    expect([first.status, second.status]).to.deep.equal([202, 202]);
+    for (const deposit of [first, second]) {
+      const rows = await eventually(
+        () => published(deposit.body.id),
+        (found) => found.length === 1,
+        { timeoutMs: 10_000 },
+      );
+      expect(rows, `DepositRequested of ${deposit.body.id} published`).to.have.length(1);
+    }
+    // Nobody answers the requests; a provider's confirmation still credits, through the same outbox and bus.
+    await ledger.confirm(second.body.id);
+    await ledger.waitForStatus(alice, second.body.id, 'completed');
+    expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 6, available_balance: 6 });
+    expect((await ledger.call('GET', `/transaction/${first.body.id}`, { user: alice })).body.status).to.equal(
+      'pending',
+    );
+  });
+});

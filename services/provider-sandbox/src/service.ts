@@ -38,8 +38,11 @@ export async function startProviderSandbox(
   try {
     const metrics = createMetrics(NAME);
     const readiness: ReadinessCheck[] = [];
-    // Requests are routed to the sandbox's queue whether it plays the provider or not; it consumes them either way.
-    const bus: EventBus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
+    // Its queue exists only where a sandbox is deployed; a deployed sandbox consumes it whether it plays the provider or not.
+    const bus: EventBus = await connectBus(config, logger, shutdown, deps.bus, {
+      metrics,
+      deployment: { sandbox: true },
+    });
     readiness.push({ name: 'bus', check: () => bus.isConnected() });
     if (mode.enabled) {
       const consumer = await startSandboxConsumer({

@@ -60,7 +60,8 @@ describe('provider-sandbox', () => {
   const running: { service: RunningService; bus: EventBus }[] = [];
 
   const startSandbox = async (env: Record<string, string> = {}) => {
-    const bus = createMemoryBus(silent);
+    // A deployment that runs the sandbox: its queue exists.
+    const bus = createMemoryBus(silent, { deployment: { sandbox: true } });
     const config = loadConfig(ProviderSandboxConfigSchema, {
       PORT: '0',
       NODE_ENV: 'test',

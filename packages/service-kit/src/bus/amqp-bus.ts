@@ -6,11 +6,13 @@ import {
   bindingKeys,
   brokerTopology,
   deadLetterQueueName,
-  isAnnouncement,
+  deployedQueues,
+  mustBeRouted,
   routingKeyOf,
   validateEvent,
   type AnyEvent,
   type BroadcastKey,
+  type Deployment,
   type EventType,
   type QueueKey,
 } from '@payments/contracts';
@@ -18,6 +20,7 @@ import type { Logger } from '../logger.js';
 import {
   BusUnavailableError,
   dispatchDelivery,
+  notDeployed,
   retryDelayMs,
   type BroadcastOptions,
   type Consumer,
@@ -37,6 +40,11 @@ export interface AmqpBusOptions {
   publishTimeoutMs?: number;
   /** Sees the outcome of every delivery on a service queue; a retry past the delivery limit counts as a dead letter. */
   onDelivery?: DeliveryObserver;
+  /**
+   * The optional queues this process needs (checked, or declared where its user may): the sandbox needs its own.
+   * By default none, so no other service requires the sandbox's queue to exist.
+   */
+  deployment?: Deployment;
 }
 
 interface Subscription {
@@ -58,9 +66,10 @@ export interface AmqpBus extends EventBus {
 }
 
 /**
- * RabbitMQ adapter. Publishes persistent, mandatory messages on a confirm channel and resolves only on the
- * broker's ack; an unroutable (returned) message rejects. Consumers use manual acks, a bounded prefetch and
- * durable quorum queues whose delivery limit sends repeated failures to the queue's dead-letter queue.
+ * RabbitMQ adapter. Publishes persistent messages on a confirm channel and resolves only on the broker's ack; an
+ * event a queue of every deployment must receive is mandatory and rejects when unroutable (returned). Consumers use
+ * manual acks, a bounded prefetch and durable quorum queues whose delivery limit sends repeated failures to the
+ * queue's dead-letter queue.
  * A lost connection is re-established with backoff, and topology and consumers are restored.
  */
 export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
@@ -81,7 +90,8 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
 
   const queueName = (key: QueueKey) => ns + QUEUES[key].name;
 
-  const topology = brokerTopology(ns);
+  const deployment = options.deployment ?? { sandbox: false };
+  const topology = brokerTopology(ns, deployment);
 
   /** Passive checks need no permission, so a service whose broker user may not declare can still verify. */
   const topologyIsDeclared = async (conn: ChannelModel): Promise<boolean> => {
@@ -333,8 +343,8 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
             Buffer.from(JSON.stringify(event)),
             {
               persistent: true,
-              // An announcement nobody listens to yet is dropped by the broker instead of refused.
-              mandatory: !isAnnouncement(event.type),
+              // An announcement nobody hears, or a request for a sandbox not deployed here, is dropped, not refused.
+              mandatory: mustBeRouted(event.type),
               contentType: 'application/json',
               messageId: event.id,
               correlationId: event.correlation_id,
@@ -351,6 +361,7 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
     },
 
     consume(key, handlers, consumeOptions = {}) {
+      if (!deployedQueues(deployment).includes(key)) return Promise.reject(notDeployed(key));
       return subscribe({
         kind: 'queue',
         key,

@@ -64,6 +64,13 @@ export interface EventBus {
   close(): Promise<void>;
 }
 
+/** Consuming an optional queue the bus was not told it needs: a wiring mistake, said at once. */
+export function notDeployed(key: QueueKey): Error {
+  return new Error(
+    `the ${key} queue is optional and not part of this bus's deployment (pass deployment: { sandbox: true })`,
+  );
+}
+
 export type DeliveryOutcome = 'ack' | 'retry' | 'dead-letter';
 
 /** Told what became of each delivery on a service queue, e.g. to count dead letters. */

@@ -1,15 +1,18 @@
 import {
   BROADCASTS,
   QUEUES,
+  deployedQueues,
   validateEvent,
   type AnyEvent,
   type BroadcastKey,
+  type Deployment,
   type EventType,
   type QueueKey,
 } from '@payments/contracts';
 import type { Logger } from '../logger.js';
 import {
   dispatchDelivery,
+  notDeployed,
   retryDelayMs,
   type Consumer,
   type DeadLetter,
@@ -41,13 +44,15 @@ interface MemoryConsumer {
 
 /**
  * The in-process adapter for embedded mode and tests: the same queues, validation, retries and dead letters
- * as the AMQP adapter, kept in memory. Events survive nothing but the process.
+ * as the AMQP adapter, kept in memory. Events survive nothing but the process. Like the broker's topology, it
+ * holds an optional queue (the sandbox's) only where `deployment` runs its consumer; what only such a queue would
+ * take is dropped elsewhere.
  */
-export function createMemoryBus(logger: Logger): EventBus {
+export function createMemoryBus(logger: Logger, options: { deployment?: Deployment } = {}): EventBus {
   const queues = new Map<QueueKey, QueueState>(
-    Object.entries(QUEUES).map(([key, declaration]) => [
-      key as QueueKey,
-      { ...declaration, ready: [], deadLetters: [], consumers: [], next: 0 },
+    deployedQueues(options.deployment ?? { sandbox: false }).map((key) => [
+      key,
+      { ...QUEUES[key], ready: [], deadLetters: [], consumers: [], next: 0 },
     ]),
   );
   const broadcasts = new Map<BroadcastKey, Set<EventHandlers>>();
@@ -90,7 +95,11 @@ export function createMemoryBus(logger: Logger): EventBus {
     timers.add(timer);
   };
 
-  const queueOf = (key: QueueKey) => queues.get(key) as QueueState;
+  const queueOf = (key: QueueKey) => {
+    const queue = queues.get(key);
+    if (!queue) throw notDeployed(key);
+    return queue;
+  };
 
   return {
     async publish(event: AnyEvent) {

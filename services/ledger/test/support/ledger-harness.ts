@@ -50,6 +50,11 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   /** Stands between the ledgers and the memory bus, e.g. to fail or stall what their outbox relays publish. */
   wrapBus?: (bus: EventBus) => EventBus;
+  /**
+   * Whether a provider sandbox is deployed (default true): its queue exists and `recordProviderRequests` reads it.
+   * False: no queue is bound to the ledger's deposit and payout requests, as in production.
+   */
+  sandbox?: boolean;
 }
 
 export interface LedgerHarness {
@@ -101,6 +106,8 @@ export interface LedgerHarness {
     requests: EventEnvelope<T>[],
   ): Promise<Consumer>;
   databaseUrl: string;
+  /** The broker namespace of the `amqp` transport (null in memory). */
+  broker: TestBroker | null;
   /** The ledger's database, for tests that look at or tamper with its rows. */
   db: Knex;
   stop(): Promise<void>;
@@ -116,13 +123,15 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
   ]);
   let broker: TestBroker | null = null;
   let bus: EventBus;
+  const deployment = { sandbox: options.sandbox ?? true };
   if (options.transport === 'amqp') {
     broker = await createTestBroker();
-    const client = createAmqpBus({ url: broker.url, namespace: broker.namespace, logger });
+    // Declares the topology (the sandbox's queue too where deployed) before the ledger checks it.
+    const client = createAmqpBus({ url: broker.url, namespace: broker.namespace, logger, deployment });
     await client.start();
     bus = client;
   } else {
-    bus = createMemoryBus(logger);
+    bus = createMemoryBus(logger, { deployment });
   }
   const config = loadConfig(LedgerConfigSchema, {
     PORT: '0',
@@ -172,6 +181,7 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
     url,
     urls: services.map((s) => s.url),
     bus,
+    broker,
     databaseUrl: database.url,
     db,
     issueToken: (claims) => issuer.issue(claims),

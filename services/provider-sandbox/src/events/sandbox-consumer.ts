@@ -65,9 +65,10 @@ export function startSandboxConsumer(options: SandboxConsumerOptions): Promise<C
 }
 
 /**
- * A disabled sandbox still empties its queue: every DepositRequested and WithdrawalRequested is routed to it
- * whether or not it plays the provider, so with nobody consuming, the queue would grow for as long as the system
- * runs (in production, where the sandbox is always off, without end). Each request is acknowledged and counted;
+ * A disabled sandbox still empties its queue: where a sandbox is deployed its queue exists, and every
+ * DepositRequested and WithdrawalRequested is routed to it whether or not it plays the provider, so with nobody
+ * consuming it would grow for as long as the system runs. (Where no sandbox is deployed the queue does not exist;
+ * this is the defence in depth for a sandbox deployed but switched off.) Each request is acknowledged and counted;
  * nothing is sent, and the ledger is told nothing: a provider that was never asked confirms nothing.
  */
 export function startSandboxDrain(bus: EventBus, metrics: Metrics): Promise<Consumer> {
