@@ -3,6 +3,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import express from 'express';
+import { createEvent } from '@payments/contracts';
 import { createLogger, DEVELOPMENT_SERVICE_TOKEN, serviceAuthorization } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
 import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
@@ -99,6 +100,7 @@ describe('ledger money requests served in front of Express', () => {
   let alice: TestUser;
   let bob: TestUser;
   let admin: TestUser;
+  let revoked: TestUser;
   const accounts = { usd: '', other: '', eur: '', bobs: '' };
   const replayKey = `replay-${randomUUID()}`;
   const throughExpress = new Set<string>();
@@ -155,6 +157,26 @@ describe('ledger money requests served in front of Express', () => {
       base: ledger.urls[1],
     });
     expect(first.status).to.equal(202);
+    // A token both ledgers verified (and remember) before it was revoked.
+    const jti = randomUUID();
+    revoked = { id: alice.id, token: ledger.issueToken({ sub: alice.id, jti }) };
+    for (const url of ledger.urls) {
+      expect((await ledger.call('GET', '/accounts', { user: revoked, base: url })).status).to.equal(200);
+    }
+    await ledger.bus.publish(
+      createEvent(
+        'TokenRevoked',
+        { jti, expires_at: Math.floor(Date.now() / 1000) + 900 },
+        { id: randomUUID(), correlationId: 'test' },
+      ),
+    );
+    for (const url of ledger.urls) {
+      const refused = await eventually(
+        () => ledger.call('GET', '/accounts', { user: revoked, base: url }),
+        (r) => r.status === 401,
+      );
+      expect(refused.status).to.equal(401);
+    }
     metricsBefore = { lean: await requestCounts('lean'), express: await requestCounts('express') };
   });
   after(async () => {
@@ -377,6 +399,15 @@ describe('ledger money requests served in front of Express', () => {
       request: post(deposit, usd(1), () => ({
         as: null,
         headers: { authorization: `Bearer ${ledger.issueToken({ sub: alice.id, expiresIn: -60 })}` },
+      })),
+    },
+    {
+      name: 'a revoked token',
+      lean: true,
+      status: 401,
+      request: post(deposit, usd(1), () => ({
+        as: null,
+        headers: { authorization: `Bearer ${revoked.token}` },
       })),
     },
     {
