@@ -3,6 +3,7 @@ import {
   createHttpApp,
   identityTokenVerifier,
   createLogger,
+  inFrontOf,
   createMetrics,
   createShutdown,
   isDatabaseUp,
@@ -25,7 +26,10 @@ import { feeRule, type FeeSchedule } from './domain/fees.js';
 import { startLedgerConsumer } from './events/ledger-consumer.js';
 import { startMaintenance } from './events/maintenance.js';
 import { createTransferSettler } from './events/transfer-settler.js';
+import { leanMoneyHandler } from './http/lean-money.js';
+import type { LedgerHttpDeps } from './http/ledger-http-deps.js';
 import { mountLedgerRoutes } from './http/ledger-routes.js';
+import { createMoneyRequests } from './http/money-handlers.js';
 
 export function feeScheduleOf(config: LedgerConfig): FeeSchedule {
   return {
@@ -46,7 +50,12 @@ function crashAfterCommit(config: LedgerConfig, logger: Logger) {
   };
 }
 
-export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}): Promise<RunningService> {
+export interface LedgerDeps extends ServiceDeps {
+  /** Every request through the Express app, the money requests' lean front handler off (tests compare the two). */
+  expressOnly?: boolean;
+}
+
+export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): Promise<RunningService> {
   const logger = deps.logger ?? createLogger('ledger', config.LOG_LEVEL);
   const fees = feeScheduleOf(config);
   const serviceCredential = resolveServiceCredential(config);
@@ -110,6 +119,17 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
       rateTtlMs: config.RATE_CACHE_TTL_SECONDS * 1000,
       logger,
     });
+    const auth = requireAuth(verifier);
+    const httpDeps: LedgerHttpDeps = {
+      store,
+      currencies,
+      outbox,
+      transfers,
+      fees,
+      maxAmount: config.MAX_AMOUNT,
+      maxAccountsPerUser: config.MAX_ACCOUNTS_PER_USER,
+    };
+    const money = createMoneyRequests(httpDeps);
     const app = createHttpApp(
       {
         logger,
@@ -121,18 +141,13 @@ export async function startLedger(config: LedgerConfig, deps: ServiceDeps = {}):
           { name: 'revocations', check: followed.sync.isLoaded },
         ],
       },
-      (routes) =>
-        mountLedgerRoutes(routes, requireAuth(verifier), {
-          store,
-          currencies,
-          outbox,
-          transfers,
-          fees,
-          maxAmount: config.MAX_AMOUNT,
-          maxAccountsPerUser: config.MAX_ACCOUNTS_PER_USER,
-        }),
+      (routes) => mountLedgerRoutes(routes, auth, httpDeps, money),
     );
-    const address = await serveHttp('ledger', app, config, shutdown);
+    // Deposits, withdrawals and transfers are served in front of Express (same answers); the rest by the app.
+    const listener = deps.expressOnly
+      ? undefined
+      : inFrontOf(app, leanMoneyHandler({ app, logger, metrics, auth, money }));
+    const address = await serveHttp('ledger', app, config, shutdown, listener);
     logger.info({ url: address.url }, 'ledger listening');
     return { ...address, stop: () => shutdown.run() };
   } catch (error) {

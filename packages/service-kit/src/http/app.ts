@@ -50,6 +50,8 @@ export function assignRequestId(req: IncomingMessage & { id?: unknown }, res: Se
   return id;
 }
 const JSON_TYPES = ['application/json', 'application/*+json'];
+/** The JSON body limit when a service names none (body-parser's 100kb). */
+export const DEFAULT_JSON_BODY_LIMIT_BYTES = 102_400;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 export function requestPath(req: Request): string {
@@ -144,7 +146,7 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
     app.use(requireJsonBody);
     app.use(
       express.json({
-        limit: options.bodyParser?.limit ?? '100kb',
+        limit: options.bodyParser?.limit ?? DEFAULT_JSON_BODY_LIMIT_BYTES,
         type: ['application/json', 'application/*+json'],
       }),
     );
@@ -156,13 +158,29 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
     next(new AppError('RESOURCE_NOT_FOUND', `No route for ${req.method} ${requestPath(req)}`));
   });
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const { problem, headers } = toProblem(error, req);
-    // A 5xx we chose to answer (a dependency down, revocations still loading) is news, not a failure of ours.
-    if (error instanceof AppError && problem.status >= 500) req.log.warn({ code: error.code }, error.detail);
-    else if (problem.status >= 500) req.log.error({ err: error }, 'request failed');
-    if (res.headersSent) return res.end();
-    if (options.renderError) return options.renderError(problem, req, res.set(headers ?? {}));
-    sendProblem(res, problem, headers);
+    answerError(error, req, res, options.renderError);
   });
   return app;
+}
+
+/**
+ * The app's error handler: anything thrown becomes a problem (logged when it is a 5xx), written as problem+json or
+ * by `renderError`. Hot paths served in front of the app answer their errors with it too.
+ */
+export function answerError(
+  error: unknown,
+  req: Request,
+  res: Response,
+  renderError?: HttpAppOptions['renderError'],
+): void {
+  const { problem, headers } = toProblem(error, req);
+  // A 5xx we chose to answer (a dependency down, revocations still loading) is news, not a failure of ours.
+  if (error instanceof AppError && problem.status >= 500) req.log.warn({ code: error.code }, error.detail);
+  else if (problem.status >= 500) req.log.error({ err: error }, 'request failed');
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  if (renderError) return renderError(problem, req, res.set(headers ?? {}));
+  sendProblem(res, problem, headers);
 }

@@ -36,14 +36,55 @@ const noConversion = { exchangeRate: null, convertedAmount: null, convertedCurre
 /** Accounts whose owner and currency this process remembers; beyond this many it starts over. */
 const KNOWN_ACCOUNTS_MAX = 100_000;
 
-export function createMoneyHandlers({
+/** A money request's answer (202, or an idempotent replay of one), however it is written. */
+export interface MoneyAnswer {
+  location: string;
+  replayed: boolean;
+  /** The rendered transaction. */
+  body: unknown;
+}
+
+export type MoneyOperation = 'deposit' | 'withdraw' | 'transfer';
+
+/** Where the app mounts them (ledger-routes.ts); also their route label in logs and metrics. */
+export const MONEY_ROUTES: Record<MoneyOperation, string> = {
+  deposit: '/account/:id/deposit',
+  withdraw: '/account/:id/withdraw',
+  transfer: '/account/:id/transfer',
+};
+
+/**
+ * The money requests, from an Express request (its path `id`, parsed body, `auth`, headers) to their answer; a
+ * refusal is thrown. Both the app's routes and the lean front handler (lean-money.ts) serve them with these.
+ */
+export type MoneyRequests = Record<MoneyOperation, (req: Request) => Promise<MoneyAnswer>>;
+
+/** Writes an answer as the routes always have. */
+export function sendMoneyAnswer(res: Response, answer: MoneyAnswer): void {
+  res.status(202).location(answer.location);
+  if (answer.replayed) res.set('Idempotent-Replayed', 'true');
+  res.json(answer.body);
+}
+
+/** The routes' handlers (ledger-routes.ts) over `requests`. */
+export function createMoneyHandlers(requests: MoneyRequests): Record<MoneyOperation, RequestHandler> {
+  const handler =
+    (operation: MoneyOperation): RequestHandler =>
+    async (req, res) => {
+      sendMoneyAnswer(res, await requests[operation](req));
+    };
+  return { deposit: handler('deposit'), withdraw: handler('withdraw'), transfer: handler('transfer') };
+}
+
+/** One set per process: the account facts it remembers serve both the app's routes and the lean path. */
+export function createMoneyRequests({
   store,
   currencies,
   outbox,
   transfers,
   fees,
   maxAmount,
-}: LedgerHttpDeps): Record<'deposit' | 'withdraw' | 'transfer', RequestHandler> {
+}: LedgerHttpDeps): MoneyRequests {
   /**
    * An account's owner and currency, remembered: they never change, so a request needs no read of its own. The
    * acceptance statement checks again that the account (still) exists, is the viewer's and holds that currency.
@@ -136,11 +177,10 @@ export function createMoneyHandlers({
    */
   const accept = async (
     req: Request,
-    res: Response,
     draft: NewTransaction,
     prepared: Prepared<unknown>,
     counterpartyCurrency: string | null = null,
-  ) => {
+  ): Promise<MoneyAnswer> => {
     const { idempotencyKey: key } = prepared;
     const correlationId = correlationIdOf(req);
     const outcome = await store.acceptRequest({
@@ -181,27 +221,29 @@ export function createMoneyHandlers({
       currencies,
       [transaction.currency, transaction.convertedCurrency].filter((code): code is string => code !== null),
     );
-    res.status(202).location(`/transaction/${transaction.id}`);
-    if (outcome.kind === 'replay') res.set('Idempotent-Replayed', 'true');
-    res.json(renderTransaction(transaction, exponents, apiVersionOf(req)));
+    return {
+      location: `/transaction/${transaction.id}`,
+      replayed: outcome.kind === 'replay',
+      body: renderTransaction(transaction, exponents, apiVersionOf(req)),
+    };
   };
 
-  const deposit: RequestHandler = async (req, res) => {
+  const deposit = async (req: Request): Promise<MoneyAnswer> => {
     const prepared = await prepare(req, 'deposit', readMoney);
     if (prepared.fee >= prepared.amount) {
       throw invalidAmount(
         `must be more than the deposit fee of ${formatMinor(prepared.fee, prepared.currency.exponent)}`,
       );
     }
-    await accept(req, res, draftOf('deposit', prepared), prepared);
+    return accept(req, draftOf('deposit', prepared), prepared);
   };
 
-  const withdraw: RequestHandler = async (req, res) => {
+  const withdraw = async (req: Request): Promise<MoneyAnswer> => {
     const prepared = await prepare(req, 'withdrawal', readMoney);
-    await accept(req, res, draftOf('withdrawal', prepared), prepared);
+    return accept(req, draftOf('withdrawal', prepared), prepared);
   };
 
-  const transfer: RequestHandler = async (req, res) => {
+  const transfer = async (req: Request): Promise<MoneyAnswer> => {
     // The destination's look-up joins the source's (one query), if either is not remembered yet.
     const to = (req.body as { to_account_id?: unknown } | undefined)?.to_account_id;
     if (typeof to === 'string' && isUuid(to)) void accountFacts(to.toLowerCase()).catch(() => undefined);
@@ -221,7 +263,7 @@ export function createMoneyHandlers({
       counterpartyUserId: destination.userId,
       ...(crossCurrency ? await conversionOf(prepared, destination.currency) : noConversion),
     };
-    await accept(req, res, draft, prepared, destination.currency);
+    return accept(req, draft, prepared, destination.currency);
   };
 
   /** Cross-currency transfers convert at the currency service's (cached) rate, fixed at acceptance. */

@@ -12,6 +12,7 @@ import {
   type EventBus,
   type EventHandlers,
   type Knex,
+  type Logger,
   type RunningService,
   type Role,
 } from '@payments/service-kit';
@@ -55,6 +56,10 @@ export interface HarnessOptions {
    * False: no queue is bound to the ledger's deposit and payout requests, as in production.
    */
   sandbox?: boolean;
+  /** Per instance: true serves every request of that ledger through Express (its lean money path off). */
+  expressOnly?: boolean[];
+  /** The ledgers' logger (default: silent, or LEDGER_TEST_LOG_LEVEL). */
+  logger?: Logger;
 }
 
 export interface LedgerHarness {
@@ -63,7 +68,7 @@ export interface LedgerHarness {
   /** The bus the tests publish to and consume from (the ledgers' own one in memory mode). */
   bus: EventBus;
   newUser(role?: Role): TestUser;
-  issueToken(claims: { sub: string; role?: Role; jti?: string }): string;
+  issueToken(claims: { sub: string; role?: Role; jti?: string; expiresIn?: number }): string;
   call(
     method: string,
     path: string,
@@ -115,7 +120,7 @@ export interface LedgerHarness {
 
 export async function startLedgerHarness(options: HarnessOptions = {}): Promise<LedgerHarness> {
   const logLevel = process.env.LEDGER_TEST_LOG_LEVEL ?? 'silent';
-  const logger = createLogger('ledger-test', logLevel);
+  const logger = options.logger ?? createLogger('ledger-test', logLevel);
   const [database, issuer, currencies] = await Promise.all([
     createTestDatabase('ledger'),
     startTestIssuer(),
@@ -150,7 +155,10 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
   const services: RunningService[] = [];
   for (let i = 0; i < (options.instances ?? 1); i += 1) {
     const ledgerBus = options.wrapBus ? options.wrapBus(bus) : bus;
-    services.push(await startLedger(config, broker ? { logger } : { bus: ledgerBus, logger }));
+    const expressOnly = options.expressOnly?.[i] ?? false;
+    services.push(
+      await startLedger(config, broker ? { logger, expressOnly } : { bus: ledgerBus, logger, expressOnly }),
+    );
   }
   const url = (services[0] as RunningService).url;
   const db = await openDatabase({ url: database.url, migrations, logger });
