@@ -55,19 +55,22 @@ export async function runIdle(context: BenchContext, options: IdleOptions): Prom
   const databaseOf = (service: string): LabelUsage | undefined =>
     byLabel.get(`${DATABASE_PREFIX}${service.replaceAll('-', '_')}`);
 
-  const rows: IdleService[] = services.map((service) => {
-    const own = byLabel.get(service);
-    const database = databaseOf(service);
-    return {
-      service,
-      coreShare: own?.coreShare ?? 0,
-      rssMiB: MiB(own?.rssKiB ?? 0),
-      pssMiB: MiB(own?.pssKiB ?? 0),
-      database: database
-        ? { coreShare: database.coreShare, backends: database.processes, pssMiB: MiB(database.pssKiB) }
-        : null,
-    };
-  });
+  // A service this system does not run (the provider sandbox, without one deployed) has no row.
+  const rows: IdleService[] = services
+    .filter((service) => byLabel.has(service))
+    .map((service) => {
+      const own = byLabel.get(service);
+      const database = databaseOf(service);
+      return {
+        service,
+        coreShare: own?.coreShare ?? 0,
+        rssMiB: MiB(own?.rssKiB ?? 0),
+        pssMiB: MiB(own?.pssKiB ?? 0),
+        database: database
+          ? { coreShare: database.coreShare, backends: database.processes, pssMiB: MiB(database.pssKiB) }
+          : null,
+      };
+    });
   const servicesCoreShare = rows.reduce((sum, row) => sum + row.coreShare, 0);
   const databasesCoreShare = rows.reduce((sum, row) => sum + (row.database?.coreShare ?? 0), 0);
   return {
