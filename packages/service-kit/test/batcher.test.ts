@@ -58,4 +58,50 @@ describe('batcher (group commit)', () => {
     const outcomes = await Promise.allSettled([1, 2].map((item) => batcher.submit(item)));
     expect(outcomes.map((o) => o.status)).to.deep.equal(['rejected', 'rejected']);
   });
+
+  describe('gathering under load', () => {
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const gather = { below: 3, ms: 60 };
+
+    function recording() {
+      const runs: number[][] = [];
+      const batcher = createBatcher(
+        async (items: number[]) => {
+          runs.push(items);
+          return items;
+        },
+        { maxSize: 10, gather },
+      );
+      return { runs, batcher };
+    }
+
+    it('lets a small run that starts right behind another wait, and takes what arrived meanwhile', async () => {
+      const { runs, batcher } = recording();
+      await batcher.submit(0);
+      const behind = batcher.submit(1);
+      await sleep(gather.ms / 3);
+      const meanwhile = [2, 3].map((item) => batcher.submit(item));
+      await Promise.all([behind, ...meanwhile]);
+      expect(runs).to.deep.equal([[0], [1, 2, 3]]);
+    });
+
+    it('runs an item that comes after a quiet spell at once', async () => {
+      const { runs, batcher } = recording();
+      await batcher.submit(0);
+      await sleep(gather.ms * 2);
+      const alone = batcher.submit(1);
+      await sleep(gather.ms / 3);
+      expect(runs, 'run before the gathering time passed').to.deep.equal([[0], [1]]);
+      await alone;
+    });
+
+    it('never holds back a run that is big enough', async () => {
+      const { runs, batcher } = recording();
+      await batcher.submit(0);
+      const enough = [1, 2, 3].map((item) => batcher.submit(item));
+      await sleep(gather.ms / 3);
+      expect(runs, 'run before the gathering time passed').to.deep.equal([[0], [1, 2, 3]]);
+      await Promise.all(enough);
+    });
+  });
 });

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createBatcher, type Knex } from '@payments/service-kit';
 import type {
   IncomingWebhookEvent,
@@ -87,9 +86,9 @@ type Write = { kind: 'record'; event: IncomingWebhookEvent } | { kind: 'mark'; e
 const MAX_BATCH = 100;
 
 /**
- * Under load (a run starting right behind the previous one) with a small batch, a run first waits this long, so
- * the statements grow: a statement's fixed cost (PostgreSQL's parse, plan and commit, the round trip) dominates
- * one of a few rows. A lone webhook, or one under light load, never waits.
+ * Under load (a run starting right behind the previous one) with a small batch, a run first waits this long for
+ * company, so the statements grow: a statement's fixed cost (PostgreSQL's parse, plan and commit, the round trip)
+ * dominates one of a few rows. A lone webhook, or one under light load, never waits.
  */
 const GATHER_MS = 2;
 const GATHER_BELOW = 16;
@@ -197,18 +196,10 @@ export function createWebhookEventRepository(knex: Knex): WebhookEventRepository
 
   // One group commit for both: each run records the webhooks that arrived and marks the publishes confirmed
   // since the last run, in one statement when it has both.
-  let lastRunEnded = -Infinity;
-  const writes = createBatcher<Write, RecordedEvent | undefined>(
-    async (batch) => {
-      if (batch.length < GATHER_BELOW && performance.now() - lastRunEnded < GATHER_MS) await sleep(GATHER_MS);
-      try {
-        return await writeBatch(batch);
-      } finally {
-        lastRunEnded = performance.now();
-      }
-    },
-    { maxSize: MAX_BATCH },
-  );
+  const writes = createBatcher<Write, RecordedEvent | undefined>(writeBatch, {
+    maxSize: MAX_BATCH,
+    gather: { below: GATHER_BELOW, ms: GATHER_MS },
+  });
 
   async function writeBatch(batch: Write[]): Promise<(RecordedEvent | undefined)[]> {
     const events: IncomingWebhookEvent[] = [];
