@@ -1,7 +1,8 @@
-import { createHmac, createPublicKey, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, createPublicKey, randomBytes, randomUUID } from 'node:crypto';
 import type { JsonWebKey, KeyObject } from 'node:crypto';
 import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
+import { generateTokenKeyPair } from '@payments/service-kit';
 import { eventually, startSystem, type TestSystem } from '@payments/testkit';
 import { apiClient, type ApiClient, type ApiResponse } from './api-client.js';
 
@@ -36,7 +37,7 @@ function expectAccessDenied(response: ApiResponse, ...secrets: string[]) {
 describe('identity and access end to end, through the gateway', function () {
   this.timeout(60_000);
   // Identity signs with this key, so the test can sign tokens that are valid in every respect but one.
-  const signingKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+  const signingKey = generateTokenKeyPair().privateKey;
   let system: TestSystem;
   let api: ApiClient;
   let kid: string;
@@ -151,7 +152,7 @@ describe('identity and access end to end, through the gateway', function () {
     });
 
     it('refuses a token signed by a key identity never published', async () => {
-      const stranger = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+      const stranger = generateTokenKeyPair().privateKey;
       await expectRefused(signedBy(stranger, claimsFor(), 'not-a-known-kid'));
       await expectRefused(signedBy(stranger, claimsFor()));
     });

@@ -71,9 +71,11 @@ try {
     logins,
     serviceEnv: {
       identity: {
-        JWT_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
-          .privateKey.export({ format: 'pem', type: 'pkcs8' })
-          .toString(),
+        JWT_PRIVATE_KEY: generateKeyPairSync('ec', {
+          namedCurve: 'P-256',
+          publicKeyEncoding: { type: 'spki', format: 'pem' },
+          privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+        }).privateKey,
       },
       // As in docker-compose.yml: the sandbox is the one development-mode container.
       'provider-sandbox': { NODE_ENV: 'development', SANDBOX_ENABLED: 'true' },

@@ -3,6 +3,7 @@ export * from './logger.js';
 export * from './errors.js';
 export * from './metrics.js';
 export * from './auth.js';
+export * from './token-keys.js';
 export * from './client-address.js';
 export * from './revocation-loader.js';
 export * from './lifecycle.js';

@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { randomUUID, type KeyObject } from 'node:crypto';
 import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
 import { TOKEN_ALGORITHM } from '@payments/contracts';
@@ -7,6 +7,7 @@ import {
   createJwksTokenVerifier,
   createLogger,
   createRevocationList,
+  generateTokenKeyPair,
   type RevocationList,
   type TokenVerifier,
 } from '@payments/service-kit';
@@ -21,7 +22,7 @@ interface SigningKey {
 }
 
 function newSigningKey(): SigningKey {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const { privateKey, publicKey } = generateTokenKeyPair();
   const kid = randomUUID();
   return { kid, privateKey, jwk: { ...publicKey.export({ format: 'jwk' }), kid, alg: TOKEN_ALGORITHM } };
 }

@@ -1,5 +1,11 @@
 import { createServer, type Server } from 'node:http';
-import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  randomUUID,
+  type KeyObject,
+} from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { TOKEN_ALGORITHM, type Role } from '@payments/contracts';
 
@@ -22,7 +28,15 @@ export async function startTestIssuer(
   issuer = 'payments-identity',
   audience = 'payments-api',
 ): Promise<TestIssuer> {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  // Parsed from PEM, as service-kit's generateTokenKeyPair does (testkit does not depend on it): a key straight
+  // from generateKeyPairSync can deadlock Node 20 when a garbage collection frees its job during an export.
+  const pem = generateKeyPairSync('ec', {
+    namedCurve: 'P-256',
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  }).privateKey;
+  const privateKey = createPrivateKey(pem);
+  const publicKey = createPublicKey(privateKey);
   const kid = randomUUID();
   const jwks = JSON.stringify({
     keys: [{ ...publicKey.export({ format: 'jwk' }), kid, alg: TOKEN_ALGORITHM, use: 'sig' }],

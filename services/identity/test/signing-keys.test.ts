@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
-import { ConfigError, createLogger, createRevocationList } from '@payments/service-kit';
+import { ConfigError, createLogger, createRevocationList, generateTokenKeyPair } from '@payments/service-kit';
 import { developmentKeyPath, loadSigningKeys } from '../src/data/signing-key-files.js';
 import { ARGON2_OPTIONS, createPasswordHasher } from '../src/domain/password-hasher.js';
 import { toJwks } from '../src/domain/signing-keys.js';
@@ -53,7 +53,7 @@ describe('identity: signing keys and password hashing', () => {
   });
 
   it('uses JWT_PRIVATE_KEY given on one line, with the RFC 7638 thumbprint as kid', async () => {
-    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const { privateKey, publicKey } = generateTokenKeyPair();
     const oneLine = pemOf(privateKey, 'pkcs8').replaceAll('\n', '\\n');
     const keys = await loadSigningKeys(config({ JWT_PRIVATE_KEY: oneLine }), logger);
     const { x, y } = publicKey.export({ format: 'jwk' });
@@ -62,9 +62,13 @@ describe('identity: signing keys and password hashing', () => {
   });
 
   it('refuses a key that cannot sign ES256', async () => {
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const { privateKey } = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    });
     const file = join(dataDir, 'rsa.pem');
-    await writeFile(file, pemOf(privateKey, 'pkcs8'));
+    await writeFile(file, privateKey);
     const error = await loadSigningKeys(config({ JWT_PRIVATE_KEY_FILE: file }), logger).catch(
       (e: unknown) => e,
     );
@@ -73,7 +77,7 @@ describe('identity: signing keys and password hashing', () => {
   });
 
   it('publishes previous keys beside the current one and still accepts their tokens', async () => {
-    const retired = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const retired = generateTokenKeyPair();
     const file = join(dataDir, 'previous.pem');
     await writeFile(file, pemOf(retired.publicKey, 'spki'));
     const keys = await loadSigningKeys(config({ JWT_PREVIOUS_PUBLIC_KEYS_FILE: file }), logger);

@@ -1,7 +1,7 @@
-import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID } from 'node:crypto';
+import { createHmac, createPrivateKey, createPublicKey, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
-import { DEVELOPMENT_SERVICE_TOKEN, serviceAuthorization } from '@payments/service-kit';
+import { DEVELOPMENT_SERVICE_TOKEN, generateTokenKeyPair, serviceAuthorization } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
 import { startIdentityHarness, type IdentityHarness } from './identity-harness.js';
 
@@ -95,7 +95,7 @@ describe('identity: tokens, revocation and failed-login limits', function () {
     });
 
     it('refuses a token signed by a key it does not publish', async () => {
-      const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      const { privateKey } = generateTokenKeyPair();
       const token = jwt.sign({ sub: frank.id, role: 'user', jti: randomUUID() }, privateKey, {
         algorithm: 'ES256',
         keyid: kid,

@@ -1,8 +1,8 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ConfigError, type Logger } from '@payments/service-kit';
+import { ConfigError, generateTokenKeyPair, type Logger } from '@payments/service-kit';
 import type { IdentityConfig } from '../config.js';
 import {
   isP256,
@@ -62,7 +62,7 @@ async function loadCurrentKey(config: KeyConfig, logger: Logger): Promise<Signin
 async function loadOrCreateDevelopmentKey(path: string): Promise<SigningKey> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   try {
-    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const { privateKey } = generateTokenKeyPair();
     const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
     await writeFile(path, pem, { flag: 'wx', mode: 0o600 });
     return toSigningKey(privateKey);
