@@ -4,7 +4,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createPaymentsApi } from './harness/api.js';
 import { snapshotCpu, systemLabeler, type CpuUsage } from './harness/cpu-accounting.js';
-import { cpuPerOperation, describeCpu, type CpuPerOperation } from './harness/cpu-report.js';
+import {
+  cpuPerOperation,
+  describeCpu,
+  describeKernelCpu,
+  type CpuPerOperation,
+} from './harness/cpu-report.js';
 import { createHttpClient } from './harness/http-client.js';
 import { openLedgerDatabase } from './harness/ledger-db.js';
 import {
@@ -143,7 +148,10 @@ interface Measured {
 
 const CORES = os.cpus().length;
 const cpuOf = (usage: CpuUsage | null, operations: number) => cpuPerOperation(usage, operations, CORES);
-const cpuNote = (cpu: CpuPerOperation | null) => [describeCpu(cpu)];
+const cpuNote = (cpu: CpuPerOperation | null) => {
+  const kernel = describeKernelCpu(cpu);
+  return kernel ? [describeCpu(cpu), kernel] : [describeCpu(cpu)];
+};
 
 /** The whole system with no traffic: CPU per service as a share of one core, and its memory. */
 async function benchIdle(context: BenchContext): Promise<Measured> {

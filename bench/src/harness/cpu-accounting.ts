@@ -5,7 +5,8 @@ export interface CpuSnapshot {
   at: number;
   /** Busy ms of the whole machine, all cores, from /proc/stat. */
   machineBusyMs: number;
-  byPid: Map<number, { label: string; ms: number }>;
+  /** `ms`: user + kernel time; `kernelMs`: the kernel's part of it (system calls, the network stack). */
+  byPid: Map<number, { label: string; ms: number; kernelMs: number }>;
 }
 
 /** Names a process from its command line and environment, or null to leave it out. */
@@ -14,6 +15,8 @@ export type ProcessLabeler = (process: { pid: number; cmdline: string; env: stri
 export interface CpuUsage {
   /** CPU ms per label over the interval. */
   byLabel: Map<string, number>;
+  /** Of that, the ms spent in the kernel (stime), per label. */
+  kernelByLabel: Map<string, number>;
   /** Busy CPU ms of the machine over the interval, every process included. */
   machineBusyMs: number;
   intervalMs: number;
@@ -32,7 +35,7 @@ async function readMachineBusyMs(): Promise<number> {
 }
 
 export async function snapshotCpu(labeler: ProcessLabeler): Promise<CpuSnapshot> {
-  const byPid = new Map<number, { label: string; ms: number }>();
+  const byPid = new Map<number, { label: string; ms: number; kernelMs: number }>();
   for (const entry of await readdir('/proc')) {
     const pid = Number(entry);
     if (!Number.isInteger(pid)) continue;
@@ -46,7 +49,8 @@ export async function snapshotCpu(labeler: ProcessLabeler): Promise<CpuSnapshot>
       if (!label) continue;
       // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      byPid.set(pid, { label, ms: (Number(fields[11]) + Number(fields[12])) * TICK_MS });
+      const kernelMs = Number(fields[12]) * TICK_MS;
+      byPid.set(pid, { label, ms: Number(fields[11]) * TICK_MS + kernelMs, kernelMs });
     } catch {
       // The process ended while we looked.
     }
@@ -58,12 +62,15 @@ export async function snapshotCpu(labeler: ProcessLabeler): Promise<CpuSnapshot>
 export function cpuBetween(before: CpuSnapshot | null, after: CpuSnapshot | null): CpuUsage | null {
   if (!before || !after) return null;
   const byLabel = new Map<string, number>();
-  for (const [pid, { label, ms }] of after.byPid) {
-    const used = ms - (before.byPid.get(pid)?.ms ?? 0);
-    byLabel.set(label, (byLabel.get(label) ?? 0) + used);
+  const kernelByLabel = new Map<string, number>();
+  for (const [pid, { label, ms, kernelMs }] of after.byPid) {
+    const earlier = before.byPid.get(pid);
+    byLabel.set(label, (byLabel.get(label) ?? 0) + ms - (earlier?.ms ?? 0));
+    kernelByLabel.set(label, (kernelByLabel.get(label) ?? 0) + kernelMs - (earlier?.kernelMs ?? 0));
   }
   return {
     byLabel,
+    kernelByLabel,
     machineBusyMs: after.machineBusyMs - before.machineBusyMs,
     intervalMs: after.at - before.at,
   };

@@ -30,10 +30,14 @@ interface Tally {
 function addCpu(total: CpuUsage | null, more: CpuUsage | null): CpuUsage | null {
   if (!more) return total;
   if (!total) return more;
-  const byLabel = new Map(total.byLabel);
-  for (const [label, ms] of more.byLabel) byLabel.set(label, (byLabel.get(label) ?? 0) + ms);
+  const sum = (a: Map<string, number>, b: Map<string, number>) => {
+    const both = new Map(a);
+    for (const [label, ms] of b) both.set(label, (both.get(label) ?? 0) + ms);
+    return both;
+  };
   return {
-    byLabel,
+    byLabel: sum(total.byLabel, more.byLabel),
+    kernelByLabel: sum(total.kernelByLabel, more.kernelByLabel),
     machineBusyMs: total.machineBusyMs + more.machineBusyMs,
     intervalMs: total.intervalMs + more.intervalMs,
   };
