@@ -25,7 +25,9 @@ export function cpuPerOperation(
   const entries = [...usage.byLabel].filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]);
   const labelled = entries.reduce((sum, [, ms]) => sum + ms, 0);
   const ofSystem = (byLabel: Map<string, number>) =>
-    [...byLabel].filter(([label]) => label !== LOAD_GENERATOR).reduce((sum, [, ms]) => sum + ms, 0);
+    [...byLabel]
+      .filter(([label, ms]) => label !== LOAD_GENERATOR && ms > 0)
+      .reduce((sum, [, ms]) => sum + ms, 0);
   return {
     perOperationMs: entries.map(([label, ms]) => ({
       process: label,
@@ -58,8 +60,8 @@ export function describeCpu(cpu: CpuPerOperation | null): string {
 
 /**
  * The kernel's part of each process's figure (stime: system calls, the loopback network stack, scheduling), e.g.
- * "of it in the kernel: ledger 0.05 · rabbitmq 0.04 · …". A V8 profile cannot tell this apart: a process preempted
- * in a system call is sampled in that call.
+ * "of it in the kernel, ms per op: ledger 0.05 · rabbitmq 0.04 · …". A V8 profile cannot tell this apart: a
+ * process preempted in a system call is sampled in that call.
  */
 export function describeKernelCpu(cpu: CpuPerOperation | null): string | null {
   if (!cpu) return null;
