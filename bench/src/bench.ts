@@ -80,6 +80,8 @@ const settings = {
   webhooksViaGateway: env.BENCH_WEBHOOK_VIA === 'gateway',
   /** Whole deposit flow: clients requesting deposits, the accounts they go to, the provider's senders. */
   flowConnections: integer('BENCH_FLOW_CONNECTIONS', 32),
+  // 32 clients left the request side latency-bound (a sixth of the machine idle); 64 saturate it.
+  requestConnections: integer('BENCH_REQUEST_CONNECTIONS', 64),
   flowAccounts: integer('BENCH_FLOW_ACCOUNTS', 1000),
   flowProviderConnections: integer('BENCH_FLOW_PROVIDER_CONNECTIONS', 32),
   pgbenchClients: integer('BENCH_PGBENCH_CLIENTS', 8),
@@ -418,8 +420,9 @@ async function benchFlow(context: BenchContext): Promise<Measured> {
   );
   await runDepositFlow(warmup(context, 'whole deposit flow'), options);
   const flow = await runDepositFlow(context, options);
-  log(`deposit requests alone: ${options.connections} clients through the gateway, nobody confirming`);
-  const requests = await runDepositRequests(context, options);
+  const requestOptions = { ...options, connections: settings.requestConnections };
+  log(`deposit requests alone: ${requestOptions.connections} clients through the gateway, nobody confirming`);
+  const requests = await runDepositRequests(context, requestOptions);
 
   const flowCpu = cpuOf(flow.cpu, flow.completed);
   const ratio = reference ? flow.completedPerSecond / reference.tps : undefined;
@@ -467,7 +470,8 @@ async function benchFlow(context: BenchContext): Promise<Measured> {
       met: requests.acceptedPerSecond >= TARGETS.depositRequestsPerSecond && requestErrors === 0,
     },
     notes: [
-      `a run of its own, nobody confirming (sandbox off): ${requests.rejected} refused, ` +
+      `a run of its own, ${requestOptions.connections} clients, nobody confirming (sandbox off): ` +
+        `${requests.rejected} refused, ` +
         `${requests.published.toLocaleString('en-US')} DepositRequested confirmed by the broker, ` +
         `${unpublished} not published within 30 s; the deposits stay pending`,
       ...cpuNote(requestsCpu),
