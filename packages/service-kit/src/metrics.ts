@@ -25,10 +25,11 @@ export function routeTemplateOf(req: Request, res: Response): string | undefined
 export function createMetrics(service: string): Metrics {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
-  // The event-loop lag is sampled every 100 ms, not prom-client's 10 ms: a timer waking the process 100 times a
-  // second cost ~0.25 % of a core per idle process (bench/README.md, idle), and a stall shorter than 100 ms
-  // still shows in the lag histogram whenever a sample falls into it.
-  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
+  // The event-loop lag histogram is sampled once a second (prom-client's default is every 10 ms): each sample is
+  // a timer that wakes an idle process, and on the bench machine a wake-up costs 25–300 µs of CPU, so 100 or
+  // even 10 wake-ups a second were most of an idle service's cost (bench/README.md, idle). A stall shows in the
+  // histogram when a sample falls into it; `nodejs_eventloop_lag_seconds` is measured at every scrape anyway.
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1000 });
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request latency by route and status',
