@@ -26,8 +26,8 @@ export function createMetrics(service: string): Metrics {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
   // The event-loop lag histogram is sampled once a second (prom-client's default is every 10 ms): each sample is
-  // a timer that wakes an idle process, and on the bench machine a wake-up costs 25–300 µs of CPU, so 100 or
-  // even 10 wake-ups a second were most of an idle service's cost (bench/README.md, idle). A stall shows in the
+  // a timer that wakes an idle process, and on the bench machine a wake-up costs 25–300 µs of CPU: at 10 or 100
+  // samples a second they were most of an idle gateway's cost (bench/README.md, idle). A stall shows in the
   // histogram when a sample falls into it; `nodejs_eventloop_lag_seconds` is measured at every scrape anyway.
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1000 });
   const duration = new Histogram({
