@@ -80,7 +80,7 @@ const settings = {
   webhooksViaGateway: env.BENCH_WEBHOOK_VIA === 'gateway',
   /** Whole deposit flow: clients requesting deposits, the accounts they go to, the provider's senders. */
   flowConnections: integer('BENCH_FLOW_CONNECTIONS', 32),
-  // 32 clients left the request side latency-bound (a sixth of the machine idle); 64 saturate it.
+  /** Deposit requests alone: 32 clients left the request side latency-bound (a sixth of the machine idle). */
   requestConnections: integer('BENCH_REQUEST_CONNECTIONS', 64),
   flowAccounts: integer('BENCH_FLOW_ACCOUNTS', 1000),
   flowProviderConnections: integer('BENCH_FLOW_PROVIDER_CONNECTIONS', 32),

@@ -68,5 +68,5 @@ export function describeKernelCpu(cpu: CpuPerOperation | null): string | null {
   const parts = cpu.perOperationMs
     .filter((entry) => entry.kernelMs >= 0.01)
     .map((entry) => `${entry.process} ${entry.kernelMs.toFixed(2)}`);
-  return `of it in the kernel, ms per op: ${parts.join(' · ')}`;
+  return parts.length > 0 ? `of it in the kernel, ms per op: ${parts.join(' · ')}` : null;
 }
