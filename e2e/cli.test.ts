@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { freePort, startSystem, type TestSystem } from '@payments/testkit';
+import { closedPort, startSystem, type TestSystem } from '@payments/testkit';
 import { runPayments, runPaymentsOnTerminal } from '../cli/test/run-cli.js';
 import { apiClient } from './api-client.js';
 
@@ -163,7 +163,7 @@ describe('the payments CLI against the running system', function () {
   });
 
   it('exits 6 when the API cannot be reached', async () => {
-    const closed = await freePort();
+    const closed = await closedPort();
     const run = await runPayments(['balance', accountId], {
       ...environment(),
       PAYMENTS_API_URL: `http://127.0.0.1:${closed}`,

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { eventually, freePort, startSystem, type TestSystem } from '@payments/testkit';
+import { closedPort, eventually, freePort, startSystem, type TestSystem } from '@payments/testkit';
 import { startProcessSystem, type ProcessSystem } from '@payments/infra';
 import { apiClient, type ApiClient } from './api-client.js';
 
@@ -100,7 +100,7 @@ describe('deposit flow end to end, every service in its own process', function (
       const port = await freePort();
       isolated = await startProcessSystem({
         postgresUrl: 'postgres://unused',
-        amqpUrl: `amqp://guest:guest@127.0.0.1:${await freePort()}`,
+        amqpUrl: `amqp://guest:guest@127.0.0.1:${await closedPort()}`,
         ports: { ...portsOf(system), 'webhook-ingest': port },
         dataDir: env.DATA_DIR as string,
         services: ['webhook-ingest'],

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { answers, defaultPorts } from '@payments/infra';
-import { eventually, freePort, freePortBlock } from '@payments/testkit';
+import { eventually, freePortBlock } from '@payments/testkit';
 import { apiClient } from './api-client.js';
 import { depositThrough, expectBalance } from './support/pnpm-start.js';
 
@@ -50,10 +50,10 @@ describe('pnpm start in embedded mode (no PostgreSQL or RabbitMQ to be found)', 
     dataDir = await mkdtemp(path.join(tmpdir(), 'payments-embedded-'));
     // PostgreSQL runs as its own OS user when we are root, and must be able to reach its data directory.
     await chmod(dataDir, 0o755);
-    // The gateway at base, the services at base + 2 … base + 7 (SERVICES_PORT_BASE + 1 …), PostgreSQL after them.
-    const base = await freePortBlock(9);
-    const [gatewayPort, servicesBase, postgresPort] = [base, base + 1, base + 8];
-    const closed = await freePort();
+    // The gateway at base, the services at base + 2 … base + 7 (SERVICES_PORT_BASE + 1 …), PostgreSQL after them,
+    // and a port of the block that nothing listens on.
+    const base = await freePortBlock(10);
+    const [gatewayPort, servicesBase, postgresPort, closed] = [base, base + 1, base + 8, base + 9];
     gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     ledgerUrl = `http://127.0.0.1:${servicesBase + 2}`;
     listeningPorts = [...Object.values(defaultPorts(gatewayPort, servicesBase)), postgresPort];

@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { expect } from 'chai';
 import { serviceDirectory, type ServiceName } from '@payments/infra';
-import { eventually, freePort, startSystem, type TestSystem } from '@payments/testkit';
+import { closedPort, eventually, freePort, startSystem, type TestSystem } from '@payments/testkit';
 import { apiClient, type ApiClient } from './api-client.js';
 import { expectBooksBalance } from './support/ledger-audit.js';
 import { signedProviderEvent } from './support/provider-events.js';
@@ -285,7 +285,7 @@ describe('services refuse to start unsafely', function () {
   let nowhere: Record<string, string>;
 
   before(async () => {
-    const closed = await freePort();
+    const closed = await closedPort();
     nowhere = {
       PORT: String(await freePort()),
       DATABASE_URL: `postgres://postgres@127.0.0.1:${closed}/nowhere`,

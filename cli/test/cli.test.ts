@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { freePort } from '@payments/testkit';
+import { closedPort } from '@payments/testkit';
 import { DECLINED_AMOUNT, startFakeGateway, STUCK_AMOUNT, type FakeGateway } from './fake-gateway.js';
 import { runPayments, runPaymentsOnTerminal } from './run-cli.js';
 
@@ -490,7 +490,7 @@ describe('payments CLI', function () {
 
     it('exits 6 when the API cannot be reached', async () => {
       const run = await runPayments(
-        ['balance', account, '--api-url', `http://127.0.0.1:${await freePort()}`],
+        ['balance', account, '--api-url', `http://127.0.0.1:${await closedPort()}`],
         {
           XDG_CONFIG_HOME: home,
         },

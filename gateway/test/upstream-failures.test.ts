@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { expect } from 'chai';
-import { freePort } from '@payments/testkit';
+import { closedPort } from '@payments/testkit';
 import { startGatewayUnderTest, type GatewayUnderTest } from './harness.js';
 
 describe('gateway with a failing upstream', () => {
@@ -13,7 +13,7 @@ describe('gateway with a failing upstream', () => {
     await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
     const { port } = hanging.address() as { port: number };
     gw = await startGatewayUnderTest({
-      LEDGER_URL: `http://127.0.0.1:${await freePort()}`,
+      LEDGER_URL: `http://127.0.0.1:${await closedPort()}`,
       CURRENCY_URL: `http://127.0.0.1:${port}`,
       UPSTREAM_TIMEOUT_MS: 300,
     });
@@ -111,7 +111,9 @@ describe('gateway with a failing upstream', () => {
   });
 
   it('keeps the webhook error shape when webhook-ingest is down', async () => {
-    const down = await startGatewayUnderTest({ WEBHOOK_INGEST_URL: `http://127.0.0.1:${await freePort()}` });
+    const down = await startGatewayUnderTest({
+      WEBHOOK_INGEST_URL: `http://127.0.0.1:${await closedPort()}`,
+    });
     try {
       const response = await down.fetch('/webhook/payment', {
         method: 'POST',

@@ -12,6 +12,13 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A port nothing listens on for the rest of the test: free now, and in this worker's own range below the kernel's
+ * ephemeral ports, where no process of another worker (nor any listener on port 0) can take it meanwhile. A port
+ * from freePort() can be given to another worker's server a moment later, which then answers in its place.
+ */
+export const closedPort = (): Promise<number> => freePortBlock(1);
+
 /** Whether `port` can be listened on now. */
 function bindable(port: number): Promise<boolean> {
   return new Promise((resolve) => {

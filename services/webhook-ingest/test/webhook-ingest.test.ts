@@ -20,8 +20,8 @@ import {
 import {
   createTestBroker,
   createTestDatabase,
+  closedPort,
   eventually,
-  freePort,
   startTcpProxy,
   viaProxy,
   type TestBroker,
@@ -796,9 +796,9 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
     });
 
     it('answers 500 while the broker is unreachable, keeps the event, and publishes it on the retry', async () => {
-      const closedPort = await freePort();
+      const unreachable = await closedPort();
       const cutOff = await startWebhookIngest(
-        configFor({ AMQP_URL: `amqp://guest:guest@127.0.0.1:${closedPort}` }),
+        configFor({ AMQP_URL: `amqp://guest:guest@127.0.0.1:${unreachable}` }),
       );
       const since = received.length;
       const event = providerEvent('payout.paid', { object: 'payout', status: 'paid' });
