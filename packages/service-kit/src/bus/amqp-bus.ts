@@ -60,6 +60,9 @@ interface Subscription {
   onSubscribed?: () => void;
 }
 
+/** How long a dead-letter listing waits for the quorum queue to take back the messages it peeked at. */
+const RETURN_WAIT_MS = 2_000;
+
 export interface AmqpBus extends EventBus {
   /** Connects and declares the topology; resolves when connected or when the first attempt times out. */
   start(): Promise<void>;
@@ -415,18 +418,27 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
       });
     },
 
-    listDeadLetters(key, limit = 100) {
-      return withChannel(async (channel) => {
-        const dlq = deadLetterQueueName(queueName(key));
-        const letters: DeadLetter[] = [];
-        while (letters.length < limit) {
+    async listDeadLetters(key, limit = 100) {
+      const dlq = deadLetterQueueName(queueName(key));
+      const letters = await withChannel(async (channel) => {
+        const peeked: DeadLetter[] = [];
+        while (peeked.length < limit) {
           const message = await channel.get(dlq, { noAck: false });
           if (!message) break;
-          letters.push({ queue: dlq, body: message.content.toString('utf8') });
+          peeked.push({ queue: dlq, body: message.content.toString('utf8') });
         }
         // Closing the channel returns every message we peeked at, unacknowledged.
-        return letters;
+        return peeked;
       });
+      // A quorum queue takes them back a moment after the channel has closed. Answer once it holds them again,
+      // so that a replay straight after this listing finds what it listed (bounded, in case one is taking them).
+      await withChannel(async (channel) => {
+        const deadline = Date.now() + RETURN_WAIT_MS;
+        while ((await channel.checkQueue(dlq)).messageCount < letters.length && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      });
+      return letters;
     },
 
     isConnected: () => publisher !== null,
