@@ -8,6 +8,7 @@ export * from './client-address.js';
 export * from './revocation-loader.js';
 export * from './lifecycle.js';
 export * from './batcher.js';
+export * from './poller.js';
 export * from './service-client.js';
 export * from './service-credential.js';
 export * from './http/app.js';

@@ -40,6 +40,7 @@ export const WebhookDeliveryConfigSchema = Type.Object({
   DELIVERY_BACKOFF_MAX_MS: Type.Integer({ minimum: 1, maximum: 86_400_000, default: 3_600_000 }),
   /** A delivery is retried this long after it was created (or redelivered), then marked failed. */
   DELIVERY_RETRY_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 2_592_000, default: 259_200 }),
+  /** How soon it looks for due deliveries again after finding some; idle, the wait doubles up to 5× this. */
   DELIVERY_POLL_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
   /** Finished deliveries (succeeded or failed) stay in the log this long. */
   DELIVERY_LOG_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),

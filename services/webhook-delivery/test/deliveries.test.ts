@@ -297,6 +297,39 @@ describe('webhook deliveries', function () {
   });
 });
 
+describe('webhook deliveries with a poll interval of a minute', function () {
+  this.timeout(20_000);
+
+  it('sends a new delivery at once and each retry when it is due, without waiting for a poll', async () => {
+    const harness = await startDeliveryHarness({
+      env: {
+        DELIVERY_POLL_INTERVAL_MS: '60000',
+        DELIVERY_BACKOFF_BASE_MS: '400',
+        DELIVERY_BACKOFF_MAX_MS: '400',
+      },
+    });
+    try {
+      const user = harness.newUser();
+      await harness.register(user, '/twice-down');
+      harness.receiver.on('/twice-down', (n) => (n <= 2 ? { status: 503 } : { status: 204 }));
+      const published = Date.now();
+      await harness.publish('TransactionCompleted', completedDeposit(user.id));
+      const calls = await eventually(
+        async () => harness.receiver.calls('/twice-down'),
+        (list) => list.length >= 3,
+        { timeoutMs: 10_000 },
+      );
+      expect(calls).to.have.length(3);
+      expect(calls[0]!.at - published).to.be.below(2_000);
+      // Each retry waits 200–400 ms (400 ms with equal jitter), not for the next poll a minute away.
+      const gaps = calls.slice(1).map((call, i) => call.at - calls[i]!.at);
+      for (const gap of gaps) expect(gap).to.be.within(150, 2_000);
+    } finally {
+      await harness.stop();
+    }
+  });
+});
+
 describe('delivery log retention', function () {
   this.timeout(30_000);
 

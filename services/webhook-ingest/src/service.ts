@@ -47,7 +47,22 @@ export async function startWebhookIngest(
     const webhookMetrics = createWebhookMetrics(metrics);
     const events = createWebhookEventRepository(knex);
     const payments = createLedgerPayments(config.LEDGER_URL, serviceCredential.token);
-    const intake = createWebhookIntake({ events, bus, metrics: webhookMetrics, payments });
+    const republisher = startRepublisher({
+      events,
+      bus,
+      metrics: webhookMetrics,
+      logger,
+      intervalMs: config.WEBHOOK_REPUBLISH_INTERVAL_MS,
+      afterSeconds: config.WEBHOOK_REPUBLISH_AFTER_SECONDS,
+    });
+    shutdown.add('republisher', () => republisher.stop());
+    const intake = createWebhookIntake({
+      events,
+      bus,
+      metrics: webhookMetrics,
+      payments,
+      onUnpublished: (receivedAt) => republisher.leftUnpublished(receivedAt),
+    });
     const routeDeps = { logger, intake, metrics: webhookMetrics, settings };
     const app = createHttpApp(
       {
@@ -72,15 +87,6 @@ export async function startWebhookIngest(
     );
     shutdown.add('http server', () => http.close());
     const address = { name: NAME, port: http.port, url: `http://${config.HOST}:${http.port}` };
-    const republisher = startRepublisher({
-      events,
-      bus,
-      metrics: webhookMetrics,
-      logger,
-      intervalMs: config.WEBHOOK_REPUBLISH_INTERVAL_MS,
-      afterSeconds: config.WEBHOOK_REPUBLISH_AFTER_SECONDS,
-    });
-    shutdown.add('republisher', () => republisher.stop());
 
     if (settings.usesDevelopmentSecret) {
       logger.warn('WEBHOOK_SECRETS is not set: accepting signatures made with the development secret');

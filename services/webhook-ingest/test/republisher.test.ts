@@ -8,7 +8,7 @@ import {
   type Knex,
   type Metrics,
 } from '@payments/service-kit';
-import { createTestDatabase, type TestDatabase } from '@payments/testkit';
+import { createTestDatabase, eventually, type TestDatabase } from '@payments/testkit';
 import { migrations } from '../src/data/migrations.js';
 import {
   createWebhookEventRepository,
@@ -20,6 +20,7 @@ import { createWebhookMetrics } from '../src/webhook-metrics.js';
 import { completedPayment, refundedCharge } from './incoming-events.js';
 
 const silent = createLogger('republisher-test', 'silent');
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('republisher (real Postgres)', function () {
   this.timeout(20_000);
@@ -110,6 +111,26 @@ describe('republisher (real Postgres)', function () {
 
     expect(await republisher.runOnce()).to.equal(0);
     expect(published).to.have.length(3);
+  });
+
+  it('looks once an event this process left unpublished comes due, however long its idle wait', async () => {
+    // Due one second from now (5 s threshold); the next poll is a minute away.
+    const [event] = await leftUnpublished(1, 4);
+    const { received_at: receivedAt } = await knex('webhook_events')
+      .where('event_id', event!.eventId)
+      .first('received_at');
+    const asked = Date.now();
+    republisher.leftUnpublished(receivedAt as Date);
+    await sleep(700);
+    expect(published).to.have.length(0);
+    await eventually(
+      async () => published.length,
+      (count) => count === 1,
+      { timeoutMs: 3_000, intervalMs: 20 },
+    );
+    expect(Date.now() - asked).to.be.below(2_500);
+    expect(published[0]?.id).to.equal(envelopeIdOf(event!.eventId));
+    expect(await unpublishedIds()).to.deep.equal([]);
   });
 
   it('publishes a refund or dispute left unpublished as PaymentAdjusted', async () => {

@@ -988,14 +988,26 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
       }
     });
 
-    it('publishes an event left unpublished while the broker was down, with no retry from the provider', async () => {
+    /**
+     * A webhook-ingest whose broker connection runs through a proxy: the proxy is cut, a payout webhook is
+     * answered 500 (recorded, not published), `meanwhile` brings the broker back, and then the event must be
+     * published exactly once with no retry from the provider.
+     */
+    const publishedAfterBrokerOutage = async (
+      republish: { afterSeconds: number; intervalMs: number },
+      meanwhile: (outage: {
+        restore: () => void;
+        ready: () => Promise<number>;
+        expectUnpublished: () => Promise<void>;
+      }) => Promise<void>,
+    ) => {
       const target = new URL(broker.url);
       const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5672) });
       const republishing = await startWebhookIngest(
         configFor({
           AMQP_URL: viaProxy(broker.url, proxy),
-          WEBHOOK_REPUBLISH_AFTER_SECONDS: '1',
-          WEBHOOK_REPUBLISH_INTERVAL_MS: '100',
+          WEBHOOK_REPUBLISH_AFTER_SECONDS: String(republish.afterSeconds),
+          WEBHOOK_REPUBLISH_INTERVAL_MS: String(republish.intervalMs),
         }),
       );
       const event = providerEvent('payout.paid', { object: 'payout', status: 'paid' });
@@ -1006,10 +1018,12 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
         expect(await eventually(ready, (status) => status === 503)).to.equal(503);
         const reply = await signedPost('/webhook/provider', event, SECRET, republishing);
         expect(reply.status).to.equal(500);
-        await sleep(1500);
-        expect(await storedEvent(event.id)).to.include({ outcome: 'completed', published_at: null });
+        const expectUnpublished = async () => {
+          expect(await storedEvent(event.id)).to.include({ outcome: 'completed', published_at: null });
+        };
+        await expectUnpublished();
+        await meanwhile({ restore: () => proxy.restore(), ready, expectUnpublished });
 
-        proxy.restore();
         const stored = await eventually(
           () => storedEvent(event.id),
           (row) => row?.published_at instanceof Date,
@@ -1025,7 +1039,29 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
         await republishing.stop();
         await proxy.close();
       }
-    });
+    };
+
+    it('publishes an event left unpublished while the broker was down, with no retry from the provider', () =>
+      publishedAfterBrokerOutage(
+        { afterSeconds: 1, intervalMs: 100 },
+        async ({ restore, expectUnpublished }) => {
+          // Past the threshold, still unpublished: the republisher keeps failing while the broker is away.
+          await sleep(1500);
+          await expectUnpublished();
+          restore();
+        },
+      ));
+
+    it('asks for a pass when an event it left unpublished comes due, though its next poll is a minute away', () =>
+      publishedAfterBrokerOutage(
+        { afterSeconds: 5, intervalMs: 60_000 },
+        async ({ restore, ready, expectUnpublished }) => {
+          // Back well before the event is due (5 s); the republisher's next poll is a minute away.
+          restore();
+          expect(await eventually(ready, (status) => status === 200, { timeoutMs: 10_000 })).to.equal(200);
+          await expectUnpublished();
+        },
+      ));
   });
 
   describe('production', () => {

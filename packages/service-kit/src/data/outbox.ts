@@ -3,6 +3,7 @@ import type { ClientBase } from 'pg';
 import type { AnyEvent } from '@payments/contracts';
 import type { EventBus } from '../bus/event-bus.js';
 import type { Logger } from '../logger.js';
+import { startPoller } from '../poller.js';
 import type { Migration } from './database.js';
 
 export const outboxMigration: Migration = {
@@ -104,12 +105,8 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const batchSize = options.batchSize ?? 200;
   const retainMs = options.retainMs ?? 24 * 3600_000;
   let stopped = false;
-  let running: Promise<void> | null = null;
-  let again = false;
   let failures = 0;
   let lastCleanup = 0;
-  let delayMs = pollMs;
-  let timer: NodeJS.Timeout | undefined;
 
   // Claims and marks a batch in one statement, sent with the BEGIN in one round trip; the marks commit only once
   // the broker confirmed every event (a failure rolls them back, and the rows are published again later).
@@ -148,63 +145,36 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     }
   };
 
-  /** Whether it published anything, or failed: either way the next look comes soon. */
+  /** Whether it published anything (a failure throws): either way the next look comes soon. */
   const pass = async (): Promise<boolean> => {
     let busy = false;
+    let published: number;
     do {
-      again = false;
-      try {
-        let published: number;
-        do {
-          published = await relayBatch();
-          if (published > 0) busy = true;
-        } while (!stopped && published === batchSize);
-        failures = 0;
-        if (Date.now() - lastCleanup > 60_000) {
-          lastCleanup = Date.now();
-          await knex('outbox')
-            .whereNotNull('published_at')
-            .where('published_at', '<', new Date(Date.now() - retainMs))
-            .delete();
-        }
-      } catch (error) {
-        busy = true;
-        failures += 1;
-        if (failures === 1 || failures % 50 === 0)
-          logger.warn({ err: error, failures }, 'outbox relay failed; will retry');
-      }
-    } while (again && !stopped);
+      published = await relayBatch();
+      if (published > 0) busy = true;
+    } while (!stopped && published === batchSize);
+    failures = 0;
+    if (Date.now() - lastCleanup > 60_000) {
+      lastCleanup = Date.now();
+      await knex('outbox')
+        .whereNotNull('published_at')
+        .where('published_at', '<', new Date(Date.now() - retainMs))
+        .delete();
+    }
     return busy;
   };
 
-  const schedule = () => {
-    clearTimeout(timer);
-    if (stopped) return;
-    timer = setTimeout(poll, delayMs);
-    timer.unref();
-  };
-
-  /** A pass now (or another right after the one under way); then the next poll, sooner if it found work. */
-  const trigger = (woken: boolean) => {
-    if (stopped) return;
-    if (woken) delayMs = pollMs;
-    if (running) {
-      again = true;
-      return;
-    }
-    clearTimeout(timer);
-    running = pass()
-      .then((busy) => {
-        delayMs = busy || again ? pollMs : Math.min(delayMs * 2, idlePollMaxMs);
-      })
-      .finally(() => {
-        running = null;
-        schedule();
-      });
-  };
-  const poll = () => trigger(false);
-  const wake = () => trigger(true);
-
+  const poller = startPoller({
+    intervalMs: pollMs,
+    idleMaxMs: idlePollMaxMs,
+    task: pass,
+    onError: (error) => {
+      failures += 1;
+      if (failures === 1 || failures % 50 === 0)
+        logger.warn({ err: error, failures }, 'outbox relay failed; will retry');
+    },
+  });
+  const wake = () => poller.wake();
   localRelays.add(wake);
   wake();
 
@@ -213,8 +183,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     async stop() {
       stopped = true;
       localRelays.delete(wake);
-      clearTimeout(timer);
-      await running;
+      await poller.stop();
     },
   };
 }

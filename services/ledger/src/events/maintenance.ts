@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger, OutboxRelay } from '@payments/service-kit';
+import { startPoller, type Logger, type OutboxRelay } from '@payments/service-kit';
 import type { LedgerStore } from '../data/ledger-store.js';
 import { expireHold } from './settlement-flows.js';
 
@@ -47,50 +47,6 @@ function repeat<T>(intervalMs: number, task: () => Promise<T>, onError: (error: 
     async stop() {
       clearInterval(timer);
       await running?.catch(() => undefined);
-    },
-  };
-}
-
-/**
- * Runs `task` after `intervalMs`, then again and again, never two at once: the wait doubles (up to `idleMaxMs`)
- * while the task reports it had nothing to do, and is back to `intervalMs` after a run that did something or failed.
- */
-function repeatWithIdleBackoff(
-  intervalMs: number,
-  idleMaxMs: number,
-  task: () => Promise<boolean>,
-  onError: (error: unknown) => void,
-) {
-  let delayMs = intervalMs;
-  let stopped = false;
-  let running: Promise<void> | null = null;
-  let timer: NodeJS.Timeout | undefined;
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = task()
-        .then(
-          (worked) => {
-            delayMs = worked ? intervalMs : Math.min(delayMs * 2, idleMaxMs);
-          },
-          (error: unknown) => {
-            delayMs = intervalMs;
-            onError(error);
-          },
-        )
-        .finally(() => {
-          running = null;
-          schedule();
-        });
-    }, delayMs);
-    timer.unref();
-  };
-  schedule();
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
     },
   };
 }
@@ -145,12 +101,12 @@ export function startMaintenance(options: MaintenanceOptions): Maintenance {
   const upkeep = repeat(options.intervalMs, pass, (error) =>
     logger.warn({ err: error }, 'ledger maintenance pass failed'),
   );
-  const compaction = repeatWithIdleBackoff(
-    COMPACTION_INTERVAL_MS,
-    COMPACTION_IDLE_MAX_MS,
-    compactHistoryCounts,
-    (error) => logger.warn({ err: error }, 'history count compaction failed'),
-  );
+  const compaction = startPoller({
+    intervalMs: COMPACTION_INTERVAL_MS,
+    idleMaxMs: COMPACTION_IDLE_MAX_MS,
+    task: compactHistoryCounts,
+    onError: (error) => logger.warn({ err: error }, 'history count compaction failed'),
+  });
 
   return {
     runOnce: upkeep.run,

@@ -1,5 +1,5 @@
 import type { Logger } from '@payments/service-kit';
-import { signWebhookPayloadWithSecrets } from '@payments/service-kit';
+import { signWebhookPayloadWithSecrets, startPoller } from '@payments/service-kit';
 import type { Delivery, DeliveryRepository } from '../data/delivery-repository.js';
 import type { EndpointRepository } from '../data/endpoint-repository.js';
 import { RENDER_TIMEOUT_MS, type ObjectRenderer } from '../data/object-renderer.js';
@@ -8,6 +8,9 @@ import { signingSecrets } from '../domain/endpoint.js';
 import { nextAttemptAt, type RetryPolicy } from '../domain/retry-schedule.js';
 import type { DeliveryMetrics } from './delivery-metrics.js';
 import type { SendResult, WebhookSender } from './http-sender.js';
+
+/** Idle, the wait between looks for due deliveries doubles up to this many poll intervals. */
+const IDLE_POLL_FACTOR = 5;
 
 /** The header deliveries are signed in: the name Stripe uses, so Stripe's libraries verify them as they are. */
 export const SIGNATURE_HEADER = 'Stripe-Signature';
@@ -23,6 +26,7 @@ export interface DeliveryWorkerDeps {
   concurrency: number;
   perEndpointConcurrency: number;
   timeoutMs: number;
+  /** How soon it looks again after finding due deliveries; idle, up to IDLE_POLL_FACTOR times that. */
   pollMs: number;
 }
 
@@ -42,8 +46,6 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   // Long enough for a render and a send to time out, with a margin.
   const leaseMs = RENDER_TIMEOUT_MS + deps.timeoutMs + 5000;
   let stopped = false;
-  let claiming = false;
-  let again = false;
 
   /** The stored body, or the event rendered now and stored for every later attempt; a render failure is a failed attempt. */
   const payloadOf = async (delivery: Delivery): Promise<string | SendResult> => {
@@ -94,6 +96,8 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       responseBodyPrefix: result.responseBodyPrefix,
       nextAttemptAt: next,
     });
+    // Due again then: looked for then, however long the idle wait.
+    if (next) poller.wakeAt(next.getTime());
     deps.metrics.attempted(succeeded ? 'success' : 'failure');
     if (succeeded) deps.metrics.succeeded();
     else if (!next) {
@@ -105,55 +109,46 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     }
   };
 
-  const claim = async () => {
-    if (claiming) {
-      again = true;
-      return;
-    }
-    claiming = true;
-    try {
-      do {
-        again = false;
-        const capacity = deps.concurrency - inFlight.size;
-        if (stopped || capacity <= 0) break;
-        const due = await deps.deliveries.claimDue({
-          limit: capacity,
-          perEndpoint: deps.perEndpointConcurrency,
-          leaseMs,
+  /** Claims what is due, up to the free capacity, and starts each attempt; whether it claimed any. */
+  const claim = async (): Promise<boolean> => {
+    const capacity = deps.concurrency - inFlight.size;
+    // At capacity, each attempt that ends wakes the poller.
+    if (stopped || capacity <= 0) return false;
+    const due = await deps.deliveries.claimDue({
+      limit: capacity,
+      perEndpoint: deps.perEndpointConcurrency,
+      leaseMs,
+    });
+    for (const delivery of due) {
+      const running: Promise<void> = attempt(delivery)
+        .catch((error: unknown) =>
+          // The lease lapses and the delivery is tried again.
+          deps.logger.error({ err: error, delivery_id: delivery.id }, 'could not record a delivery attempt'),
+        )
+        .finally(() => {
+          inFlight.delete(running);
+          poller.wake();
         });
-        for (const delivery of due) {
-          const running: Promise<void> = attempt(delivery)
-            .catch((error: unknown) =>
-              // The lease lapses and the delivery is tried again.
-              deps.logger.error(
-                { err: error, delivery_id: delivery.id },
-                'could not record a delivery attempt',
-              ),
-            )
-            .finally(() => {
-              inFlight.delete(running);
-              void claim();
-            });
-          inFlight.add(running);
-        }
-        if (due.length === capacity) again = true;
-      } while (again && !stopped);
-    } catch (error) {
-      deps.logger.warn({ err: error }, 'could not claim due webhook deliveries');
-    } finally {
-      claiming = false;
+      inFlight.add(running);
     }
+    return due.length > 0;
   };
 
-  const timer = setInterval(() => void claim(), deps.pollMs);
-  timer.unref();
-  void claim();
+  // Idle, it looks every few seconds: what this process makes due (a delivery fanned out or redelivered, a retry
+  // it scheduled) wakes it; what the poll alone finds is a lapsed lease of a process that died.
+  const poller = startPoller({
+    intervalMs: deps.pollMs,
+    idleMaxMs: deps.pollMs * IDLE_POLL_FACTOR,
+    task: claim,
+    onError: (error) => deps.logger.warn({ err: error }, 'could not claim due webhook deliveries'),
+  });
+  poller.wake();
 
   return {
-    wake: () => void claim(),
+    wake: () => poller.wake(),
     async stop() {
       stopped = true;
-      clearInterval(timer);
+      await poller.stop();
       await Promise.allSettled([...inFlight]);
     },
   };

@@ -1,4 +1,4 @@
-import type { EventBus, Logger } from '@payments/service-kit';
+import { startPoller, type EventBus, type Logger } from '@payments/service-kit';
 import type { PublishableRecord, WebhookEventRepository } from '../data/webhook-event-repository.js';
 import { envelopeIdOf } from '../domain/webhook-event.js';
 import type { WebhookMetrics } from '../webhook-metrics.js';
@@ -17,16 +17,24 @@ export interface RepublisherOptions {
 export interface Republisher {
   /** One pass now; resolves with how many events it published. */
   runOnce(): Promise<number>;
+  /** An event recorded then was left unpublished in this process: a pass once it is due, however idle. */
+  leftUnpublished(receivedAt: Date): void;
   stop(): Promise<void>;
 }
 
 /** Events published per database transaction of a pass; a pass takes batches until one comes back short. */
 const BATCH = 100;
+/** While passes find nothing, the wait between them doubles up to this many intervals. */
+const IDLE_POLL_FACTOR = 5;
+/** A pass asked for by leftUnpublished comes this long after the event is due (`received_at` is the database's). */
+const DUE_MARGIN_MS = 100;
 
 /**
  * Publishes the events whose webhook call recorded them but did not see them published (the process died, or
  * the broker was down and the provider gave up after its 500), so no deposit waits on a provider's retry.
  * Every process runs one; a database lock lets one pass at a time through, so they do not publish the same rows.
+ * Idle, it looks every few intervals: an event this process left unpublished asks for a pass when it is due, and
+ * what only the poll finds is what a process that died left.
  */
 export function startRepublisher(options: RepublisherOptions): Republisher {
   const { events, bus, metrics, logger } = options;
@@ -75,29 +83,32 @@ export function startRepublisher(options: RepublisherOptions): Republisher {
     return running;
   };
 
-  const timer = setInterval(() => {
-    // A pass still going when the next tick comes is left to finish; its outcome is counted once.
-    if (running) return;
-    runOnce().then(
-      () => {
-        failedPasses = 0;
-      },
-      (error: unknown) => {
-        failedPasses += 1;
-        // A broker or database outage fails every pass; say so at its start and then now and again.
-        if (failedPasses === 1 || failedPasses % 30 === 0) {
-          logger.warn({ err: error, failedPasses }, 'republishing webhook events failed; will retry');
-        }
-      },
-    );
-  }, options.intervalMs);
-  timer.unref();
+  const poller = startPoller({
+    intervalMs: options.intervalMs,
+    idleMaxMs: options.intervalMs * IDLE_POLL_FACTOR,
+    // A pass already going (runOnce) is joined, not doubled.
+    task: async () => {
+      const published = await runOnce();
+      failedPasses = 0;
+      return published > 0;
+    },
+    onError: (error) => {
+      failedPasses += 1;
+      // A broker or database outage fails every pass; say so at its start and then now and again.
+      if (failedPasses === 1 || failedPasses % 30 === 0) {
+        logger.warn({ err: error, failedPasses }, 'republishing webhook events failed; will retry');
+      }
+    },
+  });
 
   return {
     runOnce,
+    leftUnpublished(receivedAt) {
+      poller.wakeAt(receivedAt.getTime() + options.afterSeconds * 1000 + DUE_MARGIN_MS);
+    },
     async stop() {
       stopped = true;
-      clearInterval(timer);
+      await poller.stop();
       await running?.catch(() => undefined);
     },
   };

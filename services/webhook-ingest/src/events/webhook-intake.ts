@@ -18,6 +18,8 @@ export interface WebhookIntakeDeps {
   bus: Pick<EventBus, 'publish'>;
   metrics: WebhookMetrics;
   payments: Pick<LedgerPayments, 'termsOf'>;
+  /** Told when an event it recorded is left unpublished (the republisher then looks once that event is due). */
+  onUnpublished?: (receivedAt: Date) => void;
 }
 
 /**
@@ -27,7 +29,13 @@ export interface WebhookIntakeDeps {
  * publishing it at that moment. Any failure throws, the caller answers 500, and the provider's retry (or the
  * republisher) picks up where this left off.
  */
-export function createWebhookIntake({ events, bus, metrics, payments }: WebhookIntakeDeps): WebhookIntake {
+export function createWebhookIntake({
+  events,
+  bus,
+  metrics,
+  payments,
+  onUnpublished,
+}: WebhookIntakeDeps): WebhookIntake {
   // Deliveries of one event that overlap in this process wait for the first one and share its outcome.
   const inProgress = new Map<string, Promise<IntakeResult>>();
 
@@ -42,7 +50,12 @@ export function createWebhookIntake({ events, bus, metrics, payments }: WebhookI
       if (!isNew) metrics.duplicate(event);
       return isNew ? 'recorded' : 'duplicate';
     }
-    await publishPaymentProcessed({ bus, events }, record, correlationId);
+    try {
+      await publishPaymentProcessed({ bus, events }, record, correlationId);
+    } catch (error) {
+      onUnpublished?.(record.receivedAt);
+      throw error;
+    }
     metrics.published(event);
     return 'published';
   };
