@@ -157,7 +157,7 @@ try {
   const done = await eventually(
     () => call('GET', `/transaction/${String(deposit.body.id)}`, undefined, token),
     (answer) => answer.body?.status === 'completed',
-    { timeoutMs: 20_000 },
+    { timeoutMs: 20_000, what: 'the deposit completing' },
   );
   const balance = await call('GET', `/account/${account}/balance`, undefined, token);
   console.log(`deposit ${String(done.body.status)}, balance ${String(balance.body.balance)} USD`);

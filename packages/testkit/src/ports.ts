@@ -54,16 +54,42 @@ function portRange(): [number, number] {
   return [low, low + 3_000];
 }
 
-/** Polls until `check` holds or the time is up; returns the last value. Used for eventual effects. */
+export interface EventuallyOptions {
+  timeoutMs?: number;
+  intervalMs?: number;
+  /** What is awaited, for the error when it does not come. */
+  what?: string;
+}
+
+/**
+ * Polls until `until` holds for what `check` returns, and returns that value. Once `timeoutMs` has passed without
+ * it, it throws (naming the last value), so that a wait that never comes true fails the test there instead of
+ * letting it go on as if it had.
+ */
 export async function eventually<T>(
   check: () => Promise<T>,
   until: (value: T) => boolean,
-  { timeoutMs = 10_000, intervalMs = 50 } = {},
+  { timeoutMs = 10_000, intervalMs = 50, what = 'the condition' }: EventuallyOptions = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
-    if (until(value) || Date.now() > deadline) return value;
+    if (until(value)) return value;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `${what} did not come true within ${timeoutMs} ms; the last value was ${describeValue(value)}`,
+      );
+    }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
+}
+
+function describeValue(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 400 ? `${text.slice(0, 400)}…` : text;
 }
