@@ -54,8 +54,25 @@ export function findInfrastructure(): Promise<Infrastructure> {
   return found;
 }
 
+/**
+ * Set by the run's global setup once it has started containers and put their URLs in TEST_DATABASE_URL /
+ * TEST_AMQP_URL: a worker process, or another instance of this module, uses those instead of starting its own.
+ */
+export const RUN_CONTAINERS_ENV = 'TEST_RUN_CONTAINERS';
+
 async function locate(): Promise<Infrastructure> {
   const mode = process.env.TEST_INFRASTRUCTURE || 'auto';
+  const started = process.env[RUN_CONTAINERS_ENV] === '1';
+  if (mode === 'containers' && started && process.env.TEST_DATABASE_URL && process.env.TEST_AMQP_URL) {
+    return {
+      postgresUrl: process.env.TEST_DATABASE_URL,
+      amqpUrl: process.env.TEST_AMQP_URL,
+      ...(process.env.TEST_AMQP_MANAGEMENT_URL
+        ? { amqpManagementUrl: process.env.TEST_AMQP_MANAGEMENT_URL }
+        : {}),
+      source: 'environment',
+    };
+  }
   if (mode === 'containers') {
     if (await dockerAnswers()) return startContainers();
     throw new Error(

@@ -1,13 +1,14 @@
-import { findInfrastructure, stopContainers } from './infrastructure.js';
+import { findInfrastructure, RUN_CONTAINERS_ENV, stopContainers } from './infrastructure.js';
 
 /**
  * Mocha global fixtures (`require` in .mocharc.json), run once in mocha's main process, before and after every
  * file, in serial and in parallel mode alike (`pnpm test` runs the files in parallel worker processes).
  *
  * Setup looks for the infrastructure once. Where that started containers, their URLs go into TEST_DATABASE_URL /
- * TEST_AMQP_URL / TEST_AMQP_MANAGEMENT_URL, which the workers (forked after setup) inherit: every worker uses
- * the same two containers instead of starting its own. A failure here is not reported here: each test that needs
- * the infrastructure looks again and fails saying what to start; a test that needs none still runs.
+ * TEST_AMQP_URL / TEST_AMQP_MANAGEMENT_URL, which the test files and the workers (forked after setup) find: every
+ * file and worker uses the same two containers instead of starting its own, with TEST_INFRASTRUCTURE=containers
+ * too. A failure here is not reported here: each test that needs the infrastructure looks again and fails saying
+ * what to start; a test that needs none still runs.
  */
 export async function mochaGlobalSetup(): Promise<void> {
   const infrastructure = await findInfrastructure().catch(() => null);
@@ -16,6 +17,10 @@ export async function mochaGlobalSetup(): Promise<void> {
   process.env.TEST_AMQP_URL = infrastructure.amqpUrl;
   if (infrastructure.amqpManagementUrl)
     process.env.TEST_AMQP_MANAGEMENT_URL = infrastructure.amqpManagementUrl;
+  // Without this, under TEST_INFRASTRUCTURE=containers, a parallel worker, or a second instance of the test kit's
+  // modules in this process (e2e/production-build.test.ts gets one), would start a pair of its own that nothing
+  // removes.
+  process.env[RUN_CONTAINERS_ENV] = '1';
 }
 
 /** The containers the run started are removed when it ends. */
