@@ -2,10 +2,11 @@ export interface PollerOptions {
   /** How soon the next run follows one that found work (or failed), or one asked for by `wake()`. */
   intervalMs: number;
   /**
-   * While runs find nothing to do, the wait between them doubles from `intervalMs` up to this: an idle process
-   * wakes a few times a minute instead of every interval (on a small machine each wake-up costs milliseconds).
+   * While runs find nothing to do, the wait between them doubles from `intervalMs` up to this (by default five
+   * intervals): an idle process wakes a few times a minute instead of every interval (on a small machine each
+   * wake-up costs milliseconds).
    */
-  idleMaxMs: number;
+  idleMaxMs?: number;
   /** One run; resolves whether it found work. A run that throws counts as one that found work. */
   task: () => Promise<boolean>;
   onError: (error: unknown) => void;
@@ -33,7 +34,7 @@ const MAX_ASKED = 10_000;
  */
 export function startPoller(options: PollerOptions): Poller {
   const { intervalMs, task, onError } = options;
-  const idleMaxMs = Math.max(intervalMs, options.idleMaxMs);
+  const idleMaxMs = Math.max(intervalMs, options.idleMaxMs ?? intervalMs * 5);
   /** Ascending. */
   const asked: number[] = [];
   let delayMs = intervalMs;

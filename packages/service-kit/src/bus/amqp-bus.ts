@@ -432,6 +432,7 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
       });
       // A quorum queue takes them back a moment after the channel has closed. Answer once it holds them again,
       // so that a replay straight after this listing finds what it listed (bounded, in case one is taking them).
+      if (letters.length === 0) return letters;
       await withChannel(async (channel) => {
         const deadline = Date.now() + RETURN_WAIT_MS;
         while ((await channel.checkQueue(dlq)).messageCount < letters.length && Date.now() < deadline) {

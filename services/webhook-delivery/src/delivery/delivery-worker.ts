@@ -9,9 +9,6 @@ import { nextAttemptAt, type RetryPolicy } from '../domain/retry-schedule.js';
 import type { DeliveryMetrics } from './delivery-metrics.js';
 import type { SendResult, WebhookSender } from './http-sender.js';
 
-/** Idle, the wait between looks for due deliveries doubles up to this many poll intervals. */
-const IDLE_POLL_FACTOR = 5;
-
 /** The header deliveries are signed in: the name Stripe uses, so Stripe's libraries verify them as they are. */
 export const SIGNATURE_HEADER = 'Stripe-Signature';
 
@@ -26,7 +23,7 @@ export interface DeliveryWorkerDeps {
   concurrency: number;
   perEndpointConcurrency: number;
   timeoutMs: number;
-  /** How soon it looks again after finding due deliveries; idle, up to IDLE_POLL_FACTOR times that. */
+  /** How soon it looks again after finding due deliveries; idle, up to five times that. */
   pollMs: number;
 }
 
@@ -138,7 +135,6 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   // it scheduled) wakes it; what the poll alone finds is a lapsed lease of a process that died.
   const poller = startPoller({
     intervalMs: deps.pollMs,
-    idleMaxMs: deps.pollMs * IDLE_POLL_FACTOR,
     task: claim,
     onError: (error) => deps.logger.warn({ err: error }, 'could not claim due webhook deliveries'),
   });

@@ -24,8 +24,6 @@ export interface Republisher {
 
 /** Events published per database transaction of a pass; a pass takes batches until one comes back short. */
 const BATCH = 100;
-/** While passes find nothing, the wait between them doubles up to this many intervals. */
-const IDLE_POLL_FACTOR = 5;
 /** A pass asked for by leftUnpublished comes this long after the event is due (`received_at` is the database's). */
 const DUE_MARGIN_MS = 100;
 
@@ -84,8 +82,8 @@ export function startRepublisher(options: RepublisherOptions): Republisher {
   };
 
   const poller = startPoller({
+    // Idle, up to five intervals between passes.
     intervalMs: options.intervalMs,
-    idleMaxMs: options.intervalMs * IDLE_POLL_FACTOR,
     // A pass already going (runOnce) is joined, not doubled.
     task: async () => {
       const published = await runOnce();
