@@ -74,7 +74,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Knex> {
   const knex = createKnex({
     client: 'pg',
     connection: options.url,
-    pool: { min: 0, max: options.poolMax ?? 10 },
+    // tarn looks for idle connections to close every reapIntervalMillis (1 s by default) for as long as the pool
+    // holds one, which an idle service's polls keep alive: 10 s wakes it a tenth as often, and a connection idle
+    // for 30 s is then closed within 40 s instead of 31.
+    pool: { min: 0, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000, reapIntervalMillis: 10_000 },
     acquireConnectionTimeout: 10_000,
   });
   const migrations = options.migrations;
