@@ -318,6 +318,32 @@ describe('reversals end to end: refunds and disputes through the gateway', funct
     expect(deletion.status, deletion.text).to.equal(422);
   });
 
+  it("books a refund sent while an inquiry was open once the inquiry closes in the user's favour", async () => {
+    // The attack: open a bank inquiry on one's own deposit, get the deposit refunded to settle it, and keep the
+    // money when the inquiry closes as warning_closed (won).
+    const owner = await customer();
+    const depositId = await deposit(owner, 100);
+    expect200(await deliver(dispute('created', depositId, 'dp_e2e_inquiry', 'warning_needs_response')));
+    await eventually(
+      () => balance(owner),
+      (b) => b.available_balance === 0,
+    );
+    expect200(await deliver(charge(depositId, 10000, 're_e2e_during_inquiry')));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await reversalsOf(owner)).map((t) => t.status)).to.deep.equal(['pending']);
+
+    expect200(await deliver(dispute('closed', depositId, 'dp_e2e_inquiry', 'warning_closed')));
+    const reversals = await eventually(
+      () => reversalsOf(owner),
+      (data) => data.length === 2,
+    );
+    expect(reversals.map((t) => [t.reversal_reason, t.status, t.amount])).to.have.deep.members([
+      ['dispute', 'canceled', 100],
+      ['refund', 'completed', 100],
+    ]);
+    expect(await balance(owner)).to.include({ balance: 0, available_balance: 0 });
+  });
+
   it('takes a dispute closed (won) before it was seen opened as nothing to hold, then or later', async () => {
     const owner = await customer();
     const depositId = await deposit(owner, 50);

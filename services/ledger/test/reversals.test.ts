@@ -210,6 +210,79 @@ describe('ledger reversals (memory bus)', () => {
     expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 0, available_balance: 0 });
   });
 
+  describe('a refund that comes while a dispute is open', () => {
+    it('is booked once the dispute is won, and only once', async () => {
+      const { account, depositId } = await fundedDeposit(alice, 100);
+      await ledger.adjust(depositId, 'dispute_opened', 10000, { reference: 'dp_then_refund' });
+      await eventually(
+        () => ledger.balanceOf(alice, account.id),
+        (b) => b.available_balance === 0,
+      );
+      // The dispute leaves the refund no room now: together they never reverse more than the deposit.
+      await ledger.adjust(depositId, 'refund', 10000, { reference: 're_during_dispute' });
+      await quiesce(ledger);
+      expect((await reversalsOf(ledger, depositId)).map((r) => [r.reversal_reason, r.status])).to.deep.equal([
+        ['dispute', 'pending'],
+      ]);
+
+      // The payer has the money back through the refund; winning the dispute must not hand it to the user too.
+      await ledger.adjust(depositId, 'dispute_won', 10000, { reference: 'dp_then_refund' });
+      const reversals = await waitForReversals(depositId, 2);
+      expect(reversals.map((r) => [r.reversal_reason, r.status, r.amount])).to.have.deep.members([
+        ['dispute', 'canceled', 10000],
+        ['refund', 'completed', 10000],
+      ]);
+      expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 0, available_balance: 0 });
+
+      // Repeats of the refund and of the dispute's end change nothing.
+      await ledger.adjust(depositId, 'refund', 10000, { reference: 're_during_dispute' });
+      await ledger.adjust(depositId, 'dispute_won', 10000, { reference: 'dp_then_refund' });
+      await quiesce(ledger);
+      expect(await reversalsOf(ledger, depositId)).to.have.length(2);
+      expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 0, available_balance: 0 });
+    });
+
+    it('books what a partial dispute left no room for once it is won', async () => {
+      const { account, depositId } = await fundedDeposit(alice, 100);
+      await ledger.adjust(depositId, 'dispute_opened', 6000, { reference: 'dp_partial' });
+      await eventually(
+        () => ledger.balanceOf(alice, account.id),
+        (b) => b.available_balance === 40,
+      );
+      await ledger.adjust(depositId, 'refund', 10000, { reference: 're_full' });
+      await eventually(
+        () => ledger.balanceOf(alice, account.id),
+        (b) => b.balance === 60,
+      );
+      await ledger.adjust(depositId, 'dispute_won', 6000, { reference: 'dp_partial' });
+      await eventually(
+        () => ledger.balanceOf(alice, account.id),
+        (b) => b.balance === 0,
+      );
+      await quiesce(ledger);
+      const reversals = await reversalsOf(ledger, depositId);
+      expect(reversals.map((r) => [r.reversal_reason, r.status, r.amount])).to.have.deep.members([
+        ['dispute', 'canceled', 6000],
+        ['refund', 'completed', 4000],
+        ['refund', 'completed', 6000],
+      ]);
+      expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 0, available_balance: 0 });
+    });
+
+    it('is not booked on top of a dispute that is lost', async () => {
+      const { account, depositId } = await fundedDeposit(alice, 100);
+      await ledger.adjust(depositId, 'dispute_opened', 10000, { reference: 'dp_lost_too' });
+      await ledger.adjust(depositId, 'refund', 10000, { reference: 're_and_lost' });
+      await ledger.adjust(depositId, 'dispute_lost', 10000, { reference: 'dp_lost_too' });
+      await waitForReversals(depositId, 1);
+      await quiesce(ledger);
+      expect((await reversalsOf(ledger, depositId)).map((r) => [r.reversal_reason, r.status])).to.deep.equal([
+        ['dispute', 'completed'],
+      ]);
+      expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 0, available_balance: 0 });
+    });
+  });
+
   it('takes a dispute closed before it was seen opened in its final state; the late opening holds nothing', async () => {
     const lost = await fundedDeposit(alice, 100);
     await ledger.adjust(lost.depositId, 'dispute_lost', 2500, { reference: 'dp_early_lost' });

@@ -1,4 +1,4 @@
-import type { AnyEvent, MinorUnits } from '@payments/contracts';
+import { toMinorUnits, type AnyEvent, type MinorUnits } from '@payments/contracts';
 import { enqueueEvents, OUTBOX_INSERT_SQL, wakeRelaysAfterCommit, type Knex } from '@payments/service-kit';
 import { accountChangesOf, type Settlement } from '../domain/settlement.js';
 import type { Account, NewTransaction, TerminalStatus, Transaction } from '../domain/transaction.js';
@@ -46,6 +46,10 @@ export interface LedgerUnit {
   lockAccount(accountId: string): Promise<Account | null>;
   /** Locks the reversals of a transaction (in id order) and reads them; lock the transaction itself first. */
   lockReversalsOf(originalTransactionId: string): Promise<Transaction[]>;
+  /** Remembers the provider's refunded total for a deposit, unless a higher one is remembered already. */
+  reportRefundedTotal(depositId: string, refundedTotal: MinorUnits, reference: string): Promise<void>;
+  /** The highest refunded total the provider reported for a deposit, with that report's reference. */
+  reportedRefundOf(depositId: string): Promise<{ refundedTotal: MinorUnits; reference: string } | null>;
   /** Moves `amount` from available to held; false when the account has not that much available. */
   holdFunds(accountId: string, amount: MinorUnits): Promise<boolean>;
   insertTransaction(transaction: NewTransaction): Promise<Transaction>;
@@ -307,6 +311,25 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
         .orderBy('id')
         .forUpdate();
       return rows.map(toTransaction);
+    },
+
+    async reportRefundedTotal(depositId, refundedTotal, reference) {
+      await trx.raw(
+        `INSERT INTO refund_reports (deposit_id, refunded_total, reference) VALUES (?, ?, ?)
+         ON CONFLICT (deposit_id) DO UPDATE
+         SET refunded_total = EXCLUDED.refunded_total, reference = EXCLUDED.reference, reported_at = now()
+         WHERE refund_reports.refunded_total < EXCLUDED.refunded_total`,
+        [depositId, refundedTotal.toString(), reference],
+      );
+    },
+
+    async reportedRefundOf(depositId) {
+      const row: { refunded_total: string; reference: string } | undefined = await trx('refund_reports')
+        .where({ deposit_id: depositId })
+        .first('refunded_total', 'reference');
+      return row
+        ? { refundedTotal: toMinorUnits(BigInt(row.refunded_total)), reference: row.reference }
+        : null;
     },
 
     async holdFunds(accountId, amount) {

@@ -43,6 +43,15 @@ export function feeShareOf(original: Transaction, before: bigint, amount: bigint
   return toMinorUnits(share(before + amount) - share(before));
 }
 
+/** Whether an adjustment can reverse `original` at all: a completed deposit in the currency it reports. */
+export function isReversible(original: Transaction, adjustment: Pick<Adjustment, 'currency'>): boolean {
+  return (
+    original.type === 'deposit' &&
+    original.status === 'completed' &&
+    adjustment.currency.toUpperCase() === original.currency
+  );
+}
+
 /**
  * Decides what an adjustment does to a completed deposit, given every reversal it already has (read under the
  * deposit's row lock). Each takes effect once, whatever the duplicates and the order:

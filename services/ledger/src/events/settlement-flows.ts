@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { toMinorUnits } from '@payments/contracts';
 import type { Logger } from '@payments/service-kit';
 import { decideConfirmation, type Confirmation } from '../domain/confirmation.js';
-import { decideReversal, disputeHoldOf, type Adjustment } from '../domain/reversal.js';
+import {
+  decideReversal,
+  disputeHoldOf,
+  isReversible,
+  type Adjustment,
+  type NewReversal,
+} from '../domain/reversal.js';
 import { completionOf, NO_SETTLEMENT, releaseOf, type Settlement } from '../domain/settlement.js';
 import type { Account, TerminalStatus, Transaction } from '../domain/transaction.js';
 import type { Finish, LedgerUnit } from '../data/ledger-store.js';
@@ -190,6 +196,11 @@ function endReversal(reversal: Transaction, status: 'completed' | 'canceled', co
 /**
  * A provider's refund or dispute of a deposit (see decideReversal), in one database transaction: the deposit
  * locked first, then its reversals, then the account. Resolves with the reversal it created or ended, if any.
+ *
+ * A refund's total is remembered for the deposit: an open dispute may leave it no room now (the two never reverse
+ * more than the deposit together), and when that dispute is won, the remembered refund is booked in the same
+ * database transaction. Otherwise the refund would be lost for good, and the user would keep money the provider
+ * gave back to the payer.
  */
 export async function adjustDeposit(
   unit: LedgerUnit,
@@ -203,17 +214,57 @@ export async function adjustDeposit(
   const about = { transaction_id: depositId, adjustment: adjustment.kind, reference: adjustment.reference };
   if (decision.action === 'retry')
     throw new AdjustmentTooEarlyError(`deposit ${depositId}: ${decision.reason}`);
+  if (
+    adjustment.kind === 'refund' &&
+    adjustment.amount > 0n &&
+    original &&
+    isReversible(original, adjustment)
+  ) {
+    await unit.reportRefundedTotal(original.id, adjustment.amount, adjustment.reference);
+  }
   if (decision.action === 'ignore') {
     // The provider took money back for a deposit the ledger does not hold (or no longer: a removed user's).
     const level = original ? 'info' : 'warn';
     context.logger[level]({ ...about, reason: decision.reason }, 'provider adjustment changes nothing');
     return null;
   }
+  const deposit = original as Transaction;
   if (decision.action === 'finish') {
     const [ended] = await unit.finishTransactions([endReversal(decision.reversal, decision.status, context)]);
+    if (ended?.status === 'canceled') await bookReportedRefund(unit, deposit, context);
     return ended ?? null;
   }
-  const deposit = original as Transaction;
+  return bookReversal(unit, deposit, decision.reversal, adjustment.reference, context);
+}
+
+/** Books what the deposit's remembered refund adds now that a dispute no longer stands in its way, if anything. */
+async function bookReportedRefund(unit: LedgerUnit, deposit: Transaction, context: FlowContext) {
+  const reported = await unit.reportedRefundOf(deposit.id);
+  if (!reported) return;
+  const refund: Adjustment = {
+    kind: 'refund',
+    amount: reported.refundedTotal,
+    currency: deposit.currency,
+    reference: reported.reference,
+  };
+  const decision = decideReversal(deposit, await unit.lockReversalsOf(deposit.id), refund);
+  if (decision.action !== 'create') return;
+  context.logger.info(
+    { transaction_id: deposit.id, reference: reported.reference },
+    'a dispute was won: the refund it held back is booked',
+  );
+  await bookReversal(unit, deposit, decision.reversal, reported.reference, context);
+}
+
+/** Creates a reversal of the deposit: an open dispute holds what it can, anything else is booked at once. */
+async function bookReversal(
+  unit: LedgerUnit,
+  deposit: Transaction,
+  reversal: NewReversal,
+  reference: string,
+  context: FlowContext,
+): Promise<Transaction | null> {
+  const about = { transaction_id: deposit.id, reversal: reversal.reason, reference };
   const account = await unit.lockAccount(deposit.accountId);
   if (!account || deposit.userId === null) {
     context.logger.error(
@@ -222,7 +273,6 @@ export async function adjustDeposit(
     );
     return null;
   }
-  const { reversal } = decision;
   const held =
     reversal.status === 'pending'
       ? disputeHoldOf(reversal.amount - reversal.fee, account.availableBalance)
@@ -240,7 +290,7 @@ export async function adjustDeposit(
     exchangeRate: null,
     convertedAmount: null,
     convertedCurrency: null,
-    paymentId: adjustment.reference,
+    paymentId: reference,
     originalTransactionId: deposit.id,
     reversalReason: reversal.reason,
     reversalKey: reversal.key,
