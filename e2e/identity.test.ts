@@ -451,6 +451,35 @@ describe('identity and access end to end, through the gateway', function () {
       expect(wrong.status).to.equal(right.status);
       expect(wrong.body).to.deep.equal(right.body);
     });
+    it('loses the session its password change spared, at the gateway and the ledger, when disabled right after', async () => {
+      // The attack: keep changing the password with a stolen token, so that each change spares that token, and
+      // hope a change lands in the same second as the administrator's disable (or commits after it).
+      const admin = await logIn(ADMIN);
+      const ledger = apiClient(system.urls.ledger);
+      for (let round = 0; round < 4; round += 1) {
+        const user = await api.signUp();
+        const changed = await api.put(
+          `/user/${user.userId}`,
+          { password: `a new password ${round}`, current_password: user.password },
+          user.token,
+        );
+        expect(changed.status, changed.text).to.equal(200);
+        const disabled = await api.request('PATCH', `/admin/users/${user.userId}/status`, {
+          body: { status: 'disabled' },
+          token: admin,
+        });
+        expect(disabled.status, disabled.text).to.equal(200);
+        for (const at of [api, ledger]) {
+          expectAuthRequired(
+            await eventually(
+              () => at.get('/accounts', user.token),
+              (response) => response.status === 401,
+              { what: `the disabled user's spared token refused (round ${round})` },
+            ),
+          );
+        }
+      }
+    });
   });
 
   describe('deleting a user', () => {

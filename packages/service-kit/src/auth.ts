@@ -233,16 +233,46 @@ export interface RevocationList {
   isRevoked(claims: AuthClaims): boolean;
 }
 
-/** Revoked tokens (by jti) and revoked sessions (a user's tokens issued before a moment), until they expire. */
+interface Cutoff {
+  /** Tokens issued before this (unix seconds) are revoked. */
+  before: number;
+  /** When the last token this cutoff can still matter for expires. */
+  expiresAt: number;
+}
+
+/** A user's session revocations: one cutoff for all their tokens, and one per token a revocation spared. */
+interface UserCutoffs {
+  all?: Cutoff;
+  sparing: Map<string, Cutoff>;
+}
+
+const later = (current: Cutoff | undefined, next: Cutoff): Cutoff =>
+  current === undefined
+    ? next
+    : {
+        before: Math.max(current.before, next.before),
+        expiresAt: Math.max(current.expiresAt, next.expiresAt),
+      };
+
+/**
+ * Revoked tokens (by jti) and revoked sessions (a user's tokens issued before a moment, perhaps but one), until
+ * they expire. A token is revoked when any revocation added covers it, whatever the order they came in: a
+ * password change that spares its own token never brings back a token that a disable or a logout-all revoked,
+ * even in the same second or committed after it.
+ */
 export function createRevocationList(
   now: () => number = () => Math.floor(Date.now() / 1000),
 ): RevocationList {
   const byJti = new Map<string, number>();
-  const byUser = new Map<string, { before: number; expiresAt: number; exceptJti?: string }>();
+  const byUser = new Map<string, UserCutoffs>();
   const prune = () => {
     const t = now();
     for (const [jti, expiresAt] of byJti) if (expiresAt < t) byJti.delete(jti);
-    for (const [user, entry] of byUser) if (entry.expiresAt < t) byUser.delete(user);
+    for (const [user, cutoffs] of byUser) {
+      if (cutoffs.all && cutoffs.all.expiresAt < t) delete cutoffs.all;
+      for (const [jti, cutoff] of cutoffs.sparing) if (cutoff.expiresAt < t) cutoffs.sparing.delete(jti);
+      if (!cutoffs.all && cutoffs.sparing.size === 0) byUser.delete(user);
+    }
   };
   let added = 0;
   return {
@@ -250,20 +280,23 @@ export function createRevocationList(
       if (++added % 1000 === 0) prune();
       if (revocation.jti) byJti.set(revocation.jti, revocation.expires_at);
       if (revocation.user_id && revocation.issued_before !== undefined) {
-        const current = byUser.get(revocation.user_id);
-        if (!current || current.before < revocation.issued_before) {
-          byUser.set(revocation.user_id, {
-            before: revocation.issued_before,
-            expiresAt: revocation.expires_at,
-            exceptJti: revocation.except_jti,
-          });
-        }
+        const cutoff = { before: revocation.issued_before, expiresAt: revocation.expires_at };
+        const cutoffs = byUser.get(revocation.user_id) ?? { sparing: new Map<string, Cutoff>() };
+        const spared = revocation.except_jti;
+        if (spared) cutoffs.sparing.set(spared, later(cutoffs.sparing.get(spared), cutoff));
+        else cutoffs.all = later(cutoffs.all, cutoff);
+        byUser.set(revocation.user_id, cutoffs);
       }
     },
     isRevoked(claims) {
       if (byJti.has(claims.jti)) return true;
-      const user = byUser.get(claims.userId);
-      return user !== undefined && claims.issuedAt < user.before && claims.jti !== user.exceptJti;
+      const cutoffs = byUser.get(claims.userId);
+      if (!cutoffs) return false;
+      if (cutoffs.all && claims.issuedAt < cutoffs.all.before) return true;
+      for (const [spared, cutoff] of cutoffs.sparing) {
+        if (spared !== claims.jti && claims.issuedAt < cutoff.before) return true;
+      }
+      return false;
     },
   };
 }
