@@ -26,8 +26,9 @@ for (const [network, prefix] of [
   BLOCKED.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  // The unspecified address, loopback and the deprecated IPv4-compatible addresses (`::127.0.0.1`), which a host
+  // with an automatic tunnel would send to the IPv4 address inside.
+  ['::', 96],
   ['64:ff9b::', 96],
   ['64:ff9b:1::', 48],
   ['100::', 64],
