@@ -203,6 +203,23 @@ describe('confirmation decisions', () => {
     for (const status of ['completed', 'failed', 'canceled'] as const) {
       expect(decideConfirmation(transaction({ status }), { status: 'completed' }).action).to.equal('ignore');
     }
+    // A repeat of the booked outcome is a duplicate; the other outcome is a contradiction left for an operator.
+    expect(
+      decideConfirmation(transaction({ status: 'completed' }), { status: 'completed' }),
+    ).not.to.have.property('contradicts');
+    expect(
+      decideConfirmation(transaction({ type: 'withdrawal', status: 'completed' }), {
+        status: 'failed',
+        movement: 'payout',
+      }),
+    ).to.include({ action: 'ignore', contradicts: true });
+    expect(decideConfirmation(transaction({ status: 'failed' }), { status: 'completed' })).to.include({
+      action: 'ignore',
+      contradicts: true,
+    });
+    expect(
+      decideConfirmation(transaction({ status: 'completed' }), { status: 'failed', movement: 'payout' }),
+    ).not.to.have.property('contradicts');
     expect(decideConfirmation(transaction({ type: 'transfer' }), { status: 'completed' }).action).to.equal(
       'ignore',
     );

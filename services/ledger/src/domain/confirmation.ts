@@ -11,7 +11,14 @@ export interface Confirmation {
 }
 
 export type ConfirmationDecision =
-  { action: 'complete' } | { action: 'fail'; reason: string } | { action: 'ignore'; reason: string };
+  | { action: 'complete' }
+  | { action: 'fail'; reason: string }
+  /**
+   * `contradicts`: the provider reports another outcome than the one the ledger booked (a payout failing after it
+   * was paid, a payment succeeding after it failed): money may have moved otherwise than the books say, which an
+   * operator must settle; nothing here changes the ended transaction.
+   */
+  | { action: 'ignore'; reason: string; contradicts?: boolean };
 
 /**
  * Decides what a confirmation does to a transaction. A completion credits only the amount and currency it names,
@@ -30,12 +37,18 @@ export function decideConfirmation(
       reason: 'reversals are settled by refunds and disputes, not by confirmations',
     };
   }
-  if (transaction.status !== 'pending') {
-    return { action: 'ignore', reason: `the transaction is already ${transaction.status}` };
-  }
   const expected = transaction.type === 'deposit' ? 'payment' : 'payout';
   if (confirmation.movement && confirmation.movement !== expected) {
     return { action: 'ignore', reason: `a ${confirmation.movement} confirmation for a ${transaction.type}` };
+  }
+  if (transaction.status !== 'pending') {
+    const reason = `the transaction is already ${transaction.status}`;
+    if (confirmation.status === transaction.status) return { action: 'ignore', reason };
+    return {
+      action: 'ignore',
+      reason: `${reason}; the provider reports it ${confirmation.status}`,
+      contradicts: true,
+    };
   }
   if (confirmation.status === 'failed') {
     return {

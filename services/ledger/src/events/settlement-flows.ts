@@ -85,10 +85,13 @@ export function confirmPayment(
       }
       const decision = decideConfirmation(transaction, confirmation);
       if (decision.action === 'ignore') {
-        context.logger.info(
-          { transaction_id: transactionId, reason: decision.reason },
-          'payment confirmation ignored',
-        );
+        const about = { transaction_id: transactionId, reason: decision.reason };
+        if (decision.contradicts) {
+          context.logger.error(
+            about,
+            'the provider reports another outcome than the ledger booked; left for an operator to settle',
+          );
+        } else context.logger.info(about, 'payment confirmation ignored');
         return null;
       }
       if (decision.action === 'fail') return fail(transaction, decision.reason, context);
