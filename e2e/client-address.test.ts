@@ -43,7 +43,7 @@ function postFrom(
 }
 
 describe('client addresses and per-address limits, through a load balancer', function () {
-  this.timeout(60_000);
+  this.timeout(120_000);
   let system: TestSystem;
   let api: ApiClient;
 

@@ -51,7 +51,7 @@ function expectProblem(response: ApiResponse, status: number, code: string) {
 }
 
 describe('currencies end to end, through the gateway', function () {
-  this.timeout(60_000);
+  this.timeout(120_000);
   let system: TestSystem;
   let api: ApiClient;
   let catalogue: CurrencyRecord[];
@@ -347,7 +347,7 @@ describe('currencies end to end, through the gateway', function () {
 });
 
 describe('exchange rates through the gateway, from a URL source behind a one-second cache', function () {
-  this.timeout(60_000);
+  this.timeout(120_000);
   let system: TestSystem;
   let source: Server;
   let fetches = 0;

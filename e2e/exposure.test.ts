@@ -262,8 +262,9 @@ function runService(service: ServiceName, env: Record<string, string>) {
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    // A service that got past its checks would wait for PostgreSQL and RabbitMQ that are not there.
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    // A service that got past its checks would wait for PostgreSQL and RabbitMQ that are not there. Seven of them
+    // start at once here, beside the other test files' systems: on a slow machine one took over 30 s to refuse.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
     child.once('exit', (code) => {
       clearTimeout(timer);
       resolve({ code, output });

@@ -35,7 +35,7 @@ function expectAccessDenied(response: ApiResponse, ...secrets: string[]) {
 }
 
 describe('identity and access end to end, through the gateway', function () {
-  this.timeout(60_000);
+  this.timeout(120_000);
   // Identity signs with this key, so the test can sign tokens that are valid in every respect but one.
   const signingKey = generateTokenKeyPair().privateKey;
   let system: TestSystem;
