@@ -220,6 +220,9 @@ describe('confirmation decisions', () => {
     expect(
       decideConfirmation(transaction({ status: 'completed' }), { status: 'failed', movement: 'payout' }),
     ).not.to.have.property('contradicts');
+    expect(
+      decideConfirmation(transaction({ type: 'withdrawal', status: 'canceled' }), { status: 'failed' }),
+    ).not.to.have.property('contradicts');
     expect(decideConfirmation(transaction({ type: 'transfer' }), { status: 'completed' }).action).to.equal(
       'ignore',
     );

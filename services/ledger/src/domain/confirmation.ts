@@ -43,7 +43,9 @@ export function decideConfirmation(
   }
   if (transaction.status !== 'pending') {
     const reason = `the transaction is already ${transaction.status}`;
-    if (confirmation.status === transaction.status) return { action: 'ignore', reason };
+    // Failed and canceled alike moved no money: only a disagreement about whether money moved contradicts.
+    const moved = transaction.status === 'completed';
+    if ((confirmation.status === 'completed') === moved) return { action: 'ignore', reason };
     return {
       action: 'ignore',
       reason: `${reason}; the provider reports it ${confirmation.status}`,
