@@ -48,6 +48,12 @@ describe('ledger reversals (memory bus)', () => {
     return { account, depositId: deposit.body.id as string };
   };
 
+  /** Waits until alice's account shows what `settled` asks of its balance. */
+  const waitForBalance = (
+    accountId: string,
+    settled: (balance: Awaited<ReturnType<LedgerHarness['balanceOf']>>) => boolean,
+  ) => eventually(() => ledger.balanceOf(alice, accountId), settled);
+
   const waitForReversals = (depositId: string, count: number) =>
     eventually(
       () => reversalsOf(ledger, depositId),
@@ -161,10 +167,7 @@ describe('ledger reversals (memory bus)', () => {
   it('holds a disputed amount while the dispute is open, and releases it when the dispute is won', async () => {
     const { account, depositId } = await fundedDeposit(alice, 100);
     await ledger.adjust(depositId, 'dispute_opened', 6000, { reference: 'dp_won' });
-    await eventually(
-      () => ledger.balanceOf(alice, account.id),
-      (b) => b.available_balance === 40,
-    );
+    await waitForBalance(account.id, (b) => b.available_balance === 40);
     expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 100, available_balance: 40 });
     const [open] = await reversalsOf(ledger, depositId);
     expect(open).to.include({ status: 'pending', amount: 6000, reversal_reason: 'dispute' });
@@ -194,10 +197,7 @@ describe('ledger reversals (memory bus)', () => {
   it('books a lost dispute as a completed reversal, releasing its hold', async () => {
     const { account, depositId } = await fundedDeposit(alice, 100);
     await ledger.adjust(depositId, 'dispute_opened', 10000, { reference: 'dp_lost' });
-    await eventually(
-      () => ledger.balanceOf(alice, account.id),
-      (b) => b.available_balance === 0,
-    );
+    await waitForBalance(account.id, (b) => b.available_balance === 0);
     await ledger.adjust(depositId, 'dispute_lost', 10000, { reference: 'dp_lost' });
     const [lost] = await waitForReversals(depositId, 1);
     expect(lost).to.include({ status: 'completed', amount: 10000 });
@@ -214,10 +214,7 @@ describe('ledger reversals (memory bus)', () => {
     it('is booked once the dispute is won, and only once', async () => {
       const { account, depositId } = await fundedDeposit(alice, 100);
       await ledger.adjust(depositId, 'dispute_opened', 10000, { reference: 'dp_then_refund' });
-      await eventually(
-        () => ledger.balanceOf(alice, account.id),
-        (b) => b.available_balance === 0,
-      );
+      await waitForBalance(account.id, (b) => b.available_balance === 0);
       // The dispute leaves the refund no room now: together they never reverse more than the deposit.
       await ledger.adjust(depositId, 'refund', 10000, { reference: 're_during_dispute' });
       await quiesce(ledger);
@@ -245,20 +242,11 @@ describe('ledger reversals (memory bus)', () => {
     it('books what a partial dispute left no room for once it is won', async () => {
       const { account, depositId } = await fundedDeposit(alice, 100);
       await ledger.adjust(depositId, 'dispute_opened', 6000, { reference: 'dp_partial' });
-      await eventually(
-        () => ledger.balanceOf(alice, account.id),
-        (b) => b.available_balance === 40,
-      );
+      await waitForBalance(account.id, (b) => b.available_balance === 40);
       await ledger.adjust(depositId, 'refund', 10000, { reference: 're_full' });
-      await eventually(
-        () => ledger.balanceOf(alice, account.id),
-        (b) => b.balance === 60,
-      );
+      await waitForBalance(account.id, (b) => b.balance === 60);
       await ledger.adjust(depositId, 'dispute_won', 6000, { reference: 'dp_partial' });
-      await eventually(
-        () => ledger.balanceOf(alice, account.id),
-        (b) => b.balance === 0,
-      );
+      await waitForBalance(account.id, (b) => b.balance === 0);
       await quiesce(ledger);
       const reversals = await reversalsOf(ledger, depositId);
       expect(reversals.map((r) => [r.reversal_reason, r.status, r.amount])).to.have.deep.members([
@@ -396,10 +384,7 @@ describe('ledger reversals (memory bus)', () => {
       });
       await ledger.waitForStatus(alice, sent.body.id, 'completed');
       await ledger.adjust(depositId, 'dispute_opened', 10000, { reference: 'dp_short' });
-      await eventually(
-        () => ledger.balanceOf(alice, account.id),
-        (b) => b.available_balance === 0,
-      );
+      await waitForBalance(account.id, (b) => b.available_balance === 0);
       expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 30, available_balance: 0 });
       const [open] = await reversalsOf(ledger, depositId);
       expect(await ledger.db('transactions').where({ id: open?.id }).first('held_amount')).to.deep.equal({
