@@ -260,7 +260,9 @@ describe('ledger reversals (memory bus)', () => {
     it('is not booked on top of a dispute that is lost', async () => {
       const { account, depositId } = await fundedDeposit(alice, 100);
       await ledger.adjust(depositId, 'dispute_opened', 10000, { reference: 'dp_lost_too' });
+      await waitForBalance(account.id, (b) => b.available_balance === 0);
       await ledger.adjust(depositId, 'refund', 10000, { reference: 're_and_lost' });
+      await quiesce(ledger);
       await ledger.adjust(depositId, 'dispute_lost', 10000, { reference: 'dp_lost_too' });
       await waitForReversals(depositId, 1);
       await quiesce(ledger);

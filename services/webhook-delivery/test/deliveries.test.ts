@@ -217,10 +217,12 @@ describe('webhook deliveries', function () {
     );
     expect(JSON.parse(call!.body)).to.have.nested.property('data.object.amount', 12.34);
     const log = await harness.call('GET', `/webhook-endpoints/${endpoint.id}/deliveries`, { user });
-    const detail = await harness.call(
-      'GET',
-      `/webhook-endpoints/${endpoint.id}/deliveries/${log.body.data[0].id}`,
-      { user },
+    // The receiver has the call before the delivery records the answer to it.
+    const detail = await eventually(
+      async () =>
+        harness.call('GET', `/webhook-endpoints/${endpoint.id}/deliveries/${log.body.data[0].id}`, { user }),
+      (answer) => answer.body.attempt_log.length === 3,
+      { timeoutMs: 5000 },
     );
     expect(detail.body.attempt_log.map((a: { error: string | null }) => a.error)).to.deep.equal([
       'not sent: the event could not be rendered yet',
