@@ -1,5 +1,12 @@
 import { expect } from 'chai';
-import { closedPort, eventually, freePort, startSystem, type TestSystem } from '@payments/testkit';
+import {
+  closedPort,
+  eventually,
+  freePort,
+  startSystem,
+  testServiceRuntime,
+  type TestSystem,
+} from '@payments/testkit';
 import { startProcessSystem, type ProcessSystem } from '@payments/infra';
 import { apiClient, type ApiClient } from './api-client.js';
 
@@ -104,6 +111,7 @@ describe('deposit flow end to end, every service in its own process', function (
         ports: { ...portsOf(system), 'webhook-ingest': port },
         dataDir: env.DATA_DIR as string,
         services: ['webhook-ingest'],
+        runtime: testServiceRuntime(),
         nodeEnv: 'test',
         logLevel: 'warn',
         serviceEnv: {

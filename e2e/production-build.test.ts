@@ -1,13 +1,18 @@
 import { execFile } from 'node:child_process';
 import { access, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { parse as parseYaml } from 'yaml';
 import { SERVICE_NAMES, serviceCommand, serviceDirectory } from '@payments/infra';
-import { eventually, startSystem, testServiceToken, type TestSystem } from '@payments/testkit';
+import {
+  buildWorkspace,
+  eventually,
+  startSystem,
+  testServiceToken,
+  type TestSystem,
+} from '@payments/testkit';
 import { apiClient } from './api-client.js';
 import { expectBooksBalance } from './support/ledger-audit.js';
 
@@ -56,7 +61,6 @@ function pnpmCommand(): string {
   return execPath && /pnpm/.test(path.basename(execPath)) ? `${process.execPath} ${execPath}` : 'pnpm';
 }
 
-/** Workspace packages with sources to compile (e2e holds only tests). */
 /**
  * What `pnpm build` compiles: every workspace package but e2e (tests only), read from pnpm-workspace.yaml so that
  * a package added later is held to the same rules without editing a list here.
@@ -183,21 +187,13 @@ describe('the workspace stays buildable, and development keeps reading the sourc
 });
 
 describe('the production build: pnpm build, then every service on plain node from dist/', function () {
-  // A full `tsc -b` took 10–15 s on two busy cores here (an up-to-date tree ~3 s); the system starts in seconds.
+  // A full `tsc -b` took 10–15 s on two busy cores here; after the global setup's build, an up-to-date tree ~3 s.
   this.timeout(300_000);
   let system: TestSystem;
   let buildOutput: string;
 
   before(async () => {
-    const scripts = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')).scripts as Record<
-      string,
-      string
-    >;
-    const [tool, ...args] = scripts.build?.split(' ') ?? [];
-    expect(tool, 'pnpm build runs tsc').to.equal('tsc');
-    const tsc = createRequire(path.join(ROOT, 'package.json')).resolve('typescript/bin/tsc');
-    const built = await run(process.execPath, [tsc, ...args], { cwd: ROOT, timeout: 240_000 });
-    buildOutput = built.stdout + built.stderr;
+    buildOutput = await buildWorkspace();
     system = await startSystem({ runtime: 'compiled', env: PLAIN_NODE });
   });
 

@@ -5,6 +5,7 @@ import {
   freePort,
   startSystem,
   startTcpProxy,
+  testServiceRuntime,
   viaProxy,
   type TcpProxy,
   type TestSystem,
@@ -42,6 +43,7 @@ describe('revocations reach every process, whatever started first or reconnected
       ports,
       dataDir: system.environment('identity').DATA_DIR as string,
       services,
+      runtime: testServiceRuntime(),
       nodeEnv: 'test',
       logLevel: 'warn',
       serviceEnv: Object.fromEntries(

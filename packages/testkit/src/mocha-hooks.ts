@@ -1,4 +1,6 @@
+import { buildWorkspace } from './build.js';
 import { findInfrastructure, RUN_CONTAINERS_ENV, stopContainers } from './infrastructure.js';
+import { TEST_SERVICE_RUNTIME_ENV } from './system.js';
 
 /**
  * Mocha global fixtures (`require` in .mocharc.json), run once in mocha's main process, before and after every
@@ -11,6 +13,7 @@ import { findInfrastructure, RUN_CONTAINERS_ENV, stopContainers } from './infras
  * what to start; a test that needs none still runs.
  */
 export async function mochaGlobalSetup(): Promise<void> {
+  await compileForTestSystems();
   const infrastructure = await findInfrastructure().catch(() => null);
   if (infrastructure?.source !== 'containers') return;
   process.env.TEST_DATABASE_URL = infrastructure.postgresUrl;
@@ -21,6 +24,17 @@ export async function mochaGlobalSetup(): Promise<void> {
   // modules in this process (e2e/production-build.test.ts gets one), would start a pair of its own that nothing
   // removes.
   process.env[RUN_CONTAINERS_ENV] = '1';
+}
+
+/**
+ * Builds the workspace once, before any file runs, so that the systems the tests start run plain node on `dist/`
+ * (what production runs) instead of compiling every service through tsx at each start. When it does not build, no
+ * test runs: the build's errors are the news. TEST_SERVICE_RUNTIME=sources skips the build and runs the sources.
+ */
+async function compileForTestSystems(): Promise<void> {
+  if (process.env[TEST_SERVICE_RUNTIME_ENV] === 'sources') return;
+  await buildWorkspace();
+  process.env[TEST_SERVICE_RUNTIME_ENV] = 'compiled';
 }
 
 /** The containers the run started are removed when it ends. */

@@ -23,6 +23,17 @@ import { createTestBroker, type TestBroker } from './broker.js';
 import { findInfrastructure } from './infrastructure.js';
 import { eventually, freePortBlock } from './ports.js';
 
+/**
+ * How the services of a test system run unless a test says otherwise. The global setup (mocha-hooks.ts) builds the
+ * workspace and sets `compiled`: plain node on `dist/`, what production runs, and half the CPU of a start through
+ * tsx. Anything else, unset included, runs the sources.
+ */
+export const TEST_SERVICE_RUNTIME_ENV = 'TEST_SERVICE_RUNTIME';
+
+export function testServiceRuntime(): ServiceRuntime {
+  return process.env[TEST_SERVICE_RUNTIME_ENV] === 'compiled' ? 'compiled' : 'sources';
+}
+
 /** The SERVICE_TOKEN of every system this test process starts: random, so never a public value. */
 export const testServiceToken = randomBytes(32).toString('hex');
 
@@ -42,7 +53,7 @@ export interface TestSystemOptions {
    */
   serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
   env?: Record<string, string>;
-  /** `compiled`: plain node on each package's `dist/` (built beforehand); by default tsx on the sources. */
+  /** `compiled`: plain node on each package's `dist/` (built beforehand); by default `testServiceRuntime()`. */
   runtime?: ServiceRuntime;
   /**
    * Whether the provider sandbox is deployed (default true, and enabled unless its SANDBOX_ENABLED says false);
@@ -116,7 +127,7 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
       ...options.env,
     },
     serviceEnv: options.serviceEnv,
-    runtime: options.runtime,
+    runtime: options.runtime ?? testServiceRuntime(),
     services: deployedServices(deployment),
   };
   const cleanup = async () => {
