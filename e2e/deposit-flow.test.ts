@@ -4,7 +4,7 @@ import {
   eventually,
   freePort,
   startSystem,
-  testServiceRuntime,
+  testRuntime,
   type TestSystem,
 } from '@payments/testkit';
 import { startProcessSystem, type ProcessSystem } from '@payments/infra';
@@ -111,7 +111,7 @@ describe('deposit flow end to end, every service in its own process', function (
         ports: { ...portsOf(system), 'webhook-ingest': port },
         dataDir: env.DATA_DIR as string,
         services: ['webhook-ingest'],
-        runtime: testServiceRuntime(),
+        runtime: testRuntime(),
         nodeEnv: 'test',
         logLevel: 'warn',
         serviceEnv: {

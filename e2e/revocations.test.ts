@@ -5,7 +5,7 @@ import {
   freePort,
   startSystem,
   startTcpProxy,
-  testServiceRuntime,
+  testRuntime,
   viaProxy,
   type TcpProxy,
   type TestSystem,
@@ -43,7 +43,7 @@ describe('revocations reach every process, whatever started first or reconnected
       ports,
       dataDir: system.environment('identity').DATA_DIR as string,
       services,
-      runtime: testServiceRuntime(),
+      runtime: testRuntime(),
       nodeEnv: 'test',
       logLevel: 'warn',
       serviceEnv: Object.fromEntries(

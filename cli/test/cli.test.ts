@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { closedPort } from '@payments/testkit';
 import { DECLINED_AMOUNT, startFakeGateway, STUCK_AMOUNT, type FakeGateway } from './fake-gateway.js';
-import { runPayments, runPaymentsOnTerminal } from './run-cli.js';
+import { BIN, runPayments, runPaymentsOnTerminal } from './run-cli.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -159,6 +159,13 @@ describe('payments CLI', function () {
       const run = await payments('whoami');
       expect(run.code, run.stderr).to.equal(0);
       expect(run.stdout).to.match(/^alice <alice@example\.com> \(user id [0-9a-f-]{36}, role user\)\n$/);
+    });
+
+    it('answers the same through the installed command, bin/payments.js (the sources, in a checkout)', async () => {
+      const env = { XDG_CONFIG_HOME: home, PAYMENTS_API_URL: gateway.url };
+      const installed = await runPayments(['whoami'], env, BIN);
+      expect(installed.code, installed.stderr).to.equal(0);
+      expect(installed.stdout).to.equal((await payments('whoami')).stdout);
     });
   });
 

@@ -1,7 +1,11 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { testRuntime } from '@payments/testkit';
 
+/** The command as installed: in a checkout it runs the sources through tsx, else the compiled dist/. */
 export const BIN = fileURLToPath(new URL('../bin/payments.js', import.meta.url));
+/** What the tests run: the compiled CLI the global setup built (~0.4 s of CPU a run, against ~1 s through tsx). */
+const ENTRY = testRuntime() === 'compiled' ? fileURLToPath(new URL('../dist/main.js', import.meta.url)) : BIN;
 
 export interface CliRun {
   code: number | null;
@@ -9,10 +13,14 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `node cli/bin/payments.js …` as a user would, without a terminal, and collects what it printed. */
-export function runPayments(args: string[], env: Record<string, string | undefined>): Promise<CliRun> {
+/** Runs the CLI as a user would, without a terminal, and collects what it printed. */
+export function runPayments(
+  args: string[],
+  env: Record<string, string | undefined>,
+  entry = ENTRY,
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(process.execPath, [entry, ...args], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -34,7 +42,7 @@ export function runPaymentsOnTerminal(
   env: Record<string, string | undefined>,
   dialogue: { prompt: string; input: string }[],
 ): Promise<CliRun> {
-  const quoted = [process.execPath, BIN, ...args]
+  const quoted = [process.execPath, ENTRY, ...args]
     .map((word) => `'${word.replaceAll("'", `'\\''`)}'`)
     .join(' ');
   return new Promise((resolve, reject) => {

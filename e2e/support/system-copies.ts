@@ -1,5 +1,5 @@
 import { startProcessSystem, type ProcessSystem, type ServiceName } from '@payments/infra';
-import { freePort, testServiceRuntime, type TestSystem } from '@payments/testkit';
+import { freePort, testRuntime, type TestSystem } from '@payments/testkit';
 
 export function portsOf(system: TestSystem): Record<ServiceName, number> {
   return Object.fromEntries(
@@ -25,7 +25,7 @@ export async function startCopy(
     ports: { ...portsOf(system), [service]: port },
     dataDir: env.DATA_DIR as string,
     services: [service],
-    runtime: testServiceRuntime(),
+    runtime: testRuntime(),
     serviceEnv: { [service]: { ...env, PORT: String(port) } },
   });
 }

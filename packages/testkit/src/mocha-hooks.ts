@@ -1,6 +1,6 @@
 import { buildWorkspace } from './build.js';
 import { findInfrastructure, RUN_CONTAINERS_ENV, stopContainers } from './infrastructure.js';
-import { TEST_SERVICE_RUNTIME_ENV } from './system.js';
+import { TEST_RUNTIME_ENV } from './system.js';
 
 /**
  * Mocha global fixtures (`require` in .mocharc.json), run once in mocha's main process, before and after every
@@ -29,12 +29,12 @@ export async function mochaGlobalSetup(): Promise<void> {
 /**
  * Builds the workspace once, before any file runs, so that the systems the tests start run plain node on `dist/`
  * (what production runs) instead of compiling every service through tsx at each start. When it does not build, no
- * test runs: the build's errors are the news. TEST_SERVICE_RUNTIME=sources skips the build and runs the sources.
+ * test runs: the build's errors are the news. TEST_RUNTIME=sources skips the build and runs the sources.
  */
 async function compileForTestSystems(): Promise<void> {
-  if (process.env[TEST_SERVICE_RUNTIME_ENV] === 'sources') return;
+  if (process.env[TEST_RUNTIME_ENV] === 'sources') return;
   await buildWorkspace();
-  process.env[TEST_SERVICE_RUNTIME_ENV] = 'compiled';
+  process.env[TEST_RUNTIME_ENV] = 'compiled';
 }
 
 /** The containers the run started are removed when it ends. */

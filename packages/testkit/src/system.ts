@@ -24,14 +24,14 @@ import { findInfrastructure } from './infrastructure.js';
 import { eventually, freePortBlock } from './ports.js';
 
 /**
- * How the services of a test system run unless a test says otherwise. The global setup (mocha-hooks.ts) builds the
- * workspace and sets `compiled`: plain node on `dist/`, what production runs, and half the CPU of a start through
- * tsx. Anything else, unset included, runs the sources.
+ * How the programs tests start run (the services of a test system, the CLI) unless a test says otherwise. The global
+ * setup (mocha-hooks.ts) builds the workspace and sets `compiled`: plain node on `dist/`, what production runs, at
+ * about half the CPU of a start through tsx. Anything else, unset included, runs the sources.
  */
-export const TEST_SERVICE_RUNTIME_ENV = 'TEST_SERVICE_RUNTIME';
+export const TEST_RUNTIME_ENV = 'TEST_RUNTIME';
 
-export function testServiceRuntime(): ServiceRuntime {
-  return process.env[TEST_SERVICE_RUNTIME_ENV] === 'compiled' ? 'compiled' : 'sources';
+export function testRuntime(): ServiceRuntime {
+  return process.env[TEST_RUNTIME_ENV] === 'compiled' ? 'compiled' : 'sources';
 }
 
 /** The SERVICE_TOKEN of every system this test process starts: random, so never a public value. */
@@ -53,7 +53,7 @@ export interface TestSystemOptions {
    */
   serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
   env?: Record<string, string>;
-  /** `compiled`: plain node on each package's `dist/` (built beforehand); by default `testServiceRuntime()`. */
+  /** `compiled`: plain node on each package's `dist/` (built beforehand); by default `testRuntime()`. */
   runtime?: ServiceRuntime;
   /**
    * Whether the provider sandbox is deployed (default true, and enabled unless its SANDBOX_ENABLED says false);
@@ -127,7 +127,7 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
       ...options.env,
     },
     serviceEnv: options.serviceEnv,
-    runtime: options.runtime ?? testServiceRuntime(),
+    runtime: options.runtime ?? testRuntime(),
     services: deployedServices(deployment),
   };
   const cleanup = async () => {
