@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { ERRORS, problemType, type ErrorCode } from '@payments/contracts';
 import {
+  eventually,
   findInfrastructure,
   startSystem,
   startTcpProxy,
@@ -38,7 +39,12 @@ describe('every error reaches the client in one shape, through the gateway', fun
       serviceEnv: {
         'provider-sandbox': { SANDBOX_ENABLED: 'false' },
         'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
-        ledger: { DATABASE_URL: ledgerDatabase.toString() },
+        // Exchange rates kept 1 s, and served stale 1 s more while the currency service is down.
+        ledger: {
+          DATABASE_URL: ledgerDatabase.toString(),
+          RATE_CACHE_TTL_SECONDS: '1',
+          RATE_STALE_GRACE_SECONDS: '1',
+        },
         identity: { LOGIN_MAX_FAILURES: String(LOGIN_MAX_FAILURES) },
       },
     });
@@ -261,12 +267,32 @@ describe('every error reaches the client in one shape, through the gateway', fun
   });
 
   it('503 SERVICE_UNAVAILABLE with Retry-After, at once, when a service is down', async () => {
+    // A conversion quoted while the currency service is up: the ledger caches the rate (and the account is empty).
+    const euros = await api.post('/account', { currency: 'EUR' }, owner.token);
+    expect(euros.status, euros.text).to.equal(201);
+    const transfer = () =>
+      api.post(
+        `/v1.1/account/${accountId}/transfer`,
+        { amount: 900_000, currency: 'USD', to_account_id: euros.body.id },
+        owner.token,
+      );
+    const quoted = await transfer();
+    expect(quoted.body.code, quoted.text).to.equal('INSUFFICIENT_FUNDS');
+
     await system.kill('currency');
     const started = Date.now();
     const response = await api.get('/v1.1/api/currencies/USD');
     expect(Date.now() - started).to.be.lessThan(5000);
     expectProblem(response, 'SERVICE_UNAVAILABLE', '/v1.1/api/currencies/USD', { method: 'GET' });
     expect(response.headers.get('retry-after')).to.match(/^\d+$/);
+
+    // Nobody converts money at a rate the currency service stopped vouching for: past its grace, a 503.
+    const stale = await eventually(transfer, (answer) => answer.status !== 422, {
+      timeoutMs: 10_000,
+      intervalMs: 200,
+      what: 'the ledger refusing a conversion at a stale rate',
+    });
+    expectProblem(stale, 'SERVICE_UNAVAILABLE', `/v1.1/account/${accountId}/transfer`, { method: 'POST' });
   });
 
   it('walked every error code of the specification', () => {

@@ -17,6 +17,11 @@ export const LedgerConfigSchema = Type.Object({
   /** Currency details (exponent, supported set) are cached this long; a stale value serves while the service is down. */
   CURRENCY_CACHE_TTL_SECONDS: Type.Integer({ minimum: 1, default: 300 }),
   RATE_CACHE_TTL_SECONDS: Type.Integer({ minimum: 1, default: 60 }),
+  /**
+   * How long past its TTL a cached exchange rate may still convert money while the currency service is down; after
+   * that a conversion answers 503, so nobody trades against a rate the market has left behind.
+   */
+  RATE_STALE_GRACE_SECONDS: Type.Integer({ minimum: 0, default: 300 }),
   /** The largest amount one operation may move, in major units of its currency. */
   MAX_AMOUNT: Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1_000_000 }),
   MAX_ACCOUNTS_PER_USER: Type.Integer({ minimum: 1, default: 10 }),

@@ -117,6 +117,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       baseUrl: config.CURRENCY_URL,
       ttlMs: config.CURRENCY_CACHE_TTL_SECONDS * 1000,
       rateTtlMs: config.RATE_CACHE_TTL_SECONDS * 1000,
+      rateStaleGraceMs: config.RATE_STALE_GRACE_SECONDS * 1000,
       logger,
     });
     const auth = requireAuth(verifier);

@@ -11,6 +11,7 @@ describe('currency directory (the ledger view of the currency service)', () => {
       baseUrl: stub.url,
       ttlMs: 1000,
       rateTtlMs: 100,
+      rateStaleGraceMs: 1000,
       logger: createLogger('currency-test', 'silent'),
       now: () => clock,
     });
@@ -60,6 +61,22 @@ describe('currency directory (the ledger view of the currency service)', () => {
     let code: unknown;
     await currencies.find('EUR').catch((error: { code?: string }) => (code = error.code));
     expect(code).to.equal('SERVICE_UNAVAILABLE');
+    stub = await startCurrencyStub();
+  });
+
+  it('converts at a stale rate only for the grace period after its TTL, then answers 503', async () => {
+    const currencies = directory();
+    await currencies.rate('USD', 'EUR');
+    await currencies.find('USD');
+    await stub.close();
+    clock += 100 + 1000;
+    expect(await currencies.rate('USD', 'EUR')).to.deep.include({ rate: '0.9' });
+    clock += 1;
+    let code: unknown;
+    await currencies.rate('USD', 'EUR').catch((error: { code?: string }) => (code = error.code));
+    expect(code).to.equal('SERVICE_UNAVAILABLE');
+    // Exponents do not move with the market: they are still served.
+    expect(await currencies.find('USD')).to.deep.include({ exponent: 2 });
     stub = await startCurrencyStub();
   });
 });

@@ -26,6 +26,8 @@ export interface CurrencyDirectoryOptions {
   baseUrl: string;
   ttlMs: number;
   rateTtlMs: number;
+  /** How long past its TTL a rate may be served while the currency service is down (exponents: without end). */
+  rateStaleGraceMs?: number;
   logger: Logger;
   now?: () => number;
 }
@@ -45,9 +47,10 @@ const unavailable = () =>
 
 /**
  * A cache that loads each key once at a time and keeps values for `ttlMs`; when a refresh fails it keeps
- * serving the stale value, so a currency service outage does not take account reads down with it.
+ * serving the stale value for `staleGraceMs` past its expiry, so a currency service outage does not take account
+ * reads down with it.
  */
-function createTtlCache<T>(ttlMs: number, now: () => number, logger: Logger) {
+function createTtlCache<T>(ttlMs: number, now: () => number, logger: Logger, staleGraceMs = Infinity) {
   const entries = new Map<string, { value: T; expiresAt: number }>();
   const loading = new Map<string, Promise<T>>();
   return async (key: string, load: () => Promise<T>): Promise<T> => {
@@ -66,7 +69,7 @@ function createTtlCache<T>(ttlMs: number, now: () => number, logger: Logger) {
     try {
       return await pending;
     } catch (error) {
-      if (!cached) throw error;
+      if (!cached || now() - cached.expiresAt > staleGraceMs) throw error;
       logger.warn({ err: error, key }, 'serving a stale currency value: the currency service did not answer');
       return cached.value;
     }
@@ -78,7 +81,12 @@ export function createCurrencyDirectory(options: CurrencyDirectoryOptions): Curr
   const now = options.now ?? Date.now;
   const currencies = createTtlCache<CurrencyInfo | null>(options.ttlMs, now, options.logger);
   const supportedList = createTtlCache<CurrencyInfo[]>(options.ttlMs, now, options.logger);
-  const rates = createTtlCache<ExchangeRate | null>(options.rateTtlMs, now, options.logger);
+  const rates = createTtlCache<ExchangeRate | null>(
+    options.rateTtlMs,
+    now,
+    options.logger,
+    options.rateStaleGraceMs,
+  );
 
   const toInfo = (body: CurrencyBody): CurrencyInfo => ({
     code: body.code,
