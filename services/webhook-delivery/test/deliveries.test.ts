@@ -219,7 +219,7 @@ describe('webhook deliveries', function () {
     const log = await harness.call('GET', `/webhook-endpoints/${endpoint.id}/deliveries`, { user });
     // The receiver has the call before the delivery records the answer to it.
     const detail = await eventually(
-      async () =>
+      () =>
         harness.call('GET', `/webhook-endpoints/${endpoint.id}/deliveries/${log.body.data[0].id}`, { user }),
       (answer) => answer.body.attempt_log.length === 3,
       { timeoutMs: 5000 },
