@@ -239,7 +239,7 @@ describe('docker compose runs like a least-privileged deployment (read from the 
       // The compiled entry point each image starts comes from a source file that exists.
       const entry = service.command ?? ['node', 'dist/main.js'];
       expect(entry.slice(0, 1), name).to.deep.equal(['node']);
-      const directory = name === 'provision' ? 'infra' : serviceDirectory(name as ServiceName);
+      const directory = name === 'provision' ? 'packages/infra' : serviceDirectory(name as ServiceName);
       const source = path.join(
         ROOT,
         directory,

@@ -10,7 +10,7 @@ import {
   type SystemSettings,
 } from './topology.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /**
  * How a service's process runs: `sources` is development (tsx on `src/`, and the `development` export condition
