@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What each production image holds: per service, a folder with its compiled code (dist/) and only its production
 # dependencies, the workspace packages it uses compiled too (`pnpm deploy --prod`). Started there with plain
-# `node dist/main.js`; the provisioner's folder (@payments/infra) with `node dist/bin/provision.js`.
+# `node dist/main.js`; the provisioner's folder (@payments/infra, packages/infra) with `node dist/bin/provision.js`.
 # Builds first (`pnpm build`, incremental). Needs no network when the pnpm store holds every package (after
 # `pnpm install` or `pnpm fetch`).
 #
