@@ -440,7 +440,7 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
       // A ledger on the same port and queue that kills itself right after committing this confirmation.
       const crashing = await startCopy(system, 'ledger', {
         port: portsOf(system).ledger,
-        env: { LEDGER_TEST_CRASH_AFTER_COMMIT: id },
+        entry: { script: './crashing-ledger.ts', args: [id] },
       });
       try {
         expect200(await deliver(providerEvent('payment_intent.succeeded', id, 4000)));

@@ -45,6 +45,8 @@ export interface ProcessSystemOptions extends SystemSettings {
   startTimeoutMs?: number;
   /** By default `sources` (tsx); `compiled` needs `pnpm build` first, `{ deployedAt }` the deploy folders. */
   runtime?: ServiceRuntime;
+  /** The arguments after `node` that start a service instead of its own entry (a test's service with a fault). */
+  commands?: Partial<Record<ServiceName, { args: string[]; cwd: string }>>;
 }
 
 export interface ProcessSystem {
@@ -83,7 +85,7 @@ export async function startProcessSystem(options: ProcessSystemOptions): Promise
   };
 
   const launch = (service: ServiceName): Running => {
-    const { args, cwd } = serviceCommand(service, options.runtime);
+    const { args, cwd } = options.commands?.[service] ?? serviceCommand(service, options.runtime);
     const child = spawn(process.execPath, args, {
       cwd,
       env: { ...process.env, ...serviceEnvironment(service, options) },

@@ -37,11 +37,6 @@ export const LedgerConfigSchema = Type.Object({
   FEE_WITHDRAWAL_PERCENT: PercentFee,
   FEE_TRANSFER_FIXED: FixedFee,
   FEE_TRANSFER_PERCENT: PercentFee,
-  /**
-   * Fault injection for the end-to-end tests, honoured only with NODE_ENV=test: the process kills itself right
-   * after committing the payment confirmation of this transaction id, before acknowledging the event.
-   */
-  LEDGER_TEST_CRASH_AFTER_COMMIT: Type.Optional(Type.String({ minLength: 1 })),
 });
 
 export type LedgerConfig = Static<typeof LedgerConfigSchema>;

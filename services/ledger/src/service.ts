@@ -3,7 +3,6 @@ import {
   createHttpApp,
   identityTokenVerifier,
   createLogger,
-  inFrontOf,
   createMetrics,
   createShutdown,
   isDatabaseUp,
@@ -14,7 +13,6 @@ import {
   serveHttp,
   startOutboxRelay,
   followIdentityRevocations,
-  type Logger,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -26,10 +24,8 @@ import { feeRule, type FeeSchedule } from './domain/fees.js';
 import { startLedgerConsumer } from './events/ledger-consumer.js';
 import { startMaintenance } from './events/maintenance.js';
 import { createTransferSettler } from './events/transfer-settler.js';
-import { leanMoneyHandler } from './http/lean-money.js';
 import type { LedgerHttpDeps } from './http/ledger-http-deps.js';
 import { mountLedgerRoutes } from './http/ledger-routes.js';
-import { createMoneyRequests } from './http/money-handlers.js';
 
 export function feeScheduleOf(config: LedgerConfig): FeeSchedule {
   return {
@@ -39,20 +35,9 @@ export function feeScheduleOf(config: LedgerConfig): FeeSchedule {
   };
 }
 
-/** LEDGER_TEST_CRASH_AFTER_COMMIT, inert unless NODE_ENV=test: proves a redelivery after a crash changes nothing. */
-function crashAfterCommit(config: LedgerConfig, logger: Logger) {
-  const target = config.NODE_ENV === 'test' ? config.LEDGER_TEST_CRASH_AFTER_COMMIT : undefined;
-  if (!target) return undefined;
-  return (transactionId: string) => {
-    if (transactionId !== target) return;
-    logger.warn({ transaction_id: transactionId }, 'LEDGER_TEST_CRASH_AFTER_COMMIT: dying before the ack');
-    process.kill(process.pid, 'SIGKILL');
-  };
-}
-
 export interface LedgerDeps extends ServiceDeps {
-  /** Every request through the Express app, the money requests' lean front handler off (tests compare the two). */
-  expressOnly?: boolean;
+  /** A fault a test injects: called after a confirmation's commit, before its ack (e2e: a crash there). */
+  afterConfirmationCommit?: (transactionId: string) => void;
 }
 
 export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): Promise<RunningService> {
@@ -92,7 +77,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       bus,
       store,
       outbox,
-      afterConfirmationCommit: crashAfterCommit(config, logger),
+      afterConfirmationCommit: deps.afterConfirmationCommit,
     });
     shutdown.add('ledger consumer', () => consumer.stop());
     const followed = await followIdentityRevocations({
@@ -130,7 +115,6 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       maxAmount: config.MAX_AMOUNT,
       maxAccountsPerUser: config.MAX_ACCOUNTS_PER_USER,
     };
-    const money = createMoneyRequests(httpDeps);
     const app = createHttpApp(
       {
         logger,
@@ -142,13 +126,9 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
           { name: 'revocations', check: followed.sync.isLoaded },
         ],
       },
-      (routes) => mountLedgerRoutes(routes, auth, httpDeps, money),
+      (routes) => mountLedgerRoutes(routes, auth, httpDeps),
     );
-    // Deposits, withdrawals and transfers are served in front of Express (same answers); the rest by the app.
-    const listener = deps.expressOnly
-      ? undefined
-      : inFrontOf(app, leanMoneyHandler({ app, logger, metrics, auth, money }));
-    const address = await serveHttp('ledger', app, config, shutdown, listener);
+    const address = await serveHttp('ledger', app, config, shutdown);
     logger.info({ url: address.url }, 'ledger listening');
     return { ...address, stop: () => shutdown.run() };
   } catch (error) {

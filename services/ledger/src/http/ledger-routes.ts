@@ -3,24 +3,13 @@ import { createAccountHandlers } from './account-handlers.js';
 import { createAdminHandlers } from './admin-handlers.js';
 import { createInternalHandlers } from './internal-handlers.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
-import {
-  createMoneyHandlers,
-  createMoneyRequests,
-  MONEY_ROUTES,
-  type MoneyRequests,
-} from './money-handlers.js';
+import { createMoneyHandlers } from './money-handlers.js';
 import { createStatementHandlers } from './statement-handlers.js';
 import { createTransactionHandlers } from './transaction-handlers.js';
 
-/** `moneyRequests`: the ones the lean front handler serves too (one set per process: they share a cache). */
-export function mountLedgerRoutes(
-  app: Express,
-  auth: RequestHandler,
-  deps: LedgerHttpDeps,
-  moneyRequests: MoneyRequests = createMoneyRequests(deps),
-): void {
+export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: LedgerHttpDeps): void {
   const accounts = createAccountHandlers(deps);
-  const money = createMoneyHandlers(moneyRequests);
+  const money = createMoneyHandlers(deps);
   const transactions = createTransactionHandlers(deps);
   const internal = createInternalHandlers(deps);
   const admin = createAdminHandlers(deps);
@@ -32,10 +21,9 @@ export function mountLedgerRoutes(
   app.get('/account/:id/balance', auth, statements.showBalance);
   app.get('/account/:id/statement', auth, statements.showStatement);
   app.get('/account/:id/transactions', auth, transactions.listAccountTransactions);
-  // Also served in front of the app, with the same answers (lean-money.ts).
-  app.post(MONEY_ROUTES.deposit, auth, money.deposit);
-  app.post(MONEY_ROUTES.withdraw, auth, money.withdraw);
-  app.post(MONEY_ROUTES.transfer, auth, money.transfer);
+  app.post('/account/:id/deposit', auth, money.deposit);
+  app.post('/account/:id/withdraw', auth, money.withdraw);
+  app.post('/account/:id/transfer', auth, money.transfer);
   app.get('/transactions', auth, transactions.listTransactions);
   app.get('/transaction/:id', auth, transactions.showTransaction);
 

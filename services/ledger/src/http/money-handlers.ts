@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { formatMinor, MoneyBody, TransferBody, type MinorUnits } from '@payments/contracts';
 import { accessDenied, apiVersionOf, AppError, bodyValidator, notFound } from '@payments/service-kit';
 import { feeFor } from '../domain/fees.js';
@@ -36,55 +36,39 @@ const noConversion = { exchangeRate: null, convertedAmount: null, convertedCurre
 /** Accounts whose owner and currency this process remembers; beyond this many it starts over. */
 const KNOWN_ACCOUNTS_MAX = 100_000;
 
-/** A money request's answer (202, or an idempotent replay of one), however it is written. */
-export interface MoneyAnswer {
+/** A money request's answer: 202, or an idempotent replay of one. */
+interface MoneyAnswer {
   location: string;
   replayed: boolean;
   /** The rendered transaction. */
   body: unknown;
 }
 
-export type MoneyOperation = 'deposit' | 'withdraw' | 'transfer';
+type MoneyOperation = 'deposit' | 'withdraw' | 'transfer';
 
-/** Where the app mounts them (ledger-routes.ts); also their route label in logs and metrics. */
-export const MONEY_ROUTES: Record<MoneyOperation, string> = {
-  deposit: '/account/:id/deposit',
-  withdraw: '/account/:id/withdraw',
-  transfer: '/account/:id/transfer',
-};
-
-/**
- * The money requests, from an Express request (its path `id`, parsed body, `auth`, headers) to their answer; a
- * refusal is thrown. Both the app's routes and the lean front handler (lean-money.ts) serve them with these.
- */
-export type MoneyRequests = Record<MoneyOperation, (req: Request) => Promise<MoneyAnswer>>;
-
-/** Writes an answer as the routes always have. */
-export function sendMoneyAnswer(res: Response, answer: MoneyAnswer): void {
-  res.status(202).location(answer.location);
-  if (answer.replayed) res.set('Idempotent-Replayed', 'true');
-  res.json(answer.body);
-}
-
-/** The routes' handlers (ledger-routes.ts) over `requests`. */
-export function createMoneyHandlers(requests: MoneyRequests): Record<MoneyOperation, RequestHandler> {
+/** The routes' handlers (ledger-routes.ts): one set per process, sharing the account facts they remember. */
+export function createMoneyHandlers(deps: LedgerHttpDeps): Record<MoneyOperation, RequestHandler> {
+  const requests = createMoneyRequests(deps);
   const handler =
     (operation: MoneyOperation): RequestHandler =>
     async (req, res) => {
-      sendMoneyAnswer(res, await requests[operation](req));
+      const answer = await requests[operation](req);
+      res.status(202).location(answer.location);
+      if (answer.replayed) res.set('Idempotent-Replayed', 'true');
+      res.json(answer.body);
     };
   return { deposit: handler('deposit'), withdraw: handler('withdraw'), transfer: handler('transfer') };
 }
 
-/** One set per process: the account facts it remembers serve both the app's routes and the lean path. */
-export function createMoneyRequests({
+/** The money requests, from an Express request (its path `id`, parsed body, `auth`, headers) to their answer. */
+function createMoneyRequests({
   store,
   currencies,
   outbox,
   transfers,
   fees,
   maxAmount,
-}: LedgerHttpDeps): MoneyRequests {
+}: LedgerHttpDeps): Record<MoneyOperation, (req: Request) => Promise<MoneyAnswer>> {
   /**
    * An account's owner and currency, remembered: they never change, so a request needs no read of its own. The
    * acceptance statement checks again that the account (still) exists, is the viewer's and holds that currency.

@@ -56,8 +56,6 @@ export interface HarnessOptions {
    * False: no queue is bound to the ledger's deposit and payout requests, as in production.
    */
   sandbox?: boolean;
-  /** Per instance: true serves every request of that ledger through Express (its lean money path off). */
-  expressOnly?: boolean[];
   /** The ledgers' logger (default: silent, or LEDGER_TEST_LOG_LEVEL). */
   logger?: Logger;
 }
@@ -155,10 +153,7 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
   const services: RunningService[] = [];
   for (let i = 0; i < (options.instances ?? 1); i += 1) {
     const ledgerBus = options.wrapBus ? options.wrapBus(bus) : bus;
-    const expressOnly = options.expressOnly?.[i] ?? false;
-    services.push(
-      await startLedger(config, broker ? { logger, expressOnly } : { bus: ledgerBus, logger, expressOnly }),
-    );
+    services.push(await startLedger(config, broker ? { logger } : { bus: ledgerBus, logger }));
   }
   const url = (services[0] as RunningService).url;
   const db = await openDatabase({ url: database.url, migrations, logger });
