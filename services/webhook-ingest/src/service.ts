@@ -5,11 +5,10 @@ import {
   createMetrics,
   createShutdown,
   isDatabaseUp,
-  inFrontOf,
-  listen,
   openDatabase,
   refuseDevelopmentSecrets,
   resolveServiceCredential,
+  serveHttp,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -19,7 +18,6 @@ import { migrations } from './data/migrations.js';
 import { createWebhookEventRepository } from './data/webhook-event-repository.js';
 import { startRepublisher } from './events/republisher.js';
 import { createWebhookIntake } from './events/webhook-intake.js';
-import { leanWebhookHandler } from './http/lean-webhooks.js';
 import { mountWebhookRoutes, renderWebhookError } from './http/webhook-routes.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
 
@@ -78,15 +76,7 @@ export async function startWebhookIngest(
       },
       (routes) => mountWebhookRoutes(routes, routeDeps),
     );
-    // Webhook calls are served in front of Express (same answers); everything else by the app.
-    const http = await listen(
-      app,
-      config.PORT,
-      config.HOST,
-      inFrontOf(app, leanWebhookHandler(app, metrics, routeDeps)),
-    );
-    shutdown.add('http server', () => http.close());
-    const address = { name: NAME, port: http.port, url: `http://${config.HOST}:${http.port}` };
+    const address = await serveHttp(NAME, app, config, shutdown);
 
     if (settings.usesDevelopmentSecret) {
       logger.warn('WEBHOOK_SECRETS is not set: accepting signatures made with the development secret');

@@ -1,4 +1,4 @@
-import express, { type Express, type Request, type Response } from 'express';
+import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import type { Problem } from '@payments/contracts';
 import { AppError, verifyWebhookSignature, type Logger, type SignatureFailure } from '@payments/service-kit';
 import type { WebhookSettings } from '../config.js';
@@ -9,14 +9,14 @@ import type { WebhookIntake } from '../events/webhook-intake.js';
 import type { WebhookMetrics } from '../webhook-metrics.js';
 
 export interface WebhookRoutesDeps {
-  /** The service's logger: a request's own logger is made only when this one would log at info. */
+  /** The service's logger: the handled event is logged only when it would log at info. */
   logger: Logger;
   intake: WebhookIntake;
   metrics: WebhookMetrics;
   settings: WebhookSettings;
 }
 
-export interface WebhookEndpoint {
+interface WebhookEndpoint {
   path: string;
   source: WebhookSource;
   /** The header carrying the signature; null for the unsigned endpoint. */
@@ -25,9 +25,9 @@ export interface WebhookEndpoint {
   parse(body: unknown): IncomingWebhookEvent | null;
 }
 
-export const WEBHOOK_BODY_LIMIT_BYTES = 64 * 1024;
+const WEBHOOK_BODY_LIMIT_BYTES = 64 * 1024;
 
-export const ENDPOINTS: readonly WebhookEndpoint[] = [
+const ENDPOINTS: readonly WebhookEndpoint[] = [
   {
     path: '/webhook/payment',
     source: 'payment',
@@ -67,67 +67,48 @@ function parseJson(raw: Buffer): unknown {
   }
 }
 
-/** What a webhook call is handled from, whichever HTTP stack read it. */
-export interface WebhookCall {
-  raw: Buffer;
-  header(name: string): string | undefined;
-  /** The request id, which becomes the event's correlation id. */
-  requestId: string;
-  log: () => Logger;
-}
-
-/** Verifies, parses and ingests one call; throws an AppError (4xx) for a call it refuses. */
-export async function handleWebhookCall(
+/** Verifies, parses and ingests one call; a call it refuses gets an AppError (4xx). */
+function handleWebhook(
   endpoint: WebhookEndpoint,
   { logger, intake, metrics, settings }: WebhookRoutesDeps,
-  call: WebhookCall,
-): Promise<void> {
-  const { raw } = call;
-  if (endpoint.signatureHeader) {
-    const verification = verifyWebhookSignature(
-      raw,
-      call.header(endpoint.signatureHeader),
-      settings.secrets,
-      settings.toleranceSeconds,
-    );
-    if (!verification.ok) {
-      metrics.rejected(endpoint.source, `signature-${verification.reason}`);
-      throw new AppError(
-        'VALIDATION_ERROR',
-        `invalid signature: the ${endpoint.signatureHeader} header ${SIGNATURE_PROBLEMS[verification.reason]}`,
+): RequestHandler {
+  return async (req, res) => {
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    if (endpoint.signatureHeader) {
+      const verification = verifyWebhookSignature(
+        raw,
+        req.get(endpoint.signatureHeader),
+        settings.secrets,
+        settings.toleranceSeconds,
+      );
+      if (!verification.ok) {
+        metrics.rejected(endpoint.source, `signature-${verification.reason}`);
+        throw new AppError(
+          'VALIDATION_ERROR',
+          `invalid signature: the ${endpoint.signatureHeader} header ${SIGNATURE_PROBLEMS[verification.reason]}`,
+        );
+      }
+    }
+    const event = endpoint.parse(parseJson(raw));
+    if (!event) {
+      metrics.rejected(endpoint.source, 'invalid-payload');
+      throw new AppError('VALIDATION_ERROR', endpoint.invalidMessage);
+    }
+    // The request id becomes the event's correlation id, tying this call to the ledger change in the logs.
+    const correlationId = req.get('x-request-id') as string;
+    const result = await intake.ingest(event, correlationId);
+    if (logger.isLevelEnabled('info')) {
+      req.log.info(
+        {
+          correlation_id: correlationId,
+          event_id: event.eventId,
+          source: event.source,
+          event_type: event.type,
+          result,
+        },
+        'webhook event handled',
       );
     }
-  }
-  const event = endpoint.parse(parseJson(raw));
-  if (!event) {
-    metrics.rejected(endpoint.source, 'invalid-payload');
-    throw new AppError('VALIDATION_ERROR', endpoint.invalidMessage);
-  }
-  // The request id becomes the event's correlation id, tying this call to the ledger change in the logs.
-  const correlationId = call.requestId;
-  const result = await intake.ingest(event, correlationId);
-  if (logger.isLevelEnabled('info')) {
-    call.log().info(
-      {
-        correlation_id: correlationId,
-        event_id: event.eventId,
-        source: event.source,
-        event_type: event.type,
-        result,
-      },
-      'webhook event handled',
-    );
-  }
-}
-
-function handleWebhook(endpoint: WebhookEndpoint, deps: WebhookRoutesDeps) {
-  return async (req: Request, res: Response) => {
-    await handleWebhookCall(endpoint, deps, {
-      raw: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-      header: (name) => req.get(name),
-      requestId: req.get('x-request-id') as string,
-      log: () => req.log,
-    });
     res.status(200).end();
   };
 }
@@ -143,7 +124,7 @@ export function mountWebhookRoutes(app: Express, deps: WebhookRoutesDeps): void 
 }
 
 /** Webhook callers get `{ error }`, never problem+json, and nothing internal. */
-export function webhookErrorBody(problem: Problem): { error: string } {
+function webhookErrorBody(problem: Problem): { error: string } {
   return {
     error: problem.status >= 500 ? 'internal error' : problem.status === 404 ? 'not found' : problem.detail,
   };
