@@ -22,7 +22,10 @@ export const GatewayConfigSchema = Type.Object({
   AMQP_NAMESPACE: BusConfig.AMQP_NAMESPACE,
   /** Without a bus (no AMQP_URL), how often the revocations in force are loaded again from identity. */
   REVOCATIONS_RELOAD_SECONDS: Seconds(15),
+  /** How long a service may stay silent (connecting, or mid-answer) before the request is answered 503. */
   UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10_000 }),
+  /** Keep-alive connections to each service at most; further requests wait for a free one. */
+  UPSTREAM_MAX_SOCKETS: Type.Integer({ minimum: 1, default: 256 }),
   /** Larger bodies are refused: announced by Content-Length before they reach a service, chunked ones as they stream. */
   MAX_BODY_BYTES: Type.Integer({ minimum: 1, default: 1_048_576 }),
   RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),

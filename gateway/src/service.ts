@@ -1,3 +1,4 @@
+import type { RequestHandler } from 'express';
 import {
   connectBus,
   createHttpApp,
@@ -17,9 +18,8 @@ import type { UpstreamName } from './domain/route-table.js';
 import { createLimiterStore } from './data/rate-limit-store.js';
 import { revokedThroughGateway } from './events/revocations.js';
 import { renderError } from './http/error-rendering.js';
-import { gatewayEdge, gatewaySteps, mountGatewayRoutes, type RateLimits } from './http/gateway-routes.js';
-import { gatewayListener } from './http/proxied-routes.js';
-import { createUpstreamProxy } from './http/upstream-proxy.js';
+import { gatewayEdge, mountGatewayRoutes, type RateLimits } from './http/gateway-routes.js';
+import { createUpstreamProxy, type UpstreamProxy } from './http/upstream-proxy.js';
 
 export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}): Promise<RunningService> {
   const logger = deps.logger ?? createLogger('gateway', config.LOG_LEVEL);
@@ -70,7 +70,6 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
     };
   }
 
-  const steps = gatewaySteps(config, limits);
   const upstreams: Record<UpstreamName, string> = {
     identity: config.IDENTITY_URL,
     ledger: config.LEDGER_URL,
@@ -85,9 +84,11 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
         { name: name as UpstreamName, url },
         {
           timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+          maxSockets: config.UPSTREAM_MAX_SOCKETS,
           maxBodyBytes: config.MAX_BODY_BYTES,
           logger,
-          clientAddress: steps.clientAddress,
+          // Express's req.ip: under 'trust proxy' (TRUSTED_PROXIES) what they forwarded, else the socket's address.
+          clientAddress: (req) => req.ip ?? req.socket.remoteAddress,
           onResponse: (req, status) => {
             const revocation = revokedThroughGateway(req, status);
             if (revocation) followed.revocations.add(revocation);
@@ -95,10 +96,10 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
         },
       ),
     ]),
-  ) as Record<UpstreamName, ReturnType<typeof createUpstreamProxy>>;
-  shutdown.add('upstream connections', () =>
-    Promise.all(Object.values(proxies).map((proxy) => proxy.close())),
-  );
+  ) as Record<UpstreamName, UpstreamProxy>;
+  shutdown.add('upstream connections', () => {
+    for (const proxy of Object.values(proxies)) proxy.close();
+  });
 
   const app = createHttpApp(
     {
@@ -118,28 +119,21 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
         { name: 'revocations', check: followed.sync.isLoaded },
       ],
     },
-    (app) => mountGatewayRoutes(app, config, steps),
+    (app) =>
+      mountGatewayRoutes(app, config, {
+        limits,
+        verifier,
+        metrics,
+        proxies: Object.fromEntries(
+          Object.entries(proxies).map(([name, proxy]) => [name, proxy.handler]),
+        ) as Record<UpstreamName, RequestHandler>,
+      }),
   );
-  // Routed paths are served without Express; the app answers the rest (docs/decisions.md, gateway).
-  const listener = gatewayListener({
-    app,
-    logger,
-    metrics,
-    verifier,
-    maxBodyBytes: config.MAX_BODY_BYTES,
-    before: steps.beforeRoutes,
-    afterAuth: steps.afterAuth,
-    proxies: Object.fromEntries(
-      Object.entries(proxies).map(([name, proxy]) => [name, proxy.handler]),
-    ) as Record<UpstreamName, (typeof proxies)[UpstreamName]['handler']>,
-    renderError,
-  });
   const address = await serveHttp(
     'gateway',
     app,
     { HOST: config.HOST, PORT: config.GATEWAY_PORT ?? config.PORT },
     shutdown,
-    listener,
   );
   logger.info({ url: address.url }, 'gateway listening');
   return { ...address, stop: () => shutdown.run() };

@@ -1,11 +1,21 @@
-import type { Express, Request, RequestHandler } from 'express';
+import express, { type Express, type RequestHandler, type Router } from 'express';
 import cors from 'cors';
 import helmet from 'helmet';
+import { Histogram } from 'prom-client';
 import { discoveryBody } from '@payments/contracts';
-import { clientAddressKey, splitList } from '@payments/service-kit';
+import {
+  AppError,
+  clientAddressKey,
+  requireAuth,
+  splitList,
+  type Metrics,
+  type TokenVerifier,
+} from '@payments/service-kit';
 import type { GatewayConfig } from '../config.js';
-import { buildOpenApiDocument } from '../openapi/openapi-document.js';
 import type { Limiter } from '../data/rate-limit-store.js';
+import { isPublicRoute, matchRoute, type RouteEntry, type UpstreamName } from '../domain/route-table.js';
+import { buildOpenApiDocument } from '../openapi/openapi-document.js';
+import { pathTemplateOf } from '../openapi/operations.js';
 import { apiDocsRoutes } from './api-docs.js';
 import { rateLimit } from './rate-limiting.js';
 import { versioning } from './versioning.js';
@@ -13,6 +23,13 @@ import { versioning } from './versioning.js';
 export interface RateLimits {
   address: Limiter;
   user: Limiter;
+}
+
+export interface GatewayRoutesDeps {
+  limits: RateLimits | null;
+  verifier: TokenVerifier;
+  metrics: Metrics;
+  proxies: Record<UpstreamName, RequestHandler>;
 }
 
 /** What a browser may read from our responses when CORS is on. */
@@ -31,45 +48,76 @@ export function gatewayEdge(): RequestHandler[] {
 }
 
 /**
- * The steps every request takes after the edge, routed or not (CORS, then the per-address limit), and the
- * per-user limit routed requests take after their token check. The Express app and the proxied routes
- * (proxied-routes.ts) run the same instances, so they share the counters.
+ * The app's part after its edge: CORS and the per-address limit for every path, then discovery, the API docs and
+ * the routed paths, each forwarded to its service. Others fall through to the kit's 404.
  */
-export interface GatewaySteps {
-  beforeRoutes: RequestHandler[];
-  afterAuth: RequestHandler[];
-  /** The client's address as derived under TRUSTED_PROXIES. */
-  clientAddress: (req: Request) => string | undefined;
-}
-
-export function gatewaySteps(config: GatewayConfig, limits: RateLimits | null): GatewaySteps {
-  const trusted = splitList(config.TRUSTED_PROXIES).length > 0;
-  // Express's req.ip under 'trust proxy' (set on the app in mountGatewayRoutes); without trusted proxies that is
-  // the socket's address, taken straight.
-  const clientAddress = trusted
-    ? (req: Request) => req.ip ?? req.socket.remoteAddress
-    : (req: Request) => req.socket.remoteAddress;
-  const beforeRoutes: RequestHandler[] = [];
-  const origins = splitList(config.CORS_ORIGINS);
-  if (origins.length > 0)
-    beforeRoutes.push(cors({ origin: origins, exposedHeaders: EXPOSED_HEADERS, maxAge: 600 }));
-  // Per client as derived under TRUSTED_PROXIES; an IPv6 client's whole /64 shares one allowance.
-  if (limits) beforeRoutes.push(rateLimit(limits.address, (req) => clientAddressKey(clientAddress(req))));
-  const afterAuth = limits ? [rateLimit(limits.user, (req) => req.auth?.userId)] : [];
-  return { beforeRoutes, afterAuth, clientAddress };
-}
-
-/**
- * The Express app's part after its edge: CORS and the per-address limit, then discovery and the API docs.
- * Routed paths never get here: the proxied routes serve them (proxied-routes.ts). Others fall through to the
- * kit's 404.
- */
-export function mountGatewayRoutes(app: Express, config: GatewayConfig, steps: GatewaySteps): void {
+export function mountGatewayRoutes(app: Express, config: GatewayConfig, deps: GatewayRoutesDeps): void {
   const trusted = splitList(config.TRUSTED_PROXIES);
+  // req.ip believes X-Forwarded-For only from these; without them it is the socket's address.
   app.set('trust proxy', trusted.length > 0 ? trusted : false);
-  for (const step of steps.beforeRoutes) app.use(step);
+  const origins = splitList(config.CORS_ORIGINS);
+  if (origins.length > 0) app.use(cors({ origin: origins, exposedHeaders: EXPOSED_HEADERS, maxAge: 600 }));
+  // Per client as derived under TRUSTED_PROXIES; an IPv6 client's whole /64 shares one allowance.
+  if (deps.limits) app.use(rateLimit(deps.limits.address, (req) => clientAddressKey(req.ip)));
   app.get('/', (_req, res) => {
     res.json(discoveryBody());
   });
   app.use(apiDocsRoutes(buildOpenApiDocument()));
+  app.use(routedPaths(config, deps));
+}
+
+/**
+ * Every path of the route table: its route template named for logs and metrics, the body limit, the token check
+ * (unless the route is public), the per-user limit, then the service's proxy. Other paths leave the router.
+ */
+function routedPaths(config: GatewayConfig, deps: GatewayRoutesDeps): Router {
+  const router = express.Router();
+  const upstreamDuration = upstreamHistogram(deps.metrics);
+  const authenticate = requireAuth(deps.verifier);
+  router.use((req, res, next) => {
+    const entry = matchRoute(req.path);
+    if (!entry) return next('router');
+    res.locals.routeEntry = entry;
+    res.locals.routeTemplate = pathTemplateOf(req.path) ?? entry.pattern;
+    next();
+  });
+  router.use((req, _res, next) => {
+    // Chunked bodies are counted as they stream (upstream-proxy.ts).
+    const length = Number(req.get('content-length') ?? 0);
+    if (length > config.MAX_BODY_BYTES) {
+      return next(
+        new AppError('PAYLOAD_TOO_LARGE', `The request body is larger than ${config.MAX_BODY_BYTES} bytes`),
+      );
+    }
+    next();
+  });
+  router.use((req, res, next) =>
+    isPublicRoute(req.method, req.path) ? next() : authenticate(req, res, next),
+  );
+  if (deps.limits) router.use(rateLimit(deps.limits.user, (req) => req.auth?.userId));
+  router.use((req, res, next) => {
+    const entry = res.locals.routeEntry as RouteEntry;
+    const end = upstreamDuration.startTimer({
+      method: req.method,
+      upstream: entry.upstream,
+      route: entry.pattern,
+    });
+    res.on('finish', () => end({ status: res.statusCode }));
+    return deps.proxies[entry.upstream](req, res, next);
+  });
+  return router;
+}
+
+function upstreamHistogram(metrics: Metrics): Histogram<string> {
+  return (
+    (metrics.registry.getSingleMetric('gateway_upstream_duration_seconds') as
+      Histogram<string> | undefined) ??
+    new Histogram({
+      name: 'gateway_upstream_duration_seconds',
+      help: 'Proxied request latency by upstream, route and status',
+      labelNames: ['method', 'upstream', 'route', 'status'],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+      registers: [metrics.registry],
+    })
+  );
 }

@@ -1,7 +1,7 @@
-import type { IncomingHttpHeaders } from 'node:http';
-import { Transform } from 'node:stream';
-import type { Request, Response } from 'express';
-import { Pool, type Dispatcher } from 'undici';
+import { Agent, type ClientRequest } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Request, RequestHandler, Response } from 'express';
+import { createProxyMiddleware } from 'http-proxy-middleware';
 import { buildProblem } from '@payments/contracts';
 import { requestPath, type Logger } from '@payments/service-kit';
 import type { UpstreamName } from '../domain/route-table.js';
@@ -13,12 +13,15 @@ export interface Upstream {
 }
 
 export interface UpstreamProxy {
-  handler: (req: Request, res: Response) => void;
-  close(): Promise<void>;
+  handler: RequestHandler;
+  close(): void;
 }
 
 export interface UpstreamProxyOptions {
+  /** How long a service may stay silent (connecting, or mid-answer) before the request gets a 503. */
   timeoutMs: number;
+  /** Connections kept to the service at most; requests beyond them wait for one. */
+  maxSockets: number;
   /** A chunked body (no Content-Length to check up front) is cut off, and answered 413, past this many bytes. */
   maxBodyBytes: number;
   logger: Logger;
@@ -28,165 +31,115 @@ export interface UpstreamProxyOptions {
   onResponse?: (req: Request, status: number) => void;
 }
 
-// Hop-by-hop headers concern one connection and must not travel past the gateway (RFC 9110 §7.6.1). The client's
-// Transfer-Encoding and Expect were dealt with by this server; the connection to the service has its own.
-const REQUEST_HEADERS_NOT_FORWARDED = new Set([
-  'connection',
+// Hop-by-hop headers concern one connection and must not travel past the gateway (RFC 9110 §7.6.1). Node answered
+// the client's Expect itself; Connection and Transfer-Encoding are the proxy's (see proxyReq below).
+const REQUEST_HEADERS_NOT_FORWARDED = [
   'proxy-connection',
   'keep-alive',
   'te',
   'trailer',
   'upgrade',
   'proxy-authorization',
-  'transfer-encoding',
   'expect',
-]);
-const RESPONSE_HEADERS_NOT_RELAYED = new Set([
-  'connection',
+];
+// The proxy sets Connection for the client's own connection, and Node frames the answer.
+const RESPONSE_HEADERS_NOT_RELAYED = [
   'keep-alive',
   'proxy-connection',
   'trailer',
-  'transfer-encoding',
   'upgrade',
-]);
-export const RETRY_AFTER_SECONDS = 1;
+  'transfer-encoding',
+];
+const RETRY_AFTER_SECONDS = 1;
 
 class BodyTooLargeError extends Error {
   override name = 'BodyTooLargeError';
 }
 
 /**
- * Streams requests to one service over a pool of keep-alive connections (bodies are never parsed or buffered here:
- * webhook signatures cover the raw bytes). A service that is down or slower than `timeoutMs` gives a 503.
- * undici's dispatcher rather than a proxy library or `http.request`: on the read path the gateway's own work is
- * what its throughput is made of, and this costs the least of the three.
+ * Forwards requests to one service with http-proxy-middleware, over a bounded pool of keep-alive connections.
+ * Bodies are streamed, never parsed or buffered (webhook signatures cover the raw bytes). A service that is down
+ * or silent for longer than `timeoutMs` gives a 503 problem.
  */
 export function createUpstreamProxy(upstream: Upstream, options: UpstreamProxyOptions): UpstreamProxy {
-  const target = new URL(upstream.url);
-  const basePath = target.pathname.replace(/\/$/, '');
-  const pool = new Pool(target.origin, { connections: 256 });
-  const relayOptions = { ...options, upstream: upstream.name };
-
-  const handler = (req: Request, res: Response) => {
-    const chunked = req.headers['transfer-encoding'] !== undefined;
-    pool.dispatch(
-      {
-        method: req.method as Dispatcher.HttpMethod,
-        path: basePath + req.url,
-        headers: forwardedHeaders(req, options.clientAddress(req)),
-        // A Content-Length body was checked before it got here, and Node holds the client to that length.
-        body: chunked
-          ? limitedBody(req, options.maxBodyBytes)
-          : req.headers['content-length'] !== undefined
-            ? req
-            : null,
-        // A chunked request body never shares a connection with the next request (no room for request smuggling).
-        reset: chunked,
-        headersTimeout: options.timeoutMs,
-        bodyTimeout: options.timeoutMs,
+  // Without an agent the proxy sends `Connection: close` and pays a TCP handshake per request.
+  const agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets });
+  const proxy = createProxyMiddleware<Request, Response>({
+    target: upstream.url,
+    agent,
+    proxyTimeout: options.timeoutMs,
+    xfwd: true,
+    on: {
+      proxyReq: (proxyReq, req) => {
+        // The client's Connection concerns its own connection; the pool keeps this one open, except after a
+        // chunked body, which the proxy closes (no room for request smuggling).
+        if (req.headers['transfer-encoding'] === undefined) proxyReq.setHeader('connection', 'keep-alive');
+        else limitBody(req, proxyReq, options.maxBodyBytes);
       },
-      relayAnswer(req, res, relayOptions),
-    );
+      proxyRes: (proxyRes, req) => {
+        options.onResponse?.(req, proxyRes.statusCode ?? 0);
+        for (const name of RESPONSE_HEADERS_NOT_RELAYED) delete proxyRes.headers[name];
+        const prefix = req.get('x-forwarded-prefix');
+        const location = proxyRes.headers.location;
+        // Relative redirects keep the version prefix the client used.
+        if (prefix && location?.startsWith('/') && !location.startsWith('//')) {
+          proxyRes.headers.location = `${prefix}${location}`;
+        }
+      },
+      error: (error, req, res) => answerFailure(error, req, res, options.logger, upstream.name),
+    },
+  });
+  // Set on the request itself, before the proxy copies its headers, so they never depend on a proxy event.
+  const handler: RequestHandler = (req, res, next) => {
+    for (const name of REQUEST_HEADERS_NOT_FORWARDED) delete req.headers[name];
+    // Replaced, not appended: the client address as derived under TRUSTED_PROXIES, the one value services
+    // believe from the gateway; whatever the client wrote there is not passed on.
+    req.headers['x-forwarded-for'] = options.clientAddress(req) ?? '';
+    // The verified caller, for services' logs; a client cannot supply it. Services still verify the token.
+    delete req.headers['x-user-id'];
+    if (req.auth) req.headers['x-user-id'] = req.auth.userId;
+    return proxy(req, res, next);
   };
-
-  return { handler, close: () => pool.destroy() };
+  return { handler, close: () => agent.destroy() };
 }
 
 /**
- * The client's chunked body, counted as it streams: past `maxBytes` it fails, which aborts the upstream request
- * mid-body (the service never sees a complete request) and lets the client be answered 413. A stream of its own,
- * so aborting it leaves the client's connection open for that answer.
+ * Counts a chunked body as it streams to the service: past `maxBytes` the request to the service is destroyed
+ * mid-body (the service never sees a complete request) and the proxy's error answers the client 413.
  */
-function limitedBody(req: Request, maxBytes: number): Transform {
+function limitBody(req: Request, proxyReq: ClientRequest, maxBytes: number): void {
   let seen = 0;
-  const limited = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      seen += chunk.length;
-      if (seen > maxBytes)
-        return done(new BodyTooLargeError(`The request body is larger than ${maxBytes} bytes`));
-      done(null, chunk);
-    },
-  });
-  // undici reports the failure; this keeps one that comes after the upstream answered from being unhandled.
-  limited.on('error', () => undefined);
-  req.once('error', (error) => limited.destroy(error));
-  req.pipe(limited);
-  return limited;
-}
-
-function forwardedHeaders(req: Request, clientAddress: string | undefined): IncomingHttpHeaders {
-  const headers: IncomingHttpHeaders = {};
-  for (const name in req.headers) {
-    if (!REQUEST_HEADERS_NOT_FORWARDED.has(name)) headers[name] = req.headers[name];
-  }
-  // Replaced, not appended: the client address as derived under TRUSTED_PROXIES, the one value services believe
-  // from the gateway; whatever the client wrote there is not passed on.
-  headers['x-forwarded-for'] = clientAddress ?? '';
-  appendHeader(headers, 'x-forwarded-port', /:(\d+)$/.exec(req.headers.host ?? '')?.[1] ?? '80');
-  appendHeader(headers, 'x-forwarded-proto', 'http');
-  headers['x-forwarded-host'] ||= req.headers.host ?? '';
-  return headers;
-}
-
-function appendHeader(headers: IncomingHttpHeaders, name: string, value: string): void {
-  const given = headers[name];
-  headers[name] = given === undefined ? value : `${String(given)},${value}`;
-}
-
-/** Passes the service's answer on as it streams in; a service that fails before answering gives a 503. */
-function relayAnswer(
-  req: Request,
-  res: Response,
-  options: UpstreamProxyOptions & { upstream: UpstreamName },
-): Dispatcher.DispatchHandler {
-  return {
-    onRequestStart(controller) {
-      res.once('close', () => {
-        if (!res.writableFinished) controller.abort(new Error('the client went away'));
-      });
-    },
-    onResponseStart(_controller, status, headers, statusMessage) {
-      // An informational answer (103 Early Hints): the final one follows.
-      if (status < 200) return;
-      options.onResponse?.(req, status);
-      for (const name in headers) {
-        const value = headers[name];
-        if (value !== undefined && !RESPONSE_HEADERS_NOT_RELAYED.has(name)) res.setHeader(name, value);
-      }
-      const prefix = req.get('x-forwarded-prefix');
-      const location = headers.location;
-      // Relative redirects keep the version prefix the client used.
-      if (prefix && typeof location === 'string' && location.startsWith('/') && !location.startsWith('//')) {
-        res.setHeader('location', `${prefix}${location}`);
-      }
-      res.statusCode = status;
-      if (statusMessage) res.statusMessage = statusMessage;
-    },
-    onResponseData(controller, chunk) {
-      if (res.write(chunk)) return;
-      controller.pause();
-      res.once('drain', () => controller.resume());
-    },
-    onResponseEnd() {
-      res.end();
-    },
-    onResponseError(_controller, error) {
-      // The client went away, or was answered: there is nobody to answer now.
-      if (res.destroyed || res.writableEnded) return;
-      if (error instanceof BodyTooLargeError) {
-        if (res.headersSent) return void res.destroy();
-        // The rest of the body is never read, so the connection cannot carry another request.
-        res.setHeader('connection', 'close');
-        return renderError(buildProblem('PAYLOAD_TOO_LARGE', error.message, requestPath(req)), req, res);
-      }
-      options.logger.warn({ err: error, upstream: options.upstream, url: req.url }, 'upstream unavailable');
-      if (res.headersSent) return void res.destroy();
-      const problem = buildProblem(
-        'SERVICE_UNAVAILABLE',
-        'A service this request needs is unavailable; try again shortly',
-        requestPath(req),
-      );
-      renderError(problem, req, res, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
-    },
+  const count = (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen <= maxBytes) return;
+    req.off('data', count);
+    req.unpipe(proxyReq);
+    proxyReq.destroy(new BodyTooLargeError(`The request body is larger than ${maxBytes} bytes`));
   };
+  req.on('data', count);
+}
+
+function answerFailure(
+  error: Error,
+  req: Request,
+  res: Response | Socket,
+  logger: Logger,
+  upstream: UpstreamName,
+): void {
+  if (!('writeHead' in res)) return void res.destroy();
+  // The client went away, or was answered: there is nobody to answer now.
+  if (res.destroyed || res.writableEnded) return;
+  if (res.headersSent) return void res.destroy();
+  if (error instanceof BodyTooLargeError) {
+    // The rest of the body is never read, so the connection cannot carry another request.
+    res.setHeader('connection', 'close');
+    return renderError(buildProblem('PAYLOAD_TOO_LARGE', error.message, requestPath(req)), req, res);
+  }
+  logger.warn({ err: error, upstream, url: req.url }, 'upstream unavailable');
+  const problem = buildProblem(
+    'SERVICE_UNAVAILABLE',
+    'A service this request needs is unavailable; try again shortly',
+    requestPath(req),
+  );
+  renderError(problem, req, res, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
 }
