@@ -12,7 +12,6 @@ export * from './poller.js';
 export * from './service-client.js';
 export * from './service-credential.js';
 export * from './http/app.js';
-// Also carries the `req.log` / `req.id` declarations to packages that use the compiled types.
 export * from './http/request-logging.js';
 export * from './http/validate.js';
 export * from './http/listen.js';

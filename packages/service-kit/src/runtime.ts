@@ -1,4 +1,3 @@
-import type { RequestListener } from 'node:http';
 import type { Express } from 'express';
 import type { Deployment } from '@payments/contracts';
 import { Type } from '@sinclair/typebox';
@@ -70,15 +69,14 @@ export async function connectBus(
   return bus;
 }
 
-/** Listens and registers the HTTP drain as the first thing to stop; `listener` as in `listen`. */
+/** Listens and registers the HTTP drain as the first thing to stop. */
 export async function serveHttp(
   name: string,
   app: Express,
   address: { HOST: string; PORT: number },
   shutdown: Shutdown,
-  listener?: RequestListener,
 ): Promise<Omit<RunningService, 'stop'>> {
-  const http = await listen(app, address.PORT, address.HOST, listener);
+  const http = await listen(app, address.PORT, address.HOST);
   shutdown.add('http server', () => http.close());
   return { name, port: http.port, url: `http://${address.HOST}:${http.port}` };
 }

@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, {
   type Express,
   type NextFunction,
@@ -35,28 +33,14 @@ export interface HttpAppOptions {
   renderError?: (problem: Problem, req: Request, res: Response) => void;
 }
 
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
-
-/**
- * The request's id: the caller's `X-Request-Id` when it is a plausible one, else a new UUID; set on the request
- * (`req.id`, the header services forward) and echoed on the response. For hot paths served in front of the app.
- */
-export function assignRequestId(req: IncomingMessage & { id?: unknown }, res: ServerResponse): string {
-  const given = req.headers['x-request-id'];
-  const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-  req.headers['x-request-id'] = id;
-  req.id = id;
-  res.setHeader('X-Request-Id', id);
-  return id;
-}
+/** A version prefix the gateway forwards (`/v1.1`); anything else in X-Forwarded-Prefix is not repeated. */
+const SAFE_PREFIX = /^[\w.:-]{1,128}$/;
 const JSON_TYPES = ['application/json', 'application/*+json'];
-/** The JSON body limit when a service names none (body-parser's 100kb). */
-export const DEFAULT_JSON_BODY_LIMIT_BYTES = 102_400;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 export function requestPath(req: Request): string {
   const prefix = req.get('x-forwarded-prefix') ?? '';
-  return `${REQUEST_ID.test(prefix.replaceAll('/', '')) ? prefix : ''}${req.originalUrl.split('?')[0]}`;
+  return `${SAFE_PREFIX.test(prefix.replaceAll('/', '')) ? prefix : ''}${req.originalUrl.split('?')[0]}`;
 }
 
 export function sendProblem(res: Response, problem: Problem, headers: Record<string, string> = {}): void {
@@ -114,11 +98,7 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
   app.set('trust proxy', false);
   app.set('etag', false);
 
-  app.use((req, res, next) => {
-    assignRequestId(req, res);
-    next();
-  });
-  app.use(logRequests(app, options.logger));
+  app.use(logRequests(options.logger));
   app.use(options.metrics.middleware);
   for (const middleware of options.early ?? []) app.use(middleware);
 
@@ -145,10 +125,8 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
   if (options.bodyParser !== 'none') {
     app.use(requireJsonBody);
     app.use(
-      express.json({
-        limit: options.bodyParser?.limit ?? DEFAULT_JSON_BODY_LIMIT_BYTES,
-        type: ['application/json', 'application/*+json'],
-      }),
+      // body-parser's own default limit (100kb) unless the service names one.
+      express.json({ limit: options.bodyParser?.limit, type: JSON_TYPES }),
     );
   }
 
@@ -163,11 +141,8 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
   return app;
 }
 
-/**
- * The app's error handler: anything thrown becomes a problem (logged when it is a 5xx), written as problem+json or
- * by `renderError`. Hot paths served in front of the app answer their errors with it too.
- */
-export function answerError(
+/** Anything thrown becomes a problem (logged when it is a 5xx), written as problem+json or by `renderError`. */
+function answerError(
   error: unknown,
   req: Request,
   res: Response,

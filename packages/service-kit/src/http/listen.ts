@@ -1,4 +1,4 @@
-import { createServer, IncomingMessage, ServerResponse, type RequestListener, type Server } from 'node:http';
+import { createServer, IncomingMessage, ServerResponse, type Server } from 'node:http';
 import type { Express } from 'express';
 
 export interface HttpServer {
@@ -7,31 +7,10 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-/**
- * Takes a request before the app does (a hot path served without Express); returns false, having touched
- * neither the request nor the response, to leave it to the app.
- */
-export type FrontHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
-
-/** A listener that offers each request to `front` first and gives the app what it leaves. */
-export function inFrontOf(app: Express, front: FrontHandler): RequestListener {
-  return (req, res) => {
-    if (!front(req, res)) app(req, res);
-  };
-}
-
-/**
- * Binds the app; rejects on EADDRINUSE and the like. `listener`, when given, answers every request in the app's
- * place (its requests and responses still have the app's prototypes, so it can hand any of them to the app).
- */
-export function listen(
-  app: Express,
-  port: number,
-  host: string,
-  listener: RequestListener = app,
-): Promise<HttpServer> {
+/** Binds the app; rejects on EADDRINUSE and the like. */
+export function listen(app: Express, port: number, host: string): Promise<HttpServer> {
   return new Promise((resolve, reject) => {
-    const server = serverFor(app, listener);
+    const server = serverFor(app);
     server.once('error', reject);
     server.listen(port, host, () => {
       server.off('error', reject);
@@ -48,13 +27,13 @@ export function listen(
  * onto them with `Object.setPrototypeOf`, which V8 makes pay on every later property access: measured, that
  * doubled the CPU of a request through the gateway. Given the prototype they already have, the call is a no-op.
  */
-function serverFor(app: Express, listener: RequestListener): Server {
+function serverFor(app: Express): Server {
   return createServer(
     {
       IncomingMessage: bornWith(IncomingMessage, app.request),
       ServerResponse: bornWith(ServerResponse, app.response),
     },
-    listener,
+    app,
   );
 }
 

@@ -1,81 +1,54 @@
-import type { Express, Request, RequestHandler, Response } from 'express';
+// pino-http declares `req.log` and `req.id`; packages using the compiled types need its declarations too.
+/// <reference types="pino-http" preserve="true" />
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request, RequestHandler, Response } from 'express';
+import { pinoHttp } from 'pino-http';
 import type { Logger } from '../logger.js';
 import { routeTemplateOf } from '../metrics.js';
 
-declare module 'http' {
-  interface IncomingMessage {
-    /** The request id (X-Request-Id), on every line logged for the request. */
-    id: string;
-    /** Logs with the request's id, method and url; made on first use. */
-    log: Logger;
-  }
-}
-
-/** Probes are polled constantly; their access lines would drown the rest. */
-const UNLOGGED_PATHS = new Set(['/health', '/ready', '/metrics']);
-const REQUEST_LINE = Symbol('request line');
-
-interface RequestLine {
-  method: string;
-  url: string;
-}
-
-type LoggedRequest = Request & { [REQUEST_LINE]: RequestLine };
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+/** Probes are polled constantly; their access lines would drown the rest (a failed one is still logged). */
+const PROBES = new Set(['/health', '/ready', '/metrics']);
 
 /**
- * `req.log` and one access line per request, level error for a 5xx (or a response that failed), info otherwise.
- * A service logs at warn under load, so nothing per request is built for lines that would be dropped: `req.log`
- * is a child logger made only when something logs through it, and a 2xx–4xx access line below info costs nothing.
- * `req.id` must be set before this middleware runs.
+ * The request's id: the caller's `X-Request-Id` when it is a plausible one, else a new UUID; set as the header
+ * services forward (the gateway's proxy passes it on) and echoed on the response.
  */
-export function logRequests(app: Express, logger: Logger): RequestHandler {
-  // On this app's request prototype, so requests that log nothing never make a child logger.
-  Object.defineProperty(app.request, 'log', {
-    configurable: true,
-    get(this: LoggedRequest): Logger {
-      return keepLog(this, logger.child({ req: this[REQUEST_LINE], request_id: this.id }));
-    },
-    set(this: LoggedRequest, log: Logger) {
-      keepLog(this, log);
-    },
-  });
-  return (req, res, next) => {
-    // Taken now: routers and the gateway's versioning rewrite the url later.
-    (req as LoggedRequest)[REQUEST_LINE] = { method: req.method, url: req.originalUrl };
-    logAccessWhenDone(logger, req as LoggedRequest, res, UNLOGGED_PATHS.has(req.url));
-    next();
+function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
+  const given = req.headers['x-request-id'];
+  const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  req.headers['x-request-id'] = id;
+  res.setHeader('X-Request-Id', id);
+  return id;
+}
+
+/** The access line's route template and caller, beside pino-http's method, url, status and time. */
+function accessLogFields(req: IncomingMessage, res: ServerResponse) {
+  return {
+    route: routeTemplateOf(req as Request, res as Response) ?? 'unmatched',
+    user_id: (req as Request).auth?.userId ?? null,
   };
 }
 
-function keepLog(req: Request, log: Logger): Logger {
-  Object.defineProperty(req, 'log', { value: log, configurable: true, writable: true });
-  return log;
-}
-
-function logAccessWhenDone(logger: Logger, req: LoggedRequest, res: Response, probe: boolean): void {
-  const startedAt = Date.now();
-  let logged = false;
-  const done = (error?: Error) => {
-    if (logged) return;
-    logged = true;
-    const failure =
-      error ?? (res.statusCode >= 500 ? new Error(`failed with status code ${res.statusCode}`) : undefined);
-    if (!failure && !logger.isLevelEnabled('info')) return;
-    const fields = {
-      req: req[REQUEST_LINE],
-      request_id: req.id,
-      res: { statusCode: res.statusCode },
-      responseTime: Date.now() - startedAt,
-      route: routeTemplateOf(req, res) ?? 'unmatched',
-      user_id: req.auth?.userId ?? null,
-    };
-    if (failure) logger.error({ ...fields, err: failure }, 'request errored');
-    else logger.info(fields, 'request completed');
-  };
-  // Also keeps an error on the response from becoming an uncaught exception; probes are logged only then.
-  res.once('error', done);
-  if (probe) return;
-  const settle = () => done();
-  res.once('finish', settle);
-  res.once('close', settle);
+/**
+ * pino-http: the request id (`req.id`), `req.log` carrying it, and one access line per request, level error for a
+ * 5xx (or a response that failed), info otherwise.
+ */
+export function logRequests(logger: Logger): RequestHandler {
+  return pinoHttp({
+    logger,
+    genReqId: requestIdOf,
+    customProps: (req) => ({ request_id: req.id }),
+    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+    customSuccessObject: (req, res, fields: object) => ({ ...fields, ...accessLogFields(req, res) }),
+    customErrorObject: (req, res, _error, fields: object) => ({ ...fields, ...accessLogFields(req, res) }),
+    autoLogging: { ignore: (req) => PROBES.has(req.url ?? '') },
+    // Taken when the request arrives: the gateway's versioning rewrites the url later.
+    wrapSerializers: false,
+    serializers: {
+      req: (req: Request) => ({ method: req.method, url: req.originalUrl }),
+      res: (res: ServerResponse) => ({ statusCode: res.statusCode }),
+    },
+  }) as RequestHandler;
 }
