@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { parseEnv, promisify } from 'node:util';
 import { signWebhookPayload } from '@payments/service-kit';
 
 // `node --import tsx scripts/containers-check.ts` (infra/containers/proof.sh runs it): the end-to-end deposit flow
@@ -23,12 +23,7 @@ function check(condition: unknown, message: string): asserts condition {
 }
 
 async function dotEnv(): Promise<Record<string, string>> {
-  const env: Record<string, string> = {};
-  for (const line of (await readFile(path.join(ROOT, '.env'), 'utf8')).split('\n')) {
-    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
-    if (match) env[match[1] as string] = (match[2] as string).replace(/^'(.*)'$/, '$1');
-  }
-  return env;
+  return parseEnv(await readFile(path.join(ROOT, '.env'), 'utf8')) as Record<string, string>;
 }
 
 async function call(method: string, route: string, body?: unknown, token?: string) {

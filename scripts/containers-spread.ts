@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { parseEnv, promisify } from 'node:util';
 
 // `node --import tsx scripts/containers-spread.ts` (infra/containers/proof.sh runs it after load): how the load
 // spread over the replicas of a compose project (COMPOSE_PROJECT_NAME, default payments). Per gateway: requests
@@ -15,11 +15,7 @@ const project = process.env.COMPOSE_PROJECT_NAME ?? 'payments';
 const docker = async (...args: string[]) =>
   (await promisify(execFile)('docker', args, { timeout: 60_000 })).stdout.trim();
 
-const env: Record<string, string> = {};
-for (const line of (await readFile(path.join(ROOT, '.env'), 'utf8')).split('\n')) {
-  const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
-  if (match) env[match[1] as string] = (match[2] as string).replace(/^'(.*)'$/, '$1');
-}
+const env = parseEnv(await readFile(path.join(ROOT, '.env'), 'utf8')) as Record<string, string>;
 
 async function replicas(service: string): Promise<string[]> {
   const names = await docker(
