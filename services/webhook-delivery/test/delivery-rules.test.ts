@@ -127,6 +127,14 @@ describe('outgoing webhook rules', () => {
       expect(() => createSecretBox([OLD]).open(parts.join(':'))).to.throw();
     });
 
+    it('refuses a value whose authentication tag was cut short (a short tag is far easier to forge)', () => {
+      const parts = createSecretBox([OLD]).seal('whsec_abc').split(':');
+      parts[4] = Buffer.from(parts[4] as string, 'base64url')
+        .subarray(0, 4)
+        .toString('base64url');
+      expect(() => createSecretBox([OLD]).open(parts.join(':'))).to.throw();
+    });
+
     it('reads values stored before encryption as they are', () => {
       expect(createSecretBox([OLD]).open('whsec_plain')).to.equal('whsec_plain');
     });

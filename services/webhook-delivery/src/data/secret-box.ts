@@ -4,6 +4,7 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 export const DEVELOPMENT_ENDPOINT_SECRETS_KEY = 'endpoint_secrets_development_only_do_not_use_in_production';
 
 const PREFIX = 'enc:v1:';
+const TAG_BYTES = 16;
 
 /**
  * Endpoints' signing secrets at rest: AES-256-GCM under a key from configuration, so a copy of the database
@@ -34,7 +35,7 @@ export function createSecretBox(materials: readonly string[]): SecretBox {
   return {
     seal(secret) {
       const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', sealing.bytes, iv);
+      const cipher = createCipheriv('aes-256-gcm', sealing.bytes, iv, { authTagLength: TAG_BYTES });
       cipher.setAAD(Buffer.from(sealing.id));
       const sealed = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
       const parts = [iv, cipher.getAuthTag(), sealed].map((part) => part.toString('base64url'));
@@ -47,7 +48,10 @@ export function createSecretBox(materials: readonly string[]): SecretBox {
       if (!key || !iv || !tag || sealed === undefined) {
         throw new Error(`no configured key opens this endpoint secret (key id ${id ?? '?'})`);
       }
-      const decipher = createDecipheriv('aes-256-gcm', key.bytes, Buffer.from(iv, 'base64url'));
+      // A full 16-byte tag only: GCM would otherwise accept a truncated one, which is far easier to forge.
+      const decipher = createDecipheriv('aes-256-gcm', key.bytes, Buffer.from(iv, 'base64url'), {
+        authTagLength: TAG_BYTES,
+      });
       decipher.setAAD(Buffer.from(key.id));
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
       return Buffer.concat([decipher.update(Buffer.from(sealed, 'base64url')), decipher.final()]).toString(
