@@ -1,38 +1,21 @@
 import { createInterface } from 'node:readline/promises';
+import { read } from 'read';
 import { CliError, EXIT, usageError } from './exit-codes.js';
 
 export function canPrompt(): boolean {
   return Boolean(process.stdin.isTTY);
 }
 
-/** Reads a line from the terminal without echoing it (passwords). */
-export function promptHidden(question: string): Promise<string> {
-  const { stdin, stderr } = process;
-  if (!stdin.isTTY) throw usageError('A password is needed and there is no terminal to ask on.');
-  // Echo goes off before the prompt shows, so nothing typed in answer to it can be echoed.
-  stdin.setRawMode(true);
-  stdin.setEncoding('utf8');
-  stdin.resume();
-  stderr.write(question);
-  return new Promise((resolve, reject) => {
-    let value = '';
-    const finish = (outcome: () => void) => {
-      stdin.off('data', onData);
-      stdin.setRawMode(false);
-      stdin.pause();
-      stderr.write('\n');
-      outcome();
-    };
-    const onData = (chunk: string) => {
-      for (const char of chunk) {
-        if (char === '\r' || char === '\n' || char === '\u0004') return finish(() => resolve(value));
-        if (char === '\u0003') return finish(() => reject(new CliError(EXIT.usage, 'Cancelled.')));
-        if (char === '\u007f' || char === '\b') value = value.slice(0, -1);
-        else if (char >= ' ') value += char;
-      }
-    };
-    stdin.on('data', onData);
-  });
+/** Reads a line from the terminal without echoing it (passwords), with the terminal's line editing. */
+export async function promptHidden(question: string): Promise<string> {
+  if (!process.stdin.isTTY) throw usageError('A password is needed and there is no terminal to ask on.');
+  try {
+    return await read({ prompt: question, silent: true, replace: '', output: process.stderr });
+  } catch (error) {
+    // Ctrl-C at the prompt.
+    if (error instanceof Error && error.message === 'canceled') throw new CliError(EXIT.usage, 'Cancelled.');
+    throw error;
+  }
 }
 
 /** Asks a question on the terminal and returns the trimmed answer. */
