@@ -1,3 +1,4 @@
+import pRetry, { AbortError } from 'p-retry';
 import { PermanentEventError, signWebhookPayload, type Logger } from '@payments/service-kit';
 import type { ProviderEvent } from '../domain/provider-event.js';
 
@@ -18,8 +19,6 @@ export interface ProviderWebhookClientOptions {
 // Timeouts, throttling and server errors may pass; any other refusal will not change on a retry.
 const isTransient = (status: number) => status >= 500 || status === 408 || status === 429;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 export function createProviderWebhookClient(options: ProviderWebhookClientOptions): ProviderWebhookClient {
   const { secret, logger, attempts = 4, retryDelayMs = 200, timeoutMs = 5000 } = options;
   const url = `${options.webhookIngestUrl.replace(/\/+$/, '')}/webhook/provider`;
@@ -27,40 +26,43 @@ export function createProviderWebhookClient(options: ProviderWebhookClientOption
   return {
     async send(event, correlationId) {
       const body = JSON.stringify(event);
-      for (let attempt = 1; ; attempt += 1) {
-        let failure: string;
-        try {
-          const response = await fetch(url, {
-            method: 'POST',
-            headers: {
-              'content-type': 'application/json',
-              'x-request-id': correlationId,
-              // Signed per attempt, as a provider does, so a late retry is not stale.
-              'provider-signature': signWebhookPayload(body, secret),
-            },
-            body,
-            signal: AbortSignal.timeout(timeoutMs),
-          });
-          const answer = await response.text();
-          if (response.ok) return;
-          if (!isTransient(response.status)) {
-            throw new PermanentEventError(
+      const attempt = async () => {
+        const response = await fetch(url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'x-request-id': correlationId,
+            // Signed per attempt, as a provider does, so a late retry is not stale.
+            'provider-signature': signWebhookPayload(body, secret),
+          },
+          body,
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+        const answer = await response.text();
+        if (response.ok) return;
+        if (!isTransient(response.status)) {
+          throw new AbortError(
+            new PermanentEventError(
               `the webhook refused ${event.type} ${event.id} with ${response.status}: ${answer.slice(0, 200)}`,
-            );
-          }
-          failure = `status ${response.status}`;
-        } catch (error) {
-          if (error instanceof PermanentEventError) throw error;
-          failure = (error as Error).message;
-        }
-        if (attempt >= attempts) {
-          throw new Error(
-            `could not deliver ${event.type} ${event.id} after ${attempts} attempts: ${failure}`,
+            ),
           );
         }
-        logger.warn({ provider_event_id: event.id, attempt, failure }, 'webhook delivery failed; retrying');
-        await sleep(retryDelayMs * 2 ** (attempt - 1));
-      }
+        throw new Error(`could not deliver ${event.type} ${event.id}: status ${response.status}`);
+      };
+      await pRetry(attempt, {
+        retries: attempts - 1,
+        minTimeout: retryDelayMs,
+        factor: 2,
+        randomize: false,
+        onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
+          if (retriesLeft > 0) {
+            logger.warn(
+              { provider_event_id: event.id, attempt: attemptNumber, failure: error.message },
+              'webhook delivery failed; retrying',
+            );
+          }
+        },
+      });
     },
   };
 }
