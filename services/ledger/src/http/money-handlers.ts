@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import DataLoader from 'dataloader';
 import type { Request, RequestHandler } from 'express';
+import { LRUCache } from 'lru-cache';
 import { formatMinor, MoneyBody, TransferBody, type MinorUnits } from '@payments/contracts';
 import { accessDenied, apiVersionOf, AppError, bodyValidator, notFound } from '@payments/service-kit';
 import { feeFor } from '../domain/fees.js';
@@ -33,7 +35,7 @@ interface Prepared<B> {
 
 const noConversion = { exchangeRate: null, convertedAmount: null, convertedCurrency: null };
 
-/** Accounts whose owner and currency this process remembers; beyond this many it starts over. */
+/** Accounts whose owner and currency this process remembers; beyond this many the least recently used go. */
 const KNOWN_ACCOUNTS_MAX = 100_000;
 
 /** A money request's answer: 202, or an idempotent replay of one. */
@@ -72,42 +74,22 @@ function createMoneyRequests({
   /**
    * An account's owner and currency, remembered: they never change, so a request needs no read of its own. The
    * acceptance statement checks again that the account (still) exists, is the viewer's and holds that currency.
-   * Look-ups asked for in the same turn of the event loop share one query.
+   * Look-ups asked for in the same turn of the event loop share one query; an account not found is not remembered.
    */
-  const known = new Map<string, AccountFacts>();
-  const loading = new Map<string, Promise<AccountFacts | null>>();
-  let gathering: { ids: Set<string>; found: Promise<Map<string, AccountFacts>> } | null = null;
-  const lookUp = (accountId: string) => {
-    if (!gathering) {
-      const ids = new Set<string>();
-      const found = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
-        gathering = null;
-        const facts = await store.findAccountFacts([...ids]);
-        return new Map(facts.map((fact) => [fact.id, fact]));
-      });
-      gathering = { ids, found };
-    }
-    gathering.ids.add(accountId);
-    return gathering.found;
-  };
-  const accountFacts = (accountId: string): Promise<AccountFacts | null> => {
-    const remembered = known.get(accountId);
-    if (remembered) return Promise.resolve(remembered);
-    let pending = loading.get(accountId);
-    if (!pending) {
-      pending = lookUp(accountId)
-        .then((found) => {
-          const facts = found.get(accountId) ?? null;
-          if (facts) {
-            if (known.size >= KNOWN_ACCOUNTS_MAX) known.clear();
-            known.set(accountId, facts);
-          }
-          return facts;
-        })
-        .finally(() => loading.delete(accountId));
-      loading.set(accountId, pending);
-    }
-    return pending;
+  const facts = new DataLoader<string, AccountFacts | null>(
+    async (ids) => {
+      const found = new Map((await store.findAccountFacts([...ids])).map((fact) => [fact.id, fact]));
+      return ids.map((id) => found.get(id) ?? null);
+    },
+    {
+      batchScheduleFn: (dispatch) => setImmediate(dispatch),
+      cacheMap: new LRUCache<string, Promise<AccountFacts | null>>({ max: KNOWN_ACCOUNTS_MAX }),
+    },
+  );
+  const accountFacts = async (accountId: string): Promise<AccountFacts | null> => {
+    const found = await facts.load(accountId);
+    if (!found) facts.clear(accountId);
+    return found;
   };
 
   /** Checks a money request against its account and works out amount and fee, before anything is written. */
