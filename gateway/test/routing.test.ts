@@ -150,6 +150,34 @@ describe('gateway routing and edge authentication', () => {
     expect(seen).to.not.have.property('proxy-authorization');
   });
 
+  it('sets the verified user and the client address on a request that expects 100-continue too', async () => {
+    const user = '00000000-0000-4000-8000-0000000000bb';
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = httpRequest(`${gw.url}/account`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${gw.token(user)}`,
+          'content-type': 'application/json',
+          'content-length': '2',
+          expect: '100-continue',
+          'x-user-id': 'someone-else',
+          'x-forwarded-for': '203.0.113.9',
+        },
+      });
+      request.on('continue', () => request.end('{}'));
+      request.on('response', (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      request.on('error', reject);
+    });
+    expect(status).to.equal(200);
+    const seen = lastRequest(gw.upstreams.ledger).headers;
+    expect(seen['x-user-id']).to.equal(user);
+    expect(seen['x-forwarded-for']).to.equal('127.0.0.1');
+    expect(seen).to.not.have.property('expect');
+  });
+
   it('forwards the client address it derived behind a trusted load balancer, as the one X-Forwarded-For value', async () => {
     const behind = await startGatewayUnderTest({ TRUSTED_PROXIES: '127.0.0.1' });
     try {

@@ -48,8 +48,8 @@ export function gatewayEdge(): RequestHandler[] {
 }
 
 /**
- * The app's part after its edge: CORS and the per-address limit for every path, then discovery, the API docs and
- * the routed paths, each forwarded to its service. Others fall through to the kit's 404.
+ * The app's part after its edge: CORS and the per-address limit for every path, then the routed paths, each
+ * forwarded to its service, discovery and the API docs. Others fall through to the kit's 404.
  */
 export function mountGatewayRoutes(app: Express, config: GatewayConfig, deps: GatewayRoutesDeps): void {
   const trusted = splitList(config.TRUSTED_PROXIES);
@@ -59,11 +59,12 @@ export function mountGatewayRoutes(app: Express, config: GatewayConfig, deps: Ga
   if (origins.length > 0) app.use(cors({ origin: origins, exposedHeaders: EXPOSED_HEADERS, maxAge: 600 }));
   // Per client as derived under TRUSTED_PROXIES; an IPv6 client's whole /64 shares one allowance.
   if (deps.limits) app.use(rateLimit(deps.limits.address, (req) => clientAddressKey(req.ip)));
+  // First: nearly every request is a routed one, and then needs none of the layers below.
+  app.use(routedPaths(config, deps));
   app.get('/', (_req, res) => {
     res.json(discoveryBody());
   });
   app.use(apiDocsRoutes(buildOpenApiDocument()));
-  app.use(routedPaths(config, deps));
 }
 
 /**

@@ -65,7 +65,8 @@ export function createUpstreamProxy(upstream: Upstream, options: UpstreamProxyOp
   // Without an agent the proxy sends `Connection: close` and pays a TCP handshake per request.
   const agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets });
   const proxy = createProxyMiddleware<Request, Response>({
-    target: upstream.url,
+    // A URL rather than a string: the proxy would parse a string again for every request.
+    target: new URL(upstream.url),
     agent,
     proxyTimeout: options.timeoutMs,
     xfwd: true,
