@@ -95,17 +95,11 @@ const settings = {
   profile: (env.BENCH_PROFILE ?? '').split(',').filter(Boolean),
 };
 
+/**
+ * Bounds a row must stay within. Throughput rows have none: they are reported with the CPU each process spends per
+ * operation, and a change that makes one more than 20 % worse says why (bench/README.md).
+ */
 const TARGETS = {
-  gatewayRatio: 0.75,
-  depositsPerSecond: 1000,
-  depositsRatio: 0.3,
-  /** Whole deposit flow: requested through the gateway → provider webhook → credited. */
-  flowsPerSecond: 1500,
-  flowsRatio: 0.2,
-  /** The request side alone: 202s through the gateway. */
-  depositRequestsPerSecond: 2500,
-  /** Transfers settled through the gateway, by how many accounts they run among (the audit must pass too). */
-  transfersPerSecond: { 10: 500, 10_000: 1000 } as Record<number, number>,
   pacedP99Ms: 50,
   historyP99Ms: 20,
   /** The whole system idle, as a share of one core. */
@@ -219,7 +213,6 @@ async function benchReadPath(context: BenchContext): Promise<Measured> {
       errors: read.gateway.errors,
       reference: { label: 'direct', value: perSecond(read.direct.requestsPerSecond) },
       ratio,
-      target: { text: `≥ ${TARGETS.gatewayRatio}× direct`, met: ratio >= TARGETS.gatewayRatio },
       notes: [
         `${read.rounds} alternating rounds each; ratio of system CPU per request (direct ÷ via gateway): ` +
           `${cpuRatio === undefined ? 'not measured' : `${cpuRatio.toFixed(2)}×`}`,
@@ -310,9 +303,6 @@ async function benchPipeline(context: BenchContext): Promise<Measured> {
   );
   const alone = await runLedgerAlone(context, aloneCount);
   const ratio = reference ? saturated.creditedPerSecond / reference.tps : undefined;
-  const rateMet = saturated.creditedPerSecond >= TARGETS.depositsPerSecond;
-  const ratioMet = ratio !== undefined && ratio >= TARGETS.depositsRatio;
-  const missed = [!rateMet && 'rate', !ratioMet && 'ratio'].filter(Boolean).join(', ');
   const saturatedCpu = cpuOf(saturated.cpu, saturated.credited);
   const pacedCpu = cpuOf(paced.cpu, paced.credited);
   rows.push({
@@ -323,11 +313,6 @@ async function benchPipeline(context: BenchContext): Promise<Measured> {
     errors: saturated.errors,
     reference: reference ? { label: 'pgbench', value: perSecond(reference.tps) } : undefined,
     ratio,
-    target: {
-      text: `≥ ${TARGETS.depositsPerSecond.toLocaleString('en-US')}/s & ≥ ${TARGETS.depositsRatio}×`,
-      met: rateMet && ratioMet,
-      missed,
-    },
     notes: [
       `webhooks answered ${perSecond(saturated.ingestPerSecond)}; ledger queue peaked at ${saturated.maxQueueDepth} ` +
         `messages; last credit ${(saturated.drainMs / 1000).toFixed(1)} s after the last webhook`,
@@ -426,8 +411,6 @@ async function benchFlow(context: BenchContext): Promise<Measured> {
 
   const flowCpu = cpuOf(flow.cpu, flow.completed);
   const ratio = reference ? flow.completedPerSecond / reference.tps : undefined;
-  const rateMet = flow.completedPerSecond >= TARGETS.flowsPerSecond && flow.errors === 0;
-  const ratioMet = ratio !== undefined && ratio >= TARGETS.flowsRatio;
   rows.push({
     scenario: 'deposits: whole flow, gateway → provider → credit',
     opsPerSecond: flow.completedPerSecond,
@@ -436,11 +419,6 @@ async function benchFlow(context: BenchContext): Promise<Measured> {
     errors: flow.errors,
     reference: reference ? { label: 'pgbench', value: perSecond(reference.tps) } : undefined,
     ratio,
-    target: {
-      text: `≥ ${TARGETS.flowsPerSecond.toLocaleString('en-US')}/s & ≥ ${TARGETS.flowsRatio}×`,
-      met: rateMet && ratioMet,
-      missed: [!rateMet && 'rate', !ratioMet && 'ratio'].filter(Boolean).join(', '),
-    },
     notes: [
       `accepted ${perSecond(flow.acceptedPerSecond)} (202) while confirming, ${flow.rejected} refused; ` +
         `${flow.completed.toLocaleString('en-US')} of ${flow.accepted.toLocaleString('en-US')} completed, ` +
@@ -465,10 +443,6 @@ async function benchFlow(context: BenchContext): Promise<Measured> {
     latencyMs: requests.latency,
     operations: requests.accepted,
     errors: requestErrors,
-    target: {
-      text: `≥ ${TARGETS.depositRequestsPerSecond.toLocaleString('en-US')}/s`,
-      met: requests.acceptedPerSecond >= TARGETS.depositRequestsPerSecond && requestErrors === 0,
-    },
     notes: [
       `a run of its own, ${requestOptions.connections} clients, nobody confirming (sandbox off): ` +
         `${requests.rejected} refused, ` +
@@ -516,22 +490,10 @@ async function benchTransfers(context: BenchContext): Promise<Measured> {
             ratio: hot.settledPerSecond / cold.settledPerSecond,
           }
         : {}),
-      ...transferTarget(run.accounts, run.settledPerSecond, run.errors),
       notes: [`accepted ${perSecond(run.acceptedPerSecond)} (202)`, ...cpuNote(run.cpu)],
     });
   }
   return { rows, details: runs };
-}
-
-function transferTarget(accounts: number, settledPerSecond: number, errors: number) {
-  const target = TARGETS.transfersPerSecond[accounts];
-  if (target === undefined) return {};
-  return {
-    target: {
-      text: `≥ ${target.toLocaleString('en-US')}/s`,
-      met: settledPerSecond >= target && errors === 0,
-    },
-  };
 }
 
 /** Logins, next to the machine's own argon2id rate. */

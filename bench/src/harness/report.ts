@@ -1,11 +1,9 @@
 import type { LatencySummary } from './load.js';
 
 export interface Goal {
-  /** What the target says, e.g. "≥ 0.6× direct". */
+  /** What the target says, e.g. "p99 < 50 ms". */
   text: string;
   met: boolean;
-  /** Which part missed, when it did. */
-  missed?: string;
 }
 
 /** One row of the table: a measured scenario, its reference measured in the same run, and its target. */
@@ -62,7 +60,7 @@ export function renderTable(rows: readonly ScenarioRow[]): string {
     row.reference ? `${row.reference.label}: ${row.reference.value}` : '—',
     row.ratio === undefined ? '—' : `${row.ratio.toFixed(2)}×`,
     row.target?.text ?? '—',
-    row.target ? (row.target.met ? 'yes' : `NO${row.target.missed ? ` (${row.target.missed})` : ''}`) : '—',
+    row.target ? (row.target.met ? 'yes' : 'NO') : '—',
   ]);
   const numeric = new Set([1, 2, 3, 4, 5, 7]);
   const widths = header.map((title, column) =>
