@@ -6,15 +6,7 @@ import { expect } from 'chai';
 import { answers, defaultPorts } from '@payments/infra';
 import { eventually, freePortBlock } from '@payments/testkit';
 import { apiClient } from './api-client.js';
-import { depositThrough, expectBalance } from './support/pnpm-start.js';
-
-/** The pnpm running these tests (`pnpm test` sets npm_execpath), else the one on PATH: the command a user types. */
-function pnpmCommand(): [string, string[]] {
-  const execPath = process.env.npm_execpath;
-  return execPath && path.basename(execPath).startsWith('pnpm')
-    ? [process.execPath, [execPath]]
-    : ['pnpm', []];
-}
+import { depositThrough, expectBalance, pnpmCommand } from './support/pnpm-start.js';
 
 /** Whether any process is left in the process group `group`. */
 function groupAlive(group: number): boolean {

@@ -11,6 +11,7 @@ import {
   expectBalance,
   expectFailure,
   expectNothingLeft,
+  installPnpm,
   launcherOf,
   postgresOf,
   privateCheckout,
@@ -96,6 +97,7 @@ describe('pnpm start as an ordinary user (issue 18)', function () {
     await chmod(root, 0o700);
     await mkdir(user.home, { mode: 0o700 });
     await own(user.home);
+    user.pnpm = await installPnpm(user);
     checkout = privateCheckout(root, user.name);
     // What processes mode leaves: a .data only its owner may enter, with the development secrets in it.
     const data = path.join(checkout, '.data');

@@ -1,4 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { cp } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 import { answers, defaultPorts } from '@payments/infra';
@@ -9,6 +11,21 @@ import { apiClient } from '../api-client.js';
 // from a copy of the checkout placed where the case needs it.
 
 const repo = path.resolve(import.meta.dirname, '..', '..');
+/** `pnpm@<version>`, as the root package.json pins it. */
+const PNPM = (JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')) as { packageManager: string })
+  .packageManager;
+
+/**
+ * pnpm as the README runs it, `npx --yes pnpm@<version>`, never one looked up on PATH (a fresh machine has none).
+ * The tests' own pnpm (`npm_execpath`, when pnpm runs them) serves root and spares a download; another OS user
+ * cannot read it, and runs its own (`installPnpm`).
+ */
+export function pnpmCommand(user?: OsUser): [string, string[]] {
+  if (user?.pnpm) return [process.execPath, [user.pnpm]];
+  const execPath = process.env.npm_execpath;
+  if (!user && execPath && path.basename(execPath).startsWith('pnpm')) return [process.execPath, [execPath]];
+  return ['npx', ['--yes', PNPM]];
+}
 
 /**
  * A copy of the checkout at `<root>/repo`: sources copied, node_modules hard-linked (same inodes, new paths), so
@@ -77,6 +94,44 @@ export interface OsUser {
   uid: number;
   gid: number;
   home: string;
+  /** The user's own pnpm (`installPnpm`). */
+  pnpm?: string;
+}
+
+/** The login environment of `user` (PATH, HOME, USER, LANG) rather than root's. */
+function loginEnvironment(user: OsUser): Record<string, string> {
+  return {
+    PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    HOME: user.home,
+    USER: user.name,
+    LOGNAME: user.name,
+    LANG: 'C.UTF-8',
+    // A machine's own certificate authorities, where it has them (an intercepting proxy's).
+    ...(process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {}),
+  };
+}
+
+/**
+ * The README's pnpm for another OS user, in a folder of its home that it owns; returns its entry script. A copy of
+ * the pnpm running these tests (root's npx cache is closed to others), else installed by npm as that user. Not
+ * through `npx`: each start would be npx's child, and npx dies of the Ctrl-C that the start exits 0 on.
+ */
+export async function installPnpm(user: OsUser): Promise<string> {
+  const prefix = path.join(user.home, 'pnpm');
+  const running = process.env.npm_execpath;
+  if (running && path.basename(running).startsWith('pnpm')) {
+    const copy = path.join(prefix, 'node_modules', 'pnpm');
+    await cp(path.dirname(path.dirname(running)), copy, { recursive: true });
+    execFileSync('chown', ['-R', `${user.uid}:${user.gid}`, prefix]);
+    return path.join(copy, 'bin', path.basename(running));
+  }
+  execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, PNPM], {
+    uid: user.uid,
+    gid: user.gid,
+    env: loginEnvironment(user),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  return path.join(prefix, 'node_modules', 'pnpm', 'bin', 'pnpm.cjs');
 }
 
 export interface Start {
@@ -93,16 +148,9 @@ export interface Start {
  */
 export function start(cwd: string, env: Record<string, string>, user?: OsUser): Start {
   let output = '';
-  const base = user
-    ? {
-        PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-        HOME: user.home,
-        USER: user.name,
-        LOGNAME: user.name,
-        LANG: 'C.UTF-8',
-      }
-    : process.env;
-  const child = spawn('pnpm', ['start'], {
+  const base = user ? loginEnvironment(user) : process.env;
+  const [command, args] = pnpmCommand(user);
+  const child = spawn(command, [...args, 'start'], {
     cwd,
     detached: true,
     ...(user ? { uid: user.uid, gid: user.gid } : {}),
