@@ -260,6 +260,27 @@ describe('gateway routing and edge authentication', () => {
     expect(await response.text()).to.equal('{"id":"77"}');
   });
 
+  it("keeps the client's connection as the client asked, whatever Connection the service answered with", async () => {
+    gw.upstreams.identity.answer((_req, res) => {
+      res.writeHead(200, { connection: 'close', 'keep-alive': 'timeout=1' }).end('{}');
+    });
+    const headers = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      const request = httpRequest(`${gw.url}/user/77`, {
+        headers: { authorization: `Bearer ${gw.token()}`, connection: 'keep-alive' },
+      });
+      request.on('response', (response) => {
+        response.resume();
+        resolve(response.headers);
+      });
+      request.on('error', reject).end();
+    });
+    gw.upstreams.identity.answer((req, res) =>
+      res.writeHead(200).end(JSON.stringify({ upstream: 'identity', path: req.url })),
+    );
+    expect(headers.connection).to.equal('keep-alive');
+    expect(headers['keep-alive']).to.not.equal('timeout=1');
+  });
+
   it('streams a large answer back whole and relays each Set-Cookie line', async () => {
     const large = Buffer.alloc(3_000_000, 'x');
     gw.upstreams.identity.answer((_req, res) => {

@@ -42,8 +42,10 @@ const REQUEST_HEADERS_NOT_FORWARDED = [
   'proxy-authorization',
   'expect',
 ];
-// The proxy sets Connection for the client's own connection, and Node frames the answer.
+// The service's Connection concerns the pool's connection: the proxy sets the client's own instead, and Node
+// frames the answer.
 const RESPONSE_HEADERS_NOT_RELAYED = [
+  'connection',
   'keep-alive',
   'proxy-connection',
   'trailer',
