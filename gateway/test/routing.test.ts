@@ -345,7 +345,7 @@ describe('gateway routing and edge authentication', () => {
   });
 
   it('sets on a proxied answer every security header it sets on its own answers, with the same values', async () => {
-    // /health is answered by the gateway's Express app (helmet itself); /accounts is proxied without Express.
+    // /health is the gateway's own answer; /accounts a service's answer, passed through the proxy.
     const own = await gw.fetch('/health');
     const proxied = await gw.fetch('/accounts', { token: gw.token() });
     expect(proxied.status).to.equal(200);

@@ -55,7 +55,6 @@ export function retirementHeaders(
 /**
  * Resolves the API version, strips a `/v1.x` prefix (keeping it in `X-Forwarded-Prefix` so services and problem
  * `instance`s still name the path the client used), forwards the version to services and echoes it to the client.
- * The proxied routes do the same without Express (proxied-routes.ts).
  */
 export function versioning(
   lifecycle: Partial<Record<ApiVersion, VersionLifecycle>> = VERSION_LIFECYCLE,
