@@ -48,15 +48,19 @@ export function startPoller(options: PollerOptions): Poller {
     clearTimeout(timer);
     if (stopped || running) return;
     const at = Math.min(pollAt, asked[0] ?? Infinity);
-    timer = setTimeout(run, Math.max(0, at - Date.now()));
+    timer = setTimeout(() => run(at), Math.max(0, at - Date.now()));
     timer.unref();
   };
 
-  const runs = async () => {
+  /** `due`: the time the timer that started these runs was set for. */
+  const runs = async (due: number) => {
     let worked = false;
     do {
       again = false;
-      const now = Date.now();
+      // Node's timers may fire a millisecond before Date.now() reaches the time they were set for: what they were
+      // set for is served all the same, or it would bring a second run right behind this one.
+      const now = Math.max(Date.now(), due);
+      due = 0;
       let served = 0;
       while (served < asked.length && asked[served]! <= now) served += 1;
       asked.splice(0, served);
@@ -70,14 +74,14 @@ export function startPoller(options: PollerOptions): Poller {
     delayMs = worked ? intervalMs : Math.min(delayMs * 2, idleMaxMs);
   };
 
-  function run() {
+  function run(due = 0) {
     if (stopped) return;
     if (running) {
       again = true;
       return;
     }
     clearTimeout(timer);
-    running = runs().finally(() => {
+    running = runs(due).finally(() => {
       running = null;
       pollAt = Date.now() + delayMs;
       arm();

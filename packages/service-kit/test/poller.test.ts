@@ -94,6 +94,21 @@ describe('poller', function () {
     expect(after[1]).to.be.within(300, 550);
   });
 
+  it('serves a time asked for once, even when its timer fires before the clock reaches that time', async () => {
+    const realNow = Date.now.bind(Date);
+    const { poller, starts } = recordedPoller({ intervalMs: 10_000, idleMaxMs: 10_000 });
+    poller.wakeAt(realNow() + 50);
+    // From now on the wall clock is 5 ms behind the timer's, as Date.now() can be a millisecond behind Node's timers.
+    Date.now = () => realNow() - 5;
+    try {
+      await sleep(200);
+      await poller.stop();
+    } finally {
+      Date.now = realNow;
+    }
+    expect(starts).to.have.length(1);
+  });
+
   it('never runs twice at once; a wake during a run brings one more right after it', async () => {
     const { poller, starts, overlapped } = recordedPoller({ intervalMs: 10, idleMaxMs: 10, runMs: 100 });
     await sleep(50);
