@@ -15,6 +15,7 @@ import {
 } from '@payments/testkit';
 import { apiClient } from './api-client.js';
 import { expectBooksBalance } from './support/ledger-audit.js';
+import { pnpmCommand } from './support/pnpm-start.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -53,12 +54,6 @@ async function expectAssetsServed(system: TestSystem): Promise<void> {
   const docs = await api.get('/docs/assets/swagger-ui-bundle.js');
   expect(docs.status).to.equal(200);
   expect(docs.text.length).to.be.greaterThan(100_000);
-}
-
-/** The pnpm running these tests (`pnpm test` names itself in npm_execpath), else the one on PATH. */
-function pnpmCommand(): string {
-  const execPath = process.env.npm_execpath;
-  return execPath && /pnpm/.test(path.basename(execPath)) ? `${process.execPath} ${execPath}` : 'pnpm';
 }
 
 /**
@@ -252,7 +247,7 @@ describe('the production images’ contents: per service, compiled code and prod
     folders = await mkdtemp(path.join(tmpdir(), 'payments-deploy-'));
     await run('bash', ['infra/deploy-folders.sh', folders], {
       cwd: ROOT,
-      env: { ...process.env, PNPM: pnpmCommand() },
+      env: { ...process.env, PNPM: pnpmCommand().flat().join(' ') },
       timeout: 240_000,
     });
     system = await startSystem({ runtime: { deployedAt: folders }, env: PLAIN_NODE });

@@ -21,10 +21,14 @@ const PNPM = (JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')) 
  * cannot read it, and runs its own (`installPnpm`).
  */
 export function pnpmCommand(user?: OsUser): [string, string[]] {
-  if (user?.pnpm) return [process.execPath, [user.pnpm]];
+  const own = user ? user.pnpm : runningPnpm();
+  return own ? [process.execPath, [own]] : ['npx', ['--yes', PNPM]];
+}
+
+/** The entry script of the pnpm running these tests (`pnpm test` names itself in npm_execpath), if pnpm does. */
+function runningPnpm(): string | undefined {
   const execPath = process.env.npm_execpath;
-  if (!user && execPath && path.basename(execPath).startsWith('pnpm')) return [process.execPath, [execPath]];
-  return ['npx', ['--yes', PNPM]];
+  return execPath && path.basename(execPath).startsWith('pnpm') ? execPath : undefined;
 }
 
 /**
@@ -118,8 +122,8 @@ function loginEnvironment(user: OsUser): Record<string, string> {
  */
 export async function installPnpm(user: OsUser): Promise<string> {
   const prefix = path.join(user.home, 'pnpm');
-  const running = process.env.npm_execpath;
-  if (running && path.basename(running).startsWith('pnpm')) {
+  const running = runningPnpm();
+  if (running) {
     const copy = path.join(prefix, 'node_modules', 'pnpm');
     await cp(path.dirname(path.dirname(running)), copy, { recursive: true });
     execFileSync('chown', ['-R', `${user.uid}:${user.gid}`, prefix]);

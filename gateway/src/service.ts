@@ -1,4 +1,3 @@
-import type { RequestHandler } from 'express';
 import {
   connectBus,
   createHttpApp,
@@ -119,15 +118,7 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
         { name: 'revocations', check: followed.sync.isLoaded },
       ],
     },
-    (app) =>
-      mountGatewayRoutes(app, config, {
-        limits,
-        verifier,
-        metrics,
-        proxies: Object.fromEntries(
-          Object.entries(proxies).map(([name, proxy]) => [name, proxy.handler]),
-        ) as Record<UpstreamName, RequestHandler>,
-      }),
+    (app) => mountGatewayRoutes(app, config, { limits, verifier, metrics, proxies }),
   );
   const address = await serveHttp(
     'gateway',

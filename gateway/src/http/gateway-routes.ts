@@ -18,6 +18,7 @@ import { buildOpenApiDocument } from '../openapi/openapi-document.js';
 import { pathTemplateOf } from '../openapi/operations.js';
 import { apiDocsRoutes } from './api-docs.js';
 import { rateLimit } from './rate-limiting.js';
+import type { UpstreamProxy } from './upstream-proxy.js';
 import { versioning } from './versioning.js';
 
 export interface RateLimits {
@@ -29,7 +30,7 @@ export interface GatewayRoutesDeps {
   limits: RateLimits | null;
   verifier: TokenVerifier;
   metrics: Metrics;
-  proxies: Record<UpstreamName, RequestHandler>;
+  proxies: Record<UpstreamName, UpstreamProxy>;
 }
 
 /** What a browser may read from our responses when CORS is on. */
@@ -104,7 +105,7 @@ function routedPaths(config: GatewayConfig, deps: GatewayRoutesDeps): Router {
       route: entry.pattern,
     });
     res.on('finish', () => end({ status: res.statusCode }));
-    return deps.proxies[entry.upstream](req, res, next);
+    return deps.proxies[entry.upstream].handler(req, res, next);
   });
   return router;
 }

@@ -48,10 +48,7 @@ export function sendProblem(res: Response, problem: Problem, headers: Record<str
 }
 
 /** Turns anything thrown into a problem; unknown errors become a 500 that reveals nothing. */
-export function toProblem(
-  error: unknown,
-  req: Request,
-): { problem: Problem; headers?: Record<string, string> } {
+function toProblem(error: unknown, req: Request): { problem: Problem; headers?: Record<string, string> } {
   const instance = requestPath(req);
   if (error instanceof AppError) {
     return {
