@@ -22,7 +22,7 @@ COPY pnpm-lock.yaml pnpm-workspace.yaml ./
 RUN pnpm fetch
 COPY . .
 RUN pnpm install --frozen-lockfile --offline \
- && bash infra/deploy-folders.sh /deploy
+ && PNPM=pnpm bash infra/deploy-folders.sh /deploy
 
 FROM ${RUNTIME_IMAGE} AS runtime
 ARG SERVICE=gateway

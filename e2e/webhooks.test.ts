@@ -19,6 +19,7 @@ import { apiClient, type ApiClient, type ApiResponse } from './api-client.js';
 import { sleep } from './support/concurrency.js';
 import { tapEvents, type EventTap } from './support/event-tap.js';
 import { expectBooksBalance } from './support/ledger-audit.js';
+import { pnpmCommand } from './support/pnpm-start.js';
 import { nowSeconds, providerEvent, providerSignature as signature } from './support/provider-events.js';
 import { portsOf, startCopy } from './support/system-copies.js';
 
@@ -512,7 +513,8 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
         AMQP_URL: (await findInfrastructure()).amqpUrl,
         AMQP_NAMESPACE: system.environment('ledger').AMQP_NAMESPACE,
       };
-      const dlq = (...args: string[]) => run('pnpm', ['--silent', 'dlq', ...args], { env, cwd: ROOT });
+      const [pnpm, pnpmArgs] = pnpmCommand();
+      const dlq = (...args: string[]) => run(pnpm, [...pnpmArgs, '--silent', 'dlq', ...args], { env, cwd: ROOT });
       const listed = await dlq('list', 'ledger');
       expect(listed.stdout.trim().split('\n')).to.deep.equal([poison, strandedEvent]);
       expect(listed.stderr).to.match(/2 dead letter\(s\) listed/);

@@ -7,7 +7,7 @@
 #
 #   bash infra/deploy-folders.sh OUT_DIR [service ...]     # default: every service and the provisioner
 #
-# The Dockerfile runs this in its build stage; PNPM names another pnpm command (e.g. "npx --yes pnpm@10.34.8").
+# The Dockerfile runs this in its build stage. pnpm is run as infra/pnpm.sh says (PNPM names another command).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,7 +15,8 @@ out=${1:?usage: bash infra/deploy-folders.sh OUT_DIR [service ...]}
 shift
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-PNPM=${PNPM:-pnpm}
+# shellcheck source=pnpm.sh
+source infra/pnpm.sh
 
 declare -A PACKAGES=(
   [identity]=@payments/identity
@@ -34,13 +35,13 @@ for name in "$@"; do
   [ -n "${PACKAGES[$name]:-}" ] || { echo "unknown service: $name (one of: ${!PACKAGES[*]})" >&2; exit 2; }
 done
 
-$PNPM build
+pnpm build
 
 for name in "$@"; do
   rm -rf "${out:?}/$name"
   # pnpm 10 deploys from the lockfile only with injected workspace packages; asked for here alone, because the
   # development install must keep its workspace links (an edit in packages/ is seen at once).
-  $PNPM --filter "${PACKAGES[$name]}" deploy --prod --prefer-offline --config.inject-workspace-packages=true \
+  pnpm --filter "${PACKAGES[$name]}" deploy --prod --prefer-offline --config.inject-workspace-packages=true \
     "$out/$name" >/dev/null
   # Nothing here is read at run time: the lockfile pnpm leaves, type declarations, source maps, documentation.
   rm -f "$out/$name/pnpm-lock.yaml"

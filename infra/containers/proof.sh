@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The full proof that the system runs in containers on this machine (issue 14, section 3), one command, as root:
+# The full proof that the system runs in containers on this machine, one command, as root:
 #  1. up.sh: base images (local stand-ins when nothing can be pulled), the services' images built with no network,
 #     .env, and `compose up` with ledger ×1, webhook-ingest ×2, gateway ×2 behind the edge;
 #  2. the deposit flow and the CLI through the edge on 127.0.0.1 (scripts/containers-check.ts; with --smoke also
@@ -35,6 +35,8 @@ export GATEWAY_PUBLISHED_PORT=${GATEWAY_PUBLISHED_PORT:-18080}
 export GATEWAY_URL=http://127.0.0.1:$GATEWAY_PUBLISHED_PORT
 summary=()
 note() { summary+=("$*"); echo "[proof] $*" >&2; }
+# shellcheck source=../pnpm.sh
+source infra/pnpm.sh
 tsx() { node --conditions=development --import tsx "$@"; }
 compose() { bash "$here/compose.sh" "$@"; }
 finish() {

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { buildWorkspace } from './build.js';
 import { findInfrastructure, RUN_CONTAINERS_ENV, stopContainers } from './infrastructure.js';
 import { TEST_RUNTIME_ENV } from './system.js';
@@ -13,6 +14,7 @@ import { TEST_RUNTIME_ENV } from './system.js';
  * what to start; a test that needs none still runs.
  */
 export async function mochaGlobalSetup(): Promise<void> {
+  shadowToolsAgain();
   await compileForTestSystems();
   const infrastructure = await findInfrastructure().catch(() => null);
   if (infrastructure?.source !== 'containers') return;
@@ -24,6 +26,16 @@ export async function mochaGlobalSetup(): Promise<void> {
   // modules in this process (e2e/production-build.test.ts gets one), would start a pair of its own that nothing
   // removes.
   process.env[RUN_CONTAINERS_ENV] = '1';
+}
+
+/**
+ * `.ci/run` puts failing stand-ins for pnpm, tsx and mocha first on PATH (SHADOWED_TOOLS names their directory), as
+ * on a machine with only Node and npm. npx and pnpm put their own directories ahead of it on the way here, so it
+ * goes first again: a test that starts one of them by name fails in CI, as it would there.
+ */
+function shadowToolsAgain(): void {
+  const standIns = process.env.SHADOWED_TOOLS;
+  if (standIns) process.env.PATH = [standIns, process.env.PATH].join(path.delimiter);
 }
 
 /**
