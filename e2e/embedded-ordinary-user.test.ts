@@ -24,7 +24,7 @@ import {
   type Start,
 } from './support/pnpm-start.js';
 
-// `pnpm start` as an ordinary OS user (issue 18): a throwaway system user made for the run, its checkout under a
+// `pnpm start` as an ordinary OS user: a throwaway system user made for the run, its checkout under a
 // 0700 directory it owns, the 0700 .data processes mode leaves, a second start after SIGKILL with the data kept, a
 // stale postmaster.pid naming another of its processes, and a .data it cannot write. PostgreSQL runs as that user.
 
@@ -74,7 +74,7 @@ function removeUser(user: OsUser) {
   }
 }
 
-describe('pnpm start as an ordinary user (issue 18)', function () {
+describe('pnpm start as an ordinary user', function () {
   this.timeout(300_000);
   let root = '';
   let checkout: string;

@@ -27,12 +27,12 @@ import {
   type Start,
 } from './support/pnpm-start.js';
 
-// `pnpm start` from where users start it (issue 18), as root: a checkout only its owner can enter, a `.data` left by
+// `pnpm start` from where users start it, as root: a checkout only its owner can enter, a `.data` left by
 // processes mode, a second start after the first was killed with SIGKILL, a stale postmaster.pid, ports held by
 // other programs, Ctrl-C while starting, and each failure that is cheap to provoke. One cluster serves the cases
 // that need one; the ordinary user's cases are in embedded-ordinary-user.test.ts.
 
-describe('pnpm start from anywhere (issue 18)', function () {
+describe('pnpm start from anywhere', function () {
   this.timeout(300_000);
   let root: string;
   let scratch: string;
@@ -225,7 +225,7 @@ describe('pnpm start from anywhere (issue 18)', function () {
   describe('each failure ends in one sentence, a non-zero exit and nothing running', () => {
     const invalid: [string, string, string][] = [
       ['GATEWAY_PORT', 'abc', 'GATEWAY_PORT must be a port number from 1 to 65535, not "abc"'],
-      ['SERVICES_PORT_BASE', '65533', 'SERVICES_PORT_BASE must be a port number from 1 to 65530'],
+      ['SERVICES_PORT_BASE', '65533', 'SERVICES_PORT_BASE must be a port number from 1 to 65529'],
       ['EMBEDDED_POSTGRES_PORT', '0', 'EMBEDDED_POSTGRES_PORT must be a port number'],
       ['PAYMENTS_MODE', 'embeded', 'PAYMENTS_MODE must be one of auto, embedded, not "embeded"'],
       ['LOG_LEVEL', 'loud', 'LOG_LEVEL must be one of'],

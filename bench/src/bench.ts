@@ -65,7 +65,7 @@ const settings = {
    * The saturated confirmations and the whole flow each run once, unmeasured, for this long before their measured
    * run: a freshly started service is still compiling its hot paths, and its tables and caches are cold. Measured
    * with perf across the whole flow: V8's optimising compiler took ~19 % of each service's CPU 2 s into the load,
-   * 5–11 % at 10 s and 2–5 % after 30 s (bench/README.md, ninth session).
+   * 5–11 % at 10 s and 2–5 % after 30 s (bench/README.md, "Where the CPU goes").
    */
   warmupSeconds: integer('BENCH_WARMUP_SECONDS', 10),
   idleSeconds: integer('BENCH_IDLE_SECONDS', 30),

@@ -7,7 +7,7 @@ import { answers, defaultPorts } from '@payments/infra';
 import { eventually, freePort, freePortBlock } from '@payments/testkit';
 import { apiClient } from '../api-client.js';
 
-// `pnpm start` driven as a user drives it (issue 18): in a process group of its own, as root or as another OS user,
+// `pnpm start` driven as a user drives it: in a process group of its own, as root or as another OS user,
 // from a copy of the checkout placed where the case needs it.
 
 const repo = path.resolve(import.meta.dirname, '..', '..');

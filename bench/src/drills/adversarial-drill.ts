@@ -136,7 +136,7 @@ const attemptsOf = (operations: Record<string, number>, attack: string) =>
     .reduce((sum, [, n]) => sum + n, 0);
 
 /**
- * The adversarial drill: concurrent attackers mount the money attacks of issue 13 (FX cycling, fee splitting, late
+ * The adversarial drill: concurrent attackers mount the money attacks (FX cycling, fee splitting, late
  * payouts after the hold expiry, deletion racing money) alongside honest customers, against a system that
  * charges percentage fees and expires holds after 3 s. Then it proves nobody gained and nothing was lost.
  */
