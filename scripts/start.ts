@@ -4,7 +4,6 @@ import path from 'node:path';
 import {
   answers,
   declareBrokerTopology,
-  defaultPorts,
   deployedServices,
   HOW_TO_ENABLE_BROKER_ADMIN,
   isSuperuser,
@@ -17,79 +16,32 @@ import {
   type SystemLogins,
 } from '@payments/infra';
 import type { Deployment } from '@payments/contracts';
+import { readLauncherSettings, type LauncherSettings } from './launcher-config.js';
 
 // `pnpm start`: the whole system with the gateway on http://localhost:8080. Separate processes against
 // DATABASE_URL/AMQP_URL or the local services when they answer; otherwise one embedded process.
-
-const env = process.env;
-
-/** A variable as set: an empty value counts as unset, as for the services. */
-const setting = (name: string): string | undefined => (env[name] === '' ? undefined : env[name]);
-
-/** A port variable, or a range's base when `span` ports follow it: a whole number that leaves the range in 1–65535. */
-function portSetting(name: string, fallback: number, span = 0): number {
-  const raw = setting(name);
-  if (raw === undefined) return fallback;
-  const port = Number(raw);
-  if (!/^\d+$/.test(raw) || port < 1 || port + span > 65535)
-    throw new Error(`${name} must be a port number from 1 to ${65535 - span}, not ${JSON.stringify(raw)}.`);
-  return port;
-}
-
-/** A variable that takes one of a few values. */
-function choiceSetting<T extends string>(name: string, choices: readonly T[], fallback: T): T {
-  const raw = setting(name) ?? fallback;
-  if (!(choices as readonly string[]).includes(raw))
-    throw new Error(`${name} must be one of ${choices.join(', ')}, not ${JSON.stringify(raw)}.`);
-  return raw as T;
-}
-
-/** Every variable the launcher reads, checked before anything starts: a bad one is named in one sentence. */
-function readSettings() {
-  const gatewayPort = portSetting('GATEWAY_PORT', 8080);
-  const servicesBase = portSetting('SERVICES_PORT_BASE', 3000, 5);
-  return {
-    mode: choiceSetting('PAYMENTS_MODE', ['auto', 'embedded'], 'auto'),
-    dataDir: path.resolve(setting('DATA_DIR') ?? '.data'),
-    ports: defaultPorts(gatewayPort, servicesBase),
-    postgresPort: portSetting('EMBEDDED_POSTGRES_PORT', 54329),
-    nodeEnv: choiceSetting('NODE_ENV', ['development', 'test', 'production'], 'development'),
-    logLevel: choiceSetting(
-      'LOG_LEVEL',
-      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
-      'info',
-    ),
-    sandbox: choiceSetting('SANDBOX_ENABLED', ['true', 'false'], 'true') === 'true',
-  };
-}
-
-type Settings = ReturnType<typeof readSettings>;
-
-const probe = {
-  postgres: env.PAYMENTS_PROBE_POSTGRES ?? '127.0.0.1:5432',
-  amqp: env.PAYMENTS_PROBE_AMQP ?? '127.0.0.1:5672',
-};
 
 const reachable = async (address: string) => {
   const [host, port] = address.split(':');
   return answers(host ?? '127.0.0.1', Number(port));
 };
 
-async function chooseMode(settings: Settings): Promise<{
+async function chooseMode(settings: LauncherSettings): Promise<{
   mode: 'processes' | 'embedded';
   postgresUrl?: string;
   amqpUrl?: string;
   why: string;
 }> {
   if (settings.mode === 'embedded') return { mode: 'embedded', why: 'PAYMENTS_MODE=embedded' };
-  if (env.DATABASE_URL && env.AMQP_URL) {
+  if (settings.databaseUrl && settings.amqpUrl) {
     return {
       mode: 'processes',
-      postgresUrl: env.DATABASE_URL,
-      amqpUrl: env.AMQP_URL,
+      postgresUrl: settings.databaseUrl,
+      amqpUrl: settings.amqpUrl,
       why: 'DATABASE_URL and AMQP_URL are set',
     };
   }
+  const { probe } = settings;
   const [pg, amqp] = await Promise.all([reachable(probe.postgres), reachable(probe.amqp)]);
   if (pg && amqp) {
     return {
@@ -160,7 +112,10 @@ function developmentBanner(secretsFile: string, sandbox: boolean): string {
 }
 
 /** The variable that moves each port, for the sentence that says it is taken. */
-function portVariables(ports: Partial<Settings['ports']>, postgresPort?: number): Map<number, string> {
+function portVariables(
+  ports: Partial<LauncherSettings['ports']>,
+  postgresPort?: number,
+): Map<number, string> {
   const variables = new Map<number, string>();
   if (postgresPort !== undefined) variables.set(postgresPort, 'EMBEDDED_POSTGRES_PORT');
   for (const [service, port] of Object.entries(ports))
@@ -172,7 +127,7 @@ const takenPort = (port: number, variable: string) =>
   `Port ${port} is taken by another program; set ${variable} to move it (gateway GATEWAY_PORT, services SERVICES_PORT_BASE + 1 … + 6, embedded PostgreSQL EMBEDDED_POSTGRES_PORT).`;
 
 /** Refuses, in one sentence, a port something else already listens on, before anything starts. */
-async function checkPorts(ports: Partial<Settings['ports']>, postgresPort?: number): Promise<void> {
+async function checkPorts(ports: Partial<LauncherSettings['ports']>, postgresPort?: number): Promise<void> {
   for (const [port, variable] of portVariables(ports, postgresPort)) {
     if (port === postgresPort) continue; // an orphan of our own may hold it: the embedded start looks first
     if (await answers('127.0.0.1', port)) throw new Error(takenPort(port, variable));
@@ -180,7 +135,7 @@ async function checkPorts(ports: Partial<Settings['ports']>, postgresPort?: numb
 }
 
 /** One sentence for any failure: a listen that lost a race for its port is named with its variable too. */
-function sentence(error: unknown, settings?: Settings): string {
+function sentence(error: unknown, settings?: LauncherSettings): string {
   const failure = error as { code?: string; port?: number; message?: string } | undefined;
   if (failure?.code === 'EADDRINUSE' && failure.port !== undefined && settings)
     return takenPort(
@@ -224,7 +179,7 @@ async function developmentSecrets(dataDir: string) {
 class Interrupted extends Error {}
 
 const abort = new AbortController();
-let settings: Settings | undefined;
+let settings: LauncherSettings | undefined;
 let system: { stop(): Promise<void> } | undefined;
 let stopping = false;
 let failed = false;
@@ -261,7 +216,7 @@ function onSignal(signal: NodeJS.Signals): void {
 }
 
 async function main() {
-  settings = readSettings();
+  settings = readLauncherSettings();
   const { dataDir, ports, postgresPort, sandbox } = settings;
   process.removeAllListeners('SIGINT').removeAllListeners('SIGTERM').removeAllListeners('SIGHUP');
   process.on('SIGINT', onSignal);

@@ -1,45 +1,85 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { BusConfig, CommonConfig, PortNumber, TokenConfig, Url } from '@payments/service-kit';
 
-const Seconds = (fallback: number) => Type.Integer({ minimum: 1, default: fallback });
-const Count = (fallback: number) => Type.Integer({ minimum: 1, default: fallback });
+const Seconds = (fallback: number, description: string) =>
+  Type.Integer({ minimum: 1, default: fallback, description });
+const Count = (fallback: number, description: string) =>
+  Type.Integer({ minimum: 1, default: fallback, description });
+const Upstream = (fallback: string, service: string) =>
+  Url({ default: fallback, description: `Where ${service} answers` });
 
 export const GatewayConfigSchema = Type.Object({
   ...CommonConfig,
   PORT: PortNumber(8080),
-  /** Wins over PORT, so a launcher can give every process one environment. */
-  GATEWAY_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
-  IDENTITY_URL: Url('http://127.0.0.1:3001'),
-  LEDGER_URL: Url('http://127.0.0.1:3002'),
-  CURRENCY_URL: Url('http://127.0.0.1:3003'),
-  WEBHOOK_INGEST_URL: Url('http://127.0.0.1:3004'),
-  WEBHOOK_DELIVERY_URL: Url('http://127.0.0.1:3006'),
-  /** Defaults to identity's `/.well-known/jwks.json`. */
-  JWKS_URL: Type.Optional(Url()),
+  GATEWAY_PORT: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 65535,
+      description: 'Wins over PORT, so a launcher can give every process one environment',
+    }),
+  ),
+  IDENTITY_URL: Upstream('http://127.0.0.1:3001', 'identity'),
+  LEDGER_URL: Upstream('http://127.0.0.1:3002', 'the ledger'),
+  CURRENCY_URL: Upstream('http://127.0.0.1:3003', 'currency'),
+  WEBHOOK_INGEST_URL: Upstream('http://127.0.0.1:3004', 'webhook-ingest'),
+  WEBHOOK_DELIVERY_URL: Upstream('http://127.0.0.1:3006', 'webhook-delivery'),
+  JWKS_URL: Type.Optional(
+    Url({ description: "The token keys; unset, identity's `/.well-known/jwks.json` (from IDENTITY_URL)" }),
+  ),
   ...TokenConfig,
-  /** Revocation events arrive over the bus only when one is configured (or injected). */
-  AMQP_URL: Type.Optional(Url()),
+  AMQP_URL: Type.Optional(
+    Url({
+      description: 'The broker revocation events arrive on; unset, revocations are reloaded from identity',
+    }),
+  ),
   AMQP_NAMESPACE: BusConfig.AMQP_NAMESPACE,
-  /** Without a bus (no AMQP_URL), how often the revocations in force are loaded again from identity. */
-  REVOCATIONS_RELOAD_SECONDS: Seconds(15),
-  /** How long a service may stay silent (connecting, or mid-answer) before the request is answered 503. */
-  UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10_000 }),
-  /** Keep-alive connections to each service at most; further requests wait for a free one. */
-  UPSTREAM_MAX_SOCKETS: Type.Integer({ minimum: 1, default: 256 }),
-  /** Larger bodies are refused: announced by Content-Length before they reach a service, chunked ones as they stream. */
-  MAX_BODY_BYTES: Type.Integer({ minimum: 1, default: 1_048_576 }),
-  RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
-  RATE_LIMIT_ADDRESS_POINTS: Count(100),
-  RATE_LIMIT_ADDRESS_WINDOW_SECONDS: Seconds(10),
-  RATE_LIMIT_USER_POINTS: Count(10_000),
-  RATE_LIMIT_USER_WINDOW_SECONDS: Seconds(86_400),
-  /** Shares the counters between gateway processes. */
-  REDIS_URL: Type.Optional(Url()),
-  RATE_LIMIT_KEY_PREFIX: Type.String({ default: 'payments-gateway', pattern: '^[\\w.:-]+$' }),
-  /** Comma-separated addresses or subnets whose X-Forwarded-For is believed. */
-  TRUSTED_PROXIES: Type.String({ default: '' }),
-  /** Comma-separated origins allowed by CORS; empty turns CORS off. */
-  CORS_ORIGINS: Type.String({ default: '' }),
+  REVOCATIONS_RELOAD_SECONDS: Seconds(
+    15,
+    'Without a bus (no AMQP_URL), how often the revocations in force are loaded again from identity',
+  ),
+  UPSTREAM_TIMEOUT_MS: Type.Integer({
+    minimum: 1,
+    default: 10_000,
+    description:
+      'How long a service may stay silent (connecting, or mid-answer) before the request is answered 503',
+  }),
+  UPSTREAM_MAX_SOCKETS: Type.Integer({
+    minimum: 1,
+    default: 256,
+    description: 'Keep-alive connections to each service at most; further requests wait for a free one',
+  }),
+  MAX_BODY_BYTES: Type.Integer({
+    minimum: 1,
+    default: 1_048_576,
+    description:
+      'Larger bodies are answered 413: announced by Content-Length before they reach a service, chunked ones as they stream',
+  }),
+  RATE_LIMIT_ENABLED: Type.Boolean({
+    default: true,
+    description: 'Rate limits per client address and per user',
+  }),
+  RATE_LIMIT_ADDRESS_POINTS: Count(100, 'Requests per client address per window'),
+  RATE_LIMIT_ADDRESS_WINDOW_SECONDS: Seconds(10, 'The per-address window'),
+  RATE_LIMIT_USER_POINTS: Count(10_000, 'Requests per signed-in user per window'),
+  RATE_LIMIT_USER_WINDOW_SECONDS: Seconds(86_400, 'The per-user window'),
+  REDIS_URL: Type.Optional(
+    Url({
+      description: 'Shares the rate-limit counters between gateway processes; unset, each counts alone',
+    }),
+  ),
+  RATE_LIMIT_KEY_PREFIX: Type.String({
+    default: 'payments-gateway',
+    pattern: '^[\\w.:-]+$',
+    description: 'Prefix of the counters in Redis',
+  }),
+  TRUSTED_PROXIES: Type.String({
+    default: '',
+    description: 'Comma-separated addresses or subnets whose X-Forwarded-For is believed (an edge proxy)',
+  }),
+  CORS_ORIGINS: Type.String({
+    default: '',
+    description: 'Comma-separated origins allowed by CORS; empty turns CORS off',
+  }),
 });
 
 export type GatewayConfig = Static<typeof GatewayConfigSchema>;

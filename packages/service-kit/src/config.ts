@@ -7,24 +7,49 @@ export class ConfigError extends Error {
 
 const ajv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: false });
 
+/**
+ * Every variable a schema names carries a `description`, and `production` when NODE_ENV=production refuses some
+ * values or requires it: docs/configuration.md is generated from these (scripts/configuration-reference.ts).
+ */
+export interface VariableNotes {
+  description: string;
+  production?: string;
+}
+
 /** Variables every service reads. Services extend this with their own. */
 export const CommonConfig = {
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('test'), Type.Literal('production')], {
     default: 'development',
+    description: 'production refuses development secrets and unsafe switches (the last column)',
   }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
-    { default: 'info' },
+    { default: 'info', description: 'The least severe level logged' },
   ),
-  HOST: Type.String({ default: '127.0.0.1' }),
-  /** The deployment's service credential for `/internal/*` and `/metrics`; comma-separated during a rotation. */
-  SERVICE_TOKEN: Type.Optional(Type.String()),
+  HOST: Type.String({ default: '127.0.0.1', description: 'The address to listen on' }),
+  SERVICE_TOKEN: Type.Optional(
+    Type.String({
+      description:
+        "The deployment's service credential for `/internal/*` and `/metrics`; comma-separated during a rotation " +
+        '(the first is sent, all are accepted). Elsewhere a development value',
+      production: 'required, each at least 32 characters; the development value is refused',
+    }),
+  ),
 } satisfies TProperties;
 
 export const PortNumber = (fallback: number) =>
-  Type.Integer({ minimum: 0, maximum: 65535, default: fallback });
-export const Url = (fallback?: string) =>
-  Type.String({ pattern: '^[a-z][a-z0-9+.-]*://', ...(fallback ? { default: fallback } : {}) });
+  Type.Integer({ minimum: 0, maximum: 65535, default: fallback, description: 'The port to listen on' });
+
+/** A URL variable; without a default it is optional only where wrapped in Type.Optional. */
+export const Url = (notes: VariableNotes & { default?: string }) =>
+  Type.String({ pattern: '^[a-z][a-z0-9+.-]*://', ...notes });
+
+/** The service's own PostgreSQL database, named `database` on the local server by default. */
+export const DatabaseUrl = (database: string) =>
+  Url({
+    default: `postgres://postgres@127.0.0.1:5432/${database}`,
+    description: "This service's PostgreSQL database (its migrations run on start)",
+  });
 
 /**
  * Reads the variables named by `schema` from the environment once, coerces and validates them, and throws a

@@ -23,14 +23,26 @@ export interface RunningService {
 }
 
 export const BusConfig = {
-  AMQP_URL: Url('amqp://guest:guest@127.0.0.1:5672'),
-  /** Prefix for exchange and queue names, so test runs and tenants never share a queue. */
-  AMQP_NAMESPACE: Type.String({ default: '', pattern: '^[a-z0-9.-]*$' }),
+  AMQP_URL: Url({
+    default: 'amqp://guest:guest@127.0.0.1:5672',
+    description: 'The RabbitMQ broker events travel on',
+  }),
+  AMQP_NAMESPACE: Type.String({
+    default: '',
+    pattern: '^[a-z0-9.-]*$',
+    description: 'Prefix for exchange and queue names, so test runs and tenants never share a queue',
+  }),
 };
 
 export const TokenConfig = {
-  JWT_ISSUER: Type.String({ default: 'payments-identity' }),
-  JWT_AUDIENCE: Type.String({ default: 'payments-api' }),
+  JWT_ISSUER: Type.String({
+    default: 'payments-identity',
+    description: "Access tokens' `iss`, issued and required",
+  }),
+  JWT_AUDIENCE: Type.String({
+    default: 'payments-api',
+    description: "Access tokens' `aud`, issued and required",
+  }),
 };
 
 /** `events_dead_lettered_total{queue}`: events a consumer gave up on, sent to the queue's dead-letter queue. */

@@ -5,7 +5,7 @@ import { CommonConfig, ConfigError, loadConfig, PortNumber, Url } from '../src/c
 const Schema = Type.Object({
   ...CommonConfig,
   PORT: PortNumber(3000),
-  DATABASE_URL: Url(),
+  DATABASE_URL: Url({ description: 'A database' }),
   MAX_AMOUNT: Type.Integer({ minimum: 1, default: 1000 }),
 });
 

@@ -1,5 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { BusConfig, CommonConfig, ConfigError, PortNumber, splitList, Url } from '@payments/service-kit';
+import {
+  BusConfig,
+  CommonConfig,
+  ConfigError,
+  DatabaseUrl,
+  PortNumber,
+  splitList,
+  Url,
+} from '@payments/service-kit';
 import {
   catalogueEntries,
   createCatalogue,
@@ -10,15 +18,30 @@ import {
 export const CurrencyConfigSchema = Type.Object({
   ...CommonConfig,
   PORT: PortNumber(3003),
-  DATABASE_URL: Url('postgres://postgres@127.0.0.1:5432/payments_currency'),
+  DATABASE_URL: DatabaseUrl('payments_currency'),
   ...BusConfig,
-  /** Comma-separated ISO 4217 codes accounts may be opened in; JPY and KWD exercise exponents 0 and 3. */
-  SUPPORTED_CURRENCIES: Type.String({ default: 'USD,EUR,GBP,JPY,CHF,CAD,AUD,KWD' }),
-  DEFAULT_CURRENCY: Type.String({ default: 'USD' }),
-  /** Where exchange rates come from; unset serves the committed reference table. */
-  RATES_SOURCE_URL: Type.Optional(Url()),
-  RATES_CACHE_TTL_SECONDS: Type.Integer({ minimum: 0, default: 60 }),
-  RATES_STALE_GRACE_SECONDS: Type.Integer({ minimum: 0, default: 300 }),
+  SUPPORTED_CURRENCIES: Type.String({
+    default: 'USD,EUR,GBP,JPY,CHF,CAD,AUD,KWD',
+    description:
+      'Comma-separated ISO 4217 codes accounts may be opened in; JPY and KWD exercise exponents 0 and 3',
+  }),
+  DEFAULT_CURRENCY: Type.String({
+    default: 'USD',
+    description: 'The currency of an account opened without one',
+  }),
+  RATES_SOURCE_URL: Type.Optional(
+    Url({ description: 'Where exchange rates come from; unset serves the committed reference table' }),
+  ),
+  RATES_CACHE_TTL_SECONDS: Type.Integer({
+    minimum: 0,
+    default: 60,
+    description: 'Rates from RATES_SOURCE_URL are kept this long',
+  }),
+  RATES_STALE_GRACE_SECONDS: Type.Integer({
+    minimum: 0,
+    default: 300,
+    description: 'How long past their TTL rates still serve while RATES_SOURCE_URL fails',
+  }),
 });
 
 export type CurrencyConfig = Static<typeof CurrencyConfigSchema>;

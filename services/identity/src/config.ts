@@ -1,41 +1,90 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { BusConfig, CommonConfig, PortNumber, TokenConfig, Url } from '@payments/service-kit';
+import { BusConfig, CommonConfig, DatabaseUrl, PortNumber, TokenConfig, Url } from '@payments/service-kit';
 
 /** No token lives longer than this whatever TOKEN_TTL_SECONDS was when it was issued (user-wide revocations last as long). */
 export const MAX_TOKEN_TTL_SECONDS = 86_400;
 
+const Optional = (description: string, production?: string) =>
+  Type.Optional(Type.String({ minLength: 1, description, ...(production ? { production } : {}) }));
+
 export const IdentityConfigSchema = Type.Object({
   ...CommonConfig,
   PORT: PortNumber(3001),
-  DATABASE_URL: Url('postgres://postgres@127.0.0.1:5432/payments_identity'),
+  DATABASE_URL: DatabaseUrl('payments_identity'),
   ...BusConfig,
   ...TokenConfig,
-  LEDGER_URL: Url('http://127.0.0.1:3002'),
-  TOKEN_TTL_SECONDS: Type.Integer({ minimum: 30, maximum: MAX_TOKEN_TTL_SECONDS, default: 900 }),
-  /** How long a session lasts from its login, across refreshes (`auth_time`); then the user logs in again. */
-  SESSION_MAX_SECONDS: Type.Integer({ minimum: 30, maximum: 2_592_000, default: 43_200 }),
-  /** PEM of the EC P-256 signing key; literal "\n" sequences are accepted for one-line environments. */
-  JWT_PRIVATE_KEY: Type.Optional(Type.String({ minLength: 1 })),
-  JWT_PRIVATE_KEY_FILE: Type.Optional(Type.String({ minLength: 1 })),
-  /** PEM public keys of retired signing keys, still listed in the JWKS until their tokens expire. */
-  JWT_PREVIOUS_PUBLIC_KEYS_FILE: Type.Optional(Type.String({ minLength: 1 })),
-  /** Where development state lives (the generated signing key), relative to the working directory. */
-  DATA_DIR: Type.String({ default: '.data', minLength: 1 }),
-  ADMIN_USERNAME: Type.Optional(Type.String({ minLength: 1 })),
-  ADMIN_EMAIL: Type.Optional(Type.String({ minLength: 1 })),
-  ADMIN_PASSWORD: Type.Optional(Type.String({ minLength: 1 })),
-  LOGIN_MAX_FAILURES: Type.Integer({ minimum: 1, maximum: 10_000, default: 10 }),
-  LOGIN_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: 900 }),
-  /** Registrations per client address (each costs an argon2 hash). */
-  REGISTRATION_MAX_PER_WINDOW: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
-  REGISTRATION_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: 900 }),
-  /** Shared store for the failed-login and registration counters when several identity processes run. */
-  REDIS_URL: Type.Optional(Url()),
-  /**
-   * Comma-separated addresses or subnets (or Express's names: loopback, uniquelocal) whose X-Forwarded-For is
-   * believed: the gateway. Anyone else is limited by their own socket address. Empty trusts nobody.
-   */
-  TRUSTED_PROXIES: Type.String({ default: 'loopback' }),
+  LEDGER_URL: Url({
+    default: 'http://127.0.0.1:3002',
+    description:
+      "The ledger, which closes a user's accounts (refusing while they hold money) before the user is deleted",
+  }),
+  TOKEN_TTL_SECONDS: Type.Integer({
+    minimum: 30,
+    maximum: MAX_TOKEN_TTL_SECONDS,
+    default: 900,
+    description: 'How long an access token lasts',
+  }),
+  SESSION_MAX_SECONDS: Type.Integer({
+    minimum: 30,
+    maximum: 2_592_000,
+    default: 43_200,
+    description:
+      'How long a session lasts from its login, across refreshes (`auth_time`); then the user logs in again',
+  }),
+  JWT_PRIVATE_KEY: Optional(
+    'PEM of the EC P-256 key that signs tokens; literal "\\n" sequences are accepted for one-line environments. ' +
+      'Elsewhere one is generated once under DATA_DIR',
+    'this or JWT_PRIVATE_KEY_FILE is required',
+  ),
+  JWT_PRIVATE_KEY_FILE: Optional('A file holding that PEM', 'this or JWT_PRIVATE_KEY is required'),
+  JWT_PREVIOUS_PUBLIC_KEYS_FILE: Optional(
+    'PEM public keys of retired signing keys, still listed in the JWKS until their tokens expire',
+  ),
+  DATA_DIR: Type.String({
+    default: '.data',
+    minLength: 1,
+    description:
+      'Where development state lives (the generated signing key), relative to the working directory',
+  }),
+  ADMIN_USERNAME: Optional('With ADMIN_EMAIL and ADMIN_PASSWORD: an admin user made (or kept) at start'),
+  ADMIN_EMAIL: Optional("The start-up admin's email"),
+  ADMIN_PASSWORD: Optional("The start-up admin's password"),
+  LOGIN_MAX_FAILURES: Type.Integer({
+    minimum: 1,
+    maximum: 10_000,
+    default: 10,
+    description:
+      'Failed logins per account and per client address in a window, then 429 (an attempt counts until its password proves right)',
+  }),
+  LOGIN_WINDOW_SECONDS: Type.Integer({
+    minimum: 1,
+    maximum: 86_400,
+    default: 900,
+    description: 'The login window',
+  }),
+  REGISTRATION_MAX_PER_WINDOW: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000,
+    default: 10,
+    description: 'Registrations per client address in a window (each costs an argon2 hash)',
+  }),
+  REGISTRATION_WINDOW_SECONDS: Type.Integer({
+    minimum: 1,
+    maximum: 86_400,
+    default: 900,
+    description: 'The registration window',
+  }),
+  REDIS_URL: Type.Optional(
+    Url({
+      description: 'Shares the login and registration counters when several identity processes run',
+    }),
+  ),
+  TRUSTED_PROXIES: Type.String({
+    default: 'loopback',
+    description:
+      "Comma-separated addresses or subnets (or Express's names: loopback, uniquelocal) whose X-Forwarded-For is " +
+      'believed: the gateway. Anyone else is limited by their own socket address. Empty trusts nobody',
+  }),
 });
 
 export type IdentityConfig = Static<typeof IdentityConfigSchema>;

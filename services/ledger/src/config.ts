@@ -1,42 +1,82 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { BusConfig, CommonConfig, PortNumber, TokenConfig, Url } from '@payments/service-kit';
+import { BusConfig, CommonConfig, DatabaseUrl, PortNumber, TokenConfig, Url } from '@payments/service-kit';
 
-const FixedFee = Type.String({ pattern: '^\\d{1,9}(\\.\\d{1,8})?$', default: '0' });
-const PercentFee = Type.String({ pattern: '^(100(\\.0{1,6})?|\\d{1,2}(\\.\\d{1,6})?)$', default: '0' });
+const FixedFee = (operation: string) =>
+  Type.String({
+    pattern: '^\\d{1,9}(\\.\\d{1,8})?$',
+    default: '0',
+    description: `Fee schedule (v1.1): the fixed part of a ${operation}'s fee, in major units of the account currency`,
+  });
+const PercentFee = (operation: string) =>
+  Type.String({
+    pattern: '^(100(\\.0{1,6})?|\\d{1,2}(\\.\\d{1,6})?)$',
+    default: '0',
+    description: `Fee schedule (v1.1): the percentage of a ${operation}'s amount added to its fee`,
+  });
+const Seconds = (minimum: number, fallback: number, description: string) =>
+  Type.Integer({ minimum, default: fallback, description });
 
 export const LedgerConfigSchema = Type.Object({
   ...CommonConfig,
   PORT: PortNumber(3002),
-  DATABASE_URL: Url('postgres://postgres@127.0.0.1:5432/payments_ledger'),
+  DATABASE_URL: DatabaseUrl('payments_ledger'),
   ...BusConfig,
   ...TokenConfig,
-  IDENTITY_URL: Url('http://127.0.0.1:3001'),
-  /** Where the token keys are; defaults to identity's `/.well-known/jwks.json`. */
-  JWKS_URL: Type.Optional(Url()),
-  CURRENCY_URL: Url('http://127.0.0.1:3003'),
-  /** Currency details (exponent, supported set) are cached this long; a stale value serves while the service is down. */
-  CURRENCY_CACHE_TTL_SECONDS: Type.Integer({ minimum: 1, default: 300 }),
-  RATE_CACHE_TTL_SECONDS: Type.Integer({ minimum: 1, default: 60 }),
-  /**
-   * How long past its TTL a cached exchange rate may still convert money while the currency service is down; after
-   * that a conversion answers 503, so nobody trades against a rate the market has left behind.
-   */
-  RATE_STALE_GRACE_SECONDS: Type.Integer({ minimum: 0, default: 300 }),
-  /** The largest amount one operation may move, in major units of its currency. */
-  MAX_AMOUNT: Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1_000_000 }),
-  MAX_ACCOUNTS_PER_USER: Type.Integer({ minimum: 1, default: 10 }),
-  /** A withdrawal or transfer still pending after this long is canceled and its hold released. */
-  HOLD_EXPIRY_SECONDS: Type.Integer({ minimum: 1, default: 86_400 }),
-  HOLD_SWEEP_INTERVAL_MS: Type.Integer({ minimum: 10, default: 30_000 }),
-  /** Idempotency keys are kept at least 24 hours. */
-  IDEMPOTENCY_TTL_HOURS: Type.Integer({ minimum: 24, default: 24 }),
-  /** Fee schedule (v1.1): a fixed part in major units of the account currency plus a percentage of the amount. */
-  FEE_DEPOSIT_FIXED: FixedFee,
-  FEE_DEPOSIT_PERCENT: PercentFee,
-  FEE_WITHDRAWAL_FIXED: FixedFee,
-  FEE_WITHDRAWAL_PERCENT: PercentFee,
-  FEE_TRANSFER_FIXED: FixedFee,
-  FEE_TRANSFER_PERCENT: PercentFee,
+  IDENTITY_URL: Url({
+    default: 'http://127.0.0.1:3001',
+    description: 'Where identity answers (the revocations in force)',
+  }),
+  JWKS_URL: Type.Optional(
+    Url({ description: "The token keys; unset, identity's `/.well-known/jwks.json` (from IDENTITY_URL)" }),
+  ),
+  CURRENCY_URL: Url({
+    default: 'http://127.0.0.1:3003',
+    description: 'Where currency answers (currencies and rates)',
+  }),
+  CURRENCY_CACHE_TTL_SECONDS: Seconds(
+    1,
+    300,
+    'Currency details (exponent, supported set) are cached this long; a stale value serves while the service is down',
+  ),
+  RATE_CACHE_TTL_SECONDS: Seconds(1, 60, 'Exchange rates are cached this long'),
+  RATE_STALE_GRACE_SECONDS: Seconds(
+    0,
+    300,
+    'How long past its TTL a cached exchange rate may still convert money while the currency service is down; ' +
+      'after that a conversion answers 503, so nobody trades against a rate the market has left behind',
+  ),
+  MAX_AMOUNT: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000_000,
+    default: 1_000_000,
+    description: 'The largest amount one operation may move, in major units of its currency',
+  }),
+  MAX_ACCOUNTS_PER_USER: Type.Integer({
+    minimum: 1,
+    default: 10,
+    description: 'Open accounts per user at most',
+  }),
+  HOLD_EXPIRY_SECONDS: Seconds(
+    1,
+    86_400,
+    'A withdrawal or transfer still pending after this long is canceled and its hold released',
+  ),
+  HOLD_SWEEP_INTERVAL_MS: Type.Integer({
+    minimum: 10,
+    default: 30_000,
+    description: 'How often expired holds are looked for',
+  }),
+  IDEMPOTENCY_TTL_HOURS: Type.Integer({
+    minimum: 24,
+    default: 24,
+    description: 'How long an Idempotency-Key is remembered (at least 24 hours)',
+  }),
+  FEE_DEPOSIT_FIXED: FixedFee('deposit'),
+  FEE_DEPOSIT_PERCENT: PercentFee('deposit'),
+  FEE_WITHDRAWAL_FIXED: FixedFee('withdrawal'),
+  FEE_WITHDRAWAL_PERCENT: PercentFee('withdrawal'),
+  FEE_TRANSFER_FIXED: FixedFee('transfer'),
+  FEE_TRANSFER_PERCENT: PercentFee('transfer'),
 });
 
 export type LedgerConfig = Static<typeof LedgerConfigSchema>;

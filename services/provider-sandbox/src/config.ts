@@ -12,13 +12,27 @@ export const ProviderSandboxConfigSchema = Type.Object({
   ...CommonConfig,
   PORT: PortNumber(3005),
   ...BusConfig,
-  WEBHOOK_INGEST_URL: Url('http://127.0.0.1:3004'),
-  /** The sandbox confirms every payment, so it runs only when asked to (`pnpm start`, tests), never in production. */
-  SANDBOX_ENABLED: Type.Boolean({ default: false }),
-  SANDBOX_DELAY_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 500 }),
-  /** Sends every provider event twice, to exercise deduplication downstream. */
-  SANDBOX_DUPLICATE_DELIVERY: Type.Boolean({ default: false }),
-  SANDBOX_WEBHOOK_SECRET: Type.String({ minLength: 1, default: DEVELOPMENT_WEBHOOK_SECRET }),
+  WEBHOOK_INGEST_URL: Url({ default: 'http://127.0.0.1:3004', description: 'Where its signed webhooks go' }),
+  SANDBOX_ENABLED: Type.Boolean({
+    default: false,
+    description: 'The sandbox confirms every payment, so it runs only when asked to (`pnpm start`, tests)',
+    production: '`true` is refused',
+  }),
+  SANDBOX_DELAY_MS: Type.Integer({
+    minimum: 0,
+    maximum: 600_000,
+    default: 500,
+    description: 'How long after a deposit or withdrawal is requested the sandbox confirms it',
+  }),
+  SANDBOX_DUPLICATE_DELIVERY: Type.Boolean({
+    default: false,
+    description: 'Sends every provider event twice, to exercise deduplication downstream',
+  }),
+  SANDBOX_WEBHOOK_SECRET: Type.String({
+    minLength: 1,
+    default: DEVELOPMENT_WEBHOOK_SECRET,
+    description: "The secret its webhooks are signed with: one of webhook-ingest's WEBHOOK_SECRETS",
+  }),
 });
 
 export type ProviderSandboxConfig = Static<typeof ProviderSandboxConfigSchema>;

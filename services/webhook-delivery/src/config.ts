@@ -3,6 +3,7 @@ import {
   BusConfig,
   CommonConfig,
   ConfigError,
+  DatabaseUrl,
   PortNumber,
   splitList,
   TokenConfig,
@@ -10,42 +11,84 @@ import {
 } from '@payments/service-kit';
 import { DEVELOPMENT_ENDPOINT_SECRETS_KEY } from './data/secret-box.js';
 
+const Bounded = (minimum: number, maximum: number, fallback: number, description: string) =>
+  Type.Integer({ minimum, maximum, default: fallback, description });
+
 export const WebhookDeliveryConfigSchema = Type.Object({
   ...CommonConfig,
   PORT: PortNumber(3006),
-  DATABASE_URL: Url('postgres://postgres@127.0.0.1:5432/payments_webhook_delivery'),
+  DATABASE_URL: DatabaseUrl('payments_webhook_delivery'),
   ...BusConfig,
   ...TokenConfig,
-  /** Where the revocations in force and users (rendered for `user.updated`) come from. */
-  IDENTITY_URL: Url('http://127.0.0.1:3001'),
-  /** Defaults to identity's `/.well-known/jwks.json`. */
-  JWKS_URL: Type.Optional(Url()),
-  /** Transactions and accounts are rendered by the ledger's internal API, as its public API would. */
-  LEDGER_URL: Url('http://127.0.0.1:3002'),
-  /**
-   * Comma-separated keys that encrypt endpoints' signing secrets at rest; the first encrypts, all decrypt
-   * (rotation). Required in production; elsewhere a public development key.
-   */
-  WEBHOOK_ENDPOINT_SECRETS_KEYS: Type.Optional(Type.String()),
-  /** Endpoints on loopback, private or link-local addresses: for development only, refused in production. */
-  WEBHOOK_ALLOW_PRIVATE_URLS: Type.Boolean({ default: false }),
-  MAX_ENDPOINTS_PER_USER: Type.Integer({ minimum: 1, maximum: 1000, default: 16 }),
-  /** One delivery attempt's whole budget: connect, send, answer. */
-  DELIVERY_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 10_000 }),
-  /** Attempts in flight per process, and per endpoint (so one slow endpoint never holds up the others). */
-  DELIVERY_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 32 }),
-  DELIVERY_ENDPOINT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 4 }),
-  /** Retry n waits about base·2^(n-1) (with jitter), capped at the maximum. */
-  DELIVERY_BACKOFF_BASE_MS: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 30_000 }),
-  DELIVERY_BACKOFF_MAX_MS: Type.Integer({ minimum: 1, maximum: 86_400_000, default: 3_600_000 }),
-  /** A delivery is retried this long after it was created (or redelivered), then marked failed. */
-  DELIVERY_RETRY_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 2_592_000, default: 259_200 }),
-  /** How soon it looks for due deliveries again after finding some; idle, the wait doubles up to 5× this. */
-  DELIVERY_POLL_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
-  /** Finished deliveries (succeeded or failed) stay in the log this long. */
-  DELIVERY_LOG_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
-  /** Off: this process serves the API and takes events, and leaves sending to other processes. */
-  DELIVERY_WORKER_ENABLED: Type.Boolean({ default: true }),
+  IDENTITY_URL: Url({
+    default: 'http://127.0.0.1:3001',
+    description: 'Where the revocations in force and users (rendered for `user.updated`) come from',
+  }),
+  JWKS_URL: Type.Optional(
+    Url({ description: "The token keys; unset, identity's `/.well-known/jwks.json` (from IDENTITY_URL)" }),
+  ),
+  LEDGER_URL: Url({
+    default: 'http://127.0.0.1:3002',
+    description:
+      "Transactions and accounts are rendered by the ledger's internal API, as its public API would",
+  }),
+  WEBHOOK_ENDPOINT_SECRETS_KEYS: Type.Optional(
+    Type.String({
+      description:
+        "Comma-separated keys (32 characters or more) that encrypt endpoints' signing secrets at rest; the first " +
+        'encrypts, all decrypt (rotation). Elsewhere a public development key',
+      production: 'required; the development key is refused',
+    }),
+  ),
+  WEBHOOK_ALLOW_PRIVATE_URLS: Type.Boolean({
+    default: false,
+    description: 'Endpoints on loopback, private or link-local addresses: for development only',
+    production: '`true` is refused',
+  }),
+  MAX_ENDPOINTS_PER_USER: Bounded(1, 1000, 16, 'Webhook endpoints per user at most'),
+  DELIVERY_TIMEOUT_MS: Bounded(
+    100,
+    60_000,
+    10_000,
+    "One delivery attempt's whole budget: connect, send, answer",
+  ),
+  DELIVERY_CONCURRENCY: Bounded(1, 1000, 32, 'Attempts in flight per process'),
+  DELIVERY_ENDPOINT_CONCURRENCY: Bounded(
+    1,
+    100,
+    4,
+    'Attempts in flight per endpoint, so one slow endpoint never holds up the others',
+  ),
+  DELIVERY_BACKOFF_BASE_MS: Bounded(
+    1,
+    3_600_000,
+    30_000,
+    'Retry n waits about base·2^(n-1) (with jitter), capped at DELIVERY_BACKOFF_MAX_MS',
+  ),
+  DELIVERY_BACKOFF_MAX_MS: Bounded(1, 86_400_000, 3_600_000, 'The longest wait between two attempts'),
+  DELIVERY_RETRY_WINDOW_SECONDS: Type.Integer({
+    minimum: 1,
+    maximum: 2_592_000,
+    default: 259_200,
+    description: 'A delivery is retried this long after it was created (or redelivered), then marked failed',
+    production: 'less than 86400 is refused',
+  }),
+  DELIVERY_POLL_INTERVAL_MS: Bounded(
+    10,
+    60_000,
+    1000,
+    'How soon it looks for due deliveries again after finding some; idle, the wait doubles up to 5× this',
+  ),
+  DELIVERY_LOG_RETENTION_DAYS: Bounded(
+    1,
+    3650,
+    30,
+    'Finished deliveries (succeeded or failed) stay in the log this long',
+  ),
+  DELIVERY_WORKER_ENABLED: Type.Boolean({
+    default: true,
+    description: 'Off: this process serves the API and takes events, and leaves sending to other processes',
+  }),
 });
 
 export type WebhookDeliveryConfig = Static<typeof WebhookDeliveryConfigSchema>;

@@ -3,6 +3,7 @@ import {
   BusConfig,
   CommonConfig,
   ConfigError,
+  DatabaseUrl,
   DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
   DEVELOPMENT_WEBHOOK_SECRET,
   PortNumber,
@@ -15,23 +16,44 @@ export { DEVELOPMENT_WEBHOOK_SECRET };
 export const WebhookIngestConfigSchema = Type.Object({
   ...CommonConfig,
   PORT: PortNumber(3004),
-  DATABASE_URL: Url('postgres://postgres@127.0.0.1:5432/payments_webhook_ingest'),
+  DATABASE_URL: DatabaseUrl('payments_webhook_ingest'),
   ...BusConfig,
-  /** Asked what a payment is for when a webhook does not say its amount and currency. */
-  LEDGER_URL: Url('http://127.0.0.1:3002'),
-  /** Comma-separated; every one is accepted, so a rotation adds the new secret before removing the old. */
-  WEBHOOK_SECRETS: Type.Optional(Type.String()),
+  LEDGER_URL: Url({
+    default: 'http://127.0.0.1:3002',
+    description: 'Asked what a payment is for when a webhook does not say its amount and currency',
+  }),
+  WEBHOOK_SECRETS: Type.Optional(
+    Type.String({
+      description:
+        "The providers' signing secrets, comma-separated; every one is accepted, so a rotation adds the new secret " +
+        'before removing the old. Elsewhere the development secret',
+      production: 'required; the development secret is refused',
+    }),
+  ),
   WEBHOOK_TOLERANCE_SECONDS: Type.Integer({
     minimum: 1,
     maximum: 3600,
     default: DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
+    description: "How far a signature's timestamp may be from now (replay window)",
   }),
-  /** /webhook/payment confirms payments without a signature: off unless true, and refused in production. */
-  UNSIGNED_WEBHOOK_ENABLED: Type.Boolean({ default: false }),
-  /** An event with an effect still unpublished this long after it was recorded is published by the republisher. */
-  WEBHOOK_REPUBLISH_AFTER_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: 5 }),
-  /** How often the republisher looks for such events. */
-  WEBHOOK_REPUBLISH_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 600_000, default: 2000 }),
+  UNSIGNED_WEBHOOK_ENABLED: Type.Boolean({
+    default: false,
+    description: '/webhook/payment confirms payments without a signature: for development only',
+    production: '`true` is refused',
+  }),
+  WEBHOOK_REPUBLISH_AFTER_SECONDS: Type.Integer({
+    minimum: 1,
+    maximum: 86_400,
+    default: 5,
+    description:
+      'An event with an effect still unpublished this long after it was recorded is published by the republisher',
+  }),
+  WEBHOOK_REPUBLISH_INTERVAL_MS: Type.Integer({
+    minimum: 10,
+    maximum: 600_000,
+    default: 2000,
+    description: 'How often the republisher looks for such events',
+  }),
 });
 
 export type WebhookIngestConfig = Static<typeof WebhookIngestConfigSchema>;
