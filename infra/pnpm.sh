@@ -6,6 +6,6 @@ if [ -n "${PNPM:-}" ]; then
 elif [[ "$(basename -- "${npm_execpath:-}")" == pnpm* ]]; then
   pnpm_command=(node "$npm_execpath")
 else
-  pnpm_command=(npx --yes "$(node -p 'require(process.argv[1]).packageManager' "$(dirname "${BASH_SOURCE[0]}")/../package.json")")
+  pnpm_command=(npx --yes "$(node -p 'require(require("path").resolve(process.argv[1])).packageManager' "$(dirname "${BASH_SOURCE[0]}")/../package.json")")
 fi
 pnpm() { "${pnpm_command[@]}" "$@"; }
