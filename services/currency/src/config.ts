@@ -27,7 +27,8 @@ export const CurrencyConfigSchema = Type.Object({
   }),
   DEFAULT_CURRENCY: Type.String({
     default: 'USD',
-    description: 'The currency of an account opened without one',
+    description:
+      'The currency `/api/currencies/default` names, and the base of `/api/currencies/rates` when none is asked for',
   }),
   RATES_SOURCE_URL: Type.Optional(
     Url({ description: 'Where exchange rates come from; unset serves the committed reference table' }),
