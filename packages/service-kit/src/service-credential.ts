@@ -94,7 +94,7 @@ export function refuseDevelopmentSecrets(host: string, inUse: Record<string, boo
     throw new ConfigError(
       `Refusing to start: HOST=${host} listens beyond loopback, but ${names.join(', ')} ` +
         `${names.length === 1 ? 'has its' : 'have their'} public development value. ` +
-        'Set real secrets (README, "Security model"), or listen on 127.0.0.1.',
+        'Set real secrets (docs/security.md), or listen on 127.0.0.1.',
     );
   }
   logger.warn(

@@ -8,7 +8,7 @@ import type { Logger } from '../logger.js';
 import { routeTemplateOf } from '../metrics.js';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
-/** Probes are polled constantly; their access lines would drown the rest (a failed one is still logged). */
+/** Probes are polled constantly: their access lines would drown the rest, so none is logged (`/ready` answers why it fails). */
 const PROBES = new Set(['/health', '/ready', '/metrics']);
 
 /**
