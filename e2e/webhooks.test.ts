@@ -514,7 +514,8 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
         AMQP_NAMESPACE: system.environment('ledger').AMQP_NAMESPACE,
       };
       const [pnpm, pnpmArgs] = pnpmCommand();
-      const dlq = (...args: string[]) => run(pnpm, [...pnpmArgs, '--silent', 'dlq', ...args], { env, cwd: ROOT });
+      const dlq = (...args: string[]) =>
+        run(pnpm, [...pnpmArgs, '--silent', 'dlq', ...args], { env, cwd: ROOT });
       const listed = await dlq('list', 'ledger');
       expect(listed.stdout.trim().split('\n')).to.deep.equal([poison, strandedEvent]);
       expect(listed.stderr).to.match(/2 dead letter\(s\) listed/);
