@@ -136,6 +136,39 @@ describe('outgoing webhooks end to end, through the gateway', function () {
     expect(log.body.data[0]).to.include({ status: 'succeeded', attempts: 1, last_status_code: 200 });
   });
 
+  it('announces a failed payment attempt as transaction.updated, then the cancellation as transaction.canceled', async () => {
+    const { token } = await api.signUp();
+    const endpoint = await register(token, '/declined', ['transaction.updated', 'transaction.canceled']);
+    // The sandbox declines amounts whose minor units end in 13, then cancels the payment.
+    const { transactionId } = await openAccountAndDeposit(token, 10.13);
+    const calls = await eventually(
+      async () => receiver.calls('/declined'),
+      (found) => found.length >= 2,
+      { timeoutMs: 30_000 },
+    );
+    const [updated, canceled] = calls
+      .map(
+        (received) =>
+          stripe.webhooks.constructEvent(
+            received.body,
+            received.headers['stripe-signature'] as string,
+            endpoint.secret,
+          ) as unknown as DeliveredEvent,
+      )
+      .sort((a, b) => (a.type === 'transaction.updated' ? -1 : b.type === 'transaction.updated' ? 1 : 0));
+    expect(updated?.type).to.equal('transaction.updated');
+    // Rendered as the transaction stands at the first delivery attempt: pending, or canceled already.
+    expect(updated?.data.object).to.include({ id: transactionId, type: 'deposit', amount: 10.13 });
+    expect(updated?.data.object.failure_reason).to.be.a('string').with.length.greaterThan(0);
+    expect(canceled?.type).to.equal('transaction.canceled');
+    expect(canceled?.data.object).to.include({ id: transactionId, status: 'canceled' });
+    const final = await api.get(`/transaction/${transactionId}`, token);
+    expect(final.body).to.include({
+      status: 'canceled',
+      failure_reason: 'canceled at the provider (abandoned)',
+    });
+  });
+
   it('gets the event to a receiver that fails three times on the fourth attempt', async () => {
     const { token } = await api.signUp();
     const endpoint = await register(token, '/flaky', ['transaction.completed']);

@@ -254,23 +254,61 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
   });
 
   describe('provider event types', () => {
-    it('completes a deposit on payment_intent.succeeded and fails one on payment_intent.payment_failed', async () => {
+    it('keeps a deposit pending after a failed attempt, showing why, and credits it once when a retry succeeds', async () => {
       const before = (await balance()).balance;
-      const succeeded = await request('deposit', 10);
-      const failed = await request('deposit', 11);
-      expect200(await deliver(providerEvent('payment_intent.succeeded', succeeded, 1000)));
+      const deposit = await request('deposit', 11);
+      const declined = (message: string) =>
+        providerEvent('payment_intent.payment_failed', deposit, 1100, 'usd', {
+          status: 'requires_payment_method',
+          last_payment_error: { message },
+        });
+      expect200(await deliver(declined('Your card was declined.')));
+      const noted = await eventually(
+        () => transaction(deposit),
+        (body) => body?.failure_reason === 'Your card was declined.',
+        { timeoutMs: 15_000 },
+      );
+      expect(noted).to.include({ status: 'pending' });
+      expect200(await deliver(declined('Your card has insufficient funds.')));
+      await eventually(
+        () => transaction(deposit),
+        (body) => body?.failure_reason === 'Your card has insufficient funds.',
+        { timeoutMs: 15_000 },
+      );
+      const success = providerEvent('payment_intent.succeeded', deposit, 1100);
+      expect200(await deliver(success));
+      expect200(await deliver(success));
+      expect(await settled(deposit)).to.include({ status: 'completed' });
+      // An attempt reported after the payment succeeded changes nothing.
+      expect200(await deliver(declined('A late decline.')));
+      await sleep(500);
+      expect(await transaction(deposit)).to.include({ status: 'completed' });
+      expect((await balance()).balance).to.equal(before + 11);
+    });
+
+    it('cancels a deposit on payment_intent.canceled, crediting nothing', async () => {
+      const before = (await balance()).balance;
+      const deposit = await request('deposit', 12);
       expect200(
         await deliver(
-          providerEvent('payment_intent.payment_failed', failed, 1100, 'usd', {
-            last_payment_error: { message: 'Your card was declined.' },
+          providerEvent('payment_intent.canceled', deposit, 1200, 'usd', {
+            status: 'canceled',
+            cancellation_reason: 'abandoned',
           }),
         ),
       );
-      expect(await settled(succeeded)).to.include({ status: 'completed' });
-      expect(await settled(failed)).to.include({
-        status: 'failed',
-        failure_reason: 'Your card was declined.',
+      expect(await settled(deposit)).to.include({
+        status: 'canceled',
+        failure_reason: 'canceled at the provider (abandoned)',
       });
+      expect((await balance()).balance).to.equal(before);
+    });
+
+    it('completes a deposit on payment_intent.succeeded', async () => {
+      const before = (await balance()).balance;
+      const succeeded = await request('deposit', 10);
+      expect200(await deliver(providerEvent('payment_intent.succeeded', succeeded, 1000)));
+      expect(await settled(succeeded)).to.include({ status: 'completed' });
       expect((await balance()).balance).to.equal(before + 10);
     });
 

@@ -11,13 +11,13 @@ export interface DepositConfirmation {
   currency?: string;
   /** The provider's event id; a redelivery reuses it. */
   eventId?: string;
-  /** `failed` sends payment_intent.payment_failed instead of payment_intent.succeeded. */
-  outcome?: 'succeeded' | 'failed';
+  /** `attempt_failed` sends payment_intent.payment_failed (a declined attempt) instead of payment_intent.succeeded. */
+  outcome?: 'succeeded' | 'attempt_failed';
 }
 
 /** The body of a Stripe-style `payment_intent.*` event for a pending deposit; a redelivery sends the same bytes. */
 export function providerEventBody(confirmation: DepositConfirmation): string {
-  const failed = confirmation.outcome === 'failed';
+  const failed = confirmation.outcome === 'attempt_failed';
   return JSON.stringify({
     id: confirmation.eventId ?? `evt_${randomUUID()}`,
     object: 'event',

@@ -34,6 +34,7 @@ const EVENT_TYPES = [
   'transaction.failed',
   'transaction.canceled',
   'transaction.reversed',
+  'transaction.updated',
   'account.created',
   'user.updated',
 ];

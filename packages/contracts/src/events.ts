@@ -15,7 +15,17 @@ export const PaymentProcessedData = Type.Object(
   {
     transaction_id: Type.String({ minLength: 1, maxLength: 200 }),
     payment_id: Type.String({ minLength: 1, maxLength: 200 }),
-    status: Type.Union([Type.Literal('completed'), Type.Literal('failed')]),
+    /**
+     * completed and failed end the transaction; canceled ends a payment the provider canceled (no money moved);
+     * attempt_failed is a payment attempt that failed while the payment may still succeed (Stripe's
+     * payment_intent.payment_failed): the deposit stays pending with the reason.
+     */
+    status: Type.Union([
+      Type.Literal('completed'),
+      Type.Literal('failed'),
+      Type.Literal('canceled'),
+      Type.Literal('attempt_failed'),
+    ]),
     /** Where the confirmation came from: which webhook endpoint. */
     source: Type.Union([Type.Literal('payment'), Type.Literal('payment-status'), Type.Literal('provider')]),
     /** Set when the provider reported an amount; the ledger fails the transaction when it disagrees. */
@@ -136,6 +146,8 @@ export const EVENTS = {
   TransactionFailed: { routingKey: 'transaction.failed', data: TransactionSettledData },
   TransactionCanceled: { routingKey: 'transaction.canceled', data: TransactionSettledData },
   TransactionReversed: { routingKey: 'transaction.reversed', data: TransactionReversedData },
+  /** A pending transaction changed without ending: a payment attempt failed (failure_reason says why). */
+  TransactionUpdated: { routingKey: 'transaction.updated', data: TransactionSettledData },
   AccountOpened: { routingKey: 'account.opened', data: AccountOpenedData },
   UserDeleted: { routingKey: 'user.deleted', data: UserDeletedData },
   UserUpdated: { routingKey: 'user.updated', data: UserUpdatedData },

@@ -234,4 +234,37 @@ describe('confirmation decisions', () => {
         .action,
     ).to.equal('ignore');
   });
+  it('keeps a deposit pending on a failed attempt, recording why, and ignores one that comes after it ended', () => {
+    expect(
+      decideConfirmation(transaction(), {
+        status: 'attempt_failed',
+        failureReason: 'Your card was declined.',
+      }),
+    ).to.deep.equal({ action: 'note', reason: 'Your card was declined.' });
+    expect(decideConfirmation(transaction(), { status: 'attempt_failed' })).to.deep.equal({
+      action: 'note',
+      reason: 'A payment attempt failed at the provider',
+    });
+    for (const status of ['completed', 'failed', 'canceled'] as const) {
+      const decision = decideConfirmation(transaction({ status }), { status: 'attempt_failed' });
+      expect(decision.action).to.equal('ignore');
+      expect(decision).not.to.have.property('contradicts');
+    }
+  });
+
+  it('cancels a pending deposit the provider canceled; a cancellation after a completion contradicts it', () => {
+    expect(
+      decideConfirmation(transaction(), {
+        status: 'canceled',
+        failureReason: 'canceled at the provider (abandoned)',
+      }),
+    ).to.deep.equal({ action: 'cancel', reason: 'canceled at the provider (abandoned)' });
+    expect(decideConfirmation(transaction({ status: 'completed' }), { status: 'canceled' })).to.include({
+      action: 'ignore',
+      contradicts: true,
+    });
+    expect(
+      decideConfirmation(transaction({ status: 'failed' }), { status: 'canceled' }),
+    ).not.to.have.property('contradicts');
+  });
 });

@@ -135,15 +135,22 @@ describe('provider-sandbox', () => {
     expect(delivery?.event.data.object.id).to.match(/^pi_[0-9a-f-]{36}$/);
   });
 
-  it('fails a deposit whose minor units end in 13 with payment_intent.payment_failed', async () => {
+  it('answers a deposit whose minor units end in 13 with a failed attempt, then cancels its payment', async () => {
     const { bus } = await startSandbox();
     const deposit = request('DepositRequested', 1013);
     await bus.publish(deposit);
 
-    const [delivery] = await deliveriesFor(deposit.data.transaction_id);
-    expect(delivery?.event.type).to.equal('payment_intent.payment_failed');
-    expect(delivery?.event.data.object).to.deep.include({ amount: 1013, currency: 'usd' });
-    expect(delivery?.event.data.object.last_payment_error).to.have.property('message').that.is.a('string');
+    const [attempt, cancellation] = await deliveriesFor(deposit.data.transaction_id, 2);
+    expect(attempt?.event.type).to.equal('payment_intent.payment_failed');
+    expect(attempt?.event.data.object).to.deep.include({ amount: 1013, currency: 'usd' });
+    expect(attempt?.event.data.object.last_payment_error).to.have.property('message').that.is.a('string');
+    expect(cancellation?.event.type).to.equal('payment_intent.canceled');
+    expect(cancellation?.event.data.object).to.deep.include({
+      status: 'canceled',
+      cancellation_reason: 'abandoned',
+    });
+    expect(cancellation?.event.data.object.id).to.equal(attempt?.event.data.object.id);
+    expect(cancellation?.event.id).not.to.equal(attempt?.event.id);
   });
 
   it('confirms a withdrawal with payout.paid, and fails one ending in 13 with payout.failed', async () => {

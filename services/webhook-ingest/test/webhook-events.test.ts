@@ -26,7 +26,8 @@ function providerEvent(type: string, object: Record<string, unknown> = {}) {
 describe('provider events', () => {
   const cases = [
     ['payment_intent.succeeded', 'completed', 'payment'],
-    ['payment_intent.payment_failed', 'failed', 'payment'],
+    ['payment_intent.payment_failed', 'attempt_failed', 'payment'],
+    ['payment_intent.canceled', 'canceled', 'payment'],
     ['payout.paid', 'completed', 'payout'],
     ['payout.failed', 'failed', 'payout'],
   ] as const;
@@ -59,8 +60,12 @@ describe('provider events', () => {
       providerEvent('payment_intent.payment_failed', { last_payment_error: { message: 'Card declined' } }),
     );
     const payout = parseProviderEvent(providerEvent('payout.failed', { failure_message: 'Account closed' }));
+    const canceled = parseProviderEvent(
+      providerEvent('payment_intent.canceled', { status: 'canceled', cancellation_reason: 'abandoned' }),
+    );
     expect(payment?.payment?.failure_reason).to.equal('Card declined');
     expect(payout?.payment?.failure_reason).to.equal('Account closed');
+    expect(canceled?.payment?.failure_reason).to.equal('canceled at the provider (abandoned)');
   });
 
   it('records other event types without effect, even when their object looks different', () => {

@@ -493,9 +493,15 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
       ['payment_intent.succeeded', 'completed', 'payment', {}],
       [
         'payment_intent.payment_failed',
-        'failed',
+        'attempt_failed',
         'payment',
         { status: 'requires_payment_method', last_payment_error: { message: 'Your card was declined.' } },
+      ],
+      [
+        'payment_intent.canceled',
+        'canceled',
+        'payment',
+        { status: 'canceled', cancellation_reason: 'requested_by_customer' },
       ],
       ['payout.paid', 'completed', 'payout', { object: 'payout', status: 'paid' }],
       [
@@ -506,7 +512,7 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
       ],
     ] as const;
     for (const [type, status, movement, object] of cases) {
-      it(`publishes ${type} as a ${status} ${movement}`, async () => {
+      it(`publishes ${type} as ${status} (${movement})`, async () => {
         const since = received.length;
         const event = providerEvent(type, { amount: 1999, currency: 'gbp', ...object });
         const reply = await signedPost('/webhook/provider', event);
@@ -526,7 +532,7 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
           provider_event_id: event.id,
           provider_event_type: type,
         });
-        expect(Boolean(events[0]?.data.failure_reason)).to.equal(status === 'failed');
+        expect(Boolean(events[0]?.data.failure_reason)).to.equal(status !== 'completed');
       });
     }
 

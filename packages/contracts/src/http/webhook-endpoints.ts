@@ -11,6 +11,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'transaction.failed',
   'transaction.canceled',
   'transaction.reversed',
+  'transaction.updated',
   'account.created',
   'user.updated',
 ] as const;

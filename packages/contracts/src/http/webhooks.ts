@@ -57,6 +57,7 @@ export const ProviderObject = Type.Object({
     Type.Union([Type.Null(), Type.Object({ message: Type.Optional(Type.String()) })]),
   ),
   failure_message: Type.Optional(Type.Union([Type.Null(), Type.String()])),
+  cancellation_reason: Type.Optional(Type.Union([Type.Null(), Type.String({ maxLength: 200 })])),
 });
 
 const ProviderAmount = Type.Integer({

@@ -10,7 +10,7 @@ import { createLedgerUnit, type LedgerUnit } from './ledger-unit.js';
 import * as statements from './statements.js';
 import { createSystemAccounts } from './system-accounts.js';
 
-export type { Finish, LedgerUnit } from './ledger-unit.js';
+export type { FailedAttempt, Finish, LedgerUnit } from './ledger-unit.js';
 export type { HistoryScope, ReconciliationCase } from './ledger-queries.js';
 export type { UserRemoval } from './ledger-unit.js';
 export type { AuditReport } from './audit.js';

@@ -30,6 +30,14 @@ export interface Finish {
   announce?: (finished: Transaction) => AnyEvent[];
 }
 
+/** A pending transaction that stays pending with a new failure reason: a payment attempt failed. */
+export interface FailedAttempt {
+  transaction: Transaction;
+  reason: string;
+  /** The events that announce it, built from the transaction as it was recorded. */
+  announce: (noted: Transaction) => AnyEvent[];
+}
+
 /** A user's removal: done (with what it removed), or refused with why, and then nothing changed. */
 export type UserRemoval =
   { removed: true; accounts: number; transactions: number } | { removed: false; obstacles: string[] };
@@ -70,6 +78,11 @@ export interface LedgerUnit {
    * moved; one that is no longer pending is left out, and nothing of it is applied.
    */
   finishTransactions(finishes: Finish[]): Promise<Transaction[]>;
+  /**
+   * Records failed payment attempts on transactions that are still pending (their failure reason), and the events
+   * that announce them. Returns the transactions recorded; one no longer pending is left out, unchanged.
+   */
+  recordFailedAttempts(attempts: FailedAttempt[]): Promise<Transaction[]>;
   /**
    * Removes a user's accounts and transactions if they hold no money and nothing of theirs is pending, deciding
    * under the locks every money path takes; otherwise changes nothing and says why.
@@ -257,6 +270,27 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
     return ended.map(({ finished }) => finished);
   };
 
+  const recordFailedAttempts: LedgerUnit['recordFailedAttempts'] = async (attempts) => {
+    if (attempts.length === 0) return [];
+    const { rows }: { rows: TransactionRow[] } = await trx.raw(
+      `UPDATE transactions AS t SET failure_reason = v.reason, updated_at = now()
+       FROM unnest(?::uuid[], ?::text[]) AS v(id, reason)
+       WHERE t.id = v.id AND t.status = 'pending'
+       RETURNING t.*`,
+      [attempts.map(({ transaction }) => transaction.id), attempts.map(({ reason }) => reason)],
+    );
+    const recordedById = new Map(rows.map((row) => [row.id, toTransaction(row)]));
+    const recorded = attempts.flatMap((attempt) => {
+      const noted = recordedById.get(attempt.transaction.id);
+      return noted ? [{ attempt, noted }] : [];
+    });
+    await enqueueEvents(
+      trx,
+      recorded.flatMap(({ attempt, noted }) => attempt.announce(noted)),
+    );
+    return recorded.map(({ noted }) => noted);
+  };
+
   const findAccounts: LedgerUnit['findAccounts'] = async (accountIds) => {
     const { rows }: { rows: AccountRow[] } = await trx.raw(
       `SELECT ${ACCOUNT_COLUMNS.join(', ')} FROM accounts WHERE id = ANY(?::uuid[]) AND ${USER_ACCOUNT}`,
@@ -405,6 +439,7 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
 
     findAccounts,
     finishTransactions,
+    recordFailedAttempts,
 
     async removeUserIfClear(userId) {
       // The lock account creation takes, then transactions before accounts: the order settlements lock in.

@@ -2,7 +2,8 @@ import type { Transaction } from './transaction.js';
 
 /** What a payment provider said about a deposit or payout (PaymentProcessed). */
 export interface Confirmation {
-  status: 'completed' | 'failed';
+  /** attempt_failed: one attempt to pay failed, and the payment may still succeed (another method, a retry). */
+  status: 'completed' | 'failed' | 'canceled' | 'attempt_failed';
   /** Minor units; a completion without it (or without the currency) credits nothing. */
   amount?: number;
   currency?: string;
@@ -13,6 +14,10 @@ export interface Confirmation {
 export type ConfirmationDecision =
   | { action: 'complete' }
   | { action: 'fail'; reason: string }
+  /** The provider canceled the payment: it ends, and no money moved. */
+  | { action: 'cancel'; reason: string }
+  /** A failed attempt: the transaction stays pending, and its failure reason says what went wrong. */
+  | { action: 'note'; reason: string }
   /**
    * `contradicts`: the provider reports another outcome than the one the ledger booked (a payout failing after it
    * was paid, a payment succeeding after it failed): money may have moved otherwise than the books say, which an
@@ -41,6 +46,15 @@ export function decideConfirmation(
   if (confirmation.movement && confirmation.movement !== expected) {
     return { action: 'ignore', reason: `a ${confirmation.movement} confirmation for a ${transaction.type}` };
   }
+  if (confirmation.status === 'attempt_failed') {
+    if (transaction.status !== 'pending') {
+      return { action: 'ignore', reason: `a failed attempt for a transaction already ${transaction.status}` };
+    }
+    return {
+      action: 'note',
+      reason: confirmation.failureReason || 'A payment attempt failed at the provider',
+    };
+  }
   if (transaction.status !== 'pending') {
     const reason = `the transaction is already ${transaction.status}`;
     // Failed and canceled alike moved no money: only a disagreement about whether money moved contradicts.
@@ -56,6 +70,12 @@ export function decideConfirmation(
     return {
       action: 'fail',
       reason: confirmation.failureReason || 'The payment provider reported a failure',
+    };
+  }
+  if (confirmation.status === 'canceled') {
+    return {
+      action: 'cancel',
+      reason: confirmation.failureReason || 'The payment provider canceled the payment',
     };
   }
   // Whoever can publish a PaymentProcessed must also know what the payment was for.

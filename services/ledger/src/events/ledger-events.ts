@@ -46,6 +46,17 @@ export function settledEvent(transaction: Transaction, correlationId: string): A
   return createEvent(event, { ...data, failure_reason: reason.slice(0, 500) }, options);
 }
 
+/** TransactionUpdated: a pending transaction recorded a failed payment attempt (its failure reason says why). */
+export function updatedEvent(transaction: Transaction, correlationId: string): AnyEvent {
+  const data = { ...movement(transaction), type: transaction.type as 'deposit' | 'withdrawal' | 'transfer' };
+  const reason = transaction.failureReason ?? undefined;
+  return createEvent(
+    'TransactionUpdated',
+    { ...data, ...(reason ? { failure_reason: reason.slice(0, 500) } : {}) },
+    { id: randomUUID(), correlationId },
+  );
+}
+
 export function accountOpenedEvent(account: Account, correlationId: string): AnyEvent {
   return createEvent(
     'AccountOpened',

@@ -11,8 +11,8 @@ import {
 } from '../domain/reversal.js';
 import { completionOf, NO_SETTLEMENT, releaseOf, type Settlement } from '../domain/settlement.js';
 import type { Account, TerminalStatus, Transaction } from '../domain/transaction.js';
-import type { Finish, LedgerUnit } from '../data/ledger-store.js';
-import { reversedEvent, settledEvent } from './ledger-events.js';
+import type { FailedAttempt, Finish, LedgerUnit } from '../data/ledger-store.js';
+import { reversedEvent, settledEvent, updatedEvent } from './ledger-events.js';
 
 export interface FlowContext {
   correlationId: string;
@@ -25,8 +25,13 @@ export interface FlowContext {
  */
 export interface SettlementRequest {
   transactionId: string;
-  decide(transaction: Transaction | null, accounts: ReadonlyMap<string, Account>): Finish | null;
+  decide(
+    transaction: Transaction | null,
+    accounts: ReadonlyMap<string, Account>,
+  ): Finish | FailedAttempt | null;
 }
+
+const isFinish = (outcome: Finish | FailedAttempt): outcome is Finish => 'settlement' in outcome;
 
 /**
  * Runs requests in one database transaction: locks their transactions (in id order) and reads their accounts,
@@ -38,13 +43,26 @@ export async function settle(unit: LedgerUnit, requests: SettlementRequest[]): P
     requests.map((request) => request.transactionId),
   );
   const finishes: Finish[] = [];
+  const attempts: FailedAttempt[] = [];
   for (const request of requests) {
     const transaction = transactions.get(request.transactionId) ?? null;
-    const finish = request.decide(transaction, accounts);
-    if (!finish || !transaction) continue;
-    finishes.push(finish);
-    transactions.set(transaction.id, { ...transaction, status: finish.status });
+    const outcome = request.decide(transaction, accounts);
+    if (!outcome || !transaction) continue;
+    if (isFinish(outcome)) {
+      finishes.push(outcome);
+      transactions.set(transaction.id, { ...transaction, status: outcome.status });
+    } else {
+      // A later request for it sees the reason, as if recorded already; the last one recorded wins.
+      const earlier = attempts.findIndex((attempt) => attempt.transaction.id === transaction.id);
+      if (earlier !== -1) attempts.splice(earlier, 1);
+      attempts.push(outcome);
+      transactions.set(transaction.id, { ...transaction, failureReason: outcome.reason });
+    }
   }
+  const stillPending = attempts.filter(
+    (attempt) => !finishes.some((finish) => finish.transaction.id === attempt.transaction.id),
+  );
+  await unit.recordFailedAttempts(stillPending);
   return unit.finishTransactions(finishes);
 }
 
@@ -67,7 +85,10 @@ function finish(
 const fail = (transaction: Transaction, reason: string, context: FlowContext) =>
   finish(transaction, 'failed', releaseOf(transaction), context, reason);
 
-/** A provider's confirmation of a deposit or payout: completes or fails it, once, and never for another amount. */
+/**
+ * A provider's confirmation of a deposit or payout: completes, fails or cancels it, once, and never for another
+ * amount; a failed attempt only records its reason on the transaction, which stays pending.
+ */
 export function confirmPayment(
   transactionId: string,
   confirmation: Confirmation,
@@ -95,6 +116,20 @@ export function confirmPayment(
         return null;
       }
       if (decision.action === 'fail') return fail(transaction, decision.reason, context);
+      if (decision.action === 'cancel') {
+        return finish(transaction, 'canceled', releaseOf(transaction), context, decision.reason);
+      }
+      if (decision.action === 'note') {
+        context.logger.info(
+          { transaction_id: transactionId, reason: decision.reason },
+          'a payment attempt failed; the transaction stays pending',
+        );
+        return {
+          transaction,
+          reason: decision.reason,
+          announce: (noted) => [updatedEvent(noted, context.correlationId)],
+        };
+      }
       if (!accounts.has(transaction.accountId)) {
         context.logger.error(
           { transaction_id: transactionId },

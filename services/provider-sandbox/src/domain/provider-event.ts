@@ -74,15 +74,30 @@ const PROVIDER_EVENTS = {
 
 const SANDBOX_NAMESPACE = '0b6f5c2e-91d4-5a7b-8c3e-2f4d6a8b1c09';
 
-export function buildProviderEvent(
+/** A failed payment attempt is not final at Stripe; the sandbox then cancels the payment, as a merchant would. */
+const CANCELED_PAYMENT = {
+  type: 'payment_intent.canceled',
+  status: 'canceled',
+  details: { cancellation_reason: 'abandoned' },
+} as const;
+
+/**
+ * The events the provider sends for a request, in its order: one, or for a failing deposit the failed attempt
+ * and then the cancellation. The same request always gets the same event ids.
+ */
+export function buildProviderEvents(
   movement: MoneyMovement,
   request: MovementRequest,
   now: Date,
-): ProviderEvent {
+): ProviderEvent[] {
   const kind = PROVIDER_EVENTS[movement];
-  const outcome = kind[sandboxOutcome(request.amount)];
-  return {
-    id: `evt_${uuidv5(`${movement}:${request.requestEventId}`, SANDBOX_NAMESPACE)}`,
+  const result = sandboxOutcome(request.amount);
+  const outcomes = [
+    kind[result],
+    ...(movement === 'deposit' && result === 'failed' ? [CANCELED_PAYMENT] : []),
+  ];
+  return outcomes.map((outcome, i) => ({
+    id: `evt_${uuidv5(`${movement}:${request.requestEventId}${i === 0 ? '' : `:${i}`}`, SANDBOX_NAMESPACE)}`,
     object: 'event',
     type: outcome.type,
     created: Math.floor(now.getTime() / 1000),
@@ -98,5 +113,5 @@ export function buildProviderEvent(
         ...outcome.details,
       },
     },
-  };
+  }));
 }

@@ -1,6 +1,6 @@
 import type { EventEnvelope } from '@payments/contracts';
 import type { Consumer, DeliveryContext, EventBus, Metrics } from '@payments/service-kit';
-import { buildProviderEvent, type MoneyMovement } from '../domain/provider-event.js';
+import { buildProviderEvents, type MoneyMovement } from '../domain/provider-event.js';
 import type { ProviderWebhookClient } from '../http/provider-webhook-client.js';
 
 export interface SandboxConsumerOptions {
@@ -14,8 +14,9 @@ export interface SandboxConsumerOptions {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Plays the payment provider: each requested deposit or withdrawal is answered, after a delay, with a signed
- * provider event on /webhook/provider. The request stays unacknowledged until the webhook took the event.
+ * Plays the payment provider: each requested deposit or withdrawal is answered, after a delay, with signed
+ * provider events on /webhook/provider (a declined deposit: the failed attempt, then after another delay the
+ * cancellation). The request stays unacknowledged until the webhook took them all.
  */
 export function startSandboxConsumer(options: SandboxConsumerOptions): Promise<Consumer> {
   const { bus, client, delayMs, duplicateDelivery } = options;
@@ -32,7 +33,7 @@ export function startSandboxConsumer(options: SandboxConsumerOptions): Promise<C
       { logger }: DeliveryContext,
     ) => {
       await sleep(delayMs);
-      const event = buildProviderEvent(
+      const events = buildProviderEvents(
         movement,
         {
           requestEventId: request.id,
@@ -42,18 +43,22 @@ export function startSandboxConsumer(options: SandboxConsumerOptions): Promise<C
         },
         new Date(),
       );
-      for (let copy = 0; copy < (duplicateDelivery ? 2 : 1); copy += 1) {
-        await client.send(event, request.correlation_id);
-        sent.inc({ type: event.type });
+      for (const [i, event] of events.entries()) {
+        // A customer gives up on a declined payment a while after the decline, not at once.
+        if (i > 0) await sleep(delayMs);
+        for (let copy = 0; copy < (duplicateDelivery ? 2 : 1); copy += 1) {
+          await client.send(event, request.correlation_id);
+          sent.inc({ type: event.type });
+        }
+        logger.info(
+          {
+            provider_event_id: event.id,
+            provider_event_type: event.type,
+            transaction_id: request.data.transaction_id,
+          },
+          'sandbox delivered the provider event',
+        );
       }
-      logger.info(
-        {
-          provider_event_id: event.id,
-          provider_event_type: event.type,
-          transaction_id: request.data.transaction_id,
-        },
-        'sandbox delivered the provider event',
-      );
     };
 
   return bus.consume(

@@ -58,7 +58,8 @@ export function createObjectRenderer(options: {
         case 'TransactionCompleted':
         case 'TransactionFailed':
         case 'TransactionCanceled':
-        case 'TransactionReversed': {
+        case 'TransactionReversed':
+        case 'TransactionUpdated': {
           const data = event.data;
           const found = await fetchObject(ledger, `/internal/transactions/${data.transaction_id}`, version);
           return (

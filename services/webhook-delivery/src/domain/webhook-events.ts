@@ -6,6 +6,7 @@ export const WEBHOOK_EVENT_OF = {
   TransactionFailed: 'transaction.failed',
   TransactionCanceled: 'transaction.canceled',
   TransactionReversed: 'transaction.reversed',
+  TransactionUpdated: 'transaction.updated',
   AccountOpened: 'account.created',
   UserUpdated: 'user.updated',
 } as const satisfies Partial<Record<EventType, WebhookEventType>>;

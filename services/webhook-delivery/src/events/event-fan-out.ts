@@ -72,6 +72,7 @@ export function startEventFanOut(deps: FanOutDeps): Promise<Consumer> {
       TransactionFailed: (event) => fanOut(event, event.data.user_id),
       TransactionCanceled: (event) => fanOut(event, event.data.user_id),
       TransactionReversed: (event) => fanOut(event, event.data.user_id),
+      TransactionUpdated: (event) => fanOut(event, event.data.user_id),
       AccountOpened: (event) => fanOut(event, event.data.user_id),
       UserUpdated: (event) => fanOut(event, event.data.user_id),
       // A deleted user's endpoints go with them, and with them their pending deliveries.

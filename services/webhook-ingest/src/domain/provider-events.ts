@@ -13,7 +13,7 @@ type ProviderCharge = Static<typeof ProviderChargeObject>;
 type ProviderDispute = Static<typeof ProviderDisputeObject>;
 
 interface ProviderEventEffect {
-  status: 'completed' | 'failed';
+  status: 'completed' | 'failed' | 'canceled' | 'attempt_failed';
   movement: 'payment' | 'payout';
   failureReason?: (object: ProviderObject) => string;
 }
@@ -24,11 +24,21 @@ interface ProviderEventEffect {
  */
 const PROVIDER_EVENT_EFFECTS = {
   'payment_intent.succeeded': { status: 'completed', movement: 'payment' },
+  // Not final at Stripe: the customer may pay again, with another method. The deposit stays pending.
   'payment_intent.payment_failed': {
-    status: 'failed',
+    status: 'attempt_failed',
     movement: 'payment',
     failureReason: (object) =>
-      failureReason(object.last_payment_error?.message, 'the payment failed at the provider'),
+      failureReason(object.last_payment_error?.message, 'a payment attempt failed at the provider'),
+  },
+  'payment_intent.canceled': {
+    status: 'canceled',
+    movement: 'payment',
+    failureReason: (object) =>
+      failureReason(
+        object.cancellation_reason && `canceled at the provider (${object.cancellation_reason})`,
+        'the payment was canceled at the provider',
+      ),
   },
   'payout.paid': { status: 'completed', movement: 'payout' },
   'payout.failed': {
