@@ -304,6 +304,79 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
       expect((await balance()).balance).to.equal(before);
     });
 
+    const reversalsOf = async (originalId: string) => {
+      const response = await api.request('GET', '/transactions?type=reversal&limit=100', {
+        token: owner.token,
+        headers: { 'x-api-version': '1.1' },
+      });
+      return (response.body.data as { original_transaction_id?: string }[]).filter(
+        (t) => t.original_transaction_id === originalId,
+      );
+    };
+
+    it('credits back a paid payout the provider returns, once, through a reversal linked to the withdrawal', async () => {
+      await funded(100);
+      const start = await balance();
+      const withdrawal = await request('withdraw', 30);
+      expect200(await deliver(providerEvent('payout.paid', withdrawal, 3000)));
+      expect(await settled(withdrawal)).to.include({ status: 'completed' });
+      const returned = (id = `evt_${randomUUID()}`) => ({
+        ...providerEvent('payout.failed', withdrawal, 3000, 'usd', {
+          failure_message: 'The bank returned it.',
+        }),
+        id,
+      });
+      const first = returned();
+      // The same event twice, another event reporting the same return, all at once.
+      const answers = await Promise.all([
+        deliver(first),
+        deliver(first),
+        deliver(returned()),
+        deliver(returned()),
+      ]);
+      for (const answer of answers) expect200(answer);
+      const [reversal] = await eventually(
+        () => reversalsOf(withdrawal),
+        (found) => found.length > 0 && found.every((t) => (t as { status?: string }).status === 'completed'),
+        { timeoutMs: 15_000 },
+      );
+      expect(reversal).to.include({
+        type: 'reversal',
+        status: 'completed',
+        reversal_reason: 'payout_returned',
+        amount: 30,
+        currency: 'USD',
+      });
+      await sleep(500);
+      expect(await reversalsOf(withdrawal)).to.have.length(1);
+      expect(await transaction(withdrawal)).to.include({ status: 'completed' });
+      expect(await balance()).to.include({ balance: start.balance, available_balance: start.balance });
+      await expectBooksBalance(system.urls.ledger);
+    });
+
+    it('credits a payment the provider captured after its deposit was canceled, once, linked to the deposit', async () => {
+      const before = (await balance()).balance;
+      const deposit = await request('deposit', 14);
+      expect200(
+        await deliver(providerEvent('payment_intent.canceled', deposit, 1400, 'usd', { status: 'canceled' })),
+      );
+      expect(await settled(deposit)).to.include({ status: 'canceled' });
+      const captured = () => providerEvent('payment_intent.succeeded', deposit, 1400);
+      const answers = await Promise.all([deliver(captured()), deliver(captured())]);
+      for (const answer of answers) expect200(answer);
+      const [credit] = await eventually(
+        () => reversalsOf(deposit),
+        (found) => found.length > 0,
+        { timeoutMs: 15_000 },
+      );
+      expect(credit).to.include({ status: 'completed', reversal_reason: 'late_payment', amount: 14 });
+      await sleep(500);
+      expect(await reversalsOf(deposit)).to.have.length(1);
+      expect(await transaction(deposit)).to.include({ status: 'canceled' });
+      expect((await balance()).balance).to.equal(before + 14);
+      await expectBooksBalance(system.urls.ledger);
+    });
+
     it('completes a deposit on payment_intent.succeeded', async () => {
       const before = (await balance()).balance;
       const succeeded = await request('deposit', 10);

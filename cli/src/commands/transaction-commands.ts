@@ -73,7 +73,7 @@ export function transactionCommands(cli: Argv<GlobalArgs>, run: Run): Argv<Globa
         const rows = await Promise.all(
           body.data.map(async (t) => [
             t.id,
-            // A reversal says why: a provider's refund or a dispute (its status says whether it was lost).
+            // A reversal says why: a refund, a dispute (its status says whether it was lost), a returned payout, a late payment.
             t.reversal_reason ? `${t.type} (${String(t.reversal_reason)})` : t.type,
             t.status,
             formatAmount(t.amount, await ctx.exponents.of(t.currency)),

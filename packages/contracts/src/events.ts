@@ -94,7 +94,11 @@ export const TransactionSettledData = Type.Object(
   { additionalProperties: false },
 );
 
-/** A reversal (refund or lost dispute) of a completed deposit: a new transaction linked to the original. */
+/**
+ * A reversal booked: a refund or lost dispute of a completed deposit (the user gives the money back), or money the
+ * provider returned against the books (a paid payout that came back, a payment captured after its deposit ended:
+ * the user is credited). Always a new transaction linked to the original.
+ */
 export const TransactionReversedData = Type.Object(
   {
     transaction_id: Uuid,
@@ -103,7 +107,12 @@ export const TransactionReversedData = Type.Object(
     user_id: Uuid,
     amount: Minor,
     currency: CurrencyCode,
-    reason: Type.Union([Type.Literal('refund'), Type.Literal('dispute_lost')]),
+    reason: Type.Union([
+      Type.Literal('refund'),
+      Type.Literal('dispute_lost'),
+      Type.Literal('payout_returned'),
+      Type.Literal('late_payment'),
+    ]),
   },
   { additionalProperties: false },
 );

@@ -203,16 +203,10 @@ describe('confirmation decisions', () => {
     for (const status of ['completed', 'failed', 'canceled'] as const) {
       expect(decideConfirmation(transaction({ status }), { status: 'completed' }).action).to.equal('ignore');
     }
-    // A repeat of the booked outcome is a duplicate; the other outcome is a contradiction left for an operator.
+    // A repeat of the booked outcome is a duplicate; a completion that does not say what it captured contradicts.
     expect(
       decideConfirmation(transaction({ status: 'completed' }), { status: 'completed' }),
     ).not.to.have.property('contradicts');
-    expect(
-      decideConfirmation(transaction({ type: 'withdrawal', status: 'completed' }), {
-        status: 'failed',
-        movement: 'payout',
-      }),
-    ).to.include({ action: 'ignore', contradicts: true });
     expect(decideConfirmation(transaction({ status: 'failed' }), { status: 'completed' })).to.include({
       action: 'ignore',
       contradicts: true,
@@ -266,5 +260,65 @@ describe('confirmation decisions', () => {
     expect(
       decideConfirmation(transaction({ status: 'failed' }), { status: 'canceled' }),
     ).not.to.have.property('contradicts');
+  });
+});
+
+describe('money the provider gives back against the books', () => {
+  it('credits back a paid payout that the provider reports failed', () => {
+    expect(
+      decideConfirmation(transaction({ type: 'withdrawal', status: 'completed' }), {
+        status: 'failed',
+        movement: 'payout',
+      }),
+    ).to.include({ action: 'credit_back', kind: 'payout_returned' });
+  });
+
+  it('credits a payment captured after its deposit ended, only for the amount and currency of the deposit', () => {
+    for (const status of ['failed', 'canceled'] as const) {
+      expect(
+        decideConfirmation(transaction({ status }), { status: 'completed', amount: 1000, currency: 'usd' }),
+      ).to.include({ action: 'credit_back', kind: 'late_payment' });
+    }
+    expect(
+      decideConfirmation(transaction({ status: 'failed' }), {
+        status: 'completed',
+        amount: 999,
+        currency: 'USD',
+      }),
+    ).to.include({ action: 'ignore', contradicts: true });
+    expect(decideConfirmation(transaction({ status: 'canceled' }), { status: 'completed' })).to.include({
+      action: 'ignore',
+      contradicts: true,
+    });
+  });
+
+  it('leaves to an operator a payout paid after the ledger gave its hold back', () => {
+    expect(
+      decideConfirmation(transaction({ type: 'withdrawal', status: 'canceled' }), { status: 'completed' }),
+    ).to.include({ action: 'ignore', contradicts: true });
+  });
+
+  it('books a returned payout as its amount back from clearing, and a late payment as its deposit would have been', () => {
+    const returned = completionOf(
+      transaction({ type: 'reversal', reversalReason: 'payout_returned', amount: toMinorUnits(1000n) }),
+    );
+    expect(returned.legs.map((leg) => [leg.target, leg.amount])).to.deep.equal([
+      [{ kind: 'account', accountId: SOURCE }, 1000n],
+      [{ kind: 'system', code: 'provider_clearing' }, -1000n],
+    ]);
+    const late = completionOf(
+      transaction({
+        type: 'reversal',
+        reversalReason: 'late_payment',
+        amount: toMinorUnits(1000n),
+        fee: toMinorUnits(30n),
+      }),
+    );
+    expect(late.legs.map((leg) => [leg.target, leg.amount])).to.deep.equal([
+      [{ kind: 'account', accountId: SOURCE }, 970n],
+      [{ kind: 'system', code: 'provider_clearing' }, -1000n],
+      [{ kind: 'system', code: 'fee_revenue' }, 30n],
+    ]);
+    expect(late.mayOverdraw).not.to.equal(true);
   });
 });

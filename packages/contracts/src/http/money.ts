@@ -4,8 +4,12 @@ import { RequestedCurrency } from './accounts.js';
 
 /** `reversal`: a provider's refund or chargeback of a completed deposit, a new transaction linked to it. */
 export const TRANSACTION_TYPES = ['deposit', 'withdrawal', 'transfer', 'reversal'] as const;
-/** Why a reversal exists: the provider refunded the deposit, or its payer disputed it (held while open). */
-export const REVERSAL_REASONS = ['refund', 'dispute'] as const;
+/**
+ * Why a reversal exists: the provider refunded the deposit, or its payer disputed it (held while open); or the
+ * provider gave money back against what the books said: a paid payout returned, a payment captured after its
+ * deposit had ended.
+ */
+export const REVERSAL_REASONS = ['refund', 'dispute', 'payout_returned', 'late_payment'] as const;
 export const TRANSACTION_STATUSES = ['pending', 'completed', 'failed', 'canceled'] as const;
 
 const TransactionTypeField = Type.Union(TRANSACTION_TYPES.map((type) => Type.Literal(type)));
@@ -64,7 +68,9 @@ export const TransactionView = Type.Object(
       Type.String({
         format: 'uuid',
         description:
-          'Reversals only: the completed deposit this reverses (it stays completed; both show in the history)',
+          'Reversals only: the transaction this reverses, which stays as it ended (both show in the history): the ' +
+          'completed deposit refunded or disputed, the completed withdrawal whose payout came back, or the ended ' +
+          'deposit whose payment the provider captured late',
       }),
     ),
     reversal_reason: Type.Optional(
@@ -73,7 +79,9 @@ export const TransactionView = Type.Object(
         {
           description:
             'Reversals only: `refund` (completed when booked), or `dispute`: pending while the dispute is open ' +
-            '(the amount is held), completed when lost, canceled when won',
+            '(the amount is held), completed when lost, canceled when won; `payout_returned` (the payout came ' +
+            'back: its amount is credited) and `late_payment` (the provider captured the payment after the deposit ' +
+            'ended: credited as the deposit would have been), completed when booked',
         },
       ),
     ),

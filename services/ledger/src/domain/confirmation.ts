@@ -9,6 +9,8 @@ export interface Confirmation {
   currency?: string;
   movement?: 'payment' | 'payout';
   failureReason?: string;
+  /** The provider's id for the payment or payout, when it gave one. */
+  reference?: string;
 }
 
 export type ConfirmationDecision =
@@ -19,9 +21,15 @@ export type ConfirmationDecision =
   /** A failed attempt: the transaction stays pending, and its failure reason says what went wrong. */
   | { action: 'note'; reason: string }
   /**
-   * `contradicts`: the provider reports another outcome than the one the ledger booked (a payout failing after it
-   * was paid, a payment succeeding after it failed): money may have moved otherwise than the books say, which an
-   * operator must settle; nothing here changes the ended transaction.
+   * The provider gave money back against what the ledger booked: a paid payout that came back (`payout_returned`),
+   * or a payment captured after its deposit ended (`late_payment`). The user is credited through a new reversal
+   * linked to the transaction, which stays as it ended.
+   */
+  | { action: 'credit_back'; kind: 'payout_returned' | 'late_payment'; reason: string }
+  /**
+   * `contradicts`: the provider reports another outcome than the one the ledger booked, one that took money from
+   * the platform (a payout paid after the ledger gave the hold back) or that does not say what it captured: money
+   * may have moved otherwise than the books say, which an operator must settle; nothing here changes.
    */
   | { action: 'ignore'; reason: string; contradicts?: boolean };
 
@@ -60,11 +68,16 @@ export function decideConfirmation(
     // Failed and canceled alike moved no money: only a disagreement about whether money moved contradicts.
     const moved = transaction.status === 'completed';
     if ((confirmation.status === 'completed') === moved) return { action: 'ignore', reason };
-    return {
-      action: 'ignore',
-      reason: `${reason}; the provider reports it ${confirmation.status}`,
-      contradicts: true,
-    };
+    const contradiction = `${reason}; the provider reports it ${confirmation.status}`;
+    if (transaction.type === 'withdrawal' && moved) {
+      return { action: 'credit_back', kind: 'payout_returned', reason: contradiction };
+    }
+    if (transaction.type === 'deposit' && !moved && confirmation.status === 'completed') {
+      const problem = termsProblem(transaction, confirmation);
+      if (!problem) return { action: 'credit_back', kind: 'late_payment', reason: contradiction };
+      return { action: 'ignore', reason: `${contradiction}; ${problem}`, contradicts: true };
+    }
+    return { action: 'ignore', reason: contradiction, contradicts: true };
   }
   if (confirmation.status === 'failed') {
     return {
@@ -78,24 +91,21 @@ export function decideConfirmation(
       reason: confirmation.failureReason || 'The payment provider canceled the payment',
     };
   }
+  const problem = termsProblem(transaction, confirmation);
+  return problem ? { action: 'fail', reason: problem } : { action: 'complete' };
+}
+
+/** Why a completion does not confirm what the transaction is for, or null when it names its amount and currency. */
+function termsProblem(transaction: Transaction, confirmation: Confirmation): string | null {
   // Whoever can publish a PaymentProcessed must also know what the payment was for.
   if (confirmation.amount === undefined || !confirmation.currency) {
-    return {
-      action: 'fail',
-      reason: 'The payment confirmation did not say which amount and currency were paid',
-    };
+    return 'The payment confirmation did not say which amount and currency were paid';
   }
   if (BigInt(confirmation.amount) !== transaction.amount) {
-    return {
-      action: 'fail',
-      reason: `The provider confirmed ${confirmation.amount} minor units; the transaction is for ${transaction.amount}`,
-    };
+    return `The provider confirmed ${confirmation.amount} minor units; the transaction is for ${transaction.amount}`;
   }
   if (confirmation.currency.toUpperCase() !== transaction.currency) {
-    return {
-      action: 'fail',
-      reason: `The provider confirmed ${confirmation.currency.toUpperCase()}; the transaction is in ${transaction.currency}`,
-    };
+    return `The provider confirmed ${confirmation.currency.toUpperCase()}; the transaction is in ${transaction.currency}`;
   }
-  return { action: 'complete' };
+  return null;
 }

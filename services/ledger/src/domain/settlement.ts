@@ -83,6 +83,27 @@ export function completionOf(transaction: Transaction, destination?: Destination
       );
     }
     case 'reversal': {
+      if (transaction.reversalReason === 'payout_returned') {
+        // The payout's amount came back from the provider; the withdrawal's fee stays earned.
+        return settlement(
+          [
+            { target: userAccount(accountId), currency, amount },
+            { target: systemAccount('provider_clearing'), currency, amount: -amount },
+          ],
+          null,
+        );
+      }
+      if (transaction.reversalReason === 'late_payment') {
+        // Booked as the deposit would have been: the provider captured `amount`, the user gets it less the fee.
+        return settlement(
+          [
+            { target: userAccount(accountId), currency, amount: amount - fee },
+            { target: systemAccount('provider_clearing'), currency, amount: -amount },
+            feeLeg,
+          ],
+          null,
+        );
+      }
       // The deposit's mirror: the provider takes back `amount` from clearing, the user gives up amount − fee and
       // fee revenue gives back the part of the deposit fee this reverses.
       const reversed = settlement(

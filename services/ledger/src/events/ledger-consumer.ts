@@ -88,6 +88,7 @@ export function startLedgerConsumer({
           currency: data.currency,
           movement: data.movement,
           failureReason: data.failure_reason,
+          reference: data.payment_id,
         };
         await settlements.submit({
           eventId: event.id,

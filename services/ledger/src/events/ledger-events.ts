@@ -73,7 +73,7 @@ export function reversedEvent(reversal: Transaction, correlationId: string): Any
     {
       ...movement(reversal),
       original_transaction_id: reversal.originalTransactionId,
-      reason: reversal.reversalReason === 'refund' ? 'refund' : 'dispute_lost',
+      reason: reversal.reversalReason === 'dispute' ? 'dispute_lost' : (reversal.reversalReason ?? 'refund'),
     },
     { id: randomUUID(), correlationId },
   );

@@ -25,13 +25,25 @@ export interface FlowContext {
  */
 export interface SettlementRequest {
   transactionId: string;
-  decide(
-    transaction: Transaction | null,
-    accounts: ReadonlyMap<string, Account>,
-  ): Finish | FailedAttempt | null;
+  decide(transaction: Transaction | null, accounts: ReadonlyMap<string, Account>): Outcome | null;
 }
 
-const isFinish = (outcome: Finish | FailedAttempt): outcome is Finish => 'settlement' in outcome;
+/**
+ * Money the provider gave back against an ended transaction (a paid payout that came back, a payment captured after
+ * its deposit ended): a new reversal linked to it credits the user, once per transaction.
+ */
+export interface ReturnedMoney {
+  original: Transaction;
+  kind: 'payout_returned' | 'late_payment';
+  /** The provider's reference, shown as the reversal's payment id. */
+  reference: string;
+  context: FlowContext;
+}
+
+type Outcome = Finish | FailedAttempt | ReturnedMoney;
+
+const isFinish = (outcome: Outcome): outcome is Finish => 'settlement' in outcome;
+const isReturnedMoney = (outcome: Outcome): outcome is ReturnedMoney => 'original' in outcome;
 
 /**
  * Runs requests in one database transaction: locks their transactions (in id order) and reads their accounts,
@@ -44,11 +56,15 @@ export async function settle(unit: LedgerUnit, requests: SettlementRequest[]): P
   );
   const finishes: Finish[] = [];
   const attempts: FailedAttempt[] = [];
+  const returns = new Map<string, ReturnedMoney>();
   for (const request of requests) {
     const transaction = transactions.get(request.transactionId) ?? null;
     const outcome = request.decide(transaction, accounts);
     if (!outcome || !transaction) continue;
-    if (isFinish(outcome)) {
+    if (isReturnedMoney(outcome)) {
+      // Once per transaction: a second report of the same return in this batch changes nothing.
+      if (!returns.has(transaction.id)) returns.set(transaction.id, outcome);
+    } else if (isFinish(outcome)) {
       finishes.push(outcome);
       transactions.set(transaction.id, { ...transaction, status: outcome.status });
     } else {
@@ -63,6 +79,11 @@ export async function settle(unit: LedgerUnit, requests: SettlementRequest[]): P
     (attempt) => !finishes.some((finish) => finish.transaction.id === attempt.transaction.id),
   );
   await unit.recordFailedAttempts(stillPending);
+  // Booked in the same statement as the endings, so every account is locked once, in the shared order.
+  for (const returned of returns.values()) {
+    const credit = await creditReturnedMoney(unit, returned, accounts);
+    if (credit) finishes.push(credit);
+  }
   return unit.finishTransactions(finishes);
 }
 
@@ -79,6 +100,63 @@ function finish(
     settlement,
     reason,
     announce: (finished) => [settledEvent(finished, context.correlationId)],
+  };
+}
+
+/**
+ * The reversal that credits money the provider gave back, created pending and ended by the caller's
+ * finishTransactions; null when one was booked already (by another event reporting the same return) or the account
+ * is gone. The original is locked by the settlement, so the check and the insert cannot race.
+ */
+async function creditReturnedMoney(
+  unit: LedgerUnit,
+  { original, kind, reference, context }: ReturnedMoney,
+  accounts: ReadonlyMap<string, Account>,
+): Promise<Finish | null> {
+  const about = { transaction_id: original.id, reversal: kind, reference };
+  if ((await unit.lockReversalsOf(original.id)).some((reversal) => reversal.reversalReason === kind)) {
+    context.logger.info(about, 'the money the provider returned is booked already');
+    return null;
+  }
+  const account = accounts.get(original.accountId);
+  if (!account || original.userId === null) {
+    context.logger.error(
+      about,
+      'the provider returned money for an account that no longer exists; left for an operator',
+    );
+    return null;
+  }
+  const created = await unit.insertTransaction({
+    id: randomUUID(),
+    accountId: account.id,
+    userId: original.userId,
+    type: 'reversal',
+    amount: original.amount,
+    currency: original.currency,
+    // A late payment is booked as its deposit would have been, fee included; a returned payout's fee stays earned.
+    fee: kind === 'late_payment' ? original.fee : toMinorUnits(0n),
+    counterpartyAccountId: null,
+    counterpartyUserId: null,
+    exchangeRate: null,
+    convertedAmount: null,
+    convertedCurrency: null,
+    paymentId: reference,
+    originalTransactionId: original.id,
+    reversalReason: kind,
+    reversalKey: kind,
+    heldAmount: toMinorUnits(0n),
+  });
+  context.logger.warn(
+    { ...about, reversal_id: created.id, amount: created.amount.toString() },
+    kind === 'payout_returned'
+      ? 'a paid payout came back: its amount is credited back to the user'
+      : 'the provider captured a payment after its deposit ended: it is credited',
+  );
+  return {
+    transaction: created,
+    status: 'completed',
+    settlement: completionOf(created),
+    announce: (finished) => [reversedEvent(finished, context.correlationId)],
   };
 }
 
@@ -116,6 +194,14 @@ export function confirmPayment(
         return null;
       }
       if (decision.action === 'fail') return fail(transaction, decision.reason, context);
+      if (decision.action === 'credit_back') {
+        return {
+          original: transaction,
+          kind: decision.kind,
+          reference: confirmation.reference ?? transactionId,
+          context,
+        };
+      }
       if (decision.action === 'cancel') {
         return finish(transaction, 'canceled', releaseOf(transaction), context, decision.reason);
       }
