@@ -35,7 +35,7 @@ USER 10001:10001
 # Production settings (every secret required, no development fallbacks), listening on the container's interface.
 ENV NODE_ENV=production \
     HOST=0.0.0.0
-EXPOSE 3001 3002 3003 3004 3005 8080
+EXPOSE 3001 3002 3003 3004 3005 3006 8080
 # The service's liveness on its PORT (docker-compose.yml sets it; the provisioner runs once and has none).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=5 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+process.env.PORT+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]

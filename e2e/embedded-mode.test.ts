@@ -104,7 +104,7 @@ describe('pnpm start in embedded mode (no PostgreSQL or RabbitMQ to be found)', 
 
   it('says loudly that it is a development system, and runs with secrets it generated for this data directory', async () => {
     expect(output).to.contain('DEVELOPMENT SYSTEM: not for real money');
-    expect(output).to.contain('CONFIRMS EVERY DEPOSIT AND PAYOUT');
+    expect(output).to.contain('PAYS DEPOSITS AND PAYOUTS');
     const file = path.join(dataDir, 'development-secrets.json');
     expect((await stat(file)).mode & 0o777).to.equal(0o600);
     const secrets = JSON.parse(await readFile(file, 'utf8')) as {

@@ -103,7 +103,7 @@ function developmentBanner(secretsFile: string, sandbox: boolean): string {
     rule,
     '!!  DEVELOPMENT SYSTEM: not for real money.',
     sandbox
-      ? '!!  The provider sandbox CONFIRMS EVERY DEPOSIT AND PAYOUT by itself (SANDBOX_ENABLED=false turns it off).'
+      ? '!!  The provider sandbox PAYS DEPOSITS AND PAYOUTS by itself (SANDBOX_ENABLED=false turns it off).'
       : '!!  The provider sandbox is off: deposits wait for signed provider webhooks.',
     `!!  Generated secrets (SERVICE_TOKEN, webhook secret): ${secretsFile}`,
     '!!  Everything listens on 127.0.0.1; services refuse development secrets on any other address.',

@@ -16,13 +16,33 @@ const PNPM = (JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')) 
   .packageManager;
 
 /**
- * pnpm as the README runs it, `npx --yes pnpm@<version>`, never one looked up on PATH (a fresh machine has none).
- * The tests' own pnpm (`npm_execpath`, when pnpm runs them) serves root and spares a download; another OS user
- * cannot read it, and runs its own (`installPnpm`).
+ * pnpm run by this node from its entry script, never one looked up on PATH (a fresh machine has none): the tests'
+ * own (`npm_execpath`, when pnpm runs them), else the pinned version the README runs through npx. Not npx itself:
+ * npx ends by the signal on Ctrl-C, where the tests check how `pnpm start` ends. Another OS user cannot read root's,
+ * and runs its own (`installPnpm`), or npx before it has one.
  */
 export function pnpmCommand(user?: OsUser): [string, string[]] {
-  const own = user ? user.pnpm : runningPnpm();
-  return own ? [process.execPath, [own]] : ['npx', ['--yes', PNPM]];
+  if (!user) return [process.execPath, [runningPnpm() ?? pinnedPnpm()]];
+  return user.pnpm ? [process.execPath, [user.pnpm]] : ['npx', ['--yes', PNPM]];
+}
+
+let pinned: string | undefined;
+/** The entry script of the pinned pnpm, fetched into npx's cache on first use (`mocha FILE` runs no pnpm). */
+function pinnedPnpm(): string {
+  pinned ??= execFileSync(
+    'npx',
+    [
+      '--yes',
+      '-p',
+      PNPM,
+      'node',
+      '-e',
+      "const { execSync } = require('node:child_process'); const { realpathSync } = require('node:fs');" +
+        "process.stdout.write(realpathSync(execSync('command -v pnpm', { encoding: 'utf8' }).trim()))",
+    ],
+    { encoding: 'utf8' },
+  );
+  return pinned;
 }
 
 /** The entry script of the pnpm running these tests (`pnpm test` names itself in npm_execpath), if pnpm does. */

@@ -79,7 +79,7 @@ async function moveMoney(
     if (ctx.out.json) ctx.out.data({ transaction: settled });
     throw new CliError(
       EXIT.transactionFailed,
-      `${NOUN[operation]} ${settled.id} ${settled.status}: ${settled.failure_reason ?? 'no reason given'}.`,
+      `${NOUN[operation]} ${settled.id} ${settled.status}: ${(settled.failure_reason ?? 'no reason given').replace(/\.$/, '')}.`,
     );
   }
   const { body: balance } = await ctx.api.get<{ balance: unknown }>(`/account/${account}/balance`);

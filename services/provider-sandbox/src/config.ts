@@ -15,14 +15,18 @@ export const ProviderSandboxConfigSchema = Type.Object({
   WEBHOOK_INGEST_URL: Url({ default: 'http://127.0.0.1:3004', description: 'Where its signed webhooks go' }),
   SANDBOX_ENABLED: Type.Boolean({
     default: false,
-    description: 'The sandbox confirms every payment, so it runs only when asked to (`pnpm start`, tests)',
+    description:
+      'The sandbox pays deposits and payouts by itself (amounts ending in 13 fail), so it runs only when asked to ' +
+      '(`pnpm start`, tests)',
     production: '`true` is refused',
   }),
   SANDBOX_DELAY_MS: Type.Integer({
     minimum: 0,
     maximum: 600_000,
     default: 500,
-    description: 'How long after a deposit or withdrawal is requested the sandbox confirms it',
+    description:
+      'How long after a deposit or withdrawal is requested the sandbox answers it, and after a declined deposit ' +
+      'how long until it cancels the payment',
   }),
   SANDBOX_DUPLICATE_DELIVERY: Type.Boolean({
     default: false,
@@ -39,13 +43,13 @@ export type ProviderSandboxConfig = Static<typeof ProviderSandboxConfigSchema>;
 
 export type SandboxMode = { enabled: true } | { enabled: false; reason: string };
 
-/** A stand-in that confirms every payment must never run where real money moves: production refuses to start. */
+/** A stand-in that pays by itself must never run where real money moves: production refuses to start. */
 export function sandboxMode(config: ProviderSandboxConfig): SandboxMode {
   if (!config.SANDBOX_ENABLED) return { enabled: false, reason: 'SANDBOX_ENABLED is not true' };
   if (config.NODE_ENV === 'production') {
     throw new ConfigError(
       'Invalid configuration: SANDBOX_ENABLED=true is refused when NODE_ENV=production ' +
-        '(the sandbox confirms every payment)',
+        '(the sandbox pays deposits by itself)',
     );
   }
   return { enabled: true };
