@@ -43,6 +43,7 @@ describe('money attacks end to end: no value created, none lost', function () {
         // A 0.5 % deposit fee: small pieces are where half-up rounding used to let it vanish.
         ledger: {
           HOLD_EXPIRY_SECONDS: String(HOLD_EXPIRY_SECONDS),
+          DEPOSIT_EXPIRY_SECONDS: String(HOLD_EXPIRY_SECONDS),
           HOLD_SWEEP_INTERVAL_MS: '200',
           FEE_DEPOSIT_PERCENT: '0.5',
         },
@@ -132,14 +133,14 @@ describe('money attacks end to end: no value created, none lost', function () {
   const transfer = (owner: Owner, from: string, to: string, amount: number, currency = 'USD') =>
     post(owner, `/account/${from}/transfer`, { amount, currency, to_account_id: to });
 
-  describe('FX and fee rounding (item 1)', () => {
+  describe('FX and fee rounding', () => {
     /** A decimal string as an exact fraction. */
     const fraction = (text: string) => {
       const [whole, decimals = ''] = text.split('.');
       return { num: BigInt(`${whole}${decimals}`), den: 10n ** BigInt(decimals.length) };
     };
 
-    it('gains nothing from twenty 0.01 USD transfers to JPY and back (the issue’s attack)', async () => {
+    it('gains nothing from twenty 0.01 USD transfers to JPY and back (FX cycling)', async () => {
       const attacker = await signUp();
       const dollars = await openAccount(attacker, 'USD');
       const yen = await openAccount(attacker, 'JPY');
@@ -221,7 +222,7 @@ describe('money attacks end to end: no value created, none lost', function () {
     });
   });
 
-  describe('hold expiry (item 2): a payout handed to the provider is never released by a timer', () => {
+  describe('expiry: a payout handed to the provider is never released by a timer', () => {
     const awaitingGauge = async () => {
       const metrics = await fetch(`${system.urls.ledger}/metrics`, {
         headers: { authorization: `Bearer ${system.serviceToken}` },
@@ -292,6 +293,48 @@ describe('money attacks end to end: no value created, none lost', function () {
       expect(await awaitingGauge()).to.equal(remaining.body.pagination.total);
     });
 
+    it('cancels a deposit nobody paid in time, and credits once, linked, a payment the provider captures after', async () => {
+      const owner = await signUp();
+      const account = await openAccount(owner);
+      const accepted = await post(owner, `/account/${account}/deposit`, { amount: 40, currency: 'USD' });
+      expect(accepted.status, accepted.text).to.equal(202);
+      const expired = await settled(owner, accepted.body.id);
+      expect(expired.body).to.include({
+        status: 'canceled',
+        failure_reason: 'No payment arrived in time; the deposit expired',
+      });
+      expect(await balanceOf(owner, account)).to.include({ balance: 0, available_balance: 0 });
+      // The payer paid after all: the provider captured it. Sent twice, and as two events.
+      const captured = providerEvent('payment_intent.succeeded', accepted.body.id, 4000);
+      await Promise.all([
+        deliver(captured),
+        deliver(captured),
+        deliver({ ...captured, id: `evt_${randomUUID()}` }),
+      ]);
+      const credit = await eventually(
+        async () =>
+          (
+            await api.request('GET', '/transactions?type=reversal&limit=100', {
+              token: owner.token,
+              headers: V1_1,
+            })
+          ).body.data as {
+            original_transaction_id: string;
+            status: string;
+          }[],
+        (found) =>
+          found.some((t) => t.original_transaction_id === accepted.body.id && t.status === 'completed'),
+      );
+      expect(credit).to.have.length(1);
+      expect(credit[0]).to.include({ reversal_reason: 'late_payment', amount: 40 });
+      await sleep(SETTLE_MS);
+      // Credited as the deposit would have been: less its 0.5 % fee.
+      expect(await balanceOf(owner, account)).to.include({ balance: 39.8, available_balance: 39.8 });
+      expect((await api.get(`/transaction/${accepted.body.id}`, owner.token)).body.status).to.equal(
+        'canceled',
+      );
+    });
+
     it('releases the hold once on a late payout.failed (sent twice)', async () => {
       const { owner, account, credited, id } = await lateWithdrawal(10, 5);
       const failed = providerEvent('payout.failed', id, 500);
@@ -304,7 +347,7 @@ describe('money attacks end to end: no value created, none lost', function () {
     });
   });
 
-  describe('user deletion (item 3): one decision, whatever races it', () => {
+  describe('user deletion: one decision, whatever races it', () => {
     const ROUNDS = 6;
 
     it('either deletes the user with nothing reaching unclaimed funds, or refuses with every cent on their account', async () => {

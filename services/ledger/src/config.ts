@@ -61,6 +61,12 @@ export const LedgerConfigSchema = Type.Object({
     86_400,
     'A withdrawal or transfer still pending after this long is canceled and its hold released',
   ),
+  DEPOSIT_EXPIRY_SECONDS: Seconds(
+    1,
+    86_400,
+    'A deposit still unpaid after this long is canceled (a payment the provider captures later is credited as a ' +
+      'late payment)',
+  ),
   HOLD_SWEEP_INTERVAL_MS: Type.Integer({
     minimum: 10,
     default: 30_000,

@@ -92,6 +92,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       outbox,
       logger,
       holdExpiryMs: config.HOLD_EXPIRY_SECONDS * 1000,
+      depositExpiryMs: config.DEPOSIT_EXPIRY_SECONDS * 1000,
       idempotencyTtlMs: config.IDEMPOTENCY_TTL_HOURS * 3_600_000,
       intervalMs: config.HOLD_SWEEP_INTERVAL_MS,
     });

@@ -77,7 +77,7 @@ describe('money rules', () => {
     it('converts between exponents at an exact decimal rate, rounding down to the target minor unit', () => {
       const rate = (text: string) => parseDecimal(text) as NonNullable<ReturnType<typeof parseDecimal>>;
       expect(convertAmount(minor(1000), rate('0.9'), USD, USD)).to.equal(900n);
-      // 1.5025 JPY: the attack credited 2 JPY for each cent, 1.57 JPY of value.
+      // 1.5025 JPY: rounding half up credited 2 JPY for each cent, 1.57 JPY of value.
       expect(convertAmount(minor(1), rate('150.25'), USD, JPY)).to.equal(1n);
       expect(convertAmount(minor(1000), rate('150.25'), USD, JPY)).to.equal(1502n);
       expect(convertAmount(minor(1000), rate('0.0066'), JPY, USD)).to.equal(660n);

@@ -172,7 +172,7 @@ describe('ledger transfers', () => {
     expect((await ledger.balanceOf(bob, yen.id)).balance).to.equal(1);
   });
 
-  it('gains nothing from many small conversions there and back (the issue: 20 × 0.01 USD to JPY and back)', async () => {
+  it('gains nothing from many small conversions there and back (20 × 0.01 USD to JPY and back)', async () => {
     const dollars = await funded(alice, 0.2);
     const yen = await ledger.openAccount(alice, 'JPY');
     for (let i = 0; i < 20; i += 1) {

@@ -174,6 +174,18 @@ export async function expiredHolds(knex: Knex, cutoff: Date, limit: number): Pro
   return rows.map((row) => row.id);
 }
 
+/** Pending deposits accepted before `cutoff`, oldest first: nothing paid them in time. */
+export async function expiredDeposits(knex: Knex, cutoff: Date, limit: number): Promise<string[]> {
+  const rows: { id: string }[] = await knex('transactions')
+    .where('status', 'pending')
+    .where('type', 'deposit')
+    .where('created_at', '<', cutoff)
+    .orderBy('created_at')
+    .limit(limit)
+    .select('id');
+  return rows.map((row) => row.id);
+}
+
 export async function pendingTransfers(
   knex: Knex,
   acceptedBefore: Date,

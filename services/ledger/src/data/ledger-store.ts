@@ -48,6 +48,8 @@ export interface LedgerStore {
   listOverdrawnAccounts(page: PageRequest): Promise<Page<Account>>;
   countOverdrawnAccounts(): Promise<number>;
   expiredHolds(cutoff: Date, limit: number): Promise<string[]>;
+  /** Pending deposits accepted before `cutoff`, oldest first. */
+  expiredDeposits(cutoff: Date, limit: number): Promise<string[]>;
   /** Pending transfers accepted in [notBefore, acceptedBefore), oldest first. */
   pendingTransfers(acceptedBefore: Date, notBefore: Date, limit: number): Promise<string[]>;
   deleteIdempotencyKeysBefore(cutoff: Date): Promise<number>;
@@ -101,6 +103,7 @@ export function createLedgerStore(knex: Knex): LedgerStore {
     listOverdrawnAccounts: (page) => queries.listOverdrawnAccounts(knex, page),
     countOverdrawnAccounts: () => queries.countOverdrawnAccounts(knex),
     expiredHolds: (cutoff, limit) => queries.expiredHolds(knex, cutoff, limit),
+    expiredDeposits: (cutoff, limit) => queries.expiredDeposits(knex, cutoff, limit),
     pendingTransfers: (acceptedBefore, notBefore, limit) =>
       queries.pendingTransfers(knex, acceptedBefore, notBefore, limit),
     deleteIdempotencyKeysBefore: (cutoff) => queries.deleteIdempotencyKeysBefore(knex, cutoff),

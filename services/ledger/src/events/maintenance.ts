@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { startPoller, type Logger, type OutboxRelay } from '@payments/service-kit';
 import type { LedgerStore } from '../data/ledger-store.js';
-import { expireHold } from './settlement-flows.js';
+import { expireDeposit, expireHold } from './settlement-flows.js';
 
 export interface MaintenanceOptions {
   store: LedgerStore;
   outbox: Pick<OutboxRelay, 'wake'>;
   logger: Logger;
   holdExpiryMs: number;
+  depositExpiryMs: number;
   idempotencyTtlMs: number;
   intervalMs: number;
   now?: () => number;
@@ -17,6 +18,8 @@ export interface HoldExpiries {
   canceled: number;
   /** Withdrawals the provider may have received: kept pending, awaiting reconciliation. */
   flagged: number;
+  /** Deposits nobody paid in time, canceled. */
+  expiredDeposits: number;
 }
 
 export interface Maintenance {
@@ -53,7 +56,7 @@ function repeat<T>(intervalMs: number, task: () => Promise<T>, onError: (error: 
 
 /**
  * Periodic upkeep run by every ledger process (conditional updates make concurrent passes harmless):
- * ends holds past their expiry (see expireHold), forgets idempotency keys past their retention, and compacts the history
+ * ends holds past their expiry (see expireHold) and deposits nobody paid in time (expireDeposit), forgets idempotency keys past their retention, and compacts the history
  * counters (one process at a time, the others skip).
  */
 export function startMaintenance(options: MaintenanceOptions): Maintenance {
@@ -61,7 +64,7 @@ export function startMaintenance(options: MaintenanceOptions): Maintenance {
   const now = options.now ?? Date.now;
   let stopped = false;
 
-  const expireHolds = async (): Promise<HoldExpiries> => {
+  const expireHolds = async (): Promise<Omit<HoldExpiries, 'expiredDeposits'>> => {
     const cutoff = new Date(now() - options.holdExpiryMs);
     const expiries = { canceled: 0, flagged: 0 };
     for (;;) {
@@ -76,12 +79,26 @@ export function startMaintenance(options: MaintenanceOptions): Maintenance {
     }
   };
 
-  const pass = async (): Promise<HoldExpiries> => {
-    const expiries = await expireHolds();
-    if (expiries.canceled > 0) {
-      logger.info({ canceled: expiries.canceled }, 'canceled expired holds');
-      outbox.wake();
+  const expireDeposits = async (): Promise<number> => {
+    const cutoff = new Date(now() - options.depositExpiryMs);
+    let expired = 0;
+    for (;;) {
+      const ids = await store.expiredDeposits(cutoff, BATCH);
+      for (const id of ids) {
+        if (stopped) return expired;
+        const context = { correlationId: `deposit-expiry:${randomUUID()}`, logger };
+        if (await store.inTransaction((unit) => expireDeposit(unit, id, cutoff, context))) expired += 1;
+      }
+      if (ids.length < BATCH) return expired;
     }
+  };
+
+  const pass = async (): Promise<HoldExpiries> => {
+    const expiries = { ...(await expireHolds()), expiredDeposits: await expireDeposits() };
+    if (expiries.canceled > 0) logger.info({ canceled: expiries.canceled }, 'canceled expired holds');
+    if (expiries.expiredDeposits > 0)
+      logger.info({ canceled: expiries.expiredDeposits }, 'canceled unpaid deposits');
+    if (expiries.canceled + expiries.expiredDeposits > 0) outbox.wake();
     await store.deleteIdempotencyKeysBefore(new Date(now() - options.idempotencyTtlMs));
     return expiries;
   };

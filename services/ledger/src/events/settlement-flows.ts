@@ -294,6 +294,30 @@ export async function expireHold(
   return canceled ? 'canceled' : null;
 }
 
+/**
+ * A deposit nobody paid in time ends canceled (it moved no money). Should the provider capture its payment later,
+ * that is credited as a late payment (see creditReturnedMoney). Null when it was no longer pending.
+ */
+export async function expireDeposit(
+  unit: LedgerUnit,
+  transactionId: string,
+  cutoff: Date,
+  context: FlowContext,
+): Promise<Transaction | null> {
+  const [canceled] = await settle(unit, [
+    {
+      transactionId,
+      decide(transaction) {
+        if (transaction?.type !== 'deposit' || transaction.status !== 'pending') return null;
+        if (transaction.createdAt >= cutoff) return null;
+        const reason = 'No payment arrived in time; the deposit expired';
+        return finish(transaction, 'canceled', releaseOf(transaction), context, reason);
+      },
+    },
+  ]);
+  return canceled ?? null;
+}
+
 /** Thrown for an adjustment that came before its deposit settled: the broker redelivers it later. */
 export class AdjustmentTooEarlyError extends Error {
   override name = 'AdjustmentTooEarlyError';
