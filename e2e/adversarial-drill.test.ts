@@ -60,7 +60,7 @@ describe('adversarial drill (pnpm drill): its checks catch what they are for', (
     expect(totalValueCheck(valuation, [honest], usd(101)).discrepancies).to.equal(1);
   });
 
-  it('flags the issue’s FX attack: 0.01 USD credited as 2 JPY (half up), not as 1 (down)', () => {
+  it('flags the FX cycling attack: 0.01 USD credited as 2 JPY (half up), not as 1 (down)', () => {
     const conversion = (convertedAmount: bigint) => ({
       id: 'c',
       amount: 1n,

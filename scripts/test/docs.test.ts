@@ -94,7 +94,7 @@ describe('documentation', function () {
       '(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|' +
       'last|previous|earlier|next|later|\\d+(?:st|nd|rd|th))';
     const rounds = new RegExp(
-      `\\b(?:${ordinal} (?:session|round|milestone)|this round|issue #?\\d+|steering)\\b`,
+      `\\b(?:${ordinal} (?:session|round|milestone)|this round|issue #?\\d+|the issue(?:'|’)s|steering)\\b|\\(item \\d+\\)`,
       'i',
     );
     const texts = checkoutFiles(
