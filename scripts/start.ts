@@ -97,15 +97,18 @@ const print = (service: ServiceName, line: string) =>
   process.stdout.write(`${service.padEnd(16)} | ${line}\n`);
 
 /** Said before anything starts, and again once the gateway listens, so nobody mistakes this for a real system. */
-function developmentBanner(secretsFile: string, sandbox: boolean): string {
+function developmentBanner(secretsFile: string, sandbox: false | { url: string; key: string }): string {
   const rule = '!'.repeat(100);
   return [
     rule,
     '!!  DEVELOPMENT SYSTEM: not for real money.',
-    sandbox
-      ? '!!  The provider sandbox PAYS DEPOSITS AND PAYOUTS by itself (SANDBOX_ENABLED=false turns it off).'
-      : '!!  The provider sandbox is off: deposits wait for signed provider webhooks.',
-    `!!  Generated secrets (SERVICE_TOKEN, webhook secret): ${secretsFile}`,
+    ...(sandbox
+      ? [
+          '!!  The provider sandbox PAYS DEPOSITS AND PAYOUTS by itself (SANDBOX_ENABLED=false turns it off).',
+          `!!  Its Stripe-compatible API: ${sandbox.url} (stripe-node: host 127.0.0.1, protocol http), test key ${sandbox.key}`,
+        ]
+      : ['!!  The provider sandbox is off: deposits wait for signed provider webhooks.']),
+    `!!  Generated secrets (SERVICE_TOKEN, webhook secret, sandbox key): ${secretsFile}`,
     '!!  Everything listens on 127.0.0.1; services refuse development secrets on any other address.',
     rule,
   ].join('\n');
@@ -240,9 +243,13 @@ async function main() {
     logLevel: settings.logLevel,
     serviceToken: secrets.serviceToken,
     webhookSecret: secrets.webhookSecret,
+    sandboxApiKey: secrets.sandboxApiKey,
     env: { SANDBOX_ENABLED: String(sandbox) },
   };
-  const banner = developmentBanner(secretsFile, sandbox);
+  const banner = developmentBanner(
+    secretsFile,
+    sandbox && { url: `http://127.0.0.1:${ports['provider-sandbox']}`, key: secrets.sandboxApiKey },
+  );
   console.log(banner);
   console.log(`Starting in ${choice.mode} mode (${choice.why})…`);
   abort.signal.throwIfAborted();

@@ -39,6 +39,8 @@ ${[...services, 'PROVIDER_SANDBOX', 'GATEWAY'].map((s) => `${s}_AMQP_PASSWORD=${
 WEBHOOK_SECRETS=${webhookSecret}
 # What the provider sandbox signs with (docker compose --profile sandbox): one of WEBHOOK_SECRETS.
 SANDBOX_WEBHOOK_SECRET=${webhookSecret}
+# The test key the provider sandbox's Stripe-compatible API accepts.
+SANDBOX_API_KEY=sk_test_${hex(24)}
 WEBHOOK_ENDPOINT_SECRETS_KEYS=${hex(32)}
 JWT_PRIVATE_KEY='${pem}'`);
 JS

@@ -8,12 +8,17 @@ export interface DevelopmentSecrets {
   serviceToken: string;
   /** WEBHOOK_SECRETS for webhook-ingest and SANDBOX_WEBHOOK_SECRET for the sandbox that signs with it. */
   webhookSecret: string;
+  /** SANDBOX_API_KEY: the test key the sandbox's Stripe-compatible API accepts. */
+  sandboxApiKey: string;
 }
+
+const newSandboxApiKey = () => `sk_test_${randomBytes(24).toString('hex')}`;
 
 export function generateDevelopmentSecrets(): DevelopmentSecrets {
   return {
     serviceToken: randomBytes(32).toString('hex'),
     webhookSecret: `whsec_${randomBytes(24).toString('hex')}`,
+    sandboxApiKey: newSandboxApiKey(),
   };
 }
 
@@ -42,5 +47,18 @@ export async function loadDevelopmentSecrets(
   if (!stored.serviceToken || !stored.webhookSecret) {
     throw new Error(`${file} is missing serviceToken or webhookSecret; delete it to make new ones`);
   }
-  return { secrets: { serviceToken: stored.serviceToken, webhookSecret: stored.webhookSecret }, file };
+  const secrets = { ...stored, sandboxApiKey: stored.sandboxApiKey } as DevelopmentSecrets;
+  if (!secrets.sandboxApiKey) {
+    // A file from before the sandbox had an API: the key is added, the other secrets kept.
+    secrets.sandboxApiKey = newSandboxApiKey();
+    await writeFile(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+  }
+  return {
+    secrets: {
+      serviceToken: secrets.serviceToken,
+      webhookSecret: secrets.webhookSecret,
+      sandboxApiKey: secrets.sandboxApiKey,
+    },
+    file,
+  };
 }

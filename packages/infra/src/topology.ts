@@ -62,6 +62,8 @@ export interface SystemSettings {
   nodeEnv?: 'development' | 'test' | 'production';
   logLevel?: string;
   webhookSecret?: string;
+  /** SANDBOX_API_KEY for the sandbox's Stripe-compatible API; unset, its public development key. */
+  sandboxApiKey?: string;
   /** SERVICE_TOKEN for every process; unset, services fall back to the public development value. */
   serviceToken?: string;
   logins?: SystemLogins;
@@ -128,6 +130,7 @@ export function serviceEnvironment(service: ServiceName, settings: SystemSetting
       ? { WEBHOOK_SECRETS: settings.webhookSecret, SANDBOX_WEBHOOK_SECRET: settings.webhookSecret }
       : {}),
     ...(settings.serviceToken ? { SERVICE_TOKEN: settings.serviceToken } : {}),
+    ...(settings.sandboxApiKey ? { SANDBOX_API_KEY: settings.sandboxApiKey } : {}),
   };
   const database = databaseUrl(
     settings.postgresUrl,

@@ -8,6 +8,9 @@ import {
   Url,
 } from '@payments/service-kit';
 
+/** Used when no key is configured; public, so refused beyond loopback like every development secret. */
+export const DEVELOPMENT_SANDBOX_API_KEY = 'sk_test_sandbox_development_only';
+
 export const ProviderSandboxConfigSchema = Type.Object({
   ...CommonConfig,
   PORT: PortNumber(3005),
@@ -31,6 +34,14 @@ export const ProviderSandboxConfigSchema = Type.Object({
   SANDBOX_DUPLICATE_DELIVERY: Type.Boolean({
     default: false,
     description: 'Sends every provider event twice, to exercise deduplication downstream',
+  }),
+  SANDBOX_API_KEY: Type.String({
+    minLength: 1,
+    pattern: '^sk_test_',
+    default: DEVELOPMENT_SANDBOX_API_KEY,
+    description:
+      'The secret key its Stripe-compatible API (`/v1`) accepts as the bearer token, as Stripe test keys are ' +
+      '(stripe-node: `new Stripe(key, { host, port, protocol: "http" })`)',
   }),
   SANDBOX_WEBHOOK_SECRET: Type.String({
     minLength: 1,

@@ -13,9 +13,11 @@ import {
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
-import { sandboxMode, type ProviderSandboxConfig } from './config.js';
+import { DEVELOPMENT_SANDBOX_API_KEY, sandboxMode, type ProviderSandboxConfig } from './config.js';
 import { startSandboxConsumer, startSandboxDrain } from './events/sandbox-consumer.js';
 import { createProviderWebhookClient } from './http/provider-webhook-client.js';
+import { mountStripeApi } from './http/stripe-api.js';
+import { createPaymentIntentStore } from './stripe/payment-intents.js';
 
 const NAME = 'provider-sandbox';
 
@@ -31,6 +33,7 @@ export async function startProviderSandbox(
     {
       SERVICE_TOKEN: serviceCredential.development,
       SANDBOX_WEBHOOK_SECRET: mode.enabled && config.SANDBOX_WEBHOOK_SECRET === DEVELOPMENT_WEBHOOK_SECRET,
+      SANDBOX_API_KEY: mode.enabled && config.SANDBOX_API_KEY === DEVELOPMENT_SANDBOX_API_KEY,
     },
     logger,
   );
@@ -44,14 +47,15 @@ export async function startProviderSandbox(
       deployment: { sandbox: true },
     });
     readiness.push({ name: 'bus', check: () => bus.isConnected() });
+    const client = createProviderWebhookClient({
+      webhookIngestUrl: config.WEBHOOK_INGEST_URL,
+      secret: config.SANDBOX_WEBHOOK_SECRET,
+      logger,
+    });
     if (mode.enabled) {
       const consumer = await startSandboxConsumer({
         bus,
-        client: createProviderWebhookClient({
-          webhookIngestUrl: config.WEBHOOK_INGEST_URL,
-          secret: config.SANDBOX_WEBHOOK_SECRET,
-          logger,
-        }),
+        client,
         metrics,
         delayMs: config.SANDBOX_DELAY_MS,
         duplicateDelivery: config.SANDBOX_DUPLICATE_DELIVERY,
@@ -65,7 +69,20 @@ export async function startProviderSandbox(
       const drain = await startSandboxDrain(bus, metrics);
       shutdown.add('sandbox drain', () => drain.stop());
     }
-    const app = createHttpApp({ logger, metrics, serviceCredential, readiness }, () => undefined);
+    // Form-encoded like Stripe's API, so no JSON body parsing; served only while the sandbox plays the provider.
+    const app = createHttpApp(
+      { logger, metrics, serviceCredential, readiness, bodyParser: 'none' },
+      (routes) => {
+        if (mode.enabled) {
+          mountStripeApi(routes, {
+            apiKey: config.SANDBOX_API_KEY,
+            store: createPaymentIntentStore(),
+            client,
+            logger,
+          });
+        }
+      },
+    );
     const address = await serveHttp(NAME, app, config, shutdown);
     logger.info(
       { url: address.url, enabled: mode.enabled, webhook: config.WEBHOOK_INGEST_URL },

@@ -1,10 +1,15 @@
 import pRetry, { AbortError } from 'p-retry';
 import { PermanentEventError, signWebhookPayload, type Logger } from '@payments/service-kit';
-import type { ProviderEvent } from '../domain/provider-event.js';
+
+/** A provider event as it is sent: the sandbox's own, or a Stripe event object. */
+export interface SentEvent {
+  id: string;
+  type: string;
+}
 
 export interface ProviderWebhookClient {
   /** Delivers a signed event; retries transient failures, then throws so the bus redelivers later. */
-  send(event: ProviderEvent, correlationId: string): Promise<void>;
+  send(event: SentEvent, correlationId: string): Promise<void>;
 }
 
 export interface ProviderWebhookClientOptions {

@@ -1,0 +1,226 @@
+import { timingSafeEqual } from 'node:crypto';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type Stripe from 'stripe';
+import type { Logger } from '@payments/service-kit';
+import type { ProviderWebhookClient } from './provider-webhook-client.js';
+import {
+  CANCELLATION_REASONS,
+  StripeApiError,
+  type Change,
+  type PaymentIntentStore,
+  type RequestInfo,
+} from '../stripe/payment-intents.js';
+
+/**
+ * The part of Stripe's API the payment adapter uses, served the way Stripe serves it: form-encoded requests under
+ * `/v1`, a secret key as the bearer token, Stripe's error bodies, and `Idempotency-Key` replaying the first answer
+ * (or refusing a key reused with other parameters). Every change is sent on to webhook-ingest as a signed event, one
+ * at a time in the order they happened.
+ */
+export interface StripeApiOptions {
+  apiKey: string;
+  store: PaymentIntentStore;
+  client: ProviderWebhookClient;
+  logger: Logger;
+}
+
+interface Remembered {
+  fingerprint: string;
+  status: number;
+  body: unknown;
+}
+
+const sameKey = (given: string, expected: string) => {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+};
+
+/** A form parameter as a string, if it was given as one. */
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+function invalid(param: string, message: string, code = 'parameter_invalid'): StripeApiError {
+  return new StripeApiError(400, { type: 'invalid_request_error', code, param, message });
+}
+
+function amountOf(body: Record<string, unknown>): number {
+  const raw = text(body.amount);
+  if (raw === undefined) throw invalid('amount', 'Missing required param: amount.', 'parameter_missing');
+  if (!/^\d{1,12}$/.test(raw) || Number(raw) < 1)
+    throw invalid('amount', 'Invalid positive integer', 'parameter_invalid_integer');
+  return Number(raw);
+}
+
+function currencyOf(body: Record<string, unknown>): string {
+  const raw = text(body.currency);
+  if (raw === undefined) throw invalid('currency', 'Missing required param: currency.', 'parameter_missing');
+  if (!/^[a-zA-Z]{3}$/.test(raw)) throw invalid('currency', `Invalid currency: ${raw}`);
+  return raw.toLowerCase();
+}
+
+function metadataOf(body: Record<string, unknown>): Record<string, string> {
+  const raw = body.metadata;
+  if (raw === undefined || raw === '') return {};
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw invalid('metadata', 'Invalid hash');
+  const entries = Object.entries(raw as Record<string, unknown>);
+  if (entries.length > 50 || entries.some(([key, value]) => typeof value !== 'string' || key.length > 40))
+    throw invalid(
+      'metadata',
+      'Invalid metadata: at most 50 keys of up to 40 characters, each with a string value',
+    );
+  return Object.fromEntries(entries) as Record<string, string>;
+}
+
+function cancellationReasonOf(
+  body: Record<string, unknown>,
+): Stripe.PaymentIntent.CancellationReason | undefined {
+  const raw = text(body.cancellation_reason);
+  if (raw === undefined) return undefined;
+  if (!(CANCELLATION_REASONS as readonly string[]).includes(raw))
+    throw invalid(
+      'cancellation_reason',
+      `Invalid cancellation_reason: must be one of ${CANCELLATION_REASONS.join(', ')}`,
+    );
+  return raw as Stripe.PaymentIntent.CancellationReason;
+}
+
+export function mountStripeApi(app: Express, options: StripeApiOptions): void {
+  const { apiKey, store, client, logger } = options;
+  const remembered = new Map<string, Remembered>();
+  let sending: Promise<void> = Promise.resolve();
+
+  /** Sends events after those of earlier requests, never two at once, so webhook-ingest sees Stripe's order. */
+  const sendInOrder = (events: Change['events']) => {
+    sending = sending.then(async () => {
+      for (const event of events) {
+        try {
+          await client.send(event, event.request?.id ?? event.id);
+        } catch (error) {
+          logger.error(
+            { err: error, provider_event_id: event.id, type: event.type },
+            'a Stripe event was not delivered',
+          );
+        }
+      }
+    });
+  };
+
+  const authenticate = (req: Request, _res: Response, next: NextFunction) => {
+    const [scheme, key] = (req.get('authorization') ?? '').split(' ');
+    if (scheme?.toLowerCase() !== 'bearer' || !key || !sameKey(key, apiKey)) {
+      const shown = key ? `${key.slice(0, 8)}…` : 'none';
+      next(
+        new StripeApiError(401, {
+          type: 'invalid_request_error',
+          message: `Invalid API Key provided: ${shown}`,
+        }),
+      );
+      return;
+    }
+    next();
+  };
+
+  /** Answers a POST with an Idempotency-Key as it was answered the first time, or refuses other parameters. */
+  const idempotent =
+    (handle: (req: Request, request: RequestInfo) => { status: number; body: unknown }) =>
+    (req: Request, res: Response) => {
+      const key = req.get('idempotency-key') ?? null;
+      const fingerprint = `${req.method} ${req.path} ${JSON.stringify(req.body ?? {})}`;
+      const earlier = key ? remembered.get(key) : undefined;
+      if (earlier) {
+        if (earlier.fingerprint !== fingerprint) {
+          throw new StripeApiError(400, {
+            type: 'idempotency_error',
+            message:
+              'Keys for idempotent requests can only be used with the same parameters they were first used with. ' +
+              `Try using a key other than '${key}' if you meant to execute a different request.`,
+          });
+        }
+        res.status(earlier.status).set('idempotent-replayed', 'true').json(earlier.body);
+        return;
+      }
+      let answer: { status: number; body: unknown };
+      try {
+        answer = handle(req, { idempotencyKey: key });
+      } catch (error) {
+        if (!(error instanceof StripeApiError) || error.status >= 500) throw error;
+        answer = { status: error.status, body: { error: error.error } };
+      }
+      if (key) remembered.set(key, { fingerprint, ...answer });
+      res.status(answer.status).json(answer.body);
+    };
+
+  /** A change's answer: the object, or (a declined card) the error; its events go out either way. */
+  const answerWith = (change: Change) => {
+    sendInOrder(change.events);
+    return change.error
+      ? { status: change.error.status, body: { error: change.error.error } }
+      : { status: 200, body: change.paymentIntent };
+  };
+
+  const v1 = express.Router();
+  v1.use(authenticate, express.urlencoded({ extended: true, limit: '100kb' }));
+
+  v1.post(
+    '/payment_intents',
+    idempotent((req, request) => {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const created = store.create(
+        {
+          amount: amountOf(body),
+          currency: currencyOf(body),
+          metadata: metadataOf(body),
+          paymentMethod: text(body.payment_method),
+          description: text(body.description),
+        },
+        request,
+      );
+      if (text(body.confirm) !== 'true') return answerWith(created);
+      sendInOrder(created.events);
+      return answerWith(store.confirm(created.paymentIntent.id, undefined, request));
+    }),
+  );
+
+  v1.get('/payment_intents/:id', (req, res) => {
+    res.json(store.retrieve(req.params.id as string));
+  });
+
+  v1.post(
+    '/payment_intents/:id/confirm',
+    idempotent((req, request) =>
+      answerWith(store.confirm(req.params.id as string, text(req.body?.payment_method), request)),
+    ),
+  );
+
+  v1.post(
+    '/payment_intents/:id/cancel',
+    idempotent((req, request) =>
+      answerWith(
+        store.cancel(
+          req.params.id as string,
+          cancellationReasonOf((req.body ?? {}) as Record<string, unknown>),
+          request,
+        ),
+      ),
+    ),
+  );
+
+  v1.use((req: Request) => {
+    throw new StripeApiError(404, {
+      type: 'invalid_request_error',
+      message: `Unrecognized request URL (${req.method}: ${req.originalUrl}).`,
+    });
+  });
+
+  v1.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    if (error instanceof StripeApiError) {
+      res.status(error.status).json({ error: error.error });
+      return;
+    }
+    logger.error({ err: error }, 'the Stripe API failed');
+    res.status(500).json({ error: { type: 'api_error', message: 'An error occurred with our API.' } });
+  });
+
+  app.use('/v1', v1);
+}

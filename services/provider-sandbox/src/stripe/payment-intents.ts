@@ -1,0 +1,281 @@
+import { randomBytes } from 'node:crypto';
+import type Stripe from 'stripe';
+
+/**
+ * PaymentIntents as Stripe's test mode runs them, kept in the sandbox's memory: created, confirmed with one of
+ * Stripe's documented test payment methods, canceled. Every change yields the events Stripe would send, in its order.
+ * The objects are the `stripe` library's own types, so a shape that drifts from Stripe's does not compile.
+ */
+
+type PaymentIntent = Stripe.PaymentIntent;
+export type PaymentIntentEvent =
+  | Stripe.PaymentIntentCreatedEvent
+  | Stripe.PaymentIntentSucceededEvent
+  | Stripe.PaymentIntentPaymentFailedEvent
+  | Stripe.PaymentIntentCanceledEvent;
+
+/** What Stripe answers a refused request with: its HTTP status and `error` object. */
+export class StripeApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: {
+      type: 'api_error' | 'card_error' | 'idempotency_error' | 'invalid_request_error';
+      message: string;
+      code?: string;
+      decline_code?: string;
+      param?: string;
+      payment_intent?: PaymentIntent;
+    },
+  ) {
+    super(error.message);
+  }
+}
+
+const API_VERSION = '2025-12-15.clover';
+
+/** Stripe's test payment methods (docs.stripe.com/testing): how a confirmation with each ends. */
+const TEST_PAYMENT_METHODS: Record<
+  string,
+  { decline?: { code: string; decline_code?: string; message: string } }
+> = {
+  pm_card_visa: {},
+  pm_card_mastercard: {},
+  pm_card_amex: {},
+  pm_card_chargeDeclined: {
+    decline: { code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.' },
+  },
+  pm_card_chargeDeclinedInsufficientFunds: {
+    decline: {
+      code: 'card_declined',
+      decline_code: 'insufficient_funds',
+      message: 'Your card has insufficient funds.',
+    },
+  },
+  pm_card_chargeDeclinedExpiredCard: {
+    decline: { code: 'expired_card', message: 'Your card has expired.' },
+  },
+};
+
+export const CANCELLATION_REASONS = [
+  'duplicate',
+  'fraudulent',
+  'requested_by_customer',
+  'abandoned',
+] as const;
+
+const id = (prefix: string) => `${prefix}_${randomBytes(12).toString('base64url')}`;
+const now = () => Math.floor(Date.now() / 1000);
+
+export interface NewPaymentIntent {
+  amount: number;
+  currency: string;
+  metadata: Record<string, string>;
+  paymentMethod?: string;
+  description?: string;
+}
+
+export interface RequestInfo {
+  idempotencyKey: string | null;
+}
+
+export interface PaymentIntentStore {
+  create(params: NewPaymentIntent, request: RequestInfo): Change;
+  retrieve(id: string): PaymentIntent;
+  confirm(id: string, paymentMethod: string | undefined, request: RequestInfo): Change;
+  cancel(
+    id: string,
+    reason: Stripe.PaymentIntent.CancellationReason | undefined,
+    request: RequestInfo,
+  ): Change;
+}
+
+/** The object as it is after a request, the events it caused, and the error the request is answered with, if any. */
+export interface Change {
+  paymentIntent: PaymentIntent;
+  events: PaymentIntentEvent[];
+  error?: StripeApiError;
+}
+
+export function createPaymentIntentStore(): PaymentIntentStore {
+  const intents = new Map<string, PaymentIntent>();
+
+  const event = <T extends PaymentIntentEvent['type']>(
+    type: T,
+    paymentIntent: PaymentIntent,
+    request: RequestInfo,
+  ): PaymentIntentEvent =>
+    ({
+      id: id('evt'),
+      object: 'event',
+      api_version: API_VERSION,
+      created: now(),
+      data: { object: structuredClone(paymentIntent) },
+      livemode: false,
+      pending_webhooks: 1,
+      request: { id: id('req'), idempotency_key: request.idempotencyKey },
+      type,
+    }) as PaymentIntentEvent;
+
+  const find = (paymentIntentId: string) => {
+    const found = intents.get(paymentIntentId);
+    if (!found) {
+      throw new StripeApiError(404, {
+        type: 'invalid_request_error',
+        code: 'resource_missing',
+        param: 'intent',
+        message: `No such payment_intent: '${paymentIntentId}'`,
+      });
+    }
+    return found;
+  };
+
+  const unexpectedState = (intent: PaymentIntent, action: string) =>
+    new StripeApiError(400, {
+      type: 'invalid_request_error',
+      code: 'payment_intent_unexpected_state',
+      message: `You cannot ${action} this PaymentIntent because it has a status of ${intent.status}.`,
+      payment_intent: structuredClone(intent),
+    });
+
+  const confirmWith = (intent: PaymentIntent, paymentMethod: string, request: RequestInfo): Change => {
+    const method = TEST_PAYMENT_METHODS[paymentMethod];
+    if (!method) {
+      throw new StripeApiError(400, {
+        type: 'invalid_request_error',
+        code: 'resource_missing',
+        param: 'payment_method',
+        message: `No such PaymentMethod: '${paymentMethod}'`,
+      });
+    }
+    intent.payment_method = paymentMethod;
+    if (method.decline) {
+      Object.assign(intent, {
+        status: 'requires_payment_method',
+        last_payment_error: {
+          type: 'card_error',
+          code: method.decline.code,
+          decline_code: method.decline.decline_code,
+          message: method.decline.message,
+          payment_method: { id: paymentMethod, object: 'payment_method' },
+        } as unknown as Stripe.PaymentIntent.LastPaymentError,
+        latest_charge: id('ch'),
+      });
+      const failed = event('payment_intent.payment_failed', intent, request);
+      // Stripe leaves the failed method off the intent, so the customer can try another.
+      intent.payment_method = null;
+      return {
+        paymentIntent: structuredClone(intent),
+        events: [failed],
+        error: new StripeApiError(402, {
+          type: 'card_error',
+          code: method.decline.code,
+          decline_code: method.decline.decline_code,
+          message: method.decline.message,
+          param: '',
+          payment_intent: structuredClone(intent),
+        }),
+      };
+    }
+    Object.assign(intent, {
+      status: 'succeeded',
+      amount_received: intent.amount,
+      last_payment_error: null,
+      latest_charge: id('ch'),
+    });
+    return {
+      paymentIntent: structuredClone(intent),
+      events: [event('payment_intent.succeeded', intent, request)],
+    };
+  };
+
+  return {
+    create(params, request) {
+      const intentId = id('pi');
+      const intent: PaymentIntent = {
+        id: intentId,
+        object: 'payment_intent',
+        allowed_payment_method_types: null,
+        amount: params.amount,
+        amount_capturable: 0,
+        amount_received: 0,
+        application: null,
+        application_fee_amount: null,
+        automatic_payment_methods: null,
+        canceled_at: null,
+        cancellation_reason: null,
+        capture_method: 'automatic',
+        client_secret: `${intentId}_secret_${randomBytes(18).toString('base64url')}`,
+        confirmation_method: 'automatic',
+        created: now(),
+        currency: params.currency,
+        customer: null,
+        customer_account: null,
+        description: params.description ?? null,
+        excluded_payment_method_types: null,
+        last_payment_error: null,
+        latest_charge: null,
+        livemode: false,
+        managed_payments: null,
+        metadata: params.metadata,
+        next_action: null,
+        on_behalf_of: null,
+        payment_method: params.paymentMethod ?? null,
+        payment_method_configuration_details: null,
+        payment_method_options: null,
+        payment_method_types: ['card'],
+        payment_record: null,
+        processing: null,
+        receipt_email: null,
+        review: null,
+        setup_future_usage: null,
+        shipping: null,
+        source: null,
+        statement_descriptor: null,
+        statement_descriptor_suffix: null,
+        status: params.paymentMethod ? 'requires_confirmation' : 'requires_payment_method',
+        transfer_data: null,
+        transfer_group: null,
+      };
+      intents.set(intentId, intent);
+      return {
+        paymentIntent: structuredClone(intent),
+        events: [event('payment_intent.created', intent, request)],
+      };
+    },
+
+    retrieve(paymentIntentId) {
+      return structuredClone(find(paymentIntentId));
+    },
+
+    confirm(paymentIntentId, paymentMethod, request) {
+      const intent = find(paymentIntentId);
+      if (intent.status !== 'requires_payment_method' && intent.status !== 'requires_confirmation') {
+        throw unexpectedState(intent, 'confirm');
+      }
+      const method =
+        paymentMethod ?? (typeof intent.payment_method === 'string' ? intent.payment_method : null);
+      if (!method) {
+        throw new StripeApiError(400, {
+          type: 'invalid_request_error',
+          code: 'payment_intent_unexpected_state',
+          message:
+            "You cannot confirm this PaymentIntent because it's missing a payment method. Update it with a " +
+            'payment method, or confirm it with `payment_method`.',
+          payment_intent: structuredClone(intent),
+        });
+      }
+      return confirmWith(intent, method, request);
+    },
+
+    cancel(paymentIntentId, reason, request) {
+      const intent = find(paymentIntentId);
+      if (intent.status === 'succeeded' || intent.status === 'canceled')
+        throw unexpectedState(intent, 'cancel');
+      Object.assign(intent, { status: 'canceled', canceled_at: now(), cancellation_reason: reason ?? null });
+      return {
+        paymentIntent: structuredClone(intent),
+        events: [event('payment_intent.canceled', intent, request)],
+      };
+    },
+  };
+}
