@@ -10,7 +10,7 @@ import {
   type NewReversal,
 } from '../domain/reversal.js';
 import { completionOf, NO_SETTLEMENT, releaseOf, type Settlement } from '../domain/settlement.js';
-import type { Account, TerminalStatus, Transaction } from '../domain/transaction.js';
+import type { Account, NewTransaction, TerminalStatus, Transaction } from '../domain/transaction.js';
 import type { FailedAttempt, Finish, LedgerUnit } from '../data/ledger-store.js';
 import { reversedEvent, settledEvent, updatedEvent } from './ledger-events.js';
 
@@ -126,26 +126,17 @@ async function creditReturnedMoney(
     );
     return null;
   }
-  const created = await unit.insertTransaction({
-    id: randomUUID(),
-    accountId: account.id,
-    userId: original.userId,
-    type: 'reversal',
-    amount: original.amount,
-    currency: original.currency,
-    // A late payment is booked as its deposit would have been, fee included; a returned payout's fee stays earned.
-    fee: kind === 'late_payment' ? original.fee : toMinorUnits(0n),
-    counterpartyAccountId: null,
-    counterpartyUserId: null,
-    exchangeRate: null,
-    convertedAmount: null,
-    convertedCurrency: null,
-    paymentId: reference,
-    originalTransactionId: original.id,
-    reversalReason: kind,
-    reversalKey: kind,
-    heldAmount: toMinorUnits(0n),
-  });
+  const created = await unit.insertTransaction(
+    reversalOf(original, original.userId, {
+      amount: original.amount,
+      // A late payment is booked as its deposit would have been, fee included; a returned payout's fee stays earned.
+      fee: kind === 'late_payment' ? original.fee : toMinorUnits(0n),
+      paymentId: reference,
+      reversalReason: kind,
+      reversalKey: kind,
+      heldAmount: toMinorUnits(0n),
+    }),
+  );
   context.logger.warn(
     { ...about, reversal_id: created.id, amount: created.amount.toString() },
     kind === 'payout_returned'
@@ -157,6 +148,29 @@ async function creditReturnedMoney(
     status: 'completed',
     settlement: completionOf(created),
     announce: (finished) => [reversedEvent(finished, context.correlationId)],
+  };
+}
+
+/** A new reversal of `original`, on its account and in its currency, owned by `userId`. */
+function reversalOf(
+  original: Transaction,
+  userId: string,
+  fields: Pick<NewTransaction, 'amount' | 'fee' | 'paymentId'> &
+    Required<Pick<NewTransaction, 'reversalReason' | 'reversalKey' | 'heldAmount'>>,
+): NewTransaction {
+  return {
+    id: randomUUID(),
+    accountId: original.accountId,
+    userId,
+    type: 'reversal',
+    currency: original.currency,
+    counterpartyAccountId: null,
+    counterpartyUserId: null,
+    exchangeRate: null,
+    convertedAmount: null,
+    convertedCurrency: null,
+    originalTransactionId: original.id,
+    ...fields,
   };
 }
 
@@ -425,25 +439,16 @@ async function bookReversal(
     reversal.status === 'pending'
       ? disputeHoldOf(reversal.amount - reversal.fee, account.availableBalance)
       : toMinorUnits(0n);
-  const created = await unit.insertTransaction({
-    id: randomUUID(),
-    accountId: account.id,
-    userId: deposit.userId,
-    type: 'reversal',
-    amount: reversal.amount,
-    currency: deposit.currency,
-    fee: reversal.fee,
-    counterpartyAccountId: null,
-    counterpartyUserId: null,
-    exchangeRate: null,
-    convertedAmount: null,
-    convertedCurrency: null,
-    paymentId: reference,
-    originalTransactionId: deposit.id,
-    reversalReason: reversal.reason,
-    reversalKey: reversal.key,
-    heldAmount: held,
-  });
+  const created = await unit.insertTransaction(
+    reversalOf(deposit, deposit.userId, {
+      amount: reversal.amount,
+      fee: reversal.fee,
+      paymentId: reference,
+      reversalReason: reversal.reason,
+      reversalKey: reversal.key,
+      heldAmount: held,
+    }),
+  );
   if (held > 0n && !(await unit.holdFunds(account.id, held))) {
     throw new Error(`account ${account.id} lost its available balance under its lock`);
   }
