@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
+import { SERVICE_NAMES } from '@payments/infra';
 import {
   committedReference,
   formattedReference,
@@ -20,17 +21,7 @@ describe('the configuration reference (docs/configuration.md)', function () {
 
   it('has a table for the launcher and each service, every variable described', () => {
     const reference = renderConfigurationReference();
-    for (const section of [
-      'pnpm start',
-      'gateway',
-      'identity',
-      'ledger',
-      'currency',
-      'webhook-ingest',
-      'webhook-delivery',
-      'provider-sandbox',
-    ])
-      expect(reference).to.contain(`\n## ${section}\n`);
+    for (const section of ['pnpm start', ...SERVICE_NAMES]) expect(reference).to.contain(`\n## ${section}\n`);
     expect(reference).to.match(
       /\| `WEBHOOK_SECRETS` \| string \| unset \| .+ \| required; the development secret is refused \|/,
     );

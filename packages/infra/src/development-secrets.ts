@@ -47,18 +47,12 @@ export async function loadDevelopmentSecrets(
   if (!stored.serviceToken || !stored.webhookSecret) {
     throw new Error(`${file} is missing serviceToken or webhookSecret; delete it to make new ones`);
   }
-  const secrets = { ...stored, sandboxApiKey: stored.sandboxApiKey } as DevelopmentSecrets;
-  if (!secrets.sandboxApiKey) {
-    // A file from before the sandbox had an API: the key is added, the other secrets kept.
-    secrets.sandboxApiKey = newSandboxApiKey();
-    await writeFile(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
-  }
-  return {
-    secrets: {
-      serviceToken: secrets.serviceToken,
-      webhookSecret: secrets.webhookSecret,
-      sandboxApiKey: secrets.sandboxApiKey,
-    },
-    file,
+  const secrets: DevelopmentSecrets = {
+    serviceToken: stored.serviceToken,
+    webhookSecret: stored.webhookSecret,
+    sandboxApiKey: stored.sandboxApiKey || newSandboxApiKey(),
   };
+  // A file from before the sandbox had an API: the key is added, the other secrets kept.
+  if (!stored.sandboxApiKey) await writeFile(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+  return { secrets, file };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { startPoller, type Logger, type OutboxRelay } from '@payments/service-kit';
-import type { LedgerStore } from '../data/ledger-store.js';
-import { expireDeposit, expireHold } from './settlement-flows.js';
+import type { LedgerStore, LedgerUnit } from '../data/ledger-store.js';
+import { expireDeposit, expireHold, type FlowContext } from './settlement-flows.js';
 
 export interface MaintenanceOptions {
   store: LedgerStore;
@@ -56,45 +56,45 @@ function repeat<T>(intervalMs: number, task: () => Promise<T>, onError: (error: 
 
 /**
  * Periodic upkeep run by every ledger process (conditional updates make concurrent passes harmless):
- * ends holds past their expiry (see expireHold) and deposits nobody paid in time (expireDeposit), forgets idempotency keys past their retention, and compacts the history
- * counters (one process at a time, the others skip).
+ * ends holds past their expiry (see expireHold) and deposits nobody paid in time (expireDeposit), forgets
+ * idempotency keys past their retention, and compacts the history counters (one process at a time, the others skip).
  */
 export function startMaintenance(options: MaintenanceOptions): Maintenance {
   const { store, outbox, logger } = options;
   const now = options.now ?? Date.now;
   let stopped = false;
 
-  const expireHolds = async (): Promise<Omit<HoldExpiries, 'expiredDeposits'>> => {
-    const cutoff = new Date(now() - options.holdExpiryMs);
-    const expiries = { canceled: 0, flagged: 0 };
+  /**
+   * Finds what expired before `expiryMs` ago, a batch at a time, and ends each in a database transaction of its own
+   * under its correlation `prefix`.
+   */
+  const sweep = async <T>(
+    expiryMs: number,
+    find: (cutoff: Date, limit: number) => Promise<string[]>,
+    prefix: string,
+    end: (unit: LedgerUnit, id: string, cutoff: Date, context: FlowContext) => Promise<T>,
+    counted: (outcome: T) => void,
+  ) => {
+    const cutoff = new Date(now() - expiryMs);
     for (;;) {
-      const ids = await store.expiredHolds(cutoff, BATCH);
+      const ids = await find(cutoff, BATCH);
       for (const id of ids) {
-        if (stopped) return expiries;
-        const context = { correlationId: `hold-expiry:${randomUUID()}`, logger };
-        const done = await store.inTransaction((unit) => expireHold(unit, id, cutoff, context));
-        if (done) expiries[done] += 1;
+        if (stopped) return;
+        const context = { correlationId: `${prefix}:${randomUUID()}`, logger };
+        counted(await store.inTransaction((unit) => end(unit, id, cutoff, context)));
       }
-      if (ids.length < BATCH) return expiries;
-    }
-  };
-
-  const expireDeposits = async (): Promise<number> => {
-    const cutoff = new Date(now() - options.depositExpiryMs);
-    let expired = 0;
-    for (;;) {
-      const ids = await store.expiredDeposits(cutoff, BATCH);
-      for (const id of ids) {
-        if (stopped) return expired;
-        const context = { correlationId: `deposit-expiry:${randomUUID()}`, logger };
-        if (await store.inTransaction((unit) => expireDeposit(unit, id, cutoff, context))) expired += 1;
-      }
-      if (ids.length < BATCH) return expired;
+      if (ids.length < BATCH) return;
     }
   };
 
   const pass = async (): Promise<HoldExpiries> => {
-    const expiries = { ...(await expireHolds()), expiredDeposits: await expireDeposits() };
+    const expiries: HoldExpiries = { canceled: 0, flagged: 0, expiredDeposits: 0 };
+    await sweep(options.holdExpiryMs, store.expiredHolds, 'hold-expiry', expireHold, (done) => {
+      if (done) expiries[done] += 1;
+    });
+    await sweep(options.depositExpiryMs, store.expiredDeposits, 'deposit-expiry', expireDeposit, (done) => {
+      if (done) expiries.expiredDeposits += 1;
+    });
     if (expiries.canceled > 0) logger.info({ canceled: expiries.canceled }, 'canceled expired holds');
     if (expiries.expiredDeposits > 0)
       logger.info({ canceled: expiries.expiredDeposits }, 'canceled unpaid deposits');

@@ -55,7 +55,8 @@ export async function settle(unit: LedgerUnit, requests: SettlementRequest[]): P
     requests.map((request) => request.transactionId),
   );
   const finishes: Finish[] = [];
-  const attempts: FailedAttempt[] = [];
+  // By transaction: the last failed attempt recorded wins, and an ending in the same batch drops it.
+  const attempts = new Map<string, FailedAttempt>();
   const returns = new Map<string, ReturnedMoney>();
   for (const request of requests) {
     const transaction = transactions.get(request.transactionId) ?? null;
@@ -66,19 +67,15 @@ export async function settle(unit: LedgerUnit, requests: SettlementRequest[]): P
       if (!returns.has(transaction.id)) returns.set(transaction.id, outcome);
     } else if (isFinish(outcome)) {
       finishes.push(outcome);
+      attempts.delete(transaction.id);
       transactions.set(transaction.id, { ...transaction, status: outcome.status });
     } else {
-      // A later request for it sees the reason, as if recorded already; the last one recorded wins.
-      const earlier = attempts.findIndex((attempt) => attempt.transaction.id === transaction.id);
-      if (earlier !== -1) attempts.splice(earlier, 1);
-      attempts.push(outcome);
+      // A later request for it sees the reason, as if recorded already.
+      attempts.set(transaction.id, outcome);
       transactions.set(transaction.id, { ...transaction, failureReason: outcome.reason });
     }
   }
-  const stillPending = attempts.filter(
-    (attempt) => !finishes.some((finish) => finish.transaction.id === attempt.transaction.id),
-  );
-  await unit.recordFailedAttempts(stillPending);
+  await unit.recordFailedAttempts([...attempts.values()]);
   // Booked in the same statement as the endings, so every account is locked once, in the shared order.
   for (const returned of returns.values()) {
     const credit = await creditReturnedMoney(unit, returned, accounts);

@@ -63,6 +63,10 @@ export const CANCELLATION_REASONS = [
   'abandoned',
 ] as const;
 
+/** Stripe's answer for an id that names nothing: 404 for the object asked for, 400 for a parameter. */
+const missing = (status: 400 | 404, param: string, message: string) =>
+  new StripeApiError(status, { type: 'invalid_request_error', code: 'resource_missing', param, message });
+
 const id = (prefix: string) => `${prefix}_${randomBytes(12).toString('base64url')}`;
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -99,8 +103,8 @@ export interface Change {
 export function createPaymentIntentStore(): PaymentIntentStore {
   const intents = new Map<string, PaymentIntent>();
 
-  const event = <T extends PaymentIntentEvent['type']>(
-    type: T,
+  const event = (
+    type: PaymentIntentEvent['type'],
     paymentIntent: PaymentIntent,
     request: RequestInfo,
   ): PaymentIntentEvent =>
@@ -118,14 +122,7 @@ export function createPaymentIntentStore(): PaymentIntentStore {
 
   const find = (paymentIntentId: string) => {
     const found = intents.get(paymentIntentId);
-    if (!found) {
-      throw new StripeApiError(404, {
-        type: 'invalid_request_error',
-        code: 'resource_missing',
-        param: 'intent',
-        message: `No such payment_intent: '${paymentIntentId}'`,
-      });
-    }
+    if (!found) throw missing(404, 'intent', `No such payment_intent: '${paymentIntentId}'`);
     return found;
   };
 
@@ -139,14 +136,7 @@ export function createPaymentIntentStore(): PaymentIntentStore {
 
   const confirmWith = (intent: PaymentIntent, paymentMethod: string, request: RequestInfo): Change => {
     const method = TEST_PAYMENT_METHODS[paymentMethod];
-    if (!method) {
-      throw new StripeApiError(400, {
-        type: 'invalid_request_error',
-        code: 'resource_missing',
-        param: 'payment_method',
-        message: `No such PaymentMethod: '${paymentMethod}'`,
-      });
-    }
+    if (!method) throw missing(400, 'payment_method', `No such PaymentMethod: '${paymentMethod}'`);
     intent.payment_method = paymentMethod;
     if (method.decline) {
       Object.assign(intent, {
