@@ -244,6 +244,8 @@ async function main() {
     serviceToken: secrets.serviceToken,
     webhookSecret: secrets.webhookSecret,
     sandboxApiKey: secrets.sandboxApiKey,
+    // With the sandbox, the ledger asks it for each payment, exactly as it would ask Stripe.
+    paysThroughSandbox: sandbox,
     env: { SANDBOX_ENABLED: String(sandbox) },
   };
   const banner = developmentBanner(

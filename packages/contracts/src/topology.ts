@@ -27,12 +27,12 @@ export interface Deployment {
 export const QUEUES = {
   ledger: {
     name: 'ledger.events',
-    events: ['PaymentProcessed', 'PaymentAdjusted', 'TransferRequested', 'UserDeleted'],
+    events: ['PaymentProcessed', 'PaymentAdjusted', 'DepositRequested', 'TransferRequested', 'UserDeleted'],
     deliveryLimit: 10,
   },
   'provider-sandbox': {
     name: 'provider-sandbox.events',
-    events: ['DepositRequested', 'WithdrawalRequested'],
+    events: ['WithdrawalRequested'],
     deliveryLimit: 5,
     // A development stand-in: where no sandbox runs, a queue would only collect requests nobody answers.
     deployedWith: 'sandbox',
@@ -197,7 +197,7 @@ export function isAnnouncement(type: EventType): boolean {
 /**
  * Whether a queue of every deployment must receive the event: such events are published `mandatory`, so a missing
  * binding fails the publish instead of losing the event. Announcements and the requests only the optional sandbox
- * consumes (DepositRequested, WithdrawalRequested) are not: with nobody bound the broker drops them, which is right.
+ * consumes (WithdrawalRequested) are not: with nobody bound the broker drops them, which is right.
  */
 export function mustBeRouted(type: EventType): boolean {
   if (isAnnouncement(type)) return false;

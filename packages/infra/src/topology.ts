@@ -64,6 +64,8 @@ export interface SystemSettings {
   webhookSecret?: string;
   /** SANDBOX_API_KEY for the sandbox's Stripe-compatible API; unset, its public development key. */
   sandboxApiKey?: string;
+  /** The ledger asks the provider sandbox for each payment (PROVIDER=stripe against its API, with sandboxApiKey). */
+  paysThroughSandbox?: boolean;
   /** SERVICE_TOKEN for every process; unset, services fall back to the public development value. */
   serviceToken?: string;
   logins?: SystemLogins;
@@ -139,6 +141,15 @@ export function serviceEnvironment(service: ServiceName, settings: SystemSetting
     settings.logins?.[service]?.database,
   );
   if (database) env.DATABASE_URL = database;
+  if (service === 'ledger' && settings.paysThroughSandbox) {
+    if (!settings.sandboxApiKey)
+      throw new Error('paysThroughSandbox needs the sandboxApiKey to call it with');
+    Object.assign(env, {
+      PROVIDER: 'stripe',
+      STRIPE_API_URL: url('provider-sandbox'),
+      STRIPE_SECRET_KEY: settings.sandboxApiKey,
+    });
+  }
   return { ...env, ...settings.env, ...settings.serviceEnv?.[service] };
 }
 

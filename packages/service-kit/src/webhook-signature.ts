@@ -9,6 +9,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 /** The secret used when none is configured outside production. Never valid in production. */
 export const DEVELOPMENT_WEBHOOK_SECRET = 'whsec_development_only_do_not_use_in_production';
 
+/** The provider sandbox's Stripe test key when none is configured; public, so refused beyond loopback like the above. */
+export const DEVELOPMENT_SANDBOX_API_KEY = 'sk_test_sandbox_development_only';
+
 export const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 300;
 
 export type SignatureFailure =

@@ -40,9 +40,9 @@ const paymentProcessed = (transactionId = randomUUID()) =>
     { id: randomUUID(), correlationId: randomUUID() },
   );
 
-const depositRequested = () =>
+const withdrawalRequested = () =>
   createEvent(
-    'DepositRequested',
+    'WithdrawalRequested',
     {
       transaction_id: randomUUID(),
       account_id: randomUUID(),
@@ -173,13 +173,13 @@ for (const makeAdapter of [memoryAdapter, amqpAdapter]) {
     it('redelivers after a handler error, then dead-letters when the delivery limit is reached', async () => {
       const attempts: number[] = [];
       const consumer = await bus.consume('provider-sandbox', {
-        DepositRequested: async (_event, { deliveryCount }) => {
+        WithdrawalRequested: async (_event, { deliveryCount }) => {
           attempts.push(deliveryCount);
           throw new Error('the provider is down');
         },
       });
-      const deposit = depositRequested();
-      await bus.publish(deposit);
+      const payout = withdrawalRequested();
+      await bus.publish(payout);
       const deadLetters = await eventually(
         () => bus.listDeadLetters('provider-sandbox'),
         (letters) => letters.length > 0,
@@ -188,7 +188,7 @@ for (const makeAdapter of [memoryAdapter, amqpAdapter]) {
       await consumer.stop();
       expect(attempts.length).to.be.greaterThan(1);
       expect(attempts[1]).to.equal(2);
-      expect(deadLetters.map((letter) => JSON.parse(letter.body).id)).to.include(deposit.id);
+      expect(deadLetters.map((letter) => JSON.parse(letter.body).id)).to.include(payout.id);
     });
 
     it('replays dead-lettered events back onto their queue', async () => {
@@ -196,7 +196,7 @@ for (const makeAdapter of [memoryAdapter, amqpAdapter]) {
       expect(replayed).to.be.greaterThan(0);
       let handled = 0;
       const consumer = await bus.consume('provider-sandbox', {
-        DepositRequested: async () => {
+        WithdrawalRequested: async () => {
           handled += 1;
         },
       });
@@ -352,7 +352,7 @@ describe('event bus: AMQP adapter where no provider sandbox is deployed', functi
   });
   after(async () => broker.cleanup());
 
-  it('declares no sandbox queue, confirms a DepositRequested nothing is bound to, and still refuses an unroutable PaymentProcessed', async () => {
+  it('declares no sandbox queue, confirms a WithdrawalRequested nothing is bound to, and still refuses an unroutable PaymentProcessed', async () => {
     const bus = createAmqpBus({ url: broker.url, namespace: broker.namespace, logger });
     const connection = await amqp.connect(broker.url);
     try {
@@ -365,7 +365,7 @@ describe('event bus: AMQP adapter where no provider sandbox is deployed', functi
       );
       expect(sandboxQueue).to.equal('absent');
       // The broker drops it: a request for a provider stand-in that is not deployed is no failure of the outbox.
-      await bus.publish(depositRequested());
+      await bus.publish(withdrawalRequested());
       // An event a queue of every deployment must receive still fails when nothing routes it.
       const ledgerChannel = await connection.createChannel();
       await ledgerChannel.unbindQueue(
@@ -404,13 +404,13 @@ describe('event bus: AMQP adapter delivery outcomes', function () {
     await bus.start();
     const attempts: number[] = [];
     const consumer = await bus.consume('provider-sandbox', {
-      DepositRequested: async (_event, { deliveryCount }) => {
+      WithdrawalRequested: async (_event, { deliveryCount }) => {
         attempts.push(deliveryCount);
         throw new Error('the provider is down');
       },
     });
-    const deposit = depositRequested();
-    await bus.publish(deposit);
+    const payout = withdrawalRequested();
+    await bus.publish(payout);
     await eventually(
       () => bus.listDeadLetters('provider-sandbox'),
       (letters) => letters.length > 0,
@@ -447,11 +447,11 @@ describe('event bus: AMQP adapter acknowledging in groups', function () {
     const held = new Promise<void>((resolve) => (release = resolve));
     try {
       await Promise.all([consuming.start(), publisher.start()]);
-      const first = depositRequested();
-      const later = [depositRequested(), depositRequested(), depositRequested()];
+      const first = withdrawalRequested();
+      const later = [withdrawalRequested(), withdrawalRequested(), withdrawalRequested()];
       const handled: string[] = [];
       await consuming.consume('provider-sandbox', {
-        DepositRequested: async (event) => {
+        WithdrawalRequested: async (event) => {
           // The first delivery stays in hand while the later ones finish (and are acknowledged) behind it.
           if (event.id === first.id) await held;
           handled.push(event.id);
@@ -476,7 +476,7 @@ describe('event bus: AMQP adapter acknowledging in groups', function () {
       // What the broker gives the next consumer: exactly the delivery that was never finished.
       const redelivered: string[] = [];
       const consumer = await publisher.consume('provider-sandbox', {
-        DepositRequested: async (event) => {
+        WithdrawalRequested: async (event) => {
           redelivered.push(event.id);
         },
       });

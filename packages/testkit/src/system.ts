@@ -40,6 +40,8 @@ export const testServiceToken = randomBytes(32).toString('hex');
 export interface TestSystem extends ProcessSystem {
   /** The secret the webhook endpoints verify with (and the sandbox signs with). */
   webhookSecret: string;
+  /** The key the sandbox's Stripe API accepts (and the ledger calls it with). */
+  sandboxApiKey: string;
   /** What `/internal/*` and `/metrics` require (`Authorization: Bearer …`); the same as `testServiceToken`. */
   serviceToken: string;
   /** Variables a second copy of a service needs to join this system (same databases and queues). */
@@ -107,6 +109,10 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
     await reserveSystemResources(deployment);
   const dataDir = await mkdtemp(path.join(tmpdir(), 'payments-test-'));
   const webhookSecret = `whsec_test_${suffix}`;
+  const sandboxApiKey = `sk_test_${suffix.replace(/\W/g, '')}`;
+  const sandboxEnabled =
+    deployment.sandbox &&
+    (options.serviceEnv?.['provider-sandbox']?.SANDBOX_ENABLED ?? options.env?.SANDBOX_ENABLED) !== 'false';
   const settings = {
     postgresUrl,
     amqpUrl: broker.url,
@@ -117,6 +123,9 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
     nodeEnv: 'test' as const,
     logLevel: process.env.TEST_LOG_LEVEL ?? 'warn',
     webhookSecret,
+    sandboxApiKey,
+    // Where the sandbox plays Stripe, the ledger asks it for every payment, as it would ask Stripe.
+    paysThroughSandbox: sandboxEnabled,
     serviceToken: testServiceToken,
     logins,
     // Tests register many users from 127.0.0.1; the registration limit has tests of its own.
@@ -150,6 +159,7 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
   return {
     ...system,
     webhookSecret,
+    sandboxApiKey,
     serviceToken: testServiceToken,
     environment: (service) => serviceEnvironment(service, settings),
     async stop() {

@@ -162,9 +162,9 @@ describe('provisioning', () => {
         await connection.close().catch(() => undefined);
       }
     };
-    const depositRequested = () =>
+    const withdrawalRequested = () =>
       createEvent(
-        'DepositRequested',
+        'WithdrawalRequested',
         {
           transaction_id: randomUUID(),
           account_id: randomUUID(),
@@ -190,8 +190,8 @@ describe('provisioning', () => {
         for (let i = 0; i < 3; i += 1)
           channel.publish(
             broker.namespace + EVENTS_EXCHANGE,
-            'deposit.requested',
-            Buffer.from(JSON.stringify(depositRequested())),
+            'withdrawal.requested',
+            Buffer.from(JSON.stringify(withdrawalRequested())),
           );
         channel.sendToQueue(deadLetterQueueName(sandboxQueue), Buffer.from('{}'));
         await channel.waitForConfirms();
@@ -250,12 +250,12 @@ describe('provisioning', () => {
       return { target, logins, ledger };
     };
 
-    it('with a sandbox: holds the DepositRequested the ledger publishes, as the ledger logs in', async () => {
+    it('with a sandbox: holds the WithdrawalRequested the ledger publishes, as the ledger logs in', async () => {
       const { target, logins, ledger } = await provisionBroker(withSandbox);
       try {
         expect(ledger.isConnected(), 'the ledger found its topology').to.equal(true);
         expect(logins['provider-sandbox']?.broker).to.not.equal(undefined);
-        await ledger.publish(depositRequested());
+        await ledger.publish(withdrawalRequested());
         expect(await messagesIn(sandboxQueue)).to.equal(1);
       } finally {
         await ledger.close();
@@ -263,7 +263,7 @@ describe('provisioning', () => {
       }
     });
 
-    it('without a sandbox: the ledger starts and publishes a DepositRequested that nothing holds, and the sandbox has no login', async () => {
+    it('without a sandbox: the ledger starts and publishes a WithdrawalRequested that nothing holds, and the sandbox has no login', async () => {
       // A leftover from an earlier deployment with a sandbox: its queue and its user.
       const earlier = await provisionBroker(withSandbox);
       await earlier.ledger.close();
@@ -272,7 +272,7 @@ describe('provisioning', () => {
       try {
         expect(ledger.isConnected(), 'the ledger found its topology').to.equal(true);
         expect(logins['provider-sandbox']).to.equal(undefined);
-        await ledger.publish(depositRequested());
+        await ledger.publish(withdrawalRequested());
         expect(await messagesIn(sandboxQueue)).to.equal(null);
         const sandboxConnects = await amqp.connect(withCredentials(broker.url, sandboxLogin)).then(
           async (connection) => {

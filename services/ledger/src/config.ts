@@ -1,5 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { BusConfig, CommonConfig, DatabaseUrl, PortNumber, TokenConfig, Url } from '@payments/service-kit';
+import {
+  BusConfig,
+  CommonConfig,
+  ConfigError,
+  DatabaseUrl,
+  DEVELOPMENT_SANDBOX_API_KEY,
+  PortNumber,
+  TokenConfig,
+  Url,
+} from '@payments/service-kit';
 
 const FixedFee = (operation: string) =>
   Type.String({
@@ -77,6 +86,29 @@ export const LedgerConfigSchema = Type.Object({
     default: 24,
     description: 'How long an Idempotency-Key is remembered (at least 24 hours)',
   }),
+  PROVIDER: Type.Union([Type.Literal('none'), Type.Literal('stripe')], {
+    default: 'none',
+    description:
+      'The payment provider each deposit is asked of: `stripe` creates a PaymentIntent for it (through the ' +
+      'official library, against STRIPE_API_URL); `none` asks nobody, and deposits wait for a confirmation ' +
+      'webhook sent from outside',
+  }),
+  STRIPE_SECRET_KEY: Type.Optional(
+    Type.String({
+      pattern: '^(sk|rk)_(test|live)_[A-Za-z0-9_]+$',
+      description:
+        'The Stripe secret (or restricted) key the ledger calls Stripe with; required with PROVIDER=stripe. ' +
+        "The sandbox's key (its SANDBOX_API_KEY) where the sandbox plays Stripe",
+      production: "the sandbox's development key is refused",
+    }),
+  ),
+  STRIPE_API_URL: Type.Optional(
+    Url({
+      description:
+        "Where Stripe's API answers; unset, Stripe itself (https://api.stripe.com). The provider sandbox serves " +
+        'the same API (http://127.0.0.1:3005)',
+    }),
+  ),
   FEE_DEPOSIT_FIXED: FixedFee('deposit'),
   FEE_DEPOSIT_PERCENT: PercentFee('deposit'),
   FEE_WITHDRAWAL_FIXED: FixedFee('withdrawal'),
@@ -86,3 +118,22 @@ export const LedgerConfigSchema = Type.Object({
 });
 
 export type LedgerConfig = Static<typeof LedgerConfigSchema>;
+
+export type ProviderSettings =
+  { provider: 'none' } | { provider: 'stripe'; secretKey: string; apiUrl?: string };
+
+/** The payment provider the ledger asks; PROVIDER=stripe needs its key, and production refuses the sandbox's. */
+export function providerSettingsOf(config: LedgerConfig): ProviderSettings {
+  if (config.PROVIDER === 'none') return { provider: 'none' };
+  const secretKey = config.STRIPE_SECRET_KEY;
+  if (!secretKey) {
+    throw new ConfigError('Invalid configuration: PROVIDER=stripe needs STRIPE_SECRET_KEY');
+  }
+  if (config.NODE_ENV === 'production' && secretKey === DEVELOPMENT_SANDBOX_API_KEY) {
+    throw new ConfigError(
+      "Invalid configuration: STRIPE_SECRET_KEY is the provider sandbox's development key, refused when " +
+        'NODE_ENV=production',
+    );
+  }
+  return { provider: 'stripe', secretKey, apiUrl: config.STRIPE_API_URL };
+}

@@ -5,6 +5,7 @@ import {
   createLogger,
   createMetrics,
   createShutdown,
+  DEVELOPMENT_SANDBOX_API_KEY,
   isDatabaseUp,
   openDatabase,
   refuseDevelopmentSecrets,
@@ -16,13 +17,16 @@ import {
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
-import type { LedgerConfig } from './config.js';
+import { providerSettingsOf, type LedgerConfig } from './config.js';
 import { createCurrencyDirectory } from './data/currency-directory.js';
 import { createLedgerStore } from './data/ledger-store.js';
 import { migrations } from './data/migrations.js';
 import { feeRule, type FeeSchedule } from './domain/fees.js';
 import { startLedgerConsumer } from './events/ledger-consumer.js';
 import { startMaintenance } from './events/maintenance.js';
+import { startProviderRequests } from './events/provider-requests.js';
+import { createStripeProvider } from './provider/stripe-provider.js';
+import type { PaymentProvider } from './provider/payment-provider.js';
 import { createTransferSettler } from './events/transfer-settler.js';
 import type { LedgerHttpDeps } from './http/ledger-http-deps.js';
 import { mountLedgerRoutes } from './http/ledger-routes.js';
@@ -36,6 +40,8 @@ export function feeScheduleOf(config: LedgerConfig): FeeSchedule {
 }
 
 export interface LedgerDeps extends ServiceDeps {
+  /** The payment provider to ask, instead of the one the configuration names (tests: a provider that is down). */
+  provider?: PaymentProvider;
   /** A fault a test injects: called after a confirmation's commit, before its ack (e2e: a crash there). */
   afterConfirmationCommit?: (transactionId: string) => void;
 }
@@ -43,8 +49,16 @@ export interface LedgerDeps extends ServiceDeps {
 export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): Promise<RunningService> {
   const logger = deps.logger ?? createLogger('ledger', config.LOG_LEVEL);
   const fees = feeScheduleOf(config);
+  const providerSettings = providerSettingsOf(config);
   const serviceCredential = resolveServiceCredential(config);
-  refuseDevelopmentSecrets(config.HOST, { SERVICE_TOKEN: serviceCredential.development }, logger);
+  refuseDevelopmentSecrets(
+    config.HOST,
+    {
+      SERVICE_TOKEN: serviceCredential.development,
+      STRIPE_SECRET_KEY: config.STRIPE_SECRET_KEY === DEVELOPMENT_SANDBOX_API_KEY,
+    },
+    logger,
+  );
   const shutdown = createShutdown(logger);
   try {
     const knex = await openDatabase({ url: config.DATABASE_URL, migrations, logger });
@@ -73,11 +87,20 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       recoveryIntervalMs: Math.min(config.HOLD_SWEEP_INTERVAL_MS, 5_000),
     });
     shutdown.add('transfer settlements', () => transfers.stop());
+    const provider =
+      deps.provider ??
+      (providerSettings.provider === 'stripe'
+        ? createStripeProvider({ secretKey: providerSettings.secretKey, apiUrl: providerSettings.apiUrl })
+        : null);
+    const providerRequests = provider && startProviderRequests({ store, provider, outbox, logger, metrics });
+    if (providerRequests) shutdown.add('provider requests', () => providerRequests.stop());
     const consumer = await startLedgerConsumer({
       bus,
       store,
       outbox,
       afterConfirmationCommit: deps.afterConfirmationCommit,
+      provider:
+        provider && providerRequests ? { name: provider.name, requests: providerRequests } : undefined,
     });
     shutdown.add('ledger consumer', () => consumer.stop());
     const followed = await followIdentityRevocations({

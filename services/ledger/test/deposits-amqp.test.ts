@@ -1,22 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { EventEnvelope } from '@payments/contracts';
-import type { Consumer } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
+import { createFakeProvider } from './support/fake-provider.js';
 import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 describe('ledger deposits over RabbitMQ', () => {
   let ledger: LedgerHarness;
   let alice: TestUser;
-  let sandbox: Consumer;
-  const requested: EventEnvelope<'DepositRequested'>[] = [];
+  const provider = createFakeProvider();
+  const asked = (transactionId: string) => provider.paymentsOf(transactionId).length > 0;
 
   before(async () => {
-    ledger = await startLedgerHarness({ transport: 'amqp' });
-    sandbox = await ledger.recordProviderRequests('DepositRequested', requested);
+    ledger = await startLedgerHarness({ transport: 'amqp', provider });
   });
   after(async () => {
-    await sandbox?.stop();
     await ledger?.stop();
   });
   beforeEach(() => {
@@ -26,16 +23,16 @@ describe('ledger deposits over RabbitMQ', () => {
     expect(await ledger.audit()).to.include({ ok: true });
   });
 
-  it('publishes DepositRequested to the provider queue and credits on PaymentProcessed', async () => {
+  it('asks the provider through its own DepositRequested, and credits on PaymentProcessed', async () => {
     const account = await ledger.openAccount(alice);
     const deposit = await ledger.deposit(alice, account.id, 100.5);
     expect(deposit.status).to.equal(202);
     expect((await ledger.balanceOf(alice, account.id)).balance).to.equal(0);
-    const seen = await eventually(
-      async () => requested.find((event) => event.data.transaction_id === deposit.body.id),
-      (event) => event !== undefined,
+    const [seen] = await eventually(
+      async () => provider.paymentsOf(deposit.body.id),
+      (calls) => calls.length > 0,
     );
-    expect(seen?.data.amount).to.equal(10050);
+    expect(seen?.call === 'createPayment' && seen.request.amount).to.equal(10050n);
     await ledger.confirm(deposit.body.id);
     await ledger.waitForStatus(alice, deposit.body.id, 'completed');
     expect(await ledger.balanceOf(alice, account.id)).to.include({
@@ -60,22 +57,22 @@ describe('ledger deposits over RabbitMQ', () => {
     const account = await ledger.openAccount(alice);
     for (const amount of [1, 2]) {
       const deposit = await ledger.deposit(alice, account.id, amount);
-      await eventually(
-        async () => requested.some((event) => event.data.transaction_id === deposit.body.id),
-        Boolean,
-      );
+      await eventually(async () => asked(deposit.body.id), Boolean);
       await ledger.confirm(deposit.body.id);
       await ledger.waitForStatus(alice, deposit.body.id, 'completed');
     }
     const last = await ledger.deposit(alice, account.id, 3);
-    await eventually(
-      async () => requested.some((event) => event.data.transaction_id === last.body.id),
-      Boolean,
-    );
+    await eventually(async () => asked(last.body.id), Boolean);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    // A stuck outbox would keep republishing the whole batch; each request must arrive exactly once.
-    const mine = requested.filter((event) => event.data.account_id === account.id);
-    expect(mine.map((event) => event.data.amount).sort()).to.deep.equal([100, 200, 300]);
+    // A stuck outbox would keep republishing the whole batch; each request must reach the provider exactly once.
+    const amounts = provider.calls.flatMap((c) =>
+      c.call === 'createPayment' &&
+      c.request.currency === 'USD' &&
+      [100n, 200n, 300n].includes(c.request.amount)
+        ? [c.request.amount]
+        : [],
+    );
+    expect(amounts.sort()).to.deep.equal([100n, 200n, 300n]);
   });
 
   it('fails the deposit without a credit when the payment failed', async () => {
@@ -88,7 +85,7 @@ describe('ledger deposits over RabbitMQ', () => {
   });
 });
 
-describe('ledger deposits over RabbitMQ where no provider sandbox is deployed', () => {
+describe('ledger requests over RabbitMQ where no provider sandbox is deployed', () => {
   let ledger: LedgerHarness;
   let alice: TestUser;
 
@@ -104,28 +101,34 @@ describe('ledger deposits over RabbitMQ where no provider sandbox is deployed', 
     ledger
       .db('outbox')
       .whereRaw(`event -> 'data' ->> 'transaction_id' = ?`, [transactionId])
-      .where('event', '@>', JSON.stringify({ type: 'DepositRequested' }))
+      .where('event', '@>', JSON.stringify({ type: 'WithdrawalRequested' }))
       .whereNotNull('published_at');
 
-  it('marks DepositRequested published though no queue is bound to it, and its outbox keeps moving', async () => {
+  it('marks WithdrawalRequested published though no queue is bound to it, and its outbox keeps moving', async () => {
     // Whoever declared what: no queue for the sandbox may exist here, as in production.
     await ledger.broker?.deleteQueue('provider-sandbox');
     const account = await ledger.openAccount(alice);
-    const first = await ledger.deposit(alice, account.id, 5);
-    const second = await ledger.deposit(alice, account.id, 6);
+    await ledger.fund(alice, account.id, 20);
+    const withdraw = (amount: number) =>
+      ledger.call('POST', `/account/${account.id}/withdraw`, {
+        user: alice,
+        body: { amount, currency: 'USD' },
+      });
+    const first = await withdraw(5);
+    const second = await withdraw(6);
     expect([first.status, second.status]).to.deep.equal([202, 202]);
-    for (const deposit of [first, second]) {
+    for (const withdrawal of [first, second]) {
       const rows = await eventually(
-        () => published(deposit.body.id),
+        () => published(withdrawal.body.id),
         (found) => found.length === 1,
         { timeoutMs: 10_000 },
       );
-      expect(rows, `DepositRequested of ${deposit.body.id} published`).to.have.length(1);
+      expect(rows, `WithdrawalRequested of ${withdrawal.body.id} published`).to.have.length(1);
     }
-    // Nobody answers the requests; a provider's confirmation still credits, through the same outbox and bus.
-    await ledger.confirm(second.body.id);
+    // Nobody answers the requests; a provider's confirmation still settles, through the same outbox and bus.
+    await ledger.confirm(second.body.id, 'completed', { movement: 'payout' });
     await ledger.waitForStatus(alice, second.body.id, 'completed');
-    expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 6, available_balance: 6 });
+    expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 14, available_balance: 9 });
     expect((await ledger.call('GET', `/transaction/${first.body.id}`, { user: alice })).body.status).to.equal(
       'pending',
     );

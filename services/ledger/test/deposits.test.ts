@@ -1,22 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { EventEnvelope } from '@payments/contracts';
-import type { Consumer } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
+import { createFakeProvider } from './support/fake-provider.js';
 import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 describe('ledger deposits (memory bus)', () => {
   let ledger: LedgerHarness;
   let alice: TestUser;
-  let sandbox: Consumer;
-  const requested: EventEnvelope<'DepositRequested'>[] = [];
+  const provider = createFakeProvider();
 
   before(async () => {
-    ledger = await startLedgerHarness();
-    sandbox = await ledger.recordProviderRequests('DepositRequested', requested);
+    ledger = await startLedgerHarness({ provider });
   });
   after(async () => {
-    await sandbox?.stop();
     await ledger?.stop();
   });
   beforeEach(() => {
@@ -49,19 +45,16 @@ describe('ledger deposits (memory bus)', () => {
     expect(shown.body).to.deep.equal(response.body);
   });
 
-  it('publishes DepositRequested with the amount in minor units', async () => {
+  it('asks the provider for a payment of the amount in minor units, after the commit', async () => {
     const account = await openAccount();
     const response = await ledger.deposit(alice, account.id, 12.34);
-    const seen = await eventually(
-      async () => requested.find((event) => event.data.transaction_id === response.body.id),
-      (event) => event !== undefined,
+    const [asked] = await eventually(
+      async () => provider.paymentsOf(response.body.id),
+      (calls) => calls.length > 0,
     );
-    expect(seen?.data).to.deep.equal({
-      transaction_id: response.body.id,
-      account_id: account.id,
-      user_id: alice.id,
-      amount: 1234,
-      currency: 'USD',
+    expect(asked).to.deep.equal({
+      call: 'createPayment',
+      request: { transactionId: response.body.id, amount: 1234n, currency: 'USD' },
     });
   });
 

@@ -3,13 +3,11 @@ import {
   BusConfig,
   CommonConfig,
   ConfigError,
+  DEVELOPMENT_SANDBOX_API_KEY,
   DEVELOPMENT_WEBHOOK_SECRET,
   PortNumber,
   Url,
 } from '@payments/service-kit';
-
-/** Used when no key is configured; public, so refused beyond loopback like every development secret. */
-export const DEVELOPMENT_SANDBOX_API_KEY = 'sk_test_sandbox_development_only';
 
 export const ProviderSandboxConfigSchema = Type.Object({
   ...CommonConfig,
@@ -19,8 +17,8 @@ export const ProviderSandboxConfigSchema = Type.Object({
   SANDBOX_ENABLED: Type.Boolean({
     default: false,
     description:
-      'The sandbox pays deposits and payouts by itself (amounts ending in 13 fail), so it runs only when asked to ' +
-      '(`pnpm start`, tests)',
+      'The sandbox plays Stripe: it serves its API and pays deposits and payouts by itself (amounts ending in 13 ' +
+      'fail), so it runs only when asked to (`pnpm start`, tests)',
     production: '`true` is refused',
   }),
   SANDBOX_DELAY_MS: Type.Integer({
@@ -28,8 +26,15 @@ export const ProviderSandboxConfigSchema = Type.Object({
     maximum: 600_000,
     default: 500,
     description:
-      'How long after a deposit or withdrawal is requested the sandbox answers it, and after a declined deposit ' +
-      'how long until it cancels the payment',
+      'How long after a PaymentIntent is created, or a withdrawal requested, the sandbox pays it, and after a ' +
+      'declined payment how long until it cancels it',
+  }),
+  SANDBOX_AUTO_CONFIRM: Type.Boolean({
+    default: true,
+    description:
+      'A PaymentIntent nobody confirmed within SANDBOX_DELAY_MS is paid by the sandbox with `pm_card_visa` (an ' +
+      'amount whose minor units end in 13 with a declined card, then canceled); `false` leaves every one to a ' +
+      "client, which confirms it with any of Stripe's test payment methods",
   }),
   SANDBOX_DUPLICATE_DELIVERY: Type.Boolean({
     default: false,

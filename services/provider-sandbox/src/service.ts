@@ -4,6 +4,7 @@ import {
   createLogger,
   createMetrics,
   createShutdown,
+  DEVELOPMENT_SANDBOX_API_KEY,
   DEVELOPMENT_WEBHOOK_SECRET,
   refuseDevelopmentSecrets,
   resolveServiceCredential,
@@ -13,7 +14,7 @@ import {
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
-import { DEVELOPMENT_SANDBOX_API_KEY, sandboxMode, type ProviderSandboxConfig } from './config.js';
+import { sandboxMode, type ProviderSandboxConfig } from './config.js';
 import { startSandboxConsumer, startSandboxDrain } from './events/sandbox-consumer.js';
 import { createProviderWebhookClient } from './http/provider-webhook-client.js';
 import { mountStripeApi } from './http/stripe-api.js';
@@ -74,12 +75,14 @@ export async function startProviderSandbox(
       { logger, metrics, serviceCredential, readiness, bodyParser: 'none' },
       (routes) => {
         if (mode.enabled) {
-          mountStripeApi(routes, {
+          const api = mountStripeApi(routes, {
             apiKey: config.SANDBOX_API_KEY,
             store: createPaymentIntentStore(),
             client,
             logger,
+            autoPay: config.SANDBOX_AUTO_CONFIRM ? { delayMs: config.SANDBOX_DELAY_MS } : undefined,
           });
+          shutdown.add('sandbox customer', () => api.stop());
         }
       },
     );

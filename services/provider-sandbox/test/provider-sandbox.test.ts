@@ -77,9 +77,9 @@ describe('provider-sandbox', () => {
     return { service, bus };
   };
 
-  const request = (type: 'DepositRequested' | 'WithdrawalRequested', amount: number, currency = 'USD') =>
+  const request = (amount: number, currency = 'USD') =>
     createEvent(
-      type,
+      'WithdrawalRequested',
       { transaction_id: randomUUID(), account_id: randomUUID(), user_id: randomUUID(), amount, currency },
       { id: randomUUID(), correlationId: `corr-${randomUUID()}` },
     );
@@ -105,90 +105,54 @@ describe('provider-sandbox', () => {
     await receiver.close();
   });
 
-  it('confirms a deposit with a correctly signed payment_intent.succeeded event', async () => {
+  it('pays a withdrawal with a correctly signed payout.paid event, and fails one ending in 13', async () => {
     const { bus } = await startSandbox();
-    const deposit = request('DepositRequested', 10050, 'EUR');
-    await bus.publish(deposit);
-
-    const [delivery] = await deliveriesFor(deposit.data.transaction_id);
-    expect(delivery?.path).to.equal('/webhook/provider');
-    expect(delivery?.headers['content-type']).to.equal('application/json');
-    expect(delivery?.headers['x-request-id']).to.equal(deposit.correlation_id);
-    const signature = delivery?.headers['provider-signature'] as string;
-    expect(verifyWebhookSignature(delivery?.raw ?? '', signature, [SECRET])).to.deep.include({ ok: true });
-    expect(verifyWebhookSignature(delivery?.raw ?? '', signature, ['whsec_other']).ok).to.equal(false);
-
-    expect(delivery?.event).to.deep.include({
-      object: 'event',
-      type: 'payment_intent.succeeded',
-      livemode: false,
-    });
-    expect(delivery?.event.id).to.match(/^evt_[0-9a-f-]{36}$/);
-    expect(delivery?.event.data.object).to.deep.equal({
-      id: delivery?.event.data.object.id,
-      object: 'payment_intent',
-      amount: 10050,
-      currency: 'eur',
-      status: 'succeeded',
-      metadata: { transaction_id: deposit.data.transaction_id },
-    });
-    expect(delivery?.event.data.object.id).to.match(/^pi_[0-9a-f-]{36}$/);
-  });
-
-  it('answers a deposit whose minor units end in 13 with a failed attempt, then cancels its payment', async () => {
-    const { bus } = await startSandbox();
-    const deposit = request('DepositRequested', 1013);
-    await bus.publish(deposit);
-
-    const [attempt, cancellation] = await deliveriesFor(deposit.data.transaction_id, 2);
-    expect(attempt?.event.type).to.equal('payment_intent.payment_failed');
-    expect(attempt?.event.data.object).to.deep.include({ amount: 1013, currency: 'usd' });
-    expect(attempt?.event.data.object.last_payment_error).to.have.property('message').that.is.a('string');
-    expect(cancellation?.event.type).to.equal('payment_intent.canceled');
-    expect(cancellation?.event.data.object).to.deep.include({
-      status: 'canceled',
-      cancellation_reason: 'abandoned',
-    });
-    expect(cancellation?.event.data.object.id).to.equal(attempt?.event.data.object.id);
-    expect(cancellation?.event.id).not.to.equal(attempt?.event.id);
-  });
-
-  it('confirms a withdrawal with payout.paid, and fails one ending in 13 with payout.failed', async () => {
-    const { bus } = await startSandbox();
-    const paid = request('WithdrawalRequested', 2500);
-    const failed = request('WithdrawalRequested', 213);
+    const paid = request(2500, 'EUR');
+    const failed = request(213);
     await bus.publish(paid);
     await bus.publish(failed);
 
-    const [paidDelivery] = await deliveriesFor(paid.data.transaction_id);
-    const [failedDelivery] = await deliveriesFor(failed.data.transaction_id);
-    expect(paidDelivery?.event.type).to.equal('payout.paid');
-    expect(paidDelivery?.event.data.object).to.deep.include({
+    const [delivery] = await deliveriesFor(paid.data.transaction_id);
+    expect(delivery?.path).to.equal('/webhook/provider');
+    expect(delivery?.headers['content-type']).to.equal('application/json');
+    expect(delivery?.headers['x-request-id']).to.equal(paid.correlation_id);
+    const signature = delivery?.headers['provider-signature'] as string;
+    expect(verifyWebhookSignature(delivery?.raw ?? '', signature, [SECRET])).to.deep.include({ ok: true });
+    expect(verifyWebhookSignature(delivery?.raw ?? '', signature, ['whsec_other']).ok).to.equal(false);
+    expect(delivery?.event).to.deep.include({ object: 'event', type: 'payout.paid', livemode: false });
+    expect(delivery?.event.id).to.match(/^evt_[0-9a-f-]{36}$/);
+    expect(delivery?.event.data.object).to.deep.equal({
+      id: delivery?.event.data.object.id,
       object: 'payout',
       amount: 2500,
+      currency: 'eur',
       status: 'paid',
+      metadata: { transaction_id: paid.data.transaction_id },
     });
-    expect(paidDelivery?.event.data.object.id).to.match(/^po_/);
+    expect(delivery?.event.data.object.id).to.match(/^po_[0-9a-f-]{36}$/);
+
+    const [failedDelivery] = await deliveriesFor(failed.data.transaction_id);
     expect(failedDelivery?.event.type).to.equal('payout.failed');
+    expect(failedDelivery?.event.data.object).to.deep.include({ status: 'failed', amount: 213 });
     expect(failedDelivery?.event.data.object.failure_message).to.be.a('string');
   });
 
   it('waits SANDBOX_DELAY_MS before calling the webhook', async () => {
     const { bus } = await startSandbox({ SANDBOX_DELAY_MS: '300' });
-    const deposit = request('DepositRequested', 100);
+    const payout = request(100);
     const publishedAt = Date.now();
-    await bus.publish(deposit);
-    const [delivery] = await deliveriesFor(deposit.data.transaction_id);
+    await bus.publish(payout);
+    const [delivery] = await deliveriesFor(payout.data.transaction_id);
     expect((delivery?.at ?? 0) - publishedAt).to.be.at.least(300);
   });
 
   it('retries the same event, freshly signed, while the webhook answers 5xx', async () => {
     const { bus } = await startSandbox();
-    const deposit = request('DepositRequested', 700);
-    receiver.answer(deposit.data.transaction_id, [503, 500]);
-    await bus.publish(deposit);
+    const payout = request(700);
+    receiver.answer(payout.data.transaction_id, [503, 500]);
+    await bus.publish(payout);
 
-    const deliveries = await deliveriesFor(deposit.data.transaction_id, 3);
+    const deliveries = await deliveriesFor(payout.data.transaction_id, 3);
     expect(deliveries).to.have.length(3);
     expect(new Set(deliveries.map((d) => d.event.id)).size).to.equal(1);
     for (const delivery of deliveries) {
@@ -199,35 +163,35 @@ describe('provider-sandbox', () => {
 
   it('dead-letters a request whose event the webhook refuses with a 4xx, without retrying', async () => {
     const { bus } = await startSandbox();
-    const deposit = request('DepositRequested', 900);
-    receiver.answer(deposit.data.transaction_id, [400]);
-    await bus.publish(deposit);
+    const payout = request(900);
+    receiver.answer(payout.data.transaction_id, [400]);
+    await bus.publish(payout);
 
     const letters = await eventually(
       () => bus.listDeadLetters('provider-sandbox'),
       (found) => found.length > 0,
     );
-    expect(letters.map((l) => (JSON.parse(l.body) as { id: string }).id)).to.deep.equal([deposit.id]);
-    expect(receiver.for(deposit.data.transaction_id)).to.have.length(1);
+    expect(letters.map((l) => (JSON.parse(l.body) as { id: string }).id)).to.deep.equal([payout.id]);
+    expect(receiver.for(payout.data.transaction_id)).to.have.length(1);
   });
 
   it('sends each event twice when SANDBOX_DUPLICATE_DELIVERY is on', async () => {
     const { bus } = await startSandbox({ SANDBOX_DUPLICATE_DELIVERY: 'true' });
-    const deposit = request('DepositRequested', 4200);
-    await bus.publish(deposit);
+    const payout = request(4200);
+    await bus.publish(payout);
 
-    const deliveries = await deliveriesFor(deposit.data.transaction_id, 2);
+    const deliveries = await deliveriesFor(payout.data.transaction_id, 2);
     expect(deliveries).to.have.length(2);
     expect(deliveries[0]?.event.id).to.equal(deliveries[1]?.event.id);
   });
 
   it('gives a redelivered request the same provider event id, so the webhook deduplicates it', async () => {
     const { bus } = await startSandbox();
-    const deposit = request('DepositRequested', 5100);
-    await bus.publish(deposit);
-    await bus.publish(deposit);
+    const payout = request(5100);
+    await bus.publish(payout);
+    await bus.publish(payout);
 
-    const deliveries = await deliveriesFor(deposit.data.transaction_id, 2);
+    const deliveries = await deliveriesFor(payout.data.transaction_id, 2);
     expect(deliveries[0]?.event.id).to.equal(deliveries[1]?.event.id);
     expect(deliveries[0]?.event.data.object.id).to.equal(deliveries[1]?.event.data.object.id);
   });
@@ -248,19 +212,19 @@ describe('provider-sandbox', () => {
   ] as const) {
     it(`confirms nothing with ${what}, but still answers /health and /ready`, async () => {
       const { service, bus } = await startSandbox({ ...env, SANDBOX_DELAY_MS: '0' });
-      const deposit = request('DepositRequested', 100);
-      await bus.publish(deposit);
+      const payout = request(100);
+      await bus.publish(payout);
 
       expect((await fetch(`${service.url}/health`)).status).to.equal(200);
       expect((await fetch(`${service.url}/ready`)).status).to.equal(200);
       await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(receiver.for(deposit.data.transaction_id)).to.deep.equal([]);
+      expect(receiver.for(payout.data.transaction_id)).to.deep.equal([]);
     });
   }
 
   it('disabled, still empties its queue, so requests routed to it do not pile up for as long as it runs', async () => {
     const { service, bus } = await startSandbox({ SANDBOX_ENABLED: 'false', SANDBOX_DELAY_MS: '0' });
-    const requests = [request('DepositRequested', 100), request('WithdrawalRequested', 250)];
+    const requests = [request(100), request(250)];
     for (const event of requests) await bus.publish(event);
     await eventually(
       async () =>
@@ -269,7 +233,7 @@ describe('provider-sandbox', () => {
             headers: { authorization: `Bearer ${DEVELOPMENT_SERVICE_TOKEN}` },
           })
         ).text(),
-      (text) => /sandbox_requests_discarded_total\{[^}]*type="WithdrawalRequested"[^}]*\} 1/.test(text),
+      (text) => /sandbox_requests_discarded_total\{[^}]*type="WithdrawalRequested"[^}]*\} 2/.test(text),
     );
     await service.stop();
     running.splice(0, 1);
@@ -277,7 +241,6 @@ describe('provider-sandbox', () => {
     // Whatever the sandbox left on its queue would now reach this consumer.
     const left: string[] = [];
     const consumer = await bus.consume('provider-sandbox', {
-      DepositRequested: async (event) => void left.push(event.id),
       WithdrawalRequested: async (event) => void left.push(event.id),
     });
     await new Promise((resolve) => setTimeout(resolve, 200));

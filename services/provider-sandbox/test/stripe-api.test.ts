@@ -40,6 +40,35 @@ async function startIngest() {
   };
 }
 
+/** A sandbox playing Stripe, sending its events to `ingestUrl`, and stripe-node pointed at it. */
+async function startStripeSandbox(ingestUrl: string, env: Record<string, string>) {
+  const bus = createMemoryBus(silent, { deployment: { sandbox: true } });
+  const config = loadConfig(ProviderSandboxConfigSchema, {
+    PORT: '0',
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    WEBHOOK_INGEST_URL: ingestUrl,
+    SANDBOX_WEBHOOK_SECRET: SECRET,
+    SANDBOX_API_KEY: KEY,
+    SANDBOX_ENABLED: 'true',
+    ...env,
+  });
+  const service = await startProviderSandbox(config, { bus, logger: silent });
+  return {
+    port: service.port,
+    stripe: new Stripe(KEY, {
+      host: '127.0.0.1',
+      port: service.port,
+      protocol: 'http',
+      maxNetworkRetries: 0,
+    }),
+    async stop() {
+      await service.stop();
+      await bus.close();
+    },
+  };
+}
+
 describe("provider-sandbox: Stripe's API, through the stripe library", () => {
   let ingest: Awaited<ReturnType<typeof startIngest>>;
   let stop: () => Promise<void>;
@@ -48,23 +77,8 @@ describe("provider-sandbox: Stripe's API, through the stripe library", () => {
 
   before(async () => {
     ingest = await startIngest();
-    const bus = createMemoryBus(silent, { deployment: { sandbox: true } });
-    const config = loadConfig(ProviderSandboxConfigSchema, {
-      PORT: '0',
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'silent',
-      WEBHOOK_INGEST_URL: ingest.url,
-      SANDBOX_WEBHOOK_SECRET: SECRET,
-      SANDBOX_API_KEY: KEY,
-      SANDBOX_ENABLED: 'true',
-    });
-    const service = await startProviderSandbox(config, { bus, logger: silent });
-    port = service.port;
-    stop = async () => {
-      await service.stop();
-      await bus.close();
-    };
-    stripe = new Stripe(KEY, { host: '127.0.0.1', port, protocol: 'http', maxNetworkRetries: 0 });
+    // Every PaymentIntent here is confirmed (or not) by the test alone.
+    ({ port, stripe, stop } = await startStripeSandbox(ingest.url, { SANDBOX_AUTO_CONFIRM: 'false' }));
   });
 
   after(async () => {
@@ -216,5 +230,77 @@ describe("provider-sandbox: Stripe's API, through the stripe library", () => {
         (error: unknown) => error as Stripe.errors.StripeInvalidRequestError,
       );
     expect(incomplete).to.include({ statusCode: 400, code: 'parameter_missing', param: 'amount' });
+  });
+});
+
+describe('provider-sandbox: paying what no client confirmed (SANDBOX_AUTO_CONFIRM)', () => {
+  let ingest: Awaited<ReturnType<typeof startIngest>>;
+  let sandbox: Awaited<ReturnType<typeof startStripeSandbox>>;
+
+  before(async () => {
+    ingest = await startIngest();
+    sandbox = await startStripeSandbox(ingest.url, { SANDBOX_DELAY_MS: '200' });
+  });
+  after(async () => {
+    await sandbox?.stop();
+    await ingest?.close();
+  });
+
+  const typesOf = async (paymentIntentId: string, count: number) =>
+    (
+      await eventually(
+        async () => ingest.about(paymentIntentId),
+        (found) => found.length >= count,
+      )
+    ).map((r) => r.event.type);
+
+  it('pays a PaymentIntent nobody confirmed within SANDBOX_DELAY_MS with pm_card_visa', async () => {
+    const created = await sandbox.stripe.paymentIntents.create({ amount: 700, currency: 'usd' });
+    expect((await sandbox.stripe.paymentIntents.retrieve(created.id)).status).to.equal(
+      'requires_payment_method',
+    );
+    expect(await typesOf(created.id, 2)).to.deep.equal([
+      'payment_intent.created',
+      'payment_intent.succeeded',
+    ]);
+    const paid = await sandbox.stripe.paymentIntents.retrieve(created.id);
+    expect(paid).to.include({ status: 'succeeded', payment_method: 'pm_card_visa', amount_received: 700 });
+  });
+
+  it('declines one whose minor units end in 13, then cancels it as abandoned', async () => {
+    const created = await sandbox.stripe.paymentIntents.create({ amount: 1013, currency: 'usd' });
+    expect(await typesOf(created.id, 3)).to.deep.equal([
+      'payment_intent.created',
+      'payment_intent.payment_failed',
+      'payment_intent.canceled',
+    ]);
+    const ended = await sandbox.stripe.paymentIntents.retrieve(created.id);
+    expect(ended).to.include({ status: 'canceled', cancellation_reason: 'abandoned' });
+  });
+
+  it("leaves alone one a client paid first: a client's declined attempt, then the sandbox's card succeeds", async () => {
+    const created = await sandbox.stripe.paymentIntents.create({ amount: 900, currency: 'usd' });
+    const declined = await sandbox.stripe.paymentIntents
+      .confirm(created.id, { payment_method: 'pm_card_chargeDeclined' })
+      .catch((error: unknown) => error);
+    expect(declined).to.be.instanceOf(Stripe.errors.StripeCardError);
+    expect(await typesOf(created.id, 3)).to.deep.equal([
+      'payment_intent.created',
+      'payment_intent.payment_failed',
+      'payment_intent.succeeded',
+    ]);
+
+    const paidByClient = await sandbox.stripe.paymentIntents.create({
+      amount: 1000,
+      currency: 'usd',
+      payment_method: 'pm_card_mastercard',
+      confirm: true,
+    });
+    expect(paidByClient.status).to.equal('succeeded');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await typesOf(paidByClient.id, 2)).to.deep.equal([
+      'payment_intent.created',
+      'payment_intent.succeeded',
+    ]);
   });
 });

@@ -85,6 +85,24 @@ export const TransactionView = Type.Object(
         },
       ),
     ),
+    provider_payment: Type.Optional(
+      Type.Object(
+        {
+          provider: Type.String({ description: 'The payment provider asked (`stripe`)' }),
+          reference: Type.String({
+            description: "The provider's id for the payment (Stripe: the PaymentIntent)",
+          }),
+          client_secret: Type.Optional(
+            Type.String({
+              description:
+                "What the payer's client confirms the payment with (Stripe: the PaymentIntent's `client_secret`, " +
+                'for Stripe.js or `stripe.paymentIntents.confirm`); shown to the owner alone',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -6,6 +6,8 @@ import { createAcceptor, type AcceptanceOutcome, type AcceptanceRequest } from '
 import { runAudit, type AuditReport } from './audit.js';
 import { compactHistoryCounts } from './history-counts.js';
 import * as queries from './ledger-queries.js';
+import * as providerPayments from './provider-payments.js';
+import type { ProviderPayment, ProviderWork } from './provider-payments.js';
 import { createLedgerUnit, type LedgerUnit } from './ledger-unit.js';
 import * as statements from './statements.js';
 import { createSystemAccounts } from './system-accounts.js';
@@ -14,6 +16,7 @@ export type { FailedAttempt, Finish, LedgerUnit } from './ledger-unit.js';
 export type { HistoryScope, ReconciliationCase } from './ledger-queries.js';
 export type { UserRemoval } from './ledger-unit.js';
 export type { AuditReport } from './audit.js';
+export type { ProviderPayment, ProviderWork } from './provider-payments.js';
 export type { AcceptanceOutcome, AcceptanceRequest } from './acceptance.js';
 export type { StatementPageRequest, StatementSlice } from './statements.js';
 
@@ -62,6 +65,19 @@ export interface LedgerStore {
    * victim is retried.
    */
   acceptRequest(request: AcceptanceRequest): Promise<AcceptanceOutcome>;
+  /** What was asked of the payment provider, from consuming a transaction's request until it is done. */
+  providerPayments: {
+    record(request: Parameters<typeof providerPayments.recordProviderRequest>[1]): Promise<boolean>;
+    claim(limit: number, leaseMs: number): Promise<ProviderWork[]>;
+    created(
+      transactionId: string,
+      created: { reference: string; clientSecret: string | null },
+    ): Promise<{ cancel: boolean }>;
+    done(transactionId: string, state: 'refused' | 'skipped' | 'closed', error?: string): Promise<void>;
+    retry(transactionId: string, delayMs: number, error: string): Promise<void>;
+    find(transactionId: string): Promise<ProviderPayment | null>;
+    backlog(): Promise<{ waiting: number; oldestSeconds: number }>;
+  };
   /** Runs `work` in one database transaction; throwing rolls it back. A deadlock victim is retried. */
   inTransaction<T>(work: (unit: LedgerUnit) => Promise<T>): Promise<T>;
   /**
@@ -110,6 +126,18 @@ export function createLedgerStore(knex: Knex): LedgerStore {
     audit: () => runAudit(knex),
     compactHistoryCounts: (limit) => compactHistoryCounts(knex, limit),
     acceptRequest: createAcceptor(knex, retryingConflicts),
+    providerPayments: {
+      record: (request) => providerPayments.recordProviderRequest(knex, request),
+      claim: (limit, leaseMs) => providerPayments.claimProviderWork(knex, limit, leaseMs),
+      created: (transactionId, created) =>
+        providerPayments.recordProviderCreated(knex, transactionId, created),
+      done: (transactionId, state, error) =>
+        providerPayments.recordProviderDone(knex, transactionId, state, error),
+      retry: (transactionId, delayMs, error) =>
+        providerPayments.recordProviderRetry(knex, transactionId, delayMs, error),
+      find: (transactionId) => providerPayments.findProviderPayment(knex, transactionId),
+      backlog: () => providerPayments.providerBacklog(knex),
+    },
     inTransaction: (work) =>
       retryingConflicts(() => knex.transaction((trx) => work(createLedgerUnit(trx, systemAccounts)))),
     processEventsOnce: (eventIds, work) =>

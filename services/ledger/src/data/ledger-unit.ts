@@ -11,6 +11,7 @@ import {
   type TransactionRow,
 } from './records.js';
 import { USER_ACCOUNT } from './ledger-queries.js';
+import { requestProviderCancel } from './provider-payments.js';
 import type { SystemAccounts } from './system-accounts.js';
 
 export interface NewAccount {
@@ -93,6 +94,8 @@ export interface LedgerUnit {
    * way is waited for, briefly); true when it was taken back, so the provider can never have seen it.
    */
   recallProviderRequest(transactionId: string): Promise<boolean>;
+  /** Asks for a deposit's payment to be canceled at the provider (see provider-payments). */
+  requestProviderCancel(transactionId: string): Promise<void>;
   /** Marks a pending withdrawal as awaiting reconciliation, once; true when this call marked it. */
   flagForReconciliation(transactionId: string): Promise<boolean>;
   enqueue(events: AnyEvent[]): Promise<void>;
@@ -525,6 +528,8 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
         throw error;
       }
     },
+
+    requestProviderCancel: (transactionId) => requestProviderCancel(trx, transactionId),
 
     async flagForReconciliation(transactionId) {
       const flagged = await trx('transactions')

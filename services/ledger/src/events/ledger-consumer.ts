@@ -1,6 +1,7 @@
 import { toMinorUnits } from '@payments/contracts';
 import { createBatcher, type Consumer, type EventBus, type OutboxRelay } from '@payments/service-kit';
 import type { LedgerStore } from '../data/ledger-store.js';
+import type { ProviderRequests } from './provider-requests.js';
 import { isUuid } from '../domain/identifiers.js';
 import {
   adjustDeposit,
@@ -21,6 +22,8 @@ export interface LedgerConsumerDeps {
   prefetch?: number;
   /** Called once a payment confirmation is committed and before it is acknowledged (test fault injection). */
   afterConfirmationCommit?: (transactionId: string) => void;
+  /** Where deposits are asked of the payment provider; none: they wait for a confirmation from outside. */
+  provider?: { name: string; requests: Pick<ProviderRequests, 'wake'> };
 }
 
 interface Settling {
@@ -30,7 +33,7 @@ interface Settling {
 }
 
 /**
- * The ledger's queue: provider confirmations and adjustments, its own transfer requests and user deletions. Each event takes
+ * The ledger's queue: provider confirmations and adjustments, its own deposit and transfer requests and user deletions. Each event takes
  * effect once (the inbox) and in the same database transaction as the events it causes (the outbox).
  *
  * Confirmations and transfer settlements that arrive together are settled together: one database transaction
@@ -43,6 +46,7 @@ export function startLedgerConsumer({
   outbox,
   prefetch = PREFETCH,
   afterConfirmationCommit,
+  provider,
 }: LedgerConsumerDeps): Promise<Consumer> {
   const settlements = createBatcher<Settling, void>(
     async (batch) => {
@@ -118,6 +122,18 @@ export function startLedgerConsumer({
           await adjustDeposit(unit, data.transaction_id, adjustment, context);
         });
         outbox.wake();
+      },
+
+      // The ledger's own request, consumed after the commit that accepted it: recorded for the provider calls
+      // (provider-requests.ts), which take it from there. Recording twice records once.
+      DepositRequested: async (event) => {
+        if (!provider) return;
+        const recorded = await store.providerPayments.record({
+          transactionId: event.data.transaction_id,
+          kind: 'payment',
+          provider: provider.name,
+        });
+        if (recorded) provider.requests.wake();
       },
 
       TransferRequested: async (event, { logger }) => {

@@ -239,6 +239,21 @@ export function confirmPayment(
   };
 }
 
+/** The provider refused to make a deposit's payment or a withdrawal's payout: it fails, releasing any hold. */
+export function refusedByProvider(
+  transactionId: string,
+  reason: string,
+  context: FlowContext,
+): SettlementRequest {
+  return {
+    transactionId,
+    decide(transaction) {
+      if (transaction?.status !== 'pending') return null;
+      return fail(transaction, `The payment provider refused it: ${reason}`, context);
+    },
+  };
+}
+
 /** Settles an accepted transfer: source debited, destination credited, fee booked. */
 export function settleTransfer(transactionId: string, context: FlowContext): SettlementRequest {
   return {
@@ -306,8 +321,9 @@ export async function expireHold(
 }
 
 /**
- * A deposit nobody paid in time ends canceled (it moved no money). Should the provider capture its payment later,
- * that is credited as a late payment (see creditReturnedMoney). Null when it was no longer pending.
+ * A deposit nobody paid in time ends canceled (it moved no money), and its payment is canceled at the provider.
+ * Should the provider capture that payment all the same, it is credited as a late payment (see creditReturnedMoney).
+ * Null when it was no longer pending.
  */
 export async function expireDeposit(
   unit: LedgerUnit,
@@ -326,6 +342,8 @@ export async function expireDeposit(
       },
     },
   ]);
+  // Its payment, if the provider made one, is canceled there too, so nobody pays a deposit that ended.
+  if (canceled) await unit.requestProviderCancel(canceled.id);
   return canceled ?? null;
 }
 

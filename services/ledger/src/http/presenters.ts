@@ -5,7 +5,12 @@ import {
   versionAtLeast,
   type ApiVersion,
 } from '@payments/contracts';
-import type { AuditReport, ReconciliationCase, StatementSlice } from '../data/ledger-store.js';
+import type {
+  AuditReport,
+  ProviderPayment,
+  ReconciliationCase,
+  StatementSlice,
+} from '../data/ledger-store.js';
 import { withRunningBalance, type StatementPeriod } from '../domain/statement.js';
 import type { Account, Transaction } from '../domain/transaction.js';
 
@@ -143,6 +148,19 @@ export function renderTransaction(transaction: Transaction, exponents: Exponents
         }
       : {};
   return { ...body, fee: minorToNumber(transaction.fee, exponent), ...conversion };
+}
+
+/**
+ * What the provider made for a transaction, once it made it. The client secret lets whoever holds it pay, so it is
+ * shown only to the owner (not an admin, never in a log line), and only while there is something to pay.
+ */
+export function renderProviderPayment(payment: ProviderPayment, showSecret: boolean) {
+  if (payment.reference === null) return null;
+  return {
+    provider: payment.provider,
+    reference: payment.reference,
+    ...(showSecret && payment.clientSecret !== null && { client_secret: payment.clientSecret }),
+  };
 }
 
 export function renderPagination(limit: number, offset: number, total: number) {

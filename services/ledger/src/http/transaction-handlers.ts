@@ -6,7 +6,7 @@ import { readDateRange } from '../domain/history.js';
 import { canRead, type Transaction } from '../domain/transaction.js';
 import { exponentsFor, pathId, readableAccount, viewerOf } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
-import { renderPagination, renderTransaction } from './presenters.js';
+import { renderPagination, renderProviderPayment, renderTransaction } from './presenters.js';
 
 const readHistoryQuery = queryValidator(HistoryQuery);
 
@@ -25,8 +25,14 @@ export function createTransactionHandlers({
     const transaction = await store.findTransaction(pathId(req, 'Transaction'));
     if (!transaction) throw notFound('Transaction');
     if (!canRead(transaction, viewer)) throw accessDenied('This transaction belongs to another user');
-    const exponents = await exponentsFor(currencies, currenciesOf([transaction]));
-    res.json(renderTransaction(transaction, exponents, apiVersionOf(req)));
+    const [exponents, payment] = await Promise.all([
+      exponentsFor(currencies, currenciesOf([transaction])),
+      store.providerPayments.find(transaction.id),
+    ]);
+    const body = renderTransaction(transaction, exponents, apiVersionOf(req));
+    const payable = transaction.userId === viewer.userId && transaction.status === 'pending';
+    const shown = payment && renderProviderPayment(payment, payable);
+    res.json(shown ? { ...body, provider_payment: shown } : body);
   };
 
   const sendHistory = async (

@@ -26,6 +26,7 @@ import {
 import { migrations } from '../../src/data/migrations.js';
 import { isUuid } from '../../src/domain/identifiers.js';
 import { LedgerConfigSchema, startLedger } from '../../src/index.js';
+import type { PaymentProvider } from '../../src/provider/payment-provider.js';
 import { startCurrencyStub } from './currency-stub.js';
 
 export interface ApiResponse {
@@ -58,6 +59,8 @@ export interface HarnessOptions {
   sandbox?: boolean;
   /** The ledgers' logger (default: silent, or LEDGER_TEST_LOG_LEVEL). */
   logger?: Logger;
+  /** The payment provider the ledgers ask for each deposit (default: none is asked). */
+  provider?: PaymentProvider;
 }
 
 export interface LedgerHarness {
@@ -104,9 +107,9 @@ export interface LedgerHarness {
   ): Promise<ApiResponse>;
   audit(): Promise<{ ok: boolean } & Record<string, unknown>>;
   /** Stands in for the payment provider: collects what the ledger asks it to do, into `requests`. */
-  recordProviderRequests<T extends 'DepositRequested' | 'WithdrawalRequested'>(
-    type: T,
-    requests: EventEnvelope<T>[],
+  recordProviderRequests(
+    type: 'WithdrawalRequested',
+    requests: EventEnvelope<'WithdrawalRequested'>[],
   ): Promise<Consumer>;
   databaseUrl: string;
   /** The broker namespace of the `amqp` transport (null in memory). */
@@ -153,7 +156,10 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
   const services: RunningService[] = [];
   for (let i = 0; i < (options.instances ?? 1); i += 1) {
     const ledgerBus = options.wrapBus ? options.wrapBus(bus) : bus;
-    services.push(await startLedger(config, broker ? { logger } : { bus: ledgerBus, logger }));
+    const provider = options.provider;
+    services.push(
+      await startLedger(config, broker ? { logger, provider } : { bus: ledgerBus, logger, provider }),
+    );
   }
   const url = (services[0] as RunningService).url;
   const db = await openDatabase({ url: database.url, migrations, logger });

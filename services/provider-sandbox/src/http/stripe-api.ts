@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type Stripe from 'stripe';
 import type { Logger } from '@payments/service-kit';
+import { sandboxOutcome } from '../domain/provider-event.js';
 import type { ProviderWebhookClient } from './provider-webhook-client.js';
 import {
   CANCELLATION_REASONS,
@@ -22,6 +23,12 @@ export interface StripeApiOptions {
   store: PaymentIntentStore;
   client: ProviderWebhookClient;
   logger: Logger;
+  /**
+   * Pays every PaymentIntent nobody confirmed within `delayMs` of its creation, as a customer would: with
+   * pm_card_visa, or (an amount whose minor units end in 13) with a declined card, and `delayMs` after that
+   * decline the customer gives up and it is canceled. Absent, each waits for a client to confirm it.
+   */
+  autoPay?: { delayMs: number };
 }
 
 interface Remembered {
@@ -85,8 +92,9 @@ function cancellationReasonOf(
   return raw as Stripe.PaymentIntent.CancellationReason;
 }
 
-export function mountStripeApi(app: Express, options: StripeApiOptions): void {
-  const { apiKey, store, client, logger } = options;
+export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(): void } {
+  const { apiKey, store, client, logger, autoPay } = options;
+  const timers = new Set<NodeJS.Timeout>();
   const remembered = new Map<string, Remembered>();
   let sending: Promise<void> = Promise.resolve();
 
@@ -104,6 +112,46 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): void {
         }
       }
     });
+  };
+
+  const later = (delayMs: number, step: () => void) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      step();
+    }, delayMs);
+    timer.unref();
+    timers.add(timer);
+  };
+
+  /** One step of the customer the sandbox plays; a step the intent's state no longer allows is not taken. */
+  const customer = (step: () => Change) => () => {
+    try {
+      sendInOrder(step().events);
+    } catch (error) {
+      if (!(error instanceof StripeApiError)) logger.error({ err: error }, 'the sandbox customer failed');
+    }
+  };
+
+  const payLater = (paymentIntentId: string, amount: number) => {
+    if (!autoPay) return;
+    const automatic = { idempotencyKey: null };
+    later(
+      autoPay.delayMs,
+      customer(() => {
+        const paid = store.confirm(
+          paymentIntentId,
+          sandboxOutcome(amount) === 'failed' ? 'pm_card_chargeDeclined' : 'pm_card_visa',
+          automatic,
+        );
+        if (paid.error) {
+          later(
+            autoPay.delayMs,
+            customer(() => store.cancel(paymentIntentId, 'abandoned', automatic)),
+          );
+        }
+        return paid;
+      }),
+    );
   };
 
   const authenticate = (req: Request, _res: Response, next: NextFunction) => {
@@ -176,7 +224,10 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): void {
         },
         request,
       );
-      if (text(body.confirm) !== 'true') return answerWith(created);
+      if (text(body.confirm) !== 'true') {
+        payLater(created.paymentIntent.id, created.paymentIntent.amount);
+        return answerWith(created);
+      }
       sendInOrder(created.events);
       return answerWith(store.confirm(created.paymentIntent.id, undefined, request));
     }),
@@ -223,4 +274,10 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): void {
   });
 
   app.use('/v1', v1);
+  return {
+    stop() {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+    },
+  };
 }

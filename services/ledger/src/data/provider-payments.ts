@@ -1,0 +1,178 @@
+import { toMinorUnits, type MinorUnits } from '@payments/contracts';
+import type { Knex } from '@payments/service-kit';
+import type { TransactionStatus } from '../domain/transaction.js';
+
+/** What the ledger asked the provider for one transaction, and where that stands. */
+export interface ProviderPayment {
+  transactionId: string;
+  kind: 'payment' | 'payout';
+  provider: string;
+  state: 'requested' | 'created' | 'refused' | 'skipped' | 'closed';
+  reference: string | null;
+  clientSecret: string | null;
+  cancelRequested: boolean;
+  attempts: number;
+  lastError: string | null;
+}
+
+/** Work claimed for a while (the lease): the request and the transaction as it stood when claimed. */
+export interface ProviderWork extends ProviderPayment {
+  transactionStatus: TransactionStatus;
+  amount: MinorUnits;
+  currency: string;
+}
+
+interface ProviderPaymentRow {
+  transaction_id: string;
+  kind: ProviderPayment['kind'];
+  provider: string;
+  state: ProviderPayment['state'];
+  reference: string | null;
+  client_secret: string | null;
+  cancel_requested: boolean;
+  attempts: number;
+  last_error: string | null;
+}
+
+const toProviderPayment = (row: ProviderPaymentRow): ProviderPayment => ({
+  transactionId: row.transaction_id,
+  kind: row.kind,
+  provider: row.provider,
+  state: row.state,
+  reference: row.reference,
+  clientSecret: row.client_secret,
+  cancelRequested: row.cancel_requested,
+  attempts: row.attempts,
+  lastError: row.last_error,
+});
+
+/** The longest an error message is kept (the provider's own words; never a secret). */
+const ERROR_LENGTH = 500;
+
+/** Records that a pending transaction is to be asked of the provider; false when it was already, or is not pending. */
+export async function recordProviderRequest(
+  knex: Knex,
+  request: { transactionId: string; kind: ProviderPayment['kind']; provider: string },
+): Promise<boolean> {
+  const { rowCount } = await knex.raw(
+    `INSERT INTO provider_payments (transaction_id, kind, provider)
+     SELECT id, ?, ? FROM transactions WHERE id = ? AND status = 'pending'
+     ON CONFLICT (transaction_id) DO NOTHING`,
+    [request.kind, request.provider, request.transactionId],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * Claims up to `limit` requests that are due: each is not due again for `leaseMs` (a process that dies holding one
+ * leaves it to another after that), and concurrent claimants skip each other's rows.
+ */
+export async function claimProviderWork(knex: Knex, limit: number, leaseMs: number): Promise<ProviderWork[]> {
+  const {
+    rows,
+  }: { rows: (ProviderPaymentRow & { status: TransactionStatus; amount: string; currency: string })[] } =
+    await knex.raw(
+      `WITH due AS (
+         SELECT transaction_id FROM provider_payments
+         WHERE next_attempt_at <= now()
+         ORDER BY next_attempt_at
+         LIMIT ?
+         FOR UPDATE SKIP LOCKED
+       )
+       UPDATE provider_payments p
+       SET attempts = p.attempts + 1, next_attempt_at = now() + ? * interval '1 millisecond', updated_at = now()
+       FROM due, transactions t
+       WHERE p.transaction_id = due.transaction_id AND t.id = p.transaction_id
+       RETURNING p.*, t.status, t.amount, t.currency`,
+      [limit, leaseMs],
+    );
+  return rows.map((row) => ({
+    ...toProviderPayment(row),
+    transactionStatus: row.status,
+    amount: toMinorUnits(row.amount),
+    currency: row.currency,
+  }));
+}
+
+/**
+ * The provider created the payment. Due again at once if a cancellation was asked for meanwhile; true then.
+ */
+export async function recordProviderCreated(
+  knex: Knex,
+  transactionId: string,
+  created: { reference: string; clientSecret: string | null },
+): Promise<{ cancel: boolean }> {
+  const { rows }: { rows: { cancel_requested: boolean }[] } = await knex.raw(
+    `UPDATE provider_payments
+     SET state = 'created', reference = ?, client_secret = ?, last_error = NULL, updated_at = now(),
+         next_attempt_at = CASE WHEN cancel_requested THEN now() END
+     WHERE transaction_id = ? AND state = 'requested'
+     RETURNING cancel_requested`,
+    [created.reference, created.clientSecret, transactionId],
+  );
+  return { cancel: rows[0]?.cancel_requested ?? false };
+}
+
+/** Nothing more to do for it: refused, skipped (its transaction ended first) or closed (canceled at the provider). */
+export async function recordProviderDone(
+  knex: Knex,
+  transactionId: string,
+  state: 'refused' | 'skipped' | 'closed',
+  error: string | null = null,
+): Promise<void> {
+  await knex('provider_payments')
+    .where({ transaction_id: transactionId })
+    .update({
+      state,
+      last_error: error?.slice(0, ERROR_LENGTH) ?? null,
+      next_attempt_at: null,
+      updated_at: knex.fn.now(),
+    });
+}
+
+/** A call that did not go through: tried again after `delayMs`. */
+export async function recordProviderRetry(
+  knex: Knex,
+  transactionId: string,
+  delayMs: number,
+  error: string,
+): Promise<void> {
+  await knex.raw(
+    `UPDATE provider_payments
+     SET next_attempt_at = now() + ? * interval '1 millisecond', last_error = ?, updated_at = now()
+     WHERE transaction_id = ? AND next_attempt_at IS NOT NULL`,
+    [delayMs, error.slice(0, ERROR_LENGTH), transactionId],
+  );
+}
+
+/** Asks for a transaction's payment to be canceled at the provider: due now if created, or once it is. */
+export async function requestProviderCancel(knex: Knex, transactionId: string): Promise<void> {
+  await knex.raw(
+    `UPDATE provider_payments
+     SET cancel_requested = true, updated_at = now(),
+         next_attempt_at = CASE WHEN state = 'created' THEN now() ELSE next_attempt_at END
+     WHERE transaction_id = ? AND kind = 'payment' AND NOT cancel_requested`,
+    [transactionId],
+  );
+}
+
+export async function findProviderPayment(
+  knex: Knex,
+  transactionId: string,
+): Promise<ProviderPayment | null> {
+  const row: ProviderPaymentRow | undefined = await knex('provider_payments')
+    .where({ transaction_id: transactionId })
+    .first();
+  return row ? toProviderPayment(row) : null;
+}
+
+/** Requests still waiting for the provider, and the age of the oldest in seconds. */
+export async function providerBacklog(knex: Knex): Promise<{ waiting: number; oldestSeconds: number }> {
+  const row: { waiting: string; oldest: string | null } = await knex('provider_payments')
+    .whereNotNull('next_attempt_at')
+    .first(
+      knex.raw('count(*) AS waiting'),
+      knex.raw('extract(epoch FROM now() - min(created_at)) AS oldest'),
+    );
+  return { waiting: Number(row.waiting), oldestSeconds: Number(row.oldest ?? 0) };
+}

@@ -1,0 +1,46 @@
+import type { MinorUnits } from '@payments/contracts';
+
+/**
+ * The ledger's port to a payment provider: what it asks for each movement of money. Every call is safe to repeat
+ * (the transaction id is the provider's idempotency key), so a call whose answer was lost is simply made again.
+ *
+ * An adapter throws `ProviderRefusal` when the provider refused the request for good (a bad card number, an amount
+ * it does not accept): the transaction fails with the provider's reason. Anything else it throws (the network, the
+ * provider's 5xx or 429, a wrong key) is passing: the call is tried again later, with backoff.
+ */
+export interface PaymentProvider {
+  /** Its name, recorded with every payment ('stripe'). */
+  readonly name: string;
+  /** Creates the payment a payer pays a deposit with; the same transaction always gets the same payment. */
+  createPayment(request: PaymentRequest): Promise<CreatedPayment>;
+  /** Cancels a payment nobody paid (the deposit expired). A payment already ended is left as it is. */
+  cancelPayment(reference: string, transactionId: string): Promise<void>;
+}
+
+export interface PaymentRequest {
+  transactionId: string;
+  /** Minor units of `currency`, as the provider counts them. */
+  amount: MinorUnits;
+  /** ISO 4217, upper case. */
+  currency: string;
+}
+
+export interface CreatedPayment {
+  /** The provider's id for the payment (Stripe: the PaymentIntent's `pi_…`). */
+  reference: string;
+  /** What the payer's client confirms the payment with (Stripe: the PaymentIntent's `client_secret`). */
+  clientSecret: string | null;
+}
+
+/** The provider refused a request for good: retrying it would be refused again. */
+export class ProviderRefusal extends Error {
+  override name = 'ProviderRefusal';
+  constructor(
+    /** The provider's reason, fit to show the transaction's owner. */
+    readonly reason: string,
+    /** The provider's code for it, when it gave one. */
+    readonly code?: string,
+  ) {
+    super(reason);
+  }
+}

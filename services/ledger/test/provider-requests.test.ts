@@ -1,0 +1,200 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { createEvent } from '@payments/contracts';
+import { eventually } from '@payments/testkit';
+import { ProviderRefusal } from '../src/provider/payment-provider.js';
+import { retryDelayMs } from '../src/events/provider-requests.js';
+import { createFakeProvider } from './support/fake-provider.js';
+import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+
+describe('ledger: asking the payment provider for each deposit', function () {
+  this.timeout(60_000);
+  const provider = createFakeProvider();
+  let ledger: LedgerHarness;
+  let alice: TestUser;
+
+  before(async () => {
+    // Two processes over the real broker: both consume the requests and both make calls (competing claimants).
+    ledger = await startLedgerHarness({
+      transport: 'amqp',
+      instances: 2,
+      provider,
+    });
+  });
+  after(async () => {
+    await ledger?.stop();
+  });
+  beforeEach(() => {
+    alice = ledger.newUser();
+    provider.behave = () => undefined;
+  });
+  afterEach(async () => {
+    expect(await ledger.audit()).to.include({ ok: true });
+  });
+
+  const deposit = async (amount: number) => {
+    const account = await ledger.openAccount(alice);
+    const accepted = await ledger.deposit(alice, account.id, amount);
+    expect(accepted.status, accepted.text).to.equal(202);
+    return { account, id: accepted.body.id as string };
+  };
+  const paymentShown = (id: string, user: TestUser = alice) =>
+    eventually(
+      () => ledger.call('GET', `/transaction/${id}`, { user }),
+      (r) => r.body?.provider_payment !== undefined,
+    );
+
+  it("shows the payment's reference and client secret to its owner only, once the provider made it", async () => {
+    const { id } = await deposit(25);
+    const shown = await paymentShown(id);
+    const reference = `pi_${id.replaceAll('-', '')}`;
+    expect(shown.body.provider_payment).to.deep.equal({
+      provider: 'stripe',
+      reference,
+      client_secret: `${reference}_secret_test`,
+    });
+    const admin = ledger.newUser('admin');
+    const asAdmin = await ledger.call('GET', `/transaction/${id}`, { user: admin });
+    expect(asAdmin.status).to.equal(200);
+    expect(asAdmin.body.provider_payment).to.deep.equal({ provider: 'stripe', reference });
+    const mallory = ledger.newUser();
+    const asOther = await ledger.call('GET', `/transaction/${id}`, { user: mallory });
+    expect(asOther.status).to.equal(403);
+    expect(asOther.text).not.to.include('secret');
+    // Paid, there is nothing left to pay with it: the secret is no longer shown.
+    await ledger.confirm(id);
+    const done = await ledger.waitForStatus(alice, id, 'completed');
+    expect(done.body.provider_payment).to.deep.equal({ provider: 'stripe', reference });
+  });
+
+  it('asks once for a request delivered again and again, at once, to both processes', async () => {
+    const { account, id } = await deposit(30);
+    await paymentShown(id);
+    const replayed = createEvent(
+      'DepositRequested',
+      { transaction_id: id, account_id: account.id, user_id: alice.id, amount: 3000, currency: 'USD' },
+      { id: randomUUID(), correlationId: `replay-${id}` },
+    );
+    await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        ledger.bus.publish(i % 2 === 0 ? replayed : { ...replayed, id: randomUUID() }),
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(provider.paymentsOf(id)).to.have.length(1);
+  });
+
+  it('keeps asking a provider that is down, with backoff, and asks no more once it answered', async () => {
+    let failures = 0;
+    provider.behave = (call) => {
+      if (call.call === 'createPayment' && failures < 3) {
+        failures += 1;
+        throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3005'), { code: 'ECONNREFUSED' });
+      }
+    };
+    const { id } = await deposit(40);
+    await paymentShown(id);
+    expect(failures).to.equal(3);
+    expect(provider.paymentsOf(id)).to.have.length(4);
+    const row = await ledger.db('provider_payments').where({ transaction_id: id }).first();
+    expect(row).to.include({ state: 'created', attempts: 4, next_attempt_at: null, last_error: null });
+    // It stays pending for the payer; nothing was credited by the trouble.
+    expect(
+      await ledger.balanceOf(alice, (await ledger.db('transactions').where({ id }).first()).account_id),
+    ).to.include({ balance: 0 });
+  });
+
+  it("fails the deposit with the provider's reason when it refuses, and asks no more", async () => {
+    provider.behave = (call) => {
+      if (call.call === 'createPayment')
+        throw new ProviderRefusal('Amount must be at least $0.50 usd', 'amount_too_small');
+    };
+    const { id } = await deposit(0.3);
+    const failed = await ledger.waitForStatus(alice, id, 'failed');
+    expect(failed.body.failure_reason).to.equal(
+      'The payment provider refused it: Amount must be at least $0.50 usd',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(provider.paymentsOf(id)).to.have.length(1);
+  });
+});
+
+describe('ledger: an expired deposit is canceled at the provider', function () {
+  this.timeout(30_000);
+  const provider = createFakeProvider();
+  let ledger: LedgerHarness;
+  let alice: TestUser;
+
+  before(async () => {
+    ledger = await startLedgerHarness({
+      provider,
+      env: { DEPOSIT_EXPIRY_SECONDS: '1', HOLD_SWEEP_INTERVAL_MS: '200' },
+    });
+    alice = ledger.newUser();
+  });
+  after(async () => {
+    await ledger?.stop();
+  });
+
+  const deposit = async (amount: number) => {
+    const account = await ledger.openAccount(alice);
+    const accepted = await ledger.deposit(alice, account.id, amount);
+    expect(accepted.status, accepted.text).to.equal(202);
+    return { account, id: accepted.body.id as string };
+  };
+  const paymentShown = (id: string) =>
+    eventually(
+      () => ledger.call('GET', `/transaction/${id}`, { user: alice }),
+      (r) => r.body?.provider_payment !== undefined,
+    );
+
+  it('cancels the payment at the provider when the deposit expires unpaid, once', async () => {
+    const { id } = await deposit(12);
+    const shown = await paymentShown(id);
+    const canceled = await ledger.waitForStatus(alice, id, 'canceled', 10_000);
+    expect(canceled.body.failure_reason).to.match(/expired/);
+    const cancels = await eventually(
+      async () => provider.calls.filter((c) => c.call === 'cancelPayment' && c.transactionId === id),
+      (found) => found.length > 0,
+    );
+    expect(cancels).to.deep.equal([
+      { call: 'cancelPayment', reference: shown.body.provider_payment.reference, transactionId: id },
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(provider.calls.filter((c) => c.call === 'cancelPayment' && c.transactionId === id)).to.have.length(
+      1,
+    );
+  });
+
+  it('creates no payment for a deposit that expired while the provider was down', async () => {
+    provider.behave = (call) => {
+      if (call.call === 'createPayment') throw new Error('socket hang up');
+    };
+    const { id } = await deposit(13);
+    await eventually(
+      async () => provider.paymentsOf(id),
+      (calls) => calls.length > 0,
+    );
+    await ledger.waitForStatus(alice, id, 'canceled', 10_000);
+    provider.behave = () => undefined;
+    const row = await eventually(
+      () => ledger.db('provider_payments').where({ transaction_id: id }).first(),
+      (found) => found?.state === 'skipped',
+      { timeoutMs: 10_000 },
+    );
+    expect(row).to.include({ reference: null, next_attempt_at: null });
+    expect(provider.calls.filter((c) => c.call === 'cancelPayment' && c.transactionId === id)).to.have.length(
+      0,
+    );
+  });
+});
+
+describe('ledger: provider retry delays', () => {
+  it('doubles from about a second up to five minutes, with jitter', () => {
+    expect(retryDelayMs(1, () => 0)).to.equal(500);
+    expect(retryDelayMs(1, () => 1)).to.equal(1_000);
+    expect(retryDelayMs(4, () => 1)).to.equal(8_000);
+    expect(retryDelayMs(30, () => 1)).to.equal(300_000);
+    expect(retryDelayMs(30, () => 0)).to.equal(150_000);
+  });
+});
