@@ -15,6 +15,7 @@ export function createLogger(
       paths: [
         'req.headers.authorization',
         'req.headers["provider-signature"]',
+        'req.headers["stripe-signature"]',
         'req.headers["x-webhook-signature"]',
         '*.password',
         'password',

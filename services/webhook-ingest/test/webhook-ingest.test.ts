@@ -733,6 +733,7 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
     ];
     const endpoints = [
       ['/webhook/provider', 'Provider-Signature', () => providerEvent('payment_intent.succeeded')],
+      ['/webhook/provider', 'Stripe-Signature', () => providerEvent('payment_intent.succeeded')],
       [
         '/webhook/payment-status',
         'X-Webhook-Signature',
@@ -741,7 +742,7 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
     ] as const;
     for (const [path, header, makeBody] of endpoints) {
       for (const [what, sign, send] of failures) {
-        it(`${path} answers 400 { error } and publishes nothing for ${what}`, async () => {
+        it(`${path} answers 400 { error } and publishes nothing for ${what} in ${header}`, async () => {
           const since = received.length;
           const raw = JSON.stringify(makeBody());
           const { sig } = sign(raw);
@@ -768,6 +769,17 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
       const header = Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET });
       expect(
         (await post(service, '/webhook/provider', payload, { 'Provider-Signature': header })).status,
+      ).to.equal(200);
+      expect((await publishedSince(since)).map((e) => e.id)).to.deep.equal([envelopeIdOf(event.id)]);
+    });
+
+    it('takes the signature from Stripe-Signature too, as Stripe and `stripe listen` send it', async () => {
+      const since = received.length;
+      const event = providerEvent('payment_intent.succeeded');
+      const payload = JSON.stringify(event);
+      const header = Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET });
+      expect(
+        (await post(service, '/webhook/provider', payload, { 'Stripe-Signature': header })).status,
       ).to.equal(200);
       expect((await publishedSince(since)).map((e) => e.id)).to.deep.equal([envelopeIdOf(event.id)]);
     });

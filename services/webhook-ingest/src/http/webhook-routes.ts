@@ -21,6 +21,8 @@ interface WebhookEndpoint {
   source: WebhookSource;
   /** The header carrying the signature; null for the unsigned endpoint. */
   signatureHeader: string | null;
+  /** Another name the same signature may come under (Stripe's own, from `stripe listen` or a Stripe endpoint). */
+  signatureHeaderAlias?: string;
   invalidMessage: string;
   parse(body: unknown): IncomingWebhookEvent | null;
 }
@@ -46,6 +48,7 @@ const ENDPOINTS: readonly WebhookEndpoint[] = [
     path: '/webhook/provider',
     source: 'provider',
     signatureHeader: 'Provider-Signature',
+    signatureHeaderAlias: 'Stripe-Signature',
     invalidMessage: 'invalid provider event',
     parse: parseProviderEvent,
   },
@@ -75,9 +78,12 @@ function handleWebhook(
   return async (req, res) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     if (endpoint.signatureHeader) {
+      const signature =
+        req.get(endpoint.signatureHeader) ??
+        (endpoint.signatureHeaderAlias && req.get(endpoint.signatureHeaderAlias));
       const verification = verifyWebhookSignature(
         raw,
-        req.get(endpoint.signatureHeader),
+        signature,
         settings.secrets,
         settings.toleranceSeconds,
       );
