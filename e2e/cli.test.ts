@@ -94,6 +94,18 @@ describe('the payments CLI against the running system', function () {
     expect(JSON.parse(printed.stdout)).to.deep.equal(fromApi.body);
   });
 
+  it('refuses a withdrawal before a payout account is linked, then links one at the provider', async () => {
+    const refused = await payments('withdraw', accountId, '1');
+    expect(refused.code).to.equal(5);
+    expect(refused.stderr).to.match(/payout-account/);
+    const linked = await payments('payout-account', 'link');
+    expect(linked.code, linked.stderr).to.equal(0);
+    const [line] = linked.stdout.split('\n');
+    expect(line).to.match(/^Linked payout account acct_\S+ \(stripe\)\.$/);
+    const shown = await payments('payout-account', 'show', '--json');
+    expect(JSON.parse(shown.stdout).account).to.equal(line!.split(' ')[3]);
+  });
+
   it('transfers, withdraws and lists the history', async () => {
     const second = await payments('account', 'create', 'USD');
     secondAccountId = second.stdout;

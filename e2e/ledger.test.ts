@@ -56,8 +56,11 @@ describe('ledger end to end: money moves exactly, whatever the concurrency', fun
     return response.body.id as string;
   };
 
+  /** A user with an account and a payout account linked, so that they may withdraw. */
   const newOwner = async (currency = 'USD'): Promise<Owner> => {
     const { token } = await api.signUp();
+    const payout = await api.post('/payout-account', {}, token);
+    expect(payout.status, payout.text).to.equal(201);
     return { token, accountId: await openAccount(token, currency) };
   };
 

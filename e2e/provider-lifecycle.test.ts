@@ -121,6 +121,47 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
     expect(await balanceOf(alice)).to.equal(0);
   });
 
+  /** A payer whose deposit of `amount` was paid, with a payout account linked at the provider. */
+  const funded = async (amount: number) => {
+    const who = await payer();
+    const id = await deposit(who, amount);
+    const { reference } = await paymentOf(who, id);
+    await stripe.paymentIntents.confirm(reference, { payment_method: 'pm_card_visa' });
+    await settled(who, id, 'completed');
+    const linked = await api.post('/payout-account', {}, who.token);
+    expect(linked.status, linked.text).to.equal(201);
+    return { who, connected: linked.body.account as string };
+  };
+  const withdraw = async (who: Payer, amount: number) => {
+    const accepted = await api.post(
+      `/account/${who.accountId}/withdraw`,
+      { amount, currency: 'USD' },
+      who.token,
+    );
+    expect(accepted.status, accepted.text).to.equal(202);
+    return accepted.body.id as string;
+  };
+
+  it("pays a withdrawal out through the payer's connected account, and debits it once paid", async () => {
+    const { who, connected } = await funded(50);
+    expect((await stripe.accounts.retrieve(connected)).metadata).to.have.property('user_id');
+    const id = await withdraw(who, 20);
+    const done = await settled(who, id, 'completed');
+    expect(done.body.provider_payment.reference).to.match(/^po_/);
+    expect(done.body.provider_payment).not.to.have.property('client_secret');
+    expect(await balanceOf(who)).to.equal(30);
+  });
+
+  it('releases the hold of a withdrawal whose payout the bank refused, crediting nothing twice', async () => {
+    const { who } = await funded(50);
+    // The sandbox's bank refuses an amount whose minor units end in 13.
+    const id = await withdraw(who, 20.13);
+    const failed = await settled(who, id, 'failed');
+    expect(failed.body.failure_reason).to.match(/closed/);
+    const balance = await api.get(`/account/${who.accountId}/balance`, who.token);
+    expect(balance.body).to.include({ balance: 50, available_balance: 50 });
+  });
+
   it('asks a provider that was down again once it is back: one PaymentIntent, credited once', async () => {
     await system.kill('provider-sandbox');
     const alice = await payer();

@@ -20,6 +20,13 @@ export interface Pagination {
   total: number;
 }
 
+interface PayoutAccount {
+  provider: string;
+  account: string;
+  onboarding_url?: string;
+  created_at: string;
+}
+
 interface Page<T> {
   data: T[];
   pagination?: Pagination;
@@ -129,6 +136,36 @@ export function accountCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
           }),
         )
         .demandCommand(1, 'Say what to do with accounts: create, list or show.'),
+    )
+    .command('payout-account', 'Link and show where your withdrawals are paid out', (payout) =>
+      payout
+        .command(
+          'link',
+          "Make your account at the payment provider and link it; prints where to finish the provider's onboarding",
+          (y) => y.example('$0 payout-account link', 'Linked payout account acct_… (stripe).'),
+          run(async (ctx) => {
+            const { body } = await ctx.api.post<PayoutAccount>('/payout-account', {});
+            if (ctx.out.json) return ctx.out.data(body);
+            ctx.out.line(`Linked payout account ${body.account} (${body.provider}).`);
+            if (body.onboarding_url)
+              ctx.out.line(`Finish the provider's onboarding at: ${body.onboarding_url}`);
+          }),
+        )
+        .command(
+          'show',
+          'Show the payout account your withdrawals go to',
+          (y) => y,
+          run(async (ctx) => {
+            const { body } = await ctx.api.get<PayoutAccount>('/payout-account');
+            if (ctx.out.json) return ctx.out.data(body);
+            ctx.out.fields([
+              ['Account', body.account],
+              ['Provider', body.provider],
+              ['Linked', body.created_at],
+            ]);
+          }),
+        )
+        .demandCommand(1, 'Say what to do with the payout account: link or show.'),
     )
     .command(
       'balance <account_id>',

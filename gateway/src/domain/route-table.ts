@@ -20,6 +20,7 @@ export const ROUTES: readonly RouteEntry[] = [
   { pattern: '/account', upstream: 'ledger' },
   { pattern: '/account/*', upstream: 'ledger' },
   { pattern: '/accounts', upstream: 'ledger' },
+  { pattern: '/payout-account', upstream: 'ledger' },
   { pattern: '/transactions', upstream: 'ledger' },
   { pattern: '/transaction/*', upstream: 'ledger' },
   { pattern: '/api/currencies', upstream: 'currency' },

@@ -2,6 +2,7 @@ import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import {
   AccountPage,
   AccountView,
+  PayoutAccountView,
   API_VERSIONS,
   BalanceView,
   CURRENT_VERSION,
@@ -90,6 +91,7 @@ const SCHEMAS: Record<string, TSchema> = {
   User: UserView,
   OpenAccount: OpenAccountBody,
   Account: AccountView,
+  PayoutAccount: PayoutAccountView,
   AccountPage,
   Balance: BalanceView,
   PastBalance: PastBalanceView,

@@ -371,6 +371,29 @@ export const OPERATIONS: readonly Operation[] = [
     success: { status: 200, description: 'A page of transactions, newest first', schema: 'TransactionPage' },
     errors: [400, ...PROTECTED, 404],
   },
+  {
+    method: 'post',
+    path: '/payout-account',
+    operationId: 'linkPayoutAccount',
+    tag: 'Accounts',
+    summary: 'Make and link the account at the payment provider your withdrawals are paid out to',
+    description:
+      'The ledger makes a connected account for you at the provider (Stripe Connect) and links it: 201 the first ' +
+      'time, 200 after (the same account). `onboarding_url` is where you complete the provider’s onboarding; post ' +
+      'again for a fresh link. 422 where no provider is configured, 503 while it cannot be reached.',
+    success: { status: 201, description: 'The linked payout account', schema: 'PayoutAccount' },
+    alsoAnswers: [503],
+    errors: [...PROTECTED, 422],
+  },
+  {
+    method: 'get',
+    path: '/payout-account',
+    operationId: 'getPayoutAccount',
+    tag: 'Accounts',
+    summary: 'The account at the payment provider your withdrawals are paid out to',
+    success: { status: 200, description: 'The linked payout account', schema: 'PayoutAccount' },
+    errors: [...PROTECTED, 404],
+  },
   ...(['deposit', 'withdraw', 'transfer'] as const).map((kind): Operation => ({
     method: 'post',
     path: `/account/{id}/${kind}`,
@@ -386,7 +409,8 @@ export const OPERATIONS: readonly Operation[] = [
       '`Idempotency-Key` with the same body replays the first answer; with another body it is a 409. The ' +
       '`currency` must be the account’s (422 INVALID_CURRENCY); an amount with too many decimals, zero or ' +
       'negative is a 422, and so is a withdrawal or transfer the available balance does not cover ' +
-      '(INSUFFICIENT_FUNDS).',
+      '(INSUFFICIENT_FUNDS). Where a payment provider pays withdrawals out, a withdrawal without a linked payout ' +
+      'account (POST /payout-account) is a 422 BUSINESS_RULE_VIOLATION, and nothing is held.',
     headers: ['IdempotencyKey'],
     body: kind === 'transfer' ? 'TransferRequest' : 'MoneyRequest',
     success: {

@@ -27,7 +27,14 @@ export interface Deployment {
 export const QUEUES = {
   ledger: {
     name: 'ledger.events',
-    events: ['PaymentProcessed', 'PaymentAdjusted', 'DepositRequested', 'TransferRequested', 'UserDeleted'],
+    events: [
+      'PaymentProcessed',
+      'PaymentAdjusted',
+      'DepositRequested',
+      'WithdrawalRequested',
+      'TransferRequested',
+      'UserDeleted',
+    ],
     deliveryLimit: 10,
   },
   'provider-sandbox': {

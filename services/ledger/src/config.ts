@@ -109,6 +109,12 @@ export const LedgerConfigSchema = Type.Object({
         'the same API (http://127.0.0.1:3005)',
     }),
   ),
+  PAYOUT_ONBOARDING_RETURN_URL: Url({
+    default: 'http://127.0.0.1:8080/payout-account',
+    description:
+      "Where the provider sends a user back after the onboarding of their payout account (Stripe's account link " +
+      '`return_url` and `refresh_url`)',
+  }),
   FEE_DEPOSIT_FIXED: FixedFee('deposit'),
   FEE_DEPOSIT_PERCENT: PercentFee('deposit'),
   FEE_WITHDRAWAL_FIXED: FixedFee('withdrawal'),
@@ -120,7 +126,8 @@ export const LedgerConfigSchema = Type.Object({
 export type LedgerConfig = Static<typeof LedgerConfigSchema>;
 
 export type ProviderSettings =
-  { provider: 'none' } | { provider: 'stripe'; secretKey: string; apiUrl?: string };
+  | { provider: 'none' }
+  | { provider: 'stripe'; secretKey: string; apiUrl?: string; onboardingReturnUrl: string };
 
 /** The payment provider the ledger asks; PROVIDER=stripe needs its key, and production refuses the sandbox's. */
 export function providerSettingsOf(config: LedgerConfig): ProviderSettings {
@@ -135,5 +142,10 @@ export function providerSettingsOf(config: LedgerConfig): ProviderSettings {
         'NODE_ENV=production',
     );
   }
-  return { provider: 'stripe', secretKey, apiUrl: config.STRIPE_API_URL };
+  return {
+    provider: 'stripe',
+    secretKey,
+    apiUrl: config.STRIPE_API_URL,
+    onboardingReturnUrl: config.PAYOUT_ONBOARDING_RETURN_URL,
+  };
 }

@@ -89,9 +89,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     shutdown.add('transfer settlements', () => transfers.stop());
     const provider =
       deps.provider ??
-      (providerSettings.provider === 'stripe'
-        ? createStripeProvider({ secretKey: providerSettings.secretKey, apiUrl: providerSettings.apiUrl })
-        : null);
+      (providerSettings.provider === 'stripe' ? createStripeProvider(providerSettings) : null);
     const providerRequests = provider && startProviderRequests({ store, provider, outbox, logger, metrics });
     if (providerRequests) shutdown.add('provider requests', () => providerRequests.stop());
     const consumer = await startLedgerConsumer({
@@ -138,6 +136,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       fees,
       maxAmount: config.MAX_AMOUNT,
       maxAccountsPerUser: config.MAX_ACCOUNTS_PER_USER,
+      provider,
     };
     const app = createHttpApp(
       {

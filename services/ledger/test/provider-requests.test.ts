@@ -198,3 +198,165 @@ describe('ledger: provider retry delays', () => {
     expect(retryDelayMs(30, () => 0)).to.equal(150_000);
   });
 });
+
+describe('ledger: paying withdrawals out through the provider (Connect)', function () {
+  this.timeout(60_000);
+  const provider = createFakeProvider();
+  let ledger: LedgerHarness;
+
+  before(async () => {
+    ledger = await startLedgerHarness({ provider });
+  });
+  after(async () => {
+    await ledger?.stop();
+  });
+  beforeEach(() => {
+    provider.behave = () => undefined;
+  });
+  afterEach(async () => {
+    expect(await ledger.audit()).to.include({ ok: true });
+  });
+
+  /** A user with 100 USD and, unless told otherwise, a linked payout account. */
+  const customer = async (linked = true) => {
+    const user = ledger.newUser();
+    const account = await ledger.openAccount(user);
+    await ledger.fund(user, account.id, 100);
+    if (linked) expect((await ledger.call('POST', '/payout-account', { user })).status).to.equal(201);
+    return { user, account };
+  };
+  const withdraw = (user: TestUser, accountId: string, amount: number) =>
+    ledger.call('POST', `/account/${accountId}/withdraw`, { user, body: { amount, currency: 'USD' } });
+  const payoutOf = async (id: string) => {
+    const [asked] = await eventually(
+      async () => provider.callsAbout(id).filter((c) => c.call === 'createPayout'),
+      (calls) => calls.length > 0,
+    );
+    return asked;
+  };
+  const reversalsOf = (id: string) => provider.callsAbout(id).filter((c) => c.call === 'reversePayout');
+  const quietly = () => new Promise((resolve) => setTimeout(resolve, 800));
+
+  it('refuses a withdrawal with 422 and holds nothing while no payout account is linked', async () => {
+    const { user, account } = await customer(false);
+    const refused = await withdraw(user, account.id, 30);
+    expect(refused.status).to.equal(422);
+    expect(refused.body).to.include({ code: 'BUSINESS_RULE_VIOLATION' });
+    expect(refused.body.detail).to.match(/POST \/payout-account/);
+    expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 100, available_balance: 100 });
+    expect((await ledger.call('GET', '/payout-account', { user })).status).to.equal(404);
+  });
+
+  it('links one connected account per user, made by the provider, and shows it to its user alone', async () => {
+    const user = ledger.newUser();
+    const first = await ledger.call('POST', '/payout-account', { user });
+    expect(first.status).to.equal(201);
+    expect(first.body).to.include({
+      provider: 'stripe',
+      onboarding_url: `https://connect.example/${user.id}`,
+    });
+    expect(first.body.account).to.match(/^acct_/);
+    const again = await ledger.call('POST', '/payout-account', { user });
+    expect(again.status).to.equal(200);
+    expect(again.body.account).to.equal(first.body.account);
+    const shown = await ledger.call('GET', '/payout-account', { user });
+    expect(shown.body).to.deep.equal({
+      provider: 'stripe',
+      account: first.body.account,
+      created_at: first.body.created_at,
+    });
+    const other = ledger.newUser();
+    expect((await ledger.call('GET', '/payout-account', { user: other })).status).to.equal(404);
+  });
+
+  it('pays a withdrawal out to the linked account and debits it once the payout is paid', async () => {
+    const { user, account } = await customer();
+    const linked = (await ledger.call('GET', '/payout-account', { user })).body.account as string;
+    const accepted = await withdraw(user, account.id, 30);
+    expect(accepted.status).to.equal(202);
+    const asked = await payoutOf(accepted.body.id);
+    expect(asked).to.deep.equal({
+      call: 'createPayout',
+      request: { transactionId: accepted.body.id, amount: 3000n, currency: 'USD', destination: linked },
+    });
+    const shown = await eventually(
+      () => ledger.call('GET', `/transaction/${accepted.body.id}`, { user }),
+      (r) => r.body?.provider_payment !== undefined,
+    );
+    expect(shown.body.provider_payment).to.deep.equal({
+      provider: 'stripe',
+      reference: `po_${accepted.body.id.replaceAll('-', '')}`,
+    });
+    await ledger.confirm(accepted.body.id, 'completed', { movement: 'payout' });
+    await ledger.waitForStatus(user, accepted.body.id, 'completed');
+    expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 70, available_balance: 70 });
+    await quietly();
+    expect(reversalsOf(accepted.body.id)).to.deep.equal([]);
+  });
+
+  it('releases the hold when the payout fails, and takes its transfer back once', async () => {
+    const { user, account } = await customer();
+    const accepted = await withdraw(user, account.id, 20);
+    await payoutOf(accepted.body.id);
+    await eventually(
+      () => ledger.db('provider_payments').where({ transaction_id: accepted.body.id }).first(),
+      (row) => row?.state === 'created',
+    );
+    await Promise.all([1, 2].map(() => ledger.confirm(accepted.body.id, 'failed', { movement: 'payout' })));
+    await ledger.waitForStatus(user, accepted.body.id, 'failed');
+    expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 100, available_balance: 100 });
+    const reversed = await eventually(
+      async () => reversalsOf(accepted.body.id),
+      (calls) => calls.length > 0,
+    );
+    expect(reversed).to.deep.equal([
+      {
+        call: 'reversePayout',
+        transfer: `tr_${accepted.body.id.replaceAll('-', '')}`,
+        transactionId: accepted.body.id,
+      },
+    ]);
+    await quietly();
+    expect(reversalsOf(accepted.body.id)).to.have.length(1);
+  });
+
+  it('credits back a payout that came back after it was paid, linked to it, and takes its transfer back', async () => {
+    const { user, account } = await customer();
+    const accepted = await withdraw(user, account.id, 10);
+    await payoutOf(accepted.body.id);
+    await ledger.confirm(accepted.body.id, 'completed', { movement: 'payout' });
+    await ledger.waitForStatus(user, accepted.body.id, 'completed');
+    await ledger.confirm(accepted.body.id, 'failed', {
+      movement: 'payout',
+      failure_reason: 'account_closed',
+    });
+    await eventually(
+      () => ledger.balanceOf(user, account.id),
+      (balance) => balance.balance === 100,
+    );
+    const history = await ledger.call('GET', `/account/${account.id}/transactions`, { user });
+    const returned = history.body.data.find((t: { type: string }) => t.type === 'reversal');
+    expect(returned).to.include({
+      reversal_reason: 'payout_returned',
+      original_transaction_id: accepted.body.id,
+    });
+    await eventually(
+      async () => reversalsOf(accepted.body.id),
+      (calls) => calls.length === 1,
+    );
+  });
+
+  it("fails the withdrawal with the provider's reason when it refuses the payout, releasing the hold", async () => {
+    provider.behave = (call) => {
+      if (call.call === 'createPayout')
+        throw new ProviderRefusal(
+          'Your destination account needs to have at least one of the following capabilities enabled: transfers',
+        );
+    };
+    const { user, account } = await customer();
+    const accepted = await withdraw(user, account.id, 25);
+    const failed = await ledger.waitForStatus(user, accepted.body.id, 'failed');
+    expect(failed.body.failure_reason).to.match(/^The payment provider refused it: Your destination account/);
+    expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 100, available_balance: 100 });
+  });
+});

@@ -38,7 +38,7 @@ export const ProviderSandboxConfigSchema = Type.Object({
   }),
   SANDBOX_DUPLICATE_DELIVERY: Type.Boolean({
     default: false,
-    description: 'Sends every provider event twice, to exercise deduplication downstream',
+    description: 'Sends every Stripe event twice, to exercise deduplication downstream',
   }),
   SANDBOX_API_KEY: Type.String({
     minLength: 1,

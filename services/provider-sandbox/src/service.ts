@@ -15,9 +15,10 @@ import {
   type ServiceDeps,
 } from '@payments/service-kit';
 import { sandboxMode, type ProviderSandboxConfig } from './config.js';
-import { startSandboxConsumer, startSandboxDrain } from './events/sandbox-consumer.js';
+import { startSandboxDrain } from './events/sandbox-consumer.js';
 import { createProviderWebhookClient } from './http/provider-webhook-client.js';
 import { mountStripeApi } from './http/stripe-api.js';
+import { createConnectStore } from './stripe/connect.js';
 import { createPaymentIntentStore } from './stripe/payment-intents.js';
 
 const NAME = 'provider-sandbox';
@@ -53,23 +54,11 @@ export async function startProviderSandbox(
       secret: config.SANDBOX_WEBHOOK_SECRET,
       logger,
     });
-    if (mode.enabled) {
-      const consumer = await startSandboxConsumer({
-        bus,
-        client,
-        metrics,
-        delayMs: config.SANDBOX_DELAY_MS,
-        duplicateDelivery: config.SANDBOX_DUPLICATE_DELIVERY,
-      });
-      shutdown.add('sandbox consumer', () => consumer.stop());
-    } else {
-      logger.warn(
-        { reason: mode.reason },
-        'provider sandbox disabled: it confirms nothing and discards the requests routed to its queue',
-      );
-      const drain = await startSandboxDrain(bus, metrics);
-      shutdown.add('sandbox drain', () => drain.stop());
+    if (!mode.enabled) {
+      logger.warn({ reason: mode.reason }, 'provider sandbox disabled: it serves no API and pays nothing');
     }
+    const drain = await startSandboxDrain(bus, metrics);
+    shutdown.add('sandbox drain', () => drain.stop());
     // Form-encoded like Stripe's API, so no JSON body parsing; served only while the sandbox plays the provider.
     const app = createHttpApp(
       { logger, metrics, serviceCredential, readiness, bodyParser: 'none' },
@@ -78,6 +67,9 @@ export async function startProviderSandbox(
           const api = mountStripeApi(routes, {
             apiKey: config.SANDBOX_API_KEY,
             store: createPaymentIntentStore(),
+            connect: createConnectStore(),
+            payoutDelayMs: config.SANDBOX_DELAY_MS,
+            duplicateDelivery: config.SANDBOX_DUPLICATE_DELIVERY,
             client,
             logger,
             autoPay: config.SANDBOX_AUTO_CONFIRM ? { delayMs: config.SANDBOX_DELAY_MS } : undefined,

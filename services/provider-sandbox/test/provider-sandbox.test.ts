@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { expect } from 'chai';
+import Stripe from 'stripe';
 import { createEvent } from '@payments/contracts';
 import {
   ConfigError,
@@ -14,18 +15,20 @@ import {
 } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
 import { ProviderSandboxConfigSchema, startProviderSandbox } from '../src/index.js';
-import type { ProviderEvent } from '../src/domain/provider-event.js';
 
 const SECRET = 'whsec_sandbox_test';
+const KEY = 'sk_test_sandbox_delivery_test';
 const silent = createLogger('provider-sandbox-test', 'silent');
 
 interface Delivery {
   path: string;
   headers: IncomingHttpHeaders;
   raw: string;
-  event: ProviderEvent;
-  at: number;
+  event: Stripe.Event;
 }
+
+const transactionOf = (event: Stripe.Event) =>
+  (event.data.object as { metadata?: { transaction_id?: string } }).metadata?.transaction_id ?? '';
 
 /** Stands in for webhook-ingest: records every call and answers with the next scripted status (200 when none). */
 async function startReceiver() {
@@ -36,9 +39,9 @@ async function startReceiver() {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      const event = JSON.parse(raw) as ProviderEvent;
-      deliveries.push({ path: req.url ?? '', headers: req.headers, raw, event, at: Date.now() });
-      const status = script.get(event.data.object.metadata.transaction_id)?.shift() ?? 200;
+      const event = JSON.parse(raw) as Stripe.Event;
+      deliveries.push({ path: req.url ?? '', headers: req.headers, raw, event });
+      const status = script.get(transactionOf(event))?.shift() ?? 200;
       res.writeHead(status).end(status === 200 ? '' : JSON.stringify({ error: 'scripted' }));
     });
   });
@@ -46,11 +49,9 @@ async function startReceiver() {
   const { port } = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${port}`,
-    deliveries,
-    /** Answers the next calls for this transaction with these statuses. */
+    /** Answers the next calls about this transaction with these statuses. */
     answer: (transactionId: string, statuses: number[]) => script.set(transactionId, statuses),
-    for: (transactionId: string) =>
-      deliveries.filter((d) => d.event.data.object.metadata.transaction_id === transactionId),
+    for: (transactionId: string) => deliveries.filter((d) => transactionOf(d.event) === transactionId),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -68,23 +69,35 @@ describe('provider-sandbox', () => {
       LOG_LEVEL: 'silent',
       WEBHOOK_INGEST_URL: receiver.url,
       SANDBOX_WEBHOOK_SECRET: SECRET,
-      SANDBOX_DELAY_MS: '10',
+      SANDBOX_API_KEY: KEY,
+      SANDBOX_AUTO_CONFIRM: 'false',
       SANDBOX_ENABLED: 'true',
       ...env,
     });
     const service = await startProviderSandbox(config, { bus, logger: silent });
     running.push({ service, bus });
-    return { service, bus };
+    const stripe = new Stripe(KEY, {
+      host: '127.0.0.1',
+      port: service.port,
+      protocol: 'http',
+      maxNetworkRetries: 0,
+    });
+    return { service, bus, stripe };
   };
 
-  const request = (amount: number, currency = 'USD') =>
-    createEvent(
-      'WithdrawalRequested',
-      { transaction_id: randomUUID(), account_id: randomUUID(), user_id: randomUUID(), amount, currency },
-      { id: randomUUID(), correlationId: `corr-${randomUUID()}` },
-    );
+  /** A PaymentIntent paid at once, for a transaction of its own: two events about it (created, succeeded). */
+  const payment = async (stripe: Stripe, transactionId = randomUUID()) => {
+    await stripe.paymentIntents.create({
+      amount: 700,
+      currency: 'usd',
+      metadata: { transaction_id: transactionId },
+      payment_method: 'pm_card_visa',
+      confirm: true,
+    });
+    return transactionId;
+  };
 
-  const deliveriesFor = (transactionId: string, count = 1) =>
+  const deliveriesFor = (transactionId: string, count: number) =>
     eventually(
       async () => receiver.for(transactionId),
       (found) => found.length >= count,
@@ -93,107 +106,71 @@ describe('provider-sandbox', () => {
   before(async () => {
     receiver = await startReceiver();
   });
-
   afterEach(async () => {
     for (const { service, bus } of running.splice(0)) {
       await service.stop();
       await bus.close();
     }
   });
-
   after(async () => {
     await receiver.close();
   });
 
-  it('pays a withdrawal with a correctly signed payout.paid event, and fails one ending in 13', async () => {
-    const { bus } = await startSandbox();
-    const paid = request(2500, 'EUR');
-    const failed = request(213);
-    await bus.publish(paid);
-    await bus.publish(failed);
-
-    const [delivery] = await deliveriesFor(paid.data.transaction_id);
+  it('signs each event for /webhook/provider with the webhook secret, in Provider-Signature', async () => {
+    const { stripe } = await startSandbox();
+    const transactionId = await payment(stripe);
+    const [delivery] = await deliveriesFor(transactionId, 2);
     expect(delivery?.path).to.equal('/webhook/provider');
     expect(delivery?.headers['content-type']).to.equal('application/json');
-    expect(delivery?.headers['x-request-id']).to.equal(paid.correlation_id);
     const signature = delivery?.headers['provider-signature'] as string;
     expect(verifyWebhookSignature(delivery?.raw ?? '', signature, [SECRET])).to.deep.include({ ok: true });
     expect(verifyWebhookSignature(delivery?.raw ?? '', signature, ['whsec_other']).ok).to.equal(false);
-    expect(delivery?.event).to.deep.include({ object: 'event', type: 'payout.paid', livemode: false });
-    expect(delivery?.event.id).to.match(/^evt_[0-9a-f-]{36}$/);
-    expect(delivery?.event.data.object).to.deep.equal({
-      id: delivery?.event.data.object.id,
-      object: 'payout',
-      amount: 2500,
-      currency: 'eur',
-      status: 'paid',
-      metadata: { transaction_id: paid.data.transaction_id },
-    });
-    expect(delivery?.event.data.object.id).to.match(/^po_[0-9a-f-]{36}$/);
-
-    const [failedDelivery] = await deliveriesFor(failed.data.transaction_id);
-    expect(failedDelivery?.event.type).to.equal('payout.failed');
-    expect(failedDelivery?.event.data.object).to.deep.include({ status: 'failed', amount: 213 });
-    expect(failedDelivery?.event.data.object.failure_message).to.be.a('string');
-  });
-
-  it('waits SANDBOX_DELAY_MS before calling the webhook', async () => {
-    const { bus } = await startSandbox({ SANDBOX_DELAY_MS: '300' });
-    const payout = request(100);
-    const publishedAt = Date.now();
-    await bus.publish(payout);
-    const [delivery] = await deliveriesFor(payout.data.transaction_id);
-    expect((delivery?.at ?? 0) - publishedAt).to.be.at.least(300);
   });
 
   it('retries the same event, freshly signed, while the webhook answers 5xx', async () => {
-    const { bus } = await startSandbox();
-    const payout = request(700);
-    receiver.answer(payout.data.transaction_id, [503, 500]);
-    await bus.publish(payout);
-
-    const deliveries = await deliveriesFor(payout.data.transaction_id, 3);
-    expect(deliveries).to.have.length(3);
-    expect(new Set(deliveries.map((d) => d.event.id)).size).to.equal(1);
+    const { stripe } = await startSandbox();
+    const transactionId = randomUUID();
+    receiver.answer(transactionId, [503, 500]);
+    await payment(stripe, transactionId);
+    const deliveries = await deliveriesFor(transactionId, 4);
+    expect(deliveries.map((d) => d.event.type)).to.deep.equal([
+      'payment_intent.created',
+      'payment_intent.created',
+      'payment_intent.created',
+      'payment_intent.succeeded',
+    ]);
+    expect(new Set(deliveries.slice(0, 3).map((d) => d.event.id)).size).to.equal(1);
     for (const delivery of deliveries) {
       const header = delivery.headers['provider-signature'] as string;
       expect(verifyWebhookSignature(delivery.raw, header, [SECRET]).ok).to.equal(true);
     }
   });
 
-  it('dead-letters a request whose event the webhook refuses with a 4xx, without retrying', async () => {
-    const { bus } = await startSandbox();
-    const payout = request(900);
-    receiver.answer(payout.data.transaction_id, [400]);
-    await bus.publish(payout);
-
-    const letters = await eventually(
-      () => bus.listDeadLetters('provider-sandbox'),
-      (found) => found.length > 0,
-    );
-    expect(letters.map((l) => (JSON.parse(l.body) as { id: string }).id)).to.deep.equal([payout.id]);
-    expect(receiver.for(payout.data.transaction_id)).to.have.length(1);
+  it('gives up on an event the webhook refuses with a 4xx at once, and sends the next', async () => {
+    const { stripe } = await startSandbox();
+    const transactionId = randomUUID();
+    receiver.answer(transactionId, [400]);
+    await payment(stripe, transactionId);
+    const deliveries = await deliveriesFor(transactionId, 2);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.for(transactionId).map((d) => d.event.type)).to.deep.equal([
+      'payment_intent.created',
+      'payment_intent.succeeded',
+    ]);
+    expect(deliveries).to.have.length(2);
   });
 
   it('sends each event twice when SANDBOX_DUPLICATE_DELIVERY is on', async () => {
-    const { bus } = await startSandbox({ SANDBOX_DUPLICATE_DELIVERY: 'true' });
-    const payout = request(4200);
-    await bus.publish(payout);
-
-    const deliveries = await deliveriesFor(payout.data.transaction_id, 2);
-    expect(deliveries).to.have.length(2);
+    const { stripe } = await startSandbox({ SANDBOX_DUPLICATE_DELIVERY: 'true' });
+    const transactionId = await payment(stripe);
+    const deliveries = await deliveriesFor(transactionId, 4);
+    expect(deliveries.map((d) => d.event.type)).to.deep.equal([
+      'payment_intent.created',
+      'payment_intent.created',
+      'payment_intent.succeeded',
+      'payment_intent.succeeded',
+    ]);
     expect(deliveries[0]?.event.id).to.equal(deliveries[1]?.event.id);
-  });
-
-  it('gives a redelivered request the same provider event id, so the webhook deduplicates it', async () => {
-    const { bus } = await startSandbox();
-    const payout = request(5100);
-    await bus.publish(payout);
-    await bus.publish(payout);
-
-    const deliveries = await deliveriesFor(payout.data.transaction_id, 2);
-    expect(deliveries[0]?.event.id).to.equal(deliveries[1]?.event.id);
-    expect(deliveries[0]?.event.data.object.id).to.equal(deliveries[1]?.event.data.object.id);
   });
 
   it('refuses to start in production when enabled: it would confirm every payment', async () => {
@@ -210,43 +187,57 @@ describe('provider-sandbox', () => {
     ['SANDBOX_ENABLED unset', { SANDBOX_ENABLED: '' }],
     ['SANDBOX_ENABLED=false', { SANDBOX_ENABLED: 'false' }],
   ] as const) {
-    it(`confirms nothing with ${what}, but still answers /health and /ready`, async () => {
-      const { service, bus } = await startSandbox({ ...env, SANDBOX_DELAY_MS: '0' });
-      const payout = request(100);
-      await bus.publish(payout);
-
+    it(`serves no Stripe API with ${what}, but still answers /health and /ready`, async () => {
+      const { service } = await startSandbox(env);
+      const api = await fetch(`${service.url}/v1/payment_intents`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}` },
+      });
+      expect(api.status).to.equal(404);
       expect((await fetch(`${service.url}/health`)).status).to.equal(200);
       expect((await fetch(`${service.url}/ready`)).status).to.equal(200);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(receiver.for(payout.data.transaction_id)).to.deep.equal([]);
     });
   }
 
-  it('disabled, still empties its queue, so requests routed to it do not pile up for as long as it runs', async () => {
-    const { service, bus } = await startSandbox({ SANDBOX_ENABLED: 'false', SANDBOX_DELAY_MS: '0' });
-    const requests = [request(100), request(250)];
-    for (const event of requests) await bus.publish(event);
-    await eventually(
-      async () =>
-        (
-          await fetch(`${service.url}/metrics`, {
-            headers: { authorization: `Bearer ${DEVELOPMENT_SERVICE_TOKEN}` },
-          })
-        ).text(),
-      (text) => /sandbox_requests_discarded_total\{[^}]*type="WithdrawalRequested"[^}]*\} 2/.test(text),
-    );
-    await service.stop();
-    running.splice(0, 1);
+  for (const enabled of ['true', 'false']) {
+    it(`empties its queue (SANDBOX_ENABLED=${enabled}), so requests routed to it do not pile up`, async () => {
+      const { service, bus } = await startSandbox({ SANDBOX_ENABLED: enabled });
+      const request = () =>
+        createEvent(
+          'WithdrawalRequested',
+          {
+            transaction_id: randomUUID(),
+            account_id: randomUUID(),
+            user_id: randomUUID(),
+            amount: 250,
+            currency: 'USD',
+          },
+          { id: randomUUID(), correlationId: `corr-${randomUUID()}` },
+        );
+      const requests = [request(), request()];
+      for (const event of requests) await bus.publish(event);
+      await eventually(
+        async () =>
+          (
+            await fetch(`${service.url}/metrics`, {
+              headers: { authorization: `Bearer ${DEVELOPMENT_SERVICE_TOKEN}` },
+            })
+          ).text(),
+        (text) => /sandbox_requests_discarded_total\{[^}]*type="WithdrawalRequested"[^}]*\} 2/.test(text),
+      );
+      await service.stop();
+      running.splice(0, 1);
 
-    // Whatever the sandbox left on its queue would now reach this consumer.
-    const left: string[] = [];
-    const consumer = await bus.consume('provider-sandbox', {
-      WithdrawalRequested: async (event) => void left.push(event.id),
+      // Whatever the sandbox left on its queue would now reach this consumer; nothing was answered either.
+      const left: string[] = [];
+      const consumer = await bus.consume('provider-sandbox', {
+        WithdrawalRequested: async (event) => void left.push(event.id),
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await consumer.stop();
+      await bus.close();
+      expect(left).to.deep.equal([]);
+      expect(receiver.for(requests[0]!.data.transaction_id)).to.deep.equal([]);
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    await consumer.stop();
-    await bus.close();
-    expect(left).to.deep.equal([]);
-    expect(receiver.for(requests[0]!.data.transaction_id)).to.deep.equal([]);
-  });
+  }
 });

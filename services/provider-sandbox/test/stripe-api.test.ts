@@ -33,9 +33,9 @@ async function startIngest() {
   const { port } = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${port}`,
-    /** The events about one payment intent, in the order they arrived. */
-    about: (paymentIntentId: string) =>
-      received.filter((r) => (r.event.data.object as { id?: string }).id === paymentIntentId),
+    /** The events about one object (a payment intent, a payout, a transfer), in the order they arrived. */
+    about: (objectId: string) =>
+      received.filter((r) => (r.event.data.object as { id?: string }).id === objectId),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -202,6 +202,101 @@ describe("provider-sandbox: Stripe's API, through the stripe library", () => {
       (error: unknown) => error,
     );
     expect(other).to.be.instanceOf(Stripe.errors.StripeIdempotencyError);
+  });
+
+  describe('Connect: paying a user out through their connected account', () => {
+    const connected = async (accountNumber?: string) =>
+      stripe.accounts.create({
+        type: 'express',
+        country: 'US',
+        metadata: { user_id: randomUUID() },
+        ...(accountNumber && {
+          external_account: {
+            object: 'bank_account',
+            country: 'US',
+            currency: 'usd',
+            account_number: accountNumber,
+            routing_number: '110000000',
+          },
+        }),
+      });
+    const fund = (account: string, amount: number, transactionId: string) =>
+      stripe.transfers.create({
+        amount,
+        currency: 'usd',
+        destination: account,
+        metadata: { transaction_id: transactionId },
+        transfer_group: transactionId,
+      });
+
+    it('transfers to the account, pays out from it to its bank, and says so with events naming the account', async () => {
+      const account = await connected();
+      expect(account).to.include({ object: 'account', type: 'express', payouts_enabled: true });
+      const link = await stripe.accountLinks.create({
+        account: account.id,
+        type: 'account_onboarding',
+        refresh_url: 'http://127.0.0.1:8080/payout-account',
+        return_url: 'http://127.0.0.1:8080/payout-account',
+      });
+      expect(link.url).to.equal('http://127.0.0.1:8080/payout-account');
+      const transactionId = randomUUID();
+      const transfer = await fund(account.id, 2500, transactionId);
+      expect(transfer).to.include({
+        object: 'transfer',
+        amount: 2500,
+        destination: account.id,
+        reversed: false,
+      });
+      const payout = await stripe.payouts.create(
+        { amount: 2500, currency: 'usd', metadata: { transaction_id: transactionId } },
+        { stripeAccount: account.id },
+      );
+      expect(payout).to.include({ object: 'payout', status: 'pending', amount: 2500 });
+      const events = await eventsOf(payout.id, 2);
+      expect(events.map((e) => e.type)).to.deep.equal(['payout.created', 'payout.paid']);
+      expect(events.map((e) => e.account)).to.deep.equal([account.id, account.id]);
+      expect(events[1]?.data.object).to.deep.include({
+        status: 'paid',
+        metadata: { transaction_id: transactionId },
+      });
+      // Paid out, the account holds nothing more to pay out.
+      const again = await stripe.payouts
+        .create({ amount: 1, currency: 'usd' }, { stripeAccount: account.id })
+        .catch((error: unknown) => error);
+      expect(again).to.include({ statusCode: 400, code: 'balance_insufficient' });
+    });
+
+    it("fails a payout to Stripe's closed test bank account, and its money can then be taken back", async () => {
+      const account = await connected('000111111113');
+      const transactionId = randomUUID();
+      const transfer = await fund(account.id, 1800, transactionId);
+      const payout = await stripe.payouts.create(
+        { amount: 1800, currency: 'usd', metadata: { transaction_id: transactionId } },
+        { stripeAccount: account.id },
+      );
+      const events = await eventsOf(payout.id, 2);
+      expect(events[1]?.type).to.equal('payout.failed');
+      expect(events[1]?.data.object).to.deep.include({ status: 'failed', failure_code: 'account_closed' });
+      const reversal = await stripe.transfers.createReversal(transfer.id, {
+        metadata: { transaction_id: transactionId },
+      });
+      expect(reversal).to.include({ object: 'transfer_reversal', amount: 1800, transfer: transfer.id });
+      expect(await stripe.transfers.retrieve(transfer.id)).to.include({
+        reversed: true,
+        amount_reversed: 1800,
+      });
+      const twice = await stripe.transfers.createReversal(transfer.id).catch((error: unknown) => error);
+      expect(twice).to.be.instanceOf(Stripe.errors.StripeInvalidRequestError);
+    });
+
+    it('refuses a transfer to an account it does not know, and a payout without Stripe-Account', async () => {
+      const unknown = await fund('acct_missing', 100, randomUUID()).catch((error: unknown) => error);
+      expect(unknown).to.include({ statusCode: 404, code: 'resource_missing' });
+      const platform = await stripe.payouts
+        .create({ amount: 100, currency: 'usd' })
+        .catch((error: unknown) => error);
+      expect(platform).to.include({ statusCode: 400 });
+    });
   });
 
   it('refuses a wrong key, an unknown PaymentIntent and a missing amount with Stripe’s errors', async () => {

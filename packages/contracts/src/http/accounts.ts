@@ -43,3 +43,20 @@ export const BalanceView = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** POST and GET /payout-account: the connected account at the provider a user's withdrawals are paid out to. */
+export const PayoutAccountView = Type.Object(
+  {
+    provider: Type.String({ description: 'The payment provider (`stripe`)' }),
+    account: Type.String({ description: "The user's connected account at the provider (Stripe: `acct_…`)" }),
+    onboarding_url: Type.Optional(
+      Type.String({
+        description:
+          "POST only: where the user completes the provider's onboarding (Stripe: an account link, valid for " +
+          'minutes; POST again for a fresh one)',
+      }),
+    ),
+    created_at: Timestamp,
+  },
+  { additionalProperties: false },
+);

@@ -71,12 +71,16 @@ export interface LedgerStore {
     claim(limit: number, leaseMs: number): Promise<ProviderWork[]>;
     created(
       transactionId: string,
-      created: { reference: string; clientSecret: string | null },
+      created: { reference: string; clientSecret?: string | null; transfer?: string },
     ): Promise<{ cancel: boolean }>;
     done(transactionId: string, state: 'refused' | 'skipped' | 'closed', error?: string): Promise<void>;
     retry(transactionId: string, delayMs: number, error: string): Promise<void>;
     find(transactionId: string): Promise<ProviderPayment | null>;
     backlog(): Promise<{ waiting: number; oldestSeconds: number }>;
+    findPayoutAccount: (userId: string) => ReturnType<typeof providerPayments.findPayoutAccount>;
+    linkPayoutAccount: (
+      link: Parameters<typeof providerPayments.linkPayoutAccount>[1],
+    ) => ReturnType<typeof providerPayments.linkPayoutAccount>;
   };
   /** Runs `work` in one database transaction; throwing rolls it back. A deadlock victim is retried. */
   inTransaction<T>(work: (unit: LedgerUnit) => Promise<T>): Promise<T>;
@@ -137,6 +141,8 @@ export function createLedgerStore(knex: Knex): LedgerStore {
         providerPayments.recordProviderRetry(knex, transactionId, delayMs, error),
       find: (transactionId) => providerPayments.findProviderPayment(knex, transactionId),
       backlog: () => providerPayments.providerBacklog(knex),
+      findPayoutAccount: (userId) => providerPayments.findPayoutAccount(knex, userId),
+      linkPayoutAccount: (link) => providerPayments.linkPayoutAccount(knex, link),
     },
     inTransaction: (work) =>
       retryingConflicts(() => knex.transaction((trx) => work(createLedgerUnit(trx, systemAccounts)))),

@@ -11,7 +11,7 @@ import {
   type TransactionRow,
 } from './records.js';
 import { USER_ACCOUNT } from './ledger-queries.js';
-import { requestProviderCancel } from './provider-payments.js';
+import { requestProviderUndo } from './provider-payments.js';
 import type { SystemAccounts } from './system-accounts.js';
 
 export interface NewAccount {
@@ -94,8 +94,8 @@ export interface LedgerUnit {
    * way is waited for, briefly); true when it was taken back, so the provider can never have seen it.
    */
   recallProviderRequest(transactionId: string): Promise<boolean>;
-  /** Asks for a deposit's payment to be canceled at the provider (see provider-payments). */
-  requestProviderCancel(transactionId: string): Promise<void>;
+  /** Asks for what the provider made for these transactions to be undone (see provider-payments). */
+  requestProviderUndo(transactionIds: readonly string[]): Promise<void>;
   /** Marks a pending withdrawal as awaiting reconciliation, once; true when this call marked it. */
   flagForReconciliation(transactionId: string): Promise<boolean>;
   enqueue(events: AnyEvent[]): Promise<void>;
@@ -492,6 +492,7 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
         .where({ counterparty_user_id: userId })
         .update({ counterparty_user_id: null });
       await trx('idempotency_keys').where({ user_id: userId }).delete();
+      await trx('payout_accounts').where({ user_id: userId }).delete();
       const removed = await trx('accounts').where({ user_id: userId, kind: 'user' }).delete();
       await trx('removed_users').insert({ user_id: userId }).onConflict('user_id').ignore();
       return { removed: true, accounts: removed, transactions };
@@ -529,7 +530,7 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
       }
     },
 
-    requestProviderCancel: (transactionId) => requestProviderCancel(trx, transactionId),
+    requestProviderUndo: (transactionIds) => requestProviderUndo(trx, transactionIds),
 
     async flagForReconciliation(transactionId) {
       const flagged = await trx('transactions')

@@ -10,6 +10,10 @@ export interface ProviderPayment {
   state: 'requested' | 'created' | 'refused' | 'skipped' | 'closed';
   reference: string | null;
   clientSecret: string | null;
+  /** Payouts: the connected account paid out to, and the transfer that funded it. */
+  destination: string | null;
+  transfer: string | null;
+  /** The transaction ended otherwise than paid: its payment is canceled, or its payout's transfer reversed. */
   cancelRequested: boolean;
   attempts: number;
   lastError: string | null;
@@ -29,6 +33,8 @@ interface ProviderPaymentRow {
   state: ProviderPayment['state'];
   reference: string | null;
   client_secret: string | null;
+  destination: string | null;
+  transfer: string | null;
   cancel_requested: boolean;
   attempts: number;
   last_error: string | null;
@@ -41,6 +47,8 @@ const toProviderPayment = (row: ProviderPaymentRow): ProviderPayment => ({
   state: row.state,
   reference: row.reference,
   clientSecret: row.client_secret,
+  destination: row.destination,
+  transfer: row.transfer,
   cancelRequested: row.cancel_requested,
   attempts: row.attempts,
   lastError: row.last_error,
@@ -49,16 +57,21 @@ const toProviderPayment = (row: ProviderPaymentRow): ProviderPayment => ({
 /** The longest an error message is kept (the provider's own words; never a secret). */
 const ERROR_LENGTH = 500;
 
-/** Records that a pending transaction is to be asked of the provider; false when it was already, or is not pending. */
+/**
+ * Records that a pending transaction is to be asked of the provider; false when it was already, or is not pending.
+ * A payout goes to the connected account its user linked, as it is when recorded (null: none, refused later).
+ */
 export async function recordProviderRequest(
   knex: Knex,
   request: { transactionId: string; kind: ProviderPayment['kind']; provider: string },
 ): Promise<boolean> {
   const { rowCount } = await knex.raw(
-    `INSERT INTO provider_payments (transaction_id, kind, provider)
-     SELECT id, ?, ? FROM transactions WHERE id = ? AND status = 'pending'
+    `INSERT INTO provider_payments (transaction_id, kind, provider, destination)
+     SELECT t.id, ?, ?, CASE WHEN ? = 'payout' THEN a.account END
+     FROM transactions t LEFT JOIN payout_accounts a ON a.user_id = t.user_id
+     WHERE t.id = ? AND t.status = 'pending'
      ON CONFLICT (transaction_id) DO NOTHING`,
-    [request.kind, request.provider, request.transactionId],
+    [request.kind, request.provider, request.kind, request.transactionId],
   );
   return rowCount === 1;
 }
@@ -100,15 +113,15 @@ export async function claimProviderWork(knex: Knex, limit: number, leaseMs: numb
 export async function recordProviderCreated(
   knex: Knex,
   transactionId: string,
-  created: { reference: string; clientSecret: string | null },
+  created: { reference: string; clientSecret?: string | null; transfer?: string },
 ): Promise<{ cancel: boolean }> {
   const { rows }: { rows: { cancel_requested: boolean }[] } = await knex.raw(
     `UPDATE provider_payments
-     SET state = 'created', reference = ?, client_secret = ?, last_error = NULL, updated_at = now(),
+     SET state = 'created', reference = ?, client_secret = ?, transfer = ?, last_error = NULL, updated_at = now(),
          next_attempt_at = CASE WHEN cancel_requested THEN now() END
      WHERE transaction_id = ? AND state = 'requested'
      RETURNING cancel_requested`,
-    [created.reference, created.clientSecret, transactionId],
+    [created.reference, created.clientSecret ?? null, created.transfer ?? null, transactionId],
   );
   return { cancel: rows[0]?.cancel_requested ?? false };
 }
@@ -145,14 +158,18 @@ export async function recordProviderRetry(
   );
 }
 
-/** Asks for a transaction's payment to be canceled at the provider: due now if created, or once it is. */
-export async function requestProviderCancel(knex: Knex, transactionId: string): Promise<void> {
+/**
+ * Asks for what the provider made for these transactions to be undone, as they ended otherwise than paid: a
+ * deposit's payment canceled, a payout's transfer reversed. Due now where made, or once it is.
+ */
+export async function requestProviderUndo(knex: Knex, transactionIds: readonly string[]): Promise<void> {
+  if (transactionIds.length === 0) return;
   await knex.raw(
     `UPDATE provider_payments
      SET cancel_requested = true, updated_at = now(),
          next_attempt_at = CASE WHEN state = 'created' THEN now() ELSE next_attempt_at END
-     WHERE transaction_id = ? AND kind = 'payment' AND NOT cancel_requested`,
-    [transactionId],
+     WHERE transaction_id = ANY(?::uuid[]) AND NOT cancel_requested`,
+    [[...transactionIds]],
   );
 }
 
@@ -175,4 +192,39 @@ export async function providerBacklog(knex: Knex): Promise<{ waiting: number; ol
       knex.raw('extract(epoch FROM now() - min(created_at)) AS oldest'),
     );
   return { waiting: Number(row.waiting), oldestSeconds: Number(row.oldest ?? 0) };
+}
+
+/** The connected account a user is paid out to, if they linked one. */
+export async function findPayoutAccount(
+  knex: Knex,
+  userId: string,
+): Promise<{ provider: string; account: string; createdAt: Date } | null> {
+  const row: { provider: string; account: string; created_at: Date } | undefined = await knex(
+    'payout_accounts',
+  )
+    .where({ user_id: userId })
+    .first('provider', 'account', 'created_at');
+  return row ? { provider: row.provider, account: row.account, createdAt: row.created_at } : null;
+}
+
+/** Links a user's connected account, unless one is linked already; resolves with the one linked. */
+export async function linkPayoutAccount(
+  knex: Knex,
+  link: { userId: string; provider: string; account: string },
+): Promise<{ provider: string; account: string; createdAt: Date; created: boolean }> {
+  const inserted: { created_at: Date }[] = await knex('payout_accounts')
+    .insert({ user_id: link.userId, provider: link.provider, account: link.account })
+    .onConflict('user_id')
+    .ignore()
+    .returning('created_at');
+  if (inserted[0])
+    return {
+      provider: link.provider,
+      account: link.account,
+      createdAt: inserted[0].created_at,
+      created: true,
+    };
+  const existing = await findPayoutAccount(knex, link.userId);
+  if (!existing) throw new Error('a payout account vanished while it was linked');
+  return { ...existing, created: false };
 }

@@ -22,7 +22,7 @@ export interface LedgerConsumerDeps {
   prefetch?: number;
   /** Called once a payment confirmation is committed and before it is acknowledged (test fault injection). */
   afterConfirmationCommit?: (transactionId: string) => void;
-  /** Where deposits are asked of the payment provider; none: they wait for a confirmation from outside. */
+  /** Where deposits and payouts are asked of the payment provider; none: they wait for confirmations from outside. */
   provider?: { name: string; requests: Pick<ProviderRequests, 'wake'> };
 }
 
@@ -33,7 +33,7 @@ interface Settling {
 }
 
 /**
- * The ledger's queue: provider confirmations and adjustments, its own deposit and transfer requests and user deletions. Each event takes
+ * The ledger's queue: provider confirmations and adjustments, its own money requests and user deletions. Each event takes
  * effect once (the inbox) and in the same database transaction as the events it causes (the outbox).
  *
  * Confirmations and transfer settlements that arrive together are settled together: one database transaction
@@ -72,6 +72,12 @@ export function startLedgerConsumer({
     },
     { maxSize: BATCH_SIZE },
   );
+
+  const recordForProvider = async (transactionId: string, kind: 'payment' | 'payout') => {
+    if (!provider) return;
+    const recorded = await store.providerPayments.record({ transactionId, kind, provider: provider.name });
+    if (recorded) provider.requests.wake();
+  };
 
   return bus.consume(
     'ledger',
@@ -124,17 +130,10 @@ export function startLedgerConsumer({
         outbox.wake();
       },
 
-      // The ledger's own request, consumed after the commit that accepted it: recorded for the provider calls
-      // (provider-requests.ts), which take it from there. Recording twice records once.
-      DepositRequested: async (event) => {
-        if (!provider) return;
-        const recorded = await store.providerPayments.record({
-          transactionId: event.data.transaction_id,
-          kind: 'payment',
-          provider: provider.name,
-        });
-        if (recorded) provider.requests.wake();
-      },
+      // The ledger's own requests, consumed after the commit that accepted them: recorded for the provider calls
+      // (provider-requests.ts), which take them from there. Recording twice records once.
+      DepositRequested: (event) => recordForProvider(event.data.transaction_id, 'payment'),
+      WithdrawalRequested: (event) => recordForProvider(event.data.transaction_id, 'payout'),
 
       TransferRequested: async (event, { logger }) => {
         const context = { correlationId: event.correlation_id, logger };

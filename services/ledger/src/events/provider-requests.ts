@@ -31,7 +31,10 @@ const LEASE_MS = 120_000;
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 300_000;
 
-/** Exponential backoff with full jitter: the n-th failed attempt waits up to 2^(n-1) s, at most five minutes. */
+/**
+ * Exponential backoff with equal jitter: the n-th failed attempt waits between half and all of 2^(n-1) s, at most
+ * five minutes.
+ */
 export function retryDelayMs(attempts: number, random: () => number = Math.random): number {
   const ceiling = Math.min(FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1), MAX_RETRY_MS);
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
@@ -39,7 +42,8 @@ export function retryDelayMs(attempts: number, random: () => number = Math.rando
 
 /**
  * Asks the payment provider for what consumed requests need (recorded in provider_payments, after the commit that
- * accepted each transaction): a deposit's payment, and its cancellation once the deposit expired. Every ledger
+ * accepted each transaction): a deposit's payment (canceled once the deposit expired), a withdrawal's payout (its
+ * transfer reversed should the payout fail). Every ledger
  * process runs this; each claims different rows. A call that fails for a passing reason is tried again with
  * backoff, for as long as it takes: a provider that is down delays payments, it loses none. A refusal fails the
  * transaction with the provider's reason.
@@ -53,8 +57,13 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
   );
   options.metrics.gauge(
     'ledger_provider_requests_waiting',
-    'Requests to the payment provider not yet done (created, refused or canceled)',
+    'Requests to the payment provider not yet done (created, refused or undone)',
     async () => (await store.providerPayments.backlog()).waiting,
+  );
+  options.metrics.gauge(
+    'ledger_provider_oldest_request_seconds',
+    'How long the oldest request to the payment provider not yet done has waited',
+    async () => (await store.providerPayments.backlog()).oldestSeconds,
   );
 
   const failedFor = async (work: ProviderWork, call: string, error: unknown) => {
@@ -83,51 +92,61 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
     poller.wakeAt(Date.now() + delayMs);
   };
 
+  /** Makes what the transaction needs at the provider: a deposit's payment, or a withdrawal's payout. */
+  const make = async (
+    work: ProviderWork,
+  ): Promise<{ reference: string; clientSecret?: string | null; transfer?: string }> => {
+    const money = { transactionId: work.transactionId, amount: work.amount, currency: work.currency };
+    if (work.kind === 'payment') return provider.createPayment(money);
+    if (!work.destination) throw new ProviderRefusal('No payout account is linked to be paid out to');
+    return provider.createPayout({ ...money, destination: work.destination });
+  };
+
   const create = async (work: ProviderWork) => {
+    const call = work.kind === 'payment' ? 'create_payment' : 'create_payout';
     if (work.transactionStatus !== 'pending') {
-      // It ended before anything was asked: nothing to create (nor to cancel).
+      // It ended before anything was asked: nothing to create (nor to undo).
       await store.providerPayments.done(work.transactionId, 'skipped');
       return;
     }
     let created;
     try {
-      created = await provider.createPayment({
-        transactionId: work.transactionId,
-        amount: work.amount,
-        currency: work.currency,
-      });
+      created = await make(work);
     } catch (error) {
-      await failedFor(work, 'create_payment', error);
+      await failedFor(work, call, error);
       return;
     }
-    calls.inc({ call: 'create_payment', outcome: 'done' });
+    calls.inc({ call, outcome: 'done' });
     const { cancel } = await store.providerPayments.created(work.transactionId, created);
     logger.info(
       { transaction_id: work.transactionId, provider_reference: created.reference },
-      'the payment provider created the payment',
+      `the payment provider created the ${work.kind}`,
     );
     if (cancel) poller.wake();
   };
 
-  const cancel = async (work: ProviderWork) => {
+  /** Undoes what was made: cancels a payment nobody paid, or reverses the transfer of a payout that failed. */
+  const undo = async (work: ProviderWork) => {
+    const call = work.kind === 'payment' ? 'cancel_payment' : 'reverse_transfer';
     try {
-      await provider.cancelPayment(work.reference as string, work.transactionId);
+      if (work.kind === 'payment') await provider.cancelPayment(work.reference as string, work.transactionId);
+      else if (work.transfer) await provider.reversePayout(work.transfer, work.transactionId);
     } catch (error) {
       if (!(error instanceof ProviderRefusal)) {
-        await failedFor(work, 'cancel_payment', error);
+        await failedFor(work, call, error);
         return;
       }
-      // Nothing left to cancel that the provider knows of: done all the same.
+      // Nothing left to undo that the provider knows of: done all the same, and said.
       logger.warn(
         { transaction_id: work.transactionId, reason: error.reason },
-        'the provider refused a cancellation',
+        `the provider refused to ${call}`,
       );
     }
-    calls.inc({ call: 'cancel_payment', outcome: 'done' });
+    calls.inc({ call, outcome: 'done' });
     await store.providerPayments.done(work.transactionId, 'closed');
   };
 
-  const perform = (work: ProviderWork) => (work.state === 'requested' ? create(work) : cancel(work));
+  const perform = (work: ProviderWork) => (work.state === 'requested' ? create(work) : undo(work));
 
   const poller = startPoller({
     intervalMs: options.intervalMs ?? 1_000,

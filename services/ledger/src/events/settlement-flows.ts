@@ -81,7 +81,21 @@ export async function settle(unit: LedgerUnit, requests: SettlementRequest[]): P
     const credit = await creditReturnedMoney(unit, returned, accounts);
     if (credit) finishes.push(credit);
   }
-  return unit.finishTransactions(finishes);
+  const finished = await unit.finishTransactions(finishes);
+  await unit.requestProviderUndo(finished.flatMap(payoutToUndo));
+  return finished;
+}
+
+/**
+ * A payout that did not reach the user's bank (failed before it was paid, or came back after) leaves its money on
+ * the user's connected account at the provider; the withdrawal it served is undone there (its transfer reversed),
+ * since the ledger gives the money back to the user.
+ */
+function payoutToUndo(ended: Transaction): string[] {
+  if (ended.type === 'withdrawal' && ended.status !== 'completed') return [ended.id];
+  if (ended.reversalReason === 'payout_returned' && ended.originalTransactionId)
+    return [ended.originalTransactionId];
+  return [];
 }
 
 function finish(
@@ -343,7 +357,7 @@ export async function expireDeposit(
     },
   ]);
   // Its payment, if the provider made one, is canceled there too, so nobody pays a deposit that ended.
-  if (canceled) await unit.requestProviderCancel(canceled.id);
+  if (canceled) await unit.requestProviderUndo([canceled.id]);
   return canceled ?? null;
 }
 

@@ -3,6 +3,7 @@ import type { CurrencyDirectory } from '../data/currency-directory.js';
 import type { LedgerStore } from '../data/ledger-store.js';
 import type { FeeSchedule } from '../domain/fees.js';
 import type { TransferSettler } from '../events/transfer-settler.js';
+import type { PaymentProvider } from '../provider/payment-provider.js';
 
 export interface LedgerHttpDeps {
   store: LedgerStore;
@@ -14,4 +15,6 @@ export interface LedgerHttpDeps {
   /** Largest amount per operation, in major units. */
   maxAmount: number;
   maxAccountsPerUser: number;
+  /** The payment provider deposits and payouts are asked of; null: none (confirmations come from outside). */
+  provider: PaymentProvider | null;
 }

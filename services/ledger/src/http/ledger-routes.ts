@@ -4,6 +4,7 @@ import { createAdminHandlers } from './admin-handlers.js';
 import { createInternalHandlers } from './internal-handlers.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { createMoneyHandlers } from './money-handlers.js';
+import { createPayoutAccountHandlers } from './payout-account-handlers.js';
 import { createStatementHandlers } from './statement-handlers.js';
 import { createTransactionHandlers } from './transaction-handlers.js';
 
@@ -14,6 +15,7 @@ export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: Ledg
   const internal = createInternalHandlers(deps);
   const admin = createAdminHandlers(deps);
   const statements = createStatementHandlers(deps);
+  const payoutAccounts = createPayoutAccountHandlers(deps);
 
   app.post('/account', auth, accounts.openAccount);
   app.get('/accounts', auth, accounts.listAccounts);
@@ -24,6 +26,8 @@ export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: Ledg
   app.post('/account/:id/deposit', auth, money.deposit);
   app.post('/account/:id/withdraw', auth, money.withdraw);
   app.post('/account/:id/transfer', auth, money.transfer);
+  app.post('/payout-account', auth, payoutAccounts.linkPayoutAccount);
+  app.get('/payout-account', auth, payoutAccounts.showPayoutAccount);
   app.get('/transactions', auth, transactions.listTransactions);
   app.get('/transaction/:id', auth, transactions.showTransaction);
 

@@ -70,6 +70,7 @@ function createMoneyRequests({
   transfers,
   fees,
   maxAmount,
+  provider,
 }: LedgerHttpDeps): Record<MoneyOperation, (req: Request) => Promise<MoneyAnswer>> {
   /**
    * An account's owner and currency, remembered: they never change, so a request needs no read of its own. The
@@ -206,6 +207,13 @@ function createMoneyRequests({
 
   const withdraw = async (req: Request): Promise<MoneyAnswer> => {
     const prepared = await prepare(req, 'withdrawal', readMoney);
+    // Paid out through the provider, a withdrawal needs somewhere to go: refused before anything is held.
+    if (provider && !(await store.providerPayments.findPayoutAccount(prepared.viewer.userId))) {
+      throw new AppError(
+        'BUSINESS_RULE_VIOLATION',
+        'No payout account is linked: link one with POST /payout-account, then withdraw',
+      );
+    }
     return accept(req, draftOf('withdrawal', prepared), prepared);
   };
 

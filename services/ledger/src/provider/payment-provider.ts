@@ -15,6 +15,33 @@ export interface PaymentProvider {
   createPayment(request: PaymentRequest): Promise<CreatedPayment>;
   /** Cancels a payment nobody paid (the deposit expired). A payment already ended is left as it is. */
   cancelPayment(reference: string, transactionId: string): Promise<void>;
+  /**
+   * Pays a withdrawal out to the user's connected account and on to its bank (Stripe Connect: a transfer from the
+   * platform's balance, then a payout on the connected account). The same transaction always gets the same payout.
+   */
+  createPayout(request: PayoutRequest): Promise<CreatedPayout>;
+  /** Takes back from the connected account what a payout that failed (or came back) had transferred to it. */
+  reversePayout(transfer: string, transactionId: string): Promise<void>;
+  /** Makes the connected account a user is paid out to, and where the user completes its onboarding. */
+  createPayoutAccount(request: { userId: string; email?: string }): Promise<CreatedPayoutAccount>;
+}
+
+export interface PayoutRequest extends PaymentRequest {
+  /** The user's connected account (Stripe: `acct_…`). */
+  destination: string;
+}
+
+export interface CreatedPayout {
+  /** The provider's id for the payout (Stripe: `po_…`), which its payout.paid / payout.failed events name. */
+  reference: string;
+  /** What moved the money to the connected account (Stripe: `tr_…`), reversed should the payout fail. */
+  transfer: string;
+}
+
+export interface CreatedPayoutAccount {
+  account: string;
+  /** Where the user completes the provider's onboarding (Stripe: an account link). */
+  onboardingUrl: string;
 }
 
 export interface PaymentRequest {

@@ -8,6 +8,8 @@ export interface StripeProviderOptions {
   /** The library's own retries (network errors, 409, 429, 5xx), with its exponential backoff. */
   maxNetworkRetries?: number;
   timeoutMs?: number;
+  /** Where Stripe sends a user back after (or to restart) the onboarding of their connected account. */
+  onboardingReturnUrl: string;
 }
 
 /** Where the library should send its requests, from a URL (the sandbox: http://127.0.0.1:3005). */
@@ -51,6 +53,23 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
     ...endpointOf(options.apiUrl),
   });
 
+  /** Takes a transfer back whole; one already taken back (by an earlier attempt) is left as it is. */
+  const reverse = async (transfer: string, transactionId: string) => {
+    try {
+      await stripe.transfers.createReversal(
+        transfer,
+        { metadata: { transaction_id: transactionId } },
+        { idempotencyKey: `${transactionId}:reversal` },
+      );
+    } catch (error) {
+      const reversed = await stripe.transfers.retrieve(transfer).then(
+        (found) => found.reversed,
+        () => false,
+      );
+      if (!reversed) throw error;
+    }
+  };
+
   return {
     name: 'stripe',
 
@@ -77,14 +96,64 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
           { idempotencyKey: `${transactionId}:cancel` },
         );
       } catch (error) {
-        // Already succeeded or canceled: nothing is left to cancel (a late success is credited when it arrives).
+        // Already succeeded or canceled, or unknown to this account: nothing is left to cancel (a late success is
+        // credited when it arrives).
         if (
           error instanceof Stripe.errors.StripeInvalidRequestError &&
-          error.code === 'payment_intent_unexpected_state'
+          (error.code === 'payment_intent_unexpected_state' || error.code === 'resource_missing')
         )
           return;
         throw refusalOf(error) ?? error;
       }
+    },
+
+    async createPayout({ transactionId, amount, currency, destination }) {
+      const money = { amount: Number(amount), currency: currency.toLowerCase() };
+      const metadata = { transaction_id: transactionId };
+      const transfer = await calling(() =>
+        stripe.transfers.create(
+          { ...money, destination, metadata, transfer_group: transactionId },
+          { idempotencyKey: `${transactionId}:transfer` },
+        ),
+      );
+      try {
+        const payout = await stripe.payouts.create(
+          { ...money, metadata },
+          { stripeAccount: destination, idempotencyKey: transactionId },
+        );
+        return { reference: payout.id, transfer: transfer.id };
+      } catch (error) {
+        const refusal = refusalOf(error);
+        if (!refusal) throw error;
+        // Refused for good: the money goes back to the platform before the withdrawal fails.
+        await reverse(transfer.id, transactionId);
+        throw refusal;
+      }
+    },
+
+    reversePayout: (transfer, transactionId) => reverse(transfer, transactionId),
+
+    async createPayoutAccount({ userId, email }) {
+      const account = await calling(() =>
+        stripe.accounts.create(
+          {
+            type: 'express',
+            email,
+            metadata: { user_id: userId },
+            capabilities: { transfers: { requested: true } },
+          },
+          { idempotencyKey: `payout-account:${userId}` },
+        ),
+      );
+      const link = await calling(() =>
+        stripe.accountLinks.create({
+          account: account.id,
+          type: 'account_onboarding',
+          refresh_url: options.onboardingReturnUrl,
+          return_url: options.onboardingReturnUrl,
+        }),
+      );
+      return { account: account.id, onboardingUrl: link.url };
     },
   };
 }

@@ -1,9 +1,17 @@
-import type { CreatedPayment, PaymentProvider, PaymentRequest } from '../../src/provider/payment-provider.js';
+import type {
+  CreatedPayment,
+  PaymentProvider,
+  PaymentRequest,
+  PayoutRequest,
+} from '../../src/provider/payment-provider.js';
 
 /** A call the ledger made to the provider, in the order made. */
 export type ProviderCall =
   | { call: 'createPayment'; request: PaymentRequest }
-  | { call: 'cancelPayment'; reference: string; transactionId: string };
+  | { call: 'cancelPayment'; reference: string; transactionId: string }
+  | { call: 'createPayout'; request: PayoutRequest }
+  | { call: 'reversePayout'; transfer: string; transactionId: string }
+  | { call: 'createPayoutAccount'; userId: string };
 
 /**
  * Stands in for the payment provider (outside the system): records every call and answers as Stripe would, one
@@ -14,7 +22,11 @@ export interface FakeProvider extends PaymentProvider {
   calls: ProviderCall[];
   behave: (call: ProviderCall) => void;
   paymentsOf(transactionId: string): ProviderCall[];
+  /** Every call about one transaction, in order. */
+  callsAbout(transactionId: string): ProviderCall[];
 }
+
+const compact = (id: string) => id.replaceAll('-', '');
 
 export function createFakeProvider(): FakeProvider {
   const payments = new Map<string, CreatedPayment>();
@@ -31,8 +43,8 @@ export function createFakeProvider(): FakeProvider {
       const existing = payments.get(request.transactionId);
       if (existing) return existing;
       const created = {
-        reference: `pi_${request.transactionId.replaceAll('-', '')}`,
-        clientSecret: `pi_${request.transactionId.replaceAll('-', '')}_secret_test`,
+        reference: `pi_${compact(request.transactionId)}`,
+        clientSecret: `pi_${compact(request.transactionId)}_secret_test`,
       };
       payments.set(request.transactionId, created);
       return created;
@@ -41,6 +53,35 @@ export function createFakeProvider(): FakeProvider {
       const call: ProviderCall = { call: 'cancelPayment', reference, transactionId };
       fake.calls.push(call);
       fake.behave(call);
+    },
+    callsAbout: (transactionId) =>
+      fake.calls.filter((c) =>
+        'request' in c
+          ? c.request.transactionId === transactionId
+          : 'transactionId' in c && c.transactionId === transactionId,
+      ),
+    async createPayout(request) {
+      const call: ProviderCall = { call: 'createPayout', request };
+      fake.calls.push(call);
+      fake.behave(call);
+      return {
+        reference: `po_${compact(request.transactionId)}`,
+        transfer: `tr_${compact(request.transactionId)}`,
+      };
+    },
+    async reversePayout(transfer, transactionId) {
+      const call: ProviderCall = { call: 'reversePayout', transfer, transactionId };
+      fake.calls.push(call);
+      fake.behave(call);
+    },
+    async createPayoutAccount({ userId }) {
+      const call: ProviderCall = { call: 'createPayoutAccount', userId };
+      fake.calls.push(call);
+      fake.behave(call);
+      return {
+        account: `acct_${compact(userId).slice(0, 16)}`,
+        onboardingUrl: `https://connect.example/${userId}`,
+      };
     },
   };
   return fake;

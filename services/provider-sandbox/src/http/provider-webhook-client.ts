@@ -1,5 +1,5 @@
 import pRetry, { AbortError } from 'p-retry';
-import { PermanentEventError, signWebhookPayload, type Logger } from '@payments/service-kit';
+import { signWebhookPayload, type Logger } from '@payments/service-kit';
 
 /** A provider event as it is sent: the sandbox's own, or a Stripe event object. */
 export interface SentEvent {
@@ -8,7 +8,10 @@ export interface SentEvent {
 }
 
 export interface ProviderWebhookClient {
-  /** Delivers a signed event; retries transient failures, then throws so the bus redelivers later. */
+  /**
+   * Delivers a signed event, retrying transient failures with backoff for about a minute, as a provider keeps
+   * retrying; throws once it gives up, or at once for a refusal (4xx).
+   */
   send(event: SentEvent, correlationId: string): Promise<void>;
 }
 
@@ -18,6 +21,7 @@ export interface ProviderWebhookClientOptions {
   logger: Logger;
   attempts?: number;
   retryDelayMs?: number;
+  maxRetryDelayMs?: number;
   timeoutMs?: number;
 }
 
@@ -25,7 +29,14 @@ export interface ProviderWebhookClientOptions {
 const isTransient = (status: number) => status >= 500 || status === 408 || status === 429;
 
 export function createProviderWebhookClient(options: ProviderWebhookClientOptions): ProviderWebhookClient {
-  const { secret, logger, attempts = 4, retryDelayMs = 200, timeoutMs = 5000 } = options;
+  const {
+    secret,
+    logger,
+    attempts = 12,
+    retryDelayMs = 200,
+    maxRetryDelayMs = 10_000,
+    timeoutMs = 5000,
+  } = options;
   const url = `${options.webhookIngestUrl.replace(/\/+$/, '')}/webhook/provider`;
 
   return {
@@ -47,9 +58,7 @@ export function createProviderWebhookClient(options: ProviderWebhookClientOption
         if (response.ok) return;
         if (!isTransient(response.status)) {
           throw new AbortError(
-            new PermanentEventError(
-              `the webhook refused ${event.type} ${event.id} with ${response.status}: ${answer.slice(0, 200)}`,
-            ),
+            `the webhook refused ${event.type} ${event.id} with ${response.status}: ${answer.slice(0, 200)}`,
           );
         }
         throw new Error(`could not deliver ${event.type} ${event.id}: status ${response.status}`);
@@ -57,6 +66,7 @@ export function createProviderWebhookClient(options: ProviderWebhookClientOption
       await pRetry(attempt, {
         retries: attempts - 1,
         minTimeout: retryDelayMs,
+        maxTimeout: maxRetryDelayMs,
         factor: 2,
         randomize: false,
         onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {

@@ -2,7 +2,8 @@ import { timingSafeEqual } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type Stripe from 'stripe';
 import type { Logger } from '@payments/service-kit';
-import { sandboxOutcome } from '../domain/provider-event.js';
+import { failsBySandboxRule } from '../domain/test-amounts.js';
+import { DEFAULT_BANK_ACCOUNT, type ConnectEvent, type ConnectStore } from '../stripe/connect.js';
 import type { ProviderWebhookClient } from './provider-webhook-client.js';
 import {
   CANCELLATION_REASONS,
@@ -23,6 +24,11 @@ export interface StripeApiOptions {
   store: PaymentIntentStore;
   client: ProviderWebhookClient;
   logger: Logger;
+  connect: ConnectStore;
+  /** Every event is sent twice, to exercise deduplication downstream. */
+  duplicateDelivery?: boolean;
+  /** How long after its creation the bank answers a payout (paid, or failed). */
+  payoutDelayMs: number;
   /**
    * Pays every PaymentIntent nobody confirmed within `delayMs` of its creation, as a customer would: with
    * pm_card_visa, or (an amount whose minor units end in 13) with a declined card, and `delayMs` after that
@@ -93,17 +99,19 @@ function cancellationReasonOf(
 }
 
 export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(): void } {
-  const { apiKey, store, client, logger, autoPay } = options;
+  const { apiKey, store, client, logger, autoPay, connect } = options;
   const timers = new Set<NodeJS.Timeout>();
   const remembered = new Map<string, Remembered>();
   let sending: Promise<void> = Promise.resolve();
 
   /** Sends events after those of earlier requests, never two at once, so webhook-ingest sees Stripe's order. */
-  const sendInOrder = (events: Change['events']) => {
+  const sendInOrder = (events: readonly (Change['events'][number] | ConnectEvent)[]) => {
     sending = sending.then(async () => {
       for (const event of events) {
         try {
-          await client.send(event, event.request?.id ?? event.id);
+          for (let copy = 0; copy < (options.duplicateDelivery ? 2 : 1); copy += 1) {
+            await client.send(event, event.request?.id ?? event.id);
+          }
         } catch (error) {
           logger.error(
             { err: error, provider_event_id: event.id, type: event.type },
@@ -140,7 +148,7 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
       customer(() => {
         const paid = store.confirm(
           paymentIntentId,
-          sandboxOutcome(amount) === 'failed' ? 'pm_card_chargeDeclined' : 'pm_card_visa',
+          failsBySandboxRule(amount) ? 'pm_card_chargeDeclined' : 'pm_card_visa',
           automatic,
         );
         if (paid.error) {
@@ -174,7 +182,8 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
     (handle: (req: Request, request: RequestInfo) => { status: number; body: unknown }) =>
     (req: Request, res: Response) => {
       const key = req.get('idempotency-key') ?? null;
-      const fingerprint = `${req.method} ${req.path} ${JSON.stringify(req.body ?? {})}`;
+      const account = req.get('stripe-account') ?? '';
+      const fingerprint = `${req.method} ${req.path} ${account} ${JSON.stringify(req.body ?? {})}`;
       const earlier = key ? remembered.get(key) : undefined;
       if (earlier) {
         if (earlier.fingerprint !== fingerprint) {
@@ -255,6 +264,100 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
         ),
       ),
     ),
+  );
+
+  v1.post(
+    '/accounts',
+    idempotent((req) => {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const type = text(body.type) ?? 'express';
+      if (type !== 'express') throw invalid('type', 'The sandbox makes express accounts only.');
+      const bank = body.external_account as Record<string, unknown> | undefined;
+      const bankAccount = (bank && text(bank.account_number)) ?? DEFAULT_BANK_ACCOUNT;
+      const account = connect.createAccount({
+        country: (text(body.country) ?? 'US').toUpperCase(),
+        email: text(body.email),
+        metadata: metadataOf(body),
+        bankAccount,
+      });
+      return { status: 200, body: account };
+    }),
+  );
+
+  v1.get('/accounts/:id', (req, res) => {
+    res.json(connect.retrieveAccount(req.params.id as string));
+  });
+
+  v1.post(
+    '/account_links',
+    idempotent((req) => {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const account = text(body.account);
+      if (!account) throw invalid('account', 'Missing required param: account.', 'parameter_missing');
+      const returnUrl = text(body.return_url);
+      if (!returnUrl) throw invalid('return_url', 'Missing required param: return_url.', 'parameter_missing');
+      return { status: 200, body: connect.createAccountLink(account, returnUrl) };
+    }),
+  );
+
+  v1.post(
+    '/transfers',
+    idempotent((req) => {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const destination = text(body.destination);
+      if (!destination)
+        throw invalid('destination', 'Missing required param: destination.', 'parameter_missing');
+      const { transfer, events } = connect.createTransfer({
+        amount: amountOf(body),
+        currency: currencyOf(body),
+        destination,
+        metadata: metadataOf(body),
+        transferGroup: text(body.transfer_group),
+      });
+      sendInOrder(events);
+      return { status: 200, body: transfer };
+    }),
+  );
+
+  v1.get('/transfers/:id', (req, res) => {
+    res.json(connect.retrieveTransfer(req.params.id as string));
+  });
+
+  v1.post(
+    '/transfers/:id/reversals',
+    idempotent((req) => {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const { reversal, events } = connect.reverseTransfer(req.params.id as string, {
+        amount: text(body.amount) === undefined ? undefined : amountOf(body),
+        metadata: metadataOf(body),
+      });
+      sendInOrder(events);
+      return { status: 200, body: reversal };
+    }),
+  );
+
+  // A payout is made on a connected account (the Stripe-Account header), from its balance to its bank; the bank
+  // answers it SANDBOX_DELAY_MS later, whatever the client does.
+  v1.post(
+    '/payouts',
+    idempotent((req) => {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const account = req.get('stripe-account');
+      if (!account) {
+        throw invalid(
+          'Stripe-Account',
+          'The sandbox pays out from connected accounts only: send Stripe-Account.',
+        );
+      }
+      const { payout, events } = connect.createPayout(account, {
+        amount: amountOf(body),
+        currency: currencyOf(body),
+        metadata: metadataOf(body),
+      });
+      sendInOrder(events);
+      later(options.payoutDelayMs, () => sendInOrder(connect.settlePayout(account, payout.id)));
+      return { status: 200, body: payout };
+    }),
   );
 
   v1.use((req: Request) => {
