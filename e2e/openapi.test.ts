@@ -33,7 +33,8 @@ describe('the OpenAPI document against the running system', function () {
       serviceEnv: {
         // The test receiver is on 127.0.0.1.
         'webhook-delivery': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', DELIVERY_POLL_INTERVAL_MS: '100' },
-        'provider-sandbox': { SANDBOX_ENABLED: 'false' },
+        // The ledger asks the sandbox for payments and payouts; the test pays the deposits itself, by webhook.
+        'provider-sandbox': { SANDBOX_AUTO_CONFIRM: 'false' },
         'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
         identity: {
           ADMIN_USERNAME: ADMIN.username,
@@ -200,6 +201,10 @@ describe('the OpenAPI document against the running system', function () {
     ).to.equal(200);
     expect((await call('GET', '/transactions?type=refund', { token })).status).to.equal(400);
 
+    const unlinked = await call('GET', '/payout-account', { token });
+    expect(unlinked.status).to.equal(404);
+    expect((await call('POST', '/payout-account', { token })).status).to.equal(201);
+    expect((await call('GET', '/payout-account', { token })).status).to.equal(200);
     const withdrawal = await call('POST', `/account/${accountId}/withdraw`, {
       body: { amount: 10, currency: 'USD' },
       token,

@@ -279,10 +279,16 @@ describe('the production images’ contents: per service, compiled code and prod
         installed.some((entry) => entry.startsWith('@payments+contracts@')),
         name,
       ).to.equal(true);
-      expect(await readdir(path.join(folder, 'node_modules/@payments/contracts')), name).to.have.members([
-        'dist',
-        'package.json',
-      ]);
+      const workspace = await readdir(path.join(folder, 'node_modules/@payments'));
+      expect(workspace, name).not.to.deep.equal([]);
+      for (const dependency of workspace) {
+        const files = await readdir(path.join(folder, 'node_modules/@payments', dependency));
+        expect(files, `${name}: ${dependency}`).to.include.members(['dist', 'package.json']);
+        expect(
+          files.filter((file) => file === 'src' || file === 'test'),
+          `${name}: ${dependency}`,
+        ).to.deep.equal([]);
+      }
       const { stdout } = await run('du', ['-sk', folder]);
       // The image adds ~175 MB (Debian slim and the node binary); a development dependency would add far more.
       expect(Number(stdout.split('\t')[0]) / 1024, `${name} MB`).to.be.lessThan(60);

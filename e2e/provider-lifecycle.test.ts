@@ -1,5 +1,10 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import Stripe from 'stripe';
+import { runPayments } from '../cli/test/run-cli.js';
 import { eventually, startSystem, type TestSystem } from '@payments/testkit';
 import { apiClient, type ApiClient } from './api-client.js';
 import { expectBooksBalance } from './support/ledger-audit.js';
@@ -121,6 +126,37 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
     expect(await balanceOf(alice)).to.equal(0);
   });
 
+  it('reverses a deposit by what each refund at the provider adds, once', async () => {
+    const alice = await payer();
+    const id = await deposit(alice, 25);
+    const { reference } = await paymentOf(alice, id);
+    await stripe.paymentIntents.confirm(reference, { payment_method: 'pm_card_visa' });
+    await settled(alice, id, 'completed');
+    const first = await stripe.refunds.create({ payment_intent: reference, amount: 500 });
+    expect(first).to.include({ object: 'refund', amount: 500, status: 'succeeded' });
+    await eventually(
+      () => balanceOf(alice),
+      (balance) => balance === 20,
+    );
+    await stripe.refunds.create({ payment_intent: reference });
+    await eventually(
+      () => balanceOf(alice),
+      (balance) => balance === 0,
+    );
+    const history = await api.get(`/account/${alice.accountId}/transactions?type=reversal`, alice.token);
+    expect(
+      history.body.data.map((t: { amount: number; reversal_reason: string }) => [
+        t.amount,
+        t.reversal_reason,
+      ]),
+    ).to.have.deep.members([
+      [5, 'refund'],
+      [20, 'refund'],
+    ]);
+    const again = await stripe.refunds.create({ payment_intent: reference }).catch((error: unknown) => error);
+    expect(again).to.include({ statusCode: 400, code: 'charge_already_refunded' });
+  });
+
   /** A payer whose deposit of `amount` was paid, with a payout account linked at the provider. */
   const funded = async (amount: number) => {
     const who = await payer();
@@ -160,6 +196,46 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
     expect(failed.body.failure_reason).to.match(/closed/);
     const balance = await api.get(`/account/${who.accountId}/balance`, who.token);
     expect(balance.body).to.include({ balance: 50, available_balance: 50 });
+  });
+
+  it('lets the CLI pay a deposit as the payer: a declined card shows the failed attempt, a good one completes it', async () => {
+    const configHome = await mkdtemp(path.join(tmpdir(), 'payments-cli-pay-'));
+    const payments = async (...args: string[]) => {
+      const run = await runPayments(args, {
+        PAYMENTS_API_URL: system.gatewayUrl,
+        PAYMENTS_PROVIDER_URL: system.urls['provider-sandbox'],
+        XDG_CONFIG_HOME: configHome,
+      });
+      return { code: run.code, stdout: run.stdout.trim(), stderr: run.stderr.trim() };
+    };
+    try {
+      const username = `payer_${randomBytes(4).toString('hex')}`;
+      const password = `pw-${randomBytes(6).toString('hex')}`;
+      const email = `${username}@example.com`;
+      expect(
+        (await payments('register', '--username', username, '--email', email, '--password', password)).code,
+      ).to.equal(0);
+      expect((await payments('login', '--username', username, '--password', password)).code).to.equal(0);
+      const account = (await payments('account', 'create', 'USD')).stdout;
+
+      const declined = await payments('deposit', account, '25', '--pay-with', 'pm_card_chargeDeclined');
+      expect(declined.code, declined.stderr).to.equal(1);
+      expect(declined.stderr).to.match(/declined: Your card was declined/);
+      expect(declined.stderr).to.match(/stays pending/);
+      const id = /deposit ([0-9a-f-]{36})/.exec(declined.stderr)?.[1] as string;
+      const login = await api.post('/auth/login', { username, password });
+      const pending = await eventually(
+        () => api.get(`/transaction/${id}`, login.body.token),
+        (r) => r.body?.failure_reason !== null,
+      );
+      expect(pending.body).to.include({ status: 'pending', failure_reason: 'Your card was declined.' });
+
+      const paid = await payments('deposit', account, '25', '--pay-with', 'pm_card_visa');
+      expect(paid.code, paid.stderr).to.equal(0);
+      expect(paid.stdout).to.equal(`Deposited 25.00 to account ${account}. New balance: 25.00`);
+    } finally {
+      await rm(configHome, { recursive: true, force: true });
+    }
   });
 
   it('asks a provider that was down again once it is back: one PaymentIntent, credited once', async () => {

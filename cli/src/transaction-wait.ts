@@ -28,8 +28,15 @@ export async function waitForTransaction(
   api: ApiClient,
   location: string,
   initial: Transaction,
-  options: { timeoutMs: number; spinner: boolean; label: string },
+  options: {
+    timeoutMs: number;
+    spinner: boolean;
+    label: string;
+    /** What to wait for; by default a terminal status. */
+    until?: (transaction: Transaction) => boolean;
+  },
 ): Promise<WaitOutcome> {
+  const reached = options.until ?? ((t: Transaction) => TERMINAL_STATUSES.includes(t.status));
   const url = new URL(location, api.baseUrl).toString();
   // ora loads only for a person at a terminal; scripts do not pay for it.
   const spinner = options.spinner
@@ -41,7 +48,7 @@ export async function waitForTransaction(
   let transaction = initial;
   let delay = 150;
   try {
-    while (!TERMINAL_STATUSES.includes(transaction.status)) {
+    while (!reached(transaction)) {
       if (Date.now() >= deadline) return { done: false, transaction };
       await new Promise((resolve) =>
         setTimeout(resolve, Math.min(delay, Math.max(0, deadline - Date.now()))),

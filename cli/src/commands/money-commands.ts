@@ -4,7 +4,7 @@ import { minorToNumber } from '@payments/contracts/money';
 import { formatAmount, parseUserAmount } from '../amounts.js';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { waitForTransaction, type Transaction } from '../transaction-wait.js';
+import { TERMINAL_STATUSES, waitForTransaction, type Transaction } from '../transaction-wait.js';
 import type { Account } from './account-commands.js';
 import type { Run } from './run.js';
 
@@ -14,6 +14,12 @@ interface MoneyArgs {
   wait: boolean;
   timeout: number;
   'idempotency-key'?: string;
+}
+
+interface PayArgs {
+  'pay-with'?: string;
+  'provider-url': string;
+  'publishable-key': string;
 }
 
 type Operation = 'deposit' | 'withdraw' | 'transfer';
@@ -31,6 +37,7 @@ async function moveMoney(
   accountId: string,
   args: MoneyArgs,
   extra: Record<string, string> = {},
+  pay?: (accepted: Transaction, location: string) => Promise<void>,
 ): Promise<{ transaction: Transaction; exponent: number; balance: unknown } | null> {
   const account = encodeURIComponent(accountId);
   const currency = (
@@ -55,6 +62,7 @@ async function moveMoney(
   }
   const transaction = accepted.body;
   const location = accepted.headers.get('location') ?? `/transaction/${transaction.id}`;
+  await pay?.(transaction, location);
   if (!args.wait) {
     if (ctx.out.json) ctx.out.data({ transaction, idempotency_key: key });
     else ctx.out.line(`${NOUN[operation]} accepted: transaction ${transaction.id} is ${transaction.status}.`);
@@ -90,6 +98,67 @@ async function moveMoney(
   return { transaction: settled, exponent, balance: balance.balance };
 }
 
+/**
+ * Pays an accepted deposit as the payer's app would: waits until the provider's payment is there (its client
+ * secret, shown to the owner), then confirms it at the provider with the publishable key and the given test method.
+ * A declined attempt leaves the deposit pending: it says so and exits, without waiting.
+ */
+async function payAtProvider(
+  ctx: CommandContext,
+  accepted: Transaction,
+  location: string,
+  method: string,
+  args: PayArgs & MoneyArgs,
+): Promise<void> {
+  const ready = await waitForTransaction(ctx.api, location, accepted, {
+    timeoutMs: args.timeout * 1000,
+    spinner: ctx.interactive,
+    label: `Waiting for the provider's payment of ${accepted.id}`,
+    until: (t) => TERMINAL_STATUSES.includes(t.status) || paymentOf(t)?.client_secret !== undefined,
+  });
+  const payment = paymentOf(ready.transaction);
+  if (!payment?.client_secret) {
+    throw new CliError(
+      ready.done ? EXIT.businessRule : EXIT.timeout,
+      `Deposit ${accepted.id} has no payment to pay at the provider (it is ${ready.transaction.status}).`,
+    );
+  }
+  const { default: Stripe } = await import('stripe');
+  const url = new URL(args['provider-url']);
+  const provider = new Stripe(args['publishable-key'], {
+    host: url.hostname,
+    port: Number(url.port || (url.protocol === 'http:' ? 80 : 443)),
+    protocol: url.protocol === 'http:' ? 'http' : 'https',
+    maxNetworkRetries: 2,
+  });
+  try {
+    // What Stripe.js sends: the publishable key and the payment's client secret.
+    await provider.paymentIntents.confirm(payment.reference, {
+      payment_method: method,
+      client_secret: payment.client_secret,
+    } as Parameters<typeof provider.paymentIntents.confirm>[1]);
+  } catch (error) {
+    if (error instanceof Stripe.errors.StripeCardError) {
+      if (ctx.out.json) ctx.out.data({ transaction: ready.transaction, payment_error: error.message });
+      throw new CliError(
+        EXIT.transactionFailed,
+        `Payment attempt for deposit ${accepted.id} declined: ${error.message}`,
+        [`The deposit stays pending: pay again with --pay-with and another method, or leave it to expire.`],
+      );
+    }
+    if (error instanceof Stripe.errors.StripeError) {
+      throw new CliError(EXIT.businessRule, `The provider refused the payment: ${error.message}`);
+    }
+    throw new CliError(EXIT.unavailable, `The provider at ${args['provider-url']} cannot be reached.`, [
+      'Check --provider-url / PAYMENTS_PROVIDER_URL.',
+    ]);
+  }
+}
+
+function paymentOf(transaction: Transaction) {
+  return transaction.provider_payment as { reference: string; client_secret?: string } | undefined;
+}
+
 function moneyOptions<T extends GlobalArgs>(y: Argv<T>) {
   return y
     .positional('amount', { type: 'string', demandOption: true, describe: 'Decimal amount, e.g. 100.50' })
@@ -113,9 +182,30 @@ export function moneyCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs>
           y.positional('account_id', { type: 'string', demandOption: true, describe: 'Account id' }),
         )
           .example('$0 deposit 3f0c… 100', 'Deposited 100.00 to account 3f0c…. New balance: 100.00')
-          .example('$0 deposit 3f0c… 25.50 --no-wait', 'prints the pending transaction id'),
-      run(async (ctx, argv: MoneyArgs & { account_id: string }) => {
-        const done = await moveMoney(ctx, 'deposit', argv.account_id, argv);
+          .option('pay-with', {
+            type: 'string',
+            describe:
+              "Pay it yourself, as the payer's app would, with one of the provider's test payment methods " +
+              '(pm_card_visa, pm_card_chargeDeclined, …)',
+          })
+          .option('provider-url', {
+            type: 'string',
+            default: process.env.PAYMENTS_PROVIDER_URL ?? 'http://127.0.0.1:3005',
+            describe: "Where the provider's API answers the payer (or PAYMENTS_PROVIDER_URL)",
+          })
+          .option('publishable-key', {
+            type: 'string',
+            default: process.env.PAYMENTS_PUBLISHABLE_KEY ?? 'pk_test_sandbox_development_only',
+            describe: "The provider's publishable key the payer confirms with (or PAYMENTS_PUBLISHABLE_KEY)",
+          })
+          .example('$0 deposit 3f0c… 25.50 --no-wait', 'prints the pending transaction id')
+          .example('$0 deposit 3f0c… 25 --pay-with pm_card_chargeDeclined', 'shows the declined attempt'),
+      run(async (ctx, argv: MoneyArgs & PayArgs & { account_id: string }) => {
+        const method = argv['pay-with'];
+        const pay = method
+          ? (accepted: Transaction, location: string) => payAtProvider(ctx, accepted, location, method, argv)
+          : undefined;
+        const done = await moveMoney(ctx, 'deposit', argv.account_id, argv, {}, pay);
         if (!done || ctx.out.json) return;
         const amount = formatAmount(done.transaction.amount, done.exponent);
         const balance = formatAmount(done.balance, done.exponent);

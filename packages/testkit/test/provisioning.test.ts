@@ -8,7 +8,6 @@ import {
   BUS_PARTICIPANTS,
   createEvent,
   deadLetterQueueName,
-  EVENTS_EXCHANGE,
   QUEUES,
   type Deployment,
 } from '@payments/contracts';
@@ -188,11 +187,7 @@ describe('provisioning', () => {
       try {
         const channel = await connection.createConfirmChannel();
         for (let i = 0; i < 3; i += 1)
-          channel.publish(
-            broker.namespace + EVENTS_EXCHANGE,
-            'withdrawal.requested',
-            Buffer.from(JSON.stringify(withdrawalRequested())),
-          );
+          channel.sendToQueue(sandboxQueue, Buffer.from(JSON.stringify(withdrawalRequested())));
         channel.sendToQueue(deadLetterQueueName(sandboxQueue), Buffer.from('{}'));
         await channel.waitForConfirms();
       } finally {

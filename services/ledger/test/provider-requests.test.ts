@@ -251,14 +251,17 @@ describe('ledger: paying withdrawals out through the provider (Connect)', functi
     const user = ledger.newUser();
     const first = await ledger.call('POST', '/payout-account', { user });
     expect(first.status).to.equal(201);
+    expect(first.body.account).to.match(/^acct_/);
     expect(first.body).to.include({
       provider: 'stripe',
-      onboarding_url: `https://connect.example/${user.id}`,
+      onboarding_url: `https://connect.example/${first.body.account}`,
     });
-    expect(first.body.account).to.match(/^acct_/);
     const again = await ledger.call('POST', '/payout-account', { user });
     expect(again.status).to.equal(200);
-    expect(again.body.account).to.equal(first.body.account);
+    expect(again.body).to.deep.equal(first.body);
+    // Linked once, the account is kept: the provider is not asked to make another.
+    const made = provider.calls.filter((c) => c.call === 'createPayoutAccount' && c.userId === user.id);
+    expect(made).to.have.length(1);
     const shown = await ledger.call('GET', '/payout-account', { user });
     expect(shown.body).to.deep.equal({
       provider: 'stripe',

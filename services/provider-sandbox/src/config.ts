@@ -48,6 +48,14 @@ export const ProviderSandboxConfigSchema = Type.Object({
       'The secret key its Stripe-compatible API (`/v1`) accepts as the bearer token, as Stripe test keys are ' +
       '(stripe-node: `new Stripe(key, { host, port, protocol: "http" })`)',
   }),
+  SANDBOX_PUBLISHABLE_KEY: Type.String({
+    minLength: 1,
+    pattern: '^pk_test_',
+    default: 'pk_test_sandbox_development_only',
+    description:
+      "The publishable key a payer's client confirms a PaymentIntent with, together with its client secret (as " +
+      'Stripe.js does; `payments deposit --pay-with`); public by design, like every publishable key',
+  }),
   SANDBOX_WEBHOOK_SECRET: Type.String({
     minLength: 1,
     default: DEVELOPMENT_WEBHOOK_SECRET,

@@ -66,6 +66,7 @@ export async function startProviderSandbox(
         if (mode.enabled) {
           const api = mountStripeApi(routes, {
             apiKey: config.SANDBOX_API_KEY,
+            publishableKey: config.SANDBOX_PUBLISHABLE_KEY,
             store: createPaymentIntentStore(),
             connect: createConnectStore(),
             payoutDelayMs: config.SANDBOX_DELAY_MS,

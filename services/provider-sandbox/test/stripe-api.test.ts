@@ -373,29 +373,40 @@ describe('provider-sandbox: paying what no client confirmed (SANDBOX_AUTO_CONFIR
     expect(ended).to.include({ status: 'canceled', cancellation_reason: 'abandoned' });
   });
 
-  it("leaves alone one a client paid first: a client's declined attempt, then the sandbox's card succeeds", async () => {
+  it('leaves alone a PaymentIntent a client confirmed or tried to: its payer is there', async () => {
     const created = await sandbox.stripe.paymentIntents.create({ amount: 900, currency: 'usd' });
     const declined = await sandbox.stripe.paymentIntents
       .confirm(created.id, { payment_method: 'pm_card_chargeDeclined' })
       .catch((error: unknown) => error);
     expect(declined).to.be.instanceOf(Stripe.errors.StripeCardError);
-    expect(await typesOf(created.id, 3)).to.deep.equal([
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await typesOf(created.id, 2)).to.deep.equal([
       'payment_intent.created',
       'payment_intent.payment_failed',
-      'payment_intent.succeeded',
     ]);
+    expect((await sandbox.stripe.paymentIntents.retrieve(created.id)).status).to.equal(
+      'requires_payment_method',
+    );
+  });
 
-    const paidByClient = await sandbox.stripe.paymentIntents.create({
-      amount: 1000,
-      currency: 'usd',
-      payment_method: 'pm_card_mastercard',
-      confirm: true,
+  it("lets a payer's client confirm with the publishable key and the client secret, and nothing else", async () => {
+    const created = await sandbox.stripe.paymentIntents.create({ amount: 1200, currency: 'usd' });
+    const payer = new Stripe('pk_test_sandbox_development_only', {
+      host: '127.0.0.1',
+      port: sandbox.port,
+      protocol: 'http',
+      maxNetworkRetries: 0,
     });
-    expect(paidByClient.status).to.equal('succeeded');
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(await typesOf(paidByClient.id, 2)).to.deep.equal([
-      'payment_intent.created',
-      'payment_intent.succeeded',
-    ]);
+    const confirm = (clientSecret: string) =>
+      payer.paymentIntents.confirm(created.id, {
+        payment_method: 'pm_card_visa',
+        client_secret: clientSecret,
+      } as Stripe.PaymentIntentConfirmParams);
+    const guessed = await confirm(`${created.id}_secret_guessed`).catch((error: unknown) => error);
+    expect(guessed).to.include({ statusCode: 404, code: 'resource_missing' });
+    const read = await payer.paymentIntents.retrieve(created.id).catch((error: unknown) => error);
+    expect(read).to.include({ statusCode: 403 });
+    const paid = await confirm(created.client_secret as string);
+    expect(paid.status).to.equal('succeeded');
   });
 });

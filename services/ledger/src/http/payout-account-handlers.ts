@@ -19,28 +19,39 @@ export function createPayoutAccountHandlers({
   store,
   provider,
 }: LedgerHttpDeps): Record<'linkPayoutAccount' | 'showPayoutAccount', RequestHandler> {
-  /** Makes (or finds again: the same user gets the same account) and links it; 201 the first time, then 200. */
+  /**
+   * Makes the account and links it (201), or, once linked, keeps it (200); either way with a fresh onboarding link,
+   * for the user to complete or resume the provider's onboarding.
+   */
   const linkPayoutAccount: RequestHandler = async (req, res) => {
     const viewer = viewerOf(req);
     if (!provider) {
       throw new AppError('BUSINESS_RULE_VIOLATION', 'No payment provider is configured to pay out through');
     }
-    let made;
-    try {
-      made = await provider.createPayoutAccount({ userId: viewer.userId });
-    } catch (error) {
-      if (error instanceof ProviderRefusal) {
-        throw new AppError('BUSINESS_RULE_VIOLATION', `The payment provider refused: ${error.reason}`);
+    const asking = async <T>(call: () => Promise<T>): Promise<T> => {
+      try {
+        return await call();
+      } catch (error) {
+        if (error instanceof ProviderRefusal) {
+          throw new AppError('BUSINESS_RULE_VIOLATION', `The payment provider refused: ${error.reason}`);
+        }
+        req.log.error({ err: error }, 'the payment provider did not make or link a payout account');
+        throw new AppError(
+          'SERVICE_UNAVAILABLE',
+          'The payment provider cannot be reached; try again shortly',
+        );
       }
-      req.log.warn({ err: error }, 'the payment provider could not make a payout account');
-      throw new AppError('SERVICE_UNAVAILABLE', 'The payment provider cannot be reached; try again shortly');
-    }
-    const linked = await store.providerPayments.linkPayoutAccount({
-      userId: viewer.userId,
-      provider: provider.name,
-      account: made.account,
-    });
-    res.status(linked.created ? 201 : 200).json(render(linked, made.onboardingUrl));
+    };
+    const existing = await store.providerPayments.findPayoutAccount(viewer.userId);
+    const linked = existing
+      ? { ...existing, created: false }
+      : await store.providerPayments.linkPayoutAccount({
+          userId: viewer.userId,
+          provider: provider.name,
+          account: await asking(() => provider.createPayoutAccount({ userId: viewer.userId })),
+        });
+    const onboardingUrl = await asking(() => provider.onboardingLink(linked.account));
+    res.status(linked.created ? 201 : 200).json(render(linked, onboardingUrl));
   };
 
   const showPayoutAccount: RequestHandler = async (req, res) => {

@@ -22,8 +22,10 @@ export interface PaymentProvider {
   createPayout(request: PayoutRequest): Promise<CreatedPayout>;
   /** Takes back from the connected account what a payout that failed (or came back) had transferred to it. */
   reversePayout(transfer: string, transactionId: string): Promise<void>;
-  /** Makes the connected account a user is paid out to, and where the user completes its onboarding. */
-  createPayoutAccount(request: { userId: string; email?: string }): Promise<CreatedPayoutAccount>;
+  /** Makes the connected account a user is paid out to (Stripe: `acct_…`); the same user gets the same account. */
+  createPayoutAccount(request: { userId: string }): Promise<string>;
+  /** Where the user completes (or resumes) the provider's onboarding of their account (Stripe: an account link). */
+  onboardingLink(account: string): Promise<string>;
 }
 
 export interface PayoutRequest extends PaymentRequest {
@@ -36,12 +38,6 @@ export interface CreatedPayout {
   reference: string;
   /** What moved the money to the connected account (Stripe: `tr_…`), reversed should the payout fail. */
   transfer: string;
-}
-
-export interface CreatedPayoutAccount {
-  account: string;
-  /** Where the user completes the provider's onboarding (Stripe: an account link). */
-  onboardingUrl: string;
 }
 
 export interface PaymentRequest {

@@ -66,7 +66,7 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
         (found) => found.reversed,
         () => false,
       );
-      if (!reversed) throw error;
+      if (!reversed) throw refusalOf(error) ?? error;
     }
   };
 
@@ -133,27 +133,32 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
 
     reversePayout: (transfer, transactionId) => reverse(transfer, transactionId),
 
-    async createPayoutAccount({ userId, email }) {
+    async createPayoutAccount({ userId }) {
       const account = await calling(() =>
         stripe.accounts.create(
           {
             type: 'express',
-            email,
             metadata: { user_id: userId },
             capabilities: { transfers: { requested: true } },
+            // The ledger pays each withdrawal out itself; Stripe's automatic payouts would sweep the balance.
+            settings: { payouts: { schedule: { interval: 'manual' } } },
           },
           { idempotencyKey: `payout-account:${userId}` },
         ),
       );
+      return account.id;
+    },
+
+    async onboardingLink(account) {
       const link = await calling(() =>
         stripe.accountLinks.create({
-          account: account.id,
+          account,
           type: 'account_onboarding',
           refresh_url: options.onboardingReturnUrl,
           return_url: options.onboardingReturnUrl,
         }),
       );
-      return { account: account.id, onboardingUrl: link.url };
+      return link.url;
     },
   };
 }

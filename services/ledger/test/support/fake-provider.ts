@@ -78,10 +78,10 @@ export function createFakeProvider(): FakeProvider {
       const call: ProviderCall = { call: 'createPayoutAccount', userId };
       fake.calls.push(call);
       fake.behave(call);
-      return {
-        account: `acct_${compact(userId).slice(0, 16)}`,
-        onboardingUrl: `https://connect.example/${userId}`,
-      };
+      return `acct_${compact(userId).slice(0, 16)}`;
+    },
+    async onboardingLink(account) {
+      return `https://connect.example/${account}`;
     },
   };
   return fake;

@@ -21,6 +21,8 @@ import {
  */
 export interface StripeApiOptions {
   apiKey: string;
+  /** The publishable key a payer's client confirms a PaymentIntent with, together with its client secret. */
+  publishableKey: string;
   store: PaymentIntentStore;
   client: ProviderWebhookClient;
   logger: Logger;
@@ -30,7 +32,7 @@ export interface StripeApiOptions {
   /** How long after its creation the bank answers a payout (paid, or failed). */
   payoutDelayMs: number;
   /**
-   * Pays every PaymentIntent nobody confirmed within `delayMs` of its creation, as a customer would: with
+   * Pays every PaymentIntent no client confirmed (or tried to) within `delayMs` of its creation, as a customer would: with
    * pm_card_visa, or (an amount whose minor units end in 13) with a declined card, and `delayMs` after that
    * decline the customer gives up and it is canceled. Absent, each waits for a client to confirm it.
    */
@@ -99,7 +101,7 @@ function cancellationReasonOf(
 }
 
 export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(): void } {
-  const { apiKey, store, client, logger, autoPay, connect } = options;
+  const { apiKey, publishableKey, store, client, logger, autoPay, connect } = options;
   const timers = new Set<NodeJS.Timeout>();
   const remembered = new Map<string, Remembered>();
   let sending: Promise<void> = Promise.resolve();
@@ -140,11 +142,15 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
     }
   };
 
+  /** PaymentIntents the sandbox will pay unless a client confirms (or tries to) first: then their payer is there. */
+  const awaitingCustomer = new Set<string>();
+
   const payLater = (paymentIntentId: string, amount: number) => {
     if (!autoPay) return;
     const automatic = { idempotencyKey: null };
-    later(
-      autoPay.delayMs,
+    awaitingCustomer.add(paymentIntentId);
+    later(autoPay.delayMs, () => {
+      if (!awaitingCustomer.delete(paymentIntentId)) return;
       customer(() => {
         const paid = store.confirm(
           paymentIntentId,
@@ -158,23 +164,53 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
           );
         }
         return paid;
+      })();
+    });
+  };
+
+  /**
+   * The secret key opens everything. The publishable key, as in Stripe.js, only confirms a PaymentIntent whose
+   * client secret comes with it (see clientConfirmation); everything else refuses it.
+   */
+  const authenticate = (req: Request, res: Response, next: NextFunction) => {
+    const [scheme, key] = (req.get('authorization') ?? '').split(' ');
+    const bearer = scheme?.toLowerCase() === 'bearer' && key ? key : null;
+    if (bearer && sameKey(bearer, apiKey)) return next();
+    if (bearer && sameKey(bearer, publishableKey)) {
+      if (req.method === 'POST' && /^\/payment_intents\/[^/]+\/confirm$/.test(req.path)) {
+        res.locals.publishable = true;
+        return next();
+      }
+      return next(
+        new StripeApiError(403, {
+          type: 'invalid_request_error',
+          message: 'This API call cannot be made with a publishable API key. Please use a secret API key.',
+        }),
+      );
+    }
+    const shown = key ? `${key.slice(0, 8)}…` : 'none';
+    next(
+      new StripeApiError(401, {
+        type: 'invalid_request_error',
+        message: `Invalid API Key provided: ${shown}`,
       }),
     );
   };
 
-  const authenticate = (req: Request, _res: Response, next: NextFunction) => {
-    const [scheme, key] = (req.get('authorization') ?? '').split(' ');
-    if (scheme?.toLowerCase() !== 'bearer' || !key || !sameKey(key, apiKey)) {
-      const shown = key ? `${key.slice(0, 8)}…` : 'none';
-      next(
-        new StripeApiError(401, {
-          type: 'invalid_request_error',
-          message: `Invalid API Key provided: ${shown}`,
-        }),
-      );
-      return;
+  /** With the publishable key, a confirmation names the PaymentIntent's client secret, or finds no such intent. */
+  const clientConfirmation = (req: Request, res: Response) => {
+    if (!res.locals.publishable) return;
+    const id = req.params.id as string;
+    const given = text((req.body as Record<string, unknown> | undefined)?.client_secret);
+    const secret = store.retrieve(id).client_secret ?? '';
+    if (!given || !sameKey(given, secret)) {
+      throw new StripeApiError(404, {
+        type: 'invalid_request_error',
+        code: 'resource_missing',
+        param: 'intent',
+        message: `No such payment_intent: '${id}'`,
+      });
     }
-    next();
   };
 
   /** Answers a POST with an Idempotency-Key as it was answered the first time, or refuses other parameters. */
@@ -246,6 +282,11 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
     res.json(store.retrieve(req.params.id as string));
   });
 
+  v1.post('/payment_intents/:id/confirm', (req, res, next) => {
+    clientConfirmation(req, res);
+    awaitingCustomer.delete(req.params.id as string);
+    next();
+  });
   v1.post(
     '/payment_intents/:id/confirm',
     idempotent((req, request) =>
@@ -264,6 +305,28 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
         ),
       ),
     ),
+  );
+
+  v1.post(
+    '/refunds',
+    idempotent((req, request) => {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const paymentIntent = text(body.payment_intent);
+      if (!paymentIntent) {
+        throw invalid(
+          'payment_intent',
+          'The sandbox refunds by payment_intent: it is required.',
+          'parameter_missing',
+        );
+      }
+      const { refund, events } = store.refund(
+        paymentIntent,
+        { amount: text(body.amount) === undefined ? undefined : amountOf(body), metadata: metadataOf(body) },
+        request,
+      );
+      sendInOrder(events);
+      return { status: 200, body: refund };
+    }),
   );
 
   v1.post(

@@ -12,7 +12,18 @@ export type PaymentIntentEvent =
   | Stripe.PaymentIntentCreatedEvent
   | Stripe.PaymentIntentSucceededEvent
   | Stripe.PaymentIntentPaymentFailedEvent
-  | Stripe.PaymentIntentCanceledEvent;
+  | Stripe.PaymentIntentCanceledEvent
+  | Stripe.RefundCreatedEvent
+  | Stripe.ChargeRefundedEvent;
+
+/** The fields of a charge the sandbox keeps and sends (Stripe's type, narrowed to them). */
+type RefundedCharge = Pick<
+  Stripe.Charge,
+  'id' | 'object' | 'amount' | 'amount_captured' | 'amount_refunded' | 'currency' | 'created' | 'livemode'
+> &
+  Pick<Stripe.Charge, 'metadata' | 'paid' | 'payment_intent' | 'refunded' | 'status'> & {
+    refunds: Stripe.ApiList<Stripe.Refund>;
+  };
 
 /** What Stripe answers a refused request with: its HTTP status and `error` object. */
 export class StripeApiError extends Error {
@@ -91,6 +102,12 @@ export interface PaymentIntentStore {
     reason: Stripe.PaymentIntent.CancellationReason | undefined,
     request: RequestInfo,
   ): Change;
+  /** Refunds a payment that succeeded, in whole or in part: `refund.created`, then `charge.refunded`. */
+  refund(
+    id: string,
+    params: { amount?: number; metadata: Record<string, string> },
+    request: RequestInfo,
+  ): { refund: Stripe.Refund; events: PaymentIntentEvent[] };
 }
 
 /** The object as it is after a request, the events it caused, and the error the request is answered with, if any. */
@@ -102,10 +119,12 @@ export interface Change {
 
 export function createPaymentIntentStore(): PaymentIntentStore {
   const intents = new Map<string, PaymentIntent>();
+  /** By PaymentIntent: the refunds of its charge, newest first. */
+  const refunds = new Map<string, Stripe.Refund[]>();
 
   const event = (
     type: PaymentIntentEvent['type'],
-    paymentIntent: PaymentIntent,
+    object: PaymentIntent | RefundedCharge | Stripe.Refund,
     request: RequestInfo,
   ): PaymentIntentEvent =>
     ({
@@ -113,7 +132,7 @@ export function createPaymentIntentStore(): PaymentIntentStore {
       object: 'event',
       api_version: API_VERSION,
       created: now(),
-      data: { object: structuredClone(paymentIntent) },
+      data: { object: structuredClone(object) },
       livemode: false,
       pending_webhooks: 1,
       request: { id: id('req'), idempotency_key: request.idempotencyKey },
@@ -255,6 +274,79 @@ export function createPaymentIntentStore(): PaymentIntentStore {
         });
       }
       return confirmWith(intent, method, request);
+    },
+
+    refund(paymentIntentId, { amount, metadata }, request) {
+      const intent = find(paymentIntentId);
+      const charge = typeof intent.latest_charge === 'string' ? intent.latest_charge : null;
+      if (intent.status !== 'succeeded' || !charge) {
+        throw new StripeApiError(400, {
+          type: 'invalid_request_error',
+          code: 'charge_not_refundable',
+          message: `This PaymentIntent (${intent.id}) does not have a successful charge to refund.`,
+        });
+      }
+      const earlier = refunds.get(intent.id) ?? [];
+      const refunded = earlier.reduce((sum, r) => sum + r.amount, 0);
+      const left = intent.amount_received - refunded;
+      const refunding = amount ?? left;
+      if (left === 0 || refunding < 1 || refunding > left) {
+        throw new StripeApiError(400, {
+          type: 'invalid_request_error',
+          code: left === 0 ? 'charge_already_refunded' : 'amount_too_large',
+          param: 'amount',
+          message:
+            left === 0
+              ? `Charge ${charge} has already been refunded.`
+              : `Refund amount (${refunding}) is greater than the unrefunded amount on the charge (${left}).`,
+        });
+      }
+      const refund: Stripe.Refund = {
+        id: id('re'),
+        object: 'refund',
+        amount: refunding,
+        balance_transaction: id('txn'),
+        charge,
+        created: now(),
+        currency: intent.currency,
+        customer: null,
+        customer_account: null,
+        metadata,
+        payment_intent: intent.id,
+        payment_method: typeof intent.payment_method === 'string' ? intent.payment_method : null,
+        reason: null,
+        receipt_number: null,
+        source_transfer_reversal: null,
+        status: 'succeeded',
+        transfer_reversal: null,
+      };
+      const all = [refund, ...earlier];
+      refunds.set(intent.id, all);
+      const refundedCharge: RefundedCharge = {
+        id: charge,
+        object: 'charge',
+        amount: intent.amount,
+        amount_captured: intent.amount_received,
+        amount_refunded: refunded + refunding,
+        currency: intent.currency,
+        created: intent.created,
+        livemode: false,
+        metadata: intent.metadata,
+        paid: true,
+        payment_intent: intent.id,
+        refunded: refunded + refunding === intent.amount_received,
+        status: 'succeeded',
+        refunds: {
+          object: 'list',
+          data: structuredClone(all),
+          has_more: false,
+          url: `/v1/charges/${charge}/refunds`,
+        },
+      };
+      return {
+        refund: structuredClone(refund),
+        events: [event('refund.created', refund, request), event('charge.refunded', refundedCharge, request)],
+      };
     },
 
     cancel(paymentIntentId, reason, request) {
