@@ -5,9 +5,9 @@ import type { Logger } from '@payments/service-kit';
 import { failsBySandboxRule } from '../domain/test-amounts.js';
 import { DEFAULT_BANK_ACCOUNT, type ConnectEvent, type ConnectStore } from '../stripe/connect.js';
 import type { ProviderWebhookClient } from './provider-webhook-client.js';
+import { StripeApiError } from '../stripe/objects.js';
 import {
   CANCELLATION_REASONS,
-  StripeApiError,
   type Change,
   type PaymentIntentStore,
   type RequestInfo,

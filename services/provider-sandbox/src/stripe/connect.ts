@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type Stripe from 'stripe';
 import { failsBySandboxRule } from '../domain/test-amounts.js';
-import { StripeApiError } from './payment-intents.js';
+import { resourceMissing, StripeApiError, stripeEvent, stripeId as id, unixNow as now } from './objects.js';
 
 /**
  * Stripe Connect as a platform pays its users out, kept in the sandbox's memory: connected accounts (each with one
@@ -49,12 +48,7 @@ const FAILING_BANK_ACCOUNTS: Record<string, { code: string; message: string }> =
 };
 export const DEFAULT_BANK_ACCOUNT = '000123456789';
 
-const API_VERSION = '2025-12-15.clover';
-const id = (prefix: string) => `${prefix}_${randomBytes(12).toString('base64url')}`;
-const now = () => Math.floor(Date.now() / 1000);
-
-const missing = (param: string, message: string) =>
-  new StripeApiError(404, { type: 'invalid_request_error', code: 'resource_missing', param, message });
+const missing = (param: string, message: string) => resourceMissing(404, param, message);
 const insufficient = (message: string) =>
   new StripeApiError(400, { type: 'invalid_request_error', code: 'balance_insufficient', message });
 
@@ -95,18 +89,7 @@ export function createConnectStore(): ConnectStore {
   const payouts = new Map<string, Stripe.Payout & { account: string }>();
 
   const event = <E extends ConnectEvent>(type: E['type'], object: unknown, account?: string): E =>
-    ({
-      id: id('evt'),
-      object: 'event',
-      api_version: API_VERSION,
-      created: now(),
-      data: { object: structuredClone(object) },
-      livemode: false,
-      pending_webhooks: 1,
-      request: { id: null, idempotency_key: null },
-      type,
-      ...(account && { account }),
-    }) as E;
+    stripeEvent<E>(type, object, { account });
 
   const accountOf = (accountId: string, param = 'account') => {
     const found = accounts.get(accountId);

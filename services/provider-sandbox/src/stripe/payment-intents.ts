@@ -1,5 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type Stripe from 'stripe';
+import {
+  resourceMissing as missing,
+  StripeApiError,
+  stripeEvent,
+  stripeId as id,
+  unixNow as now,
+} from './objects.js';
 
 /**
  * PaymentIntents as Stripe's test mode runs them, kept in the sandbox's memory: created, confirmed with one of
@@ -24,25 +31,6 @@ type RefundedCharge = Pick<
   Pick<Stripe.Charge, 'metadata' | 'paid' | 'payment_intent' | 'refunded' | 'status'> & {
     refunds: Stripe.ApiList<Stripe.Refund>;
   };
-
-/** What Stripe answers a refused request with: its HTTP status and `error` object. */
-export class StripeApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly error: {
-      type: 'api_error' | 'card_error' | 'idempotency_error' | 'invalid_request_error';
-      message: string;
-      code?: string;
-      decline_code?: string;
-      param?: string;
-      payment_intent?: PaymentIntent;
-    },
-  ) {
-    super(error.message);
-  }
-}
-
-const API_VERSION = '2025-12-15.clover';
 
 /** Stripe's test payment methods (docs.stripe.com/testing): how a confirmation with each ends. */
 const TEST_PAYMENT_METHODS: Record<
@@ -73,13 +61,6 @@ export const CANCELLATION_REASONS = [
   'requested_by_customer',
   'abandoned',
 ] as const;
-
-/** Stripe's answer for an id that names nothing: 404 for the object asked for, 400 for a parameter. */
-const missing = (status: 400 | 404, param: string, message: string) =>
-  new StripeApiError(status, { type: 'invalid_request_error', code: 'resource_missing', param, message });
-
-const id = (prefix: string) => `${prefix}_${randomBytes(12).toString('base64url')}`;
-const now = () => Math.floor(Date.now() / 1000);
 
 export interface NewPaymentIntent {
   amount: number;
@@ -127,17 +108,7 @@ export function createPaymentIntentStore(): PaymentIntentStore {
     object: PaymentIntent | RefundedCharge | Stripe.Refund,
     request: RequestInfo,
   ): PaymentIntentEvent =>
-    ({
-      id: id('evt'),
-      object: 'event',
-      api_version: API_VERSION,
-      created: now(),
-      data: { object: structuredClone(object) },
-      livemode: false,
-      pending_webhooks: 1,
-      request: { id: id('req'), idempotency_key: request.idempotencyKey },
-      type,
-    }) as PaymentIntentEvent;
+    stripeEvent<PaymentIntentEvent>(type, object, { idempotencyKey: request.idempotencyKey });
 
   const find = (paymentIntentId: string) => {
     const found = intents.get(paymentIntentId);
