@@ -253,3 +253,64 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
     expect(await balanceOf(alice)).to.equal(33);
   });
 });
+
+describe('an unpaid deposit expires, and its PaymentIntent is canceled at the provider (the sandbox), end to end', function () {
+  this.timeout(120_000);
+  let system: TestSystem;
+  let api: ApiClient;
+  let stripe: Stripe;
+
+  before(async () => {
+    system = await startSystem({
+      serviceEnv: {
+        ledger: { DEPOSIT_EXPIRY_SECONDS: '2', HOLD_SWEEP_INTERVAL_MS: '200' },
+        'provider-sandbox': { SANDBOX_AUTO_CONFIRM: 'false' },
+      },
+    });
+    api = apiClient(system.gatewayUrl);
+    const sandbox = new URL(system.urls['provider-sandbox']);
+    stripe = new Stripe(system.sandboxApiKey, {
+      host: sandbox.hostname,
+      port: Number(sandbox.port),
+      protocol: 'http',
+      maxNetworkRetries: 0,
+    });
+  });
+  after(async () => {
+    await system?.stop();
+  });
+
+  it('cancels the deposit and its PaymentIntent, which can then no longer be paid', async () => {
+    const user = await api.signUp();
+    const account = await api.post('/account', { currency: 'USD' }, user.token);
+    const accepted = await api.post(
+      `/account/${account.body.id}/deposit`,
+      { amount: 9, currency: 'USD' },
+      user.token,
+    );
+    expect(accepted.status, accepted.text).to.equal(202);
+    const shown = await eventually(
+      () => api.get(`/transaction/${accepted.body.id}`, user.token),
+      (r) => r.body?.provider_payment !== undefined,
+    );
+    const { reference } = shown.body.provider_payment as { reference: string };
+    const canceled = await eventually(
+      () => api.get(`/transaction/${accepted.body.id}`, user.token),
+      (r) => r.body?.status === 'canceled',
+      { timeoutMs: 20_000 },
+    );
+    expect(canceled.body.failure_reason).to.match(/expired/);
+    const intent = await eventually(
+      () => stripe.paymentIntents.retrieve(reference),
+      (found) => found.status === 'canceled',
+      { timeoutMs: 20_000 },
+    );
+    expect(intent.cancellation_reason).to.equal('abandoned');
+    const late = await stripe.paymentIntents
+      .confirm(reference, { payment_method: 'pm_card_visa' })
+      .catch((error: unknown) => error);
+    expect(late).to.include({ statusCode: 400, code: 'payment_intent_unexpected_state' });
+    expect((await api.get(`/account/${account.body.id}/balance`, user.token)).body.balance).to.equal(0);
+    await expectBooksBalance(system.urls.ledger);
+  });
+});

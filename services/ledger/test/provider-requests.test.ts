@@ -67,6 +67,22 @@ describe('ledger: asking the payment provider for each deposit', function () {
     expect(done.body.provider_payment).to.deep.equal({ provider: 'stripe', reference });
   });
 
+  it('finds the deposit a provider event names only by its PaymentIntent (a Stripe dispute or refund)', async () => {
+    const { account, id } = await deposit(60);
+    const { reference } = (await paymentShown(id)).body.provider_payment;
+    await ledger.confirm(reference, 'completed', { amount: 6000, currency: 'USD' });
+    await ledger.waitForStatus(alice, id, 'completed');
+    await ledger.adjust(reference, 'refund', 1500, { reference: 're_by_payment_intent' });
+    await eventually(
+      () => ledger.balanceOf(alice, account.id),
+      (balance) => balance.balance === 45,
+    );
+    // A reference the ledger never made names nothing: ignored.
+    await ledger.adjust('pi_made_by_someone_else', 'refund', 1500);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await ledger.balanceOf(alice, account.id)).balance).to.equal(45);
+  });
+
   it('asks once for a request delivered again and again, at once, to both processes', async () => {
     const { account, id } = await deposit(30);
     await paymentShown(id);

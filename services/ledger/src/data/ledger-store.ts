@@ -76,6 +76,8 @@ export interface LedgerStore {
     done(transactionId: string, state: 'refused' | 'skipped' | 'closed', error?: string): Promise<void>;
     retry(transactionId: string, delayMs: number, error: string): Promise<void>;
     find(transactionId: string): Promise<ProviderPayment | null>;
+    /** The transaction a provider reference was made for. */
+    transactionOf(reference: string): Promise<string | null>;
     backlog(): Promise<{ waiting: number; oldestSeconds: number }>;
     findPayoutAccount: (userId: string) => ReturnType<typeof providerPayments.findPayoutAccount>;
     linkPayoutAccount: (
@@ -140,6 +142,7 @@ export function createLedgerStore(knex: Knex): LedgerStore {
       retry: (transactionId, delayMs, error) =>
         providerPayments.recordProviderRetry(knex, transactionId, delayMs, error),
       find: (transactionId) => providerPayments.findProviderPayment(knex, transactionId),
+      transactionOf: (reference) => providerPayments.transactionOfReference(knex, reference),
       backlog: () => providerPayments.providerBacklog(knex),
       findPayoutAccount: (userId) => providerPayments.findPayoutAccount(knex, userId),
       linkPayoutAccount: (link) => providerPayments.linkPayoutAccount(knex, link),

@@ -587,6 +587,17 @@ const payoutAccounts: Migration = {
   },
 };
 
+/** Events that name the provider's object rather than the transaction (disputes) find it by its reference. */
+const providerReferenceIndex: Migration = {
+  name: '015_provider_reference_index',
+  async up(knex) {
+    await knex.raw(`CREATE UNIQUE INDEX provider_payments_reference ON provider_payments (reference)`);
+  },
+  async down(knex) {
+    await knex.raw(`DROP INDEX provider_payments_reference`);
+  },
+};
+
 export const migrations: Migration[] = [
   inboxMigration,
   outboxMigration,
@@ -604,4 +615,5 @@ export const migrations: Migration[] = [
   returnedMoney,
   providerPayments,
   payoutAccounts,
+  providerReferenceIndex,
 ];

@@ -183,6 +183,14 @@ export async function findProviderPayment(
   return row ? toProviderPayment(row) : null;
 }
 
+/** The transaction the provider's reference (`pi_…`, `po_…`) was made for, if the ledger made it. */
+export async function transactionOfReference(knex: Knex, reference: string): Promise<string | null> {
+  const row: { transaction_id: string } | undefined = await knex('provider_payments')
+    .where({ reference })
+    .first('transaction_id');
+  return row?.transaction_id ?? null;
+}
+
 /** Requests still waiting for the provider, and the age of the oldest in seconds. */
 export async function providerBacklog(knex: Knex): Promise<{ waiting: number; oldestSeconds: number }> {
   const row: { waiting: string; oldest: string | null } = await knex('provider_payments')

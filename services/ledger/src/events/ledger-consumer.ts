@@ -73,6 +73,13 @@ export function startLedgerConsumer({
     { maxSize: BATCH_SIZE },
   );
 
+  /**
+   * The transaction an event names: by its id, or by the provider's reference for what the ledger asked it to make
+   * (a Stripe dispute carries no metadata, only its PaymentIntent). Null when it names nothing the ledger made.
+   */
+  const transactionNamed = async (named: string): Promise<string | null> =>
+    isUuid(named) ? named : store.providerPayments.transactionOf(named);
+
   const recordForProvider = async (transactionId: string, kind: 'payment' | 'payout') => {
     if (!provider) return;
     const recorded = await store.providerPayments.record({ transactionId, kind, provider: provider.name });
@@ -84,10 +91,11 @@ export function startLedgerConsumer({
     {
       PaymentProcessed: async (event, { logger }) => {
         const { data } = event;
-        if (!isUuid(data.transaction_id)) {
+        const transactionId = await transactionNamed(data.transaction_id);
+        if (!transactionId) {
           logger.warn(
             { transaction_id: data.transaction_id },
-            'payment confirmation for a malformed transaction id; ignored',
+            'payment confirmation for no transaction the ledger knows; ignored',
           );
           return;
         }
@@ -102,18 +110,19 @@ export function startLedgerConsumer({
         };
         await settlements.submit({
           eventId: event.id,
-          request: confirmPayment(data.transaction_id, confirmation, context),
-          afterCommit: () => afterConfirmationCommit?.(data.transaction_id),
+          request: confirmPayment(transactionId, confirmation, context),
+          afterCommit: () => afterConfirmationCommit?.(transactionId),
         });
       },
 
       // Refunds and disputes are rare: each in a database transaction of its own, under the deposit's row lock.
       PaymentAdjusted: async (event, { logger }) => {
         const { data } = event;
-        if (!isUuid(data.transaction_id)) {
+        const transactionId = await transactionNamed(data.transaction_id);
+        if (!transactionId) {
           logger.warn(
             { transaction_id: data.transaction_id, adjustment: data.adjustment },
-            'provider adjustment for a malformed transaction id; ignored',
+            'provider adjustment for no transaction the ledger knows; ignored',
           );
           return;
         }
@@ -125,7 +134,7 @@ export function startLedgerConsumer({
           reference: data.reference,
         };
         await store.processEventsOnce([event.id], async (unit) => {
-          await adjustDeposit(unit, data.transaction_id, adjustment, context);
+          await adjustDeposit(unit, transactionId, adjustment, context);
         });
         outbox.wake();
       },
