@@ -34,6 +34,8 @@ export async function waitForTransaction(
     label: string;
     /** What to wait for; by default a terminal status. */
     until?: (transaction: Transaction) => boolean;
+    /** The longest wait between two looks (1 s by default). */
+    maxDelayMs?: number;
   },
 ): Promise<WaitOutcome> {
   const reached = options.until ?? ((t: Transaction) => TERMINAL_STATUSES.includes(t.status));
@@ -46,14 +48,14 @@ export async function waitForTransaction(
     : null;
   const deadline = Date.now() + options.timeoutMs;
   let transaction = initial;
-  let delay = 150;
+  let delay = Math.min(150, options.maxDelayMs ?? 150);
   try {
     while (!reached(transaction)) {
       if (Date.now() >= deadline) return { done: false, transaction };
       await new Promise((resolve) =>
         setTimeout(resolve, Math.min(delay, Math.max(0, deadline - Date.now()))),
       );
-      delay = Math.min(delay * 1.5, 1000);
+      delay = Math.min(delay * 1.5, options.maxDelayMs ?? 1000);
       transaction = (await api.get<Transaction>(url)).body;
     }
     return { done: true, transaction };

@@ -26,8 +26,8 @@ export const ProviderSandboxConfigSchema = Type.Object({
     maximum: 600_000,
     default: 500,
     description:
-      'How long after a PaymentIntent is created, or a withdrawal requested, the sandbox pays it, and after a ' +
-      'declined payment how long until it cancels it',
+      'How long after a PaymentIntent is created the sandbox pays it (unless a client tried to first), after a ' +
+      'declined payment how long until it cancels it, and after a payout is created how long until its bank answers',
   }),
   SANDBOX_AUTO_CONFIRM: Type.Boolean({
     default: true,

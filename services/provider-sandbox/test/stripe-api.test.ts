@@ -291,7 +291,7 @@ describe("provider-sandbox: Stripe's API, through the stripe library", () => {
 
     it('refuses a transfer to an account it does not know, and a payout without Stripe-Account', async () => {
       const unknown = await fund('acct_missing', 100, randomUUID()).catch((error: unknown) => error);
-      expect(unknown).to.include({ statusCode: 404, code: 'resource_missing' });
+      expect(unknown).to.include({ statusCode: 400, code: 'resource_missing', param: 'destination' });
       const platform = await stripe.payouts
         .create({ amount: 100, currency: 'usd' })
         .catch((error: unknown) => error);

@@ -43,10 +43,9 @@ export function retryDelayMs(attempts: number, random: () => number = Math.rando
 /**
  * Asks the payment provider for what consumed requests need (recorded in provider_payments, after the commit that
  * accepted each transaction): a deposit's payment (canceled once the deposit expired), a withdrawal's payout (its
- * transfer reversed should the payout fail). Every ledger
- * process runs this; each claims different rows. A call that fails for a passing reason is tried again with
- * backoff, for as long as it takes: a provider that is down delays payments, it loses none. A refusal fails the
- * transaction with the provider's reason.
+ * transfer reversed should the payout fail). Every ledger process runs this; each claims different rows. A call
+ * that fails for a passing reason is tried again with backoff, for as long as it takes: a provider that is down
+ * delays payments, it loses none. A refusal fails the transaction with the provider's reason.
  */
 export function startProviderRequests(options: ProviderRequestsOptions): ProviderRequests {
   const { store, provider, outbox, logger } = options;
@@ -141,6 +140,9 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
         { transaction_id: work.transactionId, reason: error.reason },
         `the provider refused to ${call}`,
       );
+      calls.inc({ call, outcome: 'refused' });
+      await store.providerPayments.done(work.transactionId, 'closed', error.reason);
+      return;
     }
     calls.inc({ call, outcome: 'done' });
     await store.providerPayments.done(work.transactionId, 'closed');

@@ -48,7 +48,9 @@ const FAILING_BANK_ACCOUNTS: Record<string, { code: string; message: string }> =
 };
 export const DEFAULT_BANK_ACCOUNT = '000123456789';
 
-const missing = (param: string, message: string) => resourceMissing(404, param, message);
+/** The object asked for (`id`, `account` in the path): 404; one a parameter names: 400, as Stripe answers. */
+const missing = (param: string, message: string) =>
+  resourceMissing(param === 'id' || param === 'account' ? 404 : 400, param, message);
 const insufficient = (message: string) =>
   new StripeApiError(400, { type: 'invalid_request_error', code: 'balance_insufficient', message });
 

@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import Stripe from 'stripe';
+import { toMinorUnits } from '@payments/contracts';
+import { createLogger, createMemoryBus, loadConfig, type RunningService } from '@payments/service-kit';
+import { closedPort } from '@payments/testkit';
+import { ProviderSandboxConfigSchema, startProviderSandbox } from '@payments/provider-sandbox';
+import { ProviderRefusal } from '../src/provider/payment-provider.js';
+import { createStripeProvider } from '../src/provider/stripe-provider.js';
+
+const KEY = 'sk_test_ledger_adapter_test';
+const silent = createLogger('stripe-provider-test', 'silent');
+
+/** The Stripe adapter against the provider sandbox, which serves Stripe's API (its events go nowhere here). */
+describe('ledger: the Stripe adapter, against the sandbox', () => {
+  let sandbox: RunningService;
+  let url: string;
+  const bus = createMemoryBus(silent, { deployment: { sandbox: true } });
+
+  before(async () => {
+    const config = loadConfig(ProviderSandboxConfigSchema, {
+      PORT: '0',
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      WEBHOOK_INGEST_URL: `http://127.0.0.1:${await closedPort()}`,
+      SANDBOX_API_KEY: KEY,
+      SANDBOX_ENABLED: 'true',
+      SANDBOX_AUTO_CONFIRM: 'false',
+      // Its bank answers a payout this soon.
+      SANDBOX_DELAY_MS: '50',
+    });
+    sandbox = await startProviderSandbox(config, { bus, logger: silent });
+    url = sandbox.url;
+  });
+  after(async () => {
+    await sandbox?.stop();
+    await bus.close();
+  });
+
+  const adapter = (secretKey = KEY, apiUrl = url) =>
+    createStripeProvider({
+      secretKey,
+      apiUrl,
+      onboardingReturnUrl: 'http://127.0.0.1:8080/payout-account',
+      maxNetworkRetries: 0,
+    });
+  const stripe = () =>
+    new Stripe(KEY, { host: '127.0.0.1', port: new URL(url).port as unknown as number, protocol: 'http' });
+  const money = (amount = 1234n) => ({
+    transactionId: randomUUID(),
+    amount: toMinorUnits(amount),
+    currency: 'USD',
+  });
+
+  it('creates one PaymentIntent per transaction however often it is asked (the idempotency key)', async () => {
+    const request = money();
+    const [first, again] = [await adapter().createPayment(request), await adapter().createPayment(request)];
+    expect(again).to.deep.equal(first);
+    const intent = await stripe().paymentIntents.retrieve(first.reference);
+    expect(intent).to.include({ amount: 1234, currency: 'usd', client_secret: first.clientSecret });
+    expect(intent.metadata).to.deep.equal({ transaction_id: request.transactionId });
+  });
+
+  it('cancels a PaymentIntent once, and takes one already ended or unknown as done', async () => {
+    const request = money();
+    const { reference } = await adapter().createPayment(request);
+    await adapter().cancelPayment(reference, request.transactionId);
+    await adapter().cancelPayment(reference, request.transactionId);
+    expect((await stripe().paymentIntents.retrieve(reference)).status).to.equal('canceled');
+    await adapter().cancelPayment('pi_unknown', randomUUID());
+  });
+
+  it('pays out through a connected account (a transfer, then a payout), each once, and takes a failed one back', async () => {
+    const account = await adapter().createPayoutAccount({ userId: randomUUID() });
+    expect(await adapter().onboardingLink(account)).to.equal('http://127.0.0.1:8080/payout-account');
+    // The sandbox's bank refuses an amount whose minor units end in 13: its money returns to the account.
+    const request = { ...money(2513n), destination: account };
+    const made = await adapter().createPayout(request);
+    expect(await adapter().createPayout(request)).to.deep.equal(made);
+    expect(made.reference).to.match(/^po_/);
+    const transfer = await stripe().transfers.retrieve(made.transfer);
+    expect(transfer).to.include({
+      amount: 2513,
+      destination: account,
+      transfer_group: request.transactionId,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await adapter().reversePayout(made.transfer, request.transactionId);
+    await adapter().reversePayout(made.transfer, request.transactionId);
+    expect(await stripe().transfers.retrieve(made.transfer)).to.include({
+      reversed: true,
+      amount_reversed: 2513,
+    });
+  });
+
+  it("refuses for good what Stripe refuses with a 400 or 402, with Stripe's reason", async () => {
+    const refused = await adapter()
+      .createPayout({ ...money(), destination: 'acct_nobody' })
+      .catch((error: unknown) => error);
+    expect(refused).to.be.instanceOf(ProviderRefusal);
+    expect((refused as ProviderRefusal).reason).to.match(/No such account: 'acct_nobody'/);
+    const invalid = await adapter()
+      .createPayment({ ...money(), currency: 'U$D' })
+      .catch((error: unknown) => error);
+    expect(invalid).to.be.instanceOf(ProviderRefusal);
+    expect((invalid as ProviderRefusal).reason).to.match(/Invalid currency/);
+  });
+
+  it('treats a wrong key and a provider that does not answer as passing, to be tried again', async () => {
+    const wrongKey = await adapter('sk_test_wrong')
+      .createPayment(money())
+      .catch((error: unknown) => error);
+    expect(wrongKey).to.be.instanceOf(Stripe.errors.StripeAuthenticationError);
+    const down = await adapter(KEY, `http://127.0.0.1:${await closedPort()}`)
+      .createPayment(money())
+      .catch((error: unknown) => error);
+    expect(down).to.be.instanceOf(Stripe.errors.StripeConnectionError);
+  });
+});
