@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writes the .env that docker-compose.yml reads its secrets from: random passwords (administrators, and each
-# service's own database role and broker user), SERVICE_TOKEN, a webhook secret and an ES256 (P-256) JWT signing
-# key. Run once before the first `docker compose up`.
+# service's own database role and broker user), SERVICE_TOKEN, a webhook secret, the provider sandbox's test key and
+# an ES256 (P-256) JWT signing key, with the payment provider's settings commented out. Run once before the first
+# `docker compose up`.
 #
 #   bash infra/compose/generate-env.sh     # writes ./.env (mode 600) unless it exists; never overwrites it
 #
@@ -25,6 +26,7 @@ const hex = (bytes) => randomBytes(bytes).toString('hex');
 // Each service's own database role and broker user (pnpm provision, run by compose's provision service).
 const services = ['IDENTITY', 'LEDGER', 'CURRENCY', 'WEBHOOK_INGEST', 'WEBHOOK_DELIVERY'];
 const webhookSecret = `whsec_${hex(24)}`;
+const sandboxApiKey = `sk_test_${hex(24)}`;
 const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 // One line with literal \n, which identity turns back into newlines; single quotes keep compose from escaping it.
 const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString().trim().replaceAll('\n', '\\n');
@@ -40,7 +42,19 @@ WEBHOOK_SECRETS=${webhookSecret}
 # What the provider sandbox signs with (docker compose --profile sandbox): one of WEBHOOK_SECRETS.
 SANDBOX_WEBHOOK_SECRET=${webhookSecret}
 # The test key the provider sandbox's Stripe-compatible API accepts.
-SANDBOX_API_KEY=sk_test_${hex(24)}
+SANDBOX_API_KEY=${sandboxApiKey}
+# The payment provider the ledger asks for each deposit's PaymentIntent and each withdrawal's payout (through the
+# user's connected account); unset, none (deposits and withdrawals wait for webhooks). With --profile sandbox,
+# uncomment these three so the ledger asks the sandbox (infra/containers/up.sh --profile sandbox sets them itself
+# while .env has no PROVIDER line):
+# PROVIDER=stripe
+# STRIPE_API_URL=http://provider-sandbox:3005
+# STRIPE_SECRET_KEY=${sandboxApiKey}
+# For Stripe's test mode instead: PROVIDER=stripe, STRIPE_SECRET_KEY=sk_test_... (or a restricted rk_test_...), no
+# STRIPE_API_URL, and the whsec_... that "stripe listen --forward-to http://127.0.0.1:8080/webhook/provider" prints
+# added to WEBHOOK_SECRETS (comma-separated); Connect enabled on the Stripe account for payouts, and where Stripe
+# sends users after their payout account's onboarding (unset: http://127.0.0.1:8080/payout-account):
+# PAYOUT_ONBOARDING_RETURN_URL=https://...
 WEBHOOK_ENDPOINT_SECRETS_KEYS=${hex(32)}
 JWT_PRIVATE_KEY='${pem}'`);
 JS

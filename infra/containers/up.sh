@@ -8,7 +8,9 @@
 #
 #   bash infra/containers/up.sh [--rebuild] [--no-build] [--scale SERVICE=N ...] [--profile sandbox] [--with FILE]
 #
-# As root. --with lays another compose file over docker-compose.yml (proof.sh: compose.drill.yml).
+# As root. --with lays another compose file over docker-compose.yml (proof.sh: compose.drill.yml). --profile sandbox
+# also has the ledger ask the sandbox for each deposit's PaymentIntent and each withdrawal's payout (PROVIDER=stripe
+# against it, with .env's SANDBOX_API_KEY), unless .env or the environment names a PROVIDER.
 # The gateway answers on http://127.0.0.1:${GATEWAY_PUBLISHED_PORT:-8080}. Stop with
 # `bash infra/containers/compose.sh down -v` (-v also drops the data volumes).
 set -euo pipefail
@@ -77,6 +79,16 @@ POSTGRES_IMAGE=$POSTGRES_STANDIN_IMAGE
 RABBITMQ_IMAGE=$RABBITMQ_STANDIN_IMAGE
 EDGE_IMAGE=$EDGE_STANDIN_IMAGE
 ENV
+fi
+
+# With the sandbox, the ledger asks it for each deposit and payout as it would ask Stripe (read from .env, never
+# sourced).
+if [ "${profile:-}" = sandbox ] && [ -z "${PROVIDER:-}" ] && ! grep -q '^PROVIDER=' .env; then
+  sandbox_key=$(sed -n 's/^SANDBOX_API_KEY=//p' .env | tail -n 1 | tr -d "'\"")
+  [ -n "$sandbox_key" ] ||
+    { echo ".env has no SANDBOX_API_KEY for the sandbox (add SANDBOX_API_KEY=sk_test_<random>, as generate-env.sh does)" >&2; exit 1; }
+  export PROVIDER=stripe STRIPE_API_URL=http://provider-sandbox:3005 STRIPE_SECRET_KEY=$sandbox_key
+  log "the ledger asks the provider sandbox for each deposit and payout (PROVIDER=stripe, STRIPE_API_URL=$STRIPE_API_URL)"
 fi
 
 # 4. Up, and wait until a request through the edge reaches a gateway.
