@@ -36,7 +36,7 @@ interface EnvVar {
   name: string;
   value?: string;
   valueFrom?: {
-    secretKeyRef?: { name: string; key: string };
+    secretKeyRef?: { name: string; key: string; optional?: boolean };
     configMapKeyRef?: { name: string; key: string };
   };
 }
@@ -182,12 +182,26 @@ describe('Kubernetes manifests (infra/k8s) are valid and follow docker-compose.y
     ).to.equal(true);
     const composeText = await readFile(path.join(ROOT, 'docker-compose.yml'), 'utf8');
     const required = new Set([...composeText.matchAll(/\$\{(\w+):\?/g)].map((match) => match[1] as string));
-    expect(Object.keys(secret.stringData ?? {})).to.have.members([...required]);
-    for (const manifest of manifests.filter((m) => m.kind === 'Deployment' || m.kind === 'Job')) {
+    // Secrets compose leaves optional (`${STRIPE_SECRET_KEY:-}`) are optional references here too.
+    const optional = new Set([...composeText.matchAll(/\$\{(\w+):-\}/g)].map((match) => match[1] as string));
+    const workloads = manifests.filter((m) => m.kind === 'Deployment' || m.kind === 'Job');
+    const optionalReferences = workloads.flatMap((manifest) =>
+      containerOf(manifest).env.flatMap((variable) =>
+        variable.valueFrom?.secretKeyRef?.optional ? [variable.valueFrom.secretKeyRef.key] : [],
+      ),
+    );
+    expect(Object.keys(secret.stringData ?? {})).to.have.members([
+      ...required,
+      ...new Set(optionalReferences),
+    ]);
+    for (const manifest of workloads) {
       for (const variable of containerOf(manifest).env) {
         const reference = variable.valueFrom?.secretKeyRef;
         if (reference)
-          expect(required.has(reference.key), `${manifest.metadata.name} ${reference.key}`).to.equal(true);
+          expect(
+            required.has(reference.key) || (reference.optional === true && optional.has(reference.key)),
+            `${manifest.metadata.name} ${reference.key}`,
+          ).to.equal(true);
         // Secrets never sit in plain values: URLs interpolate them with $(VAR).
         if (variable.value && /PASSWORD|TOKEN|SECRET|KEY/.test(variable.name))
           expect.fail(`${variable.name} in plain text`);

@@ -220,7 +220,9 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
       const key = req.get('idempotency-key') ?? null;
       const account = req.get('stripe-account') ?? '';
       const fingerprint = `${req.method} ${req.path} ${account} ${JSON.stringify(req.body ?? {})}`;
-      const earlier = key ? remembered.get(key) : undefined;
+      // Keys are the caller's own, as at Stripe: a payer's client (the publishable key) never meets the platform's.
+      const scoped = key && `${res.locals.publishable ? 'publishable' : 'secret'}:${key}`;
+      const earlier = scoped ? remembered.get(scoped) : undefined;
       if (earlier) {
         if (earlier.fingerprint !== fingerprint) {
           throw new StripeApiError(400, {
@@ -240,7 +242,7 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
         if (!(error instanceof StripeApiError) || error.status >= 500) throw error;
         answer = { status: error.status, body: { error: error.error } };
       }
-      if (key) remembered.set(key, { fingerprint, ...answer });
+      if (scoped) remembered.set(scoped, { fingerprint, ...answer });
       res.status(answer.status).json(answer.body);
     };
 
