@@ -6,7 +6,8 @@ import type Stripe from 'stripe';
 export const API_VERSION = '2025-12-15.clover';
 
 /** A Stripe-style id: the object's prefix and a random part (`pi_…`, `acct_…`, `evt_…`). */
-export const stripeId = (prefix: string) => `${prefix}_${randomBytes(12).toString('base64url')}`;
+export const stripeId = (prefix: string) =>
+  `${prefix}_${randomBytes(12).toString('base64url').replace(/[-_]/g, '0')}`;
 
 /** Stripe's timestamps: Unix seconds. */
 export const unixNow = () => Math.floor(Date.now() / 1000);
