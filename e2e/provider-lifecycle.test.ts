@@ -7,7 +7,7 @@ import Stripe from 'stripe';
 import { runPayments } from '../cli/test/run-cli.js';
 import { eventually, startSystem, type TestSystem } from '@payments/testkit';
 import { apiClient, type ApiClient } from './api-client.js';
-import { expectBooksBalance } from './support/ledger-audit.js';
+import { auditOf, expectBooksBalance, systemBalance } from './support/ledger-audit.js';
 
 interface Payer {
   token: string;
@@ -236,6 +236,22 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
     } finally {
       await rm(configHome, { recursive: true, force: true });
     }
+  });
+
+  it("ends with the provider's books equal to the ledger's provider-clearing account", async () => {
+    // Everything above has settled: what the sandbox holds for the platform (captured, less refunded, less
+    // transferred to connected accounts, plus transfers taken back) is what the ledger says is at the provider.
+    const held = async () =>
+      (await stripe.balance.retrieve()).available.find((b) => b.currency === 'usd')?.amount ?? 0;
+    const clearing = async () =>
+      -systemBalance(await auditOf(system.urls.ledger), 'provider_clearing', 'USD');
+    const [provider, ledger] = await eventually(
+      async () => [BigInt(await held()), await clearing()] as const,
+      ([atProvider, inLedger]) => atProvider === inLedger,
+      { timeoutMs: 15_000 },
+    );
+    expect(provider).to.equal(ledger);
+    expect(provider > 0n, 'money the tests left at the provider').to.equal(true);
   });
 
   it('asks a provider that was down again once it is back: one PaymentIntent, credited once', async () => {

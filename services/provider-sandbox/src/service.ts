@@ -20,6 +20,7 @@ import { createProviderWebhookClient } from './http/provider-webhook-client.js';
 import { mountStripeApi } from './http/stripe-api.js';
 import { createConnectStore } from './stripe/connect.js';
 import { createPaymentIntentStore } from './stripe/payment-intents.js';
+import { createPlatformBalance } from './stripe/platform-balance.js';
 
 const NAME = 'provider-sandbox';
 
@@ -64,11 +65,13 @@ export async function startProviderSandbox(
       { logger, metrics, serviceCredential, readiness, bodyParser: 'none' },
       (routes) => {
         if (mode.enabled) {
+          const platform = createPlatformBalance();
           const api = mountStripeApi(routes, {
+            platform,
             apiKey: config.SANDBOX_API_KEY,
             publishableKey: config.SANDBOX_PUBLISHABLE_KEY,
-            store: createPaymentIntentStore(),
-            connect: createConnectStore(),
+            store: createPaymentIntentStore(platform),
+            connect: createConnectStore(platform),
             payoutDelayMs: config.SANDBOX_DELAY_MS,
             duplicateDelivery: config.SANDBOX_DUPLICATE_DELIVERY,
             client,

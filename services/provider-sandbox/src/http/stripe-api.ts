@@ -4,6 +4,7 @@ import type Stripe from 'stripe';
 import type { Logger } from '@payments/service-kit';
 import { failsBySandboxRule } from '../domain/test-amounts.js';
 import { DEFAULT_BANK_ACCOUNT, type ConnectEvent, type ConnectStore } from '../stripe/connect.js';
+import type { PlatformBalance } from '../stripe/platform-balance.js';
 import type { ProviderWebhookClient } from './provider-webhook-client.js';
 import { StripeApiError } from '../stripe/objects.js';
 import {
@@ -27,6 +28,8 @@ export interface StripeApiOptions {
   client: ProviderWebhookClient;
   logger: Logger;
   connect: ConnectStore;
+  /** The platform's balance, served at GET /v1/balance. */
+  platform: PlatformBalance;
   /** Every event is sent twice, to exercise deduplication downstream. */
   duplicateDelivery?: boolean;
   /** How long after its creation the bank answers a payout (paid, or failed). */
@@ -348,6 +351,10 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
       return { status: 200, body: account };
     }),
   );
+
+  v1.get('/balance', (_req, res) => {
+    res.json(options.platform.retrieve());
+  });
 
   v1.get('/accounts/:id', (req, res) => {
     res.json(connect.retrieveAccount(req.params.id as string));

@@ -1,6 +1,7 @@
 import type Stripe from 'stripe';
 import { failsBySandboxRule } from '../domain/test-amounts.js';
 import { resourceMissing, StripeApiError, stripeEvent, stripeId as id, unixNow as now } from './objects.js';
+import type { PlatformBalance } from './platform-balance.js';
 
 /**
  * Stripe Connect as a platform pays its users out, kept in the sandbox's memory: connected accounts (each with one
@@ -83,7 +84,7 @@ export interface ConnectStore {
   settlePayout(accountId: string, payoutId: string): ConnectEvent[];
 }
 
-export function createConnectStore(): ConnectStore {
+export function createConnectStore(platform: PlatformBalance): ConnectStore {
   const accounts = new Map<string, ConnectedAccount & { bankAccount: string }>();
   /** By connected account, then currency: what it holds at the provider. */
   const balances = new Map<string, Map<string, number>>();
@@ -163,6 +164,7 @@ export function createConnectStore(): ConnectStore {
       transfer.reversals.url = `/v1/transfers/${transfer.id}/reversals`;
       transfers.set(transfer.id, transfer);
       adjust(destination, currency, amount);
+      platform.add(currency, -amount);
       return { transfer: structuredClone(transfer), events: [event('transfer.created', transfer)] };
     },
 
@@ -185,6 +187,7 @@ export function createConnectStore(): ConnectStore {
         throw insufficient('The connected account does not hold enough to reverse this transfer.');
       }
       adjust(destination, transfer.currency, -reversing);
+      platform.add(transfer.currency, reversing);
       const reversal: Stripe.TransferReversal = {
         id: id('trr'),
         object: 'transfer_reversal',

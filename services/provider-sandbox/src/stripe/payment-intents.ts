@@ -7,6 +7,7 @@ import {
   stripeId as id,
   unixNow as now,
 } from './objects.js';
+import type { PlatformBalance } from './platform-balance.js';
 
 /**
  * PaymentIntents as Stripe's test mode runs them, kept in the sandbox's memory: created, confirmed with one of
@@ -98,7 +99,7 @@ export interface Change {
   error?: StripeApiError;
 }
 
-export function createPaymentIntentStore(): PaymentIntentStore {
+export function createPaymentIntentStore(platform: PlatformBalance): PaymentIntentStore {
   const intents = new Map<string, PaymentIntent>();
   /** By PaymentIntent: the refunds of its charge, newest first. */
   const refunds = new Map<string, Stripe.Refund[]>();
@@ -156,6 +157,7 @@ export function createPaymentIntentStore(): PaymentIntentStore {
         }),
       };
     }
+    platform.add(intent.currency, intent.amount);
     Object.assign(intent, {
       status: 'succeeded',
       amount_received: intent.amount,
@@ -291,6 +293,7 @@ export function createPaymentIntentStore(): PaymentIntentStore {
         status: 'succeeded',
         transfer_reversal: null,
       };
+      platform.add(intent.currency, -refunding);
       const all = [refund, ...earlier];
       refunds.set(intent.id, all);
       const refundedCharge: RefundedCharge = {
