@@ -7,6 +7,7 @@ import { attachTarget, startTarget, type Target } from './harness/target.js';
 import { composeFaults } from './drills/compose-faults.js';
 import { runAdversarialDrill, startAdversarialSystem } from './drills/adversarial-drill.js';
 import { runBankDrill } from './drills/bank-drill.js';
+import { runProviderDrill, startProviderDrillSystem } from './drills/provider-drill.js';
 import { formatUsd } from './drills/books.js';
 import { runDatabaseCutDrill } from './drills/database-cut-drill.js';
 import { discrepanciesOf, type DrillContext, type DrillReport } from './drills/drill-context.js';
@@ -17,7 +18,7 @@ import {
   runIngestCrashDrill,
 } from './drills/webhook-drills.js';
 
-const DRILLS = ['bank', 'broker', 'database', 'ingest', 'duplicates', 'adversarial'] as const;
+const DRILLS = ['bank', 'broker', 'database', 'ingest', 'duplicates', 'adversarial', 'provider'] as const;
 type Drill = (typeof DRILLS)[number];
 /**
  * DRILL_COMPOSE_PROJECT: drill a system docker compose runs (infra/containers/proof.sh) instead of starting one.
@@ -193,11 +194,33 @@ async function runAdversarialOnItsOwnSystem(reports: DrillReport[]): Promise<voi
   }
 }
 
+async function runProviderOnItsOwnSystem(reports: DrillReport[]): Promise<void> {
+  log(
+    'starting a system of its own for the provider drill (the ledger asks the sandbox, as it would ask Stripe)',
+  );
+  const { context, stop } = await startProviderDrillSystem({
+    seconds: settings.seconds,
+    settleSeconds: settings.settleSeconds,
+    log,
+  });
+  try {
+    const report = await runProviderDrill(context, settings.killEverySeconds);
+    reports.push(report);
+    printReport(report);
+  } catch (error) {
+    console.error(context.system.logs());
+    throw error;
+  } finally {
+    await stop();
+  }
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   const reports: DrillReport[] = [];
   if (SHARED_SYSTEM_DRILLS.some((drill) => settings.only.has(drill))) await runSharedSystemDrills(reports);
   if (settings.only.has('adversarial')) await runAdversarialOnItsOwnSystem(reports);
+  if (settings.only.has('provider')) await runProviderOnItsOwnSystem(reports);
 
   const total = reports.reduce((sum, report) => sum + discrepanciesOf(report), 0);
   console.log('');

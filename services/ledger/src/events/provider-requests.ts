@@ -24,10 +24,11 @@ export interface ProviderRequests {
 const BATCH = 50;
 /**
  * How long a claimed request is left to its claimant before another process may take it: longer than a call with
- * all of the library's retries lasts. Should it be taken while still under way, the idempotency key makes the
- * second call return the first one's payment.
+ * all of the library's retries lasts (the Stripe adapter: 10 s per attempt, 3 attempts, about 35 s at worst), and
+ * so how long a call cut short by a crash waits to be made again. Should it be taken while still under way, the
+ * idempotency key makes the second call return the first one's payment.
  */
-const LEASE_MS = 120_000;
+export const LEASE_MS = 45_000;
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 300_000;
 

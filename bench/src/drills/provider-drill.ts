@@ -1,0 +1,328 @@
+import { randomUUID } from 'node:crypto';
+import Stripe from 'stripe';
+import { createPaymentsApi, type PaymentsApi } from '../harness/api.js';
+import { createHttpClient, type HttpClient } from '../harness/http-client.js';
+import { sleep } from '../harness/load.js';
+import { openLedgerDatabase, type LedgerDatabase } from '../harness/ledger-db.js';
+import { startTarget, type Target } from '../harness/target.js';
+import { repeatFault } from './bank-drill.js';
+import { checkBooks, formatUsd, waitSettled } from './books.js';
+import type { DrillFaults, DrillReport } from './drill-context.js';
+
+const USERS = 8;
+const FUNDING_MINOR = 50_000; // 500.00 USD each, paid at the sandbox
+/** One request in this many is for an amount ending in 13: the sandbox declines the card, or its bank the payout. */
+const DECLINED_ONE_IN = 6;
+
+export interface ProviderDrillContext {
+  target: Target;
+  system: DrillFaults;
+  api: PaymentsApi;
+  gateway: HttpClient;
+  ledgerDb: LedgerDatabase;
+  /** The sandbox's Stripe API, with its secret key: the drill refunds through it and reads its books. */
+  stripe: Stripe;
+  seconds: number;
+  settleSeconds: number;
+  log(message: string): void;
+}
+
+interface Payer {
+  accountId: string;
+  token: string;
+}
+
+/**
+ * A system of its own in which the ledger asks the provider sandbox for every payment and payout, as it would ask
+ * Stripe, and the sandbox pays each PaymentIntent soon (100 ms) and answers each payout as soon.
+ */
+export async function startProviderDrillSystem(
+  options: Pick<ProviderDrillContext, 'seconds' | 'settleSeconds' | 'log'>,
+): Promise<{ context: ProviderDrillContext; stop(): Promise<void> }> {
+  const target = await startTarget({
+    serviceEnv: {
+      'provider-sandbox': { SANDBOX_DELAY_MS: '100' },
+      identity: { TOKEN_TTL_SECONDS: '3600' },
+    },
+  });
+  const system = target.system;
+  if (!system) throw new Error('the provider drill needs a system it started itself');
+  const sandbox = new URL(system.urls['provider-sandbox']);
+  const context: ProviderDrillContext = {
+    ...options,
+    target,
+    system,
+    api: createPaymentsApi(target.gatewayUrl),
+    gateway: createHttpClient(target.gatewayUrl, 64),
+    ledgerDb: openLedgerDatabase(target.ledgerDatabaseUrl),
+    stripe: new Stripe(system.sandboxApiKey, {
+      host: sandbox.hostname,
+      port: Number(sandbox.port),
+      protocol: 'http',
+      maxNetworkRetries: 3,
+    }),
+  };
+  return {
+    context,
+    async stop() {
+      context.api.close();
+      context.gateway.close();
+      await context.ledgerDb.close();
+      await target.stop();
+    },
+  };
+}
+
+/** A cent amount between 1.00 and 50.00 USD, now and then one the sandbox refuses (minor units ending in 13). */
+function amountMinor(): number {
+  const base = 100 + Math.floor(Math.random() * 4_900);
+  if (Math.random() < 1 / DECLINED_ONE_IN) return base - (base % 100) + 13;
+  return base % 100 === 13 ? base + 1 : base;
+}
+
+/**
+ * The provider drill: payers deposit (paid at the sandbox), withdraw (paid out through their connected accounts)
+ * and transfer, the platform refunds part of some deposits at the sandbox, and the ledger is killed with SIGKILL
+ * and restarted every `killEverySeconds`. Every request is retried with its Idempotency-Key until it has an answer.
+ * Then the books: the ledger's audit, every transaction ended, and the sandbox's own books (captured, refunded,
+ * transferred out, taken back) equal to the ledger's: its provider-clearing account and the payers' balances.
+ */
+export async function runProviderDrill(
+  context: ProviderDrillContext,
+  killEverySeconds: number,
+): Promise<DrillReport> {
+  const { gateway, api, stripe, system, seconds, settleSeconds, log } = context;
+  const started = Date.now();
+  const stats = {
+    deposits: 0,
+    withdrawals: 0,
+    transfers: 0,
+    refused: 0,
+    refunds: 0,
+    retries: 0,
+    unresolved: 0,
+  };
+  const unexpected: Record<string, number> = {};
+
+  /** A money request, retried with its Idempotency-Key through outages until it has an answer. */
+  const request = async (payer: Payer, path: string, body: object, until: number) => {
+    const key = randomUUID();
+    for (let attempt = 0; ; attempt += 1) {
+      const answer = await gateway
+        .send({
+          method: 'POST',
+          path,
+          headers: {
+            authorization: `Bearer ${payer.token}`,
+            'content-type': 'application/json',
+            'idempotency-key': key,
+          },
+          body: JSON.stringify(body),
+        })
+        .catch(() => null);
+      if (answer && answer.status < 500) return answer;
+      if (Date.now() > until + 30_000) {
+        stats.unresolved += 1;
+        return null;
+      }
+      stats.retries += 1;
+      await sleep(Math.min(100 * 2 ** attempt, 1_000));
+    }
+  };
+
+  log(
+    `provider drill: ${USERS} payers, each funded with ${formatUsd(BigInt(FUNDING_MINOR))} USD paid at the sandbox`,
+  );
+  const payers: Payer[] = await Promise.all(
+    Array.from({ length: USERS }, async () => {
+      const user = await api.signUp('provider');
+      const payer = { accountId: await api.openAccount(user.token), token: user.token };
+      const linked = await request(payer, '/payout-account', {}, Date.now());
+      if (linked?.status !== 201) throw new Error(`POST /payout-account answered ${linked?.status}`);
+      return payer;
+    }),
+  );
+  const funding = await Promise.all(
+    payers.map((payer) =>
+      request(
+        payer,
+        `/account/${payer.accountId}/deposit`,
+        { amount: FUNDING_MINOR / 100, currency: 'USD' },
+        Date.now(),
+      ),
+    ),
+  );
+  const fundingIds = funding.map((answer) => (JSON.parse(answer?.body ?? '{}') as { id: string }).id);
+  const fundingDeadline = Date.now() + 60_000;
+  while ((await context.ledgerDb.completedAmong(fundingIds)).length < fundingIds.length) {
+    if (Date.now() > fundingDeadline)
+      throw new Error('the sandbox did not pay the funding deposits within 60 s');
+    await sleep(100);
+  }
+
+  const ids = payers.map((payer) => payer.accountId);
+  const deposits: { payer: Payer; id: string }[] = fundingIds.map((id, i) => ({
+    payer: payers[i] as Payer,
+    id,
+  }));
+  const until = Date.now() + seconds * 1000;
+  const pick = () => payers[Math.floor(Math.random() * payers.length)] as Payer;
+  const count = (status: number, kind: 'deposits' | 'withdrawals' | 'transfers') => {
+    if (status === 202) stats[kind] += 1;
+    else if (status === 422) stats.refused += 1;
+    else unexpected[`${kind} ${status}`] = (unexpected[`${kind} ${status}`] ?? 0) + 1;
+  };
+
+  const client = async () => {
+    while (Date.now() < until) {
+      const payer = pick();
+      const amount = amountMinor() / 100;
+      const roll = Math.random();
+      if (roll < 0.35) {
+        const answer = await request(
+          payer,
+          `/account/${payer.accountId}/deposit`,
+          { amount, currency: 'USD' },
+          until,
+        );
+        if (answer) count(answer.status, 'deposits');
+        if (answer?.status === 202)
+          deposits.push({ payer, id: (JSON.parse(answer.body) as { id: string }).id });
+      } else if (roll < 0.65) {
+        const answer = await request(
+          payer,
+          `/account/${payer.accountId}/withdraw`,
+          { amount, currency: 'USD' },
+          until,
+        );
+        if (answer) count(answer.status, 'withdrawals');
+      } else {
+        let to = pick();
+        while (to === payer) to = pick();
+        const body = { amount, currency: 'USD', to_account_id: to.accountId };
+        const answer = await request(payer, `/account/${payer.accountId}/transfer`, body, until);
+        if (answer) count(answer.status, 'transfers');
+      }
+    }
+  };
+
+  /** The platform refunds a part of a completed deposit now and then, at the sandbox (Stripe's way). */
+  const refunder = async () => {
+    while (Date.now() < until) {
+      await sleep(500);
+      const chosen = deposits[Math.floor(Math.random() * deposits.length)];
+      if (!chosen) continue;
+      const shown = await gateway
+        .json<{ status: string; provider_payment?: { reference: string } }>({
+          method: 'GET',
+          path: `/transaction/${chosen.id}`,
+          token: chosen.payer.token,
+        })
+        .catch(() => null);
+      if (shown?.status !== 'completed' || !shown.provider_payment) continue;
+      const refunded = await stripe.refunds
+        .create({ payment_intent: shown.provider_payment.reference, amount: 100 })
+        .then(() => true)
+        .catch(() => false);
+      if (refunded) stats.refunds += 1;
+    }
+  };
+
+  log(
+    `provider drill: ${USERS} clients for ${seconds} s (deposits, withdrawals, transfers; 1 in ${DECLINED_ONE_IN} ` +
+      `declined at the sandbox); refunds at the sandbox; SIGKILL of the ledger every ${killEverySeconds} s`,
+  );
+  const [outages] = await Promise.all([
+    repeatFault(killEverySeconds * 1000, until, async () => {
+      await system.kill('ledger', 'SIGKILL');
+      await system.restart('ledger');
+    }),
+    refunder(),
+    ...payers.map(() => client()),
+  ]);
+
+  // A call the crash cut short is made again once its lease (45 s) is over, and a payout that fails asks for its
+  // transfer back only then: settled is when nothing is pending and nothing waits for the provider, twice running.
+  const settleDeadline = Date.now() + settleSeconds * 1000 + 45_000;
+  const unfinished = async () => {
+    const { rows } = await context.ledgerDb.pool.query<{ pending: string; waiting: string }>(
+      `SELECT (SELECT count(*) FROM transactions WHERE status = 'pending' AND account_id = ANY($1::uuid[])) AS pending,
+              (SELECT count(*) FROM provider_payments WHERE next_attempt_at IS NOT NULL) AS waiting`,
+      [ids],
+    );
+    return { pending: Number(rows[0]?.pending ?? 0), waiting: Number(rows[0]?.waiting ?? 0) };
+  };
+  let quiet = 0;
+  let left = await unfinished();
+  while (quiet < 2 && Date.now() < settleDeadline) {
+    await sleep(300);
+    left = await unfinished();
+    quiet = left.pending === 0 && left.waiting === 0 ? quiet + 1 : 0;
+  }
+  const waiting = left.waiting;
+  const stillPending = await waitSettled(context, ids, 0);
+  log(
+    `provider drill: settled (${stillPending} pending, ${waiting} provider requests waiting); checking the books`,
+  );
+  const { rows: stuck } = await context.ledgerDb.pool.query<{ about: string }>(
+    `SELECT p.kind || ' ' || p.state || ' (' || t.status || ', ' || p.attempts || ' attempts): ' ||
+            coalesce(p.last_error, 'no error') AS about
+     FROM provider_payments p JOIN transactions t ON t.id = p.transaction_id
+     WHERE p.next_attempt_at IS NOT NULL LIMIT 3`,
+  );
+
+  // The sandbox's books: what the platform holds at the provider.
+  const atProvider = async () =>
+    BigInt((await stripe.balance.retrieve()).available.find((b) => b.currency === 'usd')?.amount ?? 0);
+  const { rows: clearing } = await context.ledgerDb.pool.query<{ balance: string }>(
+    `SELECT balance FROM accounts WHERE kind = 'system' AND system_code = 'provider_clearing' AND currency = 'USD'`,
+  );
+  const providerHolds = await atProvider();
+  const ledgerSays = -BigInt(clearing[0]?.balance ?? 0);
+  const checks = await checkBooks(context, { accountIds: ids, expectedTotalMinor: providerHolds });
+  checks.push(
+    {
+      name: "the provider's books = the ledger's provider-clearing account",
+      ok: providerHolds === ledgerSays,
+      detail: `the sandbox holds ${formatUsd(providerHolds)} USD for the platform; the ledger says ${formatUsd(ledgerSays)}`,
+      discrepancies: providerHolds === ledgerSays ? 0 : 1,
+    },
+    {
+      name: 'every request to the provider done',
+      ok: waiting === 0,
+      detail: `${waiting} still waiting in provider_payments${stuck.length ? `, e.g. ${stuck.map((r) => r.about).join('; ')}` : ''}`,
+      discrepancies: waiting,
+    },
+    {
+      name: 'every request a client sent has a known outcome',
+      ok: stats.unresolved === 0 && Object.keys(unexpected).length === 0,
+      detail: `${stats.unresolved} given up on, ${stats.retries} retried with their Idempotency-Key; unexpected: ${JSON.stringify(unexpected)}`,
+      discrepancies: stats.unresolved + Object.values(unexpected).reduce((a, b) => a + b, 0),
+    },
+  );
+  const { rows: moved } = await context.ledgerDb.pool.query<{ amount: string | null }>(
+    `SELECT sum(amount) AS amount FROM transactions
+     WHERE status = 'completed' AND type <> 'reversal' AND account_id = ANY($1::uuid[])`,
+    [ids],
+  );
+  const average = outages.length ? outages.reduce((a, b) => a + b, 0) / outages.length : 0;
+  return {
+    name: 'provider: the ledger asks the sandbox, SIGKILL the ledger every 10 s',
+    injected: [
+      `${outages.length} × SIGKILL of the ledger process, each restarted at once (down ${(average / 1000).toFixed(1)} s on average until healthy)`,
+      `1 in ${DECLINED_ONE_IN} amounts declined at the sandbox (card or bank); ${stats.refunds} refunds at the sandbox`,
+    ],
+    operations: {
+      'deposits accepted': stats.deposits,
+      'withdrawals accepted': stats.withdrawals,
+      'transfers accepted': stats.transfers,
+      'refused (422)': stats.refused,
+      'refunds at the provider': stats.refunds,
+      'retried requests': stats.retries,
+    },
+    faults: outages.length,
+    moneyMovedMinor: BigInt(moved[0]?.amount ?? 0),
+    checks,
+    durationMs: Date.now() - started,
+  };
+}
