@@ -157,6 +157,36 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
     expect(again).to.include({ statusCode: 400, code: 'charge_already_refunded' });
   });
 
+  it('holds a disputed deposit, takes it back when the dispute is lost and gives it back when won', async () => {
+    const alice = await payer();
+    const disputed = async (amount: number) => {
+      const id = await deposit(alice, amount);
+      const { reference } = await paymentOf(alice, id);
+      // Stripe's test card for a charge its cardholder disputes at once.
+      await stripe.paymentIntents.confirm(reference, { payment_method: 'pm_card_createDispute' });
+      await settled(alice, id, 'completed');
+      const [dispute] = (await stripe.disputes.list({ payment_intent: reference })).data;
+      expect(dispute).to.include({ status: 'needs_response', amount: amount * 100 });
+      return dispute!.id;
+    };
+    const balance = async () => (await api.get(`/account/${alice.accountId}/balance`, alice.token)).body;
+
+    const lost = await disputed(30);
+    await eventually(balance, (b) => b.balance === 30 && b.available_balance === 0);
+    await stripe.disputes.close(lost);
+    await eventually(balance, (b) => b.balance === 0 && b.available_balance === 0);
+
+    const won = await disputed(20);
+    await eventually(balance, (b) => b.balance === 20 && b.available_balance === 0);
+    await stripe.disputes.update(won, { evidence: { uncategorized_text: 'winning_evidence' } });
+    await eventually(balance, (b) => b.balance === 20 && b.available_balance === 20);
+    const reversals = await api.get(`/account/${alice.accountId}/transactions?type=reversal`, alice.token);
+    expect(reversals.body.data.map((t: { status: string }) => t.status)).to.have.members([
+      'completed',
+      'canceled',
+    ]);
+  });
+
   /** A payer whose deposit of `amount` was paid, with a payout account linked at the provider. */
   const funded = async (amount: number) => {
     const who = await payer();

@@ -334,6 +334,38 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
     }),
   );
 
+  v1.get('/disputes', (req, res) => {
+    const data = store.listDisputes(text(req.query.payment_intent));
+    res.json({ object: 'list', data, has_more: false, url: '/v1/disputes' });
+  });
+
+  v1.post(
+    '/disputes/:id/close',
+    idempotent((req, request) => {
+      const { dispute, events } = store.closeDispute(req.params.id as string, 'accept', request);
+      sendInOrder(events);
+      return { status: 200, body: dispute };
+    }),
+  );
+
+  // Stripe's test mode decides a dispute by the evidence: `winning_evidence` or `losing_evidence`.
+  v1.post(
+    '/disputes/:id',
+    idempotent((req, request) => {
+      const evidence = (req.body as { evidence?: { uncategorized_text?: unknown } } | undefined)?.evidence;
+      const given = text(evidence?.uncategorized_text);
+      if (given !== 'winning_evidence' && given !== 'losing_evidence') {
+        throw invalid(
+          'evidence[uncategorized_text]',
+          'The sandbox decides a dispute by evidence[uncategorized_text]: winning_evidence or losing_evidence.',
+        );
+      }
+      const { dispute, events } = store.closeDispute(req.params.id as string, given, request);
+      sendInOrder(events);
+      return { status: 200, body: dispute };
+    }),
+  );
+
   v1.post(
     '/accounts',
     idempotent((req) => {

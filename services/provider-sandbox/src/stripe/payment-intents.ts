@@ -22,7 +22,26 @@ export type PaymentIntentEvent =
   | Stripe.PaymentIntentPaymentFailedEvent
   | Stripe.PaymentIntentCanceledEvent
   | Stripe.RefundCreatedEvent
-  | Stripe.ChargeRefundedEvent;
+  | Stripe.ChargeRefundedEvent
+  | Stripe.ChargeDisputeCreatedEvent
+  | Stripe.ChargeDisputeClosedEvent;
+
+/** The fields of a dispute the sandbox keeps and sends (Stripe's type, narrowed to them). */
+export type SandboxDispute = Pick<
+  Stripe.Dispute,
+  | 'id'
+  | 'object'
+  | 'amount'
+  | 'charge'
+  | 'currency'
+  | 'created'
+  | 'is_charge_refundable'
+  | 'livemode'
+  | 'metadata'
+  | 'payment_intent'
+  | 'reason'
+  | 'status'
+>;
 
 /** The fields of a charge the sandbox keeps and sends (Stripe's type, narrowed to them). */
 type RefundedCharge = Pick<
@@ -36,9 +55,11 @@ type RefundedCharge = Pick<
 /** Stripe's test payment methods (docs.stripe.com/testing): how a confirmation with each ends. */
 const TEST_PAYMENT_METHODS: Record<
   string,
-  { decline?: { code: string; decline_code?: string; message: string } }
+  { decline?: { code: string; decline_code?: string; message: string }; disputed?: true }
 > = {
   pm_card_visa: {},
+  // Succeeds, then the cardholder disputes the charge (Stripe's pm_card_createDispute).
+  pm_card_createDispute: { disputed: true },
   pm_card_mastercard: {},
   pm_card_amex: {},
   pm_card_chargeDeclined: {
@@ -84,6 +105,17 @@ export interface PaymentIntentStore {
     reason: Stripe.PaymentIntent.CancellationReason | undefined,
     request: RequestInfo,
   ): Change;
+  /** The disputes of a PaymentIntent's charge, or every dispute. */
+  listDisputes(paymentIntentId?: string): SandboxDispute[];
+  /**
+   * Closes a dispute as Stripe test mode does: `accept` (POST /v1/disputes/:id/close) loses it; evidence
+   * `winning_evidence` wins it and `losing_evidence` loses it. The money returns to the platform if it is won.
+   */
+  closeDispute(
+    disputeId: string,
+    outcome: 'accept' | 'winning_evidence' | 'losing_evidence',
+    request: RequestInfo,
+  ): { dispute: SandboxDispute; events: PaymentIntentEvent[] };
   /** Refunds a payment that succeeded, in whole or in part: `refund.created`, then `charge.refunded`. */
   refund(
     id: string,
@@ -103,10 +135,11 @@ export function createPaymentIntentStore(platform: PlatformBalance): PaymentInte
   const intents = new Map<string, PaymentIntent>();
   /** By PaymentIntent: the refunds of its charge, newest first. */
   const refunds = new Map<string, Stripe.Refund[]>();
+  const disputes = new Map<string, SandboxDispute>();
 
   const event = (
     type: PaymentIntentEvent['type'],
-    object: PaymentIntent | RefundedCharge | Stripe.Refund,
+    object: PaymentIntent | RefundedCharge | Stripe.Refund | SandboxDispute,
     request: RequestInfo,
   ): PaymentIntentEvent =>
     stripeEvent<PaymentIntentEvent>(type, object, { idempotencyKey: request.idempotencyKey });
@@ -164,10 +197,28 @@ export function createPaymentIntentStore(platform: PlatformBalance): PaymentInte
       last_payment_error: null,
       latest_charge: id('ch'),
     });
-    return {
-      paymentIntent: structuredClone(intent),
-      events: [event('payment_intent.succeeded', intent, request)],
-    };
+    const events = [event('payment_intent.succeeded', intent, request)];
+    if (method.disputed) {
+      // The cardholder's bank takes the money back at once, until the dispute is decided.
+      const dispute: SandboxDispute = {
+        id: id('dp'),
+        object: 'dispute',
+        amount: intent.amount,
+        charge: intent.latest_charge as string,
+        currency: intent.currency,
+        created: now(),
+        is_charge_refundable: false,
+        livemode: false,
+        metadata: {},
+        payment_intent: intent.id,
+        reason: 'fraudulent',
+        status: 'needs_response',
+      };
+      disputes.set(dispute.id, dispute);
+      platform.add(intent.currency, -intent.amount);
+      events.push(event('charge.dispute.created', dispute, request));
+    }
+    return { paymentIntent: structuredClone(intent), events };
   };
 
   return {
@@ -247,6 +298,28 @@ export function createPaymentIntentStore(platform: PlatformBalance): PaymentInte
         });
       }
       return confirmWith(intent, method, request);
+    },
+
+    listDisputes: (paymentIntentId) =>
+      [...disputes.values()]
+        .filter((dispute) => !paymentIntentId || dispute.payment_intent === paymentIntentId)
+        .map((dispute) => structuredClone(dispute)),
+
+    closeDispute(disputeId, outcome, request) {
+      const dispute = disputes.get(disputeId);
+      if (!dispute) throw missing(404, 'dispute', `No such dispute: '${disputeId}'`);
+      if (dispute.status !== 'needs_response') {
+        throw new StripeApiError(400, {
+          type: 'invalid_request_error',
+          message: `This dispute is already closed (${dispute.status}).`,
+        });
+      }
+      dispute.status = outcome === 'winning_evidence' ? 'won' : 'lost';
+      if (dispute.status === 'won') platform.add(dispute.currency, dispute.amount);
+      return {
+        dispute: structuredClone(dispute),
+        events: [event('charge.dispute.closed', dispute, request)],
+      };
     },
 
     refund(paymentIntentId, { amount, metadata }, request) {
