@@ -99,6 +99,8 @@ export async function runProviderDrill(
     transfers: 0,
     refused: 0,
     refunds: 0,
+    disputesLost: 0,
+    disputesWon: 0,
     retries: 0,
     unresolved: 0,
   };
@@ -228,9 +230,73 @@ export async function runProviderDrill(
     }
   };
 
+  /**
+   * Now and then a payer pays a deposit of theirs with Stripe's `pm_card_createDispute` before the sandbox pays it
+   * (it waits 100 ms for a client), and the cardholder disputes it at once; the dispute is lost or won a second later.
+   */
+  const disputed: string[] = [];
+  const decide = async (disputeId: string) => {
+    const lost = Math.random() < 0.5;
+    const closed = await (
+      lost
+        ? stripe.disputes.close(disputeId)
+        : stripe.disputes.update(disputeId, { evidence: { uncategorized_text: 'winning_evidence' } })
+    ).then(
+      () => true,
+      () => false,
+    );
+    if (closed) stats[lost ? 'disputesLost' : 'disputesWon'] += 1;
+  };
+  const disputer = async () => {
+    while (Date.now() < until) {
+      await sleep(1_000);
+      const payer = pick();
+      const answer = await request(
+        payer,
+        `/account/${payer.accountId}/deposit`,
+        { amount: 20, currency: 'USD' },
+        until,
+      );
+      if (answer?.status !== 202) continue;
+      stats.deposits += 1;
+      const id = (JSON.parse(answer.body) as { id: string }).id;
+      let reference: string | undefined;
+      for (const giveUp = Date.now() + 5_000; !reference && Date.now() < giveUp; await sleep(10)) {
+        reference = await gateway
+          .json<{ provider_payment?: { reference: string } }>({
+            method: 'GET',
+            path: `/transaction/${id}`,
+            token: payer.token,
+          })
+          .then((shown) => shown.provider_payment?.reference)
+          .catch(() => undefined);
+      }
+      if (!reference) continue;
+      const paid = await stripe.paymentIntents
+        .confirm(reference, { payment_method: 'pm_card_createDispute' })
+        .then(
+          () => true,
+          () => false,
+        );
+      if (!paid) continue;
+      const [dispute] = (await stripe.disputes.list({ payment_intent: reference })).data;
+      if (dispute) disputed.push(dispute.id);
+    }
+  };
+  /** Decides the disputes opened, a second later, until the disputer is done and none is left open. */
+  const decider = async (disputing: Promise<void>) => {
+    let done = false;
+    void disputing.finally(() => (done = true));
+    while (!done || disputed.length > 0) {
+      await sleep(1_000);
+      const due = disputed.splice(0, disputed.length);
+      await Promise.all(due.map(decide));
+    }
+  };
+
   log(
     `provider drill: ${USERS} clients for ${seconds} s (deposits, withdrawals, transfers; 1 in ${DECLINED_ONE_IN} ` +
-      `declined at the sandbox); refunds at the sandbox; SIGKILL of the ledger every ${killEverySeconds} s`,
+      `declined at the sandbox); refunds and disputes at the sandbox; SIGKILL of the ledger every ${killEverySeconds} s`,
   );
   const [outages] = await Promise.all([
     repeatFault(killEverySeconds * 1000, until, async () => {
@@ -238,6 +304,7 @@ export async function runProviderDrill(
       await system.restart('ledger');
     }),
     refunder(),
+    decider(disputer()),
     ...payers.map(() => client()),
   ]);
 
@@ -310,7 +377,8 @@ export async function runProviderDrill(
     name: 'provider: the ledger asks the sandbox, SIGKILL the ledger every 10 s',
     injected: [
       `${outages.length} × SIGKILL of the ledger process, each restarted at once (down ${(average / 1000).toFixed(1)} s on average until healthy)`,
-      `1 in ${DECLINED_ONE_IN} amounts declined at the sandbox (card or bank); ${stats.refunds} refunds at the sandbox`,
+      `1 in ${DECLINED_ONE_IN} amounts declined at the sandbox (card or bank); ${stats.refunds} refunds at the sandbox; ` +
+        `${stats.disputesLost + stats.disputesWon} disputes (${stats.disputesLost} lost, ${stats.disputesWon} won)`,
     ],
     operations: {
       'deposits accepted': stats.deposits,
@@ -318,6 +386,8 @@ export async function runProviderDrill(
       'transfers accepted': stats.transfers,
       'refused (422)': stats.refused,
       'refunds at the provider': stats.refunds,
+      'disputes lost': stats.disputesLost,
+      'disputes won': stats.disputesWon,
       'retried requests': stats.retries,
     },
     faults: outages.length,
