@@ -9,6 +9,17 @@ import { eventually, startSystem, type TestSystem } from '@payments/testkit';
 import { apiClient, type ApiClient } from './api-client.js';
 import { auditOf, expectBooksBalance, systemBalance } from './support/ledger-audit.js';
 
+/** stripe-node pointed at the system's sandbox, with the key the ledger calls it with: the platform's view. */
+function sandboxStripe(system: TestSystem): Stripe {
+  const sandbox = new URL(system.urls['provider-sandbox']);
+  return new Stripe(system.sandboxApiKey, {
+    host: sandbox.hostname,
+    port: Number(sandbox.port),
+    protocol: 'http',
+    maxNetworkRetries: 0,
+  });
+}
+
 interface Payer {
   token: string;
   accountId: string;
@@ -30,13 +41,7 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
     // Nobody pays on their own here: each test pays as the client would, or does not.
     system = await startSystem({ serviceEnv: { 'provider-sandbox': { SANDBOX_AUTO_CONFIRM: 'false' } } });
     api = apiClient(system.gatewayUrl);
-    const sandbox = new URL(system.urls['provider-sandbox']);
-    stripe = new Stripe(system.sandboxApiKey, {
-      host: sandbox.hostname,
-      port: Number(sandbox.port),
-      protocol: 'http',
-      maxNetworkRetries: 0,
-    });
+    stripe = sandboxStripe(system);
   });
   afterEach(async function () {
     if (this.currentTest?.state === 'failed') failures += 1;
@@ -53,15 +58,17 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
     expect(account.status, account.text).to.equal(201);
     return { token: user.token, accountId: account.body.id };
   };
-  const deposit = async (who: Payer, amount: number) => {
+  /** A deposit or withdrawal accepted (202); resolves with its transaction id. */
+  const move = async (operation: 'deposit' | 'withdraw', who: Payer, amount: number) => {
     const accepted = await api.post(
-      `/account/${who.accountId}/deposit`,
+      `/account/${who.accountId}/${operation}`,
       { amount, currency: 'USD' },
       who.token,
     );
     expect(accepted.status, accepted.text).to.equal(202);
     return accepted.body.id as string;
   };
+  const deposit = (who: Payer, amount: number) => move('deposit', who, amount);
   /** The PaymentIntent the ledger created for a deposit, as its owner sees it. */
   const paymentOf = async (who: Payer, id: string, timeoutMs = 15_000) => {
     const shown = await eventually(
@@ -198,15 +205,7 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
     expect(linked.status, linked.text).to.equal(201);
     return { who, connected: linked.body.account as string };
   };
-  const withdraw = async (who: Payer, amount: number) => {
-    const accepted = await api.post(
-      `/account/${who.accountId}/withdraw`,
-      { amount, currency: 'USD' },
-      who.token,
-    );
-    expect(accepted.status, accepted.text).to.equal(202);
-    return accepted.body.id as string;
-  };
+  const withdraw = (who: Payer, amount: number) => move('withdraw', who, amount);
 
   it("pays a withdrawal out through the payer's connected account, and debits it once paid", async () => {
     const { who, connected } = await funded(50);
@@ -314,13 +313,7 @@ describe('an unpaid deposit expires, and its PaymentIntent is canceled at the pr
       },
     });
     api = apiClient(system.gatewayUrl);
-    const sandbox = new URL(system.urls['provider-sandbox']);
-    stripe = new Stripe(system.sandboxApiKey, {
-      host: sandbox.hostname,
-      port: Number(sandbox.port),
-      protocol: 'http',
-      maxNetworkRetries: 0,
-    });
+    stripe = sandboxStripe(system);
   });
   after(async () => {
     await system?.stop();

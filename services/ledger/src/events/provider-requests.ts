@@ -28,7 +28,7 @@ const BATCH = 50;
  * so how long a call cut short by a crash waits to be made again. Should it be taken while still under way, the
  * idempotency key makes the second call return the first one's payment.
  */
-export const LEASE_MS = 45_000;
+const LEASE_MS = 45_000;
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 300_000;
 
