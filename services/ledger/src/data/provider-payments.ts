@@ -133,8 +133,9 @@ export async function recordProviderDone(
   state: 'refused' | 'skipped' | 'closed',
   error: string | null = null,
 ): Promise<void> {
+  // Each ending comes from one state only: nothing made (refused, skipped), or made and then undone (closed).
   await knex('provider_payments')
-    .where({ transaction_id: transactionId })
+    .where({ transaction_id: transactionId, state: state === 'closed' ? 'created' : 'requested' })
     .update({
       state,
       last_error: error?.slice(0, ERROR_LENGTH) ?? null,

@@ -55,15 +55,21 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
     'Calls to the payment provider, by what was asked and how it ended',
     ['call', 'outcome'],
   );
+  // Both gauges are read in the same scrape: one query answers both.
+  let reading: ReturnType<typeof store.providerPayments.backlog> | null = null;
+  const backlog = () =>
+    (reading ??= store.providerPayments.backlog().finally(() => {
+      reading = null;
+    }));
   options.metrics.gauge(
     'ledger_provider_requests_waiting',
     'Requests to the payment provider not yet done (created, refused or undone)',
-    async () => (await store.providerPayments.backlog()).waiting,
+    async () => (await backlog()).waiting,
   );
   options.metrics.gauge(
     'ledger_provider_oldest_request_seconds',
     'How long the oldest request to the payment provider not yet done has waited',
-    async () => (await store.providerPayments.backlog()).oldestSeconds,
+    async () => (await backlog()).oldestSeconds,
   );
 
   const failedFor = async (work: ProviderWork, call: string, error: unknown) => {
