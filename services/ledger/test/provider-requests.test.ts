@@ -182,7 +182,8 @@ describe('ledger: an expired deposit is canceled at the provider', function () {
     );
   });
 
-  it('creates no payment for a deposit that expired while the provider was down', async () => {
+  it('cancels at the provider a deposit that expired while its calls failed (the payment may have been made)', async () => {
+    // The answer is lost after the provider made the payment, as when the connection drops on the way back.
     provider.behave = (call) => {
       if (call.call === 'createPayment') throw new Error('socket hang up');
     };
@@ -195,12 +196,12 @@ describe('ledger: an expired deposit is canceled at the provider', function () {
     provider.behave = () => undefined;
     const row = await eventually(
       () => ledger.db('provider_payments').where({ transaction_id: id }).first(),
-      (found) => found?.state === 'skipped',
+      (found) => found?.state === 'closed',
       { timeoutMs: 10_000 },
     );
-    expect(row).to.include({ reference: null, next_attempt_at: null });
+    expect(row).to.include({ reference: `pi_${id.replaceAll('-', '')}`, next_attempt_at: null });
     expect(provider.calls.filter((c) => c.call === 'cancelPayment' && c.transactionId === id)).to.have.length(
-      0,
+      1,
     );
   });
 });
@@ -363,6 +364,28 @@ describe('ledger: paying withdrawals out through the provider (Connect)', functi
       async () => reversalsOf(accepted.body.id),
       (calls) => calls.length === 1,
     );
+  });
+
+  it('takes back the transfer of a payout that failed before its creation was recorded', async () => {
+    // The provider made the payout but its answer was lost (the ledger killed while waiting, a dropped connection);
+    // the payout fails at the provider before the ledger asks again.
+    provider.behave = (call) => {
+      if (call.call === 'createPayout') throw new Error('socket hang up');
+    };
+    const { user, account } = await customer();
+    const accepted = await withdraw(user, account.id, 15);
+    await payoutOf(accepted.body.id);
+    await ledger.confirm(accepted.body.id, 'failed', { movement: 'payout' });
+    await ledger.waitForStatus(user, accepted.body.id, 'failed');
+    provider.behave = () => undefined;
+    const row = await eventually(
+      () => ledger.db('provider_payments').where({ transaction_id: accepted.body.id }).first(),
+      (found) => found?.state === 'closed',
+      { timeoutMs: 10_000 },
+    );
+    expect(row.transfer).to.equal(`tr_${accepted.body.id.replaceAll('-', '')}`);
+    expect(reversalsOf(accepted.body.id)).to.have.length(1);
+    expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 100, available_balance: 100 });
   });
 
   it("fails the withdrawal with the provider's reason when it refuses the payout, releasing the hold", async () => {

@@ -110,11 +110,14 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
 
   const create = async (work: ProviderWork) => {
     const call = work.kind === 'payment' ? 'create_payment' : 'create_payout';
-    if (work.transactionStatus !== 'pending') {
+    if (work.transactionStatus !== 'pending' && work.attempts === 1) {
       // It ended before anything was asked: nothing to create (nor to undo).
       await store.providerPayments.done(work.transactionId, 'skipped');
       return;
     }
+    // Still pending, or ended after an earlier call whose answer was lost (a process killed while waiting for it, a
+    // timeout): that call may have made it. Asked again with the same idempotency key, the provider answers with
+    // what it made then (or makes it now), so it is known, and undone below when the ending asked for that.
     let created;
     try {
       created = await make(work);
