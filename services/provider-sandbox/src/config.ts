@@ -9,6 +9,9 @@ import {
   Url,
 } from '@payments/service-kit';
 
+/** A Stripe event type's characters (`charge.dispute.closed`); an unknown type is allowed, an empty one is not. */
+const EVENT_TYPE = '[a-z0-9_.]+';
+
 export const ProviderSandboxConfigSchema = Type.Object({
   ...CommonConfig,
   PORT: PortNumber(3005),
@@ -39,6 +42,22 @@ export const ProviderSandboxConfigSchema = Type.Object({
   SANDBOX_DUPLICATE_DELIVERY: Type.Boolean({
     default: false,
     description: 'Sends every Stripe event twice, to exercise deduplication downstream',
+  }),
+  SANDBOX_FORGET_EVENTS: Type.Number({
+    minimum: 0,
+    maximum: 1,
+    default: 0,
+    description:
+      'The share (0 to 1) of the events of SANDBOX_FORGET_EVENT_TYPES the sandbox never sends, though their change ' +
+      'happens at the sandbox all the same, for reconciliation to find; each is logged and listed at ' +
+      '`GET /sandbox/forgotten-events` (with SANDBOX_API_KEY). 0 forgets none',
+  }),
+  SANDBOX_FORGET_EVENT_TYPES: Type.String({
+    pattern: `^${EVENT_TYPE}(,${EVENT_TYPE})*$`,
+    default: 'payment_intent.succeeded,payout.paid,payout.failed,charge.refunded,charge.dispute.closed',
+    description:
+      'The Stripe event types, comma-separated, SANDBOX_FORGET_EVENTS may forget: by default the ones that move ' +
+      'money in the ledger',
   }),
   SANDBOX_API_KEY: Type.String({
     minLength: 1,

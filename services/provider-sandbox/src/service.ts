@@ -9,6 +9,7 @@ import {
   refuseDevelopmentSecrets,
   resolveServiceCredential,
   serveHttp,
+  splitList,
   type EventBus,
   type ReadinessCheck,
   type RunningService,
@@ -74,6 +75,10 @@ export async function startProviderSandbox(
             connect: createConnectStore(platform),
             payoutDelayMs: config.SANDBOX_DELAY_MS,
             duplicateDelivery: config.SANDBOX_DUPLICATE_DELIVERY,
+            forgetEvents: {
+              ratio: config.SANDBOX_FORGET_EVENTS,
+              types: new Set(splitList(config.SANDBOX_FORGET_EVENT_TYPES)),
+            },
             client,
             logger,
             autoPay: config.SANDBOX_AUTO_CONFIRM ? { delayMs: config.SANDBOX_DELAY_MS } : undefined,

@@ -173,6 +173,107 @@ describe('provider-sandbox', () => {
     expect(deliveries[0]?.event.id).to.equal(deliveries[1]?.event.id);
   });
 
+  const forgottenEvents = async (url: string, key = KEY) => {
+    const response = await fetch(`${url}/sandbox/forgotten-events`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    return { status: response.status, body: (await response.json()) as { data: Record<string, unknown>[] } };
+  };
+
+  it('never sends an event it forgets (SANDBOX_FORGET_EVENTS=1), not even as a duplicate, and lists it', async () => {
+    const { service, stripe } = await startSandbox({
+      SANDBOX_FORGET_EVENTS: '1',
+      SANDBOX_FORGET_EVENT_TYPES: 'payment_intent.succeeded',
+      SANDBOX_DUPLICATE_DELIVERY: 'true',
+    });
+    const transactionId = randomUUID();
+    const intent = await stripe.paymentIntents.create({
+      amount: 900,
+      currency: 'usd',
+      metadata: { transaction_id: transactionId },
+      payment_method: 'pm_card_visa',
+      confirm: true,
+    });
+    await stripe.refunds.create({ payment_intent: intent.id, amount: 200 });
+
+    // Events go out in order: once charge.refunded (after the success) has arrived, nothing about it is on its way.
+    const deliveries = await deliveriesFor(transactionId, 4);
+    expect(deliveries.map((d) => d.event.type)).to.deep.equal([
+      'payment_intent.created',
+      'payment_intent.created',
+      'charge.refunded',
+      'charge.refunded',
+    ]);
+    expect(await stripe.paymentIntents.retrieve(intent.id)).to.include({
+      status: 'succeeded',
+      amount_received: 900,
+    });
+
+    const { status, body } = await forgottenEvents(service.url);
+    expect(status).to.equal(200);
+    expect(body.data).to.have.length(1);
+    expect(body.data[0]).to.include({
+      type: 'payment_intent.succeeded',
+      object_id: intent.id,
+      transaction_id: transactionId,
+    });
+    expect(body.data[0]?.id).to.match(/^evt_/);
+    expect(body.data[0]?.created).to.be.a('number');
+    expect((await forgottenEvents(service.url, 'sk_test_wrong')).status).to.equal(401);
+  });
+
+  it('forgets by default only the events that move money in the ledger, and none with the default ratio', async () => {
+    const forgetful = await startSandbox({ SANDBOX_FORGET_EVENTS: '1', SANDBOX_DELAY_MS: '50' });
+    const transactionId = randomUUID();
+    const account = await forgetful.stripe.accounts.create({ type: 'express', country: 'US' });
+    await forgetful.stripe.transfers.create({
+      amount: 500,
+      currency: 'usd',
+      destination: account.id,
+      metadata: { transaction_id: transactionId },
+    });
+    const payout = await forgetful.stripe.payouts.create(
+      { amount: 500, currency: 'usd', metadata: { transaction_id: transactionId } },
+      { stripeAccount: account.id },
+    );
+    const forgotten = await eventually(
+      async () => (await forgottenEvents(forgetful.service.url)).body.data,
+      (data) => data.length > 0,
+    );
+    expect(forgotten.map((event) => [event.type, event.object_id])).to.deep.equal([
+      ['payout.paid', payout.id],
+    ]);
+    expect((await deliveriesFor(transactionId, 2)).map((d) => d.event.type)).to.deep.equal([
+      'transfer.created',
+      'payout.created',
+    ]);
+    expect(await forgetful.stripe.payouts.retrieve(payout.id, {}, { stripeAccount: account.id })).to.include({
+      status: 'paid',
+    });
+
+    const { service, stripe } = await startSandbox();
+    const paid = await payment(stripe);
+    expect((await deliveriesFor(paid, 2)).map((d) => d.event.type)).to.deep.equal([
+      'payment_intent.created',
+      'payment_intent.succeeded',
+    ]);
+    expect((await forgottenEvents(service.url)).body).to.deep.equal({ data: [] });
+  });
+
+  for (const [variable, value] of [
+    ['SANDBOX_FORGET_EVENTS', '1.5'],
+    ['SANDBOX_FORGET_EVENTS', '-0.1'],
+    ['SANDBOX_FORGET_EVENTS', 'some'],
+    ['SANDBOX_FORGET_EVENT_TYPES', 'payout.paid,,payout.failed'],
+    ['SANDBOX_FORGET_EVENT_TYPES', ','],
+  ] as const) {
+    it(`refuses ${variable}=${value} at start, naming it`, async () => {
+      const failure = await startSandbox({ [variable]: value }).catch((error: unknown) => error);
+      expect(failure).to.be.instanceOf(ConfigError);
+      expect((failure as Error).message).to.include(variable);
+    });
+  }
+
   it('refuses to start in production when enabled: it would confirm every payment', async () => {
     const failure = await startSandbox({
       NODE_ENV: 'production',

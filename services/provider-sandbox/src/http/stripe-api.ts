@@ -6,6 +6,8 @@ import { failsBySandboxRule } from '../domain/test-amounts.js';
 import { DEFAULT_BANK_ACCOUNT, type ConnectEvent, type ConnectStore } from '../stripe/connect.js';
 import type { PlatformBalance } from '../stripe/platform-balance.js';
 import type { ProviderWebhookClient } from './provider-webhook-client.js';
+import { createForgottenEvents, type EventForgetting } from './forgotten-events.js';
+import { readListQuery } from '../stripe/lists.js';
 import { StripeApiError } from '../stripe/objects.js';
 import {
   CANCELLATION_REASONS,
@@ -16,9 +18,10 @@ import {
 
 /**
  * The part of Stripe's API the payment adapter uses, served the way Stripe serves it: form-encoded requests under
- * `/v1`, a secret key as the bearer token, Stripe's error bodies, and `Idempotency-Key` replaying the first answer
- * (or refusing a key reused with other parameters). Every change is sent on to webhook-ingest as a signed event, one
- * at a time in the order they happened.
+ * `/v1`, a secret key as the bearer token, Stripe's error bodies, `Idempotency-Key` replaying the first answer
+ * (or refusing a key reused with other parameters), and lists paged as Stripe pages them (stripe/lists.ts). Every
+ * change is sent on to webhook-ingest as a signed event, one at a time in the order they happened, unless the
+ * sandbox was told to forget some (GET /sandbox/forgotten-events names those).
  */
 export interface StripeApiOptions {
   apiKey: string;
@@ -32,6 +35,8 @@ export interface StripeApiOptions {
   platform: PlatformBalance;
   /** Every event is sent twice, to exercise deduplication downstream. */
   duplicateDelivery?: boolean;
+  /** Some events are never sent, for reconciliation to find what they were about. */
+  forgetEvents?: EventForgetting;
   /** How long after its creation the bank answers a payout (paid, or failed). */
   payoutDelayMs: number;
   /**
@@ -53,6 +58,11 @@ const sameKey = (given: string, expected: string) => {
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
 };
+
+/** A request's query string as sent, whatever query parser the app has (`created[gte]` stays one name). */
+const queryOf = (req: Request) => new URL(req.originalUrl, 'http://sandbox.invalid').searchParams;
+
+const PAYOUT_STATUSES = ['paid', 'pending', 'in_transit', 'canceled', 'failed'];
 
 /** A form parameter as a string, if it was given as one. */
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
@@ -108,11 +118,16 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
   const timers = new Set<NodeJS.Timeout>();
   const remembered = new Map<string, Remembered>();
   let sending: Promise<void> = Promise.resolve();
+  const forgotten = createForgottenEvents(options.forgetEvents, logger);
 
-  /** Sends events after those of earlier requests, never two at once, so webhook-ingest sees Stripe's order. */
+  /**
+   * Sends events after those of earlier requests, never two at once, so webhook-ingest sees Stripe's order. Whether an
+   * event is forgotten is decided here, as it happens, so GET /sandbox/forgotten-events names it at once.
+   */
   const sendInOrder = (events: readonly (Change['events'][number] | ConnectEvent)[]) => {
+    const sent = events.filter((event) => !forgotten.forgets(event));
     sending = sending.then(async () => {
-      for (const event of events) {
+      for (const event of sent) {
         try {
           for (let copy = 0; copy < (options.duplicateDelivery ? 2 : 1); copy += 1) {
             await client.send(event, event.request?.id ?? event.id);
@@ -283,6 +298,10 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
     }),
   );
 
+  v1.get('/payment_intents', (req, res) => {
+    res.json(store.list(readListQuery(queryOf(req))));
+  });
+
   v1.get('/payment_intents/:id', (req, res) => {
     res.json(store.retrieve(req.params.id as string));
   });
@@ -334,9 +353,14 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
     }),
   );
 
+  v1.get('/refunds', (req, res) => {
+    const query = readListQuery(queryOf(req), ['payment_intent']);
+    res.json(store.listRefunds(query, { paymentIntent: query.filters.payment_intent }));
+  });
+
   v1.get('/disputes', (req, res) => {
-    const data = store.listDisputes(text(req.query.payment_intent));
-    res.json({ object: 'list', data, has_more: false, url: '/v1/disputes' });
+    const query = readListQuery(queryOf(req), ['payment_intent']);
+    res.json(store.listDisputes(query, { paymentIntent: query.filters.payment_intent }));
   });
 
   v1.post(
@@ -423,6 +447,16 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
     }),
   );
 
+  v1.get('/transfers', (req, res) => {
+    const query = readListQuery(queryOf(req), ['destination', 'transfer_group']);
+    res.json(
+      connect.listTransfers(query, {
+        destination: query.filters.destination,
+        transferGroup: query.filters.transfer_group,
+      }),
+    );
+  });
+
   v1.get('/transfers/:id', (req, res) => {
     res.json(connect.retrieveTransfer(req.params.id as string));
   });
@@ -464,6 +498,19 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
     }),
   );
 
+  // Without Stripe-Account, the platform's own payouts: the sandbox makes none.
+  v1.get('/payouts', (req, res) => {
+    const query = readListQuery(queryOf(req), ['status']);
+    const { status } = query.filters;
+    if (status !== undefined && !PAYOUT_STATUSES.includes(status))
+      throw invalid('status', `Invalid status: must be one of ${PAYOUT_STATUSES.join(', ')}`);
+    res.json(connect.listPayouts(req.get('stripe-account') || undefined, query, { status }));
+  });
+
+  v1.get('/payouts/:id', (req, res) => {
+    res.json(connect.retrievePayout(req.get('stripe-account') || undefined, req.params.id as string));
+  });
+
   v1.use((req: Request) => {
     throw new StripeApiError(404, {
       type: 'invalid_request_error',
@@ -471,16 +518,26 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
     });
   });
 
-  v1.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  const answerError = (error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     if (error instanceof StripeApiError) {
       res.status(error.status).json({ error: error.error });
       return;
     }
     logger.error({ err: error }, 'the Stripe API failed');
     res.status(500).json({ error: { type: 'api_error', message: 'An error occurred with our API.' } });
+  };
+  v1.use(answerError);
+
+  // The sandbox's own routes, for drills: not Stripe's, but opened by the same key.
+  const sandbox = express.Router();
+  sandbox.use(authenticate);
+  sandbox.get('/forgotten-events', (_req, res) => {
+    res.json({ data: forgotten.list() });
   });
+  sandbox.use(answerError);
 
   app.use('/v1', v1);
+  app.use('/sandbox', sandbox);
   return {
     stop() {
       for (const timer of timers) clearTimeout(timer);

@@ -1,6 +1,7 @@
 import type Stripe from 'stripe';
 import { failsBySandboxRule } from '../domain/test-amounts.js';
 import { resourceMissing, StripeApiError, stripeEvent, stripeId as id, unixNow as now } from './objects.js';
+import { listPage, type ListQuery } from './lists.js';
 import type { PlatformBalance } from './platform-balance.js';
 
 /**
@@ -72,6 +73,10 @@ export interface ConnectStore {
     transferGroup?: string;
   }): { transfer: Stripe.Transfer; events: ConnectEvent[] };
   retrieveTransfer(transferId: string): Stripe.Transfer;
+  listTransfers(
+    query: ListQuery,
+    filter: { destination?: string; transferGroup?: string },
+  ): Stripe.ApiList<Stripe.Transfer>;
   reverseTransfer(
     transferId: string,
     params: { amount?: number; metadata: Record<string, string> },
@@ -80,6 +85,17 @@ export interface ConnectStore {
     accountId: string,
     params: { amount: number; currency: string; metadata: Record<string, string> },
   ): { payout: Stripe.Payout; events: ConnectEvent[] };
+  /**
+   * A payout made on `accountId` (the Stripe-Account header); without one, the platform's own, of which the sandbox
+   * makes none. Another account's payout is missing here, as at Stripe.
+   */
+  retrievePayout(accountId: string | undefined, payoutId: string): Stripe.Payout;
+  /** The payouts made on `accountId` (the Stripe-Account header); without one, the platform's own: none. */
+  listPayouts(
+    accountId: string | undefined,
+    query: ListQuery,
+    filter: { status?: string },
+  ): Stripe.ApiList<Stripe.Payout>;
   /** The bank's answer to a pending payout: paid, or failed and its amount back on the account's balance. */
   settlePayout(accountId: string, payoutId: string): ConnectEvent[];
 }
@@ -112,6 +128,8 @@ export function createConnectStore(platform: PlatformBalance): ConnectStore {
   const available = (accountId: string, currency: string) => balances.get(accountId)?.get(currency) ?? 0;
   const view = ({ bankAccount: _bank, ...account }: ConnectedAccount & { bankAccount: string }) =>
     structuredClone(account);
+  const payoutView = ({ account: _account, ...payout }: Stripe.Payout & { account: string }): Stripe.Payout =>
+    structuredClone(payout);
 
   return {
     createAccount({ country, email, metadata, bankAccount }) {
@@ -169,6 +187,16 @@ export function createConnectStore(platform: PlatformBalance): ConnectStore {
     },
 
     retrieveTransfer: (transferId) => structuredClone(transferOf(transferId)),
+
+    listTransfers: (query, { destination, transferGroup }) =>
+      listPage(transfers.values(), query, {
+        url: '/v1/transfers',
+        name: 'transfer',
+        matches: (transfer) =>
+          (!destination || transfer.destination === destination) &&
+          (!transferGroup || transfer.transfer_group === transferGroup),
+        view: structuredClone,
+      }),
 
     reverseTransfer(transferId, { amount, metadata }) {
       const transfer = transferOf(transferId);
@@ -245,9 +273,27 @@ export function createConnectStore(platform: PlatformBalance): ConnectStore {
         account: accountId,
       };
       payouts.set(payout.id, payout);
-      const { account: _account, ...shown } = payout;
-      return { payout: structuredClone(shown), events: [event('payout.created', shown, accountId)] };
+      const shown = payoutView(payout);
+      return { payout: shown, events: [event('payout.created', shown, accountId)] };
     },
+
+    retrievePayout(accountId, payoutId) {
+      const payout = payouts.get(payoutId);
+      if (!payout || payout.account !== accountId) throw missing('id', `No such payout: '${payoutId}'`);
+      return payoutView(payout);
+    },
+
+    listPayouts: (accountId, query, { status }) =>
+      listPage(
+        [...payouts.values()].filter((payout) => payout.account === accountId),
+        query,
+        {
+          url: '/v1/payouts',
+          name: 'payout',
+          matches: (payout) => !status || payout.status === status,
+          view: payoutView,
+        },
+      ),
 
     settlePayout(accountId, payoutId) {
       const payout = payouts.get(payoutId);
@@ -271,8 +317,7 @@ export function createConnectStore(platform: PlatformBalance): ConnectStore {
         // A failed payout's amount returns to the connected account's balance.
         adjust(accountId, payout.currency, payout.amount);
       } else payout.status = 'paid';
-      const { account: _account, ...shown } = payout;
-      return [event(failure ? 'payout.failed' : 'payout.paid', shown, accountId)];
+      return [event(failure ? 'payout.failed' : 'payout.paid', payoutView(payout), accountId)];
     },
   };
 }

@@ -7,6 +7,7 @@ import {
   stripeId as id,
   unixNow as now,
 } from './objects.js';
+import { listPage, type ListQuery } from './lists.js';
 import type { PlatformBalance } from './platform-balance.js';
 
 /**
@@ -99,14 +100,17 @@ export interface RequestInfo {
 export interface PaymentIntentStore {
   create(params: NewPaymentIntent, request: RequestInfo): Change;
   retrieve(id: string): PaymentIntent;
+  list(query: ListQuery): Stripe.ApiList<PaymentIntent>;
   confirm(id: string, paymentMethod: string | undefined, request: RequestInfo): Change;
   cancel(
     id: string,
     reason: Stripe.PaymentIntent.CancellationReason | undefined,
     request: RequestInfo,
   ): Change;
-  /** The disputes of a PaymentIntent's charge, or every dispute. */
-  listDisputes(paymentIntentId?: string): SandboxDispute[];
+  /** Disputes, of one PaymentIntent's charge when `paymentIntent` names it. */
+  listDisputes(query: ListQuery, filter: { paymentIntent?: string }): Stripe.ApiList<SandboxDispute>;
+  /** Refunds, of one PaymentIntent's charge when `paymentIntent` names it. */
+  listRefunds(query: ListQuery, filter: { paymentIntent?: string }): Stripe.ApiList<Stripe.Refund>;
   /**
    * Closes a dispute as Stripe test mode does: `accept` (POST /v1/disputes/:id/close) loses it; evidence
    * `winning_evidence` wins it and `losing_evidence` loses it. The money returns to the platform if it is won.
@@ -280,6 +284,13 @@ export function createPaymentIntentStore(platform: PlatformBalance): PaymentInte
       return structuredClone(find(paymentIntentId));
     },
 
+    list: (query) =>
+      listPage(intents.values(), query, {
+        url: '/v1/payment_intents',
+        name: 'payment_intent',
+        view: structuredClone,
+      }),
+
     confirm(paymentIntentId, paymentMethod, request) {
       const intent = find(paymentIntentId);
       if (intent.status !== 'requires_payment_method' && intent.status !== 'requires_confirmation') {
@@ -300,10 +311,21 @@ export function createPaymentIntentStore(platform: PlatformBalance): PaymentInte
       return confirmWith(intent, method, request);
     },
 
-    listDisputes: (paymentIntentId) =>
-      [...disputes.values()]
-        .filter((dispute) => !paymentIntentId || dispute.payment_intent === paymentIntentId)
-        .map((dispute) => structuredClone(dispute)),
+    listDisputes: (query, { paymentIntent }) =>
+      listPage(disputes.values(), query, {
+        url: '/v1/disputes',
+        name: 'dispute',
+        matches: (dispute) => !paymentIntent || dispute.payment_intent === paymentIntent,
+        view: structuredClone,
+      }),
+
+    listRefunds: (query, { paymentIntent }) =>
+      listPage([...refunds.values()].flat(), query, {
+        url: '/v1/refunds',
+        name: 'refund',
+        matches: (refund) => !paymentIntent || refund.payment_intent === paymentIntent,
+        view: structuredClone,
+      }),
 
     closeDispute(disputeId, outcome, request) {
       const dispute = disputes.get(disputeId);
