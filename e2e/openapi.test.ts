@@ -36,6 +36,8 @@ describe('the OpenAPI document against the running system', function () {
         // The ledger asks the sandbox for payments and payouts; the test pays the deposits itself, by webhook.
         'provider-sandbox': { SANDBOX_AUTO_CONFIRM: 'false' },
         'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
+        // Reconciliation compares at once what the test just did.
+        ledger: { RECONCILIATION_GRACE_SECONDS: '0' },
         identity: {
           ADMIN_USERNAME: ADMIN.username,
           ADMIN_EMAIL: ADMIN.email,
@@ -308,6 +310,25 @@ describe('the OpenAPI document against the running system', function () {
     const reconciliation = await call('GET', '/admin/reconciliation?limit=5', { token: admin.body.token });
     expect(reconciliation.status, reconciliation.text).to.equal(200);
     expect((await call('GET', '/admin/reconciliation', { token })).status).to.equal(403);
+    // Deposits this test paid by webhook alone were credited, and never captured at the sandbox: cases.
+    const ran = await call('POST', '/admin/reconciliation/runs', { token: admin.body.token });
+    expect(ran.status, ran.text).to.equal(200);
+    const listed = await call('GET', '/admin/reconciliation?limit=100', { token: admin.body.token });
+    const mismatch = (listed.body.data as { kind: string; id: string }[]).find(
+      (item) => item.kind === 'credited_not_captured',
+    );
+    expect(mismatch, listed.text).to.not.equal(undefined);
+    const caseId = (mismatch as { id: string }).id;
+    const shown = await call('GET', `/admin/reconciliation/cases/${caseId}`, { token: admin.body.token });
+    expect(shown.status, shown.text).to.equal(200);
+    const decided = await call('POST', `/admin/reconciliation/cases/${caseId}/resolution`, {
+      body: { decision: 'nothing_owed', reason: 'paid by an unsigned test webhook' },
+      token: admin.body.token,
+    });
+    expect(decided.status, decided.text).to.equal(200);
+    const trail = await call('GET', '/admin/actions', { token: admin.body.token });
+    expect(trail.status, trail.text).to.equal(200);
+    expect((await call('GET', '/admin/actions', { token })).status).to.equal(403);
     const overdrawn = await call('GET', '/admin/overdrawn-accounts?limit=5', { token: admin.body.token });
     expect(overdrawn.status, overdrawn.text).to.equal(200);
     expect((await call('GET', '/admin/overdrawn-accounts', { token })).status).to.equal(403);

@@ -14,6 +14,8 @@ export const ROUTES: readonly RouteEntry[] = [
   { pattern: '/user/*', upstream: 'identity' },
   // The ledger's views for operators; every other /admin path is identity's.
   { pattern: '/admin/reconciliation', upstream: 'ledger' },
+  { pattern: '/admin/reconciliation/*', upstream: 'ledger' },
+  { pattern: '/admin/actions', upstream: 'ledger' },
   { pattern: '/admin/overdrawn-accounts', upstream: 'ledger' },
   { pattern: '/admin/*', upstream: 'identity' },
   { pattern: '/.well-known/jwks.json', upstream: 'identity' },

@@ -8,6 +8,7 @@ import {
   HistoryQuery,
   PageQuery,
   RatesQuery,
+  ReconciliationQuery,
   StatementQuery,
 } from '@payments/contracts';
 
@@ -265,13 +266,75 @@ export const OPERATIONS: readonly Operation[] = [
     path: '/admin/reconciliation',
     operationId: 'listReconciliation',
     tag: 'Administration',
-    summary: 'Withdrawals awaiting reconciliation with the payment provider (admins only)',
+    summary: 'What waits for reconciliation with the payment provider (admins only)',
     description:
-      'Withdrawals handed to the provider that got no confirmation within the hold expiry. They stay pending ' +
-      'with their hold (never released by a timer); the provider’s late payout.paid or payout.failed settles ' +
-      'them once, and they leave this list. Longest waiting first.',
+      'One list, told apart by `kind`. First the withdrawals handed to the provider that got no confirmation ' +
+      'within the hold expiry (`unconfirmed_withdrawal`): they stay pending with their hold (never released by a ' +
+      'timer); the provider’s late payout.paid or payout.failed settles them once, and they leave this list. Then ' +
+      'the open mismatches reconciliation found between the provider’s own records and the books, compared net ' +
+      '(`captured_not_credited`, `credited_not_captured`, `amount_differs`, `paid_out_still_held`, ' +
+      '`failed_still_held`, `paid_out_not_debited`, `returned_not_credited`, `transfer_not_reversed`, ' +
+      '`unknown_to_ledger`); a case leaves the list when an admin decides it or when the two agree again. With ' +
+      '`format=csv` the answer is the whole list as a `text/csv` report (RFC 4180, amounts as decimal strings).',
+    query: ReconciliationQuery,
+    success: {
+      status: 200,
+      description: 'A page of what waits',
+      schema: 'ReconciliationPage',
+      alsoAs: 'text/csv',
+      headers: ['ContentDisposition'],
+    },
+    errors: [400, ...PROTECTED],
+  },
+  {
+    method: 'post',
+    path: '/admin/reconciliation/runs',
+    operationId: 'runReconciliation',
+    tag: 'Administration',
+    summary: 'Reconcile the books with the payment provider’s records now (admins only)',
+    description:
+      'Pages through what the provider made since the last run’s cursor (payments, refunds, disputes, transfers ' +
+      'and payouts), compares each with the books, opens a case for each mismatch and clears the cases that agree ' +
+      'again. The ledger also runs it every `RECONCILIATION_INTERVAL_SECONDS`. 409 while a run is under way; 422 ' +
+      'where no provider is configured.',
+    success: { status: 200, description: 'What the run read and found', schema: 'ReconciliationRun' },
+    errors: [...PROTECTED, 409, 422],
+  },
+  {
+    method: 'get',
+    path: '/admin/reconciliation/cases/{id}',
+    operationId: 'getReconciliationCase',
+    tag: 'Administration',
+    summary: 'One reconciliation case, open or decided (admins only)',
+    success: { status: 200, description: 'The case', schema: 'ReconciliationCase' },
+    errors: [...PROTECTED, 404],
+  },
+  {
+    method: 'post',
+    path: '/admin/reconciliation/cases/{id}/resolution',
+    operationId: 'resolveReconciliationCase',
+    tag: 'Administration',
+    summary: 'Decide a reconciliation case, with a reason (admins only)',
+    description:
+      '`book` applies what the provider’s records say now to the transaction, through the same flows as the ' +
+      'provider’s events and under the same locks: a capture credited (or, for a deposit that ended, credited as ' +
+      'a late payment), a refund or lost dispute reversed, a payout debited, or its failure released and its ' +
+      'transfer taken back. Each books once, whatever arrives later. 409 when the provider’s records do not ' +
+      'explain the difference; 422 when there is no transaction to book against (`unknown_to_ledger`). ' +
+      '`nothing_owed` records that nothing is. The same decision again answers the decided case; another is a ' +
+      '409. Every decision lands in the trail of admin actions (GET /admin/actions).',
+    body: 'ReconciliationDecision',
+    success: { status: 200, description: 'The decided case', schema: 'ReconciliationCase' },
+    errors: [...JSON_BODY, ...PROTECTED, 404, 409, 422],
+  },
+  {
+    method: 'get',
+    path: '/admin/actions',
+    operationId: 'listAdminActions',
+    tag: 'Administration',
+    summary: 'The append-only trail of admin actions: who, when, what and why (admins only)',
     query: PageQuery,
-    success: { status: 200, description: 'A page of withdrawals', schema: 'ReconciliationPage' },
+    success: { status: 200, description: 'A page of actions, oldest first', schema: 'AdminActionPage' },
     errors: [400, ...PROTECTED],
   },
   {

@@ -8,6 +8,17 @@ export interface Metrics {
   counter(name: string, help: string, labelNames?: string[]): Counter<string>;
   /** A gauge read at each scrape; when reading fails it keeps its last value (and the scrape still answers). */
   gauge(name: string, help: string, read: () => Promise<number>): Gauge<string>;
+  /**
+   * A gauge with one label, read at each scrape: a value for each of `values` (0 where `read` answers none). When
+   * reading fails it keeps its last values.
+   */
+  labelledGauge(
+    name: string,
+    help: string,
+    label: string,
+    values: readonly string[],
+    read: () => Promise<ReadonlyMap<string, number>>,
+  ): Gauge<string>;
 }
 
 /**
@@ -61,6 +72,19 @@ export function createMetrics(service: string): Metrics {
         async collect() {
           const value = await read().catch(() => null);
           if (value !== null) this.set(value);
+        },
+      }),
+    labelledGauge: (name, help, label, values, read) =>
+      (registry.getSingleMetric(name) as Gauge<string> | undefined) ??
+      new Gauge({
+        name,
+        help,
+        labelNames: [label],
+        registers: [registry],
+        async collect() {
+          const counts = await read().catch(() => null);
+          if (counts === null) return;
+          for (const value of values) this.set({ [label]: value }, counts.get(value) ?? 0);
         },
       }),
   };

@@ -115,6 +115,24 @@ export const LedgerConfigSchema = Type.Object({
       "Where the provider sends a user back after the onboarding of their payout account (Stripe's account link " +
       '`return_url` and `refresh_url`)',
   }),
+  RECONCILIATION_INTERVAL_SECONDS: Seconds(
+    0,
+    3_600,
+    "How often the books are reconciled with the payment provider's own records (with a provider); 0: only when " +
+      'an admin asks (POST /admin/reconciliation/runs)',
+  ),
+  RECONCILIATION_GRACE_SECONDS: Seconds(
+    0,
+    600,
+    'A payment or payout that changed more recently than this is left to the next reconciliation: its events may ' +
+      'still be on their way',
+  ),
+  RECONCILIATION_LOOKBACK_SECONDS: Seconds(
+    60,
+    86_400,
+    "How far back each reconciliation reads the provider's records at least (further while an older one is still " +
+      'unsettled)',
+  ),
   FEE_DEPOSIT_FIXED: FixedFee('deposit'),
   FEE_DEPOSIT_PERCENT: PercentFee('deposit'),
   FEE_WITHDRAWAL_FIXED: FixedFee('withdrawal'),

@@ -30,6 +30,7 @@ import type { PaymentProvider } from './provider/payment-provider.js';
 import { createTransferSettler } from './events/transfer-settler.js';
 import type { LedgerHttpDeps } from './http/ledger-http-deps.js';
 import { mountLedgerRoutes } from './http/ledger-routes.js';
+import { startProviderReconciliation } from './events/provider-reconciliation.js';
 
 export function feeScheduleOf(config: LedgerConfig): FeeSchedule {
   return {
@@ -92,6 +93,19 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       (providerSettings.provider === 'stripe' ? createStripeProvider(providerSettings) : null);
     const providerRequests = provider && startProviderRequests({ store, provider, outbox, logger, metrics });
     if (providerRequests) shutdown.add('provider requests', () => providerRequests.stop());
+    const reconciliation =
+      provider &&
+      startProviderReconciliation({
+        store,
+        provider,
+        outbox,
+        logger,
+        metrics,
+        intervalMs: config.RECONCILIATION_INTERVAL_SECONDS * 1000,
+        graceMs: config.RECONCILIATION_GRACE_SECONDS * 1000,
+        lookbackMs: config.RECONCILIATION_LOOKBACK_SECONDS * 1000,
+      });
+    if (reconciliation) shutdown.add('provider reconciliation', () => reconciliation.stop());
     const consumer = await startLedgerConsumer({
       bus,
       store,
@@ -137,6 +151,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       maxAmount: config.MAX_AMOUNT,
       maxAccountsPerUser: config.MAX_ACCOUNTS_PER_USER,
       provider,
+      reconciliation,
     };
     const app = createHttpApp(
       {

@@ -5,7 +5,7 @@ import { toMinorUnits } from '@payments/contracts';
 import { createLogger, createMemoryBus, loadConfig, type RunningService } from '@payments/service-kit';
 import { closedPort } from '@payments/testkit';
 import { ProviderSandboxConfigSchema, startProviderSandbox } from '@payments/provider-sandbox';
-import { ProviderRefusal } from '../src/provider/payment-provider.js';
+import { ProviderRefusal, type ProviderRecord } from '../src/provider/payment-provider.js';
 import { createStripeProvider } from '../src/provider/stripe-provider.js';
 
 const KEY = 'sk_test_ledger_adapter_test';
@@ -91,6 +91,82 @@ describe('ledger: the Stripe adapter, against the sandbox', () => {
       reversed: true,
       amount_reversed: 2513,
     });
+  });
+
+  it("reads the provider's records since a moment, through every page: payments with their refunds and disputes, payouts with their reversals", async () => {
+    const since = new Date(Math.floor(Date.now() / 1000) * 1000);
+    const refunded = money(1000n);
+    const disputed = money(2000n);
+    const unpaid = money(700n);
+    const [withRefund, withDispute] = [
+      await adapter().createPayment(refunded),
+      await adapter().createPayment(disputed),
+    ];
+    await adapter().createPayment(unpaid);
+    await stripe().paymentIntents.confirm(withRefund.reference, { payment_method: 'pm_card_visa' });
+    await stripe().refunds.create({ payment_intent: withRefund.reference, amount: 300 });
+    await stripe().paymentIntents.confirm(withDispute.reference, { payment_method: 'pm_card_createDispute' });
+    const [dispute] = (await stripe().disputes.list({ payment_intent: withDispute.reference })).data;
+    // More than a page of payments besides.
+    const more = await Promise.all(Array.from({ length: 101 }, () => adapter().createPayment(money(50n))));
+
+    const account = await adapter().createPayoutAccount({ userId: randomUUID() });
+    const paidOut = { ...money(2500n), destination: account };
+    const failedOut = { ...money(2513n), destination: account };
+    const paid = await adapter().createPayout(paidOut);
+    const failed = await adapter().createPayout(failedOut);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await adapter().reversePayout(failed.transfer, failedOut.transactionId);
+
+    const read = async () => {
+      const records = new Map<string, ProviderRecord>();
+      for await (const record of adapter().recordsSince(since))
+        records.set(record.transactionId ?? '', record);
+      return records;
+    };
+    let records = await read();
+    expect(records.get(refunded.transactionId)).to.deep.include({
+      kind: 'payment',
+      reference: withRefund.reference,
+      currency: 'USD',
+      amount: 1000n,
+      captured: 1000n,
+      refunded: 300n,
+      disputesLost: [],
+      settled: true,
+    });
+    expect(records.get(disputed.transactionId)).to.deep.include({ captured: 2000n, settled: false });
+    expect(records.get(unpaid.transactionId)).to.deep.include({ captured: 0n, settled: false });
+    for (const made of more)
+      expect([...records.values()].some((r) => r.reference === made.reference)).to.equal(true);
+    expect(records.get(paidOut.transactionId)).to.deep.include({
+      kind: 'payout',
+      reference: paid.transfer,
+      payout: paid.reference,
+      amount: 2500n,
+      reversed: 0n,
+      status: 'paid',
+    });
+    expect(records.get(failedOut.transactionId)).to.deep.include({
+      reference: failed.transfer,
+      reversed: 2513n,
+      status: 'failed',
+    });
+
+    await stripe().disputes.close(dispute!.id);
+    records = await read();
+    expect(records.get(disputed.transactionId)).to.deep.include({
+      disputesLost: [{ id: dispute!.id, amount: 2000n }],
+      settled: true,
+    });
+    expect(await adapter().recordOf(withRefund.reference, refunded.transactionId)).to.deep.include({
+      refunded: 300n,
+    });
+    expect(await adapter().recordOf(paid.transfer, paidOut.transactionId)).to.deep.include({
+      payout: paid.reference,
+      status: 'paid',
+    });
+    expect(await adapter().recordOf('pi_unknown', null)).to.equal(null);
   });
 
   it("refuses for good what Stripe refuses with a 400 or 402, with Stripe's reason", async () => {

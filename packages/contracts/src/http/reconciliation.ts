@@ -1,14 +1,38 @@
 import { Type } from '@sinclair/typebox';
 import { AccountView } from './accounts.js';
-import { Page, Timestamp, Uuid } from './common.js';
+import { CurrencyCode, Nullable, Page, PageQuery, Timestamp, Uuid } from './common.js';
 import { TransactionView } from './money.js';
 
 /**
- * GET /admin/reconciliation: a withdrawal the provider may have received that got no confirmation before its
- * hold expired. It stays pending with its hold until the provider's late answer (or an operator) settles it.
+ * How the payment provider's own records and the books can disagree about one payment or payout, compared net:
+ * what the provider kept for a payment (captured less refunds and lost disputes) against what the ledger credited
+ * for it; what stayed paid out for a payout (its transfer less reversals) against what the ledger debited.
  */
-export const ReconciliationView = Type.Object(
+export const MISMATCH_KINDS = [
+  'captured_not_credited',
+  'credited_not_captured',
+  'amount_differs',
+  'paid_out_still_held',
+  'failed_still_held',
+  'paid_out_not_debited',
+  'returned_not_credited',
+  'transfer_not_reversed',
+  'unknown_to_ledger',
+] as const;
+
+export const RECONCILIATION_DECISIONS = ['book', 'nothing_owed'] as const;
+export const RECONCILIATION_CASE_STATUSES = ['open', 'cleared', 'resolved'] as const;
+
+const literals = <T extends string>(values: readonly T[]) =>
+  Type.Union(values.map((value) => Type.Literal(value)));
+
+/**
+ * A withdrawal the provider may have received that got no confirmation before its hold expired. It stays pending
+ * with its hold until the provider's late answer (or an operator) settles it.
+ */
+export const UnconfirmedWithdrawalView = Type.Object(
   {
+    kind: Type.Literal('unconfirmed_withdrawal'),
     ...TransactionView.properties,
     user_id: Uuid,
     reconciliation_required_at: Timestamp,
@@ -16,7 +40,88 @@ export const ReconciliationView = Type.Object(
   { additionalProperties: false },
 );
 
+/** A mismatch reconciliation found between the provider's records and the books, and what became of it. */
+export const ProviderMismatchView = Type.Object(
+  {
+    kind: literals(MISMATCH_KINDS),
+    id: Uuid,
+    status: literals(RECONCILIATION_CASE_STATUSES),
+    provider_reference: Type.String({
+      description: "The provider's object (Stripe: `pi_…`, or a payout's `tr_…`)",
+    }),
+    transaction_id: Nullable(Uuid),
+    currency: CurrencyCode,
+    provider_amount: Type.Number({ description: "Net, by the provider's records" }),
+    ledger_amount: Type.Number({ description: 'Net, by the books' }),
+    found_at: Timestamp,
+    last_seen_at: Timestamp,
+    decision: Type.Optional(literals(RECONCILIATION_DECISIONS)),
+    reason: Type.Optional(Type.String()),
+    resolved_by: Type.Optional(Uuid),
+    resolved_at: Type.Optional(Timestamp),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * GET /admin/reconciliation: what waits for an operator, told apart by `kind`: withdrawals awaiting their
+ * confirmation, then the open mismatches with the provider's records.
+ */
+export const ReconciliationView = Type.Union([UnconfirmedWithdrawalView, ProviderMismatchView]);
+
 export const ReconciliationPage = Page(ReconciliationView);
+
+export const ReconciliationQuery = Type.Object({
+  ...PageQuery.properties,
+  format: Type.Union([Type.Literal('json'), Type.Literal('csv')], {
+    default: 'json',
+    description: 'csv: the whole list as a report, unpaged',
+  }),
+});
+
+/** POST /admin/reconciliation/cases/{id}/resolution. */
+export const ReconciliationDecisionRequest = Type.Object(
+  {
+    decision: literals(RECONCILIATION_DECISIONS),
+    reason: Type.String({
+      minLength: 3,
+      maxLength: 1000,
+      description: 'Why; kept in the trail of admin actions',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/** POST /admin/reconciliation/runs: what one run read and found. */
+export const ReconciliationRunView = Type.Object(
+  {
+    since: Timestamp,
+    cursor: Timestamp,
+    checked: Type.Integer({ minimum: 0 }),
+    agreed: Type.Integer({ minimum: 0 }),
+    unsettled: Type.Integer({ minimum: 0 }),
+    mismatches: Type.Integer({ minimum: 0 }),
+    opened: Type.Integer({ minimum: 0 }),
+    cleared: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+
+/** GET /admin/actions: the append-only trail of what admins did, and why. */
+export const AdminActionView = Type.Object(
+  {
+    id: Uuid,
+    actor: Uuid,
+    action: Type.String(),
+    subject: Type.String(),
+    reason: Type.String(),
+    detail: Type.Record(Type.String(), Type.Unknown()),
+    created_at: Timestamp,
+  },
+  { additionalProperties: false },
+);
+
+export const AdminActionPage = Page(AdminActionView);
 
 /**
  * GET /admin/overdrawn-accounts: an account a refund or lost dispute took below zero (the provider took back money

@@ -1,12 +1,14 @@
 import type { Knex } from '@payments/service-kit';
 import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
 import type { StatementPeriod } from '../domain/statement.js';
+import type { LedgerSide, Mismatch, MismatchKind } from '../domain/reconciliation.js';
 import type { Account, AccountFacts, Transaction } from '../domain/transaction.js';
 import { createAcceptor, type AcceptanceOutcome, type AcceptanceRequest } from './acceptance.js';
 import { runAudit, type AuditReport } from './audit.js';
 import { compactHistoryCounts } from './history-counts.js';
 import * as queries from './ledger-queries.js';
 import * as providerPayments from './provider-payments.js';
+import * as reconciliation from './reconciliation.js';
 import type { ProviderPayment, ProviderWork } from './provider-payments.js';
 import { createLedgerUnit, type LedgerUnit } from './ledger-unit.js';
 import * as statements from './statements.js';
@@ -17,6 +19,7 @@ export type { HistoryScope, ReconciliationCase } from './ledger-queries.js';
 export type { UserRemoval } from './ledger-unit.js';
 export type { AuditReport } from './audit.js';
 export type { ProviderPayment, ProviderWork } from './provider-payments.js';
+export type { AdminAction, ReconciliationCaseRecord } from './reconciliation.js';
 export type { AcceptanceOutcome, AcceptanceRequest } from './acceptance.js';
 export type { StatementPageRequest, StatementSlice } from './statements.js';
 
@@ -84,6 +87,26 @@ export interface LedgerStore {
       link: Parameters<typeof providerPayments.linkPayoutAccount>[1],
     ) => ReturnType<typeof providerPayments.linkPayoutAccount>;
   };
+  /** Reconciliation with the provider's own records: its cases, its job's cursor, and the admins' trail. */
+  reconciliation: {
+    ledgerSides(transactionIds: string[]): Promise<Map<string, LedgerSide>>;
+    claimRun(leaseMs: number): Promise<{ cursor: Date | null } | null>;
+    finishRun(cursor: Date | null, summary: object): Promise<void>;
+    recordMismatches(mismatches: Mismatch[]): Promise<number>;
+    clearAgreed(references: string[]): Promise<number>;
+    openCaseCounts(): Promise<Map<MismatchKind, number>>;
+    listCases(
+      status: reconciliation.ReconciliationCaseRecord['status'] | null,
+      page: PageRequest,
+    ): Promise<Page<reconciliation.ReconciliationCaseRecord>>;
+    findCase(id: string): Promise<reconciliation.ReconciliationCaseRecord | null>;
+    listAdminActions(page: PageRequest): Promise<Page<reconciliation.AdminAction>>;
+    /**
+     * Runs `work` in one database transaction with the case locked (null: no such case), so two decisions on one
+     * case take turns; the books are changed through `unit`, under the same locks as the money paths.
+     */
+    withCase<T>(caseId: string, work: (unit: LedgerUnit, found: CaseInHand) => Promise<T>): Promise<T>;
+  };
   /** Runs `work` in one database transaction; throwing rolls it back. A deadlock victim is retried. */
   inTransaction<T>(work: (unit: LedgerUnit) => Promise<T>): Promise<T>;
   /**
@@ -94,6 +117,17 @@ export interface LedgerStore {
     eventIds: string[],
     work: (unit: LedgerUnit, fresh: ReadonlySet<string>) => Promise<void>,
   ): Promise<ReadonlySet<string>>;
+}
+
+/** A reconciliation case locked for a decision, and what deciding it may do in the same database transaction. */
+export interface CaseInHand {
+  case: reconciliation.ReconciliationCaseRecord | null;
+  sides(transactionIds: string[]): Promise<Map<string, LedgerSide>>;
+  decide(
+    decided: { caseId: string; decision: 'book' | 'nothing_owed'; reason: string; actor: string },
+    detail: Record<string, unknown>,
+  ): Promise<void>;
+  reverseTransfer(transactionId: string, found: { payout: string | null; transfer: string }): Promise<void>;
 }
 
 export function createLedgerStore(knex: Knex): LedgerStore {
@@ -146,6 +180,29 @@ export function createLedgerStore(knex: Knex): LedgerStore {
       backlog: () => providerPayments.providerBacklog(knex),
       findPayoutAccount: (userId) => providerPayments.findPayoutAccount(knex, userId),
       linkPayoutAccount: (link) => providerPayments.linkPayoutAccount(knex, link),
+    },
+    reconciliation: {
+      ledgerSides: (ids) => reconciliation.ledgerSides(knex, ids),
+      claimRun: (leaseMs) => reconciliation.claimRun(knex, leaseMs),
+      finishRun: (cursor, summary) => reconciliation.finishRun(knex, cursor, summary),
+      recordMismatches: (mismatches) => reconciliation.recordMismatches(knex, mismatches),
+      clearAgreed: (references) => reconciliation.clearAgreed(knex, references),
+      openCaseCounts: () => reconciliation.openCaseCounts(knex),
+      listCases: (status, page) => reconciliation.listCases(knex, status, page),
+      findCase: (id) => reconciliation.findCase(knex, id),
+      listAdminActions: (page) => reconciliation.listAdminActions(knex, page),
+      withCase: (caseId, work) =>
+        retryingConflicts(() =>
+          knex.transaction(async (trx) =>
+            work(createLedgerUnit(trx, systemAccounts), {
+              case: await reconciliation.findCase(trx, caseId, { lock: true }),
+              sides: (ids) => reconciliation.ledgerSides(trx, ids),
+              decide: (decided, detail) => reconciliation.recordDecision(trx, decided, detail),
+              reverseTransfer: (transactionId, found) =>
+                reconciliation.requestTransferReversal(trx, transactionId, found),
+            }),
+          ),
+        ),
     },
     inTransaction: (work) =>
       retryingConflicts(() => knex.transaction((trx) => work(createLedgerUnit(trx, systemAccounts)))),

@@ -1,40 +1,148 @@
-import type { RequestHandler } from 'express';
-import { PageQuery } from '@payments/contracts';
-import { accessDenied, apiVersionOf, queryValidator } from '@payments/service-kit';
-import { exponentsFor, viewerOf } from './access.js';
+import type { Request, RequestHandler } from 'express';
+import { PageQuery, ReconciliationDecisionRequest, ReconciliationQuery } from '@payments/contracts';
+import { accessDenied, apiVersionOf, AppError, bodyValidator, queryValidator } from '@payments/service-kit';
+import type { ReconciliationCaseRecord } from '../data/ledger-store.js';
+import { exponentsFor, pathId, viewerOf } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import {
   exponentIn,
+  renderAdminAction,
+  renderMismatchCase,
   renderOverdrawnAccount,
   renderPagination,
-  renderReconciliationCase,
+  renderReconciliationCsv,
+  renderUnconfirmedWithdrawal,
+  type Exponents,
 } from './presenters.js';
 
 const readPage = queryValidator(PageQuery);
+const readReconciliationQuery = queryValidator(ReconciliationQuery);
+const readDecision = bodyValidator(ReconciliationDecisionRequest);
 
-/** Operators' views of the ledger, through the gateway with an admin token. */
+/** The most rows the CSV report holds of each part (it is not paged). */
+const REPORT_ROWS = 10_000;
+
+type AdminHandler =
+  | 'listReconciliation'
+  | 'showReconciliationCase'
+  | 'resolveReconciliationCase'
+  | 'runReconciliation'
+  | 'listAdminActions'
+  | 'listOverdrawnAccounts';
+
+/** Operators' views of the ledger and their decisions, through the gateway with an admin token. */
 export function createAdminHandlers({
   store,
   currencies,
-}: LedgerHttpDeps): Record<'listReconciliation' | 'listOverdrawnAccounts', RequestHandler> {
+  reconciliation,
+}: LedgerHttpDeps): Record<AdminHandler, RequestHandler> {
+  const adminOnly = (req: Request, what: string) => {
+    const viewer = viewerOf(req);
+    if (viewer.role !== 'admin') throw accessDenied(`Only an administrator may ${what}`);
+    return viewer;
+  };
+  const withProvider = () => {
+    if (!reconciliation)
+      throw new AppError(
+        'BUSINESS_RULE_VIOLATION',
+        'No payment provider is configured: there are no provider records to reconcile with',
+      );
+    return reconciliation;
+  };
+  /** A case's currency may be one the catalogue does not serve (money unknown to the ledger): ISO's 2 then. */
+  const caseExponents = async (codes: Iterable<string>): Promise<Exponents> => {
+    const unique = [...new Set(codes)];
+    const found = await Promise.all(unique.map((code) => currencies.find(code)));
+    return new Map(unique.map((code, i) => [code, found[i]?.exponent ?? 2]));
+  };
+  const renderCase = async (found: ReconciliationCaseRecord) =>
+    renderMismatchCase(found, exponentIn(await caseExponents([found.currency]), found.currency));
+
+  /**
+   * What waits for an operator: withdrawals awaiting their confirmation, then the open mismatches with the
+   * provider's records, as one list paged across both; `format=csv`: the whole of it as a report.
+   */
   const listReconciliation: RequestHandler = async (req, res) => {
-    if (viewerOf(req).role !== 'admin') throw accessDenied('Only an administrator may see reconciliation');
-    const { limit, offset } = readPage(req);
-    const page = await store.listAwaitingReconciliation({ limit, offset });
+    adminOnly(req, 'see reconciliation');
+    const { limit, offset, format } = readReconciliationQuery(req);
+    if (format === 'csv') {
+      const [withdrawals, cases] = await Promise.all([
+        store.listAwaitingReconciliation({ limit: REPORT_ROWS, offset: 0 }),
+        store.reconciliation.listCases('open', { limit: REPORT_ROWS, offset: 0 }),
+      ]);
+      const exponents = await caseExponents([
+        ...withdrawals.data.map((found) => found.transaction.currency),
+        ...cases.data.map((found) => found.currency),
+      ]);
+      res
+        .type('text/csv; charset=utf-8')
+        .set('Cache-Control', 'no-store')
+        .set(
+          'Content-Disposition',
+          `attachment; filename="reconciliation-${new Date().toISOString().slice(0, 10)}.csv"`,
+        )
+        .send(renderReconciliationCsv(withdrawals.data, cases.data, exponents));
+      return;
+    }
+    const withdrawals = await store.listAwaitingReconciliation({ limit, offset });
+    const room = limit - withdrawals.data.length;
+    const cases = await store.reconciliation.listCases('open', {
+      limit: Math.max(room, 1),
+      offset: Math.max(0, offset - withdrawals.total),
+    });
+    const shown = room > 0 ? cases.data.slice(0, room) : [];
     const exponents = await exponentsFor(
       currencies,
-      page.data.map((found) => found.transaction.currency),
+      withdrawals.data.map((found) => found.transaction.currency),
     );
+    const caseUnits = await caseExponents(shown.map((found) => found.currency));
     const version = apiVersionOf(req);
     res.json({
-      data: page.data.map((found) => renderReconciliationCase(found, exponents, version)),
+      data: [
+        ...withdrawals.data.map((found) => renderUnconfirmedWithdrawal(found, exponents, version)),
+        ...shown.map((found) => renderMismatchCase(found, exponentIn(caseUnits, found.currency))),
+      ],
+      pagination: renderPagination(limit, offset, withdrawals.total + cases.total),
+    });
+  };
+
+  const showReconciliationCase: RequestHandler = async (req, res) => {
+    adminOnly(req, 'see reconciliation');
+    const found = await store.reconciliation.findCase(pathId(req, 'Reconciliation case'));
+    if (!found) throw new AppError('RESOURCE_NOT_FOUND', 'Reconciliation case not found');
+    res.json(await renderCase(found));
+  };
+
+  /** An admin's decision on a case: `book` what the provider's records say, or `nothing_owed`; with a reason. */
+  const resolveReconciliationCase: RequestHandler = async (req, res) => {
+    const admin = adminOnly(req, 'decide reconciliation cases');
+    const { decision, reason } = readDecision(req);
+    const decided = await withProvider().resolve(pathId(req, 'Reconciliation case'), {
+      decision,
+      reason,
+      actor: admin.userId,
+    });
+    res.json(await renderCase(decided));
+  };
+
+  /** Reconciles now, rather than at the next interval. */
+  const runReconciliation: RequestHandler = async (req, res) => {
+    adminOnly(req, 'run reconciliation');
+    res.json(await withProvider().run());
+  };
+
+  const listAdminActions: RequestHandler = async (req, res) => {
+    adminOnly(req, 'read the trail of admin actions');
+    const { limit, offset } = readPage(req);
+    const page = await store.reconciliation.listAdminActions({ limit, offset });
+    res.json({
+      data: page.data.map(renderAdminAction),
       pagination: renderPagination(limit, offset, page.total),
     });
   };
 
   const listOverdrawnAccounts: RequestHandler = async (req, res) => {
-    if (viewerOf(req).role !== 'admin')
-      throw accessDenied('Only an administrator may see overdrawn accounts');
+    adminOnly(req, 'see overdrawn accounts');
     const { limit, offset } = readPage(req);
     const page = await store.listOverdrawnAccounts({ limit, offset });
     const exponents = await exponentsFor(
@@ -49,5 +157,12 @@ export function createAdminHandlers({
     });
   };
 
-  return { listReconciliation, listOverdrawnAccounts };
+  return {
+    listReconciliation,
+    showReconciliationCase,
+    resolveReconciliationCase,
+    runReconciliation,
+    listAdminActions,
+    listOverdrawnAccounts,
+  };
 }

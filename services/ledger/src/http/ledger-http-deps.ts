@@ -2,6 +2,7 @@ import type { OutboxRelay } from '@payments/service-kit';
 import type { CurrencyDirectory } from '../data/currency-directory.js';
 import type { LedgerStore } from '../data/ledger-store.js';
 import type { FeeSchedule } from '../domain/fees.js';
+import type { ProviderReconciliation } from '../events/provider-reconciliation.js';
 import type { TransferSettler } from '../events/transfer-settler.js';
 import type { PaymentProvider } from '../provider/payment-provider.js';
 
@@ -17,4 +18,6 @@ export interface LedgerHttpDeps {
   maxAccountsPerUser: number;
   /** The payment provider deposits and payouts are asked of; null: none (confirmations come from outside). */
   provider: PaymentProvider | null;
+  /** Reconciliation with the provider's records; null without a provider. */
+  reconciliation: Pick<ProviderReconciliation, 'run' | 'resolve'> | null;
 }

@@ -32,6 +32,10 @@ export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: Ledg
   app.get('/transaction/:id', auth, transactions.showTransaction);
 
   app.get('/admin/reconciliation', auth, admin.listReconciliation);
+  app.post('/admin/reconciliation/runs', auth, admin.runReconciliation);
+  app.get('/admin/reconciliation/cases/:id', auth, admin.showReconciliationCase);
+  app.post('/admin/reconciliation/cases/:id/resolution', auth, admin.resolveReconciliationCase);
+  app.get('/admin/actions', auth, admin.listAdminActions);
   app.get('/admin/overdrawn-accounts', auth, admin.listOverdrawnAccounts);
 
   app.post('/internal/users/:id/removal', internal.removeUser);

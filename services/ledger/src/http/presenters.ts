@@ -6,9 +6,11 @@ import {
   type ApiVersion,
 } from '@payments/contracts';
 import type {
+  AdminAction,
   AuditReport,
   ProviderPayment,
   ReconciliationCase,
+  ReconciliationCaseRecord,
   StatementSlice,
 } from '../data/ledger-store.js';
 import { withRunningBalance, type StatementPeriod } from '../domain/statement.js';
@@ -81,6 +83,7 @@ export function renderStatement(
 }
 
 const csvField = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
+const toCsv = (rows: readonly string[][]) => rows.map((row) => `${row.map(csvField).join(',')}\r\n`).join('');
 
 /**
  * RFC 4180 text: a header row, then an opening_balance row on the first page, one row per entry, and a
@@ -112,7 +115,7 @@ export function renderStatementCsv(
     ]);
   }
   if (!slice.hasMore) edge(period.to, 'closing_balance', slice.closing);
-  return rows.map((row) => `${row.map(csvField).join(',')}\r\n`).join('');
+  return toCsv(rows);
 }
 
 /** v1.0 fields, plus `fee` from v1.1 and, for cross-currency transfers, the rate and the converted amount. */
@@ -167,15 +170,97 @@ export function renderPagination(limit: number, offset: number, total: number) {
   return { limit, offset, total };
 }
 
-export function renderReconciliationCase(
+export function renderUnconfirmedWithdrawal(
   found: ReconciliationCase,
   exponents: Exponents,
   version: ApiVersion,
 ) {
   return {
+    kind: 'unconfirmed_withdrawal' as const,
     ...renderTransaction(found.transaction, exponents, version),
     user_id: found.transaction.userId,
     reconciliation_required_at: found.flaggedAt.toISOString(),
+  };
+}
+
+export function renderMismatchCase(found: ReconciliationCaseRecord, exponent: number) {
+  return {
+    kind: found.kind,
+    id: found.id,
+    status: found.status,
+    provider_reference: found.reference,
+    transaction_id: found.transactionId,
+    currency: found.currency,
+    provider_amount: minorToNumber(found.providerAmount, exponent),
+    ledger_amount: minorToNumber(found.ledgerAmount, exponent),
+    found_at: found.foundAt.toISOString(),
+    last_seen_at: found.lastSeenAt.toISOString(),
+    ...(found.decision && { decision: found.decision }),
+    ...(found.reason !== null && { reason: found.reason }),
+    ...(found.resolvedBy !== null && { resolved_by: found.resolvedBy }),
+    ...(found.resolvedAt !== null && { resolved_at: found.resolvedAt.toISOString() }),
+  };
+}
+
+export const RECONCILIATION_CSV_COLUMNS = [
+  'kind',
+  'case_id',
+  'status',
+  'transaction_id',
+  'provider_reference',
+  'currency',
+  'provider_amount',
+  'ledger_amount',
+  'found_at',
+] as const;
+
+/** The reconciliation report: what waits for an operator, one RFC 4180 row each, amounts as exact decimals. */
+export function renderReconciliationCsv(
+  withdrawals: readonly ReconciliationCase[],
+  cases: readonly ReconciliationCaseRecord[],
+  exponents: Exponents,
+): string {
+  const amount = (minor: bigint, currency: string) => formatMinor(minor, exponentIn(exponents, currency));
+  const rows: string[][] = [[...RECONCILIATION_CSV_COLUMNS]];
+  for (const { transaction, flaggedAt } of withdrawals) {
+    const held = amount(transaction.amount, transaction.currency);
+    rows.push([
+      'unconfirmed_withdrawal',
+      '',
+      'open',
+      transaction.id,
+      transaction.paymentId ?? '',
+      transaction.currency,
+      '',
+      held,
+      flaggedAt.toISOString(),
+    ]);
+  }
+  for (const found of cases) {
+    rows.push([
+      found.kind,
+      found.id,
+      found.status,
+      found.transactionId ?? '',
+      found.reference,
+      found.currency,
+      amount(found.providerAmount, found.currency),
+      amount(found.ledgerAmount, found.currency),
+      found.foundAt.toISOString(),
+    ]);
+  }
+  return toCsv(rows);
+}
+
+export function renderAdminAction(action: AdminAction) {
+  return {
+    id: action.id,
+    actor: action.actor,
+    action: action.action,
+    subject: action.subject,
+    reason: action.reason,
+    detail: action.detail,
+    created_at: action.createdAt.toISOString(),
   };
 }
 

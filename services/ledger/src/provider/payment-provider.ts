@@ -26,6 +26,61 @@ export interface PaymentProvider {
   createPayoutAccount(request: { userId: string }): Promise<string>;
   /** Where the user completes (or resumes) the provider's onboarding of their account (Stripe: an account link). */
   onboardingLink(account: string): Promise<string>;
+  /**
+   * The provider's own records of the payments and payouts made since `since`, and of the older ones a refund or
+   * dispute made since then touched: what reconciliation compares with the books. Paged through as it goes.
+   */
+  recordsSince(since: Date): AsyncIterable<ProviderRecord>;
+  /** One record again, as it stands now (reconciliation resolving a case); null when the provider has none. */
+  recordOf(reference: string, transactionId: string | null): Promise<ProviderRecord | null>;
+}
+
+/** A payment as the provider records it (Stripe: a PaymentIntent, with its refunds and disputes). */
+export interface ProviderPaymentRecord {
+  kind: 'payment';
+  /** Stripe: `pi_…`. */
+  reference: string;
+  /** The transaction the ledger made it for (its metadata), null when it names none. */
+  transactionId: string | null;
+  created: Date;
+  /** ISO 4217, upper case. */
+  currency: string;
+  /** What it asks the payer for. */
+  amount: MinorUnits;
+  /** What the payer paid (0 until it succeeded). */
+  captured: MinorUnits;
+  /** Refunded in total. */
+  refunded: MinorUnits;
+  /** Disputes the platform lost, each taking its amount back. */
+  disputesLost: { id: string; amount: MinorUnits }[];
+  /** Nothing more will change without someone acting: paid or canceled, and no dispute open. */
+  settled: boolean;
+}
+
+/** A payout as the provider records it (Stripe Connect: the transfer to the connected account, and its payout). */
+export interface ProviderPayoutRecord {
+  kind: 'payout';
+  /** Stripe: the transfer's `tr_…`, what moved the platform's money. */
+  reference: string;
+  /** Stripe: the payout's `po_…` on the connected account; null when none was made. */
+  payout: string | null;
+  transactionId: string | null;
+  created: Date;
+  currency: string;
+  amount: MinorUnits;
+  /** Taken back from the connected account (the transfer's reversals). */
+  reversed: MinorUnits;
+  /** The payout's end at the bank; open while it is on its way (or none was made). */
+  status: 'paid' | 'failed' | 'open';
+  failureReason: string | null;
+}
+
+export type ProviderRecord = ProviderPaymentRecord | ProviderPayoutRecord;
+
+/** What a record leaves with the platform for it: captured less given back, or (a payout) what stayed paid out. */
+export function providerNet(record: ProviderRecord): bigint {
+  if (record.kind === 'payout') return record.amount - record.reversed;
+  return record.captured - record.refunded - record.disputesLost.reduce((sum, lost) => sum + lost.amount, 0n);
 }
 
 export interface PayoutRequest extends PaymentRequest {

@@ -1,5 +1,11 @@
 import Stripe from 'stripe';
-import { ProviderRefusal, type PaymentProvider } from './payment-provider.js';
+import { toMinorUnits } from '@payments/contracts';
+import {
+  ProviderRefusal,
+  type PaymentProvider,
+  type ProviderPaymentRecord,
+  type ProviderPayoutRecord,
+} from './payment-provider.js';
 
 export interface StripeProviderOptions {
   secretKey: string;
@@ -43,6 +49,19 @@ async function calling<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Dispute statuses that take nothing back for good, or not yet. */
+const OPEN_DISPUTES: ReadonlySet<Stripe.Dispute.Status> = new Set([
+  'warning_needs_response',
+  'warning_under_review',
+  'needs_response',
+  'under_review',
+]);
+
+const PAGE = { limit: 100 } as const;
+const idOf = (value: string | { id: string } | null | undefined) =>
+  typeof value === 'string' ? value : (value?.id ?? null);
+const dateOf = (created: number) => new Date(created * 1000);
+
 /** The payment provider port on Stripe's API, through the official library. */
 export function createStripeProvider(options: StripeProviderOptions): PaymentProvider {
   const stripe = new Stripe(options.secretKey, {
@@ -70,8 +89,113 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
     }
   };
 
+  /** A PaymentIntent as reconciliation reads it, with its refunds and disputes (read only once it was paid). */
+  const paymentRecord = async (intent: Stripe.PaymentIntent): Promise<ProviderPaymentRecord> => {
+    const paid = intent.status === 'succeeded';
+    const [refunds, disputes] = paid
+      ? await Promise.all([
+          stripe.refunds.list({ payment_intent: intent.id, ...PAGE }).autoPagingToArray({ limit: 10_000 }),
+          stripe.disputes.list({ payment_intent: intent.id, ...PAGE }).autoPagingToArray({ limit: 10_000 }),
+        ])
+      : [[], []];
+    return {
+      kind: 'payment',
+      reference: intent.id,
+      transactionId: intent.metadata.transaction_id ?? null,
+      created: dateOf(intent.created),
+      currency: intent.currency.toUpperCase(),
+      amount: toMinorUnits(intent.amount),
+      captured: toMinorUnits(paid ? intent.amount_received : 0),
+      // Stripe counts a pending refund as refunded (the charge's amount_refunded), and so does the ledger.
+      refunded: toMinorUnits(
+        refunds
+          .filter((refund) => refund.status === 'succeeded' || refund.status === 'pending')
+          .reduce((sum, refund) => sum + refund.amount, 0),
+      ),
+      disputesLost: disputes
+        .filter((dispute) => dispute.status === 'lost')
+        .map((dispute) => ({ id: dispute.id, amount: toMinorUnits(dispute.amount) })),
+      settled:
+        (paid || intent.status === 'canceled') &&
+        !disputes.some((dispute) => OPEN_DISPUTES.has(dispute.status)),
+    };
+  };
+
+  /** A transfer to a connected account as reconciliation reads it, with the payout it paid for (if any). */
+  const payoutRecord = (
+    transfer: Stripe.Transfer,
+    payout: Stripe.Payout | undefined,
+  ): ProviderPayoutRecord => ({
+    kind: 'payout',
+    reference: transfer.id,
+    payout: payout?.id ?? null,
+    transactionId: transfer.metadata.transaction_id ?? null,
+    created: dateOf(transfer.created),
+    currency: transfer.currency.toUpperCase(),
+    amount: toMinorUnits(transfer.amount),
+    reversed: toMinorUnits(transfer.amount_reversed),
+    status: payout?.status === 'paid' || payout?.status === 'failed' ? payout.status : 'open',
+    failureReason: payout?.failure_message ?? null,
+  });
+
+  /** The payouts made on a connected account since `created`, by the transaction in their metadata. */
+  const payoutsOn = async (account: string, created: Stripe.RangeQueryParam) => {
+    const found = new Map<string, Stripe.Payout>();
+    for await (const payout of stripe.payouts.list({ created, ...PAGE }, { stripeAccount: account })) {
+      const transactionId = payout.metadata?.transaction_id;
+      if (transactionId) found.set(transactionId, payout);
+    }
+    return found;
+  };
+
   return {
     name: 'stripe',
+
+    async *recordsSince(since) {
+      const created = { gte: Math.floor(since.getTime() / 1000) };
+      const seen = new Set<string>();
+      for await (const intent of stripe.paymentIntents.list({ created, ...PAGE })) {
+        seen.add(intent.id);
+        yield await paymentRecord(intent);
+      }
+      // A refund or dispute made since may be of an older payment: that one is read again as well.
+      const older = new Set<string>();
+      for await (const refund of stripe.refunds.list({ created, ...PAGE }))
+        older.add(idOf(refund.payment_intent) ?? '');
+      for await (const dispute of stripe.disputes.list({ created, ...PAGE }))
+        older.add(idOf(dispute.payment_intent) ?? '');
+      for (const id of older) {
+        if (id && !seen.has(id)) yield await paymentRecord(await stripe.paymentIntents.retrieve(id));
+      }
+      const transfers = await stripe.transfers
+        .list({ created, ...PAGE })
+        .autoPagingToArray({ limit: 10_000 });
+      const accounts = new Map<string, Promise<Map<string, Stripe.Payout>>>();
+      for (const transfer of transfers) {
+        const account = idOf(transfer.destination);
+        const transactionId = transfer.metadata.transaction_id;
+        if (account && !accounts.has(account)) accounts.set(account, payoutsOn(account, created));
+        const payouts = account ? await accounts.get(account) : undefined;
+        yield payoutRecord(transfer, transactionId ? payouts?.get(transactionId) : undefined);
+      }
+    },
+
+    async recordOf(reference, transactionId) {
+      const missing = (error: unknown) => {
+        if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'resource_missing')
+          return null;
+        throw error;
+      };
+      if (reference.startsWith('pi_')) {
+        const intent = await stripe.paymentIntents.retrieve(reference).catch(missing);
+        return intent && paymentRecord(intent);
+      }
+      const transfer = await stripe.transfers.retrieve(reference).catch(missing);
+      if (!transfer) return null;
+      const account = idOf(transfer.destination);
+      const payouts = account ? await payoutsOn(account, { gte: transfer.created }) : undefined;
+      return payoutRecord(transfer, transactionId ? payouts?.get(transactionId) : undefined);
+    },
 
     async createPayment({ transactionId, amount, currency }) {
       const intent = await calling(() =>

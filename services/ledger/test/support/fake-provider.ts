@@ -3,6 +3,7 @@ import type {
   PaymentProvider,
   PaymentRequest,
   PayoutRequest,
+  ProviderRecord,
 } from '../../src/provider/payment-provider.js';
 
 /** A call the ledger made to the provider, in the order made. */
@@ -24,6 +25,8 @@ export interface FakeProvider extends PaymentProvider {
   paymentsOf(transactionId: string): ProviderCall[];
   /** Every call about one transaction, in order. */
   callsAbout(transactionId: string): ProviderCall[];
+  /** What the provider's own records say (reconciliation reads them); set by the test. */
+  records: ProviderRecord[];
 }
 
 const compact = (id: string) => id.replaceAll('-', '');
@@ -82,6 +85,13 @@ export function createFakeProvider(): FakeProvider {
     },
     async onboardingLink(account) {
       return `https://connect.example/${account}`;
+    },
+    records: [],
+    async *recordsSince(since) {
+      for (const record of fake.records) if (record.created >= since) yield record;
+    },
+    async recordOf(reference) {
+      return fake.records.find((record) => record.reference === reference) ?? null;
     },
   };
   return fake;

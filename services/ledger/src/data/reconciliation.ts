@@ -1,0 +1,274 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from '@payments/service-kit';
+import type { Page, PageRequest } from '../domain/history.js';
+import type { LedgerSide, Mismatch, MismatchKind } from '../domain/reconciliation.js';
+import { toTransaction, type TransactionRow } from './records.js';
+
+/** A mismatch found between the provider's records and the books, and what became of it. */
+export interface ReconciliationCaseRecord extends Mismatch {
+  id: string;
+  /** open: waiting for an admin; cleared: the two agree again (a late event); resolved: an admin decided. */
+  status: 'open' | 'cleared' | 'resolved';
+  decision: 'book' | 'nothing_owed' | null;
+  reason: string | null;
+  resolvedBy: string | null;
+  foundAt: Date;
+  lastSeenAt: Date;
+  resolvedAt: Date | null;
+}
+
+/** An admin's action, as the append-only trail keeps it. */
+export interface AdminAction {
+  id: string;
+  actor: string;
+  action: string;
+  subject: string;
+  reason: string;
+  detail: Record<string, unknown>;
+  createdAt: Date;
+}
+
+interface CaseRow {
+  id: string;
+  kind: MismatchKind;
+  provider_reference: string;
+  transaction_id: string | null;
+  currency: string;
+  provider_amount: string;
+  ledger_amount: string;
+  status: ReconciliationCaseRecord['status'];
+  decision: ReconciliationCaseRecord['decision'];
+  reason: string | null;
+  resolved_by: string | null;
+  found_at: Date;
+  last_seen_at: Date;
+  resolved_at: Date | null;
+}
+
+const toCase = (row: CaseRow): ReconciliationCaseRecord => ({
+  id: row.id,
+  kind: row.kind,
+  reference: row.provider_reference,
+  transactionId: row.transaction_id,
+  currency: row.currency,
+  providerAmount: BigInt(row.provider_amount),
+  ledgerAmount: BigInt(row.ledger_amount),
+  status: row.status,
+  decision: row.decision,
+  reason: row.reason,
+  resolvedBy: row.resolved_by,
+  foundAt: row.found_at,
+  lastSeenAt: row.last_seen_at,
+  resolvedAt: row.resolved_at,
+});
+
+/** The transactions the provider's records name, with their reversals and any undo still to be made. */
+export async function ledgerSides(knex: Knex, transactionIds: string[]): Promise<Map<string, LedgerSide>> {
+  const sides = new Map<string, LedgerSide>();
+  if (transactionIds.length === 0) return sides;
+  // One after the other: `knex` may be a database transaction, one connection.
+  const transactions = await knex('transactions')
+    .whereRaw('id = ANY(?::uuid[])', [transactionIds])
+    .select<TransactionRow[]>('*');
+  const reversals = await knex('transactions')
+    .whereRaw('original_transaction_id = ANY(?::uuid[])', [transactionIds])
+    .select<TransactionRow[]>('*');
+  const undos: string[] = await knex('provider_payments')
+    .whereRaw('transaction_id = ANY(?::uuid[])', [transactionIds])
+    .where({ cancel_requested: true })
+    .whereIn('state', ['requested', 'created'])
+    .pluck('transaction_id');
+  for (const row of transactions) {
+    sides.set(row.id, {
+      transaction: toTransaction(row),
+      reversals: [],
+      undoPending: undos.includes(row.id),
+    });
+  }
+  for (const row of reversals) {
+    const reversal = toTransaction(row);
+    sides.get(reversal.originalTransactionId as string)?.reversals.push(reversal);
+  }
+  return sides;
+}
+
+/**
+ * Claims the job for `leaseMs` (one run at a time across the ledger's processes); null while another run holds it.
+ * Answers the cursor the last run left (null before the first).
+ */
+export async function claimRun(knex: Knex, leaseMs: number): Promise<{ cursor: Date | null } | null> {
+  const { rows }: { rows: { cursor: Date | null }[] } = await knex.raw(
+    `UPDATE reconciliation_state SET running_until = now() + ? * interval '1 millisecond'
+     WHERE running_until IS NULL OR running_until < now()
+     RETURNING cursor`,
+    [leaseMs],
+  );
+  return rows[0] ?? null;
+}
+
+/** Ends a run: the next one starts from `cursor`; `summary` is what this one found. */
+export async function finishRun(knex: Knex, cursor: Date | null, summary: object): Promise<void> {
+  await knex('reconciliation_state').update({
+    cursor: cursor ?? knex.raw('cursor'),
+    running_until: null,
+    last_run: JSON.stringify(summary),
+  });
+}
+
+/**
+ * Records mismatches found: a new one opens a case, one seen before is the same case (seen again; a cleared one
+ * opens again, a decided one stays decided). Answers how many cases are new.
+ */
+export async function recordMismatches(knex: Knex, found: Mismatch[]): Promise<number> {
+  const key = (m: Mismatch) => `${m.kind} ${m.reference} ${m.providerAmount} ${m.ledgerAmount}`;
+  const mismatches = [...new Map(found.map((m) => [key(m), m])).values()];
+  if (mismatches.length === 0) return 0;
+  const { rows }: { rows: { opened: boolean }[] } = await knex.raw(
+    `INSERT INTO reconciliation_cases AS c
+       (id, kind, provider_reference, transaction_id, currency, provider_amount, ledger_amount)
+     SELECT * FROM unnest(?::uuid[], ?::text[], ?::text[], ?::uuid[], ?::text[], ?::bigint[], ?::bigint[])
+     ON CONFLICT (kind, provider_reference, provider_amount, ledger_amount) DO UPDATE
+       SET last_seen_at = now(), status = CASE WHEN c.status = 'cleared' THEN 'open' ELSE c.status END
+     RETURNING xmax = 0 AS opened`,
+    [
+      mismatches.map(() => randomUUID()),
+      mismatches.map((m) => m.kind),
+      mismatches.map((m) => m.reference),
+      mismatches.map((m) => m.transactionId) as string[],
+      mismatches.map((m) => m.currency),
+      mismatches.map((m) => m.providerAmount.toString()),
+      mismatches.map((m) => m.ledgerAmount.toString()),
+    ],
+  );
+  return rows.filter((row) => row.opened).length;
+}
+
+/** Clears the open cases of these references: the provider and the books agree about them now. */
+export async function clearAgreed(knex: Knex, references: string[]): Promise<number> {
+  if (references.length === 0) return 0;
+  return knex('reconciliation_cases')
+    .whereRaw('provider_reference = ANY(?::text[])', [references])
+    .where({ status: 'open' })
+    .update({ status: 'cleared', last_seen_at: knex.fn.now() });
+}
+
+export async function openCaseCounts(knex: Knex): Promise<Map<MismatchKind, number>> {
+  const rows: { kind: MismatchKind; count: string }[] = await knex('reconciliation_cases')
+    .where({ status: 'open' })
+    .groupBy('kind')
+    .select('kind', knex.raw('count(*) AS count'));
+  return new Map(rows.map((row) => [row.kind, Number(row.count)]));
+}
+
+/** Cases in the order found; `status` narrows them (open ones by default in the API). */
+export async function listCases(
+  knex: Knex,
+  status: ReconciliationCaseRecord['status'] | null,
+  page: PageRequest,
+): Promise<Page<ReconciliationCaseRecord>> {
+  const scope = () =>
+    status ? knex('reconciliation_cases').where({ status }) : knex('reconciliation_cases');
+  const [rows, [count]] = await Promise.all([
+    scope()
+      .select<CaseRow[]>('*')
+      .orderBy([{ column: 'found_at' }, { column: 'id' }])
+      .limit(page.limit)
+      .offset(page.offset),
+    scope().count<{ count: string }[]>('*'),
+  ]);
+  return { data: rows.map(toCase), total: Number(count?.count ?? 0) };
+}
+
+export async function findCase(
+  knex: Knex,
+  id: string,
+  options: { lock?: boolean } = {},
+): Promise<ReconciliationCaseRecord | null> {
+  const query = knex('reconciliation_cases').where({ id }).first<CaseRow | undefined>('*');
+  const row = await (options.lock ? query.forUpdate() : query);
+  return row ? toCase(row) : null;
+}
+
+/** Records an admin's decision on an open case, with its entry in the trail of admin actions. */
+export async function recordDecision(
+  knex: Knex,
+  decided: { caseId: string; decision: 'book' | 'nothing_owed'; reason: string; actor: string },
+  detail: Record<string, unknown>,
+): Promise<void> {
+  await knex('reconciliation_cases').where({ id: decided.caseId }).update({
+    status: 'resolved',
+    decision: decided.decision,
+    reason: decided.reason,
+    resolved_by: decided.actor,
+    resolved_at: knex.fn.now(),
+  });
+  await recordAdminAction(knex, {
+    actor: decided.actor,
+    action: `reconciliation.${decided.decision}`,
+    subject: `reconciliation_case:${decided.caseId}`,
+    reason: decided.reason,
+    detail,
+  });
+}
+
+export async function recordAdminAction(
+  knex: Knex,
+  action: Omit<AdminAction, 'id' | 'createdAt'>,
+): Promise<void> {
+  await knex('admin_actions').insert({ id: randomUUID(), ...action, detail: JSON.stringify(action.detail) });
+}
+
+/** The trail of admin actions, oldest first. */
+export async function listAdminActions(knex: Knex, page: PageRequest): Promise<Page<AdminAction>> {
+  const [rows, [count]] = await Promise.all([
+    knex('admin_actions')
+      .select<
+        {
+          id: string;
+          actor: string;
+          action: string;
+          subject: string;
+          reason: string;
+          detail: Record<string, unknown>;
+          created_at: Date;
+        }[]
+      >('*')
+      .orderBy([{ column: 'created_at' }, { column: 'id' }])
+      .limit(page.limit)
+      .offset(page.offset),
+    knex('admin_actions').count<{ count: string }[]>('*'),
+  ]);
+  return {
+    data: rows.map((row) => ({
+      id: row.id,
+      actor: row.actor,
+      action: row.action,
+      subject: row.subject,
+      reason: row.reason,
+      detail: row.detail,
+      createdAt: row.created_at,
+    })),
+    total: Number(count?.count ?? 0),
+  };
+}
+
+/**
+ * Asks again for a payout's transfer to be taken back (reconciliation found it never was): the request is made
+ * due with what the provider's records name, whatever state it had reached.
+ */
+export async function requestTransferReversal(
+  knex: Knex,
+  transactionId: string,
+  found: { payout: string | null; transfer: string },
+): Promise<void> {
+  await knex('provider_payments')
+    .where({ transaction_id: transactionId })
+    .update({
+      state: 'created',
+      reference: knex.raw('COALESCE(reference, ?)', [found.payout ?? found.transfer]),
+      transfer: found.transfer,
+      cancel_requested: true,
+      next_attempt_at: knex.fn.now(),
+      updated_at: knex.fn.now(),
+    });
+}

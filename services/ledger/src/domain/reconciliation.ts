@@ -1,0 +1,125 @@
+import { MISMATCH_KINDS } from '@payments/contracts';
+import type { ProviderRecord } from '../provider/payment-provider.js';
+import { providerNet } from '../provider/payment-provider.js';
+import type { Transaction } from './transaction.js';
+
+/** How the provider's records and the books can disagree about one payment or payout (see compareRecord). */
+export { MISMATCH_KINDS };
+export type MismatchKind = (typeof MISMATCH_KINDS)[number];
+
+/** Whether the provider may still change a record without anyone acting (a payer, a dispute, a bank). */
+export const isFinal = (record: ProviderRecord) =>
+  record.kind === 'payment' ? record.settled : record.status !== 'open';
+
+/** A transaction as reconciliation reads it: its reversals, and whether an undo at the provider is under way. */
+export interface LedgerSide {
+  transaction: Transaction;
+  reversals: Transaction[];
+  /** Its payment's cancellation or its payout's transfer reversal is asked for and not yet made. */
+  undoPending: boolean;
+}
+
+export interface Mismatch {
+  kind: MismatchKind;
+  /** The provider's reference the case is about (Stripe: `pi_…`, or the payout's transfer `tr_…`). */
+  reference: string;
+  transactionId: string | null;
+  currency: string;
+  /** Net minor units by the provider's records, and by the books. */
+  providerAmount: bigint;
+  ledgerAmount: bigint;
+}
+
+export type Comparison =
+  | { outcome: 'agree' }
+  /** Something may still be on its way (an event, an undo, a bank's answer): compared again at the next run. */
+  | { outcome: 'unsettled' }
+  | { outcome: 'mismatch'; mismatch: Mismatch };
+
+const sumOf = (reversals: Transaction[], reason: Transaction['reversalReason']) =>
+  reversals
+    .filter((r) => r.reversalReason === reason && r.status === 'completed')
+    .reduce((sum, r) => sum + r.amount, 0n);
+
+/** What the books credited for a deposit, net of what was taken back since. */
+function creditedFor({ transaction, reversals }: LedgerSide): bigint {
+  const credited = transaction.status === 'completed' ? transaction.amount : 0n;
+  return (
+    credited + sumOf(reversals, 'late_payment') - sumOf(reversals, 'refund') - sumOf(reversals, 'dispute')
+  );
+}
+
+/** What the books debited for a withdrawal, net of a returned payout credited back. */
+function debitedFor({ transaction, reversals }: LedgerSide): bigint {
+  const debited = transaction.status === 'completed' ? transaction.amount : 0n;
+  return debited - sumOf(reversals, 'payout_returned');
+}
+
+/**
+ * Compares one of the provider's records with the transaction it names (null: the ledger has none). Amounts are
+ * compared net: for a payment, what the provider kept (captured less refunds and lost disputes) against what the
+ * ledger credited for it (the deposit, a late payment, less its refund and dispute reversals); for a payout, what
+ * stayed paid out (the transfer less its reversals) against what the ledger debited (the withdrawal less a
+ * returned payout). Anything that changed within `graceMs` of `now` is left for a later run: its events may be on
+ * their way.
+ *
+ * - captured_not_credited: the provider kept more than the ledger credited; credited_not_captured: the reverse
+ *   (never captured, or refunded or lost in a dispute since);
+ * - amount_differs: the payment or payout is for another amount or currency than its transaction;
+ * - paid_out_still_held, failed_still_held: the payout ended and the withdrawal still holds the money;
+ * - paid_out_not_debited: paid, and the ledger debited less; returned_not_credited: its money came back and the
+ *   ledger still debits it; transfer_not_reversed: the ledger gave a failed payout's money back and its transfer
+ *   was never taken back;
+ * - unknown_to_ledger: money moved at the provider for no transaction of the ledger.
+ */
+export function compareRecord(
+  record: ProviderRecord,
+  side: LedgerSide | null,
+  now: Date,
+  graceMs: number,
+): Comparison {
+  const provider = providerNet(record);
+  const expected = record.kind === 'payment' ? 'deposit' : 'withdrawal';
+  const mismatch = (kind: MismatchKind, ledger: bigint, providerAmount = provider): Comparison => ({
+    outcome: 'mismatch',
+    mismatch: {
+      kind,
+      reference: record.reference,
+      transactionId: side?.transaction.id ?? record.transactionId,
+      currency: side?.transaction.currency ?? record.currency,
+      providerAmount,
+      ledgerAmount: ledger,
+    },
+  });
+  if (!side || side.transaction.type !== expected) {
+    if (provider === 0n) return { outcome: 'agree' };
+    return mismatch('unknown_to_ledger', 0n);
+  }
+  const cutoff = now.getTime() - graceMs;
+  const recent = [side.transaction, ...side.reversals].some((t) => t.updatedAt.getTime() > cutoff);
+  if (recent || record.created.getTime() > cutoff || side.undoPending) return { outcome: 'unsettled' };
+  const { transaction } = side;
+  if (record.currency !== transaction.currency || record.amount !== transaction.amount)
+    return mismatch('amount_differs', transaction.amount, record.amount);
+
+  if (record.kind === 'payment') {
+    // An open dispute counts on neither side (the ledger holds it pending, the provider has not decided it).
+    const credited = creditedFor(side);
+    if (provider === credited) return { outcome: 'agree' };
+    return mismatch(provider > credited ? 'captured_not_credited' : 'credited_not_captured', credited);
+  }
+
+  const debited = debitedFor(side);
+  if (record.status === 'open') return { outcome: 'unsettled' };
+  if (transaction.status === 'pending')
+    return mismatch(record.status === 'paid' ? 'paid_out_still_held' : 'failed_still_held', 0n);
+  if (record.status === 'paid') {
+    if (provider > debited) return mismatch('paid_out_not_debited', debited);
+    if (provider < debited) return mismatch('returned_not_credited', debited);
+    return { outcome: 'agree' };
+  }
+  // Failed: the books should debit nothing, and the provider should have its transfer back.
+  if (debited > 0n) return mismatch('returned_not_credited', debited);
+  if (provider > 0n) return mismatch('transfer_not_reversed', debited);
+  return { outcome: 'agree' };
+}

@@ -1,0 +1,303 @@
+import { expect } from 'chai';
+import { toMinorUnits } from '@payments/contracts';
+import { eventually } from '@payments/testkit';
+import type { ProviderPaymentRecord, ProviderPayoutRecord } from '../src/provider/payment-provider.js';
+import { createFakeProvider } from './support/fake-provider.js';
+import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+
+const compact = (id: string) => id.replaceAll('-', '');
+const aMinuteAgo = () => new Date(Date.now() - 60_000);
+
+/** A PaymentIntent the provider says was paid in full for a deposit of `amount` (major units of USD). */
+const paidPayment = (transactionId: string, amount: number, over: Partial<ProviderPaymentRecord> = {}) =>
+  ({
+    kind: 'payment',
+    reference: `pi_${compact(transactionId)}`,
+    transactionId,
+    created: aMinuteAgo(),
+    currency: 'USD',
+    amount: toMinorUnits(amount * 100),
+    captured: toMinorUnits(amount * 100),
+    refunded: toMinorUnits(0),
+    disputesLost: [],
+    settled: true,
+    ...over,
+  }) satisfies ProviderPaymentRecord;
+
+const payout = (transactionId: string, amount: number, over: Partial<ProviderPayoutRecord> = {}) =>
+  ({
+    kind: 'payout',
+    reference: `tr_${compact(transactionId)}`,
+    payout: `po_${compact(transactionId)}`,
+    transactionId,
+    created: aMinuteAgo(),
+    currency: 'USD',
+    amount: toMinorUnits(amount * 100),
+    reversed: toMinorUnits(0),
+    status: 'paid',
+    failureReason: null,
+    ...over,
+  }) satisfies ProviderPayoutRecord;
+
+describe("ledger: reconciliation with the payment provider's own records", function () {
+  this.timeout(60_000);
+  const provider = createFakeProvider();
+  let ledger: LedgerHarness;
+  let admin: TestUser;
+
+  before(async () => {
+    ledger = await startLedgerHarness({
+      provider,
+      env: { RECONCILIATION_INTERVAL_SECONDS: '0', RECONCILIATION_GRACE_SECONDS: '0' },
+    });
+    admin = ledger.newUser('admin');
+  });
+  after(async () => {
+    await ledger?.stop();
+  });
+  beforeEach(() => {
+    provider.records = [];
+  });
+  afterEach(async () => {
+    expect(await ledger.audit()).to.include({ ok: true });
+  });
+
+  const run = async () => {
+    const answer = await ledger.call('POST', '/admin/reconciliation/runs', { user: admin });
+    expect(answer.status, answer.text).to.equal(200);
+    return answer.body;
+  };
+  const openCases = async () =>
+    (
+      (await ledger.call('GET', '/admin/reconciliation?limit=100', { user: admin })).body.data as {
+        kind: string;
+        id: string;
+        transaction_id: string;
+      }[]
+    ).filter((item) => item.kind !== 'unconfirmed_withdrawal');
+  const caseOf = async (transactionId: string) => {
+    const found = (await openCases()).filter((item) => item.transaction_id === transactionId);
+    expect(found, `one open case for ${transactionId}`).to.have.length(1);
+    return found[0] as { kind: string; id: string } & Record<string, unknown>;
+  };
+  const decide = (caseId: string, decision: 'book' | 'nothing_owed', reason = 'checked with the provider') =>
+    ledger.call('POST', `/admin/reconciliation/cases/${caseId}/resolution`, {
+      user: admin,
+      body: { decision, reason },
+    });
+  const pendingDeposit = async (user: TestUser, amount: number) => {
+    const account = await ledger.openAccount(user);
+    const accepted = await ledger.deposit(user, account.id, amount);
+    expect(accepted.status, accepted.text).to.equal(202);
+    await eventually(
+      () => ledger.db('provider_payments').where({ transaction_id: accepted.body.id }).first(),
+      (row) => row?.state === 'created',
+    );
+    return { account, id: accepted.body.id as string };
+  };
+
+  it('finds a capture never credited, and an admin booking it credits the deposit once, in the trail', async () => {
+    const user = ledger.newUser();
+    const { account, id } = await pendingDeposit(user, 25);
+    provider.records = [paidPayment(id, 25)];
+
+    const summary = await run();
+    expect(summary).to.include({ mismatches: 1, opened: 1 });
+    const found = await caseOf(id);
+    expect(found).to.include({
+      kind: 'captured_not_credited',
+      status: 'open',
+      provider_reference: `pi_${compact(id)}`,
+      currency: 'USD',
+      provider_amount: 25,
+      ledger_amount: 0,
+    });
+    // Only an admin sees or decides it.
+    expect((await ledger.call('GET', '/admin/reconciliation', { user })).status).to.equal(403);
+    expect((await ledger.call('POST', '/admin/reconciliation/runs', { user })).status).to.equal(403);
+    const byUser = await ledger.call('POST', `/admin/reconciliation/cases/${found.id}/resolution`, {
+      user,
+      body: { decision: 'book', reason: 'mine' },
+    });
+    expect(byUser.status).to.equal(403);
+
+    // Decided twice at once: the same decision, booked once.
+    const answers = await Promise.all([decide(found.id, 'book'), decide(found.id, 'book')]);
+    for (const answer of answers) {
+      expect(answer.status, answer.text).to.equal(200);
+      expect(answer.body).to.include({ status: 'resolved', decision: 'book', resolved_by: admin.id });
+    }
+    await ledger.waitForStatus(user, id, 'completed');
+    expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 25, available_balance: 25 });
+
+    // The provider's event arriving after all changes nothing, and the next run finds nothing new.
+    await ledger.confirm(id, 'completed', { amount: 2500, currency: 'USD' });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 25 });
+    expect(await run()).to.include({ mismatches: 0, opened: 0 });
+
+    const trail = await ledger.call('GET', '/admin/actions?limit=100', { user: admin });
+    const entries = (trail.body.data as { subject: string }[]).filter(
+      (entry) => entry.subject === `reconciliation_case:${found.id}`,
+    );
+    expect(entries).to.have.length(1);
+    expect(entries[0]).to.include({
+      actor: admin.id,
+      action: 'reconciliation.book',
+      reason: 'checked with the provider',
+    });
+    expect((await ledger.call('GET', '/admin/actions', { user })).status).to.equal(403);
+    // The trail cannot be rewritten, even from the ledger's own connection.
+    let refused: unknown = null;
+    await ledger
+      .db('admin_actions')
+      .update({ reason: 'nothing happened' })
+      .catch((error: unknown) => {
+        refused = error;
+      });
+    expect(String(refused)).to.match(/append-only/);
+  });
+
+  it('finds a refund the ledger never heard of, and booking it reverses that much of the deposit', async () => {
+    const user = ledger.newUser();
+    const account = await ledger.openAccount(user);
+    await ledger.fund(user, account.id, 40);
+    const [deposit] = (await ledger.call('GET', `/account/${account.id}/transactions`, { user })).body.data;
+    provider.records = [paidPayment(deposit.id, 40, { refunded: toMinorUnits(1_000) })];
+    await run();
+    const found = await caseOf(deposit.id);
+    expect(found).to.include({ kind: 'credited_not_captured', provider_amount: 30, ledger_amount: 40 });
+    expect((await decide(found.id, 'book')).status).to.equal(200);
+    expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 30 });
+    const history = (await ledger.call('GET', `/account/${account.id}/transactions`, { user })).body.data;
+    expect(history.filter((t: { type: string }) => t.type === 'reversal')).to.have.length(1);
+  });
+
+  it('finds a payout paid while its withdrawal still holds the money, and booking it debits the withdrawal', async () => {
+    const user = ledger.newUser();
+    const account = await ledger.openAccount(user);
+    await ledger.fund(user, account.id, 100);
+    expect((await ledger.call('POST', '/payout-account', { user })).status).to.equal(201);
+    const accepted = await ledger.call('POST', `/account/${account.id}/withdraw`, {
+      user,
+      body: { amount: 30, currency: 'USD' },
+    });
+    expect(accepted.status).to.equal(202);
+    const id = accepted.body.id as string;
+    await eventually(
+      () => ledger.db('provider_payments').where({ transaction_id: id }).first(),
+      (row) => row?.state === 'created',
+    );
+    provider.records = [payout(id, 30)];
+    await run();
+    const found = await caseOf(id);
+    expect(found).to.include({ kind: 'paid_out_still_held', provider_amount: 30, ledger_amount: 0 });
+    expect((await decide(found.id, 'book')).status).to.equal(200);
+    await ledger.waitForStatus(user, id, 'completed');
+    expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 70, available_balance: 70 });
+  });
+
+  it("finds a failed payout's transfer never taken back, and booking it asks the provider to take it back", async () => {
+    const user = ledger.newUser();
+    const account = await ledger.openAccount(user);
+    await ledger.fund(user, account.id, 100);
+    expect((await ledger.call('POST', '/payout-account', { user })).status).to.equal(201);
+    const accepted = await ledger.call('POST', `/account/${account.id}/withdraw`, {
+      user,
+      body: { amount: 20, currency: 'USD' },
+    });
+    const id = accepted.body.id as string;
+    await eventually(
+      () => ledger.db('provider_payments').where({ transaction_id: id }).first(),
+      (row) => row?.state === 'created',
+    );
+    await ledger.confirm(id, 'failed', { movement: 'payout' });
+    await ledger.waitForStatus(user, id, 'failed');
+    const reversals = () => provider.callsAbout(id).filter((c) => c.call === 'reversePayout');
+    await eventually(
+      async () => reversals(),
+      (calls) => calls.length === 1,
+    );
+    // The provider's records say the transfer was never reversed.
+    provider.records = [payout(id, 20, { status: 'failed', failureReason: 'account closed' })];
+    await run();
+    const found = await caseOf(id);
+    expect(found).to.include({ kind: 'transfer_not_reversed', provider_amount: 20, ledger_amount: 0 });
+    expect((await decide(found.id, 'book')).status).to.equal(200);
+    await eventually(
+      async () => reversals(),
+      (calls) => calls.length === 2,
+    );
+    expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 100 });
+  });
+
+  it('records that nothing is owed for money unknown to the ledger; another decision after it is a 409', async () => {
+    provider.records = [
+      paidPayment('00000000-0000-4000-8000-000000000000', 5, {
+        reference: 'pi_elsewhere',
+        transactionId: null,
+      }),
+    ];
+    await run();
+    const found = (await openCases()).find((item) => item.kind === 'unknown_to_ledger');
+    expect(found).to.include({ transaction_id: null, provider_reference: 'pi_elsewhere' });
+    const id = (found as { id: string }).id;
+    const booked = await decide(id, 'book');
+    expect(booked.status).to.equal(422);
+    expect(booked.body).to.include({ code: 'BUSINESS_RULE_VIOLATION' });
+    const settled = await decide(id, 'nothing_owed', 'another app of ours on the same Stripe account');
+    expect(settled.status, settled.text).to.equal(200);
+    expect((await decide(id, 'nothing_owed', 'again')).status).to.equal(200);
+    expect((await decide(id, 'book')).status).to.equal(409);
+    // Decided: the same mismatch seen again stays decided, off the list.
+    await run();
+    expect((await openCases()).some((item) => item.id === id)).to.equal(false);
+    const shown = await ledger.call('GET', `/admin/reconciliation/cases/${id}`, { user: admin });
+    expect(shown.body).to.include({ status: 'resolved', decision: 'nothing_owed' });
+  });
+
+  it("refuses a reason too short, and a decision the provider's records do not explain", async () => {
+    const user = ledger.newUser();
+    const account = await ledger.openAccount(user);
+    await ledger.fund(user, account.id, 10);
+    const [deposit] = (await ledger.call('GET', `/account/${account.id}/transactions`, { user })).body.data;
+    // The provider never captured it: nothing of its records can be booked to make the two agree.
+    provider.records = [paidPayment(deposit.id, 10, { captured: toMinorUnits(0) })];
+    await run();
+    const found = await caseOf(deposit.id);
+    expect(found).to.include({ kind: 'credited_not_captured' });
+    const tooShort = await decide(found.id, 'book', 'no');
+    expect(tooShort.status).to.equal(400);
+    expect(tooShort.body).to.include({ code: 'VALIDATION_ERROR' });
+    const refused = await decide(found.id, 'book');
+    expect(refused.status).to.equal(409);
+    expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 10 });
+    expect((await openCases()).some((item) => item.id === found.id)).to.equal(true);
+  });
+
+  it('clears a case once the late event makes the two agree, and reports the open ones as CSV', async () => {
+    const user = ledger.newUser();
+    const { id } = await pendingDeposit(user, 12);
+    provider.records = [paidPayment(id, 12)];
+    await run();
+    const found = await caseOf(id);
+    const report = await ledger.call('GET', '/admin/reconciliation?format=csv', { user: admin });
+    expect(report.status).to.equal(200);
+    expect(report.headers.get('content-type')).to.match(/^text\/csv/);
+    const lines = report.text.trim().split('\r\n');
+    expect(lines[0]).to.equal(
+      'kind,case_id,status,transaction_id,provider_reference,currency,provider_amount,ledger_amount,found_at',
+    );
+    expect(lines.some((line) => line.startsWith(`captured_not_credited,${found.id},open,${id},`))).to.equal(
+      true,
+    );
+    expect(lines.find((line) => line.includes(found.id))).to.include(',USD,12.00,0.00,');
+
+    await ledger.confirm(id, 'completed', { amount: 1200, currency: 'USD' });
+    await ledger.waitForStatus(user, id, 'completed');
+    expect(await run()).to.include({ cleared: 1 });
+    const shown = await ledger.call('GET', `/admin/reconciliation/cases/${found.id}`, { user: admin });
+    expect(shown.body).to.include({ status: 'cleared' });
+    expect((await decide(found.id, 'book')).status).to.equal(409);
+  });
+});
