@@ -1,0 +1,162 @@
+import { expect } from 'chai';
+import Stripe from 'stripe';
+import { eventually, startSystem, type TestSystem } from '@payments/testkit';
+import { apiClient, type ApiClient } from './api-client.js';
+import { auditOf, expectBooksBalance, systemBalance } from './support/ledger-audit.js';
+
+const ADMIN = { username: 'recon_admin', email: 'recon-admin@example.com', password: 'admin-pass-123' };
+
+interface Forgotten {
+  id: string;
+  type: string;
+  object_id: string;
+  transaction_id: string | null;
+}
+
+/**
+ * The provider's notifications get lost (the sandbox "forgets" every money-moving event here) while its own
+ * records stay right: reconciliation reads those records, finds each mismatch, and an admin's decision books it,
+ * once; in the end the provider's books equal the ledger's provider-clearing account.
+ */
+describe("reconciliation with the provider's records, when its events are lost (the sandbox plays Stripe)", function () {
+  this.timeout(120_000);
+  let system: TestSystem;
+  let api: ApiClient;
+  let stripe: Stripe;
+  let admin: string;
+  let failures = 0;
+
+  before(async () => {
+    system = await startSystem({
+      serviceEnv: {
+        'provider-sandbox': {
+          SANDBOX_AUTO_CONFIRM: 'false',
+          SANDBOX_FORGET_EVENTS: '1',
+          SANDBOX_FORGET_EVENT_TYPES: 'payment_intent.succeeded,charge.refunded,payout.paid',
+        },
+        ledger: { RECONCILIATION_INTERVAL_SECONDS: '0', RECONCILIATION_GRACE_SECONDS: '0' },
+        identity: {
+          ADMIN_USERNAME: ADMIN.username,
+          ADMIN_EMAIL: ADMIN.email,
+          ADMIN_PASSWORD: ADMIN.password,
+        },
+      },
+    });
+    api = apiClient(system.gatewayUrl);
+    const sandbox = new URL(system.urls['provider-sandbox']);
+    stripe = new Stripe(system.sandboxApiKey, {
+      host: sandbox.hostname,
+      port: Number(sandbox.port),
+      protocol: 'http',
+      maxNetworkRetries: 0,
+    });
+    const login = await api.post('/auth/login', { username: ADMIN.username, password: ADMIN.password });
+    expect(login.status, login.text).to.equal(200);
+    admin = login.body.token;
+  });
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') failures += 1;
+    await expectBooksBalance(system.urls.ledger);
+  });
+  after(async () => {
+    if (failures > 0) console.error(system?.logs());
+    await system?.stop();
+  });
+
+  const forgotten = async (): Promise<Forgotten[]> => {
+    const answer = await fetch(`${system.urls['provider-sandbox']}/sandbox/forgotten-events`, {
+      headers: { authorization: `Bearer ${system.sandboxApiKey}` },
+    });
+    expect(answer.status).to.equal(200);
+    return ((await answer.json()) as { data: Forgotten[] }).data;
+  };
+  const forgottenFor = (transactionId: string, type: string) =>
+    eventually(forgotten, (events) =>
+      events.some((e) => e.transaction_id === transactionId && e.type === type),
+    );
+  /** Runs reconciliation and answers the open case of a transaction (exactly one). */
+  const caseOf = async (transactionId: string) => {
+    const ran = await api.post('/admin/reconciliation/runs', {}, admin);
+    expect(ran.status, ran.text).to.equal(200);
+    const listed = await api.get('/admin/reconciliation?limit=100', admin);
+    const cases = (listed.body.data as { kind: string; id: string; transaction_id: string }[]).filter(
+      (item) => item.transaction_id === transactionId,
+    );
+    expect(cases, listed.text).to.have.length(1);
+    return cases[0] as { kind: string; id: string } & Record<string, unknown>;
+  };
+  const book = async (caseId: string) => {
+    const decided = await api.post(
+      `/admin/reconciliation/cases/${caseId}/resolution`,
+      { decision: 'book', reason: "as the provider's records say" },
+      admin,
+    );
+    expect(decided.status, decided.text).to.equal(200);
+  };
+
+  it('finds each lost event in the records, and each decision books it once: a capture, a refund, a payout', async () => {
+    const user = await api.signUp();
+    const account = (await api.post('/account', { currency: 'USD' }, user.token)).body.id as string;
+    const status = async (id: string) => (await api.get(`/transaction/${id}`, user.token)).body;
+    const balance = async () => (await api.get(`/account/${account}/balance`, user.token)).body;
+
+    // Paid at the provider; payment_intent.succeeded never arrives.
+    const deposit = await api.post(
+      `/account/${account}/deposit`,
+      { amount: 100, currency: 'USD' },
+      user.token,
+    );
+    expect(deposit.status).to.equal(202);
+    const depositId = deposit.body.id as string;
+    const shown = await eventually(
+      () => status(depositId),
+      (body) => body?.provider_payment !== undefined,
+    );
+    const reference = shown.provider_payment.reference as string;
+    await stripe.paymentIntents.confirm(reference, { payment_method: 'pm_card_visa' });
+    await forgottenFor(depositId, 'payment_intent.succeeded');
+    expect((await status(depositId)).status).to.equal('pending');
+    const captured = await caseOf(depositId);
+    expect(captured).to.include({ kind: 'captured_not_credited', provider_amount: 100, ledger_amount: 0 });
+    await book(captured.id);
+    expect((await status(depositId)).status).to.equal('completed');
+    expect(await balance()).to.include({ balance: 100 });
+
+    // Refunded in part at the provider; charge.refunded never arrives.
+    await stripe.refunds.create({ payment_intent: reference, amount: 1_000 });
+    await forgottenFor(depositId, 'charge.refunded');
+    const refunded = await caseOf(depositId);
+    expect(refunded).to.include({ kind: 'credited_not_captured', provider_amount: 90, ledger_amount: 100 });
+    await book(refunded.id);
+    expect(await balance()).to.include({ balance: 90 });
+
+    // Paid out to the bank; payout.paid never arrives.
+    expect((await api.post('/payout-account', {}, user.token)).status).to.equal(201);
+    const withdrawal = await api.post(
+      `/account/${account}/withdraw`,
+      { amount: 30, currency: 'USD' },
+      user.token,
+    );
+    expect(withdrawal.status).to.equal(202);
+    const withdrawalId = withdrawal.body.id as string;
+    await forgottenFor(withdrawalId, 'payout.paid');
+    expect((await status(withdrawalId)).status).to.equal('pending');
+    const paidOut = await caseOf(withdrawalId);
+    expect(paidOut).to.include({ kind: 'paid_out_still_held', provider_amount: 30, ledger_amount: 0 });
+    await book(paidOut.id);
+    expect((await status(withdrawalId)).status).to.equal('completed');
+    expect(await balance()).to.include({ balance: 60, available_balance: 60 });
+
+    // Nothing more to find, every decision in the trail, and the provider's books equal the ledger's.
+    const again = await api.post('/admin/reconciliation/runs', {}, admin);
+    expect(again.body).to.include({ mismatches: 0 });
+    const trail = await api.get('/admin/actions?limit=100', admin);
+    const decided = new Set([captured.id, refunded.id, paidOut.id].map((id) => `reconciliation_case:${id}`));
+    expect((trail.body.data as { subject: string }[]).filter((a) => decided.has(a.subject))).to.have.length(
+      3,
+    );
+    const held = (await stripe.balance.retrieve()).available.find((b) => b.currency === 'usd')?.amount ?? 0;
+    const clearing = -systemBalance(await auditOf(system.urls.ledger), 'provider_clearing', 'USD');
+    expect(BigInt(held)).to.equal(clearing);
+  });
+});
