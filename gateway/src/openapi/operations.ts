@@ -272,7 +272,7 @@ export const OPERATIONS: readonly Operation[] = [
       'within the hold expiry (`unconfirmed_withdrawal`): they stay pending with their hold (never released by a ' +
       'timer); the provider’s late payout.paid or payout.failed settles them once, and they leave this list. Then ' +
       'the open mismatches reconciliation found between the provider’s own records and the books, compared net ' +
-      '(`captured_not_credited`, `credited_not_captured`, `amount_differs`, `paid_out_still_held`, ' +
+      '(`captured_not_credited`, `credited_not_captured`, `dispute_still_held`, `amount_differs`, `paid_out_still_held`, ' +
       '`failed_still_held`, `paid_out_not_debited`, `returned_not_credited`, `transfer_not_reversed`, ' +
       '`unknown_to_ledger`); a case leaves the list when an admin decides it or when the two agree again. With ' +
       '`format=csv` the answer is the whole list as a `text/csv` report (RFC 4180, amounts as decimal strings).',

@@ -19,7 +19,7 @@ const paidPayment = (transactionId: string, amount: number, over: Partial<Provid
     amount: toMinorUnits(amount * 100),
     captured: toMinorUnits(amount * 100),
     refunded: toMinorUnits(0),
-    disputesLost: [],
+    disputes: [],
     settled: true,
     ...over,
   }) satisfies ProviderPaymentRecord;
@@ -171,6 +171,29 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 30 });
     const history = (await ledger.call('GET', `/account/${account.id}/transactions`, { user })).body.data;
     expect(history.filter((t: { type: string }) => t.type === 'reversal')).to.have.length(1);
+  });
+
+  it('finds a dispute the provider decided while the deposit still holds it, and booking it releases the hold', async () => {
+    const user = ledger.newUser();
+    const account = await ledger.openAccount(user);
+    await ledger.fund(user, account.id, 50);
+    const [deposit] = (await ledger.call('GET', `/account/${account.id}/transactions`, { user })).body.data;
+    await ledger.adjust(deposit.id, 'dispute_opened', 2000, { reference: 'dp_won' });
+    await eventually(
+      () => ledger.balanceOf(user, account.id),
+      (balance) => balance.available_balance === 30,
+    );
+    // Won at the provider; the ledger never heard.
+    provider.records = [
+      paidPayment(deposit.id, 50, {
+        disputes: [{ id: 'dp_won', amount: toMinorUnits(2000), outcome: 'won' }],
+      }),
+    ];
+    await run();
+    const found = await caseOf(deposit.id);
+    expect(found).to.include({ kind: 'dispute_still_held', provider_amount: 0, ledger_amount: 20 });
+    expect((await decide(found.id, 'book')).status).to.equal(200);
+    expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 50, available_balance: 50 });
   });
 
   it('finds a payout paid while its withdrawal still holds the money, and booking it debits the withdrawal', async () => {

@@ -132,7 +132,7 @@ describe('ledger: the Stripe adapter, against the sandbox', () => {
       amount: 1000n,
       captured: 1000n,
       refunded: 300n,
-      disputesLost: [],
+      disputes: [],
       settled: true,
     });
     expect(records.get(disputed.transactionId)).to.deep.include({ captured: 2000n, settled: false });
@@ -156,7 +156,7 @@ describe('ledger: the Stripe adapter, against the sandbox', () => {
     await stripe().disputes.close(dispute!.id);
     records = await read();
     expect(records.get(disputed.transactionId)).to.deep.include({
-      disputesLost: [{ id: dispute!.id, amount: 2000n }],
+      disputes: [{ id: dispute!.id, amount: 2000n, outcome: 'lost' }],
       settled: true,
     });
     expect(await adapter().recordOf(withRefund.reference, refunded.transactionId)).to.deep.include({

@@ -11,6 +11,7 @@ import { TransactionView } from './money.js';
 export const MISMATCH_KINDS = [
   'captured_not_credited',
   'credited_not_captured',
+  'dispute_still_held',
   'amount_differs',
   'paid_out_still_held',
   'failed_still_held',

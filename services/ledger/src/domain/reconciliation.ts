@@ -64,7 +64,8 @@ function debitedFor({ transaction, reversals }: LedgerSide): bigint {
  * their way.
  *
  * - captured_not_credited: the provider kept more than the ledger credited; credited_not_captured: the reverse
- *   (never captured, or refunded or lost in a dispute since);
+ *   (never captured, or refunded or lost in a dispute since); dispute_still_held: the provider decided a dispute
+ *   and the deposit still holds its amount (amounts: the provider's open disputes, the ledger's held ones);
  * - amount_differs: the payment or payout is for another amount or currency than its transaction;
  * - paid_out_still_held, failed_still_held: the payout ended and the withdrawal still holds the money;
  * - paid_out_not_debited: paid, and the ledger debited less; returned_not_credited: its money came back and the
@@ -105,8 +106,15 @@ export function compareRecord(
   if (record.kind === 'payment') {
     // An open dispute counts on neither side (the ledger holds it pending, the provider has not decided it).
     const credited = creditedFor(side);
-    if (provider === credited) return { outcome: 'agree' };
-    return mismatch(provider > credited ? 'captured_not_credited' : 'credited_not_captured', credited);
+    if (provider !== credited)
+      return mismatch(provider > credited ? 'captured_not_credited' : 'credited_not_captured', credited);
+    const held = side.reversals
+      .filter((r) => r.reversalReason === 'dispute' && r.status === 'pending')
+      .reduce((sum, r) => sum + r.amount, 0n);
+    const open = record.disputes
+      .filter((dispute) => dispute.outcome === 'open')
+      .reduce((sum, dispute) => sum + dispute.amount, 0n);
+    return held > open ? mismatch('dispute_still_held', held, open) : { outcome: 'agree' };
   }
 
   const debited = debitedFor(side);

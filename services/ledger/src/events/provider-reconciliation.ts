@@ -169,7 +169,7 @@ export function startProviderReconciliation(options: ReconciliationOptions): Pro
           confirmPayment(transactionId, { ...paid, amount: Number(record.captured) }, context),
         ]);
       }
-      const adjust = (kind: 'refund' | 'dispute_lost', amount: bigint, reference: string) =>
+      const adjust = (kind: 'refund' | 'dispute_lost' | 'dispute_won', amount: bigint, reference: string) =>
         adjustDeposit(
           unit,
           transactionId,
@@ -177,7 +177,10 @@ export function startProviderReconciliation(options: ReconciliationOptions): Pro
           context,
         );
       if (record.refunded > 0n) await adjust('refund', record.refunded, context.correlationId);
-      for (const lost of record.disputesLost) await adjust('dispute_lost', lost.amount, lost.id);
+      for (const dispute of record.disputes) {
+        if (dispute.outcome !== 'open')
+          await adjust(`dispute_${dispute.outcome}`, dispute.amount, dispute.id);
+      }
       return;
     }
     if (record.status === 'open') return;

@@ -51,8 +51,8 @@ export interface ProviderPaymentRecord {
   captured: MinorUnits;
   /** Refunded in total. */
   refunded: MinorUnits;
-  /** Disputes the platform lost, each taking its amount back. */
-  disputesLost: { id: string; amount: MinorUnits }[];
+  /** Its disputes: a lost one took its amount back; an open one may still. */
+  disputes: { id: string; amount: MinorUnits; outcome: 'open' | 'won' | 'lost' }[];
   /** Nothing more will change without someone acting: paid or canceled, and no dispute open. */
   settled: boolean;
 }
@@ -80,7 +80,8 @@ export type ProviderRecord = ProviderPaymentRecord | ProviderPayoutRecord;
 /** What a record leaves with the platform for it: captured less given back, or (a payout) what stayed paid out. */
 export function providerNet(record: ProviderRecord): bigint {
   if (record.kind === 'payout') return record.amount - record.reversed;
-  return record.captured - record.refunded - record.disputesLost.reduce((sum, lost) => sum + lost.amount, 0n);
+  const lost = record.disputes.filter((dispute) => dispute.outcome === 'lost');
+  return record.captured - record.refunded - lost.reduce((sum, dispute) => sum + dispute.amount, 0n);
 }
 
 export interface PayoutRequest extends PaymentRequest {

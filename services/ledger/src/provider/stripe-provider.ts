@@ -112,9 +112,11 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
           .filter((refund) => refund.status === 'succeeded' || refund.status === 'pending')
           .reduce((sum, refund) => sum + refund.amount, 0),
       ),
-      disputesLost: disputes
-        .filter((dispute) => dispute.status === 'lost')
-        .map((dispute) => ({ id: dispute.id, amount: toMinorUnits(dispute.amount) })),
+      disputes: disputes.map((dispute) => ({
+        id: dispute.id,
+        amount: toMinorUnits(dispute.amount),
+        outcome: OPEN_DISPUTES.has(dispute.status) ? 'open' : dispute.status === 'lost' ? 'lost' : 'won',
+      })),
       settled:
         (paid || intent.status === 'canceled') &&
         !disputes.some((dispute) => OPEN_DISPUTES.has(dispute.status)),
