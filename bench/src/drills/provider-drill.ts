@@ -13,6 +13,11 @@ const USERS = 8;
 const FUNDING_MINOR = 50_000; // 500.00 USD each, paid at the sandbox
 /** One request in this many is for an amount ending in 13: the sandbox declines the card, or its bank the payout. */
 const DECLINED_ONE_IN = 6;
+/** The share of its money-moving events the sandbox never sends: reconciliation finds them in its records. */
+const FORGET_EVENTS = 0.05;
+/** The types whose loss always leaves the books short of the provider's records until reconciliation. */
+const ALWAYS_FOUND = ['payment_intent.succeeded', 'payout.paid', 'payout.failed'];
+const ADMIN = { username: 'provider_drill_admin', password: `drill-${randomUUID()}` };
 
 export interface ProviderDrillContext {
   target: Target;
@@ -22,6 +27,9 @@ export interface ProviderDrillContext {
   ledgerDb: LedgerDatabase;
   /** The sandbox's Stripe API, with its secret key: the drill refunds through it and reads its books. */
   stripe: Stripe;
+  /** Where the sandbox lists the events it never sent. */
+  sandboxUrl: string;
+  sandboxApiKey: string;
   seconds: number;
   settleSeconds: number;
   log(message: string): void;
@@ -34,15 +42,22 @@ interface Payer {
 
 /**
  * A system of its own in which the ledger asks the provider sandbox for every payment and payout, as it would ask
- * Stripe, and the sandbox pays each PaymentIntent soon (100 ms) and answers each payout as soon.
+ * Stripe, and the sandbox pays each PaymentIntent soon (100 ms) and answers each payout as soon. The sandbox never
+ * sends a share of its money-moving events (FORGET_EVENTS); the ledger reconciles on demand, with no grace.
  */
 export async function startProviderDrillSystem(
   options: Pick<ProviderDrillContext, 'seconds' | 'settleSeconds' | 'log'>,
 ): Promise<{ context: ProviderDrillContext; stop(): Promise<void> }> {
   const target = await startTarget({
     serviceEnv: {
-      'provider-sandbox': { SANDBOX_DELAY_MS: '100' },
-      identity: { TOKEN_TTL_SECONDS: '3600' },
+      'provider-sandbox': { SANDBOX_DELAY_MS: '100', SANDBOX_FORGET_EVENTS: String(FORGET_EVENTS) },
+      ledger: { RECONCILIATION_INTERVAL_SECONDS: '0', RECONCILIATION_GRACE_SECONDS: '0' },
+      identity: {
+        TOKEN_TTL_SECONDS: '3600',
+        ADMIN_USERNAME: ADMIN.username,
+        ADMIN_EMAIL: 'provider-drill-admin@example.com',
+        ADMIN_PASSWORD: ADMIN.password,
+      },
     },
   });
   const system = target.system;
@@ -61,6 +76,8 @@ export async function startProviderDrillSystem(
       protocol: 'http',
       maxNetworkRetries: 3,
     }),
+    sandboxUrl: system.urls['provider-sandbox'],
+    sandboxApiKey: system.sandboxApiKey,
   };
   return {
     context,
@@ -132,6 +149,44 @@ export async function runProviderDrill(
     }
   };
 
+  const admin = await api.login(ADMIN.username, ADMIN.password);
+  const asAdmin = (method: 'GET' | 'POST', path: string, body?: object) =>
+    gateway
+      .send({
+        method,
+        path,
+        headers: {
+          authorization: `Bearer ${admin}`,
+          ...(body && { 'content-type': 'application/json' }),
+        },
+        body: body && JSON.stringify(body),
+      })
+      .catch(() => null);
+  const reconciled = { runs: 0, booked: 0, unexplained: new Set<string>() };
+  /** Reconciles now and books every open case as the provider's records say, as an operator would. */
+  const reconcileAll = async () => {
+    if ((await asAdmin('POST', '/admin/reconciliation/runs'))?.status !== 200) return;
+    reconciled.runs += 1;
+    const { rows } = await context.ledgerDb.pool.query<{ id: string }>(
+      `SELECT id FROM reconciliation_cases WHERE status = 'open'`,
+    );
+    for (const { id } of rows) {
+      const decided = await asAdmin('POST', `/admin/reconciliation/cases/${id}/resolution`, {
+        decision: 'book',
+        reason: "the drill's operator: as the provider's records say",
+      });
+      if (decided?.status === 200) reconciled.booked += 1;
+      else if (decided?.status === 409) reconciled.unexplained.add(id);
+    }
+  };
+  let reconciledAt = 0;
+  /** Reconciles at most every few seconds (a run reads every record since the lookback). */
+  const reconcileNowAndThen = async () => {
+    if (Date.now() - reconciledAt < 3_000) return;
+    await reconcileAll();
+    reconciledAt = Date.now();
+  };
+
   log(
     `provider drill: ${USERS} payers, each funded with ${formatUsd(BigInt(FUNDING_MINOR))} USD paid at the sandbox`,
   );
@@ -156,10 +211,13 @@ export async function runProviderDrill(
   );
   const fundingIds = funding.map((answer) => (JSON.parse(answer?.body ?? '{}') as { id: string }).id);
   const fundingDeadline = Date.now() + 60_000;
+  reconciledAt = Date.now();
   while ((await context.ledgerDb.completedAmong(fundingIds)).length < fundingIds.length) {
     if (Date.now() > fundingDeadline)
       throw new Error('the sandbox did not pay the funding deposits within 60 s');
     await sleep(100);
+    // A payment whose event the sandbox never sent is credited by reconciliation.
+    await reconcileNowAndThen();
   }
 
   const ids = payers.map((payer) => payer.accountId);
@@ -309,8 +367,10 @@ export async function runProviderDrill(
   ]);
 
   // A call the crash cut short is made again once its lease (45 s) is over, and a payout that fails asks for its
-  // transfer back only then: settled is when nothing is pending and nothing waits for the provider, twice running.
+  // transfer back only then; what the sandbox never told is found by reconciliation, every few seconds: settled is
+  // when nothing is pending and nothing waits for the provider, twice running.
   const settleDeadline = Date.now() + settleSeconds * 1000 + 45_000;
+  reconciledAt = Date.now();
   const unfinished = async () => {
     const { rows } = await context.ledgerDb.pool.query<{ pending: string; waiting: string }>(
       `SELECT (SELECT count(*) FROM transactions WHERE status = 'pending' AND account_id = ANY($1::uuid[])) AS pending,
@@ -323,6 +383,7 @@ export async function runProviderDrill(
   let left = await unfinished();
   while (quiet < 2 && Date.now() < settleDeadline) {
     await sleep(300);
+    await reconcileNowAndThen();
     left = await unfinished();
     quiet = left.pending === 0 && left.waiting === 0 ? quiet + 1 : 0;
   }
@@ -344,6 +405,8 @@ export async function runProviderDrill(
   const { rows: clearing } = await context.ledgerDb.pool.query<{ balance: string }>(
     `SELECT balance FROM accounts WHERE kind = 'system' AND system_code = 'provider_clearing' AND currency = 'USD'`,
   );
+  // Once more, after everything settled: nothing is left for reconciliation to find.
+  await reconcileAll();
   const providerHolds = await atProvider();
   const ledgerSays = -BigInt(clearing[0]?.balance ?? 0);
   const checks = await checkBooks(context, { accountIds: ids, expectedTotalMinor: providerHolds });
@@ -354,6 +417,7 @@ export async function runProviderDrill(
       detail: `the sandbox holds ${formatUsd(providerHolds)} USD for the platform; the ledger says ${formatUsd(ledgerSays)}`,
       discrepancies: providerHolds === ledgerSays ? 0 : 1,
     },
+    await reconciliationCheck(context, reconciled),
     {
       name: 'every request to the provider done',
       ok: waiting === 0,
@@ -379,6 +443,8 @@ export async function runProviderDrill(
       `${outages.length} × SIGKILL of the ledger process, each restarted at once (down ${(average / 1000).toFixed(1)} s on average until healthy)`,
       `1 in ${DECLINED_ONE_IN} amounts declined at the sandbox (card or bank); ${stats.refunds} refunds at the sandbox; ` +
         `${stats.disputesLost + stats.disputesWon} disputes (${stats.disputesLost} lost, ${stats.disputesWon} won)`,
+      `1 in ${Math.round(1 / FORGET_EVENTS)} money-moving events never sent by the sandbox: found by reconciliation ` +
+        `(${reconciled.runs} runs), each case booked by an admin`,
     ],
     operations: {
       'deposits accepted': stats.deposits,
@@ -389,10 +455,55 @@ export async function runProviderDrill(
       'disputes lost': stats.disputesLost,
       'disputes won': stats.disputesWon,
       'retried requests': stats.retries,
+      'reconciliation cases booked': reconciled.booked,
     },
     faults: outages.length,
     moneyMovedMinor: BigInt(moved[0]?.amount ?? 0),
     checks,
     durationMs: Date.now() - started,
+  };
+}
+
+/**
+ * Every event the sandbox never sent of a type whose loss leaves the books short (a payment succeeded, a payout
+ * paid or failed) has a case on its transaction, and no case is left open: each was booked, and the books agree.
+ */
+async function reconciliationCheck(
+  context: ProviderDrillContext,
+  reconciled: { booked: number; unexplained: Set<string> },
+) {
+  const answer = await fetch(`${context.sandboxUrl}/sandbox/forgotten-events`, {
+    headers: { authorization: `Bearer ${context.sandboxApiKey}` },
+  });
+  const lost = ((await answer.json()) as { data: { type: string; transaction_id: string | null }[] }).data;
+  const { rows: cases } = await context.ledgerDb.pool.query<{
+    transaction_id: string | null;
+    kind: string;
+    status: string;
+  }>(`SELECT transaction_id, kind, status FROM reconciliation_cases`);
+  const withCase = new Set(cases.map((found) => found.transaction_id));
+  const missed = lost.filter(
+    (event) =>
+      ALWAYS_FOUND.includes(event.type) && event.transaction_id && !withCase.has(event.transaction_id),
+  );
+  const open = cases.filter((found) => found.status === 'open').length;
+  const tally = (values: string[]) =>
+    Object.entries(
+      values.reduce<Record<string, number>>(
+        (counts, value) => ({ ...counts, [value]: (counts[value] ?? 0) + 1 }),
+        {},
+      ),
+    )
+      .map(([value, count]) => `${count} ${value}`)
+      .join(', ') || 'none';
+  return {
+    name: 'reconciliation found every lost event, and every case was booked',
+    ok: missed.length === 0 && open === 0,
+    detail:
+      `${lost.length} events never sent (${tally(lost.map((event) => event.type))}); ` +
+      `${cases.length} cases (${tally(cases.map((found) => found.kind))}), ${reconciled.booked} booked, ` +
+      `${reconciled.unexplained.size} unexplained, ${open} left open; ${missed.length} lost ` +
+      `${ALWAYS_FOUND.join('/')} events without a case`,
+    discrepancies: missed.length + open,
   };
 }
