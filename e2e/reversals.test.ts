@@ -358,4 +358,40 @@ describe('reversals end to end: refunds and disputes through the gateway', funct
     expect(won).to.include({ status: 'canceled', reversal_reason: 'dispute' });
     expect(await balance(owner)).to.include({ balance: 49.5, available_balance: 49.5 });
   });
+
+  it('refunds a payment captured after its deposit was canceled, from the late payment it was credited as', async () => {
+    const owner = await customer();
+    const accepted = await api.post(
+      `/account/${owner.accountId}/deposit`,
+      { amount: 100, currency: 'USD' },
+      owner.token,
+    );
+    const depositId = accepted.body.id as string;
+    expect200(
+      await deliver(
+        providerEvent('payment_intent.canceled', depositId, 10000, 'usd', { status: 'canceled' }),
+      ),
+    );
+    await eventually(
+      () => api.get(`/transaction/${depositId}`, owner.token),
+      (r) => r.body?.status === 'canceled',
+    );
+    expect200(await deliver(providerEvent('payment_intent.succeeded', depositId, 10000)));
+    await eventually(
+      () => balance(owner),
+      (found) => found.balance === 99,
+    );
+    expect200(await deliver(charge(depositId, 4000, 're_e2e_late')));
+    const reversals = await eventually(
+      () => reversalsOf(owner),
+      (data) => data.some((t) => t.reversal_reason === 'refund'),
+    );
+    expect(reversals.find((t) => t.reversal_reason === 'refund')).to.include({
+      status: 'completed',
+      amount: 40,
+      original_transaction_id: depositId,
+    });
+    // 100 credited less its 1 % fee, less 40 refunded with its share of the fee given back.
+    expect(await balance(owner)).to.include({ balance: 59.4, available_balance: 59.4 });
+  });
 });

@@ -57,6 +57,26 @@ describe('reversal rules', () => {
     expect(feeShareOf(deposit, 0n, 10_000n)).to.equal(299n);
   });
 
+  it('reverses a deposit paid after it ended once its late payment is credited, and nothing before', () => {
+    const canceled = transaction({ status: 'canceled', completedAt: null });
+    expect(decideReversal(canceled, [], adjustment('refund', 4000n)).action).to.equal('ignore');
+    const late = reversal({
+      reversalReason: 'late_payment',
+      status: 'completed',
+      amount: toMinorUnits(10_000n),
+    });
+    const refund = decideReversal(canceled, [late], adjustment('refund', 4000n));
+    expect(refund).to.deep.include({ action: 'create' });
+    expect(refund.action === 'create' && refund.reversal).to.deep.include({
+      reason: 'refund',
+      status: 'completed',
+      amount: 4000n,
+    });
+    // Up to what the late payment credited, never more.
+    const lost = decideReversal(canceled, [late], adjustment('dispute_lost', 50_000n, 'dp_9'));
+    expect(lost.action === 'create' && lost.reversal.amount).to.equal(10_000n);
+  });
+
   it('books a reversal as the mirror of its deposit: user debited amount − fee, fee and clearing given back', () => {
     const booked = completionOf(reversal({ amount: toMinorUnits(5000n), fee: toMinorUnits(149n) }));
     expect(booked.mayOverdraw).to.equal(true);

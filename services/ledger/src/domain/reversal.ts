@@ -32,7 +32,21 @@ export const disputeKey = (disputeId: string) => `dispute:${disputeId}`;
 const refundKey = (refundedTotal: bigint) => `refund:${refundedTotal}`;
 
 const sum = (transactions: Transaction[]) => transactions.reduce((total, t) => total + t.amount, 0n);
-const isActive = (t: Transaction) => t.status === 'completed' || t.status === 'pending';
+/** A refund or dispute reversal that took (or holds) money back; credits linked to the deposit are not. */
+const isActive = (t: Transaction) =>
+  (t.reversalReason === 'refund' || t.reversalReason === 'dispute') &&
+  (t.status === 'completed' || t.status === 'pending');
+
+/**
+ * Whether the ledger credited the deposit: it completed, or (paid after it ended) its late payment was credited,
+ * amount and fee as the deposit would have been.
+ */
+function wasCredited(original: Transaction, reversals: readonly Transaction[]): boolean {
+  return (
+    original.status === 'completed' ||
+    reversals.some((t) => t.reversalReason === 'late_payment' && t.status === 'completed')
+  );
+}
 
 /**
  * The part of the deposit fee a reversal of `amount` gives back, when `before` was already reversed: taken from
@@ -43,11 +57,18 @@ export function feeShareOf(original: Transaction, before: bigint, amount: bigint
   return toMinorUnits(share(before + amount) - share(before));
 }
 
-/** Whether an adjustment can reverse `original` at all: a completed deposit in the currency it reports. */
-export function isReversible(original: Transaction, adjustment: Pick<Adjustment, 'currency'>): boolean {
+/**
+ * Whether an adjustment can reverse `original` at all: a deposit the ledger credited (itself, or as a late
+ * payment), in the currency it reports.
+ */
+export function isReversible(
+  original: Transaction,
+  reversals: readonly Transaction[],
+  adjustment: Pick<Adjustment, 'currency'>,
+): boolean {
   return (
     original.type === 'deposit' &&
-    original.status === 'completed' &&
+    wasCredited(original, reversals) &&
     adjustment.currency.toUpperCase() === original.currency
   );
 }
@@ -70,7 +91,7 @@ export function decideReversal(
   if (original.type !== 'deposit')
     return { action: 'ignore', reason: `a ${original.type} is not reversible` };
   if (original.status === 'pending') return { action: 'retry', reason: 'the deposit is not settled yet' };
-  if (original.status !== 'completed') {
+  if (!wasCredited(original, reversals)) {
     return { action: 'ignore', reason: `the deposit is ${original.status}; nothing was credited` };
   }
   if (adjustment.currency.toUpperCase() !== original.currency) {

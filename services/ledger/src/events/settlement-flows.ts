@@ -409,7 +409,7 @@ export async function adjustDeposit(
     adjustment.kind === 'refund' &&
     adjustment.amount > 0n &&
     original &&
-    isReversible(original, adjustment)
+    isReversible(original, reversals, adjustment)
   ) {
     await unit.reportRefundedTotal(original.id, adjustment.amount, adjustment.reference);
   }
