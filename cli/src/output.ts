@@ -7,6 +7,8 @@ export interface Output {
   line(text: string): void;
   /** A value for scripts (pretty JSON on stdout). */
   data(value: unknown): void;
+  /** Text exactly as the API sent it (a CSV report), on stdout. */
+  text(value: string): void;
   table(head: string[], rows: string[][]): void;
   fields(entries: [string, string][]): void;
   /** A message on stderr: failures, and advice that must not pollute stdout. */
@@ -27,6 +29,7 @@ export function createOutput(json: boolean, env: NodeJS.ProcessEnv): Output {
     json,
     line: (text) => void stdout.write(`${text}\n`),
     data: (value) => void stdout.write(`${JSON.stringify(value, null, 2)}\n`),
+    text: (value) => void stdout.write(value),
     table(head, rows) {
       if (rows.length === 0) return void stdout.write('(none)\n');
       const table = new Table({

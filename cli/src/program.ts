@@ -1,6 +1,7 @@
 import { styleText } from 'node:util';
 import yargs, { type Argv } from 'yargs';
 import { accountCommands } from './commands/account-commands.js';
+import { adminCommands } from './commands/admin-commands.js';
 import { authCommands } from './commands/auth-commands.js';
 import { configCommands } from './commands/config-commands.js';
 import { currencyCommands } from './commands/currency-commands.js';
@@ -44,6 +45,7 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv = process.en
   cli = currencyCommands(cli, run);
   cli = userCommands(cli, run);
   cli = webhookCommands(cli, run);
+  cli = adminCommands(cli, run);
   cli = configCommands(cli, run);
   cli = cli
     .completion('completion', 'Print a shell completion script (e.g. payments completion >> ~/.bashrc)')

@@ -32,6 +32,8 @@ export interface FakeGateway {
   requests: SeenRequest[];
   /** Tokens the fake stops accepting, as if revoked. */
   revoke(token: string): void;
+  /** Makes a registered user an admin, as an operator would. */
+  grantAdmin(username: string): void;
   close(): Promise<void>;
 }
 
@@ -60,17 +62,255 @@ function fakeToken(sub: string): string {
   return `${part({ alg: 'none' })}.${part({ sub, jti: randomUUID() })}.sig`;
 }
 
+/** The mismatch cases the fake's ledger starts with, named by what deciding them does. */
+export const RECONCILIATION_CASES = {
+  /** captured_not_credited, with a transaction: `book` resolves it. */
+  bookable: '5d1e0c3a-0000-4000-8000-000000000001',
+  /** amount_differs: the provider's records do not explain it, so `book` is refused (409). */
+  unexplained: '5d1e0c3a-0000-4000-8000-000000000002',
+  /** unknown_to_ledger, no transaction: nothing to book against (422). */
+  unknown: '5d1e0c3a-0000-4000-8000-000000000003',
+} as const;
+export const UNCONFIRMED_WITHDRAWAL = '7b2f9d10-0000-4000-8000-000000000001';
+export const OVERDRAWN_ACCOUNT = '9c3a0e21-0000-4000-8000-000000000001';
+
+interface MismatchCase {
+  kind: string;
+  id: string;
+  status: 'open' | 'cleared' | 'resolved';
+  provider_reference: string;
+  transaction_id: string | null;
+  currency: string;
+  provider_amount: number;
+  ledger_amount: number;
+  found_at: string;
+  last_seen_at: string;
+  decision?: string;
+  reason?: string;
+  resolved_by?: string;
+  resolved_at?: string;
+}
+
+const FOUND_AT = '2025-01-02T03:04:05.000Z';
+
+function pageOf<T>(url: URL, items: T[]) {
+  const limit = Number(url.searchParams.get('limit') ?? 20);
+  const offset = Number(url.searchParams.get('offset') ?? 0);
+  return { data: items.slice(offset, offset + limit), pagination: { limit, offset, total: items.length } };
+}
+
+/**
+ * The ledger's admin routes as the gateway forwards them: the reconciliation list (JSON or CSV), its cases and
+ * their decisions, a run, the trail of admin actions and the overdrawn accounts; only for an admin's token.
+ */
+function createLedgerAdmin() {
+  const withdrawal = {
+    kind: 'unconfirmed_withdrawal',
+    id: UNCONFIRMED_WITHDRAWAL,
+    account_id: '9c3a0e21-0000-4000-8000-000000000002',
+    type: 'withdrawal',
+    status: 'pending',
+    amount: 40,
+    currency: 'USD',
+    counterparty_account_id: null,
+    payment_id: 'tr_unconfirmed',
+    failure_reason: null,
+    created_at: '2025-01-01T00:00:00.000Z',
+    updated_at: '2025-01-01T00:00:00.000Z',
+    completed_at: null,
+    user_id: '1e2d3c4b-0000-4000-8000-000000000001',
+    reconciliation_required_at: '2025-01-01T12:00:00.000Z',
+  };
+  const openCase = (
+    id: string,
+    kind: string,
+    reference: string,
+    transactionId: string | null,
+    currency: string,
+    provider: number,
+    ledger: number,
+  ): MismatchCase => ({
+    kind,
+    id,
+    status: 'open',
+    provider_reference: reference,
+    transaction_id: transactionId,
+    currency,
+    provider_amount: provider,
+    ledger_amount: ledger,
+    found_at: FOUND_AT,
+    last_seen_at: FOUND_AT,
+  });
+  const cases = [
+    openCase(
+      RECONCILIATION_CASES.bookable,
+      'captured_not_credited',
+      'pi_captured',
+      '0a1b2c3d-0000-4000-8000-000000000001',
+      'USD',
+      25.5,
+      0,
+    ),
+    openCase(
+      RECONCILIATION_CASES.unexplained,
+      'amount_differs',
+      'pi_differs',
+      '0a1b2c3d-0000-4000-8000-000000000002',
+      'KWD',
+      1.234,
+      1.2,
+    ),
+    openCase(RECONCILIATION_CASES.unknown, 'unknown_to_ledger', 'pi_stranger', null, 'EUR', 7, 0),
+  ];
+  const actions: Record<string, unknown>[] = [];
+  const overdrawn = {
+    id: OVERDRAWN_ACCOUNT,
+    user_id: '1e2d3c4b-0000-4000-8000-000000000002',
+    currency: 'KWD',
+    balance: -1.5,
+    available_balance: -1.5,
+    metadata: {},
+    created_at: '2025-01-01T00:00:00.000Z',
+    updated_at: '2025-01-01T00:00:00.000Z',
+    overdrawn_by: 1.5,
+  };
+
+  const csvReport = () => {
+    const rows = [
+      'kind,case_id,status,transaction_id,provider_reference,currency,provider_amount,ledger_amount,found_at',
+      `unconfirmed_withdrawal,,open,${withdrawal.id},${withdrawal.payment_id},USD,,40.00,${withdrawal.reconciliation_required_at}`,
+      ...cases
+        .filter((c) => c.status === 'open')
+        .map((c) =>
+          [
+            c.kind,
+            c.id,
+            c.status,
+            c.transaction_id ?? '',
+            c.provider_reference,
+            c.currency,
+            c.provider_amount,
+            c.ledger_amount,
+            c.found_at,
+          ].join(','),
+        ),
+    ];
+    return rows.map((row) => `${row}\r\n`).join('');
+  };
+
+  /** Mirrors the ledger's resolve: an earlier decision stands, `book` needs a transaction and an explanation. */
+  const resolve = (
+    res: ServerResponse,
+    found: MismatchCase,
+    body: Record<string, unknown>,
+    actor: string,
+  ) => {
+    const { decision, reason } = body;
+    if (
+      (decision !== 'book' && decision !== 'nothing_owed') ||
+      typeof reason !== 'string' ||
+      reason.length < 3 ||
+      Object.keys(body).length !== 2
+    ) {
+      return problem(res, 400, 'VALIDATION_ERROR', 'The request is not valid', [
+        { field: 'reason', message: 'must NOT have fewer than 3 characters' },
+      ]);
+    }
+    if (found.status === 'resolved') {
+      if (found.decision === decision) return json(res, 200, found);
+      return problem(res, 409, 'CONFLICT', `This case was already decided: ${found.decision}`);
+    }
+    if (decision === 'book' && (found.transaction_id === null || found.kind === 'unknown_to_ledger')) {
+      return problem(
+        res,
+        422,
+        'BUSINESS_RULE_VIOLATION',
+        'No transaction of the ledger to book this against; decide nothing_owed with a reason',
+      );
+    }
+    if (decision === 'book' && found.kind === 'amount_differs') {
+      return problem(
+        res,
+        409,
+        'CONFLICT',
+        `The provider's records do not explain this difference (${found.kind}); decide nothing_owed with a reason once it is understood`,
+      );
+    }
+    Object.assign(found, {
+      status: 'resolved',
+      decision,
+      reason,
+      resolved_by: actor,
+      resolved_at: '2025-01-03T00:00:00.000Z',
+    });
+    actions.push({
+      id: randomUUID(),
+      actor,
+      action: `reconciliation.${decision}`,
+      subject: `reconciliation_case:${found.id}`,
+      reason,
+      detail: { kind: found.kind, provider_reference: found.provider_reference },
+      created_at: '2025-01-03T00:00:00.000Z',
+    });
+    return json(res, 200, found);
+  };
+
+  return (
+    res: ServerResponse,
+    method: string,
+    url: URL,
+    body: Record<string, unknown>,
+    user: { id: string; role: string },
+  ) => {
+    const route = `${method} ${url.pathname}`;
+    if (user.role !== 'admin') {
+      return problem(res, 403, 'ACCESS_DENIED', 'Only an administrator may use the admin routes');
+    }
+    if (route === 'GET /admin/reconciliation') {
+      if (url.searchParams.get('format') === 'csv') {
+        return res.writeHead(200, { 'content-type': 'text/csv; charset=utf-8' }).end(csvReport());
+      }
+      return json(res, 200, pageOf(url, [withdrawal, ...cases.filter((c) => c.status === 'open')]));
+    }
+    if (route === 'POST /admin/reconciliation/runs') {
+      return json(res, 200, {
+        since: '2025-01-01T00:00:00.000Z',
+        cursor: '2025-01-02T00:00:00.000Z',
+        checked: 12,
+        agreed: 8,
+        unsettled: 1,
+        mismatches: 3,
+        opened: 2,
+        cleared: 1,
+      });
+    }
+    const match = /^\/admin\/reconciliation\/cases\/([^/]+)(\/resolution)?$/.exec(url.pathname);
+    const found = match ? cases.find((c) => c.id === match[1]) : undefined;
+    if (match && !found) return problem(res, 404, 'RESOURCE_NOT_FOUND', 'Reconciliation case not found');
+    if (found && method === 'GET' && !match?.[2]) return json(res, 200, found);
+    if (found && method === 'POST' && match?.[2]) return resolve(res, found, body, user.id);
+    if (route === 'GET /admin/actions') return json(res, 200, pageOf(url, actions));
+    if (route === 'GET /admin/overdrawn-accounts') return json(res, 200, pageOf(url, [overdrawn]));
+    return problem(res, 404, 'RESOURCE_NOT_FOUND', `No route for ${route}`);
+  };
+}
+
 /**
  * Just enough of the payments API for the CLI: users and login, accounts, deposits that settle after a few
- * polls (or fail, or never settle), withdrawals, balances, transactions and the currency catalogue.
+ * polls (or fail, or never settle), withdrawals, balances, transactions, the currency catalogue and the ledger's
+ * admin routes.
  */
 export async function startFakeGateway(): Promise<FakeGateway> {
   const requests: SeenRequest[] = [];
-  const users = new Map<string, { id: string; username: string; email: string; password: string }>();
+  const users = new Map<
+    string,
+    { id: string; username: string; email: string; password: string; role: 'user' | 'admin' }
+  >();
   const tokens = new Map<string, string>();
   const accounts = new Map<string, Account>();
   const transactions = new Map<string, Transaction>();
   const idempotency = new Map<string, string>();
+  const ledgerAdmin = createLedgerAdmin();
 
   const accountBody = (a: Account) => ({
     id: a.id,
@@ -192,7 +432,13 @@ export async function startFakeGateway(): Promise<FakeGateway> {
         if ([...users.values()].some((u) => u.username === username)) {
           return problem(res, 409, 'DUPLICATE_ENTRY', 'A user with this username already exists');
         }
-        const user = { id: randomUUID(), username: username as string, email, password: password as string };
+        const user = {
+          id: randomUUID(),
+          username: username as string,
+          email,
+          password: password as string,
+          role: 'user' as const,
+        };
         users.set(user.id, user);
         return json(
           res,
@@ -263,7 +509,12 @@ export async function startFakeGateway(): Promise<FakeGateway> {
       if (segments[0] === 'user' && req.method === 'GET') {
         const user = users.get(segments[1] ?? '');
         if (!user) return problem(res, 404, 'RESOURCE_NOT_FOUND', 'User not found');
-        return json(res, 200, { id: user.id, username: user.username, email: user.email, role: 'user' });
+        return json(res, 200, { id: user.id, username: user.username, email: user.email, role: user.role });
+      }
+      if (segments[0] === 'admin') {
+        const user = users.get(userId);
+        if (!user) return problem(res, 401, 'AUTH_REQUIRED', 'A valid bearer token is required');
+        return ledgerAdmin(res, req.method ?? '', url, body, user);
       }
       if (route === 'POST /account') {
         const currency = body.currency as string;
@@ -369,6 +620,11 @@ export async function startFakeGateway(): Promise<FakeGateway> {
     url: `http://127.0.0.1:${port}`,
     requests,
     revoke: (token) => void tokens.delete(token),
+    grantAdmin(username) {
+      const user = [...users.values()].find((u) => u.username === username);
+      if (!user) throw new Error(`No user ${username} to make an admin`);
+      user.role = 'admin';
+    },
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

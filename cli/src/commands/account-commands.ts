@@ -27,7 +27,7 @@ interface PayoutAccount {
   created_at: string;
 }
 
-interface Page<T> {
+export interface Page<T> {
   data: T[];
   pagination?: Pagination;
 }

@@ -298,6 +298,30 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     expect((await openCases()).some((item) => item.id === found.id)).to.equal(true);
   });
 
+  it('keeps one open case per reference: the mismatch as it stands, the earlier one over', async () => {
+    const user = ledger.newUser();
+    const { id } = await pendingDeposit(user, 25);
+    provider.records = [paidPayment(id, 25)];
+    await run();
+    const first = await caseOf(id);
+    provider.records = [paidPayment(id, 25, { refunded: toMinorUnits(500) })];
+    await run();
+    const now = await caseOf(id);
+    expect(now.id).to.not.equal(first.id);
+    expect(now).to.include({ kind: 'captured_not_credited', provider_amount: 20, ledger_amount: 0 });
+    const earlier = await ledger.call('GET', `/admin/reconciliation/cases/${first.id}`, { user: admin });
+    expect(earlier.body).to.include({ status: 'cleared' });
+    expect((await decide(now.id, 'book')).status).to.equal(200);
+    expect(
+      (
+        await ledger.balanceOf(
+          user,
+          (await ledger.call('GET', `/transaction/${id}`, { user })).body.account_id,
+        )
+      ).balance,
+    ).to.equal(20);
+  });
+
   it('clears a case once the late event makes the two agree, and reports the open ones as CSV', async () => {
     const user = ledger.newUser();
     const { id } = await pendingDeposit(user, 12);

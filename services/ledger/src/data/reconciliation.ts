@@ -123,13 +123,13 @@ export async function recordMismatches(knex: Knex, found: Mismatch[]): Promise<n
   const key = (m: Mismatch) => `${m.kind} ${m.reference} ${m.providerAmount} ${m.ledgerAmount}`;
   const mismatches = [...new Map(found.map((m) => [key(m), m])).values()];
   if (mismatches.length === 0) return 0;
-  const { rows }: { rows: { opened: boolean }[] } = await knex.raw(
+  const { rows }: { rows: { id: string; opened: boolean }[] } = await knex.raw(
     `INSERT INTO reconciliation_cases AS c
        (id, kind, provider_reference, transaction_id, currency, provider_amount, ledger_amount)
      SELECT * FROM unnest(?::uuid[], ?::text[], ?::text[], ?::uuid[], ?::text[], ?::bigint[], ?::bigint[])
      ON CONFLICT (kind, provider_reference, provider_amount, ledger_amount) DO UPDATE
        SET last_seen_at = now(), status = CASE WHEN c.status = 'cleared' THEN 'open' ELSE c.status END
-     RETURNING xmax = 0 AS opened`,
+     RETURNING id, xmax = 0 AS opened`,
     [
       mismatches.map(() => randomUUID()),
       mismatches.map((m) => m.kind),
@@ -140,6 +140,12 @@ export async function recordMismatches(knex: Knex, found: Mismatch[]): Promise<n
       mismatches.map((m) => m.ledgerAmount.toString()),
     ],
   );
+  // A reference has one open case: the mismatch it has now. One it had before (other amounts) is over.
+  await knex('reconciliation_cases')
+    .where({ status: 'open' })
+    .whereRaw('provider_reference = ANY(?::text[])', [mismatches.map((m) => m.reference)])
+    .whereRaw('id <> ALL(?::uuid[])', [rows.map((row) => row.id)])
+    .update({ status: 'cleared', last_seen_at: knex.fn.now() });
   return rows.filter((row) => row.opened).length;
 }
 

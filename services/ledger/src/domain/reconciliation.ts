@@ -9,7 +9,10 @@ export type MismatchKind = (typeof MISMATCH_KINDS)[number];
 
 /** Whether the provider may still change a record without anyone acting (a payer, a dispute, a bank). */
 export const isFinal = (record: ProviderRecord) =>
-  record.kind === 'payment' ? record.settled : record.status !== 'open';
+  record.kind === 'payment'
+    ? record.settled
+    : // A transfer taken back whole with no payout (the payout was refused) is over too.
+      record.status !== 'open' || (record.payout === null && record.reversed === record.amount);
 
 /** A transaction as reconciliation reads it: its reversals, and whether an undo at the provider is under way. */
 export interface LedgerSide {

@@ -94,8 +94,10 @@ export function startProviderReconciliation(options: ReconciliationOptions): Pro
       if (compared.outcome === 'mismatch') mismatches.push(compared.mismatch);
       else if (compared.outcome === 'agree') agreed.push(record.reference);
       else summary.unsettled += 1;
-      // The cursor stays at the oldest record that may still change, so the next run reads it again.
+      // The cursor stays at the oldest record of the ledger's that may still change, so the next run reads it
+      // again (one the ledger does not know, such as another application's payment left open, holds nothing).
       if (
+        side &&
         (compared.outcome === 'unsettled' || !isFinal(record)) &&
         !(oldestUnsettled && oldestUnsettled <= record.created)
       )

@@ -169,11 +169,8 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
       for (const id of older) {
         if (id && !seen.has(id)) yield await paymentRecord(await stripe.paymentIntents.retrieve(id));
       }
-      const transfers = await stripe.transfers
-        .list({ created, ...PAGE })
-        .autoPagingToArray({ limit: 10_000 });
       const accounts = new Map<string, Promise<Map<string, Stripe.Payout>>>();
-      for (const transfer of transfers) {
+      for await (const transfer of stripe.transfers.list({ created, ...PAGE })) {
         const account = idOf(transfer.destination);
         const transactionId = transfer.metadata.transaction_id;
         if (account && !accounts.has(account)) accounts.set(account, payoutsOn(account, created));

@@ -1,0 +1,302 @@
+import type { Argv } from 'yargs';
+import type {
+  MISMATCH_KINDS,
+  RECONCILIATION_CASE_STATUSES,
+  RECONCILIATION_DECISIONS,
+} from '@payments/contracts';
+import { formatAmount } from '../amounts.js';
+import type { CommandContext, GlobalArgs } from '../context.js';
+import { CliError, EXIT, usageError } from '../exit-codes.js';
+import type { Transaction } from '../transaction-wait.js';
+import { paginationNote, type Account, type Page } from './account-commands.js';
+import type { Run } from './run.js';
+
+type Decision = (typeof RECONCILIATION_DECISIONS)[number];
+
+/** The contract's decisions (each checked by the compiler), without loading the contracts at start-up. */
+const DECISIONS = ['book', 'nothing_owed'] as const satisfies readonly Decision[];
+
+interface UnconfirmedWithdrawal extends Transaction {
+  kind: 'unconfirmed_withdrawal';
+  user_id: string;
+  payment_id?: string | null;
+  reconciliation_required_at: string;
+}
+
+interface MismatchCase {
+  kind: (typeof MISMATCH_KINDS)[number];
+  id: string;
+  status: (typeof RECONCILIATION_CASE_STATUSES)[number];
+  provider_reference: string;
+  transaction_id: string | null;
+  currency: string;
+  provider_amount: number | string;
+  ledger_amount: number | string;
+  found_at: string;
+  last_seen_at: string;
+  decision?: Decision;
+  reason?: string;
+  resolved_by?: string;
+  resolved_at?: string;
+}
+
+type ReconciliationItem = UnconfirmedWithdrawal | MismatchCase;
+
+interface ReconciliationRun {
+  since: string;
+  cursor: string;
+  checked: number;
+  agreed: number;
+  unsettled: number;
+  mismatches: number;
+  opened: number;
+  cleared: number;
+}
+
+interface AdminAction {
+  id: string;
+  actor: string;
+  action: string;
+  subject: string;
+  reason: string;
+  detail: Record<string, unknown>;
+  created_at: string;
+}
+
+interface OverdrawnAccount extends Account {
+  user_id: string;
+  overdrawn_by: number | string;
+}
+
+interface PageArgs {
+  limit?: number;
+  offset?: number;
+}
+
+/** The reason goes into the append-only trail of admin actions: it has to say something. */
+const REASON_LENGTH = { min: 3, max: 1000 };
+
+const casePath = (id: string) => `/admin/reconciliation/cases/${encodeURIComponent(id)}`;
+
+const pageOptions = <T>(y: Argv<T>) =>
+  y
+    .option('limit', { type: 'number', describe: 'Page size (1-100)' })
+    .option('offset', { type: 'number', describe: 'Skip this many' });
+
+const isWithdrawal = (item: ReconciliationItem): item is UnconfirmedWithdrawal =>
+  item.kind === 'unconfirmed_withdrawal';
+
+async function money(ctx: CommandContext, value: number | string, currency: string): Promise<string> {
+  return formatAmount(value, await ctx.exponents.of(currency));
+}
+
+/** One row for either kind of item: a withdrawal has no case and only the books' side of the amount. */
+async function reconciliationRow(ctx: CommandContext, item: ReconciliationItem): Promise<string[]> {
+  if (isWithdrawal(item)) {
+    return [
+      item.kind,
+      '',
+      item.id,
+      item.payment_id ?? '',
+      '',
+      await money(ctx, item.amount, item.currency),
+      item.currency,
+      item.reconciliation_required_at,
+    ];
+  }
+  return [
+    item.kind,
+    item.id,
+    item.transaction_id ?? '',
+    item.provider_reference,
+    await money(ctx, item.provider_amount, item.currency),
+    await money(ctx, item.ledger_amount, item.currency),
+    item.currency,
+    item.found_at,
+  ];
+}
+
+async function describeCase(ctx: CommandContext, found: MismatchCase): Promise<[string, string][]> {
+  const optional = (label: string, value: string | undefined): [string, string][] =>
+    value === undefined ? [] : [[label, value]];
+  return [
+    ['Case', found.id],
+    ['Kind', found.kind],
+    ['Status', found.status],
+    ['Provider reference', found.provider_reference],
+    ['Transaction', found.transaction_id ?? '(none in the ledger)'],
+    ['By the provider', `${await money(ctx, found.provider_amount, found.currency)} ${found.currency}`],
+    ['By the books', `${await money(ctx, found.ledger_amount, found.currency)} ${found.currency}`],
+    ['Found', found.found_at],
+    ['Last seen', found.last_seen_at],
+    ...optional('Decision', found.decision),
+    ...optional('Reason', found.reason),
+    ...optional('Resolved by', found.resolved_by),
+    ...optional('Resolved at', found.resolved_at),
+  ];
+}
+
+async function printCase(ctx: CommandContext, found: MismatchCase): Promise<void> {
+  if (ctx.out.json) return ctx.out.data(found);
+  ctx.out.fields(await describeCase(ctx, found));
+}
+
+/** The whole open list as the API's CSV report, unpaged, printed as it came. */
+async function printReconciliationCsv(ctx: CommandContext): Promise<void> {
+  const { body } = await ctx.api.get<unknown>('/admin/reconciliation', {
+    query: { format: 'csv' },
+    headers: { accept: 'text/csv' },
+  });
+  if (typeof body !== 'string') {
+    throw new CliError(EXIT.unavailable, 'The API did not answer the reconciliation report as CSV.');
+  }
+  ctx.out.text(body);
+}
+
+function reconciliationCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
+  return admin.command(
+    'reconciliation',
+    "What disagrees with the payment provider's records, and the decisions on it",
+    (reconciliation) =>
+      reconciliation
+        .command(
+          'list',
+          'Withdrawals awaiting their confirmation, then the open mismatches with the provider',
+          (y) =>
+            pageOptions(y)
+              .option('csv', {
+                type: 'boolean',
+                describe: "Print the whole list as the API's CSV report (unpaged) instead",
+              })
+              .example('$0 admin reconciliation list', '')
+              .example('$0 admin reconciliation list --csv > reconciliation.csv', 'For a spreadsheet'),
+          run(async (ctx, argv: PageArgs & { csv?: boolean }) => {
+            if (argv.csv) {
+              if (argv.limit !== undefined || argv.offset !== undefined) {
+                throw usageError('The CSV report is the whole list: leave out --limit and --offset.');
+              }
+              return printReconciliationCsv(ctx);
+            }
+            const { body } = await ctx.api.get<Page<ReconciliationItem>>('/admin/reconciliation', {
+              query: { limit: argv.limit, offset: argv.offset },
+            });
+            if (ctx.out.json) return ctx.out.data(body);
+            const rows = await Promise.all(body.data.map((item) => reconciliationRow(ctx, item)));
+            ctx.out.table(
+              ['KIND', 'CASE', 'TRANSACTION', 'REFERENCE', 'PROVIDER', 'LEDGER', 'CURRENCY', 'SINCE'],
+              rows,
+            );
+            paginationNote(ctx, body);
+          }),
+        )
+        .command(
+          'show <case-id>',
+          'Show one mismatch case and any decision on it',
+          (y) =>
+            y
+              .positional('case-id', { type: 'string', demandOption: true, describe: 'Case id' })
+              .example('$0 admin reconciliation show 5d1e…', ''),
+          run(async (ctx, argv: { caseId: string }) => {
+            const { body } = await ctx.api.get<MismatchCase>(casePath(argv.caseId));
+            await printCase(ctx, body);
+          }),
+        )
+        .command(
+          'resolve <case-id>',
+          "Decide a case: book what the provider's records say, or record that nothing is owed",
+          (y) =>
+            y
+              .positional('case-id', { type: 'string', demandOption: true, describe: 'Case id' })
+              .option('decision', {
+                type: 'string',
+                choices: DECISIONS,
+                demandOption: true,
+                describe: "book: apply the provider's records to the books; nothing_owed: leave the books",
+              })
+              .option('reason', {
+                type: 'string',
+                demandOption: true,
+                describe: `Why, ${REASON_LENGTH.min}-${REASON_LENGTH.max} characters; kept in the trail of admin actions`,
+              })
+              .example('$0 admin reconciliation resolve 5d1e… --decision book --reason "refund missed"', ''),
+          run(async (ctx, argv: { caseId: string; decision: Decision; reason: string }) => {
+            const reason = argv.reason.trim();
+            if (reason.length < REASON_LENGTH.min || reason.length > REASON_LENGTH.max) {
+              throw usageError(
+                `--reason must say why in ${REASON_LENGTH.min} to ${REASON_LENGTH.max} characters.`,
+              );
+            }
+            const { body } = await ctx.api.post<MismatchCase>(`${casePath(argv.caseId)}/resolution`, {
+              body: { decision: argv.decision, reason },
+            });
+            await printCase(ctx, body);
+          }),
+        )
+        .command(
+          'run',
+          "Reconcile with the provider's records now, rather than at the next interval",
+          (y) => y.example('$0 admin reconciliation run', ''),
+          run(async (ctx) => {
+            const { body } = await ctx.api.post<ReconciliationRun>('/admin/reconciliation/runs');
+            if (ctx.out.json) return ctx.out.data(body);
+            ctx.out.fields([
+              ['Since', body.since],
+              ['Cursor', body.cursor],
+              ['Checked', String(body.checked)],
+              ['Agreed', String(body.agreed)],
+              ['Unsettled', String(body.unsettled)],
+              ['Mismatches', String(body.mismatches)],
+              ['Opened', String(body.opened)],
+              ['Cleared', String(body.cleared)],
+            ]);
+          }),
+        )
+        .demandCommand(1, 'Say what to do with reconciliation: list, show, resolve or run.'),
+  );
+}
+
+/** Operators' views and decisions; the API answers them only for an admin's login (403 otherwise). */
+export function adminCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
+  return cli.command('admin', "Operators' commands (an admin's login)", (admin) =>
+    reconciliationCommands(admin, run)
+      .command(
+        'actions',
+        'The append-only trail of what admins did, and why',
+        (y) => pageOptions(y).example('$0 admin actions --limit 50', ''),
+        run(async (ctx, argv: PageArgs) => {
+          const { body } = await ctx.api.get<Page<AdminAction>>('/admin/actions', {
+            query: { limit: argv.limit, offset: argv.offset },
+          });
+          if (ctx.out.json) return ctx.out.data(body);
+          ctx.out.table(
+            ['ID', 'WHEN', 'ACTOR', 'ACTION', 'SUBJECT', 'REASON'],
+            body.data.map((a) => [a.id, a.created_at, a.actor, a.action, a.subject, a.reason]),
+          );
+          paginationNote(ctx, body);
+        }),
+      )
+      .command(
+        'overdrawn',
+        'Accounts a refund or lost dispute took below zero',
+        (y) => pageOptions(y).example('$0 admin overdrawn', ''),
+        run(async (ctx, argv: PageArgs) => {
+          const { body } = await ctx.api.get<Page<OverdrawnAccount>>('/admin/overdrawn-accounts', {
+            query: { limit: argv.limit, offset: argv.offset },
+          });
+          if (ctx.out.json) return ctx.out.data(body);
+          const rows = await Promise.all(
+            body.data.map(async (a) => [
+              a.id,
+              a.user_id,
+              a.currency,
+              await money(ctx, a.balance, a.currency),
+              await money(ctx, a.overdrawn_by, a.currency),
+            ]),
+          );
+          ctx.out.table(['ACCOUNT', 'USER', 'CURRENCY', 'BALANCE', 'OVERDRAWN BY'], rows);
+          paginationNote(ctx, body);
+        }),
+      )
+      .demandCommand(1, 'Say what to do: reconciliation, actions or overdrawn.'),
+  );
+}
