@@ -254,6 +254,24 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 100 });
   });
 
+  it('tells the records of a removed user apart from money unknown to the ledger', async () => {
+    const user = ledger.newUser();
+    const account = await ledger.openAccount(user);
+    await ledger.fund(user, account.id, 10);
+    const [deposit] = (await ledger.call('GET', `/account/${account.id}/transactions`, { user })).body.data;
+    expect((await ledger.call('POST', '/payout-account', { user })).status).to.equal(201);
+    const withdrawal = await ledger.call('POST', `/account/${account.id}/withdraw`, {
+      user,
+      body: { amount: 10, currency: 'USD' },
+    });
+    await ledger.confirm(withdrawal.body.id, 'completed', { movement: 'payout' });
+    await ledger.waitForStatus(user, withdrawal.body.id, 'completed');
+    const removal = await ledger.call('POST', `/internal/users/${user.id}/removal`);
+    expect(removal.status, removal.text).to.equal(200);
+    provider.records = [paidPayment(deposit.id, 10), payout(withdrawal.body.id, 10)];
+    expect(await run()).to.include({ checked: 2, removed: 2, mismatches: 0 });
+  });
+
   it('records that nothing is owed for money unknown to the ledger; another decision after it is a 409', async () => {
     provider.records = [
       paidPayment('00000000-0000-4000-8000-000000000000', 5, {

@@ -102,6 +102,11 @@ export const ReconciliationRunView = Type.Object(
     agreed: Type.Integer({ minimum: 0 }),
     unsettled: Type.Integer({ minimum: 0 }),
     mismatches: Type.Integer({ minimum: 0 }),
+    removed: Type.Integer({
+      minimum: 0,
+      description:
+        'Records of transactions removed with their users: not compared (their history left with them)',
+    }),
     opened: Type.Integer({ minimum: 0 }),
     cleared: Type.Integer({ minimum: 0 }),
   },

@@ -90,6 +90,8 @@ export interface LedgerStore {
   /** Reconciliation with the provider's own records: its cases, its job's cursor, and the admins' trail. */
   reconciliation: {
     ledgerSides(transactionIds: string[]): Promise<Map<string, LedgerSide>>;
+    /** Which of these transactions were removed with their users. */
+    removedAmong(transactionIds: string[]): Promise<Set<string>>;
     claimRun(leaseMs: number): Promise<{ cursor: Date | null } | null>;
     finishRun(cursor: Date | null, summary: object): Promise<void>;
     recordMismatches(mismatches: Mismatch[]): Promise<number>;
@@ -183,6 +185,7 @@ export function createLedgerStore(knex: Knex): LedgerStore {
     },
     reconciliation: {
       ledgerSides: (ids) => reconciliation.ledgerSides(knex, ids),
+      removedAmong: (ids) => reconciliation.removedAmong(knex, ids),
       claimRun: (leaseMs) => reconciliation.claimRun(knex, leaseMs),
       finishRun: (cursor, summary) => reconciliation.finishRun(knex, cursor, summary),
       recordMismatches: (mismatches) => reconciliation.recordMismatches(knex, mismatches),

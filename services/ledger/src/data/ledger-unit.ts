@@ -486,6 +486,13 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
           .where({ type: 'transfer', status: 'completed' })
           .whereNotNull('counterparty_user_id')
           .whereNot('counterparty_user_id', userId);
+      // What the provider made for them stays in its records: reconciliation knows these left with their user.
+      await trx.raw(
+        `INSERT INTO removed_transactions (transaction_id)
+         SELECT id FROM transactions WHERE user_id = ? AND type IN ('deposit', 'withdrawal')
+         ON CONFLICT DO NOTHING`,
+        [userId],
+      );
       const transactions = await trx('transactions').where({ user_id: userId }).whereNot(shared).delete();
       await trx('transactions').where({ user_id: userId }).update({ user_id: null });
       await trx('transactions')

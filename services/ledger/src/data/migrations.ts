@@ -670,6 +670,24 @@ const providerReconciliation: Migration = {
   },
 };
 
+/**
+ * The deposits and withdrawals removed with their users: the provider keeps its records of them, and reconciliation
+ * tells those apart from money unknown to the ledger. Only the id is kept.
+ */
+const removedTransactions: Migration = {
+  name: '017_removed_transactions',
+  async up(knex) {
+    await knex.raw(`
+      CREATE TABLE removed_transactions (
+        transaction_id uuid PRIMARY KEY,
+        removed_at timestamptz NOT NULL DEFAULT now()
+      )`);
+  },
+  async down(knex) {
+    await knex.schema.dropTable('removed_transactions');
+  },
+};
+
 export const migrations: Migration[] = [
   inboxMigration,
   outboxMigration,
@@ -689,4 +707,5 @@ export const migrations: Migration[] = [
   payoutAccounts,
   providerReferenceIndex,
   providerReconciliation,
+  removedTransactions,
 ];

@@ -62,6 +62,15 @@ const toCase = (row: CaseRow): ReconciliationCaseRecord => ({
   resolvedAt: row.resolved_at,
 });
 
+/** Which of these transactions were removed with their users. */
+export async function removedAmong(knex: Knex, transactionIds: string[]): Promise<Set<string>> {
+  if (transactionIds.length === 0) return new Set();
+  const removed: string[] = await knex('removed_transactions')
+    .whereRaw('transaction_id = ANY(?::uuid[])', [transactionIds])
+    .pluck('transaction_id');
+  return new Set(removed);
+}
+
 /** The transactions the provider's records name, with their reversals and any undo still to be made. */
 export async function ledgerSides(knex: Knex, transactionIds: string[]): Promise<Map<string, LedgerSide>> {
   const sides = new Map<string, LedgerSide>();

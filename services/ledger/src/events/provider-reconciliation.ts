@@ -39,6 +39,8 @@ export interface RunSummary {
   agreed: number;
   unsettled: number;
   mismatches: number;
+  /** Records of transactions removed with their users: not compared (their history left with them). */
+  removed: number;
   opened: number;
   cleared: number;
   cursor: string;
@@ -84,11 +86,18 @@ export function startProviderReconciliation(options: ReconciliationOptions): Pro
   const compareBatch = async (records: ProviderRecord[], now: Date, summary: RunSummary) => {
     const ids = records.flatMap((record) => (record.transactionId ? [record.transactionId] : []));
     const sides = await store.reconciliation.ledgerSides(ids.filter(isUuid));
+    const missing = ids.filter((id) => isUuid(id) && !sides.has(id));
+    const removed = await store.reconciliation.removedAmong(missing);
     const mismatches: Mismatch[] = [];
     const agreed: string[] = [];
     let oldestUnsettled: Date | null = null;
     for (const record of records) {
       const side = (record.transactionId && sides.get(record.transactionId)) || null;
+      if (!side && record.transactionId && removed.has(record.transactionId)) {
+        summary.checked += 1;
+        summary.removed += 1;
+        continue;
+      }
       const compared = compareRecord(record, side, now, options.graceMs);
       summary.checked += 1;
       if (compared.outcome === 'mismatch') mismatches.push(compared.mismatch);
@@ -122,6 +131,7 @@ export function startProviderReconciliation(options: ReconciliationOptions): Pro
       agreed: 0,
       unsettled: 0,
       mismatches: 0,
+      removed: 0,
       opened: 0,
       cleared: 0,
       cursor: since.toISOString(),
