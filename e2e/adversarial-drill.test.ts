@@ -8,7 +8,9 @@ import {
   discrepanciesOf,
   feeCheck,
   latePayoutCheck,
+  leftoversCheck,
   partyValueCheck,
+  providerBooksCheck,
   referenceValuation,
   runAdversarialDrill,
   startAdversarialSystem,
@@ -101,6 +103,24 @@ describe('adversarial drill (pnpm drill): its checks catch what they are for', (
     expect(answersCheck([answer], new Map()).discrepancies).to.equal(1);
   });
 
+  it('flags provider books that differ from provider clearing, and money left half-way at the provider', () => {
+    const clearing = new Map([
+      ['USD', -700n],
+      ['JPY', -8_000n],
+    ]);
+    const platform = new Map([
+      ['USD', 700n],
+      ['JPY', 8_000n],
+    ]);
+    expect(providerBooksCheck(valuation, platform, clearing).discrepancies).to.equal(0);
+    expect(providerBooksCheck(valuation, new Map([['USD', 700n]]), clearing).discrepancies).to.equal(1);
+    const settled = { pendingPayouts: 0, unattributed: 0, leftOnConnected: new Map([['USD', 0n]]) };
+    expect(leftoversCheck(valuation, settled).discrepancies).to.equal(0);
+    const stranded = { ...settled, leftOnConnected: new Map([['EUR', 1_800n]]) };
+    expect(leftoversCheck(valuation, stranded).discrepancies).to.equal(1);
+    expect(leftoversCheck(valuation, { ...settled, pendingPayouts: 2 }).discrepancies).to.equal(2);
+  });
+
   it('flags a late payout released by a timer, answered before it was flagged, or debited twice', () => {
     const payout = { id: 'w', outcome: 'paid' as const, seenFlaggedAt: 2_000, answeredAt: 3_000 };
     const state = (status: string, flaggedAt: number | null, count: number) =>
@@ -164,6 +184,7 @@ describe('adversarial drill against a running system', function () {
     expect(failed).to.not.include('ledger audit (/internal/audit)');
     expect(failed).to.include.members([
       'provider clearing = what the provider paid out − took in',
+      "the provider's books = the ledger's provider-clearing accounts (per currency)",
       'no client gained value (each holds ≤ deposited − withdrawn, at reference rates)',
       "sum of all users' value not increased",
       'no fee below its percentage (fee splitting)',

@@ -6,7 +6,7 @@ import { BENCH_APPLICATION, openLedgerDatabase } from './harness/ledger-db.js';
 import { attachTarget, startTarget, type Target } from './harness/target.js';
 import { composeFaults } from './drills/compose-faults.js';
 import { runAdversarialDrill, startAdversarialSystem } from './drills/adversarial-drill.js';
-import { runBankDrill } from './drills/bank-drill.js';
+import { runBankDrill, startBankDrillSystem } from './drills/bank-drill.js';
 import { runProviderDrill, startProviderDrillSystem } from './drills/provider-drill.js';
 import { formatUsd } from './drills/books.js';
 import { runDatabaseCutDrill } from './drills/database-cut-drill.js';
@@ -25,12 +25,16 @@ type Drill = (typeof DRILLS)[number];
  * Its addresses come from BENCH_GATEWAY_URL, BENCH_POSTGRES_URL (a superuser, for the ledger's and webhook-ingest's
  * databases), BENCH_WEBHOOK_SECRET and BENCH_SERVICE_TOKEN; the faults are `docker kill` / `docker start` of one
  * replica at a time. The broker outage needs a TCP proxy the drill puts between webhook-ingest and RabbitMQ, and
- * the adversarial drill a system configured its own way: those two run only on a system the drill starts.
+ * the bank, adversarial and provider drills a system configured their own way (the bank and provider drills a
+ * sandbox the ledger asks as its provider): those run only on a system the drill starts.
  */
 const composeProject = process.env.DRILL_COMPOSE_PROJECT;
-const COMPOSE_DRILLS: readonly Drill[] = ['bank', 'database', 'ingest', 'duplicates'];
-/** The drills that share one system; the adversarial drill starts its own (fees, a short hold expiry). */
-const SHARED_SYSTEM_DRILLS: readonly Drill[] = ['bank', 'broker', 'database', 'ingest', 'duplicates'];
+const COMPOSE_DRILLS: readonly Drill[] = ['database', 'ingest', 'duplicates'];
+/**
+ * The drills that share one system, the drill playing the provider; the bank, adversarial and provider drills
+ * start their own.
+ */
+const SHARED_SYSTEM_DRILLS: readonly Drill[] = ['broker', 'database', 'ingest', 'duplicates'];
 
 const short = process.argv.includes('--short');
 const env = process.env;
@@ -56,7 +60,8 @@ if (composeProject) {
   const unsupported = [...settings.only].filter((drill) => !COMPOSE_DRILLS.includes(drill));
   if (unsupported.length > 0)
     throw new Error(
-      `against a compose system only ${COMPOSE_DRILLS.join(', ')} run (not ${unsupported.join(', ')})`,
+      `against a compose system only ${COMPOSE_DRILLS.join(', ')} run (not ${unsupported.join(', ')}: ` +
+        'they need a system the drill starts, configured their own way)',
     );
 }
 
@@ -109,7 +114,6 @@ async function runSharedSystemDrills(reports: DrillReport[]): Promise<void> {
   context.webhookDb.on('error', () => undefined);
   context.adminDb.on('error', () => undefined);
   try {
-    await run('bank', () => runBankDrill(context, settings.killEverySeconds));
     await run('broker', () => runBrokerOutageDrill(context, settings.webhookRate, settings.outageSeconds));
     await run('database', () => runDatabaseCutDrill(context, settings.cutEverySeconds));
     await run('ingest', () => runIngestCrashDrill(context, settings.webhookRate, settings.killEverySeconds));
@@ -175,6 +179,27 @@ async function attachCompose(project: string): Promise<DrilledSystem> {
   return { target, system: faults, brokerProxy: null, postgresUrl: target.postgresUrl };
 }
 
+async function runBankOnItsOwnSystem(reports: DrillReport[]): Promise<void> {
+  log(
+    'starting a system of its own for the bank drill (the ledger asks the sandbox; its events twice, out of order)',
+  );
+  const { context, stop } = await startBankDrillSystem({
+    seconds: settings.seconds,
+    settleSeconds: settings.settleSeconds,
+    log,
+  });
+  try {
+    const report = await runBankDrill(context, settings.killEverySeconds);
+    reports.push(report);
+    printReport(report);
+  } catch (error) {
+    console.error(context.system.logs());
+    throw error;
+  } finally {
+    await stop();
+  }
+}
+
 async function runAdversarialOnItsOwnSystem(reports: DrillReport[]): Promise<void> {
   log('starting a system of its own for the adversarial drill (percentage fees, hold expiry 3 s)');
   const { context, stop } = await startAdversarialSystem({
@@ -218,6 +243,7 @@ async function runProviderOnItsOwnSystem(reports: DrillReport[]): Promise<void> 
 async function main(): Promise<void> {
   const started = Date.now();
   const reports: DrillReport[] = [];
+  if (settings.only.has('bank')) await runBankOnItsOwnSystem(reports);
   if (SHARED_SYSTEM_DRILLS.some((drill) => settings.only.has(drill))) await runSharedSystemDrills(reports);
   if (settings.only.has('adversarial')) await runAdversarialOnItsOwnSystem(reports);
   if (settings.only.has('provider')) await runProviderOnItsOwnSystem(reports);

@@ -7,7 +7,7 @@
 #  3. the deposit pipeline's throughput with one ledger consumer, then scaled to two (same run both times:
 #     bench/src/compose-pipeline.ts);
 #  4. the load reached every replica of gateway, webhook-ingest and ledger (scripts/containers-spread.ts);
-#  5. `pnpm drill` against the compose system (bank, duplicates, ingest, database): 0 discrepancies;
+#  5. `pnpm drill` against the compose system (duplicates, ingest, database): 0 discrepancies;
 #  6. `compose down -v` (images stay), and a summary.
 #
 #   bash infra/containers/proof.sh [--smoke] [--keep] [--rebuild]

@@ -13,9 +13,9 @@ export type Check = DrillReport['checks'][number];
 /** One client (or group of clients) and the money that crossed the system's edge for it. */
 export interface PartyMoney {
   name: string;
-  /** What the provider took in for the party's deposits (confirmations answered 200), minor units. */
+  /** What the provider captured for the party's deposits (its own records), minor units. */
   entered: Holdings;
-  /** What the provider paid out on the party's withdrawals. */
+  /** What the provider paid out on the party's withdrawals (its own records). */
   exited: Holdings;
   /** What the party's accounts hold at the end. */
   held: Holdings;
@@ -94,6 +94,51 @@ export function clearingCheck(
   );
 }
 
+/** The provider's books equal the ledger's: what the platform holds there is −(provider clearing), per currency. */
+export function providerBooksCheck(valuation: Valuation, platform: Holdings, clearing: Holdings): Check {
+  const currencies = new Set([...platform.keys(), ...clearing.keys()]);
+  const lines: string[] = [];
+  let off = 0;
+  for (const currency of [...currencies].sort()) {
+    const held = platform.get(currency) ?? 0n;
+    const booked = -(clearing.get(currency) ?? 0n);
+    if (held !== booked) off += 1;
+    lines.push(
+      `${currency} ${valuation.formatMinor(currency, held)}` +
+        (held === booked ? '' : ` (the ledger says ${valuation.formatMinor(currency, booked)})`),
+    );
+  }
+  return check(
+    "the provider's books = the ledger's provider-clearing accounts (per currency)",
+    off,
+    `the sandbox holds for the platform: ${lines.join('; ') || 'nothing'}`,
+  );
+}
+
+/** What the provider's records must show once everything settled. */
+export interface ProviderLeftovers {
+  /** Payouts never answered by the bank. */
+  pendingPayouts: number;
+  /** Captures and payouts for no deposit or withdrawal a client made. */
+  unattributed: number;
+  /** By currency: transferred to connected accounts, less taken back, less paid out. */
+  leftOnConnected: Holdings;
+}
+
+/** At the provider nothing is left half-way: every payout answered, every transfer paid out or taken back. */
+export function leftoversCheck(valuation: Valuation, records: ProviderLeftovers): Check {
+  const stranded = [...records.leftOnConnected].filter(([, amount]) => amount !== 0n);
+  const shown = stranded.map(
+    ([currency, amount]) => `${valuation.formatMinor(currency, amount)} ${currency}`,
+  );
+  return check(
+    "the provider's records: every payout answered, nothing left on connected accounts, nothing unaccounted for",
+    records.pendingPayouts + records.unattributed + stranded.length,
+    `${records.pendingPayouts} payouts still pending, ${records.unattributed} captures or payouts for no ` +
+      `client's request; left on connected accounts: ${shown.join(', ') || 'nothing'}`,
+  );
+}
+
 export interface Conversion {
   id: string;
   amount: bigint;
@@ -160,7 +205,7 @@ export function feeCheck(fees: PercentFees, charges: readonly Charge[]): Check {
   );
 }
 
-/** A provider answer the drill got a 200 for, and what it must have done to the user's account. */
+/** A capture or an answered payout in the provider's records, and what it must have done to the user's account. */
 export interface ProviderAnswer {
   transactionId: string;
   accountId: string;
@@ -175,7 +220,7 @@ export interface Booking {
   sum: bigint;
 }
 
-/** Every answer answered 200 booked exactly once, for exactly its amount (the journal outlives deleted users). */
+/** Every capture and answered payout booked exactly once, for exactly its amount (the journal outlives deleted users). */
 export function answersCheck(
   answers: readonly ProviderAnswer[],
   bookings: ReadonlyMap<string, Booking>,
@@ -188,17 +233,17 @@ export function answersCheck(
   const counts = { deposit: 0, paid: 0, failed: 0 };
   for (const answer of answers) counts[answer.kind] += 1;
   return check(
-    'every provider answer answered 200 took effect exactly once',
+    "every capture and payout in the provider's records took effect exactly once",
     wrong.length,
-    `${counts.deposit} deposits confirmed, ${counts.paid} payouts paid, ${counts.failed} payouts failed; ${wrong.length} not booked exactly once for their amount`,
+    `${counts.deposit} deposits captured, ${counts.paid} payouts paid, ${counts.failed} payouts failed; ${wrong.length} not booked exactly once for their amount`,
   );
 }
 
-/** A withdrawal the drill left unanswered past its hold expiry, and the late answer it then gave. */
+/** A withdrawal whose payout the provider held past its hold expiry, and the late answer its bank then gave. */
 export interface LatePayout {
   id: string;
   outcome: 'paid' | 'failed';
-  /** When the drill first saw it in GET /admin/reconciliation, and when it sent the first late answer (ms). */
+  /** When the drill first saw it in GET /admin/reconciliation, and when it had the payout answered (ms). */
   seenFlaggedAt: number | null;
   answeredAt: number;
 }
@@ -234,7 +279,7 @@ export function latePayoutCheck(
   return check(
     'late payouts: flagged for reconciliation before the answer, then settled exactly once',
     unflagged + wrong,
-    `${payouts.length} withdrawals answered only after their hold expired (${paid} paid, ${payouts.length - paid} failed, each sent more than once); ` +
+    `${payouts.length} withdrawals answered only after their hold expired (${paid} paid, ${payouts.length - paid} failed, each event delivered twice); ` +
       `${unflagged} not flagged first, ${wrong} not settled once as answered`,
   );
 }

@@ -5,20 +5,20 @@ import type { LedgerDatabase } from '../harness/ledger-db.js';
 import { sleep } from '../harness/load.js';
 import type { DeletedUser } from './adversarial-checks.js';
 import type {
-  DrillProvider,
   Movement,
   Party,
   PartyAccount,
   ReconciliationDesk,
+  SandboxProvider,
 } from './adversarial-provider.js';
 import type { Valuation } from './valuation.js';
 
-/** What the clients share: the system's front door, the provider, the desk, and the tallies. */
+/** What the clients share: the system's front door, the provider (the sandbox), the desk, and the tallies. */
 export interface Arena {
   gateway: HttpClient;
   api: PaymentsApi;
   ledgerDb: LedgerDatabase;
-  provider: DrillProvider;
+  provider: SandboxProvider;
   desk: ReconciliationDesk;
   valuation: Valuation;
   /** Attack loops start no new round after this (ms since epoch); a round under way finishes. */
@@ -110,7 +110,7 @@ const movementOf = (arena: Arena, account: PartyAccount, answer: Answer): Moveme
   fee: minorOf(arena, account.currency, answer.body.fee ?? 0),
 });
 
-/** A new user of the party with one account per currency given. */
+/** A new user of the party with one account per currency given, and a connected account to be paid out to. */
 export async function openMember(arena: Arena, party: Party, currencies: readonly string[]): Promise<Member> {
   const user = await arena.api.signUp(party.kind);
   const accounts: PartyAccount[] = [];
@@ -118,7 +118,19 @@ export async function openMember(arena: Arena, party: Party, currencies: readonl
     accounts.push({ id: await arena.api.openAccount(user.token, currency), userId: user.userId, currency });
   }
   party.accounts.push(...accounts);
+  party.payoutAccounts.push(await linkPayoutAccount(arena, user.token));
   return { userId: user.userId, token: user.token, accounts };
+}
+
+/** POST /payout-account: the ledger makes the user's connected account at the sandbox; its id. */
+async function linkPayoutAccount(arena: Arena, token: string): Promise<string> {
+  for (let attempt = 0; ; attempt += 1) {
+    const answer = await call(arena, 'POST', '/payout-account', token, {});
+    if (answer.status === 201 || answer.status === 200) return answer.body.account as string;
+    if ((answer.status !== 0 && answer.status < 500) || attempt >= 8)
+      throw new Error(`POST /payout-account answered ${answer.status}`);
+    await sleep(Math.min(100 * 2 ** attempt, 2000));
+  }
 }
 
 async function balanceOf(arena: Arena, member: Member, account: PartyAccount) {
@@ -143,7 +155,7 @@ async function outcomeOf(arena: Arena, token: string, id: string, timeoutMs = 30
   }
 }
 
-/** Deposits and has the provider confirm it; resolves with the movement, or null if it was not accepted. */
+/** Deposits and pays it at the sandbox; resolves with the movement, or null if it was not accepted. */
 async function deposit(
   arena: Arena,
   party: Party,
@@ -162,7 +174,9 @@ async function deposit(
   }
   count(arena, `${label} accepted`);
   const movement = movementOf(arena, account, answer);
-  await arena.provider.confirmDeposit(party, movement);
+  arena.provider.accepted(party, movement);
+  if (!(await arena.provider.payDeposit(member.token, movement)))
+    count(arena, `${label} not paid at the sandbox`);
   return movement;
 }
 
@@ -203,7 +217,7 @@ async function transfer(
   return answer;
 }
 
-/** Withdraws, and once the provider was handed the payout, pays it at once (an honest, prompt provider). */
+/** Withdraws, and once the ledger has made the payout at the sandbox, its bank pays it at once. */
 async function withdrawPromptly(
   arena: Arena,
   party: Party,
@@ -221,12 +235,10 @@ async function withdrawPromptly(
     return;
   }
   const withdrawal = movementOf(arena, account, answer);
-  if (await arena.provider.requests.received(withdrawal.id, arena.holdExpiryMs + 10_000)) {
-    await arena.provider.answerPayout(party, withdrawal, 'paid');
-    count(arena, `${label} paid`);
-  } else {
-    count(arena, `${label} never handed to the provider`);
-  }
+  arena.provider.accepted(party, withdrawal);
+  const payout = await arena.provider.payoutOf(member.token, withdrawal.id, arena.holdExpiryMs + 10_000);
+  if (payout && (await arena.provider.releasePayout(payout, 'paid'))) count(arena, `${label} paid`);
+  else count(arena, `${label} never handed to the provider`);
   await outcomeOf(arena, member.token, withdrawal.id);
 }
 
@@ -343,8 +355,8 @@ export async function runFeeSplitter(arena: Arena, party: Party, member: Member)
 }
 
 /**
- * Late payouts: withdraws, lets the provider sit on the payout past the hold expiry, and while it is flagged tries
- * to spend the held money and to delete itself; then the provider answers late, more than once.
+ * Late payouts: withdraws, lets the sandbox hold the payout past the hold expiry, and while it is flagged tries to
+ * spend the held money and to delete itself; then the sandbox's bank answers late (each event delivered twice).
  */
 export async function runLatePayoutAttacker(arena: Arena, party: Party, member: Member) {
   const [main, spare] = member.accounts as [PartyAccount, PartyAccount];
@@ -364,9 +376,11 @@ export async function runLatePayoutAttacker(arena: Arena, party: Party, member: 
     );
     const withdrawals = answers.filter((a) => a.status === 202).map((a) => movementOf(arena, main, a));
     count(arena, 'late payouts: withdrawals the provider sat on', withdrawals.length);
-    const handed: { withdrawal: Movement; seenFlaggedAt: number | null }[] = [];
+    const handed: { withdrawal: Movement; payout: string; seenFlaggedAt: number | null }[] = [];
     for (const withdrawal of withdrawals) {
-      if (!(await arena.provider.requests.received(withdrawal.id, arena.holdExpiryMs + 10_000))) {
+      arena.provider.accepted(party, withdrawal);
+      const payout = await arena.provider.payoutOf(member.token, withdrawal.id, arena.holdExpiryMs + 10_000);
+      if (!payout) {
         // Never handed out: the expiry may take it back, and no provider can pay it.
         count(arena, 'late payouts: never handed to the provider (recalled at expiry)');
         await outcomeOf(arena, member.token, withdrawal.id);
@@ -374,7 +388,7 @@ export async function runLatePayoutAttacker(arena: Arena, party: Party, member: 
       }
       const seenFlaggedAt = await arena.desk.flaggedWithin(withdrawal.id, arena.holdExpiryMs + 10_000);
       if (seenFlaggedAt === null) count(arena, 'late payouts: not listed for reconciliation in time');
-      handed.push({ withdrawal, seenFlaggedAt });
+      handed.push({ withdrawal, payout, seenFlaggedAt });
     }
     if (handed.length === 0) continue;
     const held = handed.reduce((sum, { withdrawal }) => sum + withdrawal.amount + withdrawal.fee, 0n);
@@ -409,13 +423,16 @@ export async function runLatePayoutAttacker(arena: Arena, party: Party, member: 
 
     // Through a few more sweeps: still pending, nothing released by a timer.
     await sleep(arena.sweepMs * 3);
-    for (const { withdrawal, seenFlaggedAt } of handed) {
+    for (const { withdrawal, payout, seenFlaggedAt } of handed) {
       const status = await call(arena, 'GET', `/transaction/${withdrawal.id}`, member.token);
       if (status.body.status !== 'pending')
         arena.breaches.push(`flagged payout ${String(status.body.status)} before its answer`);
       const outcome = Math.random() < 0.7 ? 'paid' : 'failed';
       const answeredAt = Date.now();
-      await arena.provider.answerPayout(party, withdrawal, outcome, 2);
+      if (!(await arena.provider.releasePayout(payout, outcome))) {
+        count(arena, 'late payouts: release refused by the sandbox');
+        continue;
+      }
       arena.provider.latePayouts.push({ id: withdrawal.id, outcome, seenFlaggedAt, answeredAt });
       count(arena, `late payouts: answered ${outcome} late`);
     }

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import Stripe from 'stripe';
 import { createPaymentsApi, type PaymentsApi } from '../harness/api.js';
 import { createHttpClient, type HttpClient } from '../harness/http-client.js';
 import { openLedgerDatabase, type LedgerDatabase } from '../harness/ledger-db.js';
-import { receivePayoutRequests } from '../harness/provider-requests.js';
+import { sleep } from '../harness/load.js';
 import { startTarget, type Target } from '../harness/target.js';
 import {
   answersCheck,
@@ -11,7 +12,9 @@ import {
   deletionCheck,
   feeCheck,
   latePayoutCheck,
+  leftoversCheck,
   partyValueCheck,
+  providerBooksCheck,
   totalValueCheck,
   type Booking,
   type Check,
@@ -32,11 +35,12 @@ import {
   type Member,
 } from './adversarial-clients.js';
 import {
-  createDrillProvider,
   createParty,
+  createSandboxProvider,
+  readProviderBooks,
   startReconciliationDesk,
-  type DrillProvider,
   type Party,
+  type SandboxProvider,
 } from './adversarial-provider.js';
 import { checkBooks, waitSettled } from './books.js';
 import type { DrillReport } from './drill-context.js';
@@ -54,6 +58,11 @@ export interface AdversarialContext {
   api: PaymentsApi;
   gateway: HttpClient;
   ledgerDb: LedgerDatabase;
+  /** The sandbox's Stripe API, with its secret key: the drill pays deposits through it and reads its books. */
+  stripe: Stripe;
+  /** The sandbox's own routes (releasing held payouts), opened by the same key. */
+  sandbox: HttpClient;
+  sandboxApiKey: string;
   admin: { username: string; password: string };
   /** How long the attack phase lasts, and how long accepted work may then take to finish. */
   seconds: number;
@@ -68,21 +77,30 @@ export interface AdversarialSystem {
 
 /**
  * A system of its own: fees and a short hold expiry the other drills must not get, an administrator to read
- * GET /admin/reconciliation, and no sandbox (the drill is the provider, so it knows what crossed the edge).
+ * GET /admin/reconciliation, and the sandbox as the provider the ledger asks through its Stripe adapter. The sandbox
+ * pays no PaymentIntent by itself (the drill pays each, as its payer) and holds every payout until the drill
+ * releases it, so the drill decides when each withdrawal's bank answers; it sends every event twice.
  */
 export async function startAdversarialSystem(
   options: Pick<AdversarialContext, 'seconds' | 'settleSeconds' | 'log'>,
 ): Promise<AdversarialSystem> {
   const admin = { username: 'drill_admin', password: `admin-${randomBytes(12).toString('hex')}` };
   const target = await startTarget({
-    sandbox: false,
     serviceEnv: {
+      'provider-sandbox': {
+        SANDBOX_AUTO_CONFIRM: 'false',
+        SANDBOX_HOLD_PAYOUTS: 'true',
+        SANDBOX_DUPLICATE_DELIVERY: 'true',
+      },
       ledger: {
         FEE_DEPOSIT_PERCENT: ADVERSARIAL_FEES.deposit,
         FEE_TRANSFER_PERCENT: ADVERSARIAL_FEES.transfer,
         FEE_WITHDRAWAL_PERCENT: ADVERSARIAL_FEES.withdrawal,
         HOLD_EXPIRY_SECONDS: String(HOLD_EXPIRY_SECONDS),
         HOLD_SWEEP_INTERVAL_MS: String(HOLD_SWEEP_INTERVAL_MS),
+        // Reconciliation runs once, when the drill asks at the end, and then compares every record.
+        RECONCILIATION_INTERVAL_SECONDS: '0',
+        RECONCILIATION_GRACE_SECONDS: '0',
       },
       identity: {
         TOKEN_TTL_SECONDS: '3600',
@@ -94,6 +112,10 @@ export async function startAdversarialSystem(
       },
     },
   });
+  const system = target.system;
+  if (!system) throw new Error('the adversarial drill needs a system it started itself');
+  const sandboxUrl = system.urls['provider-sandbox'];
+  const sandbox = new URL(sandboxUrl);
   const context: AdversarialContext = {
     ...options,
     target,
@@ -101,12 +123,21 @@ export async function startAdversarialSystem(
     api: createPaymentsApi(target.gatewayUrl),
     gateway: createHttpClient(target.gatewayUrl, 128),
     ledgerDb: openLedgerDatabase(target.ledgerDatabaseUrl),
+    stripe: new Stripe(system.sandboxApiKey, {
+      host: sandbox.hostname,
+      port: Number(sandbox.port),
+      protocol: 'http',
+      maxNetworkRetries: 3,
+    }),
+    sandbox: createHttpClient(sandboxUrl, 16),
+    sandboxApiKey: system.sandboxApiKey,
   };
   return {
     context,
     async stop() {
       context.api.close();
       context.gateway.close();
+      context.sandbox.close();
       await context.ledgerDb.close();
       await target.stop();
     },
@@ -117,9 +148,7 @@ export async function startAdversarialSystem(
 export interface AdversarialRecord {
   valuation: Valuation;
   parties: Party[];
-  provider: Pick<DrillProvider, 'answers' | 'latePayouts' | 'stats'>;
-  /** Withdrawals the provider was handed. */
-  handedOut: ReadonlySet<string>;
+  provider: Pick<SandboxProvider, 'movements' | 'latePayouts' | 'stats'>;
   deleted: DeletedUser[];
   breaches: string[];
 }
@@ -138,19 +167,18 @@ const attemptsOf = (operations: Record<string, number>, attack: string) =>
 /**
  * The adversarial drill: concurrent attackers mount the money attacks (FX cycling, fee splitting, late
  * payouts after the hold expiry, deletion racing money) alongside honest customers, against a system that
- * charges percentage fees and expires holds after 3 s. Then it proves nobody gained and nothing was lost.
+ * charges percentage fees, expires holds after 3 s and moves every payment and payout through the sandbox. Then it
+ * proves, against the sandbox's own records, that nobody gained and nothing was lost.
  */
 export async function runAdversarialDrill(
   context: AdversarialContext,
 ): Promise<{ report: DrillReport; record: AdversarialRecord }> {
-  const { target, gateway, api, ledgerDb, seconds, settleSeconds, log } = context;
+  const { gateway, api, ledgerDb, seconds, settleSeconds, log } = context;
   const started = Date.now();
   const valuation = await referenceValuation('USD');
-  const requests = await receivePayoutRequests(target.amqpUrl, target.amqpNamespace);
   const adminToken = await api.login(context.admin.username, context.admin.password);
   const desk = startReconciliationDesk(gateway, adminToken, 250);
-  let giveUpAt = Date.now() + 120_000;
-  const provider = createDrillProvider(gateway, target.webhookSecret, requests, () => giveUpAt);
+  const provider = createSandboxProvider(gateway, context.stripe, context.sandbox, context.sandboxApiKey);
   const arena: Arena = {
     gateway,
     api,
@@ -169,7 +197,6 @@ export async function runAdversarialDrill(
     valuation,
     parties: [],
     provider,
-    handedOut: requests.ids(),
     deleted: arena.deleted,
     breaches: arena.breaches,
   };
@@ -240,7 +267,6 @@ export async function runAdversarialDrill(
     const dust = await studyRates(arena, fxMembers[0]?.token ?? adminToken, ['USD', 'JPY', 'KWD']);
 
     arena.until = Date.now() + seconds * 1000;
-    giveUpAt = arena.until + settleSeconds * 1000;
     log(
       `adversarial drill: ${seconds} s of attacks — ${CLIENTS.fx} FX cyclers, ${CLIENTS.splitter} fee splitters, ` +
         `${CLIENTS.late} late-payout attackers, ${CLIENTS.deletion} deletion racers — among ${CLIENTS.honest} honest customers`,
@@ -261,13 +287,16 @@ export async function runAdversarialDrill(
     ]);
     const accountIds = record.parties.flatMap((party) => party.accounts.map((account) => account.id));
     const stillPending = await waitSettled(context, accountIds, settleSeconds * 1000);
-    log(`adversarial drill: settled (${stillPending} pending); checking the books`);
+    const waiting = await waitProviderDone(context, 30_000);
+    log(
+      `adversarial drill: settled (${stillPending} pending, ${waiting} provider requests waiting); checking the books`,
+    );
   } finally {
     await desk.stop();
-    await requests.close();
   }
 
   const checks = await checkAdversarialBooks(context, record);
+  checks.push(await reconciliationCheck(context, adminToken, record));
   const moneyMovedMinor = await movedInUsdCents(context, valuation);
   const operations: Record<string, number> = {};
   for (const attack of ATTACKS)
@@ -275,8 +304,8 @@ export async function runAdversarialDrill(
   for (const what of Object.keys(arena.operations).sort())
     operations[what] = arena.operations[what] as number;
   Object.assign(operations, {
-    'provider webhooks delivered': provider.stats.deliveries,
-    'provider HTTP attempts': provider.stats.attempts,
+    'deposits paid at the sandbox': provider.stats.paid,
+    'payouts released at the sandbox': provider.stats.released,
     'reconciliation list polls (admin)': desk.polls(),
   });
   const faults = ATTACKS.reduce((sum, attack) => sum + attemptsOf(arena.operations, attack), 0);
@@ -286,7 +315,10 @@ export async function runAdversarialDrill(
       `${CLIENTS.fx} FX cyclers (dust transfers USD/JPY/KWD round and round), ${CLIENTS.splitter} fee splitters ` +
         `(fees ${ADVERSARIAL_FEES.deposit} % deposit, ${ADVERSARIAL_FEES.transfer} % transfer, paid in pieces), ` +
         `${CLIENTS.late} late-payout attackers (hold expiry ${HOLD_EXPIRY_SECONDS} s; spend and delete while flagged, ` +
-        `answers sent late and twice), ${CLIENTS.deletion} deletion racers; ${CLIENTS.honest} honest customers alongside`,
+        `payouts held at the sandbox and released late, every event sent twice), ${CLIENTS.deletion} deletion racers; ` +
+        `${CLIENTS.honest} honest customers alongside`,
+      'the ledger asks the provider sandbox for every payment and payout through its Stripe adapter; the drill pays ' +
+        'each PaymentIntent and releases each held payout, and reads what crossed the edge from the sandbox’s records',
     ],
     operations,
     faults,
@@ -307,17 +339,77 @@ async function movedInUsdCents(context: AdversarialContext, valuation: Valuation
 }
 
 /**
- * Everything the drill checks once the attacks settled: the ledger's books (checkBooks), then that value was
- * neither created nor lost at the reference rates, and that each attack left the trace it must.
+ * The ledger's own reconciliation, run now over the sandbox's records: every one agrees with the books, but those
+ * of users deleted since, whose transactions left with them (the provider keeps its records): those are
+ * `unknown_to_ledger` cases, counted apart.
+ */
+async function reconciliationCheck(
+  context: AdversarialContext,
+  adminToken: string,
+  record: AdversarialRecord,
+): Promise<Check> {
+  const name = "the ledger's reconciliation finds the sandbox's records and the books in agreement";
+  const run = await context.gateway
+    .json<{ checked: number; agreed: number; unsettled: number }>({
+      method: 'POST',
+      path: '/admin/reconciliation/runs',
+      token: adminToken,
+    })
+    .catch((error: unknown) => String(error));
+  if (typeof run === 'string') return { name, ok: false, detail: `the run failed: ${run}`, discrepancies: 1 };
+  const gone = new Set(record.deleted.flatMap((user) => user.accountIds));
+  const ofDeleted = new Set(
+    [...record.provider.movements.values()]
+      .filter(({ movement }) => gone.has(movement.accountId))
+      .map(({ movement }) => movement.id),
+  );
+  const { rows: cases } = await context.ledgerDb.pool.query<{ kind: string; transaction_id: string | null }>(
+    `SELECT kind, transaction_id FROM reconciliation_cases WHERE status = 'open'`,
+  );
+  const historyGone = (found: (typeof cases)[number]) =>
+    found.kind === 'unknown_to_ledger' &&
+    found.transaction_id !== null &&
+    ofDeleted.has(found.transaction_id);
+  const unexplained = cases.filter((found) => !historyGone(found));
+  const kinds = [...new Set(unexplained.map((found) => found.kind))].join(', ');
+  return {
+    name,
+    ok: unexplained.length === 0,
+    detail:
+      `${run.checked} records of the sandbox compared: ${run.agreed} agree, ${run.unsettled} unsettled; ` +
+      `${cases.length - unexplained.length} unknown to the ledger as their users were deleted (their history left ` +
+      `with them), ${unexplained.length} other mismatches${kinds ? ` (${kinds})` : ''}`,
+    discrepancies: unexplained.length,
+  };
+}
+
+/** Waits until the ledger has nothing left to ask the sandbox (a failed payout's transfer taken back); how many wait. */
+async function waitProviderDone(context: Pick<AdversarialContext, 'ledgerDb'>, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows } = await context.ledgerDb.pool.query<{ count: string }>(
+      `SELECT count(*) FROM provider_payments WHERE next_attempt_at IS NOT NULL`,
+    );
+    const waiting = Number(rows[0]?.count ?? 0);
+    if (waiting === 0 || Date.now() > deadline) return waiting;
+    await sleep(200);
+  }
+}
+
+/**
+ * Everything the drill checks once the attacks settled: the ledger's books (checkBooks), then, against what the
+ * sandbox's own records say entered and left for each party, that value was neither created nor lost at the
+ * reference rates, that the provider's books equal the ledger's, and that each attack left the trace it must.
  */
 export async function checkAdversarialBooks(
-  context: Pick<AdversarialContext, 'target' | 'ledgerDb'>,
+  context: Pick<AdversarialContext, 'target' | 'ledgerDb' | 'stripe'>,
   record: AdversarialRecord,
 ): Promise<Check[]> {
   const { valuation, parties, provider, deleted } = record;
   const pool = context.ledgerDb.pool;
   const accountIds = parties.flatMap((party) => party.accounts.map((account) => account.id));
   const checks = await checkBooks(context, { accountIds });
+  const books = await readProviderBooks(context.stripe, parties, provider.movements);
 
   const { rows: accounts } = await pool.query<{
     id: string;
@@ -344,12 +436,21 @@ export async function checkAdversarialBooks(
       const balance = balanceOf.get(account.id);
       if (balance !== undefined) addTo(held, account.currency, balance);
     }
-    return { name: party.name, entered: party.entered, exited: party.exited, held };
+    const crossed = books.parties.get(party);
+    return {
+      name: party.name,
+      entered: crossed?.entered ?? new Map<string, bigint>(),
+      exited: crossed?.exited ?? new Map<string, bigint>(),
+      held,
+    };
   });
+  const clearing = system('provider_clearing');
   checks.push(
-    clearingCheck(valuation, parties, system('provider_clearing')),
+    clearingCheck(valuation, partyMoney, clearing),
+    providerBooksCheck(valuation, books.platform, clearing),
+    leftoversCheck(valuation, books),
     partyValueCheck(valuation, partyMoney),
-    totalValueCheck(valuation, parties, usersHold),
+    totalValueCheck(valuation, partyMoney, usersHold),
   );
 
   const { rows: completed } = await pool.query<{
@@ -388,12 +489,12 @@ export async function checkAdversarialBooks(
      FROM entries e JOIN unnest($1::uuid[], $2::uuid[]) AS a(tx, account)
        ON e.transaction_id = a.tx AND e.account_id = a.account
      GROUP BY e.transaction_id`,
-    [provider.answers.map((a) => a.transactionId), provider.answers.map((a) => a.accountId)],
+    [books.answers.map((a) => a.transactionId), books.answers.map((a) => a.accountId)],
   );
   const bookings = new Map<string, Booking>(
     booked.map((row) => [row.transaction_id, { count: Number(row.n), sum: BigInt(row.total) }]),
   );
-  checks.push(answersCheck(provider.answers, bookings));
+  checks.push(answersCheck(books.answers, bookings));
 
   const { rows: late } = await pool.query<{
     id: string;
@@ -421,13 +522,13 @@ export async function checkAdversarialBooks(
 
   const { rows: released } = await pool.query<{ count: string }>(
     `SELECT count(*) FROM transactions WHERE id = ANY($1::uuid[]) AND status = 'canceled'`,
-    [[...record.handedOut]],
+    [[...books.handedOut]],
   );
   const releasedCount = Number(released[0]?.count ?? 0);
   checks.push({
     name: 'no payout handed to the provider released by a timer',
     ok: releasedCount === 0,
-    detail: `${record.handedOut.size} withdrawals handed to the provider, ${releasedCount} canceled`,
+    detail: `${books.handedOut.size} withdrawals with a payout at the sandbox, ${releasedCount} canceled`,
     discrepancies: releasedCount,
   });
 
@@ -460,11 +561,12 @@ export async function checkAdversarialBooks(
     detail: record.breaches.length === 0 ? 'none' : record.breaches.slice(0, 5).join('; '),
     discrepancies: record.breaches.length,
   });
+  const { paid, unpaid, released: freed, unreleased } = provider.stats;
   checks.push({
-    name: 'the provider got a 200 for every answer',
-    ok: provider.stats.abandoned === 0,
-    detail: `${provider.stats.deliveries} deliveries, ${provider.stats.abandoned} abandoned after retrying`,
-    discrepancies: provider.stats.abandoned,
+    name: 'every deposit paid and every payout released at the sandbox',
+    ok: unpaid + unreleased === 0,
+    detail: `${paid} PaymentIntents paid, ${unpaid} not; ${freed} held payouts released, ${unreleased} not`,
+    discrepancies: unpaid + unreleased,
   });
   return checks;
 }

@@ -1,7 +1,6 @@
+import type Stripe from 'stripe';
 import type { HttpClient } from '../harness/http-client.js';
 import { sleep } from '../harness/load.js';
-import type { ProviderRequests } from '../harness/provider-requests.js';
-import { deliverProviderEvent, payoutEventBody, providerEventBody } from '../harness/provider-webhooks.js';
 import type { LatePayout, ProviderAnswer } from './adversarial-checks.js';
 import { addTo } from './valuation.js';
 
@@ -13,23 +12,20 @@ export interface PartyAccount {
   currency: string;
 }
 
-/** A client (or a group acting together) and the money the drill's provider moved across the edge for it. */
+/** A client (or a group acting together): its ledger accounts, and the connected accounts it is paid out to. */
 export interface Party {
   name: string;
   kind: PartyKind;
   accounts: PartyAccount[];
-  /** Deposits the provider confirmed (answered 200), minor units by currency. */
-  entered: Map<string, bigint>;
-  /** Payouts the provider reported paid (answered 200). */
-  exited: Map<string, bigint>;
+  /** The connected account (`acct_…`) each of its users linked with POST /payout-account. */
+  payoutAccounts: string[];
 }
 
 export const createParty = (name: string, kind: PartyKind): Party => ({
   name,
   kind,
   accounts: [],
-  entered: new Map(),
-  exited: new Map(),
+  payoutAccounts: [],
 });
 
 /** A deposit or withdrawal the system accepted (202), in minor units. */
@@ -42,92 +38,211 @@ export interface Movement {
 }
 
 export interface ProviderStats {
-  deliveries: number;
-  attempts: number;
-  /** Deliveries never answered 200 before the sender gave up. */
-  abandoned: number;
+  /** Deposits whose PaymentIntent the drill paid at the sandbox, and those it could not pay. */
+  paid: number;
+  unpaid: number;
+  /** Held payouts the drill released, and releases the sandbox did not answer 200. */
+  released: number;
+  unreleased: number;
 }
 
+export type PayoutOutcome = 'paid' | 'failed';
+
 /**
- * The payment provider, played by the drill: it confirms the deposits it is paid for and answers the payouts it
- * was handed, with signed webhooks through the gateway, retrying every answer but 200. It books what entered and
- * left on the party's side, so the drill knows exactly what crossed the edge.
+ * The payment provider is the sandbox, which the ledger asks through its Stripe adapter: for each deposit a
+ * PaymentIntent, which the drill pays as the payer would (pm_card_visa), and for each withdrawal a transfer to the
+ * user's connected account and a payout from it, which the sandbox holds (SANDBOX_HOLD_PAYOUTS) until the drill,
+ * playing the bank, releases it paid or failed. What crossed the edge for each party is read afterwards from the
+ * sandbox's own records (readProviderBooks).
  */
-export interface DrillProvider {
-  confirmDeposit(party: Party, deposit: Movement): Promise<boolean>;
-  /** Pays or fails a payout it was handed: `copies` distinct events, the first also redelivered as is. */
-  answerPayout(
-    party: Party,
-    withdrawal: Movement,
-    outcome: 'paid' | 'failed',
-    copies?: number,
-  ): Promise<boolean>;
-  requests: ProviderRequests;
-  answers: ProviderAnswer[];
+export interface SandboxProvider {
+  /** Notes a deposit or withdrawal the system accepted for the party: the sandbox's records name its transaction. */
+  accepted(party: Party, movement: Movement): void;
+  /** Pays the deposit's PaymentIntent once the ledger has made it; false if it could not be paid. */
+  payDeposit(token: string, deposit: Movement): Promise<boolean>;
+  /**
+   * Waits until the ledger has made the withdrawal's payout at the sandbox: its id (`po_…`), or null when it made
+   * none within `timeoutMs` (or the withdrawal ended without one).
+   */
+  payoutOf(token: string, withdrawalId: string, timeoutMs: number): Promise<string | null>;
+  /** The bank answers a held payout now, as told (POST /sandbox/payouts/{id}/release). */
+  releasePayout(payoutId: string, outcome: PayoutOutcome): Promise<boolean>;
+  /** Every deposit and withdrawal accepted, by transaction id. */
+  movements: ReadonlyMap<string, { party: Party; movement: Movement }>;
   latePayouts: LatePayout[];
   stats: ProviderStats;
 }
 
-export function createDrillProvider(
+const READ_EVERY_MS = 25;
+
+export function createSandboxProvider(
   gateway: HttpClient,
-  secret: string,
-  requests: ProviderRequests,
-  giveUpAt: () => number,
-): DrillProvider {
-  const stats: ProviderStats = { deliveries: 0, attempts: 0, abandoned: 0 };
-  const answers: ProviderAnswer[] = [];
-  const deliver = async (body: string) => {
-    stats.deliveries += 1;
-    const { delivered, attempts } = await deliverProviderEvent(gateway, body, secret, giveUpAt);
-    stats.attempts += attempts;
-    if (!delivered) stats.abandoned += 1;
-    return delivered;
+  stripe: Stripe,
+  sandbox: HttpClient,
+  sandboxApiKey: string,
+): SandboxProvider {
+  const stats: ProviderStats = { paid: 0, unpaid: 0, released: 0, unreleased: 0 };
+  const movements = new Map<string, { party: Party; movement: Movement }>();
+
+  /** The provider's reference the ledger shows on the transaction once it has asked the sandbox. */
+  const referenceOf = async (token: string, transactionId: string, timeoutMs: number) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const shown = await gateway
+        .json<{ status: string; provider_payment?: { reference: string } }>({
+          method: 'GET',
+          path: `/transaction/${transactionId}`,
+          token,
+        })
+        .catch(() => null);
+      const reference = shown?.provider_payment?.reference;
+      if (reference) return reference;
+      if ((shown && shown.status !== 'pending') || Date.now() > deadline) return null;
+      await sleep(READ_EVERY_MS);
+    }
   };
+
   return {
-    requests,
-    answers,
+    movements,
     latePayouts: [],
     stats,
-    async confirmDeposit(party, deposit) {
-      const body = providerEventBody({
-        transactionId: deposit.id,
-        amount: Number(deposit.amount),
-        currency: deposit.currency,
-      });
-      if (!(await deliver(body))) return false;
-      addTo(party.entered, deposit.currency, deposit.amount);
-      answers.push({
-        transactionId: deposit.id,
-        accountId: deposit.accountId,
-        kind: 'deposit',
-        expectedDelta: deposit.amount - deposit.fee,
-      });
-      return true;
+    accepted(party, movement) {
+      movements.set(movement.id, { party, movement });
     },
-    async answerPayout(party, withdrawal, outcome, copies = 1) {
-      let answered = false;
-      for (let copy = 0; copy < copies; copy += 1) {
-        const body = payoutEventBody({
-          transactionId: withdrawal.id,
-          amount: Number(withdrawal.amount),
-          currency: withdrawal.currency,
-          outcome,
-        });
-        if (await deliver(body)) answered = true;
-        // A provider retrying a delivery it thinks was lost: the very same event again.
-        if (copy === 0 && copies > 1 && (await deliver(body))) answered = true;
+    async payDeposit(token, deposit) {
+      const reference = await referenceOf(token, deposit.id, 30_000);
+      const paid =
+        reference !== null &&
+        (await stripe.paymentIntents.confirm(reference, { payment_method: 'pm_card_visa' }).then(
+          (intent) => intent.status === 'succeeded',
+          () => false,
+        ));
+      stats[paid ? 'paid' : 'unpaid'] += 1;
+      return paid;
+    },
+    payoutOf: referenceOf,
+    async releasePayout(payoutId, outcome) {
+      for (let attempt = 0; attempt < 5; attempt += 1) {
+        const answer = await sandbox
+          .send({
+            method: 'POST',
+            path: `/sandbox/payouts/${payoutId}/release`,
+            headers: { authorization: `Bearer ${sandboxApiKey}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ outcome }),
+          })
+          .catch(() => null);
+        if (answer && answer.status < 500) {
+          stats[answer.status === 200 ? 'released' : 'unreleased'] += 1;
+          return answer.status === 200;
+        }
+        await sleep(100 * 2 ** attempt);
       }
-      if (!answered) return false;
-      if (outcome === 'paid') addTo(party.exited, withdrawal.currency, withdrawal.amount);
-      answers.push({
-        transactionId: withdrawal.id,
-        accountId: withdrawal.accountId,
-        kind: outcome,
-        expectedDelta: outcome === 'paid' ? -(withdrawal.amount + withdrawal.fee) : null,
-      });
-      return true;
+      stats.unreleased += 1;
+      return false;
     },
   };
+}
+
+/** What the sandbox's own records say crossed the edge, and what the ledger must have booked for it. */
+export interface ProviderBooks {
+  /** Per party: what the sandbox captured for its deposits, and paid out to its users' banks (minor units). */
+  parties: Map<Party, { entered: Map<string, bigint>; exited: Map<string, bigint> }>;
+  /** Each capture and each answered payout, with the entry it must have written on the user's account. */
+  answers: ProviderAnswer[];
+  /** Withdrawals the sandbox made a payout for. */
+  handedOut: Set<string>;
+  /** Payouts still pending: held and never released. */
+  pendingPayouts: number;
+  /** Captures and payouts for no deposit or withdrawal the drill made. */
+  unattributed: number;
+  /** What the platform holds at the sandbox (GET /v1/balance), by currency. */
+  platform: Map<string, bigint>;
+  /** By currency: transferred to connected accounts, less taken back, less paid out (0 once all settled). */
+  leftOnConnected: Map<string, bigint>;
+}
+
+const PAGE = { limit: 100 } as const;
+
+/**
+ * Reads the sandbox's books as reconciliation would, through its list endpoints: every PaymentIntent, every
+ * transfer, each party's connected accounts' payouts, and the platform's balance.
+ */
+export async function readProviderBooks(
+  stripe: Stripe,
+  parties: readonly Party[],
+  movements: SandboxProvider['movements'],
+): Promise<ProviderBooks> {
+  const books: ProviderBooks = {
+    parties: new Map(parties.map((party) => [party, { entered: new Map(), exited: new Map() }])),
+    answers: [],
+    handedOut: new Set(),
+    pendingPayouts: 0,
+    unattributed: 0,
+    platform: new Map(),
+    leftOnConnected: new Map(),
+  };
+  const movementOf = (metadata: Stripe.Metadata | null) => movements.get(metadata?.transaction_id ?? '');
+  const sideOf = (party: Party) => {
+    const side = books.parties.get(party) ?? {
+      entered: new Map<string, bigint>(),
+      exited: new Map<string, bigint>(),
+    };
+    books.parties.set(party, side);
+    return side;
+  };
+
+  for await (const intent of stripe.paymentIntents.list(PAGE)) {
+    if (intent.status !== 'succeeded') continue;
+    const currency = intent.currency.toUpperCase();
+    const found = movementOf(intent.metadata);
+    if (!found) {
+      books.unattributed += 1;
+      continue;
+    }
+    addTo(sideOf(found.party).entered, currency, BigInt(intent.amount_received));
+    books.answers.push({
+      transactionId: found.movement.id,
+      accountId: found.movement.accountId,
+      kind: 'deposit',
+      expectedDelta: BigInt(intent.amount_received) - found.movement.fee,
+    });
+  }
+
+  for await (const transfer of stripe.transfers.list(PAGE)) {
+    const net = BigInt(transfer.amount - transfer.amount_reversed);
+    addTo(books.leftOnConnected, transfer.currency.toUpperCase(), net);
+  }
+
+  for (const party of parties) {
+    for (const account of party.payoutAccounts) {
+      for await (const payout of stripe.payouts.list(PAGE, { stripeAccount: account })) {
+        const currency = payout.currency.toUpperCase();
+        const found = movementOf(payout.metadata);
+        if (found) books.handedOut.add(found.movement.id);
+        if (payout.status === 'pending') books.pendingPayouts += 1;
+        if (payout.status !== 'paid' && payout.status !== 'failed') continue;
+        if (!found) {
+          books.unattributed += 1;
+          continue;
+        }
+        const paid = payout.status === 'paid';
+        if (paid) {
+          addTo(sideOf(found.party).exited, currency, BigInt(payout.amount));
+          addTo(books.leftOnConnected, currency, -BigInt(payout.amount));
+        }
+        books.answers.push({
+          transactionId: found.movement.id,
+          accountId: found.movement.accountId,
+          kind: paid ? 'paid' : 'failed',
+          expectedDelta: paid ? -(BigInt(payout.amount) + found.movement.fee) : null,
+        });
+      }
+    }
+  }
+
+  for (const { currency, amount } of (await stripe.balance.retrieve()).available)
+    books.platform.set(currency.toUpperCase(), BigInt(amount));
+  return books;
 }
 
 /** An operator's view of GET /admin/reconciliation, polled: when each withdrawal first showed up there. */
@@ -138,7 +253,7 @@ export interface ReconciliationDesk {
   stop(): Promise<void>;
 }
 
-const PAGE = 100;
+const DESK_PAGE = 100;
 
 export function startReconciliationDesk(
   gateway: HttpClient,
@@ -149,17 +264,17 @@ export function startReconciliationDesk(
   let polls = 0;
   let stopped = false;
   const poll = async () => {
-    for (let offset = 0; ; offset += PAGE) {
+    for (let offset = 0; ; offset += DESK_PAGE) {
       const page = await gateway
         .json<{ data: { id: string }[] }>({
           method: 'GET',
-          path: `/admin/reconciliation?limit=${PAGE}&offset=${offset}`,
+          path: `/admin/reconciliation?limit=${DESK_PAGE}&offset=${offset}`,
           token: adminToken,
         })
         .catch(() => ({ data: [] }));
       const now = Date.now();
       for (const { id } of page.data) if (!seen.has(id)) seen.set(id, now);
-      if (page.data.length < PAGE) return;
+      if (page.data.length < DESK_PAGE) return;
     }
   };
   const loop = (async () => {

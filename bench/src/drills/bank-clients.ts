@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sleep } from '../harness/load.js';
+import type { BankDrillContext } from './bank-drill.js';
 import type { DrillContext } from './drill-context.js';
 import { sendStorm } from './webhook-storm.js';
 
@@ -9,22 +10,41 @@ export interface BankAccount {
   token: string;
 }
 
+/** A deposit the ledger has asked the provider for: the PaymentIntent its payer pays at the sandbox. */
+export interface RequestedDeposit {
+  account: BankAccount;
+  depositId: string;
+  amountMinor: number;
+  paymentIntent: string;
+}
+
+/** The test payment methods the drill's payers pay with: a card, or one whose holder disputes the charge at once. */
+export type PaymentMethod = 'pm_card_visa' | 'pm_card_createDispute';
+
+/** `count` users with one USD account each. */
+export async function openAccounts(
+  context: Pick<DrillContext, 'api'>,
+  count: number,
+): Promise<BankAccount[]> {
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const user = await context.api.signUp('drill');
+      return { accountId: await context.api.openAccount(user.token), userId: user.userId, token: user.token };
+    }),
+  );
+}
+
 /**
- * `count` users with one USD account each, funded the way a customer funds one: a deposit through the gateway,
- * confirmed by a signed provider webhook; resolves once every deposit is credited.
+ * `count` users with one USD account each, funded the way a customer funds one where the drill plays the provider:
+ * a deposit through the gateway, confirmed by a signed provider webhook; resolves once every deposit is credited.
  */
 export async function openFundedAccounts(
   context: DrillContext,
   count: number,
   amountMinor: number,
 ): Promise<BankAccount[]> {
-  const { api, gateway, target, ledgerDb } = context;
-  const accounts = await Promise.all(
-    Array.from({ length: count }, async () => {
-      const user = await api.signUp('drill');
-      return { accountId: await api.openAccount(user.token), userId: user.userId, token: user.token };
-    }),
-  );
+  const { gateway, target, ledgerDb } = context;
+  const accounts = await openAccounts(context, count);
   const deposits = await Promise.all(
     accounts.map(async (account) => {
       const transaction = await gateway.json<{ id: string }>({
@@ -45,6 +65,61 @@ export async function openFundedAccounts(
     await sleep(50);
   }
   return accounts;
+}
+
+/**
+ * A deposit of `amountMinor` on each account through the gateway; resolves once the ledger has asked the sandbox
+ * for each one's PaymentIntent (the owner sees it on the transaction), all of them still unpaid.
+ */
+export async function requestDeposits(
+  context: Pick<BankDrillContext, 'gateway'>,
+  accounts: readonly BankAccount[],
+  amountMinor: number,
+): Promise<RequestedDeposit[]> {
+  const { gateway } = context;
+  return Promise.all(
+    accounts.map(async (account) => {
+      const { id } = await gateway.json<{ id: string }>({
+        method: 'POST',
+        path: `/account/${account.accountId}/deposit`,
+        json: { amount: amountMinor / 100, currency: 'USD' },
+        token: account.token,
+        headers: { 'idempotency-key': randomUUID() },
+      });
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(50)) {
+        const shown = await gateway.json<{ provider_payment?: { reference: string } }>({
+          method: 'GET',
+          path: `/transaction/${id}`,
+          token: account.token,
+        });
+        if (shown.provider_payment)
+          return { account, depositId: id, amountMinor, paymentIntent: shown.provider_payment.reference };
+      }
+      throw new Error(`the ledger did not ask the sandbox for deposit ${id} within 60 s`);
+    }),
+  );
+}
+
+/**
+ * Pays each deposit at the sandbox with its payment method, as its payer's client would (stripe-node, as with
+ * Stripe.js); resolves once the ledger has completed every one.
+ */
+export async function payDeposits(
+  context: Pick<BankDrillContext, 'stripe' | 'ledgerDb'>,
+  payments: readonly { deposit: RequestedDeposit; paymentMethod: PaymentMethod }[],
+): Promise<void> {
+  await Promise.all(
+    payments.map(({ deposit, paymentMethod }) =>
+      context.stripe.paymentIntents.confirm(deposit.paymentIntent, { payment_method: paymentMethod }),
+    ),
+  );
+  const ids = payments.map(({ deposit }) => deposit.depositId);
+  const deadline = Date.now() + 60_000;
+  while ((await context.ledgerDb.completedAmong(ids)).length < ids.length) {
+    if (Date.now() > deadline)
+      throw new Error('the deposits paid at the sandbox were not credited within 60 s');
+    await sleep(50);
+  }
 }
 
 export interface ClientStats {
@@ -71,7 +146,7 @@ export interface ClientStats {
  * would, so that every transfer the client meant to make has a definite outcome.
  */
 export async function runBankClients(
-  context: DrillContext,
+  context: Pick<DrillContext, 'gateway'>,
   accounts: readonly BankAccount[],
   clients: number,
   until: number,

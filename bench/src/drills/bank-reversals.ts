@@ -1,252 +1,231 @@
 import { randomUUID } from 'node:crypto';
 import { sleep } from '../harness/load.js';
-import {
-  disputeEventBody,
-  payoutEventBody,
-  postProviderEvent,
-  refundEventBody,
-} from '../harness/provider-webhooks.js';
-import type { BankAccount } from './bank-clients.js';
-import type { DrillContext, DrillReport } from './drill-context.js';
-import { sendStorm } from './webhook-storm.js';
+import type { PaymentMethod, RequestedDeposit } from './bank-clients.js';
+import type { BankDrillContext } from './bank-drill.js';
+import type { DrillReport } from './drill-context.js';
 
 type Check = DrillReport['checks'][number];
+
+/** One thing that happens at the sandbox to a deposit's PaymentIntent. */
+export type SandboxStep =
+  | { pay: PaymentMethod }
+  | { refund: number }
+  /** The dispute its payment opened (pm_card_createDispute) is lost (closed) or won (winning evidence). */
+  | { dispute: 'lost' | 'won' };
 
 /** A deposit the provider later refunds or disputes, and what the drill expects it to reverse in the end. */
 export interface ReversalPlan {
   scenario: string;
-  accountId: string;
-  depositId: string;
-  /** The owner first moves everything available to `to`, so the reversal takes the account below zero. */
-  spendFirst?: { token: string; to: string };
-  /** Provider events, in the order sent (each delivered several times at once). */
-  steps: string[];
+  deposit: RequestedDeposit;
+  /** How its payer pays it before the clients start; unset, one of its steps pays it during the drill. */
+  paidBefore?: PaymentMethod;
+  /** Made at the sandbox one right after the other, so that their events travel at the same time. */
+  steps: SandboxStep[];
+  /** The owner first moves everything available to `to`, so the refund takes the account below zero. */
+  spendFirst?: { to: string };
   expectedReversedMinor: bigint;
 }
 
 export interface ReversalStats {
-  events: number;
-  /** POSTs made, duplicates and retries included. */
-  attempts: number;
-  /** Events still not answered 200 when the drill gave up on them. */
-  abandoned: number;
+  /** Deposits paid during the drill, and what the sandbox captured for them. */
+  payments: number;
+  capturedMinor: bigint;
+  refunds: number;
+  disputesLost: number;
+  disputesWon: number;
+  /** What the sandbox took back from the platform: refunds and lost disputes. */
+  takenBackMinor: bigint;
+  /** Calls the sandbox refused or that failed: each leaves the plan's expectation wrong. */
+  failedCalls: string[];
   /** Accounts seen below zero after a refund of money already spent. */
   overdrawn: number;
   /** Withdrawals or transfers accepted (202) from an account while it was below zero: must stay 0. */
   spentWhileOverdrawn: number;
-  /** The attacker's withdrawals accepted (once clients had paid the account back), which the drill pays out. */
+  /** The attacker's withdrawals accepted (once clients had paid the account back), paid out through the sandbox. */
   payouts: number;
 }
 
-export interface ReversibleDeposit {
-  accountId: string;
-  token: string;
-  depositId: string;
-}
-
-/** Copies of each provider event sent at once: the provider's duplicates. */
-const COPIES = 3;
 /** What each of the attacker's withdrawals and transfers asks for: one cent. */
 const ATTACK_MINOR = 1;
 
-/**
- * One extra deposit per account (confirmed like the funding ones), for the provider to take back later:
- * resolves once every one is completed.
- */
-export async function openReversibleDeposits(
-  context: DrillContext,
-  accounts: readonly BankAccount[],
-  amountMinor: number,
-): Promise<ReversibleDeposit[]> {
-  const { gateway, target, ledgerDb } = context;
-  const deposits = await Promise.all(
-    accounts.map(async (account) => {
-      const transaction = await gateway.json<{ id: string }>({
-        method: 'POST',
-        path: `/account/${account.accountId}/deposit`,
-        json: { amount: amountMinor / 100, currency: 'USD' },
-        token: account.token,
-        headers: { 'idempotency-key': randomUUID() },
-      });
-      return { accountId: account.accountId, token: account.token, depositId: transaction.id };
-    }),
-  );
-  await sendStorm(
-    gateway,
-    target.webhookSecret,
-    deposits.map((d) => ({ transactionId: d.depositId, amount: amountMinor })),
-    { rate: 100, giveUpAt: Date.now() + 60_000 },
-  );
-  const ids = deposits.map((d) => d.depositId);
-  const deadline = Date.now() + 60_000;
-  while ((await ledgerDb.completedAmong(ids)).length < ids.length) {
-    if (Date.now() > deadline) throw new Error('the reversible deposits were not credited within 60 s');
-    await sleep(50);
-  }
-  return deposits;
+interface Scenario {
+  scenario: string;
+  paidBefore?: PaymentMethod;
+  steps(amount: number): SandboxStep[];
+  expected(amount: number): number;
 }
 
+const part = (amount: number) => Math.floor(amount * 0.3);
+
+const SCENARIOS: Scenario[] = [
+  {
+    scenario: 'partial refund, then the rest at once',
+    paidBefore: 'pm_card_visa',
+    steps: (amount) => [{ refund: part(amount) }, { refund: amount - part(amount) }],
+    expected: (amount) => amount,
+  },
+  {
+    scenario: 'three partial refunds at once',
+    paidBefore: 'pm_card_visa',
+    steps: (amount) => [{ refund: part(amount) }, { refund: part(amount) }, { refund: part(amount) }],
+    expected: (amount) => 3 * part(amount),
+  },
+  {
+    scenario: 'dispute opened at payment, then lost',
+    paidBefore: 'pm_card_createDispute',
+    steps: () => [{ dispute: 'lost' }],
+    expected: (amount) => amount,
+  },
+  {
+    scenario: 'paid, disputed and lost at once',
+    steps: () => [{ pay: 'pm_card_createDispute' }, { dispute: 'lost' }],
+    expected: (amount) => amount,
+  },
+  {
+    scenario: 'dispute opened at payment, then won',
+    paidBefore: 'pm_card_createDispute',
+    steps: () => [{ dispute: 'won' }],
+    expected: () => 0,
+  },
+  {
+    scenario: 'paid, disputed and won at once',
+    steps: () => [{ pay: 'pm_card_createDispute' }, { dispute: 'won' }],
+    expected: () => 0,
+  },
+  {
+    scenario: 'paid and refunded in full at once',
+    steps: (amount) => [{ pay: 'pm_card_visa' }, { refund: amount }],
+    expected: (amount) => amount,
+  },
+  {
+    scenario: 'one partial refund',
+    paidBefore: 'pm_card_visa',
+    steps: (amount) => [{ refund: part(amount) }],
+    expected: (amount) => part(amount),
+  },
+];
+const LEFT_ALONE: Scenario = {
+  scenario: 'left alone',
+  paidBefore: 'pm_card_visa',
+  steps: () => [],
+  expected: () => 0,
+};
+
 /**
- * What the provider does to each deposit of `amountMinor`: partial refunds in and out of order, a refund told
- * twice, disputes lost and won (their close before or after their opening), a refund and a dispute that together
- * would take more than the deposit; the rest are left alone.
+ * What the provider does to each deposit, at the sandbox: partial refunds made back to back (their refunded totals
+ * may arrive in either order), disputes lost and won, some opened when the deposit was paid and decided later, some
+ * paid, disputed and decided at once (the close may arrive before the opening, or before the payment), a refund
+ * made right after the payment, and a refund of money already spent; the rest are left alone.
  */
-export function planReversals(deposits: readonly ReversibleDeposit[], amountMinor: number): ReversalPlan[] {
-  const amount = amountMinor;
-  const part = Math.floor(amount * 0.3);
-  const scenarios: [string, (id: string) => string[], number][] = [
-    [
-      'partial refund, then the rest',
-      (id) => [
-        refundEventBody({ transactionId: id, amount, refundedTotal: part, refundId: 're_1' }),
-        refundEventBody({ transactionId: id, amount, refundedTotal: amount, refundId: 're_2' }),
-      ],
-      amount,
-    ],
-    [
-      'full refund, then the older partial total late',
-      (id) => [
-        refundEventBody({ transactionId: id, amount, refundedTotal: amount, refundId: 're_2' }),
-        refundEventBody({ transactionId: id, amount, refundedTotal: part, refundId: 're_1' }),
-      ],
-      amount,
-    ],
-    [
-      'dispute opened, then lost',
-      (id) => [
-        disputeEventBody({ transactionId: id, disputeId: `dp_${id}`, amount, status: 'needs_response' }),
-        disputeEventBody({ transactionId: id, disputeId: `dp_${id}`, amount, status: 'lost' }),
-      ],
-      amount,
-    ],
-    [
-      'dispute lost before it was seen opened',
-      (id) => [
-        disputeEventBody({ transactionId: id, disputeId: `dp_${id}`, amount, status: 'lost' }),
-        disputeEventBody({ transactionId: id, disputeId: `dp_${id}`, amount, status: 'needs_response' }),
-      ],
-      amount,
-    ],
-    [
-      'dispute opened, then won',
-      (id) => [
-        disputeEventBody({ transactionId: id, disputeId: `dp_${id}`, amount, status: 'needs_response' }),
-        disputeEventBody({ transactionId: id, disputeId: `dp_${id}`, amount, status: 'won' }),
-      ],
-      0,
-    ],
-    [
-      'dispute won before it was seen opened',
-      (id) => [
-        disputeEventBody({ transactionId: id, disputeId: `dp_${id}`, amount, status: 'won' }),
-        disputeEventBody({ transactionId: id, disputeId: `dp_${id}`, amount, status: 'needs_response' }),
-      ],
-      0,
-    ],
-    [
-      'one refund told twice under two event ids',
-      (id) => [
-        refundEventBody({ transactionId: id, amount, refundedTotal: part, refundId: 're_1' }),
-        refundEventBody({ transactionId: id, amount, refundedTotal: part, refundId: 're_1' }),
-      ],
-      part,
-    ],
-    [
-      'a partial refund, then a dispute of the whole lost',
-      (id) => [
-        refundEventBody({ transactionId: id, amount, refundedTotal: part, refundId: 're_1' }),
-        disputeEventBody({ transactionId: id, disputeId: `dp_${id}`, amount, status: 'lost' }),
-      ],
-      amount,
-    ],
-  ];
-  const plans: ReversalPlan[] = deposits.map(({ accountId, depositId }, index) => {
-    const [scenario, steps, expected] = scenarios[index] ?? ['left alone', () => [], 0];
+export function planReversals(deposits: readonly RequestedDeposit[]): ReversalPlan[] {
+  const plans: ReversalPlan[] = deposits.map((deposit, index) => {
+    const { scenario, paidBefore, steps, expected } = SCENARIOS[index] ?? LEFT_ALONE;
     return {
       scenario,
-      accountId,
-      depositId,
-      steps: steps(depositId),
-      expectedReversedMinor: BigInt(expected),
+      deposit,
+      paidBefore,
+      steps: steps(deposit.amountMinor),
+      expectedReversedMinor: BigInt(expected(deposit.amountMinor)),
     };
   });
-  // The money spent before the provider takes it back: the reversal overdraws, and nothing more can leave.
-  const [spender, receiver] = deposits.slice(scenarios.length);
+  // The money spent before the provider takes it back: the refund overdraws, and nothing more can leave.
+  const [spender, receiver] = deposits.slice(SCENARIOS.length);
   if (spender && receiver) {
-    plans[scenarios.length] = {
+    plans[SCENARIOS.length] = {
       scenario: 'refund of money already spent',
-      accountId: spender.accountId,
-      depositId: spender.depositId,
-      spendFirst: { token: spender.token, to: receiver.accountId },
-      steps: [
-        refundEventBody({
-          transactionId: spender.depositId,
-          amount,
-          refundedTotal: amount,
-          refundId: 're_spent',
-        }),
-      ],
-      expectedReversedMinor: BigInt(amount),
+      deposit: spender,
+      paidBefore: 'pm_card_visa',
+      steps: [{ refund: spender.amountMinor }],
+      spendFirst: { to: receiver.account.accountId },
+      expectedReversedMinor: BigInt(spender.amountMinor),
     };
   }
   return plans;
 }
 
+/** Links a payout account for each owner who will try to withdraw, so that only the overdraft can refuse them. */
+export async function linkPayoutAccounts(
+  context: Pick<BankDrillContext, 'gateway'>,
+  plans: readonly ReversalPlan[],
+): Promise<void> {
+  for (const { deposit } of plans.filter((plan) => plan.spendFirst)) {
+    await context.gateway.json({
+      method: 'POST',
+      path: '/payout-account',
+      json: {},
+      token: deposit.account.token,
+      headers: { 'idempotency-key': randomUUID() },
+    });
+  }
+}
+
 /**
- * Sends every plan's events through the gateway, spread over the drill until `until`: each event several times at
- * once, each copy retried on anything but a 200 (the ledger may be down), a plan's events one after the other.
+ * Makes every plan's steps at the sandbox, spread over the drill until `until`, each plan's one right after the
+ * other; the sandbox sends their events, delayed, out of order and twice, as it is configured to.
  */
-export async function sendReversals(
-  context: DrillContext,
+export async function runReversals(
+  context: Pick<BankDrillContext, 'stripe' | 'gateway'>,
   plans: readonly ReversalPlan[],
   until: number,
 ): Promise<ReversalStats> {
+  const { stripe, gateway } = context;
   const stats: ReversalStats = {
-    events: 0,
-    attempts: 0,
-    abandoned: 0,
+    payments: 0,
+    capturedMinor: 0n,
+    refunds: 0,
+    disputesLost: 0,
+    disputesWon: 0,
+    takenBackMinor: 0n,
+    failedCalls: [],
     overdrawn: 0,
     spentWhileOverdrawn: 0,
     payouts: 0,
   };
-  const deliver = async (body: string) => {
-    for (let attempt = 0; ; attempt += 1) {
-      stats.attempts += 1;
-      const answer = await postProviderEvent(context.gateway, body, context.target.webhookSecret).catch(
-        () => null,
-      );
-      if (answer?.status === 200) return;
-      if (Date.now() > until + 30_000) {
-        stats.abandoned += 1;
-        return;
+  const take = async ({ deposit }: ReversalPlan, step: SandboxStep) => {
+    const paymentIntent = deposit.paymentIntent;
+    if ('pay' in step) {
+      await stripe.paymentIntents.confirm(paymentIntent, { payment_method: step.pay });
+      stats.payments += 1;
+      stats.capturedMinor += BigInt(deposit.amountMinor);
+    } else if ('refund' in step) {
+      await stripe.refunds.create({ payment_intent: paymentIntent, amount: step.refund });
+      stats.refunds += 1;
+      stats.takenBackMinor += BigInt(step.refund);
+    } else {
+      const [dispute] = (await stripe.disputes.list({ payment_intent: paymentIntent })).data;
+      if (!dispute) throw new Error(`no dispute of ${paymentIntent}`);
+      if (step.dispute === 'lost') {
+        await stripe.disputes.close(dispute.id);
+        stats.disputesLost += 1;
+        stats.takenBackMinor += BigInt(dispute.amount);
+      } else {
+        await stripe.disputes.update(dispute.id, { evidence: { uncategorized_text: 'winning_evidence' } });
+        stats.disputesWon += 1;
       }
-      await sleep(Math.min(100 * 2 ** attempt, 2000));
     }
   };
-  /** Moves what is available out of the account (clients keep moving money in and out meanwhile). */
-  const spendAll = async ({ accountId }: ReversalPlan, spend: NonNullable<ReversalPlan['spendFirst']>) => {
-    for (let attempt = 0; attempt < 20 && Date.now() < until; attempt += 1) {
-      const balance = await context.gateway
-        .json<{ available_balance: number }>({
-          method: 'GET',
-          path: `/account/${accountId}/balance`,
-          token: spend.token,
-        })
-        .catch(() => null);
-      if (balance && balance.available_balance > 1) {
-        const answer = await context.gateway
+
+  /**
+   * Moves what is available out of the account (clients keep moving money in and out meanwhile), trying through a
+   * ledger outage as long as a client would.
+   */
+  const spendAll = async ({ deposit: { account } }: ReversalPlan, to: string) => {
+    while (Date.now() < until + 30_000) {
+      const available = await availableOf(account.accountId, account.token);
+      if (available !== undefined && available > 1) {
+        const answer = await gateway
           .send({
             method: 'POST',
-            path: `/account/${accountId}/transfer`,
+            path: `/account/${account.accountId}/transfer`,
             headers: {
-              authorization: `Bearer ${spend.token}`,
+              authorization: `Bearer ${account.token}`,
               'content-type': 'application/json',
               'idempotency-key': randomUUID(),
             },
             body: JSON.stringify({
-              amount: Math.floor(balance.available_balance * 100 - 100) / 100,
+              amount: Math.floor(available * 100 - 100) / 100,
               currency: 'USD',
-              to_account_id: spend.to,
+              to_account_id: to,
             }),
           })
           .catch(() => null);
@@ -257,7 +236,7 @@ export async function sendReversals(
   };
   const availableOf = async (accountId: string, token: string) =>
     (
-      await context.gateway
+      await gateway
         .json<{ available_balance: number }>({ method: 'GET', path: `/account/${accountId}/balance`, token })
         .catch(() => null)
     )?.available_balance;
@@ -268,7 +247,7 @@ export async function sendReversals(
   const sendUntilAnswered = async (path: string, body: object, token: string) => {
     const key = randomUUID();
     for (let attempt = 0; ; attempt += 1) {
-      const answer = await context.gateway
+      const answer = await gateway
         .send({
           method: 'POST',
           path,
@@ -284,16 +263,13 @@ export async function sendReversals(
       await sleep(Math.min(100 * 2 ** attempt, 1000));
     }
   };
-  /** Once the reversal shows, the owner tries to spend from below zero: every attempt must be refused. */
-  const attackWhileOverdrawn = async (
-    { accountId }: ReversalPlan,
-    spend: NonNullable<ReversalPlan['spendFirst']>,
-  ) => {
+  /** Once the refund shows, the owner tries to spend from below zero: every attempt must be refused. */
+  const attackWhileOverdrawn = async ({ deposit: { account } }: ReversalPlan, to: string) => {
     const deadline = Date.now() + 10_000;
-    let available = await availableOf(accountId, spend.token);
+    let available = await availableOf(account.accountId, account.token);
     while ((available === undefined || available >= 0) && Date.now() < deadline) {
       await sleep(20);
-      available = await availableOf(accountId, spend.token);
+      available = await availableOf(account.accountId, account.token);
     }
     if (available === undefined || available >= 0) return;
     stats.overdrawn += 1;
@@ -302,57 +278,45 @@ export async function sendReversals(
       Array.from({ length: 10 }, async (_, i) => {
         const withdrawal = i % 2 === 1;
         const answer = await sendUntilAnswered(
-          `/account/${accountId}/${withdrawal ? 'withdraw' : 'transfer'}`,
-          { amount, currency: 'USD', ...(withdrawal ? {} : { to_account_id: spend.to }) },
-          spend.token,
+          `/account/${account.accountId}/${withdrawal ? 'withdraw' : 'transfer'}`,
+          { amount, currency: 'USD', ...(withdrawal ? {} : { to_account_id: to }) },
+          account.token,
         );
-        return answer?.status === 202
-          ? [{ withdrawal, id: (JSON.parse(answer.body) as { id: string }).id }]
-          : [];
+        return answer?.status === 202 ? [{ withdrawal }] : [];
       }),
     );
     const accepted = attempts.flat();
     // Clients may pay the account back above zero meanwhile; only what left while it was below zero counts.
-    const after = await availableOf(accountId, spend.token);
+    const after = await availableOf(account.accountId, account.token);
     if (after !== undefined && after < 0) stats.spentWhileOverdrawn += accepted.length;
-    // A withdrawal accepted waits for its payout, and the provider here is the drill (the sandbox is off): without
-    // this it would stay pending, holding its cent, long after the drill.
-    for (const { id } of accepted.filter(({ withdrawal }) => withdrawal)) {
-      stats.payouts += 1;
-      const payout = payoutEventBody({
-        transactionId: id,
-        amount: ATTACK_MINOR,
-        currency: 'USD',
-        outcome: 'paid',
-      });
-      await Promise.all(Array.from({ length: COPIES }, () => deliver(payout)));
-    }
+    // A withdrawal accepted is paid out through the sandbox, as the ledger asks it to.
+    stats.payouts += accepted.filter(({ withdrawal }) => withdrawal).length;
   };
+
   const span = Math.max(1000, (until - Date.now()) * 0.6);
   await Promise.all(
     plans.map(async (plan) => {
       await sleep(Math.random() * span);
       if (plan.spendFirst) {
-        await spendAll(plan, plan.spendFirst);
+        await spendAll(plan, plan.spendFirst.to);
         // Its settlement and the clients' transfers in between; then the provider takes the deposit back.
         await sleep(300);
       }
-      for (const body of plan.steps) {
-        stats.events += 1;
-        await Promise.all(Array.from({ length: COPIES }, () => deliver(body)));
-        await sleep(Math.random() * 500);
+      for (const step of plan.steps) {
+        try {
+          await take(plan, step);
+        } catch (error) {
+          stats.failedCalls.push(`${plan.scenario}: ${(error as Error).message}`);
+        }
       }
-      if (plan.spendFirst) await attackWhileOverdrawn(plan, plan.spendFirst);
+      if (plan.spendFirst) await attackWhileOverdrawn(plan, plan.spendFirst.to);
     }),
   );
   return stats;
 }
 
-/** The reversals the ledger booked for each plan: exactly what the provider took back, once, nothing pending. */
-export async function checkReversals(
-  context: DrillContext,
-  plans: readonly ReversalPlan[],
-): Promise<Check[]> {
+/** Each plan's deposit as the ledger has it: its status, what its reversals took back, how many are pending. */
+async function reversalsOf(context: Pick<BankDrillContext, 'ledgerDb'>, plans: readonly ReversalPlan[]) {
   const { rows } = await context.ledgerDb.pool.query<{
     original_transaction_id: string;
     reversed: string;
@@ -365,11 +329,11 @@ export async function checkReversals(
      FROM transactions d LEFT JOIN transactions r ON r.original_transaction_id = d.id AND r.type = 'reversal'
      WHERE d.id = ANY($1::uuid[])
      GROUP BY d.id, d.status`,
-    [plans.map((plan) => plan.depositId)],
+    [plans.map((plan) => plan.deposit.depositId)],
   );
   const byDeposit = new Map(rows.map((row) => [row.original_transaction_id, row]));
   const wrong = plans.filter((plan) => {
-    const found = byDeposit.get(plan.depositId);
+    const found = byDeposit.get(plan.deposit.depositId);
     return (
       !found ||
       found.deposit_status !== 'completed' ||
@@ -377,6 +341,23 @@ export async function checkReversals(
       Number(found.pending) !== 0
     );
   });
+  return { byDeposit, wrong };
+}
+
+/** How many plans the ledger has not (yet) reversed as planned. */
+export async function reversalsNotAsPlanned(
+  context: Pick<BankDrillContext, 'ledgerDb'>,
+  plans: readonly ReversalPlan[],
+): Promise<number> {
+  return (await reversalsOf(context, plans)).wrong.length;
+}
+
+/** The reversals the ledger booked for each plan: exactly what the provider took back, once, nothing pending. */
+export async function checkReversals(
+  context: Pick<BankDrillContext, 'ledgerDb'>,
+  plans: readonly ReversalPlan[],
+): Promise<Check[]> {
+  const { byDeposit, wrong } = await reversalsOf(context, plans);
   const expected = plans.reduce((sum, plan) => sum + plan.expectedReversedMinor, 0n);
   return [
     {
@@ -384,11 +365,11 @@ export async function checkReversals(
       ok: wrong.length === 0,
       detail:
         wrong.length === 0
-          ? `${plans.filter((p) => p.steps.length > 0).length} deposits refunded or disputed, ${expected} minor units reversed as planned, none left pending, every deposit still completed`
+          ? `${plans.filter((p) => p.steps.length > 0).length} deposits refunded or disputed at the sandbox, ${expected} minor units reversed as planned, none left pending, every deposit completed`
           : wrong
               .map((plan) => {
-                const found = byDeposit.get(plan.depositId);
-                return `${plan.scenario}: ${found?.reversed ?? 'nothing'} reversed (${found?.pending ?? 0} pending), ${plan.expectedReversedMinor} expected`;
+                const found = byDeposit.get(plan.deposit.depositId);
+                return `${plan.scenario}: ${found?.reversed ?? 'nothing'} reversed (${found?.pending ?? 0} pending, deposit ${found?.deposit_status ?? 'missing'}), ${plan.expectedReversedMinor} expected`;
               })
               .join('; '),
       discrepancies: wrong.length,

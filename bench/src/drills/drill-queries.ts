@@ -2,7 +2,7 @@ import type { DrillContext } from './drill-context.js';
 
 /** Completed transfers out of the accounts: how many, the money they moved and the fees they paid (minor units). */
 export async function completedTransferTotals(
-  context: DrillContext,
+  context: Pick<DrillContext, 'ledgerDb'>,
   accountIds: readonly string[],
 ): Promise<{ count: number; amountMinor: bigint; feesMinor: bigint }> {
   const { rows } = await context.ledgerDb.pool.query<{
@@ -24,7 +24,7 @@ export async function completedTransferTotals(
 
 /** Completed withdrawals from the accounts: how many and what they debited (amount + fee, minor units). */
 export async function completedWithdrawalTotals(
-  context: DrillContext,
+  context: Pick<DrillContext, 'ledgerDb'>,
   accountIds: readonly string[],
 ): Promise<{ count: number; debitedMinor: bigint }> {
   const { rows } = await context.ledgerDb.pool.query<{ count: string; debited: string | null }>(

@@ -105,7 +105,3 @@ export async function receiveProviderRequests(
     close: () => connection.close().catch(() => undefined),
   };
 }
-
-/** The withdrawals handed to the provider (WithdrawalRequested). */
-export const receivePayoutRequests = (amqpUrl: string, namespace: string) =>
-  receiveProviderRequests(amqpUrl, namespace, ['WithdrawalRequested']);

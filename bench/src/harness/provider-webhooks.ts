@@ -51,37 +51,6 @@ export function depositConfirmationOf(request: MoneyRequest): DepositConfirmatio
   };
 }
 
-export interface PayoutAnswer {
-  transactionId: string;
-  /** Minor units: the withdrawal's amount, as the provider paid (or failed to pay) it. */
-  amount: number;
-  currency: string;
-  outcome: 'paid' | 'failed';
-  eventId?: string;
-}
-
-/** The body of a `payout.paid` or `payout.failed` event for a withdrawal the provider was handed. */
-export function payoutEventBody(answer: PayoutAnswer): string {
-  const paid = answer.outcome === 'paid';
-  return JSON.stringify({
-    id: answer.eventId ?? `evt_${randomUUID()}`,
-    object: 'event',
-    type: paid ? 'payout.paid' : 'payout.failed',
-    created: Math.floor(Date.now() / 1000),
-    data: {
-      object: {
-        id: `po_${answer.transactionId}`,
-        object: 'payout',
-        amount: answer.amount,
-        currency: answer.currency.toLowerCase(),
-        status: paid ? 'paid' : 'failed',
-        metadata: { transaction_id: answer.transactionId },
-        ...(!paid && { failure_message: 'account closed (drill)' }),
-      },
-    },
-  });
-}
-
 /** Posts an event body with a fresh signature, as a provider does on every attempt. */
 export function postProviderEvent(client: HttpClient, body: string, secret: string): Promise<HttpAnswer> {
   return client.send({
@@ -125,60 +94,4 @@ export function sendProviderEvent(
   secret: string,
 ): Promise<HttpAnswer> {
   return postProviderEvent(client, providerEventBody(confirmation), secret);
-}
-
-/** A `charge.refunded` for a deposit: the charge with its cumulative refunded total, as Stripe sends it. */
-export function refundEventBody(refund: {
-  transactionId: string;
-  amount: number;
-  refundedTotal: number;
-  refundId: string;
-  currency?: string;
-}): string {
-  return JSON.stringify({
-    id: `evt_${randomUUID()}`,
-    object: 'event',
-    type: 'charge.refunded',
-    created: Math.floor(Date.now() / 1000),
-    data: {
-      object: {
-        id: `ch_${refund.transactionId}`,
-        object: 'charge',
-        amount: refund.amount,
-        amount_refunded: refund.refundedTotal,
-        currency: (refund.currency ?? 'usd').toLowerCase(),
-        payment_intent: `pi_${refund.transactionId}`,
-        metadata: { transaction_id: refund.transactionId },
-        refunds: { object: 'list', data: [{ id: refund.refundId, object: 'refund' }], has_more: false },
-      },
-    },
-  });
-}
-
-/** A `charge.dispute.created` (status needs_response) or `charge.dispute.closed` (won or lost) for a deposit. */
-export function disputeEventBody(dispute: {
-  transactionId: string;
-  disputeId: string;
-  amount: number;
-  status: 'needs_response' | 'won' | 'lost';
-  currency?: string;
-}): string {
-  return JSON.stringify({
-    id: `evt_${randomUUID()}`,
-    object: 'event',
-    type: dispute.status === 'needs_response' ? 'charge.dispute.created' : 'charge.dispute.closed',
-    created: Math.floor(Date.now() / 1000),
-    data: {
-      object: {
-        id: dispute.disputeId,
-        object: 'dispute',
-        amount: dispute.amount,
-        currency: (dispute.currency ?? 'usd').toLowerCase(),
-        status: dispute.status,
-        charge: `ch_${dispute.transactionId}`,
-        payment_intent: `pi_${dispute.transactionId}`,
-        metadata: { transaction_id: dispute.transactionId },
-      },
-    },
-  });
 }

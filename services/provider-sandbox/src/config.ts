@@ -39,9 +39,26 @@ export const ProviderSandboxConfigSchema = Type.Object({
       'amount whose minor units end in 13 with a declined card, then canceled); `false` leaves every one to a ' +
       "client, which confirms it with any of Stripe's test payment methods",
   }),
+  SANDBOX_HOLD_PAYOUTS: Type.Boolean({
+    default: false,
+    description:
+      'Every payout stays pending, its bank silent, until `POST /sandbox/payouts/{id}/release` (with SANDBOX_API_KEY ' +
+      'and the JSON body `{"outcome": "paid"}` or `{"outcome": "failed"}`) answers it as told, instead of ' +
+      'SANDBOX_DELAY_MS after it was made: a drill decides when and how each payout ends',
+  }),
   SANDBOX_DUPLICATE_DELIVERY: Type.Boolean({
     default: false,
     description: 'Sends every Stripe event twice, to exercise deduplication downstream',
+  }),
+  SANDBOX_REORDER_EVENTS_MS: Type.Integer({
+    minimum: 0,
+    maximum: 10_000,
+    default: 0,
+    description:
+      'Above 0, every Stripe event (each copy, with SANDBOX_DUPLICATE_DELIVERY) is held for a random time up to ' +
+      'this many milliseconds and sent alongside the others, so a later event of an object (a higher refunded ' +
+      "total, a dispute's close) may arrive before an earlier one, as Stripe allows; 0 sends them one at a time " +
+      'in the order they happened',
   }),
   SANDBOX_FORGET_EVENTS: Type.Number({
     minimum: 0,

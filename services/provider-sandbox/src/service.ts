@@ -74,7 +74,9 @@ export async function startProviderSandbox(
             store: createPaymentIntentStore(platform),
             connect: createConnectStore(platform),
             payoutDelayMs: config.SANDBOX_DELAY_MS,
+            holdPayouts: config.SANDBOX_HOLD_PAYOUTS,
             duplicateDelivery: config.SANDBOX_DUPLICATE_DELIVERY,
+            reorderWithinMs: config.SANDBOX_REORDER_EVENTS_MS,
             forgetEvents: {
               ratio: config.SANDBOX_FORGET_EVENTS,
               types: new Set(splitList(config.SANDBOX_FORGET_EVENT_TYPES)),

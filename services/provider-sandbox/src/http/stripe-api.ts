@@ -7,6 +7,7 @@ import { DEFAULT_BANK_ACCOUNT, type ConnectEvent, type ConnectStore } from '../s
 import type { PlatformBalance } from '../stripe/platform-balance.js';
 import type { ProviderWebhookClient } from './provider-webhook-client.js';
 import { createForgottenEvents, type EventForgetting } from './forgotten-events.js';
+import { createHeldPayouts, outcomeOf } from './held-payouts.js';
 import { readListQuery } from '../stripe/lists.js';
 import { StripeApiError } from '../stripe/objects.js';
 import {
@@ -21,7 +22,7 @@ import {
  * `/v1`, a secret key as the bearer token, Stripe's error bodies, `Idempotency-Key` replaying the first answer
  * (or refusing a key reused with other parameters), and lists paged as Stripe pages them (stripe/lists.ts). Every
  * change is sent on to webhook-ingest as a signed event, one at a time in the order they happened, unless the
- * sandbox was told to forget some (GET /sandbox/forgotten-events names those).
+ * sandbox was told to forget some (GET /sandbox/forgotten-events names those) or to lose their order.
  */
 export interface StripeApiOptions {
   apiKey: string;
@@ -35,10 +36,14 @@ export interface StripeApiOptions {
   platform: PlatformBalance;
   /** Every event is sent twice, to exercise deduplication downstream. */
   duplicateDelivery?: boolean;
+  /** Above 0, each event is held up to this many milliseconds at random and sent alongside the others: out of order. */
+  reorderWithinMs?: number;
   /** Some events are never sent, for reconciliation to find what they were about. */
   forgetEvents?: EventForgetting;
   /** How long after its creation the bank answers a payout (paid, or failed). */
   payoutDelayMs: number;
+  /** Every payout stays pending until POST /sandbox/payouts/{id}/release answers it (see held-payouts). */
+  holdPayouts?: boolean;
   /**
    * Pays every PaymentIntent no client confirmed (or tried to) within `delayMs` of its creation, as a customer would: with
    * pm_card_visa, or (an amount whose minor units end in 13) with a declined card, and `delayMs` after that
@@ -119,25 +124,41 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
   const remembered = new Map<string, Remembered>();
   let sending: Promise<void> = Promise.resolve();
   const forgotten = createForgottenEvents(options.forgetEvents, logger);
+  const held = createHeldPayouts();
+
+  const copies = options.duplicateDelivery ? 2 : 1;
+  /** Sends one copy of an event; one the client gave up on (after about a minute of retries) is logged. */
+  const deliver = async (event: Change['events'][number] | ConnectEvent) => {
+    try {
+      await client.send(event, event.request?.id ?? event.id);
+    } catch (error) {
+      logger.error(
+        { err: error, provider_event_id: event.id, type: event.type },
+        'a Stripe event was not delivered',
+      );
+    }
+  };
 
   /**
-   * Sends events after those of earlier requests, never two at once, so webhook-ingest sees Stripe's order. Whether an
-   * event is forgotten is decided here, as it happens, so GET /sandbox/forgotten-events names it at once.
+   * Sends events after those of earlier requests, never two at once, so webhook-ingest sees Stripe's order; with
+   * `reorderWithinMs`, each copy goes alone after a random delay of its own, and the order is lost (Stripe does not
+   * promise it either). Whether an event is forgotten is decided here, as it happens, so GET /sandbox/forgotten-events
+   * names it at once.
    */
   const sendInOrder = (events: readonly (Change['events'][number] | ConnectEvent)[]) => {
     const sent = events.filter((event) => !forgotten.forgets(event));
+    const { reorderWithinMs = 0 } = options;
+    if (reorderWithinMs > 0) {
+      for (const event of sent) {
+        for (let copy = 0; copy < copies; copy += 1) {
+          later(Math.random() * reorderWithinMs, () => void deliver(event));
+        }
+      }
+      return;
+    }
     sending = sending.then(async () => {
       for (const event of sent) {
-        try {
-          for (let copy = 0; copy < (options.duplicateDelivery ? 2 : 1); copy += 1) {
-            await client.send(event, event.request?.id ?? event.id);
-          }
-        } catch (error) {
-          logger.error(
-            { err: error, provider_event_id: event.id, type: event.type },
-            'a Stripe event was not delivered',
-          );
-        }
+        for (let copy = 0; copy < copies; copy += 1) await deliver(event);
       }
     });
   };
@@ -475,7 +496,7 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
   );
 
   // A payout is made on a connected account (the Stripe-Account header), from its balance to its bank; the bank
-  // answers it SANDBOX_DELAY_MS later, whatever the client does.
+  // answers it SANDBOX_DELAY_MS later, whatever the client does, or (SANDBOX_HOLD_PAYOUTS) once it is released.
   v1.post(
     '/payouts',
     idempotent((req) => {
@@ -493,7 +514,8 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
         metadata: metadataOf(body),
       });
       sendInOrder(events);
-      later(options.payoutDelayMs, () => sendInOrder(connect.settlePayout(account, payout.id)));
+      if (options.holdPayouts) held.hold(account, payout.id);
+      else later(options.payoutDelayMs, () => sendInOrder(connect.settlePayout(account, payout.id)));
       return { status: 200, body: payout };
     }),
   );
@@ -533,6 +555,14 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
   sandbox.use(authenticate);
   sandbox.get('/forgotten-events', (_req, res) => {
     res.json({ data: forgotten.list() });
+  });
+  // A held payout's bank answers now, as told: its payout.paid or payout.failed goes out like any other event.
+  sandbox.post('/payouts/:id/release', express.json({ limit: '1kb' }), (req, res) => {
+    const payoutId = req.params.id as string;
+    const outcome = outcomeOf(req.body);
+    const account = held.release(payoutId);
+    sendInOrder(connect.settlePayout(account, payoutId, outcome));
+    res.json(connect.retrievePayout(account, payoutId));
   });
   sandbox.use(answerError);
 

@@ -49,6 +49,8 @@ const FAILING_BANK_ACCOUNTS: Record<string, { code: string; message: string }> =
   '000444444440': { code: 'invalid_currency', message: 'The bank account cannot accept this currency.' },
 };
 export const DEFAULT_BANK_ACCOUNT = '000123456789';
+/** How a payout fails when the sandbox is told to fail it (POST /sandbox/payouts/{id}/release). */
+const TOLD_TO_FAIL = { code: 'could_not_process', message: 'The bank could not process this payout.' };
 
 /** The object asked for (`id`, `account` in the path): 404; one a parameter names: 400, as Stripe answers. */
 const missing = (param: string, message: string) =>
@@ -96,8 +98,11 @@ export interface ConnectStore {
     query: ListQuery,
     filter: { status?: string },
   ): Stripe.ApiList<Stripe.Payout>;
-  /** The bank's answer to a pending payout: paid, or failed and its amount back on the account's balance. */
-  settlePayout(accountId: string, payoutId: string): ConnectEvent[];
+  /**
+   * The bank's answer to a pending payout: paid, or failed and its amount back on the account's balance. Without
+   * `outcome`, the bank decides (Stripe's failing test bank accounts, amounts ending in 13); with it, as told.
+   */
+  settlePayout(accountId: string, payoutId: string, outcome?: 'paid' | 'failed'): ConnectEvent[];
 }
 
 export function createConnectStore(platform: PlatformBalance): ConnectStore {
@@ -126,6 +131,15 @@ export function createConnectStore(platform: PlatformBalance): ConnectStore {
     balances.set(accountId, held);
   };
   const available = (accountId: string, currency: string) => balances.get(accountId)?.get(currency) ?? 0;
+  /** Why the bank refuses a payout by itself: Stripe's failing test bank accounts, or an amount ending in 13. */
+  const bankFailure = (accountId: string, payout: Stripe.Payout) =>
+    FAILING_BANK_ACCOUNTS[accountOf(accountId).bankAccount] ??
+    (failsBySandboxRule(payout.amount)
+      ? {
+          code: 'account_closed',
+          message: 'The bank account has been closed (sandbox: amounts ending in 13 fail).',
+        }
+      : null);
   const view = ({ bankAccount: _bank, ...account }: ConnectedAccount & { bankAccount: string }) =>
     structuredClone(account);
   const payoutView = ({ account: _account, ...payout }: Stripe.Payout & { account: string }): Stripe.Payout =>
@@ -295,18 +309,10 @@ export function createConnectStore(platform: PlatformBalance): ConnectStore {
         },
       ),
 
-    settlePayout(accountId, payoutId) {
+    settlePayout(accountId, payoutId, outcome) {
       const payout = payouts.get(payoutId);
       if (!payout || payout.account !== accountId || payout.status !== 'pending') return [];
-      const bank = FAILING_BANK_ACCOUNTS[accountOf(accountId).bankAccount];
-      const failure =
-        bank ??
-        (failsBySandboxRule(payout.amount)
-          ? {
-              code: 'account_closed',
-              message: 'The bank account has been closed (sandbox: amounts ending in 13 fail).',
-            }
-          : null);
+      const failure = outcome ? (outcome === 'failed' ? TOLD_TO_FAIL : null) : bankFailure(accountId, payout);
       if (failure) {
         Object.assign(payout, {
           status: 'failed',
