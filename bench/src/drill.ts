@@ -179,61 +179,33 @@ async function attachCompose(project: string): Promise<DrilledSystem> {
   return { target, system: faults, brokerProxy: null, postgresUrl: target.postgresUrl };
 }
 
-async function runBankOnItsOwnSystem(reports: DrillReport[]): Promise<void> {
-  log(
-    'starting a system of its own for the bank drill (the ledger asks the sandbox; its events twice, out of order)',
-  );
-  const { context, stop } = await startBankDrillSystem({
+/**
+ * Starts a drill's own system, runs the drill on it and prints its report; prints the system's logs when the drill
+ * throws, and stops the system either way.
+ */
+async function runOnItsOwnSystem<Context>(
+  reports: DrillReport[],
+  what: string,
+  start: (options: {
+    seconds: number;
+    settleSeconds: number;
+    log: (message: string) => void;
+  }) => Promise<{ context: Context; stop(): Promise<void> }>,
+  run: (context: Context) => Promise<DrillReport>,
+  logsOf: (context: Context) => string | undefined,
+): Promise<void> {
+  log(`starting a system of its own for the ${what}`);
+  const { context, stop } = await start({
     seconds: settings.seconds,
     settleSeconds: settings.settleSeconds,
     log,
   });
   try {
-    const report = await runBankDrill(context, settings.killEverySeconds);
+    const report = await run(context);
     reports.push(report);
     printReport(report);
   } catch (error) {
-    console.error(context.system.logs());
-    throw error;
-  } finally {
-    await stop();
-  }
-}
-
-async function runAdversarialOnItsOwnSystem(reports: DrillReport[]): Promise<void> {
-  log('starting a system of its own for the adversarial drill (percentage fees, hold expiry 3 s)');
-  const { context, stop } = await startAdversarialSystem({
-    seconds: settings.seconds,
-    settleSeconds: settings.settleSeconds,
-    log,
-  });
-  try {
-    const { report } = await runAdversarialDrill(context);
-    reports.push(report);
-    printReport(report);
-  } catch (error) {
-    console.error(context.target.system?.logs());
-    throw error;
-  } finally {
-    await stop();
-  }
-}
-
-async function runProviderOnItsOwnSystem(reports: DrillReport[]): Promise<void> {
-  log(
-    'starting a system of its own for the provider drill (the ledger asks the sandbox, as it would ask Stripe)',
-  );
-  const { context, stop } = await startProviderDrillSystem({
-    seconds: settings.seconds,
-    settleSeconds: settings.settleSeconds,
-    log,
-  });
-  try {
-    const report = await runProviderDrill(context, settings.killEverySeconds);
-    reports.push(report);
-    printReport(report);
-  } catch (error) {
-    console.error(context.system.logs());
+    console.error(logsOf(context));
     throw error;
   } finally {
     await stop();
@@ -243,10 +215,31 @@ async function runProviderOnItsOwnSystem(reports: DrillReport[]): Promise<void> 
 async function main(): Promise<void> {
   const started = Date.now();
   const reports: DrillReport[] = [];
-  if (settings.only.has('bank')) await runBankOnItsOwnSystem(reports);
+  if (settings.only.has('bank'))
+    await runOnItsOwnSystem(
+      reports,
+      'bank drill (the ledger asks the sandbox; its events twice, out of order)',
+      startBankDrillSystem,
+      (context) => runBankDrill(context, settings.killEverySeconds),
+      (context) => context.system.logs(),
+    );
   if (SHARED_SYSTEM_DRILLS.some((drill) => settings.only.has(drill))) await runSharedSystemDrills(reports);
-  if (settings.only.has('adversarial')) await runAdversarialOnItsOwnSystem(reports);
-  if (settings.only.has('provider')) await runProviderOnItsOwnSystem(reports);
+  if (settings.only.has('adversarial'))
+    await runOnItsOwnSystem(
+      reports,
+      'adversarial drill (percentage fees, hold expiry 3 s)',
+      startAdversarialSystem,
+      async (context) => (await runAdversarialDrill(context)).report,
+      (context) => context.target.system?.logs(),
+    );
+  if (settings.only.has('provider'))
+    await runOnItsOwnSystem(
+      reports,
+      'provider drill (the ledger asks the sandbox, as it would ask Stripe)',
+      startProviderDrillSystem,
+      (context) => runProviderDrill(context, settings.killEverySeconds),
+      (context) => context.system.logs(),
+    );
 
   const total = reports.reduce((sum, report) => sum + discrepanciesOf(report), 0);
   console.log('');
