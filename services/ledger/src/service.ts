@@ -1,8 +1,6 @@
-import { busRightsOf } from '@payments/contracts';
 import {
   connectBus,
   createHttpApp,
-  deadLetterRoutes,
   identityTokenVerifier,
   createLogger,
   createMetrics,
@@ -166,10 +164,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
           { name: 'revocations', check: followed.sync.isLoaded },
         ],
       },
-      (routes) => {
-        mountLedgerRoutes(routes, auth, httpDeps);
-        routes.use(deadLetterRoutes({ bus, queues: busRightsOf('ledger').consumes, auth }));
-      },
+      (routes) => mountLedgerRoutes(routes, auth, httpDeps),
     );
     const address = await serveHttp('ledger', app, config, shutdown);
     logger.info({ url: address.url }, 'ledger listening');
