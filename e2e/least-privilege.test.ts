@@ -228,6 +228,38 @@ describe('least privilege: every service logs in to RabbitMQ and PostgreSQL as i
     );
   });
 
+  it("lets a consumer read its own dead letters and replay onto its own queue alone, not another's", async () => {
+    const namespace = system.environment('ledger').AMQP_NAMESPACE as string;
+    // amqplib rejects a refused basic.get with the broker's close frame, not an Error.
+    const getFrom = (queue: string) => (channel: amqp.Channel) =>
+      channel
+        .get(`${namespace}${queue}`)
+        .catch((frame: { fields?: { replyText?: string } }) =>
+          Promise.reject(new Error(frame.fields?.replyText)),
+        );
+    const before = await balance();
+    const id = await pendingDeposit(80);
+    expect(await tryAs(amqpUrlOf('ledger'), getFrom('ledger.events.dlq'))).to.equal(null);
+    for (const service of ['ledger', 'webhook-delivery', 'gateway'] as const) {
+      expect(await tryAs(amqpUrlOf(service), getFrom('currency.events.dlq')), service).to.match(
+        /ACCESS_REFUSED/,
+      );
+    }
+    // Another consumer's replay exchange would put a forged confirmation onto the ledger's queue.
+    for (const service of EVERY_SERVICE.filter((name) => name !== 'ledger')) {
+      const refusal = await publishAs(
+        amqpUrlOf(service),
+        `${namespace}ledger.events.replay`,
+        '',
+        confirmation(id, { amount: 8000, currency: 'USD' }),
+      );
+      expect(refusal, `${service} replayed onto ledger.events`).to.match(/ACCESS_REFUSED/);
+    }
+    await sleep(SETTLE_MS);
+    expect((await transaction(id)).status).to.equal('pending');
+    expect(await balance()).to.deep.equal(before);
+  });
+
   describe('a PaymentProcessed that webhook-ingest may publish (or a compromised webhook-ingest)', () => {
     const cases: [string, Record<string, unknown>, RegExp][] = [
       ['without amount and currency', {}, /did not say which amount and currency/],

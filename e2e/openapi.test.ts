@@ -307,6 +307,18 @@ describe('the OpenAPI document against the running system', function () {
       (await call('PATCH', `/admin/users/${other.userId}/status`, { body: { status: 'active' }, token }))
         .status,
     ).to.equal(403);
+    const found = await call('GET', `/admin/users?username=${other.username}`, { token: admin.body.token });
+    expect(found.status, found.text).to.equal(200);
+    expect(found.body.data.map((user: { id: string }) => user.id)).to.deep.equal([other.userId]);
+    expect((await call('GET', '/admin/users?q=oa_', { token })).status).to.equal(403);
+    const deadLetters = await call('GET', '/admin/dead-letters/ledger?limit=5', { token: admin.body.token });
+    expect(deadLetters.status, deadLetters.text).to.equal(200);
+    expect((await call('GET', '/admin/dead-letters/currency', { token })).status).to.equal(403);
+    const replayed = await call('POST', '/admin/dead-letters/webhook-delivery/replay', {
+      body: { limit: 5 },
+      token: admin.body.token,
+    });
+    expect(replayed.status, replayed.text).to.equal(200);
     const reconciliation = await call('GET', '/admin/reconciliation?limit=5', { token: admin.body.token });
     expect(reconciliation.status, reconciliation.text).to.equal(200);
     expect((await call('GET', '/admin/reconciliation', { token })).status).to.equal(403);

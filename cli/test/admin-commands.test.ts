@@ -3,10 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import {
+  DEAD_LETTER_EVENT,
+  DEAD_LETTER_POISON,
   OVERDRAWN_ACCOUNT,
   RECONCILIATION_CASES,
   startFakeGateway,
   UNCONFIRMED_WITHDRAWAL,
+  WATCHED_ENDPOINT,
   type FakeGateway,
   type SeenRequest,
 } from './fake-gateway.js';
@@ -477,6 +480,215 @@ describe('payments admin', function () {
     });
   });
 
+  describe('users', () => {
+    let bobId: string;
+    const ids: Record<string, string> = {};
+
+    before(async () => {
+      for (const [username, email] of [
+        ['alice', 'Alice@Example.com'],
+        ['alina', 'alina@example.com'],
+      ] as const) {
+        const response = await fetch(`${gateway.url}/user`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ username, email, password: 'pw-12345' }),
+        });
+        ids[username] = ((await response.json()) as { id: string }).id;
+      }
+      bobId = /user id ([0-9a-f-]{36})/.exec((await asUser('whoami')).stdout)?.[1] as string;
+      expect(bobId).to.match(UUID);
+    });
+
+    it('finds users whose username or e-mail starts with --query, in a table', async () => {
+      const before = gateway.requests.length;
+      const run = await asAdmin('admin', 'users', 'find', '--query', 'ali');
+      expect(run.code, run.stderr).to.equal(0);
+      expect(requestsSince(before, /^\/admin\//).map((r) => `${r.method} ${r.path}`)).to.deep.equal([
+        'GET /admin/users?q=ali',
+      ]);
+      expect(cellsOf(run.stdout, /│/)).to.deep.equal([
+        ['ID', 'USERNAME', 'EMAIL', 'ROLE', 'STATUS', 'CREATED'],
+        [ids.alice, 'alice', 'alice@example.com', 'user', 'active', '2025-01-01T00:00:00.000Z'],
+        [ids.alina, 'alina', 'alina@example.com', 'user', 'active', '2025-01-01T00:00:00.000Z'],
+      ]);
+      expect(run.stderr).to.include('Showing 1-2 of 2.');
+    });
+
+    it("sends every criterion and the page, and prints the API's page with --json", async () => {
+      const before = gateway.requests.length;
+      const run = await asAdmin(
+        'admin',
+        'users',
+        'find',
+        '--username',
+        'BOB',
+        '--email',
+        'bob@example.com',
+        '--status',
+        'active',
+        '--limit',
+        '5',
+        '--offset',
+        '0',
+        '--json',
+      );
+      expect(run.code, run.stderr).to.equal(0);
+      const [sent] = requestsSince(before, /^\/admin\//);
+      expect(sent?.path).to.equal(
+        '/admin/users?username=BOB&email=bob%40example.com&status=active&limit=5&offset=0',
+      );
+      const page = JSON.parse(run.stdout) as { data: { id: string; role: string }[]; pagination: unknown };
+      expect(page.data.map((u) => u.id)).to.deep.equal([bobId]);
+      expect(page.pagination).to.deep.equal({ limit: 5, offset: 0, total: 1 });
+    });
+
+    it('refuses a status it does not know before any request (exit 2)', async () => {
+      const before = gateway.requests.length;
+      const run = await asAdmin('admin', 'users', 'find', '--status', 'banished');
+      expect(run.code).to.equal(2);
+      expect(run.stderr).to.include('Invalid values');
+      expect(requestsSince(before, /^\/admin\//)).to.deep.equal([]);
+    });
+
+    it('disables a user, whose session then ends (exit 3), and enables them again', async () => {
+      const before = gateway.requests.length;
+      const disabled = await asAdmin('admin', 'users', 'disable', bobId);
+      expect(disabled.code, disabled.stderr).to.equal(0);
+      expect(disabled.stdout).to.equal(`User bob (${bobId}) is disabled; their tokens are revoked.\n`);
+      const [sent] = requestsSince(before, /^\/admin\//);
+      expect(sent).to.deep.include({ method: 'PATCH', path: `/admin/users/${bobId}/status` });
+      expect(sent?.body).to.deep.equal({ status: 'disabled' });
+      expect((await asUser('account', 'list')).code).to.equal(3);
+      const listed = await asAdmin('admin', 'users', 'find', '--status', 'disabled', '--json');
+      expect((JSON.parse(listed.stdout) as { data: { id: string }[] }).data.map((u) => u.id)).to.deep.equal([
+        bobId,
+      ]);
+
+      const enabled = await asAdmin('admin', 'users', 'enable', bobId, '--json');
+      expect(enabled.code, enabled.stderr).to.equal(0);
+      expect(JSON.parse(enabled.stdout)).to.include({ id: bobId, status: 'active' });
+      expect(gateway.requests.at(-1)?.body).to.deep.equal({ status: 'active' });
+      const login = await as(userHome)('login', '--username', 'bob');
+      expect(login.code, login.stderr).to.equal(0);
+    });
+
+    it('exits 4 for a user that does not exist, and 5 when an admin would disable themselves (422)', async () => {
+      const missing = await asAdmin('admin', 'users', 'disable', '5d1e0c3a-0000-4000-8000-0000000000ff');
+      expect(missing.code).to.equal(4);
+      expect(missing.stderr).to.include('User not found');
+      const self = await asAdmin('admin', 'users', 'disable', adminId);
+      expect(self.code).to.equal(5);
+      expect(self.stderr).to.include('An administrator cannot change their own status');
+    });
+  });
+
+  describe('deliveries', () => {
+    it("shows the delivery log of another user's endpoint", async () => {
+      const before = gateway.requests.length;
+      const run = await asAdmin('admin', 'deliveries', WATCHED_ENDPOINT);
+      expect(run.code, run.stderr).to.equal(0);
+      expect(requestsSince(before, /^\/webhook-endpoints\//).map((r) => r.path)).to.deep.equal([
+        `/webhook-endpoints/${WATCHED_ENDPOINT}/deliveries`,
+      ]);
+      const [head, ...rows] = cellsOf(run.stdout, /│/);
+      expect(head).to.deep.equal(['ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'LAST', 'LATENCY', 'NEXT RETRY']);
+      expect(rows.map((row) => row.slice(1))).to.deep.equal([
+        ['transaction.completed', 'succeeded', '1', '200', '42 ms', ''],
+        ['transaction.completed', 'pending', '2', 'connection refused', '', '2025-01-02T00:00:30.000Z'],
+        ['transaction.completed', 'failed', '3', '500', '42 ms', ''],
+      ]);
+    });
+
+    it("filters by --status and pages with --limit, printing the API's page with --json", async () => {
+      const run = await asAdmin(
+        'admin',
+        'deliveries',
+        WATCHED_ENDPOINT,
+        '--status',
+        'failed',
+        '--limit',
+        '1',
+        '--json',
+      );
+      expect(run.code, run.stderr).to.equal(0);
+      expect(gateway.requests.at(-1)?.path).to.equal(
+        `/webhook-endpoints/${WATCHED_ENDPOINT}/deliveries?status=failed&limit=1`,
+      );
+      const page = JSON.parse(run.stdout) as { data: { status: string }[]; pagination: unknown };
+      expect(page.data.map((d) => d.status)).to.deep.equal(['failed']);
+    });
+
+    it('exits 4 for an endpoint that does not exist', async () => {
+      const run = await asAdmin('admin', 'deliveries', '5d1e0c3a-0000-4000-8000-0000000000ff');
+      expect(run.code).to.equal(4);
+      expect(run.stderr).to.include('Webhook endpoint not found');
+    });
+  });
+
+  describe('dead-letters', () => {
+    it('lists the dead letters of a queue: each event, and what is not JSON as it came', async () => {
+      const before = gateway.requests.length;
+      const run = await asAdmin('admin', 'dead-letters', 'list', 'ledger');
+      expect(run.code, run.stderr).to.equal(0);
+      expect(requestsSince(before, /^\/admin\//).map((r) => `${r.method} ${r.path}`)).to.deep.equal([
+        'GET /admin/dead-letters/ledger',
+      ]);
+      expect(cellsOf(run.stdout, /│/)).to.deep.equal([
+        ['EVENT', 'TYPE', 'OCCURRED', 'DATA'],
+        [
+          DEAD_LETTER_EVENT.id,
+          'PaymentProcessed',
+          DEAD_LETTER_EVENT.occurred_at,
+          JSON.stringify(DEAD_LETTER_EVENT.data).slice(0, 59) + '…',
+        ],
+        ['', '(not JSON)', '', DEAD_LETTER_POISON.trim()],
+      ]);
+      expect(run.stderr).to.include('2 of 2 dead letter(s) in ledger.');
+    });
+
+    it("asks for --limit of them and prints the API's answer with --json", async () => {
+      const run = await asAdmin('admin', 'dead-letters', 'list', 'ledger', '--limit', '1', '--json');
+      expect(run.code, run.stderr).to.equal(0);
+      expect(gateway.requests.at(-1)?.path).to.equal('/admin/dead-letters/ledger?limit=1');
+      expect(JSON.parse(run.stdout)).to.deep.equal({
+        queue: 'ledger',
+        count: 2,
+        data: [{ event: DEAD_LETTER_EVENT }],
+      });
+    });
+
+    it('refuses a queue no service behind the gateway serves, before any request (exit 2)', async () => {
+      const before = gateway.requests.length;
+      for (const action of ['list', 'replay']) {
+        const run = await asAdmin('admin', 'dead-letters', action, 'provider-sandbox');
+        expect(run.code, action).to.equal(2);
+        expect(run.stderr, action).to.include('Invalid values');
+      }
+      expect(requestsSince(before, /^\/admin\//)).to.deep.equal([]);
+    });
+
+    it('replays up to --limit of them, then all that are left without it', async () => {
+      const before = gateway.requests.length;
+      const some = await asAdmin('admin', 'dead-letters', 'replay', 'ledger', '--limit', '1');
+      expect(some.code, some.stderr).to.equal(0);
+      expect(some.stdout).to.equal('Replayed 1 dead letter(s) onto ledger.\n');
+      const all = await asAdmin('admin', 'dead-letters', 'replay', 'ledger', '--json');
+      expect(all.code, all.stderr).to.equal(0);
+      expect(JSON.parse(all.stdout)).to.deep.equal({ queue: 'ledger', replayed: 1 });
+      const sent = requestsSince(before, /^\/admin\//);
+      expect(sent.map((r) => `${r.method} ${r.path}`)).to.deep.equal([
+        'POST /admin/dead-letters/ledger/replay',
+        'POST /admin/dead-letters/ledger/replay',
+      ]);
+      expect(sent.map((r) => r.body)).to.deep.equal([{ limit: 1 }, {}]);
+      expect(sent[1]?.headers['content-type']).to.equal(undefined);
+      // The poison came back, as it would on the broker.
+      const listed = await asAdmin('admin', 'dead-letters', 'list', 'ledger', '--json');
+      expect(JSON.parse(listed.stdout)).to.deep.include({ count: 1, data: [{ raw: DEAD_LETTER_POISON }] });
+    });
+  });
+
   describe('without an admin login', () => {
     const commands = [
       ['reconciliation', 'list'],
@@ -507,6 +719,21 @@ describe('payments admin', function () {
       expect(show.stdout).to.match(/^Status: +open$/m);
     });
 
+    it("exits 3 with the API's detail for the users, deliveries and dead-letters commands too", async () => {
+      for (const [args, detail] of [
+        [['users', 'find', '--query', 'a'], 'Only an administrator may manage users'],
+        [['users', 'disable', adminId], 'Only an administrator may manage users'],
+        [['deliveries', WATCHED_ENDPOINT], 'This webhook endpoint belongs to another user'],
+        [['dead-letters', 'list', 'ledger'], 'Only an administrator may read or replay dead letters'],
+        [['dead-letters', 'replay', 'ledger'], 'Only an administrator may read or replay dead letters'],
+      ] as const) {
+        const run = await asUser('admin', ...args);
+        expect(run.code, args.join(' ')).to.equal(3);
+        expect(run.stdout, args.join(' ')).to.equal('');
+        expect(run.stderr, args.join(' ')).to.include(detail);
+      }
+    });
+
     it('puts the 403 problem body on stderr with --json', async () => {
       const run = await asUser('admin', 'overdrawn', '--json');
       expect(run.code).to.equal(3);
@@ -532,8 +759,23 @@ describe('payments admin', function () {
       const top = await asUser('--help');
       expect(top.stdout).to.match(/payments admin +Operators' commands/);
       const admin = await asUser('admin', '--help');
-      for (const command of ['reconciliation', 'actions', 'overdrawn']) {
+      for (const command of [
+        'users',
+        'reconciliation',
+        'actions',
+        'overdrawn',
+        'deliveries',
+        'dead-letters',
+      ]) {
         expect(admin.stdout).to.match(new RegExp(`^  payments admin ${command} `, 'm'));
+      }
+      const users = await asUser('admin', 'users', '--help');
+      for (const command of ['find', 'disable', 'enable']) {
+        expect(users.stdout).to.match(new RegExp(`^  payments admin users ${command} `, 'm'));
+      }
+      const deadLetters = await asUser('admin', 'dead-letters', '--help');
+      for (const command of ['list', 'replay']) {
+        expect(deadLetters.stdout).to.match(new RegExp(`^  payments admin dead-letters ${command} `, 'm'));
       }
       const reconciliation = await asUser('admin', 'reconciliation', '--help');
       for (const command of ['list', 'show', 'resolve', 'run']) {
@@ -546,7 +788,7 @@ describe('payments admin', function () {
     it('asks for a subcommand (exit 2)', async () => {
       const run = await asAdmin('admin');
       expect(run.code).to.equal(2);
-      expect(run.stderr).to.include('reconciliation, actions or overdrawn');
+      expect(run.stderr).to.include('users, reconciliation, actions, overdrawn, deliveries or dead-letters');
     });
   });
 });

@@ -295,22 +295,185 @@ function createLedgerAdmin() {
   };
 }
 
+interface FakeUser {
+  id: string;
+  username: string;
+  email: string;
+  password: string;
+  role: 'user' | 'admin';
+  status: 'active' | 'disabled' | 'locked';
+}
+
+const USER_STATUSES = ['active', 'disabled', 'locked'];
+
+/** Identity's admin routes: finding users and setting their status (which revokes their tokens), admins only. */
+function createUsersAdmin(users: Map<string, FakeUser>, revokeTokensOf: (id: string) => void) {
+  const view = (u: FakeUser) => ({
+    id: u.id,
+    username: u.username,
+    email: u.email,
+    role: u.role,
+    status: u.status,
+    created_at: '2025-01-01T00:00:00.000Z',
+    updated_at: '2025-01-01T00:00:00.000Z',
+  });
+  return (res: ServerResponse, method: string, url: URL, body: Record<string, unknown>, actor: FakeUser) => {
+    if (actor.role !== 'admin') {
+      return problem(res, 403, 'ACCESS_DENIED', 'Only an administrator may manage users');
+    }
+    if (method === 'GET' && url.pathname === '/admin/users') {
+      const given = (name: string) => url.searchParams.get(name) ?? undefined;
+      const [username, email, q, status] = ['username', 'email', 'q', 'status'].map(given);
+      if (status !== undefined && !USER_STATUSES.includes(status)) {
+        return problem(res, 400, 'VALIDATION_ERROR', 'Invalid query parameters', [
+          { field: 'status', message: 'must be equal to one of the allowed values' },
+        ]);
+      }
+      const found = [...users.values()]
+        .filter(
+          (u) =>
+            (username === undefined || u.username.toLowerCase() === username.toLowerCase()) &&
+            (email === undefined || u.email === email.toLowerCase()) &&
+            (q === undefined ||
+              u.username.toLowerCase().startsWith(q.toLowerCase()) ||
+              u.email.startsWith(q.toLowerCase())) &&
+            (status === undefined || u.status === status),
+        )
+        .sort((a, b) => a.username.toLowerCase().localeCompare(b.username.toLowerCase()))
+        .map(view);
+      return json(res, 200, pageOf(url, found));
+    }
+    const match = /^\/admin\/users\/([^/]+)\/status$/.exec(url.pathname);
+    if (method === 'PATCH' && match) {
+      const user = users.get(match[1] as string);
+      if (!user) return problem(res, 404, 'RESOURCE_NOT_FOUND', 'User not found');
+      if (!USER_STATUSES.includes(body.status as string)) {
+        return problem(res, 400, 'VALIDATION_ERROR', 'The request is not valid', [
+          { field: 'status', message: 'must be equal to one of the allowed values' },
+        ]);
+      }
+      if (user.id === actor.id) {
+        return problem(
+          res,
+          422,
+          'BUSINESS_RULE_VIOLATION',
+          'An administrator cannot change their own status',
+        );
+      }
+      user.status = body.status as FakeUser['status'];
+      if (user.status !== 'active') revokeTokensOf(user.id);
+      return json(res, 200, view(user));
+    }
+    return problem(res, 404, 'RESOURCE_NOT_FOUND', `No route for ${method} ${url.pathname}`);
+  };
+}
+
+/** The endpoint whose delivery log the fake holds: another user's, so only an admin may read it. */
+export const WATCHED_ENDPOINT = '653b6d43-0000-4000-8000-000000000001';
+
+function createDeliveryLog() {
+  const delivery = (n: number, status: string, code: number | null, error: string | null) => ({
+    id: `7e1d0c3a-0000-4000-8000-00000000000${n}`,
+    endpoint_id: WATCHED_ENDPOINT,
+    event_id: `6b324bd0-0000-4000-8000-00000000000${n}`,
+    event_type: 'transaction.completed',
+    status,
+    attempts: n,
+    last_status_code: code,
+    last_latency_ms: code === null ? null : 42,
+    last_error: error,
+    next_attempt_at: status === 'pending' ? '2025-01-02T00:00:30.000Z' : null,
+    created_at: '2025-01-02T00:00:00.000Z',
+    updated_at: '2025-01-02T00:00:00.000Z',
+  });
+  const log = [
+    delivery(1, 'succeeded', 200, null),
+    delivery(2, 'pending', null, 'connection refused'),
+    delivery(3, 'failed', 500, null),
+  ];
+  return (res: ServerResponse, url: URL, endpointId: string, viewer: FakeUser) => {
+    if (endpointId !== WATCHED_ENDPOINT)
+      return problem(res, 404, 'RESOURCE_NOT_FOUND', 'Webhook endpoint not found');
+    if (viewer.role !== 'admin') {
+      return problem(res, 403, 'ACCESS_DENIED', 'This webhook endpoint belongs to another user');
+    }
+    const status = url.searchParams.get('status');
+    return json(
+      res,
+      200,
+      pageOf(
+        url,
+        log.filter((d) => status === null || d.status === status),
+      ),
+    );
+  };
+}
+
+/** A stranded confirmation and a poison message in the ledger's dead letters; currency's are empty. */
+export const DEAD_LETTER_EVENT = {
+  id: '2f0d1c3b-0000-4000-8000-000000000001',
+  type: 'PaymentProcessed',
+  version: 1,
+  occurred_at: '2025-01-02T03:04:05.000Z',
+  correlation_id: 'stranded-1',
+  data: { transaction_id: '0a1b2c3d-0000-4000-8000-000000000009', status: 'completed' },
+};
+export const DEAD_LETTER_POISON = '{"id": "not-an-event", "type": "PaymentProcessed", ';
+
+function createDeadLetters() {
+  const queues: Record<string, ({ event: unknown } | { raw: string })[]> = {
+    ledger: [{ event: DEAD_LETTER_EVENT }, { raw: DEAD_LETTER_POISON }],
+    currency: [],
+    'webhook-delivery': [],
+  };
+  return (res: ServerResponse, method: string, url: URL, body: Record<string, unknown>, actor: FakeUser) => {
+    if (actor.role !== 'admin') {
+      return problem(res, 403, 'ACCESS_DENIED', 'Only an administrator may read or replay dead letters');
+    }
+    const match = /^\/admin\/dead-letters\/([^/]+)(\/replay)?$/.exec(url.pathname);
+    const letters = match ? queues[match[1] as string] : undefined;
+    if (!match || !letters)
+      return problem(res, 404, 'RESOURCE_NOT_FOUND', `No route for ${method} ${url.pathname}`);
+    const queue = match[1];
+    if (method === 'GET' && !match[2]) {
+      const limit = Number(url.searchParams.get('limit') ?? 100);
+      return json(res, 200, { queue, count: letters.length, data: letters.slice(0, limit) });
+    }
+    if (method === 'POST' && match[2]) {
+      const limit = body.limit === undefined ? letters.length : Number(body.limit);
+      if (!Number.isInteger(limit) || limit < 1) {
+        return problem(res, 400, 'VALIDATION_ERROR', 'The request is not valid', [
+          { field: 'limit', message: 'must be >= 1' },
+        ]);
+      }
+      // The fake's consumer takes the confirmation for good; the poison would come back, as on the broker.
+      const replayed = letters.splice(0, limit);
+      letters.push(...replayed.filter((letter) => 'raw' in letter));
+      return json(res, 200, { queue, replayed: replayed.length });
+    }
+    return problem(res, 404, 'RESOURCE_NOT_FOUND', `No route for ${method} ${url.pathname}`);
+  };
+}
+
 /**
  * Just enough of the payments API for the CLI: users and login, accounts, deposits that settle after a few
- * polls (or fail, or never settle), withdrawals, balances, transactions, the currency catalogue and the ledger's
- * admin routes.
+ * polls (or fail, or never settle), withdrawals, balances, transactions, the currency catalogue, and the admin
+ * routes: identity's users, the ledger's, dead letters and another user's webhook delivery log.
  */
 export async function startFakeGateway(): Promise<FakeGateway> {
   const requests: SeenRequest[] = [];
-  const users = new Map<
-    string,
-    { id: string; username: string; email: string; password: string; role: 'user' | 'admin' }
-  >();
+  const users = new Map<string, FakeUser>();
   const tokens = new Map<string, string>();
   const accounts = new Map<string, Account>();
   const transactions = new Map<string, Transaction>();
   const idempotency = new Map<string, string>();
   const ledgerAdmin = createLedgerAdmin();
+  const deadLetters = createDeadLetters();
+  const deliveryLog = createDeliveryLog();
+  const revokeTokensOf = (id: string) => {
+    for (const [token, owner] of tokens) if (owner === id) tokens.delete(token);
+  };
+  const usersAdmin = createUsersAdmin(users, revokeTokensOf);
 
   const accountBody = (a: Account) => ({
     id: a.id,
@@ -432,12 +595,13 @@ export async function startFakeGateway(): Promise<FakeGateway> {
         if ([...users.values()].some((u) => u.username === username)) {
           return problem(res, 409, 'DUPLICATE_ENTRY', 'A user with this username already exists');
         }
-        const user = {
+        const user: FakeUser = {
           id: randomUUID(),
           username: username as string,
-          email,
+          email: email.toLowerCase(),
           password: password as string,
-          role: 'user' as const,
+          role: 'user',
+          status: 'active',
         };
         users.set(user.id, user);
         return json(
@@ -455,6 +619,8 @@ export async function startFakeGateway(): Promise<FakeGateway> {
         if (!user || user.password !== body.password) {
           return problem(res, 401, 'INVALID_CREDENTIALS', 'Invalid username or password');
         }
+        if (user.status !== 'active')
+          return problem(res, 403, 'ACCESS_DENIED', `This account is ${user.status}`);
         const token = fakeToken(user.id);
         tokens.set(token, user.id);
         // Users named short-* get tokens about to expire, to exercise the CLI's refresh.
@@ -511,10 +677,21 @@ export async function startFakeGateway(): Promise<FakeGateway> {
         if (!user) return problem(res, 404, 'RESOURCE_NOT_FOUND', 'User not found');
         return json(res, 200, { id: user.id, username: user.username, email: user.email, role: user.role });
       }
+      if (segments[0] === 'admin' && segments[1] === 'users') {
+        const user = users.get(userId) as FakeUser;
+        return usersAdmin(res, req.method ?? '', url, body, user);
+      }
+      if (segments[0] === 'admin' && segments[1] === 'dead-letters') {
+        const user = users.get(userId) as FakeUser;
+        return deadLetters(res, req.method ?? '', url, body, user);
+      }
       if (segments[0] === 'admin') {
         const user = users.get(userId);
         if (!user) return problem(res, 401, 'AUTH_REQUIRED', 'A valid bearer token is required');
         return ledgerAdmin(res, req.method ?? '', url, body, user);
+      }
+      if (segments[0] === 'webhook-endpoints' && segments[2] === 'deliveries' && req.method === 'GET') {
+        return deliveryLog(res, url, segments[1] as string, users.get(userId) as FakeUser);
       }
       if (route === 'POST /account') {
         const currency = body.currency as string;

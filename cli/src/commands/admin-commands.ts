@@ -1,8 +1,11 @@
 import type { Argv } from 'yargs';
 import type {
   MISMATCH_KINDS,
+  QueueKey,
   RECONCILIATION_CASE_STATUSES,
   RECONCILIATION_DECISIONS,
+  USER_ROLES,
+  USER_STATUSES,
 } from '@payments/contracts';
 import { formatAmount } from '../amounts.js';
 import type { CommandContext, GlobalArgs } from '../context.js';
@@ -10,11 +13,19 @@ import { CliError, EXIT, usageError } from '../exit-codes.js';
 import type { Transaction } from '../transaction-wait.js';
 import { paginationNote, type Account, type Page } from './account-commands.js';
 import type { Run } from './run.js';
+import { printDeliveryLog, type DeliveryLogQuery } from './webhook-commands.js';
 
 type Decision = (typeof RECONCILIATION_DECISIONS)[number];
 
 /** The contract's decisions (each checked by the compiler), without loading the contracts at start-up. */
 const DECISIONS = ['book', 'nothing_owed'] as const satisfies readonly Decision[];
+
+type UserStatus = (typeof USER_STATUSES)[number];
+const STATUSES = ['active', 'disabled', 'locked'] as const satisfies readonly UserStatus[];
+
+/** The queues whose consumers serve their dead letters behind the gateway (the sandbox's is not one). */
+const DEAD_LETTER_QUEUES = ['ledger', 'currency', 'webhook-delivery'] as const satisfies readonly QueueKey[];
+type DeadLetterQueue = (typeof DEAD_LETTER_QUEUES)[number];
 
 interface UnconfirmedWithdrawal extends Transaction {
   kind: 'unconfirmed_withdrawal';
@@ -66,6 +77,25 @@ interface AdminAction {
 interface OverdrawnAccount extends Account {
   user_id: string;
   overdrawn_by: number | string;
+}
+
+interface User {
+  id: string;
+  username: string;
+  email: string;
+  role: (typeof USER_ROLES)[number];
+  status: UserStatus;
+  created_at: string;
+  updated_at: string;
+}
+
+/** As the API lists it: the event envelope where the body is JSON, else the body as text. */
+type DeadLetter = { event: unknown } | { raw: string };
+
+interface DeadLetterList {
+  queue: DeadLetterQueue;
+  count: number;
+  data: DeadLetter[];
 }
 
 interface PageArgs {
@@ -255,10 +285,157 @@ function reconciliationCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalA
   );
 }
 
+const userPath = (id: string) => `/admin/users/${encodeURIComponent(id)}/status`;
+
+function userCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
+  const setStatus =
+    (status: UserStatus, done: string) => async (ctx: CommandContext, argv: { userId: string }) => {
+      const { body } = await ctx.api.request<User>('PATCH', userPath(argv.userId), { body: { status } });
+      if (ctx.out.json) return ctx.out.data(body);
+      ctx.out.line(`User ${body.username} (${body.id}) ${done}.`);
+    };
+  return admin.command('users', 'Find users, and disable or enable them', (users) =>
+    users
+      .command(
+        'find',
+        'Users by exact username or e-mail, the start of either, or status (all when none is given)',
+        (y) =>
+          pageOptions(y)
+            .option('username', { type: 'string', describe: 'Exactly this username, any case' })
+            .option('email', { type: 'string', describe: 'Exactly this e-mail address, any case' })
+            .option('query', {
+              alias: 'q',
+              type: 'string',
+              describe: 'The start of a username or an e-mail address, any case',
+            })
+            .option('status', { type: 'string', choices: STATUSES, describe: 'Only users with this status' })
+            .example('$0 admin users find --query ali', 'alice, alina@example.com, …')
+            .example('$0 admin users find --status locked', ''),
+        run(
+          async (
+            ctx,
+            argv: PageArgs & { username?: string; email?: string; query?: string; status?: UserStatus },
+          ) => {
+            const { body } = await ctx.api.get<Page<User>>('/admin/users', {
+              query: {
+                username: argv.username,
+                email: argv.email,
+                q: argv.query,
+                status: argv.status,
+                limit: argv.limit,
+                offset: argv.offset,
+              },
+            });
+            if (ctx.out.json) return ctx.out.data(body);
+            ctx.out.table(
+              ['ID', 'USERNAME', 'EMAIL', 'ROLE', 'STATUS', 'CREATED'],
+              body.data.map((u) => [u.id, u.username, u.email, u.role, u.status, u.created_at]),
+            );
+            paginationNote(ctx, body);
+          },
+        ),
+      )
+      .command(
+        'disable <user-id>',
+        'Disable a user: their tokens are revoked at once and their logins refused',
+        (y) =>
+          y
+            .positional('user-id', { type: 'string', demandOption: true, describe: 'User id' })
+            .example('$0 admin users disable 6801acf0…', ''),
+        run(setStatus('disabled', 'is disabled; their tokens are revoked')),
+      )
+      .command(
+        'enable <user-id>',
+        'Make a disabled or locked user active again',
+        (y) =>
+          y
+            .positional('user-id', { type: 'string', demandOption: true, describe: 'User id' })
+            .example('$0 admin users enable 6801acf0…', ''),
+        run(setStatus('active', 'is active')),
+      )
+      .demandCommand(1, 'Say what to do with users: find, disable or enable.'),
+  );
+}
+
+/** Text for a table cell: one line, cut to `width` characters. */
+function cell(text: string, width = 60): string {
+  const line = text.replace(/\s+/g, ' ');
+  return line.length > width ? `${line.slice(0, width - 1)}…` : line;
+}
+
+/** An envelope's id, type and time, and its data; anything else (not JSON, or JSON of another shape) as it is. */
+function deadLetterRow(letter: DeadLetter): string[] {
+  if ('raw' in letter) return ['', '(not JSON)', '', cell(letter.raw)];
+  const event = letter.event as Record<string, unknown> | null;
+  const field = (name: string) => (typeof event?.[name] === 'string' ? (event[name] as string) : '');
+  const isObject = typeof event === 'object' && event !== null && !Array.isArray(event);
+  return [
+    field('id'),
+    field('type'),
+    field('occurred_at'),
+    cell(JSON.stringify(isObject && 'data' in event ? event.data : letter.event)),
+  ];
+}
+
+function deadLetterCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
+  const queue = {
+    type: 'string',
+    choices: DEAD_LETTER_QUEUES,
+    demandOption: true,
+    describe: 'The queue, named by the service that consumes it',
+  } as const;
+  return admin.command(
+    'dead-letters',
+    'Events a consumer gave up on: list them, and replay them onto their queue',
+    (deadLetters) =>
+      deadLetters
+        .command(
+          'list <queue>',
+          'The dead letters of a queue, oldest first, left where they are',
+          (y) =>
+            y
+              .positional('queue', queue)
+              .option('limit', { type: 'number', describe: 'At most this many (1-100, default 100)' })
+              .example('$0 admin dead-letters list ledger', '')
+              .example('$0 admin dead-letters list ledger --json', 'Each event whole'),
+          run(async (ctx, argv: { queue: DeadLetterQueue; limit?: number }) => {
+            const { body } = await ctx.api.get<DeadLetterList>(
+              `/admin/dead-letters/${encodeURIComponent(argv.queue)}`,
+              { query: { limit: argv.limit } },
+            );
+            if (ctx.out.json) return ctx.out.data(body);
+            ctx.out.table(['EVENT', 'TYPE', 'OCCURRED', 'DATA'], body.data.map(deadLetterRow));
+            ctx.out.note(`${body.data.length} of ${body.count} dead letter(s) in ${body.queue}.`, 'dim');
+          }),
+        )
+        .command(
+          'replay <queue>',
+          'Move dead letters back onto their queue, to be consumed again (each takes effect once)',
+          (y) =>
+            y
+              .positional('queue', queue)
+              .option('limit', {
+                type: 'number',
+                describe: 'At most this many, oldest first (default: all the queue holds now)',
+              })
+              .example('$0 admin dead-letters replay ledger --limit 10', ''),
+          run(async (ctx, argv: { queue: DeadLetterQueue; limit?: number }) => {
+            const { body } = await ctx.api.post<{ queue: DeadLetterQueue; replayed: number }>(
+              `/admin/dead-letters/${encodeURIComponent(argv.queue)}/replay`,
+              argv.limit === undefined ? {} : { body: { limit: argv.limit } },
+            );
+            if (ctx.out.json) return ctx.out.data(body);
+            ctx.out.line(`Replayed ${body.replayed} dead letter(s) onto ${body.queue}.`);
+          }),
+        )
+        .demandCommand(1, 'Say what to do with dead letters: list or replay.'),
+  );
+}
+
 /** Operators' views and decisions; the API answers them only for an admin's login (403 otherwise). */
 export function adminCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
   return cli.command('admin', "Operators' commands (an admin's login)", (admin) =>
-    reconciliationCommands(admin, run)
+    deadLetterCommands(userCommands(reconciliationCommands(admin, run), run), run)
       .command(
         'actions',
         'The append-only trail of what admins did, and why',
@@ -297,6 +474,21 @@ export function adminCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs>
           paginationNote(ctx, body);
         }),
       )
-      .demandCommand(1, 'Say what to do: reconciliation, actions or overdrawn.'),
+      .command(
+        'deliveries <endpoint-id>',
+        "The delivery log of any user's webhook endpoint: status, attempts, last answer, next retry",
+        (y) =>
+          pageOptions(y)
+            .positional('endpoint-id', { type: 'string', demandOption: true, describe: 'Endpoint id' })
+            .option('status', { type: 'string', choices: ['pending', 'succeeded', 'failed'] })
+            .example('$0 admin deliveries 653b6d43… --status failed', ''),
+        run(async (ctx, argv: DeliveryLogQuery & { endpointId: string }) =>
+          printDeliveryLog(ctx, argv.endpointId, argv),
+        ),
+      )
+      .demandCommand(
+        1,
+        'Say what to do: users, reconciliation, actions, overdrawn, deliveries or dead-letters.',
+      ),
   );
 }

@@ -63,6 +63,38 @@ function printWithSecret(ctx: CommandContext, endpoint: WebhookEndpoint): void {
   ctx.out.note('Store the signing secret now: it is not shown again.', 'warning');
 }
 
+export interface DeliveryLogQuery {
+  status?: string;
+  limit?: number;
+  offset?: number;
+}
+
+/** An endpoint's delivery log as a table (the API's page with --json): the owner's, or any for an admin. */
+export async function printDeliveryLog(
+  ctx: CommandContext,
+  endpointId: string,
+  query: DeliveryLogQuery,
+): Promise<void> {
+  const { body } = await ctx.api.get<{ data: WebhookDelivery[]; pagination?: Pagination }>(
+    `${endpointPath(endpointId)}/deliveries`,
+    { query: { status: query.status, limit: query.limit, offset: query.offset } },
+  );
+  if (ctx.out.json) return ctx.out.data(body);
+  ctx.out.table(
+    ['ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'LAST', 'LATENCY', 'NEXT RETRY'],
+    body.data.map((d) => [
+      d.id,
+      d.event_type,
+      d.status,
+      String(d.attempts),
+      d.last_status_code === null ? (d.last_error ?? '') : String(d.last_status_code),
+      d.last_latency_ms === null ? '' : `${d.last_latency_ms} ms`,
+      d.next_attempt_at ?? '',
+    ]),
+  );
+  paginationNote(ctx, body);
+}
+
 function checkEvents(events: readonly string[]): string[] {
   const unknown = events.filter((event) => !EVENT_TYPES.includes(event));
   if (unknown.length > 0) {
@@ -214,26 +246,7 @@ export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
             .option('status', { type: 'string', choices: ['pending', 'succeeded', 'failed'] })
             .option('limit', { type: 'number' })
             .option('offset', { type: 'number' }),
-        run(async (ctx, argv: { id: string; status?: string; limit?: number; offset?: number }) => {
-          const { body } = await ctx.api.get<{ data: WebhookDelivery[]; pagination?: Pagination }>(
-            `${endpointPath(argv.id)}/deliveries`,
-            { query: { status: argv.status, limit: argv.limit, offset: argv.offset } },
-          );
-          if (ctx.out.json) return ctx.out.data(body);
-          ctx.out.table(
-            ['ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'LAST', 'LATENCY', 'NEXT RETRY'],
-            body.data.map((d) => [
-              d.id,
-              d.event_type,
-              d.status,
-              String(d.attempts),
-              d.last_status_code === null ? (d.last_error ?? '') : String(d.last_status_code),
-              d.last_latency_ms === null ? '' : `${d.last_latency_ms} ms`,
-              d.next_attempt_at ?? '',
-            ]),
-          );
-          paginationNote(ctx, body);
-        }),
+        run(async (ctx, argv: DeliveryLogQuery & { id: string }) => printDeliveryLog(ctx, argv.id, argv)),
       )
       .command(
         'redeliver <id> <delivery_id>',

@@ -1,4 +1,16 @@
-export type UpstreamName = 'identity' | 'ledger' | 'currency' | 'webhook-ingest' | 'webhook-delivery';
+import { QUEUES, type QueueKey } from '@payments/contracts';
+
+const UPSTREAM_NAMES = ['identity', 'ledger', 'currency', 'webhook-ingest', 'webhook-delivery'] as const;
+
+export type UpstreamName = (typeof UPSTREAM_NAMES)[number];
+
+/**
+ * The queues whose dead letters an admin reaches through the gateway: each is named by the service that consumes
+ * it, and that service serves them (the provider sandbox, no upstream of the gateway, is left out).
+ */
+export const DEAD_LETTER_QUEUES = (Object.keys(QUEUES) as QueueKey[]).filter(
+  (queue): queue is QueueKey & UpstreamName => (UPSTREAM_NAMES as readonly string[]).includes(queue),
+);
 
 export interface RouteEntry {
   /** An exact path, or a prefix ending in `/*` that matches anything below it. */
@@ -12,11 +24,16 @@ export const ROUTES: readonly RouteEntry[] = [
   { pattern: '/login', upstream: 'identity' },
   { pattern: '/user', upstream: 'identity' },
   { pattern: '/user/*', upstream: 'identity' },
-  // The ledger's views for operators; every other /admin path is identity's.
+  // The ledger's views for operators, then each queue's dead letters at its consumer; every other /admin path
+  // is identity's.
   { pattern: '/admin/reconciliation', upstream: 'ledger' },
   { pattern: '/admin/reconciliation/*', upstream: 'ledger' },
   { pattern: '/admin/actions', upstream: 'ledger' },
   { pattern: '/admin/overdrawn-accounts', upstream: 'ledger' },
+  ...DEAD_LETTER_QUEUES.flatMap((queue): RouteEntry[] => [
+    { pattern: `/admin/dead-letters/${queue}`, upstream: queue },
+    { pattern: `/admin/dead-letters/${queue}/*`, upstream: queue },
+  ]),
   { pattern: '/admin/*', upstream: 'identity' },
   { pattern: '/.well-known/jwks.json', upstream: 'identity' },
   { pattern: '/account', upstream: 'ledger' },

@@ -1,6 +1,10 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import {
   AccountPage,
+  DeadLetterList,
+  DeadLetterReplayBody,
+  DeadLetterReplayView,
+  UserPage,
   AccountView,
   PayoutAccountView,
   API_VERSIONS,
@@ -54,7 +58,7 @@ import {
   WebhookEventPayload,
   type ErrorCode,
 } from '@payments/contracts';
-import { isPublicRoute } from '../domain/route-table.js';
+import { DEAD_LETTER_QUEUES, isPublicRoute } from '../domain/route-table.js';
 import { OPERATIONS, type ErrorStatus, type Operation, type Tag } from './operations.js';
 
 type Json = Record<string, unknown>;
@@ -93,6 +97,10 @@ const SCHEMAS: Record<string, TSchema> = {
   UserUpdate: UserUpdateBody,
   StatusChange: StatusChangeBody,
   User: UserView,
+  UserPage,
+  DeadLetterList,
+  DeadLetterReplay: DeadLetterReplayBody,
+  DeadLetterReplayResult: DeadLetterReplayView,
   OpenAccount: OpenAccountBody,
   Account: AccountView,
   PayoutAccount: PayoutAccountView,
@@ -342,6 +350,15 @@ function pathParameter(name: string): Json {
   if (name === 'delivery_id') {
     return { name, in: 'path', required: true, description: 'A delivery id (UUID)', schema: plain(Uuid) };
   }
+  if (name === 'queue') {
+    return {
+      name,
+      in: 'path',
+      required: true,
+      description: 'A consumer queue, named by the service that consumes it; any other is a 404',
+      schema: { type: 'string', enum: DEAD_LETTER_QUEUES },
+    };
+  }
   if (name === 'region') {
     return {
       name,
@@ -455,7 +472,7 @@ function operationObject(operation: Operation): Json {
     ...(operation.body
       ? {
           requestBody: {
-            required: true,
+            required: operation.bodyOptional !== true,
             content: { 'application/json': { schema: ref('schemas', operation.body) } },
           },
         }

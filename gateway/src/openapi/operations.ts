@@ -1,6 +1,7 @@
 import type { TObject } from '@sinclair/typebox';
 import {
   BalanceQuery,
+  DeadLetterQuery,
   WebhookDeliveryListQuery,
   WebhookEndpointListQuery,
   CurrencyPageQuery,
@@ -10,6 +11,7 @@ import {
   RatesQuery,
   ReconciliationQuery,
   StatementQuery,
+  UserSearchQuery,
 } from '@payments/contracts';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -51,8 +53,9 @@ export interface Operation {
   /** Query parameters a service reads without a schema. */
   extraQuery?: { name: string; description: string; schema: Record<string, unknown> }[];
   headers?: RequestHeader[];
-  /** A component schema name; the body is JSON and required. */
+  /** A component schema name; the body is JSON and required, unless `bodyOptional`. */
   body?: string;
+  bodyOptional?: true;
   success: {
     status: 200 | 201 | 202 | 204;
     description: string;
@@ -260,6 +263,51 @@ export const OPERATIONS: readonly Operation[] = [
     body: 'StatusChange',
     success: { status: 200, description: 'The user', schema: 'User', headers: ['ETag'] },
     errors: [...JSON_BODY, ...PROTECTED, 404, 422],
+  },
+  {
+    method: 'get',
+    path: '/admin/users',
+    operationId: 'findUsers',
+    tag: 'Administration',
+    summary: 'Find users by username, e-mail, the start of either, or status (admins only)',
+    description:
+      '`username` and `email` match exactly, in any case; `q` matches the start of a username or an e-mail ' +
+      'address, in any case; `status` keeps one status. Criteria combine (all must hold); without any, every ' +
+      'user. Ordered by username.',
+    query: UserSearchQuery,
+    success: { status: 200, description: 'A page of users', schema: 'UserPage' },
+    errors: [400, ...PROTECTED],
+  },
+  {
+    method: 'get',
+    path: '/admin/dead-letters/{queue}',
+    operationId: 'listDeadLetters',
+    tag: 'Administration',
+    summary: 'The dead letters of a consumer queue, left where they are (admins only)',
+    description:
+      'Events a consumer gave up on: not JSON, failing their schema, refused by their handler, or failing past ' +
+      'the queue’s delivery limit. Each is shown as its event envelope where its body is JSON (`event`), else as ' +
+      'the text it is (`raw`); `count` is how many the dead-letter queue holds. The consuming service answers ' +
+      '(503 while it cannot reach the broker).',
+    query: DeadLetterQuery,
+    success: { status: 200, description: 'The dead letters, oldest first', schema: 'DeadLetterList' },
+    errors: [400, ...PROTECTED, 404],
+  },
+  {
+    method: 'post',
+    path: '/admin/dead-letters/{queue}/replay',
+    operationId: 'replayDeadLetters',
+    tag: 'Administration',
+    summary: 'Move dead letters back onto their queue, to be consumed again (admins only)',
+    description:
+      'Up to `limit` of them, oldest first; without a body or a `limit`, every dead letter the queue holds ' +
+      'when the replay starts. Each is taken off the dead-letter queue once the broker holds it on the queue, ' +
+      'with a fresh delivery count. Every consumer applies an event once, so replaying one that took effect ' +
+      'changes nothing; one that fails again returns to the dead-letter queue.',
+    body: 'DeadLetterReplay',
+    bodyOptional: true,
+    success: { status: 200, description: 'How many were moved', schema: 'DeadLetterReplayResult' },
+    errors: [...JSON_BODY, ...PROTECTED, 404],
   },
   {
     method: 'get',

@@ -99,7 +99,7 @@ export const BUS_PARTICIPANTS: readonly BusParticipant[] = [
 export const BROADCASTS = {
   revocations: {
     events: ['TokenRevoked'],
-    subscribers: ['gateway', 'identity', 'ledger', 'webhook-delivery'],
+    subscribers: ['gateway', 'identity', 'ledger', 'currency', 'webhook-delivery'],
   },
 } as const satisfies Record<string, { events: readonly EventType[]; subscribers: readonly BusParticipant[] }>;
 
@@ -153,7 +153,7 @@ export function busRightsOf(participant: BusParticipant): BusRights {
 }
 
 export interface BrokerTopology {
-  exchanges: { name: string; type: 'topic' | 'direct' }[];
+  exchanges: { name: string; type: 'topic' | 'direct' | 'fanout' }[];
   queues: { name: string; arguments: Record<string, string | number> }[];
   bindings: { exchange: string; queue: string; routingKey: string }[];
 }
@@ -191,6 +191,9 @@ export function brokerTopology(namespace: string, deployment: Deployment): Broke
       },
     );
     topology.bindings.push({ exchange: deadLetterExchange, queue: dlq, routingKey: name });
+    const replay = replayExchangeName(name);
+    topology.exchanges.push({ name: replay, type: 'fanout' });
+    topology.bindings.push({ exchange: replay, queue: name, routingKey: '' });
     for (const routingKey of bindingKeys(queue.events))
       topology.bindings.push({ exchange, queue: name, routingKey });
   }
@@ -215,6 +218,15 @@ export function mustBeRouted(type: EventType): boolean {
 
 export function deadLetterQueueName(queue: string): string {
   return `${queue}.dlq`;
+}
+
+/**
+ * The fanout exchange bound to one queue alone, that its dead letters are replayed through: the consuming service
+ * may write to it, and so put events back onto its own queue and no other (the default exchange would reach every
+ * queue).
+ */
+export function replayExchangeName(queue: string): string {
+  return `${queue}.replay`;
 }
 
 export function bindingKeys(events: readonly EventType[]): string[] {

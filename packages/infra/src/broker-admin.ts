@@ -8,6 +8,7 @@ import {
   brokerTopology,
   deadLetterQueueName,
   QUEUES,
+  replayExchangeName,
   type Deployment,
 } from '@payments/contracts';
 import { brokerPermissionsOf, brokerUserDefinitions, type BrokerUser } from './broker-permissions.js';
@@ -267,6 +268,13 @@ async function removeAbsentQueues(
       } finally {
         await channel.close().catch(() => undefined);
       }
+    }
+    const channel = await connection.createChannel();
+    try {
+      // Bound to nothing once its queue is gone; deleting one that is not there is no error.
+      await channel.deleteExchange(replayExchangeName(name));
+    } finally {
+      await channel.close().catch(() => undefined);
     }
   }
   return changes;

@@ -7,6 +7,8 @@ import {
   bindingKeys,
   brokerTopology,
   busRightsOf,
+  deadLetterQueueName,
+  replayExchangeName,
   type BusParticipant,
   type Deployment,
 } from '@payments/contracts';
@@ -43,7 +45,8 @@ export function brokerUsername(participant: BusParticipant, namespace = ''): str
 
 /**
  * Exactly what a service needs on the broker, from the topology in contracts: publish its own events, consume
- * its own queue, and declare and bind its own server-named broadcast queue to the broadcast's routing keys.
+ * its own queue, read its dead letters and replay them onto that queue through its replay exchange (which reaches
+ * no other queue), and declare and bind its own server-named broadcast queue to the broadcast's routing keys.
  * It may declare, delete or purge nothing else; the provisioner declares the shared topology.
  */
 export function brokerPermissionsOf(participant: BusParticipant, namespace = ''): BrokerPermissions {
@@ -51,14 +54,16 @@ export function brokerPermissionsOf(participant: BusParticipant, namespace = '')
   const exchange = namespace + EVENTS_EXCHANGE;
   const subscribes = rights.broadcasts.length > 0;
   const broadcastKeys = rights.broadcasts.flatMap((key) => bindingKeys(BROADCASTS[key].events));
+  const ownQueues = rights.consumes.map((key) => namespace + QUEUES[key].name);
   return {
     configure: onlyThese(subscribes ? [SERVER_NAMED_QUEUE] : []),
     write: onlyThese([
       ...(rights.publishes.length > 0 ? [literal(exchange)] : []),
+      ...ownQueues.map((queue) => literal(replayExchangeName(queue))),
       ...(subscribes ? [SERVER_NAMED_QUEUE] : []),
     ]),
     read: onlyThese([
-      ...rights.consumes.map((key) => literal(namespace + QUEUES[key].name)),
+      ...ownQueues.flatMap((queue) => [literal(queue), literal(deadLetterQueueName(queue))]),
       ...(subscribes ? [literal(exchange), SERVER_NAMED_QUEUE] : []),
     ]),
     topic: {

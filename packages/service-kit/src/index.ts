@@ -16,6 +16,7 @@ export * from './http/request-logging.js';
 export * from './http/validate.js';
 export * from './http/listen.js';
 export * from './http/api-version.js';
+export * from './http/dead-letter-routes.js';
 export * from './data/database.js';
 export * from './data/inbox.js';
 export * from './data/outbox.js';

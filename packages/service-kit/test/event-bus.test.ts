@@ -6,6 +6,7 @@ import {
   deadLetterQueueName,
   EVENTS_EXCHANGE,
   QUEUES,
+  replayExchangeName,
   type EventEnvelope,
 } from '@payments/contracts';
 import {
@@ -314,6 +315,31 @@ describe('event bus: AMQP adapter with a malformed message on the queue', functi
       );
     } finally {
       await consumer.stop();
+      await connection.close();
+      await bus.close();
+    }
+  });
+
+  it('keeps a dead letter when its replay exchange routes to no queue, rather than dropping it', async () => {
+    const bus = createAmqpBus({ url: broker.url, namespace: broker.namespace, logger });
+    await bus.start();
+    const queue = broker.namespace + QUEUES.currency.name;
+    const connection = await amqp.connect(broker.url);
+    try {
+      const channel = await connection.createConfirmChannel();
+      channel.sendToQueue(deadLetterQueueName(queue), Buffer.from('stranded'), { persistent: true });
+      await channel.waitForConfirms();
+      await channel.unbindQueue(queue, replayExchangeName(queue), '');
+      const failure = await bus.replayDeadLetters('currency').catch((error: unknown) => error);
+      expect(String(failure)).to.match(/bound to no queue; replayed 0/);
+      expect(
+        await eventually(
+          () => bus.countDeadLetters('currency'),
+          (n) => n === 1,
+        ),
+      ).to.equal(1);
+      expect((await channel.checkQueue(queue)).messageCount).to.equal(0);
+    } finally {
       await connection.close();
       await bus.close();
     }

@@ -5,6 +5,7 @@ import {
   EVENTS_EXCHANGE,
   QUEUES,
   deadLetterQueueName,
+  replayExchangeName,
   type QueueKey,
 } from '@payments/contracts';
 import { findInfrastructure } from './infrastructure.js';
@@ -50,6 +51,10 @@ function deleteNamespace(url: string, namespace: string): Promise<void> {
   return deleteQueues(
     url,
     Object.values(QUEUES).map(({ name }) => namespace + name),
-    [namespace + EVENTS_EXCHANGE, namespace + DEAD_LETTER_EXCHANGE],
+    [
+      namespace + EVENTS_EXCHANGE,
+      namespace + DEAD_LETTER_EXCHANGE,
+      ...Object.values(QUEUES).map(({ name }) => replayExchangeName(namespace + name)),
+    ],
   );
 }

@@ -151,6 +151,7 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
     system = await startProcessSystem(settings);
     await revocationsLoaded([system.gatewayUrl, system.urls.ledger]);
     await revocationsLoaded([system.urls['webhook-delivery']], 30_000, '/webhook-endpoints');
+    await revocationsLoaded([system.urls.currency], 30_000, '/admin/dead-letters/currency');
   } catch (error) {
     // What failed (e.g. no way to create broker users) is the news, not a cleanup that fails after it.
     await cleanup().catch(() => undefined);

@@ -83,10 +83,24 @@ describe('provisioning', () => {
       expect(publishing('#')).to.deep.equal([]);
     });
 
-    it('gives services that publish nothing no write on any exchange', () => {
+    it('gives services that publish nothing no write on the events exchange', () => {
       for (const participant of ['gateway', 'currency', 'provider-sandbox'] as const) {
         expect(new RegExp(brokerPermissionsOf(participant).write).test('payments.events')).to.equal(false);
       }
+    });
+
+    it("lets a consumer alone read its queue's dead letters and write to its replay exchange", () => {
+      const allowed = (right: 'read' | 'write', resource: string) =>
+        BUS_PARTICIPANTS.filter((participant) =>
+          new RegExp(brokerPermissionsOf(participant)[right]).test(resource),
+        );
+      for (const queue of ['ledger', 'currency', 'webhook-delivery', 'provider-sandbox'] as const) {
+        expect(allowed('read', `${queue}.events.dlq`), queue).to.deep.equal([queue]);
+        expect(allowed('write', `${queue}.events.replay`), queue).to.deep.equal([queue]);
+      }
+      // The default exchange reaches every queue by name: nobody may publish there.
+      expect(allowed('write', 'amq.default')).to.deep.equal([]);
+      expect(allowed('write', 'payments.events.dlx')).to.deep.equal([]);
     });
 
     it('scopes every name to the namespace', () => {

@@ -6,6 +6,7 @@ import {
   DatabaseUrl,
   PortNumber,
   splitList,
+  TokenConfig,
   Url,
 } from '@payments/service-kit';
 import {
@@ -20,6 +21,14 @@ export const CurrencyConfigSchema = Type.Object({
   PORT: PortNumber(3003),
   DATABASE_URL: DatabaseUrl('payments_currency'),
   ...BusConfig,
+  ...TokenConfig,
+  IDENTITY_URL: Url({
+    default: 'http://127.0.0.1:3001',
+    description: "Where identity answers (the revocations in force, for the admins' dead-letter routes)",
+  }),
+  JWKS_URL: Type.Optional(
+    Url({ description: "The token keys; unset, identity's `/.well-known/jwks.json` (from IDENTITY_URL)" }),
+  ),
   SUPPORTED_CURRENCIES: Type.String({
     default: 'USD,EUR,GBP,JPY,CHF,CAD,AUD,KWD',
     description:

@@ -1,6 +1,11 @@
+import { busRightsOf } from '@payments/contracts';
 import {
   connectBus,
   createHttpApp,
+  deadLetterRoutes,
+  followIdentityRevocations,
+  identityTokenVerifier,
+  requireAuth,
   createLogger,
   createMetrics,
   createShutdown,
@@ -51,6 +56,17 @@ export async function startCurrency(
     const consumer = await startAccountEventConsumer(bus, accounts, metrics);
     shutdown.add('event consumer', () => consumer.stop());
 
+    // Only the admins' dead-letter routes take a token: readiness does not wait for the revocations, so the public
+    // catalogue and rates never do.
+    const followed = await followIdentityRevocations({
+      identityUrl: config.IDENTITY_URL,
+      serviceToken: serviceCredential.token,
+      logger,
+      shutdown,
+      bus,
+    });
+    const auth = requireAuth(identityTokenVerifier(config, followed, logger));
+
     const rates = createRateCache({
       source: rateSource,
       ttlMs: config.RATES_CACHE_TTL_SECONDS * 1000,
@@ -68,7 +84,10 @@ export async function startCurrency(
           { name: 'event bus', check: () => bus.isConnected() },
         ],
       },
-      (routes) => mountCurrencyRoutes(routes, { catalogue, accounts, rates }),
+      (routes) => {
+        mountCurrencyRoutes(routes, { catalogue, accounts, rates });
+        routes.use(deadLetterRoutes({ bus, queues: busRightsOf('currency').consumes, auth }));
+      },
     );
     const address = await serveHttp('currency', app, config, shutdown);
     logger.info(

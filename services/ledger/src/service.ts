@@ -1,6 +1,8 @@
+import { busRightsOf } from '@payments/contracts';
 import {
   connectBus,
   createHttpApp,
+  deadLetterRoutes,
   identityTokenVerifier,
   createLogger,
   createMetrics,
@@ -164,7 +166,10 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
           { name: 'revocations', check: followed.sync.isLoaded },
         ],
       },
-      (routes) => mountLedgerRoutes(routes, auth, httpDeps),
+      (routes) => {
+        mountLedgerRoutes(routes, auth, httpDeps);
+        routes.use(deadLetterRoutes({ bus, queues: busRightsOf('ledger').consumes, auth }));
+      },
     );
     const address = await serveHttp('ledger', app, config, shutdown);
     logger.info({ url: address.url }, 'ledger listening');

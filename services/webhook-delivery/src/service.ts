@@ -1,6 +1,8 @@
+import { busRightsOf } from '@payments/contracts';
 import {
   connectBus,
   createHttpApp,
+  deadLetterRoutes,
   identityTokenVerifier,
   createLogger,
   createMetrics,
@@ -127,9 +129,10 @@ export async function startWebhookDelivery(
           { name: 'revocations', check: followed.sync.isLoaded },
         ],
       },
-      (routes) =>
+      (routes) => {
+        const auth = requireAuth(verifier);
         routes.use(
-          endpointRoutes(requireAuth(verifier), {
+          endpointRoutes(auth, {
             endpoints,
             deliveries,
             guard,
@@ -137,7 +140,9 @@ export async function startWebhookDelivery(
             retryWindowMs,
             wake,
           }),
-        ),
+        );
+        routes.use(deadLetterRoutes({ bus, queues: busRightsOf(NAME).consumes, auth }));
+      },
     );
     const address = await serveHttp(NAME, app, config, shutdown);
     if (allowPrivate) logger.warn('WEBHOOK_ALLOW_PRIVATE_URLS: endpoints may point to private addresses');

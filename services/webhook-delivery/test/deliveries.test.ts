@@ -55,6 +55,32 @@ describe('webhook deliveries', function () {
     expect(internal?.authorization, 'internal calls carry the service credential').to.match(/^Bearer /);
   });
 
+  it("lets an admin read another user's delivery log and each delivery's attempts; another user gets 403", async () => {
+    const owner = harness.newUser();
+    const admin = harness.newUser('admin');
+    const endpoint = await harness.register(owner, '/watched');
+    const event = await harness.publish('TransactionCompleted', completedDeposit(owner.id));
+    const log = await eventually(
+      () => harness.call('GET', `/webhook-endpoints/${endpoint.id}/deliveries`, { user: admin }),
+      (response) => response.body.data?.[0]?.status === 'succeeded',
+      { timeoutMs: 10_000 },
+    );
+    expect(log.status).to.equal(200);
+    expect(log.body.data).to.have.length(1);
+    expect(log.body.data[0]).to.include({ event_id: event.id, status: 'succeeded', attempts: 1 });
+    const delivery = await harness.call(
+      'GET',
+      `/webhook-endpoints/${endpoint.id}/deliveries/${log.body.data[0].id}`,
+      { user: admin },
+    );
+    expect(delivery.status).to.equal(200);
+    expect(delivery.body.attempt_log).to.have.length(1);
+    const refused = await harness.call('GET', `/webhook-endpoints/${endpoint.id}/deliveries`, {
+      user: harness.newUser(),
+    });
+    expect(refused.status).to.equal(403);
+  });
+
   it('sends nothing for event types the endpoint did not subscribe to, or when disabled', async () => {
     const user = harness.newUser();
     const endpoint = await harness.register(user, '/picky', ['transaction.failed']);

@@ -8,3 +8,4 @@ export * from './webhooks.js';
 export * from './reconciliation.js';
 export * from './statements.js';
 export * from './webhook-endpoints.js';
+export * from './dead-letters.js';

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Timestamp, Uuid } from './common.js';
+import { Page, PageQuery, Timestamp, Uuid } from './common.js';
 
 export const USERNAME_PATTERN = '^[A-Za-z0-9_.-]+$';
 
@@ -75,6 +75,28 @@ export const UserView = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export const UserPage = Page(UserView);
+
+/**
+ * GET /admin/users: exact `username` (any case) and `email` (compared in lower case, as stored), and `q`, the
+ * start of a username or an e-mail address; every criterion given must hold.
+ */
+export const UserSearchQuery = Type.Object({
+  ...PageQuery.properties,
+  username: Type.Optional(Type.String({ minLength: 1, maxLength: 254, description: 'A username, any case' })),
+  email: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 254, description: 'An e-mail address, any case' }),
+  ),
+  q: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 254,
+      description: 'The start of a username or e-mail address, any case (`%` and `_` are plain characters)',
+    }),
+  ),
+  status: Type.Optional(UserStatus),
+});
 
 export const TokenView = Type.Object(
   {

@@ -6,6 +6,7 @@ import {
   bindingKeys,
   brokerTopology,
   deadLetterQueueName,
+  replayExchangeName,
   deployedQueues,
   mustBeRouted,
   routingKeyOf,
@@ -399,18 +400,25 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
         const dlq = deadLetterQueueName(target);
         // Only what is there now: a poison message that fails again comes back behind these, not round and round.
         const { messageCount } = await channel.checkQueue(dlq);
+        const replay = replayExchangeName(target);
+        // A replay exchange bound to nothing would drop the copy: mandatory, it is returned instead.
+        let unrouted = false;
+        channel.on('return', () => (unrouted = true));
         let moved = 0;
         while (moved < Math.min(limit, messageCount)) {
           const message = await channel.get(dlq, { noAck: false });
           if (!message) break;
-          // Straight back to the queue through the default exchange, with a fresh delivery count.
-          channel.sendToQueue(target, message.content, {
+          // Back onto the queue alone through its replay exchange, with a fresh delivery count.
+          channel.publish(replay, '', message.content, {
             ...message.properties,
             headers: {},
             persistent: true,
+            mandatory: true,
           });
           // Taken off the dead-letter queue only once the broker holds the copy.
           await channel.waitForConfirms();
+          // Left unacknowledged, it goes back to the dead-letter queue when the channel closes.
+          if (unrouted) throw new Error(`${replay} is bound to no queue; replayed ${moved} before it`);
           channel.ack(message);
           moved += 1;
         }
@@ -440,6 +448,12 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
         }
       });
       return letters;
+    },
+
+    countDeadLetters(key) {
+      return withChannel(
+        async (channel) => (await channel.checkQueue(deadLetterQueueName(queueName(key)))).messageCount,
+      );
     },
 
     isConnected: () => publisher !== null,

@@ -59,7 +59,10 @@ export interface EventBus {
   broadcast(key: BroadcastKey, handlers: EventHandlers, options?: BroadcastOptions): Promise<Consumer>;
   /** Moves up to `limit` dead letters of a queue back onto it; returns how many moved. */
   replayDeadLetters(queue: QueueKey, limit?: number): Promise<number>;
+  /** Up to `limit` dead letters of a queue, oldest first, left where they are. */
   listDeadLetters(queue: QueueKey, limit?: number): Promise<DeadLetter[]>;
+  /** How many dead letters a queue holds (those a listing has in hand a moment longer excepted). */
+  countDeadLetters(queue: QueueKey): Promise<number>;
   isConnected(): boolean;
   close(): Promise<void>;
 }

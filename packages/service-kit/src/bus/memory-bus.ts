@@ -166,6 +166,10 @@ export function createMemoryBus(logger: Logger, options: { deployment?: Deployme
       return queue.deadLetters.slice(0, limit).map((m) => ({ queue: queue.name, body: m.body }));
     },
 
+    async countDeadLetters(key) {
+      return queueOf(key).deadLetters.length;
+    },
+
     isConnected: () => !closed,
 
     async close() {

@@ -26,6 +26,17 @@ export interface UserChanges {
   tokensValidFrom?: number;
 }
 
+/** What an admin looks users up by; every criterion given must hold. */
+export interface UserSearch {
+  /** Any case, like the unique index. */
+  username?: string;
+  /** Lower case, as stored. */
+  email?: string;
+  /** The start of the username (any case) or of the e-mail address. */
+  prefix?: string;
+  status?: UserStatus;
+}
+
 export interface UserRepository {
   insert(user: NewUserRecord): Promise<InsertResult>;
   findById(id: string): Promise<UserWithCredentials | undefined>;
@@ -35,6 +46,11 @@ export interface UserRepository {
   /** Applies the changes and bumps the version; with `expectedVersions`, only when the version is one of them. */
   update(id: string, changes: UserChanges, expectedVersions?: number[]): Promise<UpdateResult>;
   delete(id: string): Promise<boolean>;
+  /** Ordered by username; `total` counts every match. */
+  search(
+    criteria: UserSearch,
+    page: { limit: number; offset: number },
+  ): Promise<{ data: User[]; total: number }>;
 }
 
 interface UserRow {
@@ -74,6 +90,11 @@ function toUser(row: UserRow): UserWithCredentials {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+/** A LIKE pattern matching what starts with `text`, its wildcards taken literally (escaped with `!`). */
+function startsWith(text: string): string {
+  return `${text.replace(/[!%_]/g, '!$&')}%`;
 }
 
 /** Drops the hash from a record before it leaves a write path. */
@@ -140,6 +161,34 @@ export function createUserRepository(db: Knex): UserRepository {
 
     async delete(id) {
       return (await db('users').where({ id }).delete()) > 0;
+    },
+
+    async search(criteria, { limit, offset }) {
+      const matching = () => {
+        const query = db<UserRow>('users');
+        if (criteria.username !== undefined)
+          query.whereRaw('lower(username) = lower(?)', [criteria.username]);
+        if (criteria.email !== undefined) query.where({ email: criteria.email });
+        if (criteria.prefix !== undefined) {
+          const pattern = startsWith(criteria.prefix.toLowerCase());
+          // Each side has a text_pattern_ops index, which serves a prefix LIKE whatever the collation.
+          query.where((either) =>
+            either
+              .whereRaw("lower(username) LIKE ? ESCAPE '!'", [pattern])
+              .orWhereRaw("email LIKE ? ESCAPE '!'", [pattern]),
+          );
+        }
+        if (criteria.status !== undefined) query.where({ status: criteria.status });
+        return query;
+      };
+      const [rows, counted] = await Promise.all([
+        matching().select('*').orderByRaw('lower(username)').orderBy('id').limit(limit).offset(offset),
+        matching().count({ n: '*' }).first(),
+      ]);
+      return {
+        data: (rows as UserRow[]).map((row) => withoutCredentials(toUser(row))),
+        total: Number((counted as { n: string | number } | undefined)?.n ?? 0),
+      };
     },
   };
 }

@@ -12,7 +12,7 @@ import type { IdentityStore } from '../data/identity-store.js';
 import type { LedgerClient } from '../data/ledger-client.js';
 import type { LoginThrottle, ThrottleDecision } from '../data/login-throttle.js';
 import type { RegistrationThrottle } from '../data/registration-throttle.js';
-import type { UniqueField, UpdateResult } from '../data/user-repository.js';
+import type { UniqueField, UpdateResult, UserSearch } from '../data/user-repository.js';
 import { credentialProblems } from '../domain/credential-rules.js';
 import type { PasswordHasher } from '../domain/password-hasher.js';
 import { canChange, canDelete, canRead, normalizeEmail, type User, type UserStatus } from '../domain/user.js';
@@ -56,6 +56,12 @@ export interface UserService {
   update(claims: AuthClaims, id: string, changes: UserUpdate, options: UpdateOptions): Promise<User>;
   remove(claims: AuthClaims, id: string, correlationId: string): Promise<void>;
   setStatus(claims: AuthClaims, id: string, status: UserStatus, correlationId: string): Promise<User>;
+  /** For an admin: the users matching every criterion given, a page of them. */
+  findUsers(
+    claims: AuthClaims,
+    criteria: UserSearch,
+    page: { limit: number; offset: number },
+  ): Promise<{ data: User[]; total: number }>;
   /** Creates the configured administrator unless a user with that name or e-mail exists. */
   ensureAdmin(admin: Registration): Promise<void>;
 }
@@ -215,6 +221,15 @@ export function createUserService(deps: UserServiceDeps): UserService {
       });
       if (revocation) revocations.committed(revocation);
       return user;
+    },
+
+    async findUsers(claims, criteria, page) {
+      const actor = await service.activeActor(claims);
+      if (actor.role !== 'admin') throw accessDenied('Only an administrator may look users up');
+      return store.users.search(
+        { ...criteria, email: criteria.email === undefined ? undefined : normalizeEmail(criteria.email) },
+        page,
+      );
     },
 
     async ensureAdmin(admin) {

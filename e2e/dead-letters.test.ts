@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { eventually, findInfrastructure, startSystem, type TestSystem } from '@payments/testkit';
+import { apiClient, type ApiClient } from './api-client.js';
+import { tapEvents, type EventTap } from './support/event-tap.js';
+
+const ADMIN = { username: 'dlq_admin', email: 'dlq-admin@example.com', password: 'admin-pass-123' };
+
+describe('dead letters through the gateway, for admins', function () {
+  this.timeout(120_000);
+  let system: TestSystem;
+  let api: ApiClient;
+  let tap: EventTap;
+  let adminToken: string;
+  let adminId: string;
+  let user: { token: string; accountId: string };
+
+  before(async () => {
+    system = await startSystem({
+      serviceEnv: {
+        // Nothing confirms a deposit but the test.
+        'provider-sandbox': { SANDBOX_ENABLED: 'false' },
+        identity: {
+          ADMIN_USERNAME: ADMIN.username,
+          ADMIN_EMAIL: ADMIN.email,
+          ADMIN_PASSWORD: ADMIN.password,
+        },
+        // The replay's log line is at info.
+        ledger: { LOG_LEVEL: 'info' },
+      },
+    });
+    api = apiClient(system.gatewayUrl);
+    tap = await tapEvents(
+      (await findInfrastructure()).amqpUrl,
+      system.environment('ledger').AMQP_NAMESPACE as string,
+    );
+    const login = await api.post('/auth/login', { username: ADMIN.username, password: ADMIN.password });
+    expect(login.status, login.text).to.equal(200);
+    adminToken = login.body.token;
+    adminId = JSON.parse(Buffer.from(adminToken.split('.')[1] as string, 'base64url').toString()).sub;
+    const { token } = await api.signUp();
+    const account = await api.post('/account', { currency: 'USD' }, token);
+    expect(account.status, account.text).to.equal(201);
+    user = { token, accountId: account.body.id };
+  });
+
+  let failures = 0;
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') failures += 1;
+  });
+  after(async () => {
+    if (failures > 0) console.error(system?.logs());
+    await tap?.close();
+    await system?.stop();
+  });
+
+  const depth = (queue: string, wanted: number) =>
+    eventually(
+      () => tap.depth(queue),
+      (n) => n === wanted,
+    );
+
+  it("lists the ledger's dead letters, refuses a user, and replays them onto ledger.events, which takes them", async () => {
+    // Dead-lettered by the ledger's consumer itself: not JSON.
+    const poison = '{"id": "not-an-event", "type": "PaymentProcessed", ';
+    await tap.publishRaw('payment.processed', poison);
+    expect(await depth('ledger.events.dlq', 1)).to.equal(1);
+    // A confirmation dead-lettered earlier (say, while a bug was live), waiting for a replay.
+    const deposit = await api.post(
+      `/account/${user.accountId}/deposit`,
+      { amount: 6, currency: 'USD' },
+      user.token,
+    );
+    expect(deposit.status, deposit.text).to.equal(202);
+    const stranded = deposit.body.id as string;
+    const strandedEvent = {
+      id: randomUUID(),
+      type: 'PaymentProcessed',
+      version: 1,
+      occurred_at: new Date().toISOString(),
+      correlation_id: `stranded-${stranded}`,
+      data: {
+        transaction_id: stranded,
+        payment_id: stranded,
+        status: 'completed',
+        source: 'payment',
+        amount: 600,
+        currency: 'USD',
+      },
+    };
+    await tap.sendToQueue('ledger.events.dlq', JSON.stringify(strandedEvent));
+
+    const listed = await api.get('/admin/dead-letters/ledger', adminToken);
+    expect(listed.status, listed.text).to.equal(200);
+    expect(listed.body).to.deep.equal({
+      queue: 'ledger',
+      count: 2,
+      data: [{ raw: poison }, { event: strandedEvent }],
+    });
+    const first = await api.get('/admin/dead-letters/ledger?limit=1', adminToken);
+    expect(first.body.data).to.deep.equal([{ raw: poison }]);
+    expect(first.body.count).to.equal(2);
+    // Listing removes nothing.
+    expect(await tap.depth('ledger.events.dlq')).to.equal(2);
+
+    for (const [method, path] of [
+      ['GET', '/admin/dead-letters/ledger'],
+      ['POST', '/admin/dead-letters/ledger/replay'],
+    ]) {
+      const refused = await api.request(method as string, path as string, { token: user.token });
+      expect(refused.status, path).to.equal(403);
+      expect(refused.body.code, path).to.equal('ACCESS_DENIED');
+      expect((await api.request(method as string, path as string)).status, path).to.equal(401);
+    }
+    expect(await tap.depth('ledger.events.dlq')).to.equal(2);
+    expect((await api.get(`/transaction/${stranded}`, user.token)).body.status).to.equal('pending');
+
+    const replayed = await api.post('/admin/dead-letters/ledger/replay', { limit: 10 }, adminToken);
+    expect(replayed.status, replayed.text).to.equal(200);
+    expect(replayed.body).to.deep.equal({ queue: 'ledger', replayed: 2 });
+    const settled = await eventually(
+      () => api.get(`/transaction/${stranded}`, user.token),
+      (response) => response.body?.status !== 'pending',
+    );
+    expect(settled.body.status).to.equal('completed');
+    expect((await api.get(`/account/${user.accountId}/balance`, user.token)).body.balance).to.equal(6);
+    // The poison goes straight back: replaying it cannot make it valid.
+    expect(await depth('ledger.events.dlq', 1)).to.equal(1);
+    const again = await api.get('/admin/dead-letters/ledger', adminToken);
+    expect(again.body).to.deep.equal({ queue: 'ledger', count: 1, data: [{ raw: poison }] });
+
+    const logged = system
+      .logs('ledger')
+      .split('\n')
+      .filter((line) => line.includes('"replayed dead letters"'))
+      .map((line) => JSON.parse(line.slice(line.indexOf('{'))) as Record<string, unknown>);
+    expect(logged.map(({ admin_id, queue, replayed }) => ({ admin_id, queue, replayed }))).to.deep.equal([
+      { admin_id: adminId, queue: 'ledger', replayed: 2 },
+    ]);
+  });
+
+  it("sends each queue's dead letters to the service that consumes it, and no other", async () => {
+    // Both currency and webhook-delivery consume AccountOpened: each dead-letters its own copy.
+    const poison = `not an AccountOpened ${randomUUID()}`;
+    await tap.publishRaw('account.opened', poison);
+    expect(await depth('currency.events.dlq', 1)).to.equal(1);
+    expect(await depth('webhook-delivery.events.dlq', 1)).to.equal(1);
+    for (const queue of ['currency', 'webhook-delivery']) {
+      const listed = await api.get(`/admin/dead-letters/${queue}`, adminToken);
+      expect(listed.status, listed.text).to.equal(200);
+      expect(listed.body).to.deep.equal({ queue, count: 1, data: [{ raw: poison }] });
+      // Each service checks the token itself, currency included.
+      expect((await api.get(`/admin/dead-letters/${queue}`, user.token)).status, queue).to.equal(403);
+    }
+    const replayed = await api.request('POST', '/admin/dead-letters/currency/replay', { token: adminToken });
+    expect(replayed.body).to.deep.equal({ queue: 'currency', replayed: 1 });
+    expect(await tap.depth('webhook-delivery.events.dlq')).to.equal(1);
+
+    // The sandbox's queue has no consumer behind the gateway, and a service serves only its own queue.
+    for (const path of ['/admin/dead-letters/provider-sandbox', '/admin/dead-letters/nothing']) {
+      expect((await api.get(path, adminToken)).status, path).to.equal(404);
+    }
+    const foreign = await fetch(`${system.urls.ledger}/admin/dead-letters/currency`, {
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
+    expect(foreign.status).to.equal(404);
+  });
+});

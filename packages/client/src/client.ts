@@ -1,0 +1,114 @@
+import { createTransport, type TokenSource } from './http-transport.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
+import {
+  accountsResource,
+  balancesResource,
+  payoutAccountResource,
+  statementsResource,
+} from './resources/accounts.js';
+import { adminResource } from './resources/admin.js';
+import { authResource, discoveryResource } from './resources/auth.js';
+import { currenciesResource, ratesResource } from './resources/currencies.js';
+import { moneyResource, transactionsResource } from './resources/money.js';
+import type { ResourceDeps } from './resources/resource-deps.js';
+import { usersResource } from './resources/users.js';
+import { webhookEndpointsResource } from './resources/webhook-endpoints.js';
+import { createTokenSession, type TokenProvider, type TokenSession } from './token-session.js';
+import type { ApiVersion, LoginRequest } from './types.js';
+
+/** The version a client speaks unless told otherwise: the current one. */
+export const DEFAULT_API_VERSION = '1.1' satisfies ApiVersion;
+
+export interface ClientOptions<V extends ApiVersion = typeof DEFAULT_API_VERSION> {
+  /** The gateway, e.g. `http://localhost:8080`. */
+  baseUrl: string;
+  /**
+   * The API version every call is made in (as the `/v1.1` path prefix). The answers' types follow it: a 1.0
+   * transaction has no `fee`, `exchange_rate` or `converted_amount`. Default 1.1.
+   */
+  apiVersion?: V;
+  /** Logs in with these when a token is needed, refreshes before expiry, and logs in again when refused. */
+  credentials?: LoginRequest;
+  /** A token you already hold (refreshed before its expiry, never re-obtained). */
+  token?: string;
+  /** Your own token source, instead of `credentials` / `token`. */
+  tokenProvider?: TokenProvider;
+  /** Refresh this many seconds before a token expires (at most half its lifetime); default 60. */
+  refreshMarginSeconds?: number;
+  /** Retries of reads and keyed writes after a network error, 429, 502, 503 or 504; default 2. */
+  maxRetries?: number;
+  /** The first retry's backoff; it doubles each retry, with jitter, up to `retryMaxDelayMs`. Default 500 ms. */
+  retryBaseDelayMs?: number;
+  /** Default 8 s. */
+  retryMaxDelayMs?: number;
+  /** Each call's overall time limit, retries and waits included; default 30 s. */
+  timeoutMs?: number;
+  /** Headers for every call (a User-Agent, say). */
+  headers?: Record<string, string>;
+  /** The fetch to call (default: Node's global fetch), e.g. one that logs or traces. */
+  fetch?: typeof fetch;
+  /** The clock token lifetimes are measured by, in ms (default `Date.now`); a test gives it a skew. */
+  clock?: () => number;
+}
+
+function resources<V extends ApiVersion>(deps: ResourceDeps) {
+  return {
+    discovery: discoveryResource(deps),
+    auth: authResource(deps),
+    users: usersResource(deps),
+    accounts: accountsResource(deps),
+    balances: balancesResource(deps),
+    statements: statementsResource(deps),
+    payoutAccount: payoutAccountResource(deps),
+    money: moneyResource<V>(deps),
+    transactions: transactionsResource<V>(deps),
+    currencies: currenciesResource(deps),
+    rates: ratesResource(deps),
+    webhookEndpoints: webhookEndpointsResource(deps),
+    admin: adminResource<V>(deps),
+  };
+}
+
+export type PaymentsClient<V extends ApiVersion = ApiVersion> = ReturnType<typeof resources<V>> & {
+  readonly apiVersion: V;
+};
+
+/** A client for the payments API; see the package README. */
+export function createPaymentsClient<V extends ApiVersion = typeof DEFAULT_API_VERSION>(
+  options: ClientOptions<V>,
+): PaymentsClient<V> {
+  const apiVersion = options.apiVersion ?? (DEFAULT_API_VERSION as V);
+  const retry: RetryPolicy = {
+    maxRetries: options.maxRetries ?? DEFAULT_RETRY_POLICY.maxRetries,
+    baseDelayMs: options.retryBaseDelayMs ?? DEFAULT_RETRY_POLICY.baseDelayMs,
+    maxDelayMs: options.retryMaxDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs,
+  };
+  const now = () => Date.now();
+  let session: TokenSession | null = null;
+  const tokens = (): TokenSource | null => options.tokenProvider ?? session;
+  const transport = createTransport({
+    baseUrl: options.baseUrl,
+    apiVersion,
+    fetch: options.fetch ?? globalThis.fetch,
+    retry,
+    timeoutMs: options.timeoutMs ?? 30_000,
+    headers: options.headers ?? {},
+    tokens,
+    now,
+    random: Math.random,
+  });
+  const deps: ResourceDeps = { transport, session: null, now: options.clock ?? now };
+  if (!options.tokenProvider) {
+    const auth = authResource({ transport, session: null, now: deps.now });
+    session = createTokenSession({
+      credentials: options.credentials,
+      token: options.token,
+      refreshMarginSeconds: options.refreshMarginSeconds ?? 60,
+      now: options.clock ?? now,
+      login: (credentials) => auth.login(credentials),
+      refresh: (token) => auth.refresh(token),
+    });
+    deps.session = session;
+  }
+  return { ...resources<V>(deps), apiVersion };
+}

@@ -1,0 +1,36 @@
+export {
+  createPaymentsClient,
+  DEFAULT_API_VERSION,
+  type ClientOptions,
+  type PaymentsClient,
+} from './client.js';
+export type { RequestOptions, ResponseInfo } from './http-transport.js';
+export type { TokenProvider } from './token-session.js';
+export type { PagedList } from './pagination.js';
+export type { MoneyOptions, WaitOptions } from './resources/money.js';
+export type { UserUpdateOptions } from './resources/users.js';
+export {
+  ApiError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  ConnectionError,
+  InternalServerError,
+  NotFoundError,
+  PaymentsError,
+  PermissionDeniedError,
+  RateLimitError,
+  RequestTimeoutError,
+  ServiceUnavailableError,
+  UnprocessableEntityError,
+} from './errors.js';
+export {
+  DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
+  verifyWebhookEvent,
+  WEBHOOK_SIGNATURE_HEADER,
+  WebhookSignatureError,
+  type VerifyWebhookOptions,
+  type WebhookSignatureFailure,
+} from './webhook-verification.js';
+export { OPERATIONS, type ClientOperation, type OperationId } from './operations.js';
+export type * from './types.js';

@@ -1,0 +1,113 @@
+import type { RequestOptions } from '../http-transport.js';
+import { pagedList, type PagedList } from '../pagination.js';
+import type {
+  AdminAction,
+  ApiVersion,
+  DeadLetterList,
+  DeadLetterQuery,
+  DeadLetterQueue,
+  DeadLetterReplay,
+  DeadLetterReplayRequest,
+  OverdrawnAccount,
+  Page,
+  PageQuery,
+  ProviderMismatch,
+  ReconciliationDecisionRequest,
+  ReconciliationItem,
+  ReconciliationQuery,
+  ReconciliationRun,
+} from '../types.js';
+import type { ResourceDeps } from './resource-deps.js';
+import { adminUsersResource } from './users.js';
+
+/** The operator routes (admins only; anyone else gets 403). */
+export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
+  const { transport } = deps;
+  const reconciliationPage = async (query: ReconciliationQuery = {}, options?: RequestOptions) =>
+    (await transport.call<Page<ReconciliationItem<V>>>('listReconciliation', { query, options })).body;
+  const actionsPage = async (query: PageQuery = {}, options?: RequestOptions) =>
+    (await transport.call<Page<AdminAction>>('listAdminActions', { query, options })).body;
+  const overdrawnPage = async (query: PageQuery = {}, options?: RequestOptions) =>
+    (await transport.call<Page<OverdrawnAccount>>('listOverdrawnAccounts', { query, options })).body;
+
+  return {
+    users: adminUsersResource(deps),
+    reconciliation: {
+      /** What waits for an operator, told apart by `kind`: unconfirmed withdrawals, then the open cases. */
+      list: (query: ReconciliationQuery = {}, options?: RequestOptions): PagedList<ReconciliationItem<V>> =>
+        pagedList((window) => reconciliationPage({ ...query, ...window }, options), query),
+      listPage: reconciliationPage,
+      /** The whole list as a CSV report, unpaged. */
+      async csv(options?: RequestOptions): Promise<string> {
+        return (
+          await transport.call<string>('listReconciliation', {
+            query: { format: 'csv' },
+            read: 'text',
+            options,
+          })
+        ).body;
+      },
+      /** Reconciles with the provider's records now; 409 while a run is under way. */
+      async run(options?: RequestOptions): Promise<ReconciliationRun> {
+        return (await transport.call<ReconciliationRun>('runReconciliation', { options })).body;
+      },
+      async getCase(caseId: string, options?: RequestOptions): Promise<ProviderMismatch> {
+        return (
+          await transport.call<ProviderMismatch>('getReconciliationCase', { params: { id: caseId }, options })
+        ).body;
+      },
+      /** Decides a case (`book` or `nothing_owed`) with a reason kept in the trail of admin actions. */
+      async resolveCase(
+        caseId: string,
+        decision: ReconciliationDecisionRequest,
+        options?: RequestOptions,
+      ): Promise<ProviderMismatch> {
+        return (
+          await transport.call<ProviderMismatch>('resolveReconciliationCase', {
+            params: { id: caseId },
+            body: decision,
+            options,
+          })
+        ).body;
+      },
+    },
+    actions: {
+      /** The append-only trail of admin decisions, oldest first. */
+      list: (query: PageQuery = {}, options?: RequestOptions): PagedList<AdminAction> =>
+        pagedList((window) => actionsPage({ ...query, ...window }, options), query),
+      listPage: actionsPage,
+    },
+    deadLetters: {
+      /** The events a consumer queue gave up on, oldest first, left where they are. */
+      async list(
+        queue: DeadLetterQueue,
+        query: DeadLetterQuery = {},
+        options?: RequestOptions,
+      ): Promise<DeadLetterList> {
+        return (
+          await transport.call<DeadLetterList>('listDeadLetters', { params: { queue }, query, options })
+        ).body;
+      },
+      /** Moves dead letters back onto their queue (all of them without a `limit`); each applies once. */
+      async replay(
+        queue: DeadLetterQueue,
+        replay: DeadLetterReplayRequest = {},
+        options?: RequestOptions,
+      ): Promise<DeadLetterReplay> {
+        return (
+          await transport.call<DeadLetterReplay>('replayDeadLetters', {
+            params: { queue },
+            body: replay,
+            options,
+          })
+        ).body;
+      },
+    },
+    overdrawnAccounts: {
+      /** Accounts a refund or lost dispute took below zero, furthest first. */
+      list: (query: PageQuery = {}, options?: RequestOptions): PagedList<OverdrawnAccount> =>
+        pagedList((window) => overdrawnPage({ ...query, ...window }, options), query),
+      listPage: overdrawnPage,
+    },
+  };
+}

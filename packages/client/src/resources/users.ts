@@ -1,0 +1,67 @@
+import type { RequestOptions } from '../http-transport.js';
+import { pagedList, type PagedList } from '../pagination.js';
+import type {
+  NewUserRequest,
+  Page,
+  StatusChangeRequest,
+  User,
+  UserSearchQuery,
+  UserUpdateRequest,
+} from '../types.js';
+import type { ResourceDeps } from './resource-deps.js';
+
+export interface UserUpdateOptions extends RequestOptions {
+  /** The `ETag` read before (see `onResponse`): a stale one makes the update a 409. */
+  ifMatch?: string;
+}
+
+export function usersResource({ transport }: ResourceDeps) {
+  return {
+    /** Registers a user (no token needed). */
+    async register(user: NewUserRequest, options?: RequestOptions): Promise<User> {
+      return (await transport.call<User>('registerUser', { body: user, options })).body;
+    },
+
+    async get(userId: string, options?: RequestOptions): Promise<User> {
+      return (await transport.call<User>('getUser', { params: { id: userId }, options })).body;
+    },
+
+    /** A partial update; a new e-mail or password needs `current_password`. */
+    async update(userId: string, changes: UserUpdateRequest, options: UserUpdateOptions = {}): Promise<User> {
+      const { ifMatch, ...rest } = options;
+      return (
+        await transport.call<User>('updateUser', {
+          params: { id: userId },
+          body: changes,
+          ...(ifMatch !== undefined && { ifMatch }),
+          options: rest,
+        })
+      ).body;
+    },
+
+    /** Deletes the user with their accounts and transactions; `{ confirm: true }` is the API's confirmation. */
+    async delete(userId: string, confirmation: { confirm: true }, options?: RequestOptions): Promise<void> {
+      await transport.call<void>('deleteUser', {
+        params: { id: userId },
+        query: { confirm: confirmation.confirm },
+        options,
+      });
+    },
+  };
+}
+
+export function adminUsersResource({ transport }: ResourceDeps) {
+  const findPage = async (query: UserSearchQuery = {}, options?: RequestOptions) =>
+    (await transport.call<Page<User>>('findUsers', { query, options })).body;
+  return {
+    /** Users by exact `username` or `email`, the start of either (`q`), or `status`; every page, by username. */
+    find: (query: UserSearchQuery = {}, options?: RequestOptions): PagedList<User> =>
+      pagedList((window) => findPage({ ...query, ...window }, options), query),
+    findPage,
+    /** Activates, disables or locks a user (admins only); disabling or locking revokes their tokens. */
+    async setStatus(userId: string, change: StatusChangeRequest, options?: RequestOptions): Promise<User> {
+      return (await transport.call<User>('setUserStatus', { params: { id: userId }, body: change, options }))
+        .body;
+    },
+  };
+}

@@ -1,0 +1,121 @@
+import type { RequestOptions } from '../http-transport.js';
+import { pagedList, type PagedList } from '../pagination.js';
+import type {
+  NewWebhookEndpointRequest,
+  Page,
+  RotateSecretRequest,
+  WebhookDelivery,
+  WebhookDeliveryDetail,
+  WebhookDeliveryListQuery,
+  WebhookEndpoint,
+  WebhookEndpointListQuery,
+  WebhookEndpointUpdateRequest,
+  WebhookEndpointWithSecret,
+} from '../types.js';
+import type { ResourceDeps } from './resource-deps.js';
+
+/** Where the system POSTs events about your transactions, accounts and user; verify them with `verifyWebhookEvent`. */
+export function webhookEndpointsResource({ transport }: ResourceDeps) {
+  const listPage = async (query: WebhookEndpointListQuery = {}, options?: RequestOptions) =>
+    (await transport.call<Page<WebhookEndpoint>>('listWebhookEndpoints', { query, options })).body;
+  const deliveriesPage = async (
+    endpointId: string,
+    query: WebhookDeliveryListQuery = {},
+    options?: RequestOptions,
+  ) =>
+    (
+      await transport.call<Page<WebhookDelivery>>('listWebhookDeliveries', {
+        params: { id: endpointId },
+        query,
+        options,
+      })
+    ).body;
+
+  return {
+    /** Registers an endpoint; the answer holds its signing `secret`, shown this once. Objects in its events are
+     * rendered at this client's API version. */
+    async create(
+      endpoint: NewWebhookEndpointRequest,
+      options?: RequestOptions,
+    ): Promise<WebhookEndpointWithSecret> {
+      return (
+        await transport.call<WebhookEndpointWithSecret>('createWebhookEndpoint', { body: endpoint, options })
+      ).body;
+    },
+    list: (query: WebhookEndpointListQuery = {}, options?: RequestOptions): PagedList<WebhookEndpoint> =>
+      pagedList((window) => listPage({ ...query, ...window }, options), query),
+    listPage,
+    async get(endpointId: string, options?: RequestOptions): Promise<WebhookEndpoint> {
+      return (
+        await transport.call<WebhookEndpoint>('getWebhookEndpoint', { params: { id: endpointId }, options })
+      ).body;
+    },
+    /** A partial update: url, events, description, enabled, api_version. */
+    async update(
+      endpointId: string,
+      changes: WebhookEndpointUpdateRequest,
+      options?: RequestOptions,
+    ): Promise<WebhookEndpoint> {
+      return (
+        await transport.call<WebhookEndpoint>('updateWebhookEndpoint', {
+          params: { id: endpointId },
+          body: changes,
+          options,
+        })
+      ).body;
+    },
+    async delete(endpointId: string, options?: RequestOptions): Promise<void> {
+      await transport.call<void>('deleteWebhookEndpoint', { params: { id: endpointId }, options });
+    },
+    /** A new secret; the old one keeps signing too for the grace period (default 24 h). */
+    async rotateSecret(
+      endpointId: string,
+      rotation: RotateSecretRequest = {},
+      options?: RequestOptions,
+    ): Promise<WebhookEndpointWithSecret> {
+      return (
+        await transport.call<WebhookEndpointWithSecret>('rotateWebhookEndpointSecret', {
+          params: { id: endpointId },
+          body: rotation,
+          options,
+        })
+      ).body;
+    },
+    deliveries: {
+      /** An endpoint's delivery log, newest first, every page. */
+      list: (
+        endpointId: string,
+        query: WebhookDeliveryListQuery = {},
+        options?: RequestOptions,
+      ): PagedList<WebhookDelivery> =>
+        pagedList((window) => deliveriesPage(endpointId, { ...query, ...window }, options), query),
+      listPage: deliveriesPage,
+      /** A delivery with each of its attempts. */
+      async get(
+        endpointId: string,
+        deliveryId: string,
+        options?: RequestOptions,
+      ): Promise<WebhookDeliveryDetail> {
+        return (
+          await transport.call<WebhookDeliveryDetail>('getWebhookDelivery', {
+            params: { id: endpointId, delivery_id: deliveryId },
+            options,
+          })
+        ).body;
+      },
+      /** Sends a delivery again now, with a fresh retry window (409 while an attempt is in flight). */
+      async redeliver(
+        endpointId: string,
+        deliveryId: string,
+        options?: RequestOptions,
+      ): Promise<WebhookDelivery> {
+        return (
+          await transport.call<WebhookDelivery>('redeliverWebhook', {
+            params: { id: endpointId, delivery_id: deliveryId },
+            options,
+          })
+        ).body;
+      },
+    },
+  };
+}
