@@ -5,17 +5,6 @@
 --   <SERVICE>_DATABASE_PASSWORD=... psql -v ON_ERROR_STOP=1 -U postgres -f infra/postgres/init.sql
 -- A role whose password variable is unset cannot log in until `pnpm provision` sets its password.
 
-\set payments_currency_password ''
-\getenv payments_currency_password CURRENCY_DATABASE_PASSWORD
-SELECT format('CREATE ROLE %I', 'payments_currency')
-WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'payments_currency')\gexec
-ALTER ROLE payments_currency WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
-SELECT format('ALTER ROLE %I PASSWORD %L', 'payments_currency', :'payments_currency_password')
-WHERE :'payments_currency_password' <> ''\gexec
-SELECT format('CREATE DATABASE %I OWNER %I', 'payments_currency', 'payments_currency')
-WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'payments_currency')\gexec
-REVOKE ALL ON DATABASE payments_currency FROM PUBLIC;
-
 \set payments_identity_password ''
 \getenv payments_identity_password IDENTITY_DATABASE_PASSWORD
 SELECT format('CREATE ROLE %I', 'payments_identity')
@@ -26,6 +15,17 @@ WHERE :'payments_identity_password' <> ''\gexec
 SELECT format('CREATE DATABASE %I OWNER %I', 'payments_identity', 'payments_identity')
 WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'payments_identity')\gexec
 REVOKE ALL ON DATABASE payments_identity FROM PUBLIC;
+
+\set payments_currency_password ''
+\getenv payments_currency_password CURRENCY_DATABASE_PASSWORD
+SELECT format('CREATE ROLE %I', 'payments_currency')
+WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'payments_currency')\gexec
+ALTER ROLE payments_currency WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
+SELECT format('ALTER ROLE %I PASSWORD %L', 'payments_currency', :'payments_currency_password')
+WHERE :'payments_currency_password' <> ''\gexec
+SELECT format('CREATE DATABASE %I OWNER %I', 'payments_currency', 'payments_currency')
+WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'payments_currency')\gexec
+REVOKE ALL ON DATABASE payments_currency FROM PUBLIC;
 
 \set payments_ledger_password ''
 \getenv payments_ledger_password LEDGER_DATABASE_PASSWORD

@@ -4,10 +4,13 @@ import { absentQueues, type BusParticipant, type Deployment } from '@payments/co
 /** Every service connects to the broker, so the services are the bus's participants. */
 export type ServiceName = BusParticipant;
 
-/** Start order: what others depend on first, the gateway last. */
+/**
+ * Start order: what others depend on first (identity: every service that checks tokens follows its revocations),
+ * the gateway last.
+ */
 export const SERVICE_NAMES: readonly ServiceName[] = [
-  'currency',
   'identity',
+  'currency',
   'ledger',
   'webhook-ingest',
   'provider-sandbox',
