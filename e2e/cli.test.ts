@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { closedPort, startSystem, type TestSystem } from '@payments/testkit';
 import { runPayments, runPaymentsOnTerminal } from '../cli/test/run-cli.js';
-import { apiClient } from './api-client.js';
+import { createPaymentsClient } from '@payments/client';
 
 describe('the payments CLI against the running system', function () {
   this.timeout(120_000);
@@ -90,8 +90,11 @@ describe('the payments CLI against the running system', function () {
     const printed = await payments('balance', accountId, '--json');
     expect(printed.code, printed.stderr).to.equal(0);
     const session = JSON.parse(await readFile(path.join(configHome, 'payments', 'session.json'), 'utf8'));
-    const fromApi = await apiClient(system.gatewayUrl).get(`/account/${accountId}/balance`, session.token);
-    expect(JSON.parse(printed.stdout)).to.deep.equal(fromApi.body);
+    const fromApi = await createPaymentsClient({
+      baseUrl: system.gatewayUrl,
+      token: session.token,
+    }).balances.get(accountId);
+    expect(JSON.parse(printed.stdout)).to.deep.equal(fromApi);
   });
 
   it('refuses a withdrawal before a payout account is linked, then links one at the provider', async () => {

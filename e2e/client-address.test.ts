@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { expect } from 'chai';
 import { startSystem, type TestSystem } from '@payments/testkit';
-import { apiClient, type ApiClient, type ApiResponse } from './api-client.js';
+import { rawApi, type ApiResponse, type RawApi } from './support/api.js';
 
 const REGISTRATION_LIMIT = 5;
 
@@ -45,7 +45,7 @@ function postFrom(
 describe('client addresses and per-address limits, through a load balancer', function () {
   this.timeout(120_000);
   let system: TestSystem;
-  let api: ApiClient;
+  let api: RawApi;
 
   before(async () => {
     system = await startSystem({
@@ -56,7 +56,7 @@ describe('client addresses and per-address limits, through a load balancer', fun
         identity: { TRUSTED_PROXIES: '127.0.0.1', REGISTRATION_MAX_PER_WINDOW: String(REGISTRATION_LIMIT) },
       },
     });
-    api = apiClient(system.gatewayUrl);
+    api = rawApi(system.gatewayUrl);
   });
 
   let failures = 0;

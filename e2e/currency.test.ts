@@ -8,7 +8,7 @@ import type { CurrencyStatisticsView, CurrencyView } from '@payments/contracts';
 import { formatMinor } from '@payments/contracts';
 import type { Static } from '@sinclair/typebox';
 import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { apiClient, type ApiClient, type ApiResponse } from './api-client.js';
+import { depositConfirmed, rawApi, signUp, type ApiResponse, type RawApi } from './support/api.js';
 
 type CurrencyRecord = Static<typeof CurrencyView>;
 type Statistics = Static<typeof CurrencyStatisticsView>;
@@ -53,7 +53,7 @@ function expectProblem(response: ApiResponse, status: number, code: string) {
 describe('currencies end to end, through the gateway', function () {
   this.timeout(120_000);
   let system: TestSystem;
-  let api: ApiClient;
+  let api: RawApi;
   let catalogue: CurrencyRecord[];
 
   before(async () => {
@@ -63,7 +63,7 @@ describe('currencies end to end, through the gateway', function () {
         'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
       },
     });
-    api = apiClient(system.gatewayUrl);
+    api = rawApi(system.gatewayUrl);
     const all = await api.get('/api/currencies?limit=200');
     expect(all.status, all.text).to.equal(200);
     catalogue = all.body.data;
@@ -165,7 +165,7 @@ describe('currencies end to end, through the gateway', function () {
         expect(listed.body.data, region).to.have.length(count);
       }
 
-      const { token } = await api.signUp();
+      const { token } = await signUp(system.gatewayUrl);
       const opened = ['GBP', 'GBP', 'AUD'];
       for (const code of opened) expect((await openAccount(token, code)).status).to.equal(201);
       const expected = { ...before.accounts_per_currency };
@@ -202,7 +202,7 @@ describe('currencies end to end, through the gateway', function () {
 
     it('agrees with account creation for every code: a supported one opens, any other is 422 listing the supported', async () => {
       const supported = codesOf(await ok('/api/currencies/supported')).sort();
-      const { token } = await api.signUp();
+      const { token, client } = await signUp(system.gatewayUrl);
       for (const code of supported) {
         expect((await ok(`/api/currencies/${code}/supported`)).body.supported, code).to.equal(true);
         const opened = await openAccount(token, code);
@@ -218,8 +218,8 @@ describe('currencies end to end, through the gateway', function () {
           for (const listed of supported) expect(refused.body.detail, code).to.include(listed);
         }),
       );
-      const accounts = await api.get('/accounts', token);
-      expect(accounts.body.data.map((a: { currency: string }) => a.currency)).to.have.members(supported);
+      const accounts = await client.accounts.listPage();
+      expect(accounts.data.map((a) => a.currency)).to.have.members(supported);
     });
   });
 
@@ -305,9 +305,9 @@ describe('currencies end to end, through the gateway', function () {
 
     it('converts cross-currency transfers at the served rate, into 0, 2 and 3 minor units', async () => {
       const v11 = { 'x-api-version': '1.1' };
-      const { token } = await api.signUp();
-      const usd = (await openAccount(token, 'USD')).body.id as string;
-      await api.depositConfirmed(token, usd, '200.00', 'USD');
+      const { token, client } = await signUp(system.gatewayUrl);
+      const usd = (await client.accounts.open({ currency: 'USD' })).id;
+      await depositConfirmed(client, usd, '200.00', 'USD');
       // Amounts the reference rates convert without rounding, so the expectation needs no rounding rule.
       const transfers = [
         { currency: 'EUR', amount: '50.00' },
@@ -318,7 +318,7 @@ describe('currencies end to end, through the gateway', function () {
         const rate = (await ok(`/api/currencies/USD/rate/${currency}`)).body.rate as string;
         const exponent = catalogue.find((c) => c.code === currency)?.minor_units as number;
         const converted = Number(formatMinor(convertExactly(amount, rate, 2, exponent), exponent));
-        const target = (await openAccount(token, currency)).body.id as string;
+        const target = (await client.accounts.open({ currency })).id;
 
         const accepted = await api.post(
           `/account/${usd}/transfer`,
@@ -328,20 +328,20 @@ describe('currencies end to end, through the gateway', function () {
         );
         expect(accepted.status, accepted.text).to.equal(202);
         const transaction = await eventually(
-          () => api.request('GET', `/transaction/${accepted.body.id}`, { token, headers: v11 }),
-          (response) => response.body?.status !== 'pending',
+          () => client.transactions.get(accepted.body.id),
+          (found) => found.status !== 'pending',
         );
-        expect(transaction.body, currency).to.include({
+        expect(transaction, currency).to.include({
           status: 'completed',
           amount: Number(amount),
           currency: 'USD',
           exchange_rate: Number(rate),
           converted_amount: converted,
         });
-        const balance = await api.get(`/account/${target}/balance`, token);
-        expect(balance.body, currency).to.include({ balance: converted, currency });
+        const balance = await client.balances.get(target);
+        expect(balance, currency).to.include({ balance: converted, currency });
       }
-      expect((await api.get(`/account/${usd}/balance`, token)).body.balance).to.equal(40);
+      expect((await client.balances.get(usd)).balance).to.equal(40);
     });
   });
 });
@@ -376,7 +376,7 @@ describe('exchange rates through the gateway, from a URL source behind a one-sec
   });
 
   it('serves a second request within the TTL from the cache, and asks the source again after it', async () => {
-    const api = apiClient(system.gatewayUrl);
+    const api = rawApi(system.gatewayUrl);
     const first = await api.get('/api/currencies/USD/rate/EUR');
     expect(first.status, first.text).to.equal(200);
     expect(first.body).to.include({ from: 'USD', to: 'EUR', rate: '0.9', cached: false });

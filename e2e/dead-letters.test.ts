@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { eventually, findInfrastructure, startSystem, type TestSystem } from '@payments/testkit';
-import { apiClient, type ApiClient } from './api-client.js';
+import { createPaymentsClient } from '@payments/client';
+import { rawApi, signUp, type RawApi, type TestUser } from './support/api.js';
 import { tapEvents, type EventTap } from './support/event-tap.js';
 
 const ADMIN = { username: 'dlq_admin', email: 'dlq-admin@example.com', password: 'admin-pass-123' };
@@ -9,11 +10,11 @@ const ADMIN = { username: 'dlq_admin', email: 'dlq-admin@example.com', password:
 describe('dead letters through the gateway, for admins', function () {
   this.timeout(120_000);
   let system: TestSystem;
-  let api: ApiClient;
+  let api: RawApi;
   let tap: EventTap;
   let adminToken: string;
   let adminId: string;
-  let user: { token: string; accountId: string };
+  let user: TestUser & { accountId: string };
 
   before(async () => {
     system = await startSystem({
@@ -29,19 +30,20 @@ describe('dead letters through the gateway, for admins', function () {
         ledger: { LOG_LEVEL: 'info' },
       },
     });
-    api = apiClient(system.gatewayUrl);
+    api = rawApi(system.gatewayUrl);
     tap = await tapEvents(
       (await findInfrastructure()).amqpUrl,
       system.environment('ledger').AMQP_NAMESPACE as string,
     );
-    const login = await api.post('/auth/login', { username: ADMIN.username, password: ADMIN.password });
-    expect(login.status, login.text).to.equal(200);
-    adminToken = login.body.token;
+    const login = await createPaymentsClient({ baseUrl: system.gatewayUrl }).auth.login({
+      username: ADMIN.username,
+      password: ADMIN.password,
+    });
+    adminToken = login.token;
     adminId = JSON.parse(Buffer.from(adminToken.split('.')[1] as string, 'base64url').toString()).sub;
-    const { token } = await api.signUp();
-    const account = await api.post('/account', { currency: 'USD' }, token);
-    expect(account.status, account.text).to.equal(201);
-    user = { token, accountId: account.body.id };
+    const signedUp = await signUp(system.gatewayUrl);
+    const account = await signedUp.client.accounts.open({ currency: 'USD' });
+    user = { ...signedUp, accountId: account.id };
   });
 
   let failures = 0;
@@ -66,13 +68,9 @@ describe('dead letters through the gateway, for admins', function () {
     await tap.publishRaw('payment.processed', poison);
     expect(await depth('ledger.events.dlq', 1)).to.equal(1);
     // A confirmation dead-lettered earlier (say, while a bug was live), waiting for a replay.
-    const deposit = await api.post(
-      `/account/${user.accountId}/deposit`,
-      { amount: 6, currency: 'USD' },
-      user.token,
-    );
-    expect(deposit.status, deposit.text).to.equal(202);
-    const stranded = deposit.body.id as string;
+    const deposit = await user.client.money.deposit(user.accountId, { amount: 6, currency: 'USD' });
+    expect(deposit.status).to.equal('pending');
+    const stranded = deposit.id;
     const strandedEvent = {
       id: randomUUID(),
       type: 'PaymentProcessed',
@@ -113,17 +111,17 @@ describe('dead letters through the gateway, for admins', function () {
       expect((await api.request(method as string, path as string)).status, path).to.equal(401);
     }
     expect(await tap.depth('ledger.events.dlq')).to.equal(2);
-    expect((await api.get(`/transaction/${stranded}`, user.token)).body.status).to.equal('pending');
+    expect((await user.client.transactions.get(stranded)).status).to.equal('pending');
 
     const replayed = await api.post('/admin/dead-letters/ledger/replay', { limit: 10 }, adminToken);
     expect(replayed.status, replayed.text).to.equal(200);
     expect(replayed.body).to.deep.equal({ queue: 'ledger', replayed: 2 });
     const settled = await eventually(
-      () => api.get(`/transaction/${stranded}`, user.token),
-      (response) => response.body?.status !== 'pending',
+      () => user.client.transactions.get(stranded),
+      (transaction) => transaction.status !== 'pending',
     );
-    expect(settled.body.status).to.equal('completed');
-    expect((await api.get(`/account/${user.accountId}/balance`, user.token)).body.balance).to.equal(6);
+    expect(settled.status).to.equal('completed');
+    expect((await user.client.balances.get(user.accountId)).balance).to.equal(6);
     // The poison goes straight back: replaying it cannot make it valid.
     expect(await depth('ledger.events.dlq', 1)).to.equal(1);
     const again = await api.get('/admin/dead-letters/ledger', adminToken);
@@ -160,9 +158,7 @@ describe('dead letters through the gateway, for admins', function () {
     for (const path of ['/admin/dead-letters/provider-sandbox', '/admin/dead-letters/nothing']) {
       expect((await api.get(path, adminToken)).status, path).to.equal(404);
     }
-    const foreign = await fetch(`${system.urls.ledger}/admin/dead-letters/currency`, {
-      headers: { authorization: `Bearer ${adminToken}` },
-    });
+    const foreign = await rawApi(system.urls.ledger).get('/admin/dead-letters/currency', adminToken);
     expect(foreign.status).to.equal(404);
   });
 });

@@ -8,13 +8,13 @@ import {
   type TestSystem,
 } from '@payments/testkit';
 import { startProcessSystem, type ProcessSystem } from '@payments/infra';
-import { apiClient, type ApiClient } from './api-client.js';
+import { rawApi, signUp, type RawApi, type TestUser } from './support/api.js';
 
 describe('deposit flow end to end, every service in its own process', function () {
   this.timeout(120_000);
   let system: TestSystem;
-  let api: ApiClient;
-  let token: string;
+  let api: RawApi;
+  let user: TestUser;
   let accountId: string;
 
   before(async () => {
@@ -24,11 +24,9 @@ describe('deposit flow end to end, every service in its own process', function (
       sandbox: false,
       serviceEnv: { 'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' } },
     });
-    api = apiClient(system.gatewayUrl);
-    ({ token } = await api.signUp());
-    const account = await api.post('/account', { currency: 'USD' }, token);
-    expect(account.status, account.text).to.equal(201);
-    accountId = account.body.id;
+    api = rawApi(system.gatewayUrl);
+    user = await signUp(system.gatewayUrl);
+    accountId = (await user.client.accounts.open({ currency: 'USD' })).id;
   });
 
   let failures = 0;
@@ -41,10 +39,9 @@ describe('deposit flow end to end, every service in its own process', function (
     await system?.stop();
   });
 
-  const balanceOf = async (id: string) =>
-    (await api.get(`/account/${id}/balance`, token)).body.balance as number;
+  const balanceOf = async (id: string) => (await user.client.balances.get(id)).balance;
   const deposit = async (amount: number | string) => {
-    const response = await api.post(`/account/${accountId}/deposit`, { amount, currency: 'USD' }, token);
+    const response = await api.post(`/account/${accountId}/deposit`, { amount, currency: 'USD' }, user.token);
     expect(response.status, response.text).to.equal(202);
     return response;
   };
@@ -67,8 +64,8 @@ describe('deposit flow end to end, every service in its own process', function (
       (b) => b === 100.5,
     );
     expect(balance).to.equal(100.5);
-    const transaction = await api.get(`/transaction/${transactionId}`, token);
-    expect(transaction.body).to.include({ id: transactionId, status: 'completed', amount: 100.5 });
+    const transaction = await user.client.transactions.get(transactionId);
+    expect(transaction).to.include({ id: transactionId, status: 'completed', amount: 100.5 });
   });
 
   it('credits once when the same webhook arrives five times at once', async () => {
@@ -77,7 +74,7 @@ describe('deposit flow end to end, every service in its own process', function (
     const answers = await Promise.all(Array.from({ length: 5 }, () => confirm(accepted.body.id)));
     expect(answers.map((a) => a.status)).to.deep.equal([200, 200, 200, 200, 200]);
     await eventually(
-      async () => (await api.get(`/transaction/${accepted.body.id}`, token)).body.status,
+      async () => (await user.client.transactions.get(accepted.body.id)).status,
       (status) => status === 'completed',
     );
     // Give any duplicate delivery time to (wrongly) land before checking.
@@ -129,7 +126,7 @@ describe('deposit flow end to end, every service in its own process', function (
     it('answers the webhook 500 and credits nothing', async () => {
       const before = await balanceOf(accountId);
       const accepted = await deposit(7);
-      const response = await apiClient(isolated.urls['webhook-ingest']).post('/webhook/payment', {
+      const response = await rawApi(isolated.urls['webhook-ingest']).post('/webhook/payment', {
         payment_id: accepted.body.id,
         status: 'completed',
       });
@@ -137,7 +134,7 @@ describe('deposit flow end to end, every service in its own process', function (
       expect(response.body).to.have.property('error');
       await new Promise((resolve) => setTimeout(resolve, 1000));
       expect(await balanceOf(accountId)).to.equal(before);
-      expect((await api.get(`/transaction/${accepted.body.id}`, token)).body.status).to.equal('pending');
+      expect((await user.client.transactions.get(accepted.body.id)).status).to.equal('pending');
     });
   });
 });

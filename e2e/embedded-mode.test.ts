@@ -5,7 +5,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { answers, defaultPorts } from '@payments/infra';
 import { eventually, freePortBlock } from '@payments/testkit';
-import { apiClient } from './api-client.js';
+import { rawApi } from './support/api.js';
 import { depositThrough, expectBalance, pnpmCommand } from './support/pnpm-start.js';
 
 /** Whether any process is left in the process group `group`. */
@@ -112,12 +112,11 @@ describe('pnpm start in embedded mode (no PostgreSQL or RabbitMQ to be found)', 
       webhookSecret: string;
     };
     expect(secrets.serviceToken).to.match(/^[0-9a-f]{64}$/);
-    expect((await fetch(`${ledgerUrl}/internal/audit`)).status).to.equal(401);
-    const audit = await fetch(`${ledgerUrl}/internal/audit`, {
-      headers: { authorization: `Bearer ${secrets.serviceToken}` },
-    });
+    const ledger = rawApi(ledgerUrl);
+    expect((await ledger.get('/internal/audit')).status).to.equal(401);
+    const audit = await ledger.get('/internal/audit', secrets.serviceToken);
     expect(audit.status).to.equal(200);
-    const unsigned = await apiClient(gatewayUrl).post('/webhook/payment', {
+    const unsigned = await rawApi(gatewayUrl).post('/webhook/payment', {
       payment_id: 'x',
       status: 'completed',
     });

@@ -11,7 +11,7 @@ import {
   type TcpProxy,
   type TestSystem,
 } from '@payments/testkit';
-import { apiClient, type ApiClient, type ApiResponse } from './api-client.js';
+import { rawApi, signUp, type ApiResponse, type RawApi, type TestUser } from './support/api.js';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 
 const LOGIN_MAX_FAILURES = 3;
@@ -19,12 +19,12 @@ const LOGIN_MAX_FAILURES = 3;
 describe('every error reaches the client in one shape, through the gateway', function () {
   this.timeout(120_000);
   let system: TestSystem;
-  let api: ApiClient;
+  let api: RawApi;
   let openapi: OpenApiValidator;
   let line: TcpProxy;
   let ledgerDatabase: URL;
-  let owner: Awaited<ReturnType<ApiClient['signUp']>>;
-  let stranger: Awaited<ReturnType<ApiClient['signUp']>>;
+  let owner: TestUser;
+  let stranger: TestUser;
   let accountId: string;
   const walked = new Set<ErrorCode>();
 
@@ -48,14 +48,12 @@ describe('every error reaches the client in one shape, through the gateway', fun
         identity: { LOGIN_MAX_FAILURES: String(LOGIN_MAX_FAILURES) },
       },
     });
-    api = apiClient(system.gatewayUrl);
+    api = rawApi(system.gatewayUrl);
     openapi = await loadOpenApiValidator(system.gatewayUrl);
     // Every login happens here: the failed-login test below locks this address out of logging in.
-    owner = await api.signUp();
-    stranger = await api.signUp();
-    const account = await api.post('/account', { currency: 'USD' }, owner.token);
-    expect(account.status, account.text).to.equal(201);
-    accountId = account.body.id;
+    owner = await signUp(system.gatewayUrl);
+    stranger = await signUp(system.gatewayUrl);
+    accountId = (await owner.client.accounts.open({ currency: 'USD' })).id;
   });
 
   let failures = 0;
@@ -268,12 +266,11 @@ describe('every error reaches the client in one shape, through the gateway', fun
 
   it('503 SERVICE_UNAVAILABLE with Retry-After, at once, when a service is down', async () => {
     // A conversion quoted while the currency service is up: the ledger caches the rate (and the account is empty).
-    const euros = await api.post('/account', { currency: 'EUR' }, owner.token);
-    expect(euros.status, euros.text).to.equal(201);
+    const euros = await owner.client.accounts.open({ currency: 'EUR' });
     const transfer = () =>
       api.post(
         `/v1.1/account/${accountId}/transfer`,
-        { amount: 900_000, currency: 'USD', to_account_id: euros.body.id },
+        { amount: 900_000, currency: 'USD', to_account_id: euros.id },
         owner.token,
       );
     const quoted = await transfer();

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { serviceDirectory, type ServiceName } from '@payments/infra';
 import { closedPort, eventually, freePort, startSystem, type TestSystem } from '@payments/testkit';
-import { apiClient, type ApiClient } from './api-client.js';
+import type { PaymentsClient } from '@payments/client';
+import { rawApi, signUp, type RawApi } from './support/api.js';
 import { expectBooksBalance } from './support/ledger-audit.js';
 import { signedProviderEvent } from './support/provider-events.js';
 
@@ -48,18 +49,17 @@ function postChunked(url: string, chunks: string[], headers: Record<string, stri
 describe('what a stranger can reach: internal endpoints, probes, the unsigned webhook, chunked bodies', function () {
   this.timeout(120_000);
   let system: TestSystem;
-  let api: ApiClient;
-  let victim: { token: string; userId: string; accountId: string };
+  let api: RawApi;
+  let victim: { token: string; userId: string; accountId: string; client: PaymentsClient<'1.1'> };
 
   const balanceOf = async (owner: typeof victim) =>
-    (await api.get(`/account/${owner.accountId}/balance`, owner.token)).body.balance as number;
+    (await owner.client.balances.get(owner.accountId)).balance;
   const historyOf = async (owner: typeof victim) =>
-    (await api.get(`/account/${owner.accountId}/transactions`, owner.token)).body.data as { id: string }[];
+    (await owner.client.transactions.historyPage(owner.accountId)).data;
   const openAccount = async () => {
-    const user = await api.signUp();
-    const account = await api.post('/account', { currency: 'USD' }, user.token);
-    expect(account.status, account.text).to.equal(201);
-    return { token: user.token, userId: user.userId, accountId: account.body.id as string };
+    const { token, userId, client } = await signUp(system.gatewayUrl);
+    const account = await client.accounts.open({ currency: 'USD' });
+    return { token, userId, client, accountId: account.id };
   };
 
   before(async () => {
@@ -70,24 +70,19 @@ describe('what a stranger can reach: internal endpoints, probes, the unsigned we
         gateway: { MAX_BODY_BYTES: String(MAX_BODY_BYTES) },
       },
     });
-    api = apiClient(system.gatewayUrl);
+    api = rawApi(system.gatewayUrl);
     victim = await openAccount();
-    const deposit = await api.post(
-      `/account/${victim.accountId}/deposit`,
-      { amount: 50, currency: 'USD' },
-      victim.token,
-    );
-    expect(deposit.status, deposit.text).to.equal(202);
+    const deposit = await victim.client.money.deposit(victim.accountId, { amount: 50, currency: 'USD' });
+    expect(deposit.status).to.equal('pending');
     const confirmation = signedProviderEvent(
       'payment_intent.succeeded',
-      deposit.body.id,
+      deposit.id,
       5000,
       system.webhookSecret,
     );
-    const webhook = await fetch(`${system.gatewayUrl}/webhook/provider`, {
-      method: 'POST',
+    const webhook = await api.request('POST', '/webhook/provider', {
+      raw: confirmation.body,
       headers: confirmation.headers,
-      body: confirmation.body,
     });
     expect(webhook.status).to.equal(200);
     await eventually(
@@ -115,11 +110,11 @@ describe('what a stranger can reach: internal endpoints, probes, the unsigned we
           bearer(victim.token),
           bearer(`${system.serviceToken}x`),
         ]) {
-          const response = await fetch(`${url}${internal}`, { method, headers });
+          const response = await rawApi(url).request(method, internal, { headers });
           expect(response.status, `${service} ${internal} ${JSON.stringify(headers)}`).to.equal(401);
           // Nothing about the books or the victim leaks into the refusal: it is the same for every path.
           // webhook-ingest answers every error as { error }, as its callers expect.
-          const problem = (await response.json()) as Record<string, unknown>;
+          const problem = response.body as Record<string, unknown>;
           if (service === 'webhook-ingest') {
             expect(problem).to.deep.equal({ error: 'This endpoint needs the service credential' });
             continue;
@@ -142,29 +137,29 @@ describe('what a stranger can reach: internal endpoints, probes, the unsigned we
   });
 
   it('answers the internal endpoints to a caller with the service credential', async () => {
-    const ledger = system.urls.ledger;
-    const audit = await fetch(`${ledger}/internal/audit`, { headers: bearer(system.serviceToken) });
+    const ledger = rawApi(system.urls.ledger);
+    const audit = await ledger.get('/internal/audit', system.serviceToken);
     expect(audit.status).to.equal(200);
-    expect(await audit.json()).to.include({ ok: true });
+    expect(audit.body).to.include({ ok: true });
     // The credential lets a caller ask; the ledger still refuses to remove a user who holds money.
-    const removal = await fetch(`${ledger}/internal/users/${victim.userId}/removal`, {
-      method: 'POST',
-      headers: bearer(system.serviceToken),
-    });
+    const removal = await ledger.post(
+      `/internal/users/${victim.userId}/removal`,
+      undefined,
+      system.serviceToken,
+    );
     expect(removal.status).to.equal(422);
-    const revocations = await fetch(`${system.urls.identity}/internal/revocations`, {
-      headers: bearer(system.serviceToken),
-    });
+    const revocations = await rawApi(system.urls.identity).get('/internal/revocations', system.serviceToken);
     expect(revocations.status).to.equal(200);
-    expect(await revocations.json()).to.have.property('data');
+    expect(revocations.body).to.have.property('data');
   });
 
   it("answers /metrics on the services' ports only with the service credential", async () => {
     for (const [service, url] of Object.entries(system.urls)) {
-      expect((await fetch(`${url}/metrics`)).status, service).to.equal(401);
-      const metrics = await fetch(`${url}/metrics`, { headers: bearer(system.serviceToken) });
+      const own = rawApi(url);
+      expect((await own.get('/metrics')).status, service).to.equal(401);
+      const metrics = await own.get('/metrics', system.serviceToken);
       expect(metrics.status, service).to.equal(200);
-      expect(await metrics.text(), service).to.match(/^# HELP /m);
+      expect(metrics.text, service).to.match(/^# HELP /m);
     }
   });
 
@@ -183,22 +178,19 @@ describe('what a stranger can reach: internal endpoints, probes, the unsigned we
 
   it('does not let anyone complete their own pending deposit through the unsigned webhook', async () => {
     const attacker = await openAccount();
-    const deposit = await api.post(
-      `/account/${attacker.accountId}/deposit`,
-      { amount: 1000, currency: 'USD' },
-      attacker.token,
-    );
-    expect(deposit.status, deposit.text).to.equal(202);
+    const deposit = await attacker.client.money.deposit(attacker.accountId, {
+      amount: 1000,
+      currency: 'USD',
+    });
+    expect(deposit.status).to.equal('pending');
 
-    const webhook = await api.post('/webhook/payment', { payment_id: deposit.body.id, status: 'completed' });
+    const webhook = await api.post('/webhook/payment', { payment_id: deposit.id, status: 'completed' });
     expect(webhook.status).to.equal(404);
     expect(webhook.body).to.deep.equal({ error: 'not found' });
 
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(await balanceOf(attacker)).to.equal(0);
-    expect((await api.get(`/transaction/${deposit.body.id}`, attacker.token)).body.status).to.equal(
-      'pending',
-    );
+    expect((await attacker.client.transactions.get(deposit.id)).status).to.equal('pending');
   });
 
   it('cuts off a chunked body past MAX_BODY_BYTES with 413, and the ledger records nothing', async () => {
@@ -222,7 +214,7 @@ describe('what a stranger can reach: internal endpoints, probes, the unsigned we
   });
 
   it('refuses webhook endpoints that point inside the system: loopback, the services’ own ports, metadata addresses', async () => {
-    const attacker = await api.signUp();
+    const attacker = await signUp(system.gatewayUrl);
     const ledgerPort = new URL(system.urls.ledger).port;
     const targets = [
       `http://127.0.0.1:${ledgerPort}/internal/audit`,
@@ -242,8 +234,8 @@ describe('what a stranger can reach: internal endpoints, probes, the unsigned we
       expect(response.status, `${url}: ${response.text}`).to.equal(400);
       expect(response.body.code).to.equal('VALIDATION_ERROR');
     }
-    const listed = await api.get('/webhook-endpoints', attacker.token);
-    expect(listed.body.pagination.total).to.equal(0);
+    const listed = await attacker.client.webhookEndpoints.listPage();
+    expect(listed.pagination.total).to.equal(0);
   });
 });
 

@@ -4,7 +4,16 @@ import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
 import { generateTokenKeyPair } from '@payments/service-kit';
 import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { apiClient, type ApiClient, type ApiResponse } from './api-client.js';
+import { createPaymentsClient } from '@payments/client';
+import {
+  confirmPayment,
+  depositConfirmed,
+  rawApi,
+  signUp,
+  type ApiResponse,
+  type RawApi,
+  type TestUser,
+} from './support/api.js';
 
 const ISSUER = 'payments-identity';
 const AUDIENCE = 'payments-api';
@@ -12,7 +21,7 @@ const AUDIENCE = 'payments-api';
 const ATTACKER = { 'x-forwarded-for': '198.51.100.40' };
 const ADMIN = { username: 'root_admin', email: 'root@example.com', password: `admin-${randomUUID()}` };
 
-type User = Awaited<ReturnType<ApiClient['signUp']>>;
+type User = TestUser;
 
 const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
@@ -39,7 +48,7 @@ describe('identity and access end to end, through the gateway', function () {
   // Identity signs with this key, so the test can sign tokens that are valid in every respect but one.
   const signingKey = generateTokenKeyPair().privateKey;
   let system: TestSystem;
-  let api: ApiClient;
+  let api: RawApi;
   let kid: string;
 
   before(async () => {
@@ -58,7 +67,7 @@ describe('identity and access end to end, through the gateway', function () {
         },
       },
     });
-    api = apiClient(system.gatewayUrl);
+    api = rawApi(system.gatewayUrl);
     const jwks = await api.get('/.well-known/jwks.json');
     expect(jwks.status, jwks.text).to.equal(200);
     kid = (jwks.body.keys as { kid: string }[])[0]?.kid as string;
@@ -74,17 +83,11 @@ describe('identity and access end to end, through the gateway', function () {
     await system?.stop();
   });
 
-  const logIn = async ({ username, password }: { username: string; password: string }) => {
-    const response = await api.post('/auth/login', { username, password });
-    expect(response.status, response.text).to.equal(200);
-    return response.body.token as string;
-  };
+  const logIn = async ({ username, password }: { username: string; password: string }) =>
+    (await createPaymentsClient({ baseUrl: system.gatewayUrl }).auth.login({ username, password })).token;
 
-  const openAccount = async (token: string, currency = 'USD') => {
-    const response = await api.post('/account', { currency }, token);
-    expect(response.status, response.text).to.equal(201);
-    return response.body.id as string;
-  };
+  const openAccount = async (user: User, currency = 'USD') =>
+    (await user.client.accounts.open({ currency })).id;
 
   describe('tokens the gateway refuses', () => {
     let victim: User;
@@ -106,11 +109,11 @@ describe('identity and access end to end, through the gateway', function () {
     const expectRefused = async (token: string) => {
       expectAuthRequired(await protectedRead(token));
       expectAuthRequired(await api.get('/accounts', token));
-      expectAuthRequired(await apiClient(system.urls.ledger).get('/accounts', token));
+      expectAuthRequired(await rawApi(system.urls.ledger).get('/accounts', token));
     };
 
     before(async () => {
-      victim = await api.signUp();
+      victim = await signUp(system.gatewayUrl);
     });
 
     it('accepts a token signed by the identity key with the right claims (the control for the forgeries below)', async () => {
@@ -118,7 +121,7 @@ describe('identity and access end to end, through the gateway', function () {
       const response = await protectedRead(token);
       expect(response.status, response.text).to.equal(200);
       expect(response.body).to.include({ id: victim.userId });
-      expect((await apiClient(system.urls.ledger).get('/accounts', token)).status).to.equal(200);
+      expect((await rawApi(system.urls.ledger).get('/accounts', token)).status).to.equal(200);
     });
 
     it('refuses a token with alg none', async () => {
@@ -175,22 +178,18 @@ describe('identity and access end to end, through the gateway', function () {
     let bobPending: string;
 
     const bobsState = async () => ({
-      user: (await api.get(`/user/${bob.userId}`, bob.token)).body,
-      account: (await api.get(`/account/${bobAccount}`, bob.token)).body,
-      history: (await api.get(`/account/${bobAccount}/transactions`, bob.token)).body,
+      user: await bob.client.users.get(bob.userId),
+      account: await bob.client.accounts.get(bobAccount),
+      history: await bob.client.transactions.historyPage(bobAccount),
     });
 
     before(async () => {
-      [alice, bob] = await Promise.all([api.signUp(), api.signUp()]);
-      [aliceAccount, bobAccount] = await Promise.all([openAccount(alice.token), openAccount(bob.token)]);
-      bobDeposit = (await api.depositConfirmed(bob.token, bobAccount, 40, 'USD')).body.id;
-      const pending = await api.post(
-        `/account/${bobAccount}/deposit`,
-        { amount: 5, currency: 'USD' },
-        bob.token,
-      );
-      expect(pending.status, pending.text).to.equal(202);
-      bobPending = pending.body.id;
+      [alice, bob] = await Promise.all([signUp(system.gatewayUrl), signUp(system.gatewayUrl)]);
+      [aliceAccount, bobAccount] = await Promise.all([openAccount(alice), openAccount(bob)]);
+      bobDeposit = (await depositConfirmed(bob.client, bobAccount, 40, 'USD')).id;
+      const pending = await bob.client.money.deposit(bobAccount, { amount: 5, currency: 'USD' });
+      expect(pending.status).to.equal('pending');
+      bobPending = pending.id;
     });
 
     it("refuses to show A the user record of B, without any of B's data", async () => {
@@ -221,8 +220,8 @@ describe('identity and access end to end, through the gateway', function () {
       ]) {
         expectAccessDenied(await api.get(path, alice.token), bob.userId);
       }
-      const aliceAccounts = await api.get('/accounts', alice.token);
-      expect(aliceAccounts.body.data.map((a: { id: string }) => a.id)).to.deep.equal([aliceAccount]);
+      const aliceAccounts = await alice.client.accounts.listPage();
+      expect(aliceAccounts.data.map((a) => a.id)).to.deep.equal([aliceAccount]);
     });
 
     it("refuses A moving money on B's account, and B's balance and history are unchanged", async () => {
@@ -243,7 +242,7 @@ describe('identity and access end to end, through the gateway', function () {
       );
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(await bobsState()).to.deep.equal(before);
-      expect((await api.get(`/account/${aliceAccount}/balance`, alice.token)).body.balance).to.equal(0);
+      expect((await alice.client.balances.get(aliceAccount)).balance).to.equal(0);
     });
 
     it("refuses A reading B's transactions, completed or pending, and lists none of them to A", async () => {
@@ -273,8 +272,8 @@ describe('identity and access end to end, through the gateway', function () {
 
   describe('logging out', () => {
     it('refuses a logged-out token at the gateway and at the ledger reached directly', async () => {
-      const user = await api.signUp();
-      const ledger = apiClient(system.urls.ledger);
+      const user = await signUp(system.gatewayUrl);
+      const ledger = rawApi(system.urls.ledger);
       expect((await api.get('/accounts', user.token)).status).to.equal(200);
       expect((await ledger.get('/accounts', user.token)).status).to.equal(200);
 
@@ -296,8 +295,8 @@ describe('identity and access end to end, through the gateway', function () {
     });
 
     it('keeps refusing a logged-out token at a ledger restarted after the logout', async () => {
-      const user = await api.signUp();
-      const ledger = apiClient(system.urls.ledger);
+      const user = await signUp(system.gatewayUrl);
+      const ledger = rawApi(system.urls.ledger);
       expect((await api.post('/auth/logout', undefined, user.token)).status).to.equal(204);
       await system.restart('ledger');
       expectAuthRequired(await ledger.get('/accounts', user.token));
@@ -308,9 +307,9 @@ describe('identity and access end to end, through the gateway', function () {
 
   describe('changing the password', () => {
     it('logs out every other session everywhere, and keeps the one that changed it', async () => {
-      const user = await api.signUp();
+      const user = await signUp(system.gatewayUrl);
       const otherSession = await logIn(user);
-      const ledger = apiClient(system.urls.ledger);
+      const ledger = rawApi(system.urls.ledger);
       const changed = await api.put(
         `/user/${user.userId}`,
         { password: 'an entirely new password', current_password: user.password },
@@ -349,7 +348,7 @@ describe('identity and access end to end, through the gateway', function () {
       );
 
     it('cannot take the account over: no e-mail or password change without the current password', async () => {
-      const owner = await api.signUp();
+      const owner = await signUp(system.gatewayUrl);
       const ownersOtherSession = await logIn(owner);
       const stolen = owner.token;
       const before = await api.get(`/user/${owner.userId}`, ownersOtherSession);
@@ -389,7 +388,7 @@ describe('identity and access end to end, through the gateway', function () {
     });
 
     it('cannot be refreshed past SESSION_MAX_SECONDS after its login', async () => {
-      const owner = await api.signUp();
+      const owner = await signUp(system.gatewayUrl);
       const expired = sessionToken(owner, { auth_time: now() - SESSION_MAX_SECONDS - 5 });
       expect((await api.get('/accounts', expired)).status).to.equal(200);
       expectAuthRequired(await api.post('/auth/refresh', undefined, expired));
@@ -413,7 +412,7 @@ describe('identity and access end to end, through the gateway', function () {
     });
 
     it('yields exactly one new token when 20 refreshes of it race through the gateway', async () => {
-      const owner = await api.signUp();
+      const owner = await signUp(system.gatewayUrl);
       const answers = await Promise.all(
         Array.from({ length: 20 }, () => api.post('/auth/refresh', undefined, owner.token)),
       );
@@ -428,7 +427,7 @@ describe('identity and access end to end, through the gateway', function () {
   describe('a disabled account', () => {
     it('answers a right and a wrong password alike, so it tells nothing about the password', async () => {
       const admin = await logIn(ADMIN);
-      const user = await api.signUp();
+      const user = await signUp(system.gatewayUrl);
       const disabled = await api.request('PATCH', `/admin/users/${user.userId}/status`, {
         body: { status: 'disabled' },
         token: admin,
@@ -455,9 +454,9 @@ describe('identity and access end to end, through the gateway', function () {
       // The attack: keep changing the password with a stolen token, so that each change spares that token, and
       // hope a change lands in the same second as the administrator's disable (or commits after it).
       const admin = await logIn(ADMIN);
-      const ledger = apiClient(system.urls.ledger);
+      const ledger = rawApi(system.urls.ledger);
       for (let round = 0; round < 4; round += 1) {
-        const user = await api.signUp();
+        const user = await signUp(system.gatewayUrl);
         const changed = await api.put(
           `/user/${user.userId}`,
           { password: `a new password ${round}`, current_password: user.password },
@@ -492,12 +491,9 @@ describe('identity and access end to end, through the gateway', function () {
 
     before(async () => {
       admin = await logIn(ADMIN);
-      [leaver, bystander] = await Promise.all([api.signUp(), api.signUp()]);
-      [leaverAccount, bystanderAccount] = await Promise.all([
-        openAccount(leaver.token),
-        openAccount(bystander.token),
-      ]);
-      await api.depositConfirmed(bystander.token, bystanderAccount, 12.34, 'USD');
+      [leaver, bystander] = await Promise.all([signUp(system.gatewayUrl), signUp(system.gatewayUrl)]);
+      [leaverAccount, bystanderAccount] = await Promise.all([openAccount(leaver), openAccount(bystander)]);
+      await depositConfirmed(bystander.client, bystanderAccount, 12.34, 'USD');
     });
 
     it('asks for confirmation', async () => {
@@ -507,7 +503,7 @@ describe('identity and access end to end, through the gateway', function () {
     });
 
     it('refuses (422) while the user holds money, and while a withdrawal is pending', async () => {
-      const deposit = await api.depositConfirmed(leaver.token, leaverAccount, 25, 'USD');
+      const deposit = await depositConfirmed(leaver.client, leaverAccount, 25, 'USD');
       const holding = await api.delete(`/user/${leaver.userId}?confirm=true`, leaver.token);
       expect(holding.status, holding.text).to.equal(422);
       expect(holding.body.detail).to.match(/balance/);
@@ -522,18 +518,19 @@ describe('identity and access end to end, through the gateway', function () {
       expect(pending.status, pending.text).to.equal(422);
       expect(pending.body.detail).to.match(/pending/);
 
-      await api.confirmPayment(withdrawal.body.id, leaver.token);
-      expect((await api.get(`/account/${leaverAccount}/balance`, leaver.token)).body.balance).to.equal(0);
+      await confirmPayment(leaver.client, withdrawal.body.id);
+      expect((await leaver.client.balances.get(leaverAccount)).balance).to.equal(0);
       expect((await api.get(`/user/${leaver.userId}`, leaver.token)).status).to.equal(200);
-      leaverTransactions = [deposit.body.id, withdrawal.body.id];
+      leaverTransactions = [deposit.id, withdrawal.body.id];
     });
 
     it("removes a user with no money and no pending transaction, with their accounts and transactions, and nobody else's", async () => {
-      const bystanderBefore = {
-        balance: (await api.get(`/account/${bystanderAccount}/balance`, bystander.token)).body,
-        history: (await api.get('/transactions', bystander.token)).body,
-        user: (await api.get(`/user/${bystander.userId}`, bystander.token)).body,
-      };
+      const bystanderState = async () => ({
+        balance: await bystander.client.balances.get(bystanderAccount),
+        history: await bystander.client.transactions.listPage(),
+        user: await bystander.client.users.get(bystander.userId),
+      });
+      const bystanderBefore = await bystanderState();
       expect(bystanderBefore.balance.balance).to.equal(12.34);
       for (const id of leaverTransactions)
         expect((await api.get(`/transaction/${id}`, admin)).status).to.equal(200);
@@ -556,11 +553,7 @@ describe('identity and access end to end, through the gateway', function () {
         expect(transaction.status, transaction.text).to.equal(404);
       }
 
-      expect({
-        balance: (await api.get(`/account/${bystanderAccount}/balance`, bystander.token)).body,
-        history: (await api.get('/transactions', bystander.token)).body,
-        user: (await api.get(`/user/${bystander.userId}`, bystander.token)).body,
-      }).to.deep.equal(bystanderBefore);
+      expect(await bystanderState()).to.deep.equal(bystanderBefore);
     });
   });
 
@@ -568,7 +561,7 @@ describe('identity and access end to end, through the gateway', function () {
   // logins from here would get 429.
   describe('brute force', () => {
     it('answers the 11th wrong password in a row with 429 and Retry-After', async () => {
-      const user = await api.signUp();
+      const user = await signUp(system.gatewayUrl);
       const answers: ApiResponse[] = [];
       for (let attempt = 0; attempt < 11; attempt += 1) {
         answers.push(await api.post('/auth/login', { username: user.username, password: 'wrong-password' }));

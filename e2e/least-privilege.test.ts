@@ -4,7 +4,8 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { SERVICE_NAMES as EVERY_SERVICE, type ServiceName } from '@payments/infra';
 import { eventually, findInfrastructure, startSystem, type TestSystem } from '@payments/testkit';
-import { apiClient, type ApiClient } from './api-client.js';
+import type { PaymentsClient } from '@payments/client';
+import { rawApi, signUp, type RawApi } from './support/api.js';
 import { sleep } from './support/concurrency.js';
 import { expectBooksBalance } from './support/ledger-audit.js';
 import { nowSeconds, providerSignature, signedProviderEvent } from './support/provider-events.js';
@@ -66,9 +67,9 @@ async function tryAs(amqpUrl: string, work: (channel: amqp.Channel) => Promise<u
 describe('least privilege: every service logs in to RabbitMQ and PostgreSQL as itself', function () {
   this.timeout(90_000);
   let system: TestSystem;
-  let api: ApiClient;
+  let api: RawApi;
   let exchange: string;
-  let owner: { token: string; accountId: string };
+  let owner: { client: PaymentsClient<'1.1'>; accountId: string };
 
   before(async () => {
     system = await startSystem({
@@ -78,12 +79,11 @@ describe('least privilege: every service logs in to RabbitMQ and PostgreSQL as i
         'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
       },
     });
-    api = apiClient(system.gatewayUrl);
+    api = rawApi(system.gatewayUrl);
     exchange = `${system.environment('ledger').AMQP_NAMESPACE}payments.events`;
-    const { token } = await api.signUp();
-    const account = await api.post('/account', { currency: 'USD' }, token);
-    expect(account.status, account.text).to.equal(201);
-    owner = { token, accountId: account.body.id };
+    const { client } = await signUp(system.gatewayUrl);
+    const account = await client.accounts.open({ currency: 'USD' });
+    owner = { client, accountId: account.id };
   });
 
   let failures = 0;
@@ -100,21 +100,17 @@ describe('least privilege: every service logs in to RabbitMQ and PostgreSQL as i
   const amqpUrlOf = (service: ServiceName) => system.environment(service).AMQP_URL as string;
 
   const pendingDeposit = async (amount: number) => {
-    const accepted = await api.post(
-      `/account/${owner.accountId}/deposit`,
-      { amount, currency: 'USD' },
-      owner.token,
-    );
-    expect(accepted.status, accepted.text).to.equal(202);
-    return accepted.body.id as string;
+    const accepted = await owner.client.money.deposit(owner.accountId, { amount, currency: 'USD' });
+    expect(accepted.status).to.equal('pending');
+    return accepted.id;
   };
 
-  const transaction = async (id: string) => (await api.get(`/transaction/${id}`, owner.token)).body;
-  const balance = async () => (await api.get(`/account/${owner.accountId}/balance`, owner.token)).body;
+  const transaction = (id: string) => owner.client.transactions.get(id);
+  const balance = () => owner.client.balances.get(owner.accountId);
   const settled = (id: string) =>
     eventually(
       () => transaction(id),
-      (body) => body?.status !== 'pending',
+      (found) => found.status !== 'pending',
       { timeoutMs: 15_000 },
     );
 
@@ -185,7 +181,7 @@ describe('least privilege: every service logs in to RabbitMQ and PostgreSQL as i
   });
 
   it('refuses TokenRevoked from every broker user but identity: a forged logout changes nothing', async () => {
-    const victim = await api.signUp();
+    const victim = await signUp(system.gatewayUrl);
     for (const service of EVERY_SERVICE.filter((name) => name !== 'identity')) {
       const refusal = await publishAs(
         amqpUrlOf(service),
@@ -283,7 +279,7 @@ describe('least privilege: every service logs in to RabbitMQ and PostgreSQL as i
   });
 
   it('still completes /webhook/payment and an amount-less /webhook/payment-status for exactly their amount', async () => {
-    const before = (await balance()).balance as number;
+    const before = (await balance()).balance;
     const unsigned = await pendingDeposit(3.5);
     const response = await api.post('/webhook/payment', { payment_id: unsigned, status: 'completed' });
     expect(response.status, response.text).to.equal(200);

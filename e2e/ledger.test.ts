@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { ProcessSystem } from '@payments/infra';
 import { eventually, findInfrastructure, startSystem, type TestSystem } from '@payments/testkit';
-import { apiClient, type ApiClient, type ApiResponse } from './api-client.js';
+import type { PaymentsClient } from '@payments/client';
+import { rawApi, signUp, type ApiResponse, type RawApi } from './support/api.js';
 import { inPool, sleep } from './support/concurrency.js';
 import { tapEvents, type EventTap } from './support/event-tap.js';
 import { expectBooksBalance, systemBalance } from './support/ledger-audit.js';
@@ -16,12 +17,13 @@ const IN_FLIGHT = 50;
 interface Owner {
   token: string;
   accountId: string;
+  client: PaymentsClient<'1.1'>;
 }
 
 describe('ledger end to end: money moves exactly, whatever the concurrency', function () {
   this.timeout(90_000);
   let system: TestSystem;
-  let api: ApiClient;
+  let api: RawApi;
   let tap: EventTap;
 
   before(async () => {
@@ -32,7 +34,7 @@ describe('ledger end to end: money moves exactly, whatever the concurrency', fun
         'provider-sandbox': { SANDBOX_DELAY_MS: String(SANDBOX_DELAY_MS) },
       },
     });
-    api = apiClient(system.gatewayUrl);
+    api = rawApi(system.gatewayUrl);
     // The tap binds to every routing key and publishes as it likes: the administrator, not a service's user.
     const { amqpUrl } = await findInfrastructure();
     tap = await tapEvents(amqpUrl, system.environment('ledger').AMQP_NAMESPACE as string);
@@ -50,39 +52,30 @@ describe('ledger end to end: money moves exactly, whatever the concurrency', fun
     await system?.stop();
   });
 
-  const openAccount = async (token: string, currency = 'USD') => {
-    const response = await api.post('/account', { currency }, token);
-    expect(response.status, response.text).to.equal(201);
-    return response.body.id as string;
-  };
+  const openAccount = async ({ client }: Pick<Owner, 'client'>, currency = 'USD') =>
+    (await client.accounts.open({ currency })).id;
 
   /** A user with an account and a payout account linked, so that they may withdraw. */
   const newOwner = async (currency = 'USD'): Promise<Owner> => {
-    const { token } = await api.signUp();
-    const payout = await api.post('/payout-account', {}, token);
-    expect(payout.status, payout.text).to.equal(201);
-    return { token, accountId: await openAccount(token, currency) };
+    const { token, client } = await signUp(system.gatewayUrl);
+    await client.payoutAccount.link();
+    return { token, client, accountId: await openAccount({ client }, currency) };
   };
 
-  const balanceOf = async ({ token, accountId }: Owner) => {
-    const response = await api.get(`/account/${accountId}/balance`, token);
-    expect(response.status, response.text).to.equal(200);
-    return response.body as { balance: number; available_balance: number; currency: string };
-  };
+  const balanceOf = async ({ client, accountId }: Owner) => client.balances.get(accountId);
 
-  const settled = (token: string, transactionId: string) =>
+  const settled = ({ client }: Owner, transactionId: string) =>
     eventually(
-      () => api.get(`/transaction/${transactionId}`, token),
-      (response) => response.body?.status !== 'pending',
+      () => client.transactions.get(transactionId),
+      (transaction) => transaction.status !== 'pending',
       { timeoutMs: 20_000 },
     );
 
   /** A deposit the provider sandbox confirms; resolves once it is completed. */
-  const fund = async ({ token, accountId }: Owner, amount: number | string, currency = 'USD') => {
-    const accepted = await api.post(`/account/${accountId}/deposit`, { amount, currency }, token);
-    expect(accepted.status, accepted.text).to.equal(202);
-    const done = await settled(token, accepted.body.id);
-    expect(done.body.status, done.text).to.equal('completed');
+  const fund = async (owner: Owner, amount: number | string, currency = 'USD') => {
+    const accepted = await owner.client.money.deposit(owner.accountId, { amount, currency });
+    const done = await settled(owner, accepted.id);
+    expect(done.status, JSON.stringify(done)).to.equal('completed');
   };
 
   const expectProblem = (response: ApiResponse, status: number, code: string, field?: string) => {
@@ -104,8 +97,8 @@ describe('ledger end to end: money moves exactly, whatever the concurrency', fun
 
     before(async () => {
       usd = await newOwner();
-      jpy = await openAccount(usd.token, 'JPY');
-      kwd = await openAccount(usd.token, 'KWD');
+      jpy = await openAccount(usd, 'JPY');
+      kwd = await openAccount(usd, 'KWD');
       await fund(usd, 100);
     });
 
@@ -222,7 +215,7 @@ describe('ledger end to end: money moves exactly, whatever the concurrency', fun
   it('refuses a withdrawal above the available balance with 422 and changes nothing', async () => {
     const owner = await newOwner();
     await fund(owner, 50);
-    const history = async () => (await api.get(`/account/${owner.accountId}/transactions`, owner.token)).body;
+    const history = () => owner.client.transactions.historyPage(owner.accountId);
     const before = { balance: await balanceOf(owner), total: (await history()).pagination.total };
 
     expectProblem(
@@ -247,7 +240,7 @@ describe('ledger end to end: money moves exactly, whatever the concurrency', fun
       'INSUFFICIENT_FUNDS',
     );
     expect((await history()).pagination.total).to.equal(before.total + 1);
-    expect((await settled(owner.token, held.body.id)).body.status).to.equal('completed');
+    expect((await settled(owner, held.body.id)).status).to.equal('completed');
     expect(await balanceOf(owner)).to.include({ balance: 20, available_balance: 20 });
   });
 
@@ -265,14 +258,14 @@ describe('ledger end to end: money moves exactly, whatever the concurrency', fun
     // All of it is held at once; the sandbox may already have paid some of it out.
     expect((await balanceOf(owner)).available_balance).to.equal(0);
 
-    const outcomes = await Promise.all(accepted.map((a) => settled(owner.token, a.body.id)));
-    expect(outcomes.map((o) => o.body.status)).to.deep.equal(Array(10).fill('completed'));
+    const outcomes = await Promise.all(accepted.map((a) => settled(owner, a.body.id)));
+    expect(outcomes.map((o) => o.status)).to.deep.equal(Array(10).fill('completed'));
     expect(await balanceOf(owner)).to.include({ balance: 0, available_balance: 0 });
-    const withdrawals = await api.get(
-      `/account/${owner.accountId}/transactions?type=withdrawal&limit=100`,
-      owner.token,
-    );
-    expect(withdrawals.body.pagination.total).to.equal(10);
+    const withdrawals = await owner.client.transactions.historyPage(owner.accountId, {
+      type: 'withdrawal',
+      limit: 100,
+    });
+    expect(withdrawals.pagination.total).to.equal(10);
   });
 
   describe('1,000 concurrent transfers among 10 accounts, two ledger processes consuming', () => {
@@ -342,10 +335,11 @@ describe('ledger end to end: money moves exactly, whatever the concurrency', fun
       const total = finalBalances.reduce((sum, b) => sum + b, 0n);
       expect(total + fees).to.equal(BigInt(START_MINOR * owners.length));
 
-      const statuses = await inPool(accepted, IN_FLIGHT, async ({ id, from }) => {
-        const response = await api.get(`/transaction/${id}`, (owners[from] as Owner).token);
-        return response.body.status as string;
-      });
+      const statuses = await inPool(
+        accepted,
+        IN_FLIGHT,
+        async ({ id, from }) => (await (owners[from] as Owner).client.transactions.get(id)).status,
+      );
       expect(new Set(statuses)).to.deep.equal(new Set(['completed']));
       const report = await expectBooksBalance(system.urls.ledger);
       expect(systemBalance(report, 'fee_revenue', 'USD') >= fees).to.equal(true);
@@ -354,13 +348,9 @@ describe('ledger end to end: money moves exactly, whatever the concurrency', fun
 
   it('credits once when the same PaymentProcessed event is delivered five times at once', async () => {
     const owner = await newOwner();
-    const accepted = await api.post(
-      `/account/${owner.accountId}/deposit`,
-      { amount: 42.42, currency: 'USD' },
-      owner.token,
-    );
-    expect(accepted.status, accepted.text).to.equal(202);
-    const transactionId = accepted.body.id as string;
+    const accepted = await owner.client.money.deposit(owner.accountId, { amount: 42.42, currency: 'USD' });
+    expect(accepted.status).to.equal('pending');
+    const transactionId = accepted.id;
     // What webhook-ingest would publish, sent five times before the sandbox's own confirmation is due.
     const event = JSON.stringify({
       id: randomUUID(),
@@ -379,7 +369,7 @@ describe('ledger end to end: money moves exactly, whatever the concurrency', fun
       },
     });
     await Promise.all(Array.from({ length: 5 }, () => tap.publishRaw('payment.processed', event)));
-    expect((await settled(owner.token, transactionId)).body.status).to.equal('completed');
+    expect((await settled(owner, transactionId)).status).to.equal('completed');
     // Let the duplicates and the sandbox's later confirmation arrive; none may credit again.
     await sleep(SANDBOX_DELAY_MS + 1000);
     expect(await balanceOf(owner)).to.include({ balance: 42.42, available_balance: 42.42 });
@@ -422,16 +412,16 @@ describe('ledger end to end: money moves exactly, whatever the concurrency', fun
     expect(transfers.map((t) => t.status)).to.deep.equal(Array(10).fill(202));
     expect(new Set(transfers.map((t) => t.body.id)).size).to.equal(1);
     expect(transfers.filter((t) => t.headers.get('idempotent-replayed') === 'true')).to.have.length(9);
-    expect((await settled(owner.token, transfers[0]?.body.id)).body.status).to.equal('completed');
+    expect((await settled(owner, transfers[0]?.body.id)).status).to.equal('completed');
     expect(await balanceOf(receiver)).to.include({ balance: 10 });
     // 100 (funding) + 12.50 (the deposit, once the sandbox confirms it) − 10 − fee (0.05 + 0.10).
-    await settled(owner.token, first.body.id);
+    await settled(owner, first.body.id);
     expect(await balanceOf(owner)).to.include({ balance: 102.35, available_balance: 102.35 });
   });
 
   it('shows fee, exchange rate and converted amount in v1.1 and omits them in v1.0', async () => {
     const owner = await newOwner();
-    const eur = await openAccount(owner.token, 'EUR');
+    const eur = await openAccount(owner, 'EUR');
     await fund(owner, 200);
     const transfer = (headers: Record<string, string> = {}) =>
       api.post(
@@ -453,8 +443,8 @@ describe('ledger end to end: money moves exactly, whatever the concurrency', fun
     for (const field of ['fee', 'exchange_rate', 'converted_amount'])
       expect(v10.body).not.to.have.property(field);
 
-    expect((await settled(owner.token, v11.body.id)).body.status).to.equal('completed');
-    expect((await settled(owner.token, v10.body.id)).body.status).to.equal('completed');
+    expect((await settled(owner, v11.body.id)).status).to.equal('completed');
+    expect((await settled(owner, v10.body.id)).status).to.equal('completed');
     const shown11 = await api.request('GET', `/transaction/${v11.body.id}`, {
       token: owner.token,
       headers: V1_1,
@@ -472,10 +462,10 @@ describe('ledger end to end: money moves exactly, whatever the concurrency', fun
     );
     expect(deposit.body).to.include({ fee: 0 });
     expect(deposit.body).not.to.have.property('exchange_rate');
-    await settled(owner.token, deposit.body.id);
+    await settled(owner, deposit.body.id);
 
-    const credited = await api.get(`/account/${eur}/balance`, owner.token);
-    expect(credited.body.balance).to.be.closeTo(2 * v11.body.converted_amount, 0.001);
+    const credited = await owner.client.balances.get(eur);
+    expect(credited.balance).to.be.closeTo(2 * v11.body.converted_amount, 0.001);
     expect(await balanceOf(owner)).to.include({ balance: 180.7 }); // 200 − 2 × (10 + 0.15) + 1
   });
 });

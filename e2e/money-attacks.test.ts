@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { apiClient, type ApiClient, type ApiResponse } from './api-client.js';
+import { createPaymentsClient, type PaymentsClient } from '@payments/client';
+import { rawApi, signUp as signUpAt, type ApiResponse, type RawApi } from './support/api.js';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 import { inPool, sleep } from './support/concurrency.js';
 import { auditOf, expectBooksBalance, systemBalance, type AuditReport } from './support/ledger-audit.js';
@@ -20,6 +21,7 @@ const SETTLE_MS = 750;
 interface Owner {
   token: string;
   userId: string;
+  client: PaymentsClient<'1.1'>;
 }
 
 /** Money in minor units of a currency with `exponent` decimals, from a JSON number of major units. */
@@ -33,7 +35,7 @@ const unclaimedTotal = (report: AuditReport) =>
 describe('money attacks end to end: no value created, none lost', function () {
   this.timeout(180_000);
   let system: TestSystem;
-  let api: ApiClient;
+  let api: RawApi;
   let openapi: OpenApiValidator;
   let adminToken: string;
 
@@ -56,11 +58,13 @@ describe('money attacks end to end: no value created, none lost', function () {
         },
       },
     });
-    api = apiClient(system.gatewayUrl);
+    api = rawApi(system.gatewayUrl);
     openapi = await loadOpenApiValidator(system.gatewayUrl);
-    const login = await api.post('/auth/login', { username: ADMIN.username, password: ADMIN.password });
-    expect(login.status, login.text).to.equal(200);
-    adminToken = login.body.token;
+    const login = await createPaymentsClient({ baseUrl: system.gatewayUrl }).auth.login({
+      username: ADMIN.username,
+      password: ADMIN.password,
+    });
+    adminToken = login.token;
   });
 
   let failures = 0;
@@ -76,26 +80,19 @@ describe('money attacks end to end: no value created, none lost', function () {
   });
 
   const signUp = async (): Promise<Owner> => {
-    const { token, userId } = await api.signUp();
-    return { token, userId };
+    const { token, userId, client } = await signUpAt(system.gatewayUrl);
+    return { token, userId, client };
   };
 
-  const openAccount = async (owner: Owner, currency = 'USD') => {
-    const response = await api.post('/account', { currency }, owner.token);
-    expect(response.status, response.text).to.equal(201);
-    return response.body.id as string;
-  };
+  const openAccount = async (owner: Owner, currency = 'USD') =>
+    (await owner.client.accounts.open({ currency })).id;
 
-  const balanceOf = async (owner: Owner, accountId: string) => {
-    const response = await api.get(`/account/${accountId}/balance`, owner.token);
-    expect(response.status, response.text).to.equal(200);
-    return response.body as { balance: number; available_balance: number };
-  };
+  const balanceOf = (owner: Owner, accountId: string) => owner.client.balances.get(accountId);
 
   const settled = (owner: Owner, transactionId: string) =>
     eventually(
-      () => api.get(`/transaction/${transactionId}`, owner.token),
-      (response) => response.body?.status !== 'pending',
+      () => owner.client.transactions.get(transactionId),
+      (transaction) => transaction.status !== 'pending',
       { timeoutMs: 20_000 },
     );
 
@@ -116,18 +113,12 @@ describe('money attacks end to end: no value created, none lost', function () {
 
   /** Deposits and has the provider confirm it; resolves with the amount credited (the deposit less its fee). */
   const fund = async (owner: Owner, accountId: string, amount: number, currency = 'USD', exponent = 2) => {
-    const accepted = await post(owner, `/account/${accountId}/deposit`, { amount, currency });
-    expect(accepted.status, accepted.text).to.equal(202);
+    const accepted = await owner.client.money.deposit(accountId, { amount, currency });
     await deliver(
-      providerEvent(
-        'payment_intent.succeeded',
-        accepted.body.id,
-        minor(amount, exponent),
-        currency.toLowerCase(),
-      ),
+      providerEvent('payment_intent.succeeded', accepted.id, minor(amount, exponent), currency.toLowerCase()),
     );
-    expect((await settled(owner, accepted.body.id)).body.status).to.equal('completed');
-    return amount - accepted.body.fee;
+    expect((await settled(owner, accepted.id)).status).to.equal('completed');
+    return amount - accepted.fee;
   };
 
   const transfer = (owner: Owner, from: string, to: string, amount: number, currency = 'USD') =>
@@ -170,14 +161,13 @@ describe('money attacks end to end: no value created, none lost', function () {
         // 0.01 × 157.21 = 1.5721 JPY: half up credited 2 (40 JPY for 0.20 USD); rounded down it is 1.
         expect(out.body.converted_amount).to.equal(1);
       }
-      for (const out of outs)
-        expect((await settled(attacker, out.body.id)).body.status).to.equal('completed');
+      for (const out of outs) expect((await settled(attacker, out.body.id)).status).to.equal('completed');
       expect((await balanceOf(attacker, yen)).balance).to.equal(20);
       expect((await scaledValue()) <= start, 'value after the transfers out').to.equal(true);
 
       const back = await transfer(attacker, yen, dollars, 20, 'JPY');
       expect(back.status, back.text).to.equal(202);
-      expect((await settled(attacker, back.body.id)).body.status).to.equal('completed');
+      expect((await settled(attacker, back.body.id)).status).to.equal('completed');
       // 20 JPY at the served rate (1 / 157.21, rounded down) is 0.1272 USD → 0.12.
       expect(back.body.converted_amount).to.equal(0.12);
       expect(await balanceOf(attacker, dollars)).to.include({ balance: 0.91, available_balance: 0.91 });
@@ -213,7 +203,7 @@ describe('money attacks end to end: no value created, none lost', function () {
         );
       }
       for (const accepted of [whole, ...pieces]) {
-        expect((await settled(splitter, accepted.body.id)).body.status).to.equal('completed');
+        expect((await settled(splitter, accepted.body.id)).status).to.equal('completed');
       }
       // 9.85 for the whole, 0.98 for each piece: splitting costs more, never less.
       expect(await balanceOf(splitter, account)).to.include({ balance: 19.65, available_balance: 19.65 });
@@ -224,10 +214,7 @@ describe('money attacks end to end: no value created, none lost', function () {
 
   describe('expiry: a payout handed to the provider is never released by a timer', () => {
     const awaitingGauge = async () => {
-      const metrics = await fetch(`${system.urls.ledger}/metrics`, {
-        headers: { authorization: `Bearer ${system.serviceToken}` },
-      });
-      const text = await metrics.text();
+      const { text } = await rawApi(system.urls.ledger).get('/metrics', system.serviceToken);
       const line = text.split('\n').find((l) => l.startsWith('ledger_withdrawals_awaiting_reconciliation'));
       expect(line, 'the gauge is exported').to.be.a('string');
       return Number(line?.split(' ').pop());
@@ -259,9 +246,7 @@ describe('money attacks end to end: no value created, none lost', function () {
       expect(found).to.include({ status: 'pending', type: 'withdrawal', amount, user_id: owner.userId });
       // Past its expiry, through several sweeps: still pending, the hold still held.
       await sleep(SETTLE_MS);
-      expect((await api.get(`/transaction/${withdrawal.body.id}`, owner.token)).body.status).to.equal(
-        'pending',
-      );
+      expect((await owner.client.transactions.get(withdrawal.body.id)).status).to.equal('pending');
       expect(await balanceOf(owner, account)).to.include({
         balance: credited,
         available_balance: Math.round((credited - amount) * 100) / 100,
@@ -284,7 +269,7 @@ describe('money attacks end to end: no value created, none lost', function () {
       const paid = providerEvent('payout.paid', id, 2000);
       await deliver(paid);
       await deliver({ ...paid, id: `evt_${randomUUID()}` });
-      expect((await settled(owner, id)).body.status).to.equal('completed');
+      expect((await settled(owner, id)).status).to.equal('completed');
       await sleep(SETTLE_MS);
       const after = credited - 20;
       expect(await balanceOf(owner, account)).to.include({ balance: after, available_balance: after });
@@ -299,7 +284,7 @@ describe('money attacks end to end: no value created, none lost', function () {
       const accepted = await post(owner, `/account/${account}/deposit`, { amount: 40, currency: 'USD' });
       expect(accepted.status, accepted.text).to.equal(202);
       const expired = await settled(owner, accepted.body.id);
-      expect(expired.body).to.include({
+      expect(expired).to.include({
         status: 'canceled',
         failure_reason: 'No payment arrived in time; the deposit expired',
       });
@@ -312,16 +297,7 @@ describe('money attacks end to end: no value created, none lost', function () {
         deliver({ ...captured, id: `evt_${randomUUID()}` }),
       ]);
       const credit = await eventually(
-        async () =>
-          (
-            await api.request('GET', '/transactions?type=reversal&limit=100', {
-              token: owner.token,
-              headers: V1_1,
-            })
-          ).body.data as {
-            original_transaction_id: string;
-            status: string;
-          }[],
+        async () => (await owner.client.transactions.listPage({ type: 'reversal', limit: 100 })).data,
         (found) =>
           found.some((t) => t.original_transaction_id === accepted.body.id && t.status === 'completed'),
       );
@@ -330,9 +306,7 @@ describe('money attacks end to end: no value created, none lost', function () {
       await sleep(SETTLE_MS);
       // Credited as the deposit would have been: less its 0.5 % fee.
       expect(await balanceOf(owner, account)).to.include({ balance: 39.8, available_balance: 39.8 });
-      expect((await api.get(`/transaction/${accepted.body.id}`, owner.token)).body.status).to.equal(
-        'canceled',
-      );
+      expect((await owner.client.transactions.get(accepted.body.id)).status).to.equal('canceled');
     });
 
     it('releases the hold once on a late payout.failed (sent twice)', async () => {
@@ -340,7 +314,7 @@ describe('money attacks end to end: no value created, none lost', function () {
       const failed = providerEvent('payout.failed', id, 500);
       await deliver(failed);
       await deliver({ ...failed, id: `evt_${randomUUID()}` });
-      expect((await settled(owner, id)).body.status).to.equal('failed');
+      expect((await settled(owner, id)).status).to.equal('failed');
       await sleep(SETTLE_MS);
       expect(await balanceOf(owner, account)).to.include({ balance: credited, available_balance: credited });
       expect((await reconciliation()).body.data.map((found: { id: string }) => found.id)).not.to.include(id);
@@ -397,12 +371,12 @@ describe('money attacks end to end: no value created, none lost', function () {
           outcomes.push('refused');
           expect(deleted.status, deleted.text).to.equal(422);
           for (const answer of accepted(depositAnswers)) {
-            expect((await settled(leaver, answer.body.id)).body.status).to.equal('completed');
+            expect((await settled(leaver, answer.body.id)).status).to.equal('completed');
           }
           // A transfer completes, or (on a machine slow enough to outlast the short hold expiry) is canceled.
           const received: ApiResponse[] = [];
           for (const answer of accepted(transferAnswers)) {
-            const status = (await settled(sender, answer.body.id)).body.status;
+            const status = (await settled(sender, answer.body.id)).status;
             expect(['completed', 'canceled']).to.include(status);
             if (status === 'completed') received.push(answer);
           }

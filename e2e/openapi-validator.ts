@@ -1,5 +1,6 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { createPaymentsClient } from '@payments/client';
 
 // ajv-formats ships CommonJS with a default export; under NodeNext it arrives wrapped.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -26,9 +27,16 @@ export interface OpenApiValidator {
 
 /** Fetches the document a gateway serves and validates responses against it with ajv (JSON Schema 2020-12). */
 export async function loadOpenApiValidator(gatewayUrl: string): Promise<OpenApiValidator> {
-  const response = await fetch(`${gatewayUrl}/openapi.json`);
-  if (!response.ok) throw new Error(`/openapi.json answered ${response.status}`);
-  const document = (await response.json()) as Json;
+  const response = await createPaymentsClient({ baseUrl: gatewayUrl }).rawRequest<Json>(
+    'GET',
+    '/openapi.json',
+    {
+      versioned: false,
+      auth: false,
+    },
+  );
+  if (response.status !== 200 || !response.body) throw new Error(`/openapi.json answered ${response.status}`);
+  const document = response.body;
   const components = document.components as Json;
   const paths = document.paths as Record<string, Json>;
   const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false }));

@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { apiClient, type ApiClient } from './api-client.js';
+import { createPaymentsClient } from '@payments/client';
+import { depositConfirmed, rawApi, signUp, type RawApi, type RawCall } from './support/api.js';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 import { providerSignature } from './support/provider-events.js';
 import {
@@ -11,17 +12,15 @@ import {
 
 const ADMIN = { username: 'openapi_admin', email: 'openapi-admin@example.com', password: 'admin-pass-123' };
 
-type RequestOptions = Parameters<ApiClient['request']>[2];
-
 describe('the OpenAPI document against the running system', function () {
   this.timeout(120_000);
   let system: TestSystem;
-  let api: ApiClient;
+  let api: RawApi;
   let openapi: OpenApiValidator;
   let receiver: TestReceiver;
 
   /** Every answer of this suite is checked against the document the gateway serves. */
-  const call = async (method: string, path: string, options: RequestOptions = {}) => {
+  const call = async (method: string, path: string, options: RawCall = {}) => {
     const response = await api.request(method, path, options);
     openapi.check(method, path, response);
     return response;
@@ -45,7 +44,7 @@ describe('the OpenAPI document against the running system', function () {
         },
       },
     });
-    api = apiClient(system.gatewayUrl);
+    api = rawApi(system.gatewayUrl);
     openapi = await loadOpenApiValidator(system.gatewayUrl);
   });
 
@@ -277,7 +276,7 @@ describe('the OpenAPI document against the running system', function () {
       token,
     });
     expect(rotated.status, rotated.text).to.equal(200);
-    await api.depositConfirmed(token, accountId, 1, 'USD');
+    await depositConfirmed(createPaymentsClient({ baseUrl: system.gatewayUrl, token }), accountId, 1, 'USD');
     const log = await eventually(
       () => call('GET', `/webhook-endpoints/${id}/deliveries?limit=5`, { token }),
       (response) => response.body?.data?.[0]?.status === 'succeeded',
@@ -297,7 +296,7 @@ describe('the OpenAPI document against the running system', function () {
       body: { username: ADMIN.username, password: ADMIN.password },
     });
     expect(admin.status, admin.text).to.equal(200);
-    const other = await api.signUp();
+    const other = await signUp(system.gatewayUrl);
     const locked = await call('PATCH', `/admin/users/${other.userId}/status`, {
       body: { status: 'disabled' },
       token: admin.body.token,
@@ -345,7 +344,7 @@ describe('the OpenAPI document against the running system', function () {
     expect(overdrawn.status, overdrawn.text).to.equal(200);
     expect((await call('GET', '/admin/overdrawn-accounts', { token })).status).to.equal(403);
 
-    const leaving = await api.signUp();
+    const leaving = await signUp(system.gatewayUrl);
     const refreshed = await call('POST', '/auth/refresh', { token: leaving.token });
     expect(refreshed.status, refreshed.text).to.equal(200);
     expect(

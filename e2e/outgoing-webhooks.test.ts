@@ -8,7 +8,8 @@ import addFormatsModule from 'ajv-formats';
 import Stripe from 'stripe';
 import { eventually, startSystem, type TestSystem } from '@payments/testkit';
 import { runPayments } from '../cli/test/run-cli.js';
-import { apiClient, type ApiClient } from './api-client.js';
+import type { PaymentsClient } from '@payments/client';
+import { rawApi, signUp, type RawApi } from './support/api.js';
 import { providerSignature } from './support/provider-events.js';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 import {
@@ -32,7 +33,7 @@ const eventOf = (call: ReceivedCall) => JSON.parse(call.body) as DeliveredEvent;
 describe('outgoing webhooks end to end, through the gateway', function () {
   this.timeout(180_000);
   let system: TestSystem;
-  let api: ApiClient;
+  let api: RawApi;
   let receiver: TestReceiver;
   let openapi: OpenApiValidator;
 
@@ -50,7 +51,7 @@ describe('outgoing webhooks end to end, through the gateway', function () {
         },
       },
     });
-    api = apiClient(system.gatewayUrl);
+    api = rawApi(system.gatewayUrl);
     openapi = await loadOpenApiValidator(system.gatewayUrl);
   });
 
@@ -88,18 +89,16 @@ describe('outgoing webhooks end to end, through the gateway', function () {
     return created.body as { id: string; secret: string };
   };
 
-  const openAccountAndDeposit = async (token: string, amount: number) => {
-    const account = await api.post('/account', { currency: 'USD' }, token);
-    expect(account.status, account.text).to.equal(201);
-    const deposit = await api.post(`/account/${account.body.id}/deposit`, { amount, currency: 'USD' }, token);
-    expect(deposit.status, deposit.text).to.equal(202);
-    return { accountId: account.body.id as string, transactionId: deposit.body.id as string };
+  const openAccountAndDeposit = async (client: PaymentsClient<'1.1'>, amount: number) => {
+    const account = await client.accounts.open({ currency: 'USD' });
+    const deposit = await client.money.deposit(account.id, { amount, currency: 'USD' });
+    return { accountId: account.id, transactionId: deposit.id };
   };
 
   it('delivers one signed transaction.completed for a deposit, verified by the stripe package', async () => {
-    const { token } = await api.signUp();
+    const { token, client } = await signUp(system.gatewayUrl);
     const endpoint = await register(token, '/deposit', ['transaction.completed']);
-    const { transactionId } = await openAccountAndDeposit(token, 42.5);
+    const { transactionId } = await openAccountAndDeposit(client, 42.5);
     const calls = await eventually(
       async () => receiver.calls('/deposit'),
       (found) => found.length > 0,
@@ -123,12 +122,9 @@ describe('outgoing webhooks end to end, through the gateway', function () {
       type: 'deposit',
     });
     expect(verified.data.object).to.have.property('fee');
-    const transaction = await api.request('GET', `/transaction/${transactionId}`, {
-      token,
-      headers: { 'x-api-version': '1.1' },
-    });
+    const transaction = await client.transactions.get(transactionId);
     // The event carries the transaction as its owner reads it, without what the provider made for it.
-    const { provider_payment: providerPayment, ...shown } = transaction.body;
+    const { provider_payment: providerPayment, ...shown } = transaction;
     expect(providerPayment).to.have.property('reference');
     expect(verified.data.object).to.deep.equal(shown);
 
@@ -140,10 +136,10 @@ describe('outgoing webhooks end to end, through the gateway', function () {
   });
 
   it('announces a failed payment attempt as transaction.updated, then the cancellation as transaction.canceled', async () => {
-    const { token } = await api.signUp();
+    const { token, client } = await signUp(system.gatewayUrl);
     const endpoint = await register(token, '/declined', ['transaction.updated', 'transaction.canceled']);
     // The sandbox declines amounts whose minor units end in 13, then cancels the payment.
-    const { transactionId } = await openAccountAndDeposit(token, 10.13);
+    const { transactionId } = await openAccountAndDeposit(client, 10.13);
     const calls = await eventually(
       async () => receiver.calls('/declined'),
       (found) => found.length >= 2,
@@ -165,18 +161,18 @@ describe('outgoing webhooks end to end, through the gateway', function () {
     expect(updated?.data.object.failure_reason).to.be.a('string').with.length.greaterThan(0);
     expect(canceled?.type).to.equal('transaction.canceled');
     expect(canceled?.data.object).to.include({ id: transactionId, status: 'canceled' });
-    const final = await api.get(`/transaction/${transactionId}`, token);
-    expect(final.body).to.include({
+    const final = await client.transactions.get(transactionId);
+    expect(final).to.include({
       status: 'canceled',
       failure_reason: 'canceled at the provider (abandoned)',
     });
   });
 
   it('gets the event to a receiver that fails three times on the fourth attempt', async () => {
-    const { token } = await api.signUp();
+    const { token, client } = await signUp(system.gatewayUrl);
     const endpoint = await register(token, '/flaky', ['transaction.completed']);
     receiver.on('/flaky', (n) => (n <= 3 ? { status: 500, body: 'try later' } : { status: 200 }));
-    await openAccountAndDeposit(token, 10);
+    await openAccountAndDeposit(client, 10);
     const calls = await eventually(
       async () => receiver.calls('/flaky'),
       (found) => found.length >= 4,
@@ -208,9 +204,9 @@ describe('outgoing webhooks end to end, through the gateway', function () {
   });
 
   it('delivers account.created and user.updated as the API renders them, and keeps other users out', async () => {
-    const me = await api.signUp();
+    const me = await signUp(system.gatewayUrl);
     const endpoint = await register(me.token, '/mine', ['account.created', 'user.updated'], '1.0');
-    const account = await api.post('/account', { currency: 'USD' }, me.token);
+    const account = await me.client.accounts.open({ currency: 'USD' });
     const renamed = await api.put(`/user/${me.userId}`, { username: `${me.username}_x` }, me.token);
     expect(renamed.status, renamed.text).to.equal(200);
     const calls = await eventually(
@@ -221,10 +217,10 @@ describe('outgoing webhooks end to end, through the gateway', function () {
       },
     );
     const byType = Object.fromEntries(calls.map((c) => [eventOf(c).type, eventOf(c)]));
-    expect(byType['account.created']?.data.object).to.include({ id: account.body.id, balance: 0 });
+    expect(byType['account.created']?.data.object).to.include({ id: account.id, balance: 0 });
     expect(byType['user.updated']?.data.object).to.deep.equal(renamed.body);
 
-    const other = await api.signUp();
+    const other = await signUp(system.gatewayUrl);
     for (const [method, path] of [
       ['GET', `/webhook-endpoints/${endpoint.id}`],
       ['DELETE', `/webhook-endpoints/${endpoint.id}`],
@@ -236,11 +232,11 @@ describe('outgoing webhooks end to end, through the gateway', function () {
   });
 
   it('delivers transaction.reversed for a refund of a deposit, the reversal rendered like the API does', async () => {
-    const { token } = await api.signUp();
+    const { token, client } = await signUp(system.gatewayUrl);
     await register(token, '/reversed', ['transaction.reversed']);
-    const { transactionId } = await openAccountAndDeposit(token, 100);
+    const { transactionId } = await openAccountAndDeposit(client, 100);
     await eventually(
-      async () => (await api.get(`/transaction/${transactionId}`, token)).body.status,
+      async () => (await client.transactions.get(transactionId)).status,
       (status) => status === 'completed',
     );
     const body = JSON.stringify({
@@ -282,18 +278,15 @@ describe('outgoing webhooks end to end, through the gateway', function () {
     const event = eventOf(call!);
     expect(event.type).to.equal('transaction.reversed');
     expect(event.data.object).to.include({ type: 'reversal', amount: 25, status: 'completed' });
-    const reversal = await api.request('GET', `/transaction/${String(event.data.object.id)}`, {
-      token,
-      headers: { 'x-api-version': '1.1' },
-    });
-    expect(event.data.object).to.deep.equal(reversal.body);
+    const reversal = await client.transactions.get(String(event.data.object.id));
+    expect(event.data.object).to.deep.equal(reversal);
   });
 
   it('loses nothing when the delivery process is killed mid-flight', async () => {
-    const { token } = await api.signUp();
+    const { token, client } = await signUp(system.gatewayUrl);
     await register(token, '/crash', ['transaction.completed']);
     receiver.on('/crash', (n) => (n === 1 ? 'hang' : { status: 200 }));
-    const { transactionId } = await openAccountAndDeposit(token, 7);
+    const { transactionId } = await openAccountAndDeposit(client, 7);
     await eventually(
       async () => receiver.calls('/crash'),
       (found) => found.length >= 1,
@@ -301,7 +294,7 @@ describe('outgoing webhooks end to end, through the gateway', function () {
     );
     await system.kill('webhook-delivery', 'SIGKILL');
     // Events published while it is down wait in its queue.
-    const second = await openAccountAndDeposit(token, 8);
+    const second = await openAccountAndDeposit(client, 8);
     await system.restart('webhook-delivery');
     const calls = await eventually(
       async () => receiver.calls('/crash').map((c) => eventOf(c).data.object.id),
@@ -315,7 +308,7 @@ describe('outgoing webhooks end to end, through the gateway', function () {
   });
 
   it('documents every webhook endpoint operation it answers (OpenAPI)', async () => {
-    const { token } = await api.signUp();
+    const { token } = await signUp(system.gatewayUrl);
     const endpoint = await register(token, '/docs', ['transaction.failed']);
     expect((await call('GET', '/webhook-endpoints', token)).status).to.equal(200);
     expect((await call('GET', `/webhook-endpoints/${endpoint.id}`, token)).status).to.equal(200);
@@ -340,16 +333,13 @@ describe('outgoing webhooks end to end, through the gateway', function () {
     expect(refused.status).to.equal(400);
     expect((await call('DELETE', `/webhook-endpoints/${endpoint.id}`, token)).status).to.equal(204);
     expect((await call('GET', `/webhook-endpoints/${endpoint.id}`, token)).status).to.equal(404);
-    const metrics = await fetch(`${system.urls['webhook-delivery']}/metrics`, {
-      headers: { authorization: `Bearer ${system.serviceToken}` },
-    });
-    const text = await metrics.text();
+    const { text } = await rawApi(system.urls['webhook-delivery']).get('/metrics', system.serviceToken);
     expect(text).to.match(/webhook_deliveries_succeeded_total\{[^}]*\} [1-9]/);
     expect(text).to.match(/webhook_delivery_queue_depth/);
   });
 
   it('manages endpoints and reads the delivery log from the CLI', async () => {
-    const user = await api.signUp();
+    const user = await signUp(system.gatewayUrl);
     const configHome = await mkdtemp(path.join(tmpdir(), 'payments-cli-'));
     const payments = async (...args: string[]) => {
       const run = await runPayments(args, {
@@ -379,7 +369,7 @@ describe('outgoing webhooks end to end, through the gateway', function () {
       const unknown = await payments('webhook', 'create', `${receiver.url}/x`, '--event', 'money.printed');
       expect(unknown.code).to.not.equal(0);
 
-      await openAccountAndDeposit(user.token, 3);
+      await openAccountAndDeposit(user.client, 3);
       await eventually(
         async () => receiver.calls('/cli'),
         (calls) => calls.length === 1,

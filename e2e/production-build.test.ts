@@ -13,7 +13,7 @@ import {
   testServiceToken,
   type TestSystem,
 } from '@payments/testkit';
-import { apiClient } from './api-client.js';
+import { rawApi, signUp } from './support/api.js';
 import { expectBooksBalance } from './support/ledger-audit.js';
 import { pnpmCommand } from './support/pnpm-start.js';
 
@@ -24,30 +24,24 @@ const PLAIN_NODE = { NODE_OPTIONS: '' };
 
 /** A deposit through the gateway, confirmed by the sandbox's signed webhook, read back completed. */
 async function depositToCompletion(system: TestSystem): Promise<void> {
-  const api = apiClient(system.gatewayUrl);
-  const { token } = await api.signUp();
-  const account = await api.post('/account', { currency: 'EUR' }, token);
-  expect(account.status, account.text).to.equal(201);
-  const accepted = await api.post(
-    `/account/${account.body.id}/deposit`,
-    { amount: '42.50', currency: 'EUR' },
-    token,
-  );
-  expect(accepted.status, accepted.text).to.equal(202);
+  const { client } = await signUp(system.gatewayUrl);
+  const account = await client.accounts.open({ currency: 'EUR' });
+  const accepted = await client.money.deposit(account.id, { amount: '42.50', currency: 'EUR' });
+  expect(accepted.status).to.equal('pending');
   const transaction = await eventually(
-    () => api.get(`/transaction/${accepted.body.id}`, token),
-    (response) => response.body?.status === 'completed',
+    () => client.transactions.get(accepted.id),
+    (found) => found.status === 'completed',
     { timeoutMs: 20_000 },
   );
-  expect(transaction.body).to.include({ status: 'completed', amount: 42.5, currency: 'EUR' });
-  const balance = await api.get(`/account/${account.body.id}/balance`, token);
-  expect(balance.body).to.include({ balance: 42.5, currency: 'EUR' });
+  expect(transaction).to.include({ status: 'completed', amount: 42.5, currency: 'EUR' });
+  const balance = await client.balances.get(account.id);
+  expect(balance).to.include({ balance: 42.5, currency: 'EUR' });
   await expectBooksBalance(system.urls.ledger);
 }
 
 /** What the code reads besides its own modules: the currency data files, the Swagger UI assets. */
 async function expectAssetsServed(system: TestSystem): Promise<void> {
-  const api = apiClient(system.gatewayUrl);
+  const api = rawApi(system.gatewayUrl);
   const chf = await api.get('/api/currencies/chf');
   expect(chf.status, chf.text).to.equal(200);
   expect(chf.body).to.include({ code: 'CHF', name: 'Swiss Franc' });
@@ -312,7 +306,8 @@ describe('the production images’ contents: per service, compiled code and prod
       await system.restart(service);
       const ready = await eventually(
         () =>
-          fetch(`${system.urls[service]}/ready`, { headers: { authorization: `Bearer ${testServiceToken}` } })
+          rawApi(system.urls[service])
+            .get('/ready', testServiceToken)
             .then((response) => response.status)
             .catch(() => 0),
         (status) => status === 200,

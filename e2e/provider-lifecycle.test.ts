@@ -6,7 +6,8 @@ import { expect } from 'chai';
 import Stripe from 'stripe';
 import { runPayments } from '../cli/test/run-cli.js';
 import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { apiClient, type ApiClient } from './api-client.js';
+import { createPaymentsClient, type PaymentsClient } from '@payments/client';
+import { rawApi, signUp, type RawApi } from './support/api.js';
 import { auditOf, expectBooksBalance, systemBalance } from './support/ledger-audit.js';
 
 /** stripe-node pointed at the system's sandbox, with the key the ledger calls it with: the platform's view. */
@@ -23,6 +24,7 @@ function sandboxStripe(system: TestSystem): Stripe {
 interface Payer {
   token: string;
   accountId: string;
+  client: PaymentsClient<'1.1'>;
 }
 
 /**
@@ -33,14 +35,14 @@ interface Payer {
 describe('deposits paid at the provider (the sandbox plays Stripe), end to end', function () {
   this.timeout(120_000);
   let system: TestSystem;
-  let api: ApiClient;
+  let api: RawApi;
   let stripe: Stripe;
   let failures = 0;
 
   before(async () => {
     // Nobody pays on their own here: each test pays as the client would, or does not.
     system = await startSystem({ serviceEnv: { 'provider-sandbox': { SANDBOX_AUTO_CONFIRM: 'false' } } });
-    api = apiClient(system.gatewayUrl);
+    api = rawApi(system.gatewayUrl);
     stripe = sandboxStripe(system);
   });
   afterEach(async function () {
@@ -53,38 +55,32 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
   });
 
   const payer = async (): Promise<Payer> => {
-    const user = await api.signUp();
-    const account = await api.post('/account', { currency: 'USD' }, user.token);
-    expect(account.status, account.text).to.equal(201);
-    return { token: user.token, accountId: account.body.id };
+    const { token, client } = await signUp(system.gatewayUrl);
+    const account = await client.accounts.open({ currency: 'USD' });
+    return { token, client, accountId: account.id };
   };
-  /** A deposit or withdrawal accepted (202); resolves with its transaction id. */
+  /** A deposit or withdrawal accepted (pending); resolves with its transaction id. */
   const move = async (operation: 'deposit' | 'withdraw', who: Payer, amount: number) => {
-    const accepted = await api.post(
-      `/account/${who.accountId}/${operation}`,
-      { amount, currency: 'USD' },
-      who.token,
-    );
-    expect(accepted.status, accepted.text).to.equal(202);
-    return accepted.body.id as string;
+    const accepted = await who.client.money[operation](who.accountId, { amount, currency: 'USD' });
+    expect(accepted.status).to.equal('pending');
+    return accepted.id;
   };
   const deposit = (who: Payer, amount: number) => move('deposit', who, amount);
   /** The PaymentIntent the ledger created for a deposit, as its owner sees it. */
   const paymentOf = async (who: Payer, id: string, timeoutMs = 15_000) => {
     const shown = await eventually(
-      () => api.get(`/transaction/${id}`, who.token),
-      (r) => r.body?.provider_payment?.client_secret !== undefined,
+      () => who.client.transactions.get(id),
+      (transaction) => transaction.provider_payment?.client_secret !== undefined,
       { timeoutMs },
     );
-    return shown.body.provider_payment as { provider: string; reference: string; client_secret: string };
+    return shown.provider_payment as { provider: string; reference: string; client_secret: string };
   };
   const settled = (who: Payer, id: string, status: string) =>
     eventually(
-      () => api.get(`/transaction/${id}`, who.token),
-      (r) => r.body?.status === status,
+      () => who.client.transactions.get(id),
+      (transaction) => transaction.status === status,
     );
-  const balanceOf = async (who: Payer) =>
-    (await api.get(`/account/${who.accountId}/balance`, who.token)).body.balance as number;
+  const balanceOf = async (who: Payer) => (await who.client.balances.get(who.accountId)).balance;
 
   it('creates one PaymentIntent per deposit, for its amount, with the transaction id, shown to the owner alone', async () => {
     const alice = await payer();
@@ -109,10 +105,10 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
       .catch((error: unknown) => error);
     expect(declined).to.be.instanceOf(Stripe.errors.StripeCardError);
     const noted = await eventually(
-      () => api.get(`/transaction/${id}`, alice.token),
-      (r) => r.body?.failure_reason !== null,
+      () => alice.client.transactions.get(id),
+      (transaction) => transaction.failure_reason !== null,
     );
-    expect(noted.body).to.include({ status: 'pending', failure_reason: 'Your card has insufficient funds.' });
+    expect(noted).to.include({ status: 'pending', failure_reason: 'Your card has insufficient funds.' });
 
     const paid = await stripe.paymentIntents.confirm(reference, { payment_method: 'pm_card_visa' });
     expect(paid.status).to.equal('succeeded');
@@ -129,7 +125,7 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
     const { reference } = await paymentOf(alice, id);
     await stripe.paymentIntents.cancel(reference, { cancellation_reason: 'requested_by_customer' });
     const canceled = await settled(alice, id, 'canceled');
-    expect(canceled.body.failure_reason).to.match(/requested_by_customer/);
+    expect(canceled.failure_reason).to.match(/requested_by_customer/);
     expect(await balanceOf(alice)).to.equal(0);
   });
 
@@ -150,13 +146,8 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
       () => balanceOf(alice),
       (balance) => balance === 0,
     );
-    const history = await api.get(`/account/${alice.accountId}/transactions?type=reversal`, alice.token);
-    expect(
-      history.body.data.map((t: { amount: number; reversal_reason: string }) => [
-        t.amount,
-        t.reversal_reason,
-      ]),
-    ).to.have.deep.members([
+    const history = await alice.client.transactions.historyPage(alice.accountId, { type: 'reversal' });
+    expect(history.data.map((t) => [t.amount, t.reversal_reason])).to.have.deep.members([
       [5, 'refund'],
       [20, 'refund'],
     ]);
@@ -176,7 +167,7 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
       expect(dispute).to.include({ status: 'needs_response', amount: amount * 100 });
       return dispute!.id;
     };
-    const balance = async () => (await api.get(`/account/${alice.accountId}/balance`, alice.token)).body;
+    const balance = () => alice.client.balances.get(alice.accountId);
 
     const lost = await disputed(30);
     await eventually(balance, (b) => b.balance === 30 && b.available_balance === 0);
@@ -187,11 +178,8 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
     await eventually(balance, (b) => b.balance === 20 && b.available_balance === 0);
     await stripe.disputes.update(won, { evidence: { uncategorized_text: 'winning_evidence' } });
     await eventually(balance, (b) => b.balance === 20 && b.available_balance === 20);
-    const reversals = await api.get(`/account/${alice.accountId}/transactions?type=reversal`, alice.token);
-    expect(reversals.body.data.map((t: { status: string }) => t.status)).to.have.members([
-      'completed',
-      'canceled',
-    ]);
+    const reversals = await alice.client.transactions.historyPage(alice.accountId, { type: 'reversal' });
+    expect(reversals.data.map((t) => t.status)).to.have.members(['completed', 'canceled']);
   });
 
   /** A payer whose deposit of `amount` was paid, with a payout account linked at the provider. */
@@ -201,9 +189,8 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
     const { reference } = await paymentOf(who, id);
     await stripe.paymentIntents.confirm(reference, { payment_method: 'pm_card_visa' });
     await settled(who, id, 'completed');
-    const linked = await api.post('/payout-account', {}, who.token);
-    expect(linked.status, linked.text).to.equal(201);
-    return { who, connected: linked.body.account as string };
+    const linked = await who.client.payoutAccount.link();
+    return { who, connected: linked.account };
   };
   const withdraw = (who: Payer, amount: number) => move('withdraw', who, amount);
 
@@ -212,8 +199,8 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
     expect((await stripe.accounts.retrieve(connected)).metadata).to.have.property('user_id');
     const id = await withdraw(who, 20);
     const done = await settled(who, id, 'completed');
-    expect(done.body.provider_payment.reference).to.match(/^po_/);
-    expect(done.body.provider_payment).not.to.have.property('client_secret');
+    expect(done.provider_payment?.reference).to.match(/^po_/);
+    expect(done.provider_payment).not.to.have.property('client_secret');
     expect(await balanceOf(who)).to.equal(30);
   });
 
@@ -222,9 +209,9 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
     // The sandbox's bank refuses an amount whose minor units end in 13.
     const id = await withdraw(who, 20.13);
     const failed = await settled(who, id, 'failed');
-    expect(failed.body.failure_reason).to.match(/closed/);
-    const balance = await api.get(`/account/${who.accountId}/balance`, who.token);
-    expect(balance.body).to.include({ balance: 50, available_balance: 50 });
+    expect(failed.failure_reason).to.match(/closed/);
+    const balance = await who.client.balances.get(who.accountId);
+    expect(balance).to.include({ balance: 50, available_balance: 50 });
   });
 
   it('lets the CLI pay a deposit as the payer: a declined card shows the failed attempt, a good one completes it', async () => {
@@ -252,12 +239,15 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
       expect(declined.stderr).to.match(/declined: Your card was declined/);
       expect(declined.stderr).to.match(/stays pending/);
       const id = /deposit ([0-9a-f-]{36})/.exec(declined.stderr)?.[1] as string;
-      const login = await api.post('/auth/login', { username, password });
+      const client = createPaymentsClient({
+        baseUrl: system.gatewayUrl,
+        credentials: { username, password },
+      });
       const pending = await eventually(
-        () => api.get(`/transaction/${id}`, login.body.token),
-        (r) => r.body?.failure_reason !== null,
+        () => client.transactions.get(id),
+        (transaction) => transaction.failure_reason !== null,
       );
-      expect(pending.body).to.include({ status: 'pending', failure_reason: 'Your card was declined.' });
+      expect(pending).to.include({ status: 'pending', failure_reason: 'Your card was declined.' });
 
       const paid = await payments('deposit', account, '25', '--pay-with', 'pm_card_visa');
       expect(paid.code, paid.stderr).to.equal(0);
@@ -288,9 +278,9 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
     const alice = await payer();
     const id = await deposit(alice, 33);
     await new Promise((resolve) => setTimeout(resolve, 2_000));
-    const meanwhile = await api.get(`/transaction/${id}`, alice.token);
-    expect(meanwhile.body.status).to.equal('pending');
-    expect(meanwhile.body.provider_payment).to.equal(undefined);
+    const meanwhile = await alice.client.transactions.get(id);
+    expect(meanwhile.status).to.equal('pending');
+    expect(meanwhile.provider_payment).to.equal(undefined);
     await system.restart('provider-sandbox');
     const { reference } = await paymentOf(alice, id, 30_000);
     await stripe.paymentIntents.confirm(reference, { payment_method: 'pm_card_visa' });
@@ -302,7 +292,6 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
 describe('an unpaid deposit expires, and its PaymentIntent is canceled at the provider (the sandbox), end to end', function () {
   this.timeout(120_000);
   let system: TestSystem;
-  let api: ApiClient;
   let stripe: Stripe;
 
   before(async () => {
@@ -312,7 +301,6 @@ describe('an unpaid deposit expires, and its PaymentIntent is canceled at the pr
         'provider-sandbox': { SANDBOX_AUTO_CONFIRM: 'false' },
       },
     });
-    api = apiClient(system.gatewayUrl);
     stripe = sandboxStripe(system);
   });
   after(async () => {
@@ -320,25 +308,21 @@ describe('an unpaid deposit expires, and its PaymentIntent is canceled at the pr
   });
 
   it('cancels the deposit and its PaymentIntent, which can then no longer be paid', async () => {
-    const user = await api.signUp();
-    const account = await api.post('/account', { currency: 'USD' }, user.token);
-    const accepted = await api.post(
-      `/account/${account.body.id}/deposit`,
-      { amount: 9, currency: 'USD' },
-      user.token,
-    );
-    expect(accepted.status, accepted.text).to.equal(202);
+    const { client } = await signUp(system.gatewayUrl);
+    const account = await client.accounts.open({ currency: 'USD' });
+    const accepted = await client.money.deposit(account.id, { amount: 9, currency: 'USD' });
+    expect(accepted.status).to.equal('pending');
     const shown = await eventually(
-      () => api.get(`/transaction/${accepted.body.id}`, user.token),
-      (r) => r.body?.provider_payment !== undefined,
+      () => client.transactions.get(accepted.id),
+      (transaction) => transaction.provider_payment !== undefined,
     );
-    const { reference } = shown.body.provider_payment as { reference: string };
+    const { reference } = shown.provider_payment as { reference: string };
     const canceled = await eventually(
-      () => api.get(`/transaction/${accepted.body.id}`, user.token),
-      (r) => r.body?.status === 'canceled',
+      () => client.transactions.get(accepted.id),
+      (transaction) => transaction.status === 'canceled',
       { timeoutMs: 20_000 },
     );
-    expect(canceled.body.failure_reason).to.match(/expired/);
+    expect(canceled.failure_reason).to.match(/expired/);
     const intent = await eventually(
       () => stripe.paymentIntents.retrieve(reference),
       (found) => found.status === 'canceled',
@@ -349,7 +333,7 @@ describe('an unpaid deposit expires, and its PaymentIntent is canceled at the pr
       .confirm(reference, { payment_method: 'pm_card_visa' })
       .catch((error: unknown) => error);
     expect(late).to.include({ statusCode: 400, code: 'payment_intent_unexpected_state' });
-    expect((await api.get(`/account/${account.body.id}/balance`, user.token)).body.balance).to.equal(0);
+    expect((await client.balances.get(account.id)).balance).to.equal(0);
     await expectBooksBalance(system.urls.ledger);
   });
 });

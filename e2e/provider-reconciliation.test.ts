@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import Stripe from 'stripe';
 import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { apiClient, type ApiClient } from './api-client.js';
+import { createPaymentsClient } from '@payments/client';
+import { rawApi, signUp, type RawApi } from './support/api.js';
 import { auditOf, expectBooksBalance, systemBalance } from './support/ledger-audit.js';
 
 const ADMIN = { username: 'recon_admin', email: 'recon-admin@example.com', password: 'admin-pass-123' };
@@ -21,7 +22,7 @@ interface Forgotten {
 describe("reconciliation with the provider's records, when its events are lost (the sandbox plays Stripe)", function () {
   this.timeout(120_000);
   let system: TestSystem;
-  let api: ApiClient;
+  let api: RawApi;
   let stripe: Stripe;
   let admin: string;
   let failures = 0;
@@ -42,7 +43,7 @@ describe("reconciliation with the provider's records, when its events are lost (
         },
       },
     });
-    api = apiClient(system.gatewayUrl);
+    api = rawApi(system.gatewayUrl);
     const sandbox = new URL(system.urls['provider-sandbox']);
     stripe = new Stripe(system.sandboxApiKey, {
       host: sandbox.hostname,
@@ -50,9 +51,11 @@ describe("reconciliation with the provider's records, when its events are lost (
       protocol: 'http',
       maxNetworkRetries: 0,
     });
-    const login = await api.post('/auth/login', { username: ADMIN.username, password: ADMIN.password });
-    expect(login.status, login.text).to.equal(200);
-    admin = login.body.token;
+    const login = await createPaymentsClient({ baseUrl: system.gatewayUrl }).auth.login({
+      username: ADMIN.username,
+      password: ADMIN.password,
+    });
+    admin = login.token;
   });
   afterEach(async function () {
     if (this.currentTest?.state === 'failed') failures += 1;
@@ -64,11 +67,12 @@ describe("reconciliation with the provider's records, when its events are lost (
   });
 
   const forgotten = async (): Promise<Forgotten[]> => {
-    const answer = await fetch(`${system.urls['provider-sandbox']}/sandbox/forgotten-events`, {
-      headers: { authorization: `Bearer ${system.sandboxApiKey}` },
-    });
+    const answer = await rawApi(system.urls['provider-sandbox']).get(
+      '/sandbox/forgotten-events',
+      system.sandboxApiKey,
+    );
     expect(answer.status).to.equal(200);
-    return ((await answer.json()) as { data: Forgotten[] }).data;
+    return (answer.body as { data: Forgotten[] }).data;
   };
   const forgottenFor = (transactionId: string, type: string) =>
     eventually(forgotten, (events) =>
@@ -95,24 +99,20 @@ describe("reconciliation with the provider's records, when its events are lost (
   };
 
   it('finds each lost event in the records, and each decision books it once: a capture, a refund, a payout', async () => {
-    const user = await api.signUp();
-    const account = (await api.post('/account', { currency: 'USD' }, user.token)).body.id as string;
-    const status = async (id: string) => (await api.get(`/transaction/${id}`, user.token)).body;
-    const balance = async () => (await api.get(`/account/${account}/balance`, user.token)).body;
+    const { client } = await signUp(system.gatewayUrl);
+    const account = (await client.accounts.open({ currency: 'USD' })).id;
+    const status = (id: string) => client.transactions.get(id);
+    const balance = () => client.balances.get(account);
 
     // Paid at the provider; payment_intent.succeeded never arrives.
-    const deposit = await api.post(
-      `/account/${account}/deposit`,
-      { amount: 100, currency: 'USD' },
-      user.token,
-    );
-    expect(deposit.status).to.equal(202);
-    const depositId = deposit.body.id as string;
+    const deposit = await client.money.deposit(account, { amount: 100, currency: 'USD' });
+    expect(deposit.status).to.equal('pending');
+    const depositId = deposit.id;
     const shown = await eventually(
       () => status(depositId),
-      (body) => body?.provider_payment !== undefined,
+      (transaction) => transaction.provider_payment !== undefined,
     );
-    const reference = shown.provider_payment.reference as string;
+    const reference = shown.provider_payment?.reference as string;
     await stripe.paymentIntents.confirm(reference, { payment_method: 'pm_card_visa' });
     await forgottenFor(depositId, 'payment_intent.succeeded');
     expect((await status(depositId)).status).to.equal('pending');
@@ -131,14 +131,10 @@ describe("reconciliation with the provider's records, when its events are lost (
     expect(await balance()).to.include({ balance: 90 });
 
     // Paid out to the bank; payout.paid never arrives.
-    expect((await api.post('/payout-account', {}, user.token)).status).to.equal(201);
-    const withdrawal = await api.post(
-      `/account/${account}/withdraw`,
-      { amount: 30, currency: 'USD' },
-      user.token,
-    );
-    expect(withdrawal.status).to.equal(202);
-    const withdrawalId = withdrawal.body.id as string;
+    await client.payoutAccount.link();
+    const withdrawal = await client.money.withdraw(account, { amount: 30, currency: 'USD' });
+    expect(withdrawal.status).to.equal('pending');
+    const withdrawalId = withdrawal.id;
     await forgottenFor(withdrawalId, 'payout.paid');
     expect((await status(withdrawalId)).status).to.equal('pending');
     const paidOut = await caseOf(withdrawalId);

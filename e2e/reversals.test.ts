@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { eventually, startSystem, type TestSystem } from '@payments/testkit';
 import { runPayments } from '../cli/test/run-cli.js';
-import { apiClient, type ApiClient, type ApiResponse } from './api-client.js';
+import { createPaymentsClient } from '@payments/client';
+import { rawApi, signUp, type ApiResponse, type RawApi, type TestUser } from './support/api.js';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 import { auditOf, expectBooksBalance, systemBalance } from './support/ledger-audit.js';
 import { providerEvent, providerSignature } from './support/provider-events.js';
@@ -27,17 +28,12 @@ interface TransactionBody {
   reversal_reason?: string;
 }
 
-interface Customer {
-  token: string;
-  username: string;
-  password: string;
-  accountId: string;
-}
+type Customer = TestUser & { accountId: string };
 
 describe('reversals end to end: refunds and disputes through the gateway', function () {
   this.timeout(120_000);
   let system: TestSystem;
-  let api: ApiClient;
+  let api: RawApi;
   let openapi: OpenApiValidator;
   let adminToken: string;
   let configHome: string;
@@ -56,11 +52,13 @@ describe('reversals end to end: refunds and disputes through the gateway', funct
         },
       },
     });
-    api = apiClient(system.gatewayUrl);
+    api = rawApi(system.gatewayUrl);
     openapi = await loadOpenApiValidator(system.gatewayUrl);
-    const login = await api.post('/auth/login', { username: ADMIN.username, password: ADMIN.password });
-    expect(login.status, login.text).to.equal(200);
-    adminToken = login.body.token;
+    const login = await createPaymentsClient({ baseUrl: system.gatewayUrl }).auth.login({
+      username: ADMIN.username,
+      password: ADMIN.password,
+    });
+    adminToken = login.token;
     configHome = await mkdtemp(path.join(tmpdir(), 'payments-cli-reversals-'));
   });
 
@@ -77,10 +75,9 @@ describe('reversals end to end: refunds and disputes through the gateway', funct
   });
 
   const customer = async (): Promise<Customer> => {
-    const user = await api.signUp();
-    const account = await api.post('/account', { currency: 'USD' }, user.token);
-    expect(account.status, account.text).to.equal(201);
-    return { ...user, accountId: account.body.id };
+    const user = await signUp(system.gatewayUrl);
+    const account = await user.client.accounts.open({ currency: 'USD' });
+    return { ...user, accountId: account.id };
   };
 
   const deliver = async (event: object) => {
@@ -97,17 +94,11 @@ describe('reversals end to end: refunds and disputes through the gateway', funct
 
   /** A deposit of `amount` USD, completed by a signed payment_intent.succeeded. */
   const deposit = async (owner: Customer, amount: number) => {
-    const accepted = await api.post(
-      `/account/${owner.accountId}/deposit`,
-      { amount, currency: 'USD' },
-      owner.token,
-    );
-    expect(accepted.status, accepted.text).to.equal(202);
-    const id = accepted.body.id as string;
+    const { id } = await owner.client.money.deposit(owner.accountId, { amount, currency: 'USD' });
     expect200(await deliver(providerEvent('payment_intent.succeeded', id, Math.round(amount * 100))));
     await eventually(
-      () => api.get(`/transaction/${id}`, owner.token),
-      (r) => r.body?.status === 'completed',
+      () => owner.client.transactions.get(id),
+      (transaction) => transaction.status === 'completed',
     );
     return id;
   };
@@ -163,11 +154,7 @@ describe('reversals end to end: refunds and disputes through the gateway', funct
   };
   const reversalsOf = async (owner: Customer): Promise<TransactionBody[]> =>
     (await history(owner, '?type=reversal&limit=100')).body.data;
-  const balance = async (owner: Customer) =>
-    (await api.get(`/account/${owner.accountId}/balance`, owner.token)).body as {
-      balance: number;
-      available_balance: number;
-    };
+  const balance = (owner: Customer) => owner.client.balances.get(owner.accountId);
 
   it('books a partial refund and then another, each once however often delivered, linked to the deposit', async () => {
     const owner = await customer();
@@ -242,12 +229,12 @@ describe('reversals end to end: refunds and disputes through the gateway', funct
     const owner = await customer();
     const other = await customer();
     const depositId = await deposit(owner, 100);
-    const sent = await api.post(
-      `/account/${owner.accountId}/transfer`,
-      { amount: 60, currency: 'USD', to_account_id: other.accountId },
-      owner.token,
-    );
-    expect(sent.status, sent.text).to.equal(202);
+    const sent = await owner.client.money.transfer(owner.accountId, {
+      amount: 60,
+      currency: 'USD',
+      to_account_id: other.accountId,
+    });
+    expect(sent.status).to.equal('pending');
     await eventually(
       () => balance(owner),
       (b) => b.balance === 39,
@@ -310,10 +297,8 @@ describe('reversals end to end: refunds and disputes through the gateway', funct
     expect(withdraw.status).to.equal(422);
     const deletion = await api.request(
       'DELETE',
-      `/user/${(await api.get('/accounts', owner.token)).body.data[0].user_id}?confirm=true`,
-      {
-        token: owner.token,
-      },
+      `/user/${(await owner.client.accounts.listPage()).data[0]?.user_id}?confirm=true`,
+      { token: owner.token },
     );
     expect(deletion.status, deletion.text).to.equal(422);
   });
@@ -361,20 +346,18 @@ describe('reversals end to end: refunds and disputes through the gateway', funct
 
   it('refunds a payment captured after its deposit was canceled, from the late payment it was credited as', async () => {
     const owner = await customer();
-    const accepted = await api.post(
-      `/account/${owner.accountId}/deposit`,
-      { amount: 100, currency: 'USD' },
-      owner.token,
-    );
-    const depositId = accepted.body.id as string;
+    const { id: depositId } = await owner.client.money.deposit(owner.accountId, {
+      amount: 100,
+      currency: 'USD',
+    });
     expect200(
       await deliver(
         providerEvent('payment_intent.canceled', depositId, 10000, 'usd', { status: 'canceled' }),
       ),
     );
     await eventually(
-      () => api.get(`/transaction/${depositId}`, owner.token),
-      (r) => r.body?.status === 'canceled',
+      () => owner.client.transactions.get(depositId),
+      (transaction) => transaction.status === 'canceled',
     );
     expect200(await deliver(providerEvent('payment_intent.succeeded', depositId, 10000)));
     await eventually(

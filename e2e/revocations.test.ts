@@ -10,7 +10,8 @@ import {
   type TcpProxy,
   type TestSystem,
 } from '@payments/testkit';
-import { apiClient, type ApiClient } from './api-client.js';
+import { createPaymentsClient } from '@payments/client';
+import { rawApi, signUp, type RawApi } from './support/api.js';
 
 /** Ports of the running system, so an extra process finds its peers. */
 const portsOf = (system: TestSystem) =>
@@ -26,7 +27,6 @@ const hostAndPort = (url: string) => {
 describe('revocations reach every process, whatever started first or reconnected', function () {
   this.timeout(120_000);
   let system: TestSystem;
-  let api: ApiClient;
   const extras: ProcessSystem[] = [];
   const proxies: TcpProxy[] = [];
 
@@ -58,21 +58,18 @@ describe('revocations reach every process, whatever started first or reconnected
   };
 
   const logIn = async (user: { username: string; password: string }) => {
-    const response = await api.post('/auth/login', { username: user.username, password: user.password });
-    expect(response.status, response.text).to.equal(200);
-    return response.body.token as string;
+    const client = createPaymentsClient({ baseUrl: system.gatewayUrl });
+    return (await client.auth.login({ username: user.username, password: user.password })).token;
   };
 
   const loggedOutToken = async () => {
-    const user = await api.signUp();
-    const logout = await api.post('/auth/logout', undefined, user.token);
-    expect(logout.status, logout.text).to.equal(204);
+    const user = await signUp(system.gatewayUrl);
+    await user.client.auth.logout();
     return { user, token: user.token };
   };
 
   before(async () => {
     system = await startSystem({ serviceEnv: { 'provider-sandbox': { SANDBOX_ENABLED: 'false' } } });
-    api = apiClient(system.gatewayUrl);
   });
 
   let failures = 0;
@@ -97,11 +94,11 @@ describe('revocations reach every process, whatever started first or reconnected
     identityProxy.cut();
     const identityUrl = viaProxy(system.urls.identity, identityProxy).replace(/\/$/, '');
     const late = await startExtra(['ledger', 'gateway'], () => ({ IDENTITY_URL: identityUrl }));
-    const gateway = apiClient(late.gatewayUrl);
-    const ledger = apiClient(late.urls.ledger);
+    const gateway = rawApi(late.gatewayUrl);
+    const ledger = rawApi(late.urls.ledger);
 
     // Identity cannot say what was revoked, so no token is judged: not even a logged-out one gets through.
-    for (const client of [gateway, ledger]) {
+    for (const client of [gateway, ledger] as RawApi[]) {
       const refused = await client.get('/accounts', token);
       expect(refused.status, refused.text).to.equal(503);
       expect(refused.body).to.include({ code: 'SERVICE_UNAVAILABLE' });
@@ -119,7 +116,7 @@ describe('revocations reach every process, whatever started first or reconnected
       expect(answer.status, answer.text).to.equal(401);
       expect(answer.body).to.include({ code: 'AUTH_REQUIRED' });
     }
-    const fresh = (await api.signUp()).token;
+    const fresh = (await signUp(system.gatewayUrl)).token;
     expect((await gateway.get('/accounts', fresh)).status).to.equal(200);
     expect((await ledger.get('/accounts', fresh)).status).to.equal(200);
   });
@@ -133,16 +130,15 @@ describe('revocations reach every process, whatever started first or reconnected
       AMQP_URL: amqpUrl,
       ...(service === 'gateway' && { LEDGER_URL: `http://127.0.0.1:${ports.ledger}` }),
     }));
-    const gateway = apiClient(second.gatewayUrl);
-    const ledger = apiClient(second.urls.ledger);
-    const user = await api.signUp();
+    const gateway = rawApi(second.gatewayUrl);
+    const ledger = rawApi(second.urls.ledger);
+    const user = await signUp(system.gatewayUrl);
     expect((await gateway.get('/accounts', user.token)).status).to.equal(200);
 
     brokerProxy.cut();
     // The broker drops the gateway's exclusive broadcast queue with its connection.
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    const logout = await api.post('/auth/logout', undefined, user.token);
-    expect(logout.status, logout.text).to.equal(204);
+    await user.client.auth.logout();
     // The TokenRevoked broadcast went out while this gateway had no queue to receive it.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect((await gateway.get('/accounts', user.token)).status).to.equal(200);

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { startSystem, type TestSystem } from '@payments/testkit';
-import { apiClient, type ApiClient, type ApiResponse } from './api-client.js';
+import { createPaymentsClient, type PaymentsClient } from '@payments/client';
+import { depositConfirmed, rawApi, signUp, type ApiResponse, type RawApi } from './support/api.js';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 import { sleep } from './support/concurrency.js';
 import { expectBooksBalance } from './support/ledger-audit.js';
@@ -33,7 +34,7 @@ function expectConsistent(body: StatementBody) {
 describe('statements and past balances through the gateway', function () {
   this.timeout(120_000);
   let system: TestSystem;
-  let api: ApiClient;
+  let api: RawApi;
   let openapi: OpenApiValidator;
 
   /** Every answer is checked against the OpenAPI document the gateway serves. */
@@ -56,7 +57,7 @@ describe('statements and past balances through the gateway', function () {
         },
       },
     });
-    api = apiClient(system.gatewayUrl);
+    api = rawApi(system.gatewayUrl);
     openapi = await loadOpenApiValidator(system.gatewayUrl);
   });
 
@@ -70,32 +71,22 @@ describe('statements and past balances through the gateway', function () {
     await system?.stop();
   });
 
-  const openAccount = async (token: string) => {
-    const response = await api.post('/account', { currency: 'USD' }, token);
-    expect(response.status, response.text).to.equal(201);
-    return response.body.id as string;
-  };
+  const openAccount = async (client: PaymentsClient<'1.1'>) =>
+    (await client.accounts.open({ currency: 'USD' })).id;
 
-  const transfer = async (token: string, from: string, to: string, amount: number) => {
-    const accepted = await api.post(
-      `/account/${from}/transfer`,
-      { to_account_id: to, amount, currency: 'USD' },
-      token,
-    );
-    expect(accepted.status, accepted.text).to.equal(202);
-    return accepted.body.id as string;
-  };
+  const transfer = async (client: PaymentsClient<'1.1'>, from: string, to: string, amount: number) =>
+    (await client.money.transfer(from, { to_account_id: to, amount, currency: 'USD' })).id;
 
   it('states deposits and transfers with a running balance, in both versions, matching past balances', async () => {
-    const { token } = await api.signUp();
-    const main = await openAccount(token);
-    const savings = await openAccount(token);
-    await api.depositConfirmed(token, main, '250.00', 'USD');
+    const { token, client } = await signUp(system.gatewayUrl);
+    const main = await openAccount(client);
+    const savings = await openAccount(client);
+    await depositConfirmed(client, main, '250.00', 'USD');
     await sleep(20);
     const between = new Date().toISOString();
     await sleep(20);
-    const moved = await transfer(token, main, savings, 100);
-    await expectSettled(token, moved);
+    const moved = await transfer(client, main, savings, 100);
+    await expectSettled(client, moved);
 
     const v11 = await get(`/v1.1/account/${main}/statement?from=2020-01-01T00:00:00Z`, token);
     expect(v11.status, v11.text).to.equal(200);
@@ -136,9 +127,9 @@ describe('statements and past balances through the gateway', function () {
   });
 
   it('pages a CSV statement through the versioned path by following its Link header', async () => {
-    const { token } = await api.signUp();
-    const account = await openAccount(token);
-    for (const amount of ['1.10', '2.20', '3.30']) await api.depositConfirmed(token, account, amount, 'USD');
+    const { token, client } = await signUp(system.gatewayUrl);
+    const account = await openAccount(client);
+    for (const amount of ['1.10', '2.20', '3.30']) await depositConfirmed(client, account, amount, 'USD');
 
     const rows: string[] = [];
     let path = `/v1.1/account/${account}/statement?format=csv&limit=2&from=2020-01-01T00:00:00Z`;
@@ -171,10 +162,10 @@ describe('statements and past balances through the gateway', function () {
   });
 
   it('refuses another user’s statement and past balance as it refuses their balance; an admin may read them', async () => {
-    const owner = await api.signUp();
-    const account = await openAccount(owner.token);
-    await api.depositConfirmed(owner.token, account, '77.77', 'USD');
-    const mallory = await api.signUp();
+    const owner = await signUp(system.gatewayUrl);
+    const account = await openAccount(owner.client);
+    await depositConfirmed(owner.client, account, '77.77', 'USD');
+    const mallory = await signUp(system.gatewayUrl);
     const paths = [
       `/account/${account}/balance`,
       `/v1.1/account/${account}/balance?at=2030-01-01T00:00:00Z`,
@@ -188,19 +179,21 @@ describe('statements and past balances through the gateway', function () {
       expect(refused.text, path).to.not.include('77.77');
       expect((await get(path)).status, path).to.equal(401);
     }
-    const admin = await api.post('/auth/login', { username: ADMIN.username, password: ADMIN.password });
-    expect(admin.status, admin.text).to.equal(200);
-    const read = await get(`/account/${account}/statement`, admin.body.token);
+    const admin = await createPaymentsClient({ baseUrl: system.gatewayUrl }).auth.login({
+      username: ADMIN.username,
+      password: ADMIN.password,
+    });
+    const read = await get(`/account/${account}/statement`, admin.token);
     expect(read.status, read.text).to.equal(200);
     expect(read.body.closing_balance).to.equal(77.77);
   });
 
   it('keeps every statement consistent while transfers between the accounts run', async () => {
-    const { token } = await api.signUp();
-    const a = await openAccount(token);
-    const b = await openAccount(token);
-    await api.depositConfirmed(token, a, '500.00', 'USD');
-    await api.depositConfirmed(token, b, '500.00', 'USD');
+    const { token, client } = await signUp(system.gatewayUrl);
+    const a = await openAccount(client);
+    const b = await openAccount(client);
+    await depositConfirmed(client, a, '500.00', 'USD');
+    await depositConfirmed(client, b, '500.00', 'USD');
 
     let running = true;
     const traffic = (async () => {
@@ -236,7 +229,7 @@ describe('statements and past balances through the gateway', function () {
       sent.every((r) => r.status === 202 || r.status === 422),
       sent.map((r) => r.status).join(),
     ).to.equal(true);
-    for (const r of sent.filter((s) => s.status === 202)) await expectSettled(token, r.body.id);
+    for (const r of sent.filter((s) => s.status === 202)) await expectSettled(client, r.body.id);
     const [ofA, ofB] = await Promise.all([
       get(`/account/${a}/statement?from=2020-01-01T00:00:00Z&limit=1000`, token),
       get(`/account/${b}/statement?from=2020-01-01T00:00:00Z&limit=1000`, token),
@@ -247,12 +240,11 @@ describe('statements and past balances through the gateway', function () {
     expect(cents(ofA.body.closing_balance + ofB.body.closing_balance)).to.equal(cents(1000 - fees));
   });
 
-  async function expectSettled(token: string, transactionId: string) {
-    for (let i = 0; i < 200; i += 1) {
-      const response = await api.get(`/transaction/${transactionId}`, token);
-      if (response.body?.status === 'completed') return;
-      await sleep(50);
-    }
-    throw new Error(`transaction ${transactionId} did not complete`);
+  async function expectSettled(client: PaymentsClient<'1.1'>, transactionId: string) {
+    const settled = await client.transactions.waitUntilSettled(transactionId, {
+      intervalMs: 50,
+      waitMs: 10_000,
+    });
+    expect(settled.status, `transaction ${transactionId}`).to.equal('completed');
   }
 });

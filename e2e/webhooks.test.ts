@@ -15,7 +15,8 @@ import {
   type TcpProxy,
   type TestSystem,
 } from '@payments/testkit';
-import { apiClient, type ApiClient, type ApiResponse } from './api-client.js';
+import { createPaymentsClient, type PaymentsClient } from '@payments/client';
+import { rawApi, signUp, type ApiResponse, type RawApi } from './support/api.js';
 import { sleep } from './support/concurrency.js';
 import { tapEvents, type EventTap } from './support/event-tap.js';
 import { expectBooksBalance } from './support/ledger-audit.js';
@@ -32,6 +33,7 @@ const SETTLE_MS = 750;
 interface Owner {
   token: string;
   accountId: string;
+  client: PaymentsClient<'1.1'>;
 }
 
 function hostAndPort(url: string, fallbackPort: number) {
@@ -42,7 +44,7 @@ function hostAndPort(url: string, fallbackPort: number) {
 describe('webhooks and events end to end: signed, never lost, never twice', function () {
   this.timeout(90_000);
   let system: TestSystem;
-  let api: ApiClient;
+  let api: RawApi;
   let tap: EventTap;
   let ledgerDb: pg.Client;
   let ledgerBroker: TcpProxy;
@@ -75,14 +77,13 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
         WEBHOOK_SECRETS: `${system.webhookSecret},${NEXT_SECRET}`,
       },
     });
-    api = apiClient(system.gatewayUrl);
+    api = rawApi(system.gatewayUrl);
     tap = await tapEvents(amqpUrl, env.AMQP_NAMESPACE as string);
     ledgerDb = new pg.Client({ connectionString: system.environment('ledger').DATABASE_URL });
     await ledgerDb.connect();
-    const { token } = await api.signUp();
-    const account = await api.post('/account', { currency: 'USD' }, token);
-    expect(account.status, account.text).to.equal(201);
-    owner = { token, accountId: account.body.id };
+    const { token, client } = await signUp(system.gatewayUrl);
+    const account = await client.accounts.open({ currency: 'USD' });
+    owner = { token, client, accountId: account.id };
   });
 
   let failures = 0;
@@ -100,34 +101,30 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
     for (const proxy of [ledgerBroker, ingestBroker, ingestDatabase]) await proxy?.close();
   });
 
-  const balance = async () =>
-    (await api.get(`/account/${owner.accountId}/balance`, owner.token)).body as {
-      balance: number;
-      available_balance: number;
-    };
+  const balance = () => owner.client.balances.get(owner.accountId);
 
-  const transaction = async (id: string) => (await api.get(`/transaction/${id}`, owner.token)).body;
+  const transaction = (id: string) => owner.client.transactions.get(id);
 
   const settled = (id: string) =>
     eventually(
       () => transaction(id),
-      (body) => body?.status !== 'pending',
+      (found) => found.status !== 'pending',
       { timeoutMs: 15_000 },
     );
 
+  /** A deposit or withdrawal accepted (pending); resolves with its transaction id. */
   const request = async (
     operation: 'deposit' | 'withdraw',
     amount: number,
     headers?: Record<string, string>,
   ) => {
-    const response = await api.post(
-      `/account/${owner.accountId}/${operation}`,
+    const accepted = await owner.client.money[operation](
+      owner.accountId,
       { amount, currency: 'USD' },
-      owner.token,
-      headers,
+      headers && { headers },
     );
-    expect(response.status, response.text).to.equal(202);
-    return response.body.id as string;
+    expect(accepted.status).to.equal('pending');
+    return accepted.id;
   };
 
   const postProvider = (body: string, header?: string, headers: Record<string, string> = {}) =>
@@ -265,14 +262,14 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
       expect200(await deliver(declined('Your card was declined.')));
       const noted = await eventually(
         () => transaction(deposit),
-        (body) => body?.failure_reason === 'Your card was declined.',
+        (found) => found.failure_reason === 'Your card was declined.',
         { timeoutMs: 15_000 },
       );
       expect(noted).to.include({ status: 'pending' });
       expect200(await deliver(declined('Your card has insufficient funds.')));
       await eventually(
         () => transaction(deposit),
-        (body) => body?.failure_reason === 'Your card has insufficient funds.',
+        (found) => found.failure_reason === 'Your card has insufficient funds.',
         { timeoutMs: 15_000 },
       );
       const success = providerEvent('payment_intent.succeeded', deposit, 1100);
@@ -304,15 +301,10 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
       expect((await balance()).balance).to.equal(before);
     });
 
-    const reversalsOf = async (originalId: string) => {
-      const response = await api.request('GET', '/transactions?type=reversal&limit=100', {
-        token: owner.token,
-        headers: { 'x-api-version': '1.1' },
-      });
-      return (response.body.data as { original_transaction_id?: string }[]).filter(
+    const reversalsOf = async (originalId: string) =>
+      (await owner.client.transactions.listPage({ type: 'reversal', limit: 100 })).data.filter(
         (t) => t.original_transaction_id === originalId,
       );
-    };
 
     it('credits back a paid payout the provider returns, once, through a reversal linked to the withdrawal', async () => {
       await funded(100);
@@ -337,7 +329,7 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
       for (const answer of answers) expect200(answer);
       const [reversal] = await eventually(
         () => reversalsOf(withdrawal),
-        (found) => found.length > 0 && found.every((t) => (t as { status?: string }).status === 'completed'),
+        (found) => found.length > 0 && found.every((t) => t.status === 'completed'),
         { timeoutMs: 15_000 },
       );
       expect(reversal).to.include({
@@ -446,8 +438,14 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
   });
 
   describe('failures', () => {
-    const ready = async (url: string) =>
-      (await fetch(`${url}/ready`, { signal: AbortSignal.timeout(2000) }).catch(() => null))?.status;
+    /** A process's readiness as anyone asks it (no credential); undefined when nothing answers. */
+    const ready = (url: string) =>
+      createPaymentsClient({ baseUrl: url })
+        .rawRequest('GET', '/ready', { versioned: false, auth: false, timeoutMs: 2000 })
+        .then(
+          (answer) => answer.status,
+          () => undefined,
+        );
 
     /** A provider retries until it gets a 200; so does this, briefly. */
     const retryUntilAccepted = (event: object) =>
@@ -644,11 +642,7 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
         ),
       ).to.equal(1);
 
-      const metrics = await (
-        await fetch(`${system.urls.ledger}/metrics`, {
-          headers: { authorization: `Bearer ${system.serviceToken}` },
-        })
-      ).text();
+      const { text: metrics } = await rawApi(system.urls.ledger).get('/metrics', system.serviceToken);
       const deadLettered = /^events_dead_lettered_total\{[^}]*queue="ledger"[^}]*\} (\d+)/m.exec(metrics);
       expect(Number(deadLettered?.[1])).to.be.at.least(2);
     });
@@ -681,11 +675,10 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
     });
 
     it('counts received, rejected, published and duplicate webhook events on /metrics', async () => {
-      const metrics = await (
-        await fetch(`${ingest.urls['webhook-ingest']}/metrics`, {
-          headers: { authorization: `Bearer ${system.serviceToken}` },
-        })
-      ).text();
+      const { text: metrics } = await rawApi(ingest.urls['webhook-ingest']).get(
+        '/metrics',
+        system.serviceToken,
+      );
       for (const name of [
         'webhook_events_received_total',
         'webhook_events_rejected_total',

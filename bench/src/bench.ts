@@ -2,7 +2,6 @@ import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createPaymentsApi } from './harness/api.js';
 import { snapshotCpu, systemLabeler, type CpuUsage } from './harness/cpu-accounting.js';
 import {
   cpuPerOperation,
@@ -590,6 +589,7 @@ function compact(count: number): string {
 }
 
 async function auditLedger(target: Target): Promise<{ ok: boolean; counts?: unknown; error?: string }> {
+  // Raw: the ledger's internal audit route (service token), not an API operation the client covers.
   const client = createHttpClient(target.ledgerUrl, 1, 120_000);
   try {
     const report = await client.json<{ ok: boolean; counts: unknown }>({
@@ -622,12 +622,10 @@ async function main(): Promise<void> {
   const loadBefore = os.loadavg();
   if (settings.profile.length > 0) await rm(PROFILES_DIR, { recursive: true, force: true });
   const target = await openTarget();
-  const api = createPaymentsApi(target.gatewayUrl);
   const db = openLedgerDatabase(target.ledgerDatabaseUrl);
   const labeler = systemLabeler(target.ports, target.databaseSuffix);
   const context: BenchContext = {
     target,
-    api,
     db,
     seconds: settings.seconds,
     log,
@@ -642,7 +640,6 @@ async function main(): Promise<void> {
     log('ledger audit of everything the bench did');
     audit = await auditLedger(target);
   } finally {
-    api.close();
     await db.close();
     await target.stop();
   }

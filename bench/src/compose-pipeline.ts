@@ -1,4 +1,3 @@
-import { createPaymentsApi } from './harness/api.js';
 import { openLedgerDatabase } from './harness/ledger-db.js';
 import { attachTarget } from './harness/target.js';
 import { runLedgerAlone, runSaturatedPipeline } from './scenarios/deposit-pipeline.js';
@@ -16,12 +15,11 @@ const env = process.env;
 const seconds = Number(env.BENCH_SECONDS ?? 10);
 const connections = Number(env.BENCH_WEBHOOK_CONNECTIONS ?? 32);
 const target = attachTarget(env);
-const api = createPaymentsApi(target.gatewayUrl);
 const db = openLedgerDatabase(target.ledgerDatabaseUrl);
 const log = (message: string) => console.error(`[pipeline] ${message}`);
 try {
   log(`${seconds} s of signed webhooks through ${target.gatewayUrl}, ${connections} connections`);
-  const context = { target, api, db, seconds, log, sampleCpu: async () => null };
+  const context = { target, db, seconds, log, sampleCpu: async () => null };
   const run = await runSaturatedPipeline(context, {
     connections,
     ceilingPerSecond: Number(env.BENCH_PIPELINE_CEILING ?? 1500),
@@ -42,6 +40,5 @@ try {
   );
   if (run.credited === 0 || run.credited < run.sent || alone.credited < alone.published) process.exitCode = 1;
 } finally {
-  api.close();
   await db.close();
 }

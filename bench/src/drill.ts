@@ -1,6 +1,5 @@
 import pg from 'pg';
 import { findInfrastructure } from '@payments/testkit';
-import { createPaymentsApi } from './harness/api.js';
 import { createHttpClient } from './harness/http-client.js';
 import { BENCH_APPLICATION, openLedgerDatabase } from './harness/ledger-db.js';
 import { attachTarget, startTarget, type Target } from './harness/target.js';
@@ -97,7 +96,6 @@ async function runSharedSystemDrills(reports: DrillReport[]): Promise<void> {
   const context: DrillContext = {
     target,
     system,
-    api: createPaymentsApi(target.gatewayUrl),
     gateway: createHttpClient(target.gatewayUrl, 128),
     ledgerDb: openLedgerDatabase(target.ledgerDatabaseUrl),
     webhookDb: new pg.Pool({
@@ -122,7 +120,6 @@ async function runSharedSystemDrills(reports: DrillReport[]): Promise<void> {
     console.error(system.logs());
     throw error;
   } finally {
-    context.api.close();
     context.gateway.close();
     await context.ledgerDb.close();
     await context.webhookDb.end();

@@ -1,6 +1,6 @@
+import type { PaymentsClient } from '@payments/client';
 // Subpath imports: the package root compiles every event schema, which costs a CLI start-up ~0.4 s.
 import { formatMinor, parseAmount } from '@payments/contracts/money';
-import type { ApiClient } from './api-client.js';
 import { CliError, EXIT, usageError } from './exit-codes.js';
 
 /**
@@ -39,16 +39,16 @@ export interface CurrencyExponents {
 }
 
 /** Minor units per currency from the catalogue, asked once per code; 2 when the catalogue cannot say. */
-export function createCurrencyExponents(api: ApiClient): CurrencyExponents {
+export function createCurrencyExponents(currencies: PaymentsClient['currencies']): CurrencyExponents {
   const known = new Map<string, Promise<number>>();
   return {
     of(code) {
       const key = code.toUpperCase();
       let exponent = known.get(key);
       if (!exponent) {
-        exponent = api
-          .get<{ minor_units?: unknown }>(`/api/currencies/${encodeURIComponent(key)}`, { auth: false })
-          .then(({ body }) => (Number.isInteger(body?.minor_units) ? (body.minor_units as number) : 2))
+        exponent = currencies
+          .get(key)
+          .then((currency) => (Number.isInteger(currency?.minor_units) ? currency.minor_units : 2))
           .catch(() => 2);
         known.set(key, exponent);
       }

@@ -1,9 +1,15 @@
+import { createPaymentsClient, type PaymentsClient } from '@payments/client';
+import { CURRENT_VERSION } from '@payments/contracts/versions';
 import { createCurrencyExponents, type CurrencyExponents } from './amounts.js';
-import { createApiClient, type ApiClient } from './api-client.js';
+import { cliErrorFrom } from './api-errors.js';
 import { createOutput, type Output } from './output.js';
+import { createSessionTokens } from './session-tokens.js';
 import { createStateStore, type StateStore } from './state-store.js';
 
 export const DEFAULT_API_URL = 'http://127.0.0.1:8080';
+
+/** Each call's time limit, its retries included. */
+const REQUEST_TIMEOUT_MS = 30_000;
 
 export interface GlobalArgs {
   'api-url'?: string;
@@ -12,7 +18,12 @@ export interface GlobalArgs {
 
 /** What every command works with, built once per invocation from the global options, env and settings. */
 export interface CommandContext {
-  api: ApiClient;
+  /** The typed client, in the API's current version, with the token `payments login` saved. */
+  api: PaymentsClient;
+  /** The gateway the client talks to. */
+  baseUrl: string;
+  /** A failure of the client as the CLI reports it (a CliError and its exit code); anything else as it is. */
+  failure(error: unknown): unknown;
   out: Output;
   state: StateStore;
   env: NodeJS.ProcessEnv;
@@ -26,13 +37,22 @@ export async function createContext(argv: GlobalArgs, env: NodeJS.ProcessEnv): P
   const settings = await state.readSettings();
   const baseUrl = argv['api-url'] ?? env.PAYMENTS_API_URL ?? settings['api-url'] ?? DEFAULT_API_URL;
   const json = argv.json ?? settings.output === 'json';
-  const api = createApiClient({ baseUrl, state });
+  const tokens = createSessionTokens(state, (token) => api.auth.refresh(token));
+  const api: PaymentsClient = createPaymentsClient({
+    baseUrl,
+    apiVersion: CURRENT_VERSION,
+    tokenProvider: tokens,
+    timeoutMs: REQUEST_TIMEOUT_MS,
+  });
   return {
     api,
+    baseUrl,
+    failure: (error) =>
+      cliErrorFrom(error, { baseUrl, timeoutMs: REQUEST_TIMEOUT_MS, tokenSent: tokens.handedOut() }),
     out: createOutput(json, env),
     state,
     env,
-    exponents: createCurrencyExponents(api),
+    exponents: createCurrencyExponents(api.currencies),
     interactive: Boolean(process.stderr.isTTY) && !json,
   };
 }

@@ -25,7 +25,11 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv = process.en
   const run: Run = (handler) => async (argv) => {
     const ctx = await createContext(argv, env);
     json = ctx.out.json;
-    await handler(ctx, argv);
+    try {
+      await handler(ctx, argv);
+    } catch (error) {
+      throw ctx.failure(error);
+    }
   };
   let cli: Argv<GlobalArgs> = yargs(args)
     .scriptName('payments')

@@ -1,32 +1,21 @@
-import type { ApiClient } from './api-client.js';
+import type { PaymentsClient, Transaction } from '@payments/client';
 
-export interface Transaction {
-  id: string;
-  account_id: string;
-  type: string;
-  status: string;
-  amount: number | string;
-  currency: string;
-  counterparty_account_id?: string | null;
-  failure_reason?: string | null;
-  fee?: number | string | null;
-  created_at?: string;
-  completed_at?: string | null;
-  [field: string]: unknown;
-}
-
-export const TERMINAL_STATUSES = ['completed', 'failed', 'canceled'];
+export const TERMINAL_STATUSES: readonly Transaction['status'][] = ['completed', 'failed', 'canceled'];
 
 export type WaitOutcome =
   { done: true; transaction: Transaction } | { done: false; transaction: Transaction };
 
+/** The fee (from API version 1.1), if the transaction carries one. */
+export function feeOf(transaction: Transaction): number | undefined {
+  return 'fee' in transaction ? (transaction.fee ?? undefined) : undefined;
+}
+
 /**
- * Follows a money operation's `Location` until its transaction is terminal or `timeoutMs` passes, polling with a
- * gentle backoff; the spinner shows only when asked for (a terminal, not --json).
+ * Reads a money operation's transaction until it is terminal or `timeoutMs` passes, polling with a gentle backoff;
+ * the spinner shows only when asked for (a terminal, not --json).
  */
 export async function waitForTransaction(
-  api: ApiClient,
-  location: string,
+  transactions: PaymentsClient['transactions'],
   initial: Transaction,
   options: {
     timeoutMs: number;
@@ -39,7 +28,6 @@ export async function waitForTransaction(
   },
 ): Promise<WaitOutcome> {
   const reached = options.until ?? ((t: Transaction) => TERMINAL_STATUSES.includes(t.status));
-  const url = new URL(location, api.baseUrl).toString();
   // ora loads only for a person at a terminal; scripts do not pay for it.
   const spinner = options.spinner
     ? (await import('ora'))
@@ -56,7 +44,7 @@ export async function waitForTransaction(
         setTimeout(resolve, Math.min(delay, Math.max(0, deadline - Date.now()))),
       );
       delay = Math.min(delay * 1.5, options.maxDelayMs ?? 1000);
-      transaction = (await api.get<Transaction>(url)).body;
+      transaction = await transactions.get(initial.id);
     }
     return { done: true, transaction };
   } finally {

@@ -170,7 +170,7 @@ describe('payments admin', function () {
       ]);
       const [sent] = requestsSince(before, /^\/admin\//);
       expect(sent?.path).to.equal('/admin/reconciliation?format=csv');
-      expect(sent?.headers.accept).to.equal('text/csv');
+      expect(sent?.headers.accept).to.equal('text/csv, application/problem+json');
     });
 
     it('refuses --csv with --limit before asking the API, the report being unpaged (exit 2)', async () => {
@@ -682,7 +682,8 @@ describe('payments admin', function () {
         'POST /admin/dead-letters/ledger/replay',
       ]);
       expect(sent.map((r) => r.body)).to.deep.equal([{ limit: 1 }, {}]);
-      expect(sent[1]?.headers['content-type']).to.equal(undefined);
+      // Without --limit the body names no limit: every dead letter the queue holds now.
+      expect(sent[1]?.headers['content-type']).to.equal('application/json');
       // The poison came back, as it would on the broker.
       const listed = await asAdmin('admin', 'dead-letters', 'list', 'ledger', '--json');
       expect(JSON.parse(listed.stdout)).to.deep.include({ count: 1, data: [{ raw: DEAD_LETTER_POISON }] });

@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { CURRENT_VERSION } from '@payments/contracts/versions';
 import { closedPort } from '@payments/testkit';
 import { DECLINED_AMOUNT, startFakeGateway, STUCK_AMOUNT, type FakeGateway } from './fake-gateway.js';
 import { BIN, runPayments, runPaymentsOnTerminal } from './run-cli.js';
@@ -401,7 +402,7 @@ describe('payments CLI', function () {
         ['', '25.75'],
       ]);
       const csvRequests = statementRequests().filter((r) => r.path.includes('format=csv'));
-      expect(csvRequests.at(-1)?.headers.accept).to.equal('text/csv');
+      expect(csvRequests.at(-1)?.headers.accept).to.equal('text/csv, application/problem+json');
     });
 
     it('prints the balance at a past moment, a bare date meaning midnight UTC', async () => {
@@ -517,6 +518,14 @@ describe('payments CLI', function () {
       const run = await payments('balance', account);
       expect(run.code).to.equal(3);
       expect(run.stderr).to.include('You are not logged in.');
+    });
+  });
+
+  describe('API version', () => {
+    it("asks for every answer in the API's current version, by the path's prefix", async () => {
+      expect(gateway.requests).not.to.deep.equal([]);
+      const others = gateway.requests.filter((r) => r.version !== CURRENT_VERSION);
+      expect(others.map((r) => `${r.method} ${r.path} (${r.version})`)).to.deep.equal([]);
     });
   });
 });

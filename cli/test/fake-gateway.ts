@@ -3,10 +3,16 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'nod
 
 export interface SeenRequest {
   method: string;
+  /** The path below the version prefix, with the query. */
   path: string;
+  /** The API version the path's prefix named (`/v1.1/…` → `1.1`), as the gateway reads it; null without one. */
+  version: string | null;
   headers: IncomingHttpHeaders;
   body: unknown;
 }
+
+/** The versions the fake serves, as the gateway does; another prefix is a 400. */
+const API_VERSIONS = ['1.0', '1.1'];
 
 interface Account {
   id: string;
@@ -572,14 +578,20 @@ export async function startFakeGateway(): Promise<FakeGateway> {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://fake');
+      const version = /^\/v(\d+(?:\.\d+)*)(?=\/|$)/.exec(url.pathname)?.[1] ?? null;
+      if (version !== null) url.pathname = url.pathname.slice(`/v${version}`.length) || '/';
       const text = Buffer.concat(chunks).toString('utf8');
       const body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
       requests.push({
         method: req.method ?? '',
         path: url.pathname + url.search,
+        version,
         headers: req.headers,
         body,
       });
+      if (version !== null && !API_VERSIONS.includes(version)) {
+        return problem(res, 400, 'VALIDATION_ERROR', `Unsupported API version ${version}`);
+      }
       const route = `${req.method} ${url.pathname}`;
       const segments = url.pathname.split('/').filter(Boolean);
       const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { testServiceToken } from '@payments/testkit';
+import { rawApi } from './api.js';
 
 export interface AuditReport {
   ok: boolean;
@@ -12,12 +13,9 @@ export interface AuditReport {
  * the service credential every test system of this process runs with.
  */
 export async function auditOf(ledgerUrl: string): Promise<AuditReport> {
-  const response = await fetch(`${ledgerUrl}/internal/audit`, {
-    headers: { authorization: `Bearer ${testServiceToken}` },
-    signal: AbortSignal.timeout(15_000),
-  });
+  const response = await rawApi(ledgerUrl).get('/internal/audit', testServiceToken);
   expect(response.status).to.equal(200);
-  return (await response.json()) as AuditReport;
+  return response.body as AuditReport;
 }
 
 export async function expectBooksBalance(ledgerUrl: string): Promise<AuditReport> {

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { answers, defaultPorts } from '@payments/infra';
 import { eventually, freePort, freePortBlock } from '@payments/testkit';
-import { apiClient } from '../api-client.js';
+import { createPaymentsClient } from '@payments/client';
+import { signUp } from './api.js';
 
 // `pnpm start` driven as a user drives it: in a process group of its own, as root or as another OS user,
 // from a copy of the checkout placed where the case needs it.
@@ -309,29 +310,21 @@ export async function expectFailure(started: Start, words: string): Promise<stri
 
 /** Signs up, opens a USD account and deposits 42.10, confirmed by the sandbox; returns what finds them again. */
 export async function depositThrough(gatewayPort: string) {
-  const api = apiClient(`http://127.0.0.1:${gatewayPort}`);
-  const { token } = await api.signUp();
-  const account = await api.post('/account', { currency: 'USD' }, token);
-  expect(account.status, account.text).to.equal(201);
-  const deposit = await api.post(
-    `/account/${account.body.id}/deposit`,
-    { amount: '42.10', currency: 'USD' },
-    token,
-  );
-  expect(deposit.status, deposit.text).to.equal(202);
+  const { token, client } = await signUp(`http://127.0.0.1:${gatewayPort}`);
+  const account = await client.accounts.open({ currency: 'USD' });
+  const deposit = await client.money.deposit(account.id, { amount: '42.10', currency: 'USD' });
+  expect(deposit.status).to.equal('pending');
   const transaction = await eventually(
-    async () => (await api.get(`/transaction/${deposit.body.id}`, token)).body,
-    (body) => body.status !== 'pending',
+    () => client.transactions.get(deposit.id),
+    (found) => found.status !== 'pending',
   );
   expect(transaction.status).to.equal('completed');
-  return { api, token, accountId: account.body.id as string };
+  return { token, accountId: account.id };
 }
 
 /** The balance a deposit left, read again (after a restart: the data was kept). */
 export async function expectBalance(gatewayPort: string, token: string, accountId: string) {
-  const balance = await apiClient(`http://127.0.0.1:${gatewayPort}`).get(
-    `/account/${accountId}/balance`,
-    token,
-  );
-  expect(balance.body).to.include({ balance: 42.1, currency: 'USD' });
+  const client = createPaymentsClient({ baseUrl: `http://127.0.0.1:${gatewayPort}`, token });
+  const balance = await client.balances.get(accountId);
+  expect(balance).to.include({ balance: 42.1, currency: 'USD' });
 }

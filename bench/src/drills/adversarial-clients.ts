@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { PaymentsApi } from '../harness/api.js';
+import { ApiError, type Transaction } from '@payments/client';
 import type { HttpClient } from '../harness/http-client.js';
 import type { LedgerDatabase } from '../harness/ledger-db.js';
 import { sleep } from '../harness/load.js';
+import { signUp, type BenchClient } from '../harness/users.js';
 import type { DeletedUser } from './adversarial-checks.js';
 import type {
   Movement,
@@ -15,8 +16,10 @@ import type { Valuation } from './valuation.js';
 
 /** What the clients share: the system's front door, the provider (the sandbox), the desk, and the tallies. */
 export interface Arena {
+  /** Where members sign up (through `@payments/client`). */
+  gatewayUrl: string;
+  /** Raw HTTP through the gateway, for the money requests and deletions the attacks are made of (see `call`). */
   gateway: HttpClient;
-  api: PaymentsApi;
   ledgerDb: LedgerDatabase;
   provider: SandboxProvider;
   desk: ReconciliationDesk;
@@ -34,6 +37,9 @@ export interface Arena {
 
 export interface Member {
   userId: string;
+  /** The member's client: set-up, funding, reads and checks. */
+  client: BenchClient;
+  /** The member's bearer token, for the raw money requests and deletions of the attacks. */
   token: string;
   accounts: PartyAccount[];
 }
@@ -52,6 +58,10 @@ const count = (arena: Arena, what: string, n = 1) => {
 const between = (low: number, high: number) => low + Math.floor(Math.random() * (high - low + 1));
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)] as T;
 
+/**
+ * Raw: the requests the attacks and the honest traffic are made of (money requests, deletions), whose every answer
+ * is tallied and whose retries keep one fixed Idempotency-Key on the drill's schedule (postMoney).
+ */
 async function call(
   arena: Arena,
   method: string,
@@ -102,6 +112,16 @@ const major = (arena: Arena, currency: string, minor: bigint) =>
 const minorOf = (arena: Arena, currency: string, value: unknown) =>
   BigInt(Math.round(Number(value) * 10 ** arena.valuation.exponent(currency)));
 
+/** A client call's outcome as a raw answer: the transaction and 202, the problem and its status, or 0 unanswered. */
+const answerOf = (call: Promise<Transaction<'1.1'>>): Promise<Answer> =>
+  call.then(
+    (transaction) => ({ status: 202, body: transaction }),
+    (error: unknown) =>
+      error instanceof ApiError
+        ? { status: error.status, body: { ...error.problem } }
+        : { status: 0, body: {} },
+  );
+
 const movementOf = (arena: Arena, account: PartyAccount, answer: Answer): Movement => ({
   id: answer.body.id as string,
   accountId: account.id,
@@ -112,43 +132,51 @@ const movementOf = (arena: Arena, account: PartyAccount, answer: Answer): Moveme
 
 /** A new user of the party with one account per currency given, and a connected account to be paid out to. */
 export async function openMember(arena: Arena, party: Party, currencies: readonly string[]): Promise<Member> {
-  const user = await arena.api.signUp(party.kind);
+  const { userId, client, token } = await signUp(arena.gatewayUrl, party.kind);
   const accounts: PartyAccount[] = [];
   for (const currency of currencies) {
-    accounts.push({ id: await arena.api.openAccount(user.token, currency), userId: user.userId, currency });
+    accounts.push({ id: (await client.accounts.open({ currency })).id, userId, currency });
   }
   party.accounts.push(...accounts);
-  party.payoutAccounts.push(await linkPayoutAccount(arena, user.token));
-  return { userId: user.userId, token: user.token, accounts };
+  party.payoutAccounts.push(await linkPayoutAccount(client));
+  return { userId, client, token, accounts };
 }
 
 /** POST /payout-account: the ledger makes the user's connected account at the sandbox; its id. */
-async function linkPayoutAccount(arena: Arena, token: string): Promise<string> {
+async function linkPayoutAccount(client: BenchClient): Promise<string> {
   for (let attempt = 0; ; attempt += 1) {
-    const answer = await call(arena, 'POST', '/payout-account', token, {});
-    if (answer.status === 201 || answer.status === 200) return answer.body.account as string;
-    if ((answer.status !== 0 && answer.status < 500) || attempt >= 8)
-      throw new Error(`POST /payout-account answered ${answer.status}`);
+    try {
+      return (await client.payoutAccount.link()).account;
+    } catch (error) {
+      // Linking again returns the same account: an attempt that failed unanswered or with a 5xx is repeated.
+      if ((error instanceof ApiError && error.status < 500) || attempt >= 8) throw error;
+    }
     await sleep(Math.min(100 * 2 ** attempt, 2000));
   }
 }
 
 async function balanceOf(arena: Arena, member: Member, account: PartyAccount) {
-  const answer = await call(arena, 'GET', `/account/${account.id}/balance`, member.token);
-  if (answer.status !== 200) return null;
+  const read = await member.client.balances.get(account.id).catch(() => null);
+  if (!read) return null;
   count(arena, 'balance reads');
   return {
-    balance: minorOf(arena, account.currency, answer.body.balance),
-    available: minorOf(arena, account.currency, answer.body.available_balance),
+    balance: minorOf(arena, account.currency, read.balance),
+    available: minorOf(arena, account.currency, read.available_balance),
   };
 }
 
+/** The transaction's status, or 'unknown' if it could not be read. */
+const statusOf = (member: Member, id: string) =>
+  member.client.transactions.get(id).then(
+    (transaction): string => transaction.status,
+    () => 'unknown',
+  );
+
 /** Polls the transaction until it is no longer pending; resolves with its status ('pending' if it never ended). */
-async function outcomeOf(arena: Arena, token: string, id: string, timeoutMs = 30_000): Promise<string> {
+async function outcomeOf(member: Member, id: string, timeoutMs = 30_000): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const answer = await call(arena, 'GET', `/transaction/${id}`, token);
-    const status = answer.status === 200 ? String(answer.body.status) : 'unknown';
+    const status = await statusOf(member, id);
     if (status !== 'pending' && status !== 'unknown') return status;
     if (Date.now() > deadline) return status;
     await sleep(100);
@@ -168,6 +196,18 @@ async function deposit(
     amount: major(arena, account.currency, minor),
     currency: account.currency,
   });
+  return payAccepted(arena, party, member, account, answer, label);
+}
+
+/** Notes an answered deposit with the provider and pays it at the sandbox; the movement, or null if not accepted. */
+async function payAccepted(
+  arena: Arena,
+  party: Party,
+  member: Member,
+  account: PartyAccount,
+  answer: Answer,
+  label: string,
+): Promise<Movement | null> {
   if (answer.status !== 202) {
     count(arena, `${label} ${answer.status === 422 ? 'refused (422)' : `answered ${answer.status}`}`);
     return null;
@@ -175,12 +215,12 @@ async function deposit(
   count(arena, `${label} accepted`);
   const movement = movementOf(arena, account, answer);
   arena.provider.accepted(party, movement);
-  if (!(await arena.provider.payDeposit(member.token, movement)))
+  if (!(await arena.provider.payDeposit(member.client, movement)))
     count(arena, `${label} not paid at the sandbox`);
   return movement;
 }
 
-/** Deposits at set-up and waits until every one is credited. */
+/** Deposits to fund the member (set-up, through the client), pays them and waits until every one is credited. */
 export async function fund(
   arena: Arena,
   party: Party,
@@ -188,7 +228,15 @@ export async function fund(
   amounts: readonly { account: PartyAccount; minor: bigint }[],
 ): Promise<void> {
   const deposits = await Promise.all(
-    amounts.map(({ account, minor }) => deposit(arena, party, member, account, minor, 'funding deposits')),
+    amounts.map(async ({ account, minor }) => {
+      const answer = await answerOf(
+        member.client.money.deposit(account.id, {
+          amount: major(arena, account.currency, minor),
+          currency: account.currency,
+        }),
+      );
+      return payAccepted(arena, party, member, account, answer, 'funding deposits');
+    }),
   );
   const ids = deposits.filter((d): d is Movement => d !== null).map((d) => d.id);
   const deadline = Date.now() + 60_000;
@@ -236,10 +284,10 @@ async function withdrawPromptly(
   }
   const withdrawal = movementOf(arena, account, answer);
   arena.provider.accepted(party, withdrawal);
-  const payout = await arena.provider.payoutOf(member.token, withdrawal.id, arena.holdExpiryMs + 10_000);
+  const payout = await arena.provider.payoutOf(member.client, withdrawal.id, arena.holdExpiryMs + 10_000);
   if (payout && (await arena.provider.releasePayout(payout, 'paid'))) count(arena, `${label} paid`);
   else count(arena, `${label} never handed to the provider`);
-  await outcomeOf(arena, member.token, withdrawal.id);
+  await outcomeOf(member, withdrawal.id);
 }
 
 /** Ordinary customers: transfers to each other (some across currencies), balance reads, deposits, payouts. */
@@ -286,11 +334,10 @@ export function favourableDust(rate: string, fromExponent: number, toExponent: n
 }
 
 /** Reads the rates the system serves (public, through the gateway) and picks each direction's dust. */
-export async function studyRates(arena: Arena, token: string, currencies: readonly string[]) {
+export async function studyRates(arena: Arena, client: BenchClient, currencies: readonly string[]) {
   const dust = new Map<string, bigint[]>();
   for (const from of currencies) {
-    const answer = await call(arena, 'GET', `/api/currencies/rates?base=${from}`, token);
-    const rates = (answer.body.rates ?? {}) as Record<string, string>;
+    const { rates } = await client.rates.list({ base: from });
     for (const to of currencies) {
       const rate = rates[to];
       if (from === to || rate === undefined) continue;
@@ -379,11 +426,11 @@ export async function runLatePayoutAttacker(arena: Arena, party: Party, member: 
     const handed: { withdrawal: Movement; payout: string; seenFlaggedAt: number | null }[] = [];
     for (const withdrawal of withdrawals) {
       arena.provider.accepted(party, withdrawal);
-      const payout = await arena.provider.payoutOf(member.token, withdrawal.id, arena.holdExpiryMs + 10_000);
+      const payout = await arena.provider.payoutOf(member.client, withdrawal.id, arena.holdExpiryMs + 10_000);
       if (!payout) {
         // Never handed out: the expiry may take it back, and no provider can pay it.
         count(arena, 'late payouts: never handed to the provider (recalled at expiry)');
-        await outcomeOf(arena, member.token, withdrawal.id);
+        await outcomeOf(member, withdrawal.id);
         continue;
       }
       const seenFlaggedAt = await arena.desk.flaggedWithin(withdrawal.id, arena.holdExpiryMs + 10_000);
@@ -414,6 +461,7 @@ export async function runLatePayoutAttacker(arena: Arena, party: Party, member: 
       if (spend.status === 202) arena.breaches.push('spent money held by a payout past its expiry');
     }
     count(arena, 'late payouts: deletion while awaiting reconciliation attempted');
+    // Raw: the deletion is the attack; its answer is what the drill checks.
     const deletion = await call(arena, 'DELETE', `/user/${member.userId}?confirm=true`, member.token);
     if (deletion.status === 422) count(arena, 'late payouts: deletion refused (422)');
     else if (deletion.status === 204) {
@@ -424,9 +472,8 @@ export async function runLatePayoutAttacker(arena: Arena, party: Party, member: 
     // Through a few more sweeps: still pending, nothing released by a timer.
     await sleep(arena.sweepMs * 3);
     for (const { withdrawal, payout, seenFlaggedAt } of handed) {
-      const status = await call(arena, 'GET', `/transaction/${withdrawal.id}`, member.token);
-      if (status.body.status !== 'pending')
-        arena.breaches.push(`flagged payout ${String(status.body.status)} before its answer`);
+      const status = await statusOf(member, withdrawal.id);
+      if (status !== 'pending') arena.breaches.push(`flagged payout ${status} before its answer`);
       const outcome = Math.random() < 0.7 ? 'paid' : 'failed';
       const answeredAt = Date.now();
       if (!(await arena.provider.releasePayout(payout, outcome))) {
@@ -436,7 +483,7 @@ export async function runLatePayoutAttacker(arena: Arena, party: Party, member: 
       arena.provider.latePayouts.push({ id: withdrawal.id, outcome, seenFlaggedAt, answeredAt });
       count(arena, `late payouts: answered ${outcome} late`);
     }
-    for (const { withdrawal } of handed) await outcomeOf(arena, member.token, withdrawal.id);
+    for (const { withdrawal } of handed) await outcomeOf(member, withdrawal.id);
   }
 }
 
@@ -487,6 +534,7 @@ async function raceDeletion(
   const deleting = (async () => {
     // Sometimes the deletion comes first, sometimes the money: both orders must end with every cent accounted for.
     await sleep(Math.random() * (Math.random() < 0.5 ? RACE_JITTER_MS : RACE_JITTER_MS * 3));
+    // Raw: the deletion is the attack, raced against the money; its answer is what the drill checks.
     return call(arena, 'DELETE', `/user/${leaver.userId}?confirm=true`, leaver.token);
   })();
   const [deletion] = await Promise.all([deleting, ...depositing, ...sending]);

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
-import { createPaymentsApi, type PaymentsApi } from '../harness/api.js';
 import { createHttpClient, type HttpClient } from '../harness/http-client.js';
 import { openLedgerDatabase, type LedgerDatabase } from '../harness/ledger-db.js';
 import { sleep } from '../harness/load.js';
 import { startTarget, type Target } from '../harness/target.js';
+import { clientFor, type BenchClient } from '../harness/users.js';
 import {
   answersCheck,
   clearingCheck,
@@ -55,7 +55,7 @@ const CLIENTS = { honest: 6, fx: 4, splitter: 3, late: 3, deletion: 2 };
 /** The system the adversarial drill attacks, and what it needs to reach and inspect it. */
 export interface AdversarialContext {
   target: Target;
-  api: PaymentsApi;
+  /** Raw HTTP through the gateway, for the attacks' money requests and deletions (adversarial-clients.ts `call`). */
   gateway: HttpClient;
   ledgerDb: LedgerDatabase;
   /** The sandbox's Stripe API, with its secret key: the drill pays deposits through it and reads its books. */
@@ -120,7 +120,6 @@ export async function startAdversarialSystem(
     ...options,
     target,
     admin,
-    api: createPaymentsApi(target.gatewayUrl),
     gateway: createHttpClient(target.gatewayUrl, 128),
     ledgerDb: openLedgerDatabase(target.ledgerDatabaseUrl),
     stripe: new Stripe(system.sandboxApiKey, {
@@ -135,7 +134,6 @@ export async function startAdversarialSystem(
   return {
     context,
     async stop() {
-      context.api.close();
       context.gateway.close();
       context.sandbox.close();
       await context.ledgerDb.close();
@@ -173,15 +171,15 @@ const attemptsOf = (operations: Record<string, number>, attack: string) =>
 export async function runAdversarialDrill(
   context: AdversarialContext,
 ): Promise<{ report: DrillReport; record: AdversarialRecord }> {
-  const { gateway, api, ledgerDb, seconds, settleSeconds, log } = context;
+  const { gateway, target, ledgerDb, seconds, settleSeconds, log } = context;
   const started = Date.now();
   const valuation = await referenceValuation('USD');
-  const adminToken = await api.login(context.admin.username, context.admin.password);
-  const desk = startReconciliationDesk(gateway, adminToken, 250);
-  const provider = createSandboxProvider(gateway, context.stripe, context.sandbox, context.sandboxApiKey);
+  const admin = clientFor(target.gatewayUrl, context.admin);
+  const desk = startReconciliationDesk(admin, 250);
+  const provider = createSandboxProvider(context.stripe, context.sandbox, context.sandboxApiKey);
   const arena: Arena = {
+    gatewayUrl: target.gatewayUrl,
     gateway,
-    api,
     ledgerDb,
     provider,
     desk,
@@ -264,7 +262,7 @@ export async function runAdversarialDrill(
       Promise.all(teams.deletion.map((party) => join(party, ['USD'], () => [[0, usd(20_000)]]))),
     ]);
 
-    const dust = await studyRates(arena, fxMembers[0]?.token ?? adminToken, ['USD', 'JPY', 'KWD']);
+    const dust = await studyRates(arena, fxMembers[0]?.client ?? admin, ['USD', 'JPY', 'KWD']);
 
     arena.until = Date.now() + seconds * 1000;
     log(
@@ -296,7 +294,7 @@ export async function runAdversarialDrill(
   }
 
   const checks = await checkAdversarialBooks(context, record);
-  checks.push(await reconciliationCheck(context, adminToken, record));
+  checks.push(await reconciliationCheck(context, admin, record));
   const moneyMovedMinor = await movedInUsdCents(context, valuation);
   const operations: Record<string, number> = {};
   for (const attack of ATTACKS)
@@ -345,17 +343,11 @@ async function movedInUsdCents(context: AdversarialContext, valuation: Valuation
  */
 async function reconciliationCheck(
   context: AdversarialContext,
-  adminToken: string,
+  admin: BenchClient,
   record: AdversarialRecord,
 ): Promise<Check> {
   const name = "the ledger's reconciliation finds the sandbox's records and the books in agreement";
-  const run = await context.gateway
-    .json<{ checked: number; agreed: number; unsettled: number }>({
-      method: 'POST',
-      path: '/admin/reconciliation/runs',
-      token: adminToken,
-    })
-    .catch((error: unknown) => String(error));
+  const run = await admin.admin.reconciliation.run().catch((error: unknown) => String(error));
   if (typeof run === 'string') return { name, ok: false, detail: `the run failed: ${run}`, discrepancies: 1 };
   const gone = new Set(record.deleted.flatMap((user) => user.accountIds));
   const ofDeleted = new Set(

@@ -1,6 +1,7 @@
 import type Stripe from 'stripe';
 import type { HttpClient } from '../harness/http-client.js';
 import { sleep } from '../harness/load.js';
+import type { BenchClient } from '../harness/users.js';
 import type { LatePayout, ProviderAnswer } from './adversarial-checks.js';
 import { addTo } from './valuation.js';
 
@@ -59,12 +60,12 @@ export interface SandboxProvider {
   /** Notes a deposit or withdrawal the system accepted for the party: the sandbox's records name its transaction. */
   accepted(party: Party, movement: Movement): void;
   /** Pays the deposit's PaymentIntent once the ledger has made it; false if it could not be paid. */
-  payDeposit(token: string, deposit: Movement): Promise<boolean>;
+  payDeposit(owner: BenchClient, deposit: Movement): Promise<boolean>;
   /**
    * Waits until the ledger has made the withdrawal's payout at the sandbox: its id (`po_…`), or null when it made
    * none within `timeoutMs` (or the withdrawal ended without one).
    */
-  payoutOf(token: string, withdrawalId: string, timeoutMs: number): Promise<string | null>;
+  payoutOf(owner: BenchClient, withdrawalId: string, timeoutMs: number): Promise<string | null>;
   /** The bank answers a held payout now, as told (POST /sandbox/payouts/{id}/release). */
   releasePayout(payoutId: string, outcome: PayoutOutcome): Promise<boolean>;
   /** Every deposit and withdrawal accepted, by transaction id. */
@@ -76,7 +77,6 @@ export interface SandboxProvider {
 const READ_EVERY_MS = 25;
 
 export function createSandboxProvider(
-  gateway: HttpClient,
   stripe: Stripe,
   sandbox: HttpClient,
   sandboxApiKey: string,
@@ -84,17 +84,11 @@ export function createSandboxProvider(
   const stats: ProviderStats = { paid: 0, unpaid: 0, released: 0, unreleased: 0 };
   const movements = new Map<string, { party: Party; movement: Movement }>();
 
-  /** The provider's reference the ledger shows on the transaction once it has asked the sandbox. */
-  const referenceOf = async (token: string, transactionId: string, timeoutMs: number) => {
+  /** The provider's reference the ledger shows its owner on the transaction once it has asked the sandbox. */
+  const referenceOf = async (owner: BenchClient, transactionId: string, timeoutMs: number) => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const shown = await gateway
-        .json<{ status: string; provider_payment?: { reference: string } }>({
-          method: 'GET',
-          path: `/transaction/${transactionId}`,
-          token,
-        })
-        .catch(() => null);
+      const shown = await owner.transactions.get(transactionId).catch(() => null);
       const reference = shown?.provider_payment?.reference;
       if (reference) return reference;
       if ((shown && shown.status !== 'pending') || Date.now() > deadline) return null;
@@ -109,8 +103,8 @@ export function createSandboxProvider(
     accepted(party, movement) {
       movements.set(movement.id, { party, movement });
     },
-    async payDeposit(token, deposit) {
-      const reference = await referenceOf(token, deposit.id, 30_000);
+    async payDeposit(owner, deposit) {
+      const reference = await referenceOf(owner, deposit.id, 30_000);
       const paid =
         reference !== null &&
         (await stripe.paymentIntents.confirm(reference, { payment_method: 'pm_card_visa' }).then(
@@ -122,6 +116,7 @@ export function createSandboxProvider(
     },
     payoutOf: referenceOf,
     async releasePayout(payoutId, outcome) {
+      // Raw: the sandbox's own route (the drill plays the bank), not a payments API operation.
       for (let attempt = 0; attempt < 5; attempt += 1) {
         const answer = await sandbox
           .send({
@@ -255,26 +250,18 @@ export interface ReconciliationDesk {
 
 const DESK_PAGE = 100;
 
-export function startReconciliationDesk(
-  gateway: HttpClient,
-  adminToken: string,
-  intervalMs: number,
-): ReconciliationDesk {
+export function startReconciliationDesk(admin: BenchClient, intervalMs: number): ReconciliationDesk {
   const seen = new Map<string, number>();
   let polls = 0;
   let stopped = false;
   const poll = async () => {
-    for (let offset = 0; ; offset += DESK_PAGE) {
-      const page = await gateway
-        .json<{ data: { id: string }[] }>({
-          method: 'GET',
-          path: `/admin/reconciliation?limit=${DESK_PAGE}&offset=${offset}`,
-          token: adminToken,
-        })
-        .catch(() => ({ data: [] }));
-      const now = Date.now();
-      for (const { id } of page.data) if (!seen.has(id)) seen.set(id, now);
-      if (page.data.length < DESK_PAGE) return;
+    try {
+      for await (const page of admin.admin.reconciliation.list({ limit: DESK_PAGE }).pages()) {
+        const now = Date.now();
+        for (const { id } of page.data) if (!seen.has(id)) seen.set(id, now);
+      }
+    } catch {
+      // Unread this time; the next poll reads the list again.
     }
   };
   const loop = (async () => {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sleep } from '../harness/load.js';
+import { signUp, type BenchClient } from '../harness/users.js';
 import type { BankDrillContext } from './bank-drill.js';
 import type { DrillContext } from './drill-context.js';
 import { sendStorm } from './webhook-storm.js';
@@ -7,6 +8,9 @@ import { sendStorm } from './webhook-storm.js';
 export interface BankAccount {
   accountId: string;
   userId: string;
+  /** The owner's client, for set-up and reads. */
+  client: BenchClient;
+  /** The owner's bearer token, for the raw requests of the clients under faults (runBankClients). */
   token: string;
 }
 
@@ -23,13 +27,14 @@ export type PaymentMethod = 'pm_card_visa' | 'pm_card_createDispute';
 
 /** `count` users with one USD account each. */
 export async function openAccounts(
-  context: Pick<DrillContext, 'api'>,
+  context: Pick<DrillContext, 'target'>,
   count: number,
 ): Promise<BankAccount[]> {
   return Promise.all(
     Array.from({ length: count }, async () => {
-      const user = await context.api.signUp('drill');
-      return { accountId: await context.api.openAccount(user.token), userId: user.userId, token: user.token };
+      const { userId, client, token } = await signUp(context.target.gatewayUrl, 'drill');
+      const account = await client.accounts.open({ currency: 'USD' });
+      return { accountId: account.id, userId, client, token };
     }),
   );
 }
@@ -47,16 +52,14 @@ export async function openFundedAccounts(
   const accounts = await openAccounts(context, count);
   const deposits = await Promise.all(
     accounts.map(async (account) => {
-      const transaction = await gateway.json<{ id: string }>({
-        method: 'POST',
-        path: `/account/${account.accountId}/deposit`,
-        json: { amount: amountMinor / 100, currency: 'USD' },
-        token: account.token,
-        headers: { 'idempotency-key': randomUUID() },
+      const transaction = await account.client.money.deposit(account.accountId, {
+        amount: amountMinor / 100,
+        currency: 'USD',
       });
       return { transactionId: transaction.id, amount: amountMinor };
     }),
   );
+  // Raw: the provider's webhooks (the drill plays the provider), which the client does not send.
   await sendStorm(gateway, target.webhookSecret, deposits, { rate: 100, giveUpAt: Date.now() + 60_000 });
   const ids = deposits.map((deposit) => deposit.transactionId);
   const deadline = Date.now() + 60_000;
@@ -72,26 +75,18 @@ export async function openFundedAccounts(
  * for each one's PaymentIntent (the owner sees it on the transaction), all of them still unpaid.
  */
 export async function requestDeposits(
-  context: Pick<BankDrillContext, 'gateway'>,
   accounts: readonly BankAccount[],
   amountMinor: number,
 ): Promise<RequestedDeposit[]> {
-  const { gateway } = context;
   return Promise.all(
     accounts.map(async (account) => {
-      const { id } = await gateway.json<{ id: string }>({
-        method: 'POST',
-        path: `/account/${account.accountId}/deposit`,
-        json: { amount: amountMinor / 100, currency: 'USD' },
-        token: account.token,
-        headers: { 'idempotency-key': randomUUID() },
+      const { client } = account;
+      const { id } = await client.money.deposit(account.accountId, {
+        amount: amountMinor / 100,
+        currency: 'USD',
       });
       for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(50)) {
-        const shown = await gateway.json<{ provider_payment?: { reference: string } }>({
-          method: 'GET',
-          path: `/transaction/${id}`,
-          token: account.token,
-        });
+        const shown = await client.transactions.get(id);
         if (shown.provider_payment)
           return { account, depositId: id, amountMinor, paymentIntent: shown.provider_payment.reference };
       }
@@ -163,6 +158,8 @@ export async function runBankClients(
     negativeReadAccounts: new Set(),
   };
   const { gateway } = context;
+  // Raw: the load under faults; each transfer is retried with its own fixed Idempotency-Key on this schedule, and
+  // every attempt is counted, which the client's own retries would hide.
   const pick = () => accounts[Math.floor(Math.random() * accounts.length)] as BankAccount;
   const unexpected = (what: string) => (stats.unexpected[what] = (stats.unexpected[what] ?? 0) + 1);
   const retryable = (status: number | undefined) => status === undefined || status >= 500;

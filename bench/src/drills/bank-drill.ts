@@ -1,6 +1,5 @@
 import pg from 'pg';
 import Stripe from 'stripe';
-import { createPaymentsApi, type PaymentsApi } from '../harness/api.js';
 import { createHttpClient, type HttpClient } from '../harness/http-client.js';
 import { sleep } from '../harness/load.js';
 import { BENCH_APPLICATION, openLedgerDatabase, type LedgerDatabase } from '../harness/ledger-db.js';
@@ -29,7 +28,7 @@ const REORDER_WITHIN_MS = 300;
 export interface BankDrillContext {
   target: Target;
   system: DrillFaults;
-  api: PaymentsApi;
+  /** Raw HTTP through the gateway, for the clients' transfers under faults (runBankClients, runReversals). */
   gateway: HttpClient;
   ledgerDb: LedgerDatabase;
   /** webhook-ingest's database: how the sandbox's events arrived. */
@@ -89,7 +88,6 @@ export async function startBankDrillSystem(
     ...options,
     target,
     system,
-    api: createPaymentsApi(target.gatewayUrl),
     gateway: createHttpClient(target.gatewayUrl, 128),
     ledgerDb: openLedgerDatabase(target.ledgerDatabaseUrl),
     webhookDb,
@@ -103,7 +101,6 @@ export async function startBankDrillSystem(
   return {
     context,
     async stop() {
-      context.api.close();
       context.gateway.close();
       await context.ledgerDb.close();
       await context.webhookDb.end();
@@ -127,11 +124,11 @@ export async function runBankDrill(
   const accounts = await openAccounts(context, ACCOUNTS);
   const ids = accounts.map((account) => account.accountId);
   const [funding, reversible] = await Promise.all([
-    requestDeposits(context, accounts, FUNDING_MINOR),
-    requestDeposits(context, accounts, REVERSIBLE_MINOR),
+    requestDeposits(accounts, FUNDING_MINOR),
+    requestDeposits(accounts, REVERSIBLE_MINOR),
   ]);
   const plans = planReversals(reversible);
-  await linkPayoutAccounts(context, plans);
+  await linkPayoutAccounts(plans);
   const paidBefore = [
     ...funding.map((deposit) => ({ deposit, paymentMethod: 'pm_card_visa' as const })),
     ...plans.flatMap(({ deposit, paidBefore: paymentMethod }) =>

@@ -104,6 +104,7 @@ export async function eventArrivals(
 
 /** webhook-ingest's counters of provider events: received (copies included), and answered as duplicates. */
 async function deliveryCounts(context: Pick<BankDrillContext, 'webhookDb' | 'target'>) {
+  // Raw: webhook-ingest's own metrics (service token), not an API operation the client covers.
   const client = createHttpClient(context.target.webhookIngestUrl, 1);
   try {
     const answer = await client.send({

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sleep } from '../harness/load.js';
-import type { PaymentMethod, RequestedDeposit } from './bank-clients.js';
+import type { BankAccount, PaymentMethod, RequestedDeposit } from './bank-clients.js';
 import type { BankDrillContext } from './bank-drill.js';
 import type { DrillReport } from './drill-context.js';
 
@@ -144,18 +144,9 @@ export function planReversals(deposits: readonly RequestedDeposit[]): ReversalPl
 }
 
 /** Links a payout account for each owner who will try to withdraw, so that only the overdraft can refuse them. */
-export async function linkPayoutAccounts(
-  context: Pick<BankDrillContext, 'gateway'>,
-  plans: readonly ReversalPlan[],
-): Promise<void> {
+export async function linkPayoutAccounts(plans: readonly ReversalPlan[]): Promise<void> {
   for (const { deposit } of plans.filter((plan) => plan.spendFirst)) {
-    await context.gateway.json({
-      method: 'POST',
-      path: '/payout-account',
-      json: {},
-      token: deposit.account.token,
-      headers: { 'idempotency-key': randomUUID() },
-    });
+    await deposit.account.client.payoutAccount.link();
   }
 }
 
@@ -211,40 +202,33 @@ export async function runReversals(
    */
   const spendAll = async ({ deposit: { account } }: ReversalPlan, to: string) => {
     while (Date.now() < until + 30_000) {
-      const available = await availableOf(account.accountId, account.token);
+      const available = await availableOf(account);
       if (available !== undefined && available > 1) {
-        const answer = await gateway
-          .send({
-            method: 'POST',
-            path: `/account/${account.accountId}/transfer`,
-            headers: {
-              authorization: `Bearer ${account.token}`,
-              'content-type': 'application/json',
-              'idempotency-key': randomUUID(),
-            },
-            body: JSON.stringify({
-              amount: Math.floor(available * 100 - 100) / 100,
-              currency: 'USD',
-              to_account_id: to,
-            }),
+        const accepted = await account.client.money
+          .transfer(account.accountId, {
+            amount: Math.floor(available * 100 - 100) / 100,
+            currency: 'USD',
+            to_account_id: to,
           })
-          .catch(() => null);
-        if (answer?.status === 202) return;
+          .then(
+            () => true,
+            () => false,
+          );
+        if (accepted) return;
       }
       await sleep(200);
     }
   };
-  const availableOf = async (accountId: string, token: string) =>
-    (
-      await gateway
-        .json<{ available_balance: number }>({ method: 'GET', path: `/account/${accountId}/balance`, token })
-        .catch(() => null)
-    )?.available_balance;
+  /** The available balance, or undefined through an outage (one attempt: the callers poll on their own pace). */
+  const availableOf = async (account: BankAccount) =>
+    (await account.client.balances.get(account.accountId, { maxRetries: 0 }).catch(() => null))
+      ?.available_balance;
   /**
    * One request of the attacker's, retried with its Idempotency-Key while the ledger is down, so that a request
    * accepted just before a kill is known too.
    */
   const sendUntilAnswered = async (path: string, body: object, token: string) => {
+    // Raw: the attack itself, retried with one fixed Idempotency-Key on this schedule until it has an answer.
     const key = randomUUID();
     for (let attempt = 0; ; attempt += 1) {
       const answer = await gateway
@@ -266,10 +250,10 @@ export async function runReversals(
   /** Once the refund shows, the owner tries to spend from below zero: every attempt must be refused. */
   const attackWhileOverdrawn = async ({ deposit: { account } }: ReversalPlan, to: string) => {
     const deadline = Date.now() + 10_000;
-    let available = await availableOf(account.accountId, account.token);
+    let available = await availableOf(account);
     while ((available === undefined || available >= 0) && Date.now() < deadline) {
       await sleep(20);
-      available = await availableOf(account.accountId, account.token);
+      available = await availableOf(account);
     }
     if (available === undefined || available >= 0) return;
     stats.overdrawn += 1;
@@ -287,7 +271,7 @@ export async function runReversals(
     );
     const accepted = attempts.flat();
     // Clients may pay the account back above zero meanwhile; only what left while it was below zero counts.
-    const after = await availableOf(account.accountId, account.token);
+    const after = await availableOf(account);
     if (after !== undefined && after < 0) stats.spentWhileOverdrawn += accepted.length;
     // A withdrawal accepted is paid out through the sandbox, as the ledger asks it to.
     stats.payouts += accepted.filter(({ withdrawal }) => withdrawal).length;

@@ -77,6 +77,7 @@ export async function waitSettled(
 export async function checkBooks(context: BooksContext, scope: BookScope): Promise<Check[]> {
   const checks: Check[] = [];
   const pool = context.ledgerDb.pool;
+  // Raw: the ledger's internal audit route (service token), not an API operation the client covers.
   const client = createHttpClient(context.target.ledgerUrl, 1, 60_000);
   try {
     const audit = await client.json<AuditAnswer>({

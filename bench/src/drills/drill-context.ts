@@ -1,6 +1,5 @@
 import type pg from 'pg';
 import type { TestSystem } from '@payments/testkit';
-import type { PaymentsApi } from '../harness/api.js';
 import type { HttpClient } from '../harness/http-client.js';
 import type { LedgerDatabase } from '../harness/ledger-db.js';
 import type { Target } from '../harness/target.js';
@@ -13,8 +12,11 @@ export type DrillFaults = Pick<TestSystem, 'kill' | 'restart' | 'logs'>;
 export interface DrillContext {
   target: Target;
   system: DrillFaults;
-  api: PaymentsApi;
-  /** Through the gateway, as a client or a provider reaches the system. */
+  /**
+   * Raw HTTP through the gateway, for what the typed client must not send: the provider's webhooks, and clients'
+   * requests under faults that retry with a fixed Idempotency-Key on their own schedule. Set-up and checks use
+   * `@payments/client` (harness/users.ts).
+   */
   gateway: HttpClient;
   ledgerDb: LedgerDatabase;
   webhookDb: pg.Pool;

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import Stripe from 'stripe';
-import { createPaymentsApi, type PaymentsApi } from '../harness/api.js';
+import { ConflictError } from '@payments/client';
 import { createHttpClient, type HttpClient } from '../harness/http-client.js';
 import { sleep } from '../harness/load.js';
 import { openLedgerDatabase, type LedgerDatabase } from '../harness/ledger-db.js';
 import { startTarget, type Target } from '../harness/target.js';
+import { clientFor, signUp, type BenchClient } from '../harness/users.js';
 import { repeatFault } from './bank-drill.js';
 import { checkBooks, formatUsd, waitSettled } from './books.js';
 import type { DrillFaults, DrillReport } from './drill-context.js';
@@ -22,7 +23,7 @@ const ADMIN = { username: 'provider_drill_admin', password: `drill-${randomUUID(
 export interface ProviderDrillContext {
   target: Target;
   system: DrillFaults;
-  api: PaymentsApi;
+  /** Raw HTTP through the gateway, for the payers' money requests under faults (see `request`). */
   gateway: HttpClient;
   ledgerDb: LedgerDatabase;
   /** The sandbox's Stripe API, with its secret key: the drill refunds through it and reads its books. */
@@ -37,6 +38,9 @@ export interface ProviderDrillContext {
 
 interface Payer {
   accountId: string;
+  /** The payer's client, for set-up and reads. */
+  client: BenchClient;
+  /** The payer's bearer token, for the raw money requests under faults. */
   token: string;
 }
 
@@ -67,7 +71,6 @@ export async function startProviderDrillSystem(
     ...options,
     target,
     system,
-    api: createPaymentsApi(target.gatewayUrl),
     gateway: createHttpClient(target.gatewayUrl, 64),
     ledgerDb: openLedgerDatabase(target.ledgerDatabaseUrl),
     stripe: new Stripe(system.sandboxApiKey, {
@@ -82,7 +85,6 @@ export async function startProviderDrillSystem(
   return {
     context,
     async stop() {
-      context.api.close();
       context.gateway.close();
       await context.ledgerDb.close();
       await target.stop();
@@ -108,7 +110,7 @@ export async function runProviderDrill(
   context: ProviderDrillContext,
   killEverySeconds: number,
 ): Promise<DrillReport> {
-  const { gateway, api, stripe, system, seconds, settleSeconds, log } = context;
+  const { gateway, target, stripe, system, seconds, settleSeconds, log } = context;
   const started = Date.now();
   const stats = {
     deposits: 0,
@@ -125,6 +127,7 @@ export async function runProviderDrill(
 
   /** A money request, retried with its Idempotency-Key through outages until it has an answer. */
   const request = async (payer: Payer, path: string, body: object, until: number) => {
+    // Raw: retried with one fixed Idempotency-Key on this schedule through the kills, every retry counted.
     const key = randomUUID();
     for (let attempt = 0; ; attempt += 1) {
       const answer = await gateway
@@ -149,34 +152,29 @@ export async function runProviderDrill(
     }
   };
 
-  const admin = await api.login(ADMIN.username, ADMIN.password);
-  const asAdmin = (method: 'GET' | 'POST', path: string, body?: object) =>
-    gateway
-      .send({
-        method,
-        path,
-        headers: {
-          authorization: `Bearer ${admin}`,
-          ...(body && { 'content-type': 'application/json' }),
-        },
-        body: body && JSON.stringify(body),
-      })
-      .catch(() => null);
+  const admin = clientFor(target.gatewayUrl, ADMIN).admin;
   const reconciled = { runs: 0, booked: 0, unexplained: new Set<string>() };
   /** Reconciles now and books every open case as the provider's records say, as an operator would. */
   const reconcileAll = async () => {
-    if ((await asAdmin('POST', '/admin/reconciliation/runs'))?.status !== 200) return;
+    const ran = await admin.reconciliation.run().then(
+      () => true,
+      () => false,
+    );
+    if (!ran) return;
     reconciled.runs += 1;
     const { rows } = await context.ledgerDb.pool.query<{ id: string }>(
       `SELECT id FROM reconciliation_cases WHERE status = 'open'`,
     );
     for (const { id } of rows) {
-      const decided = await asAdmin('POST', `/admin/reconciliation/cases/${id}/resolution`, {
-        decision: 'book',
-        reason: "the drill's operator: as the provider's records say",
-      });
-      if (decided?.status === 200) reconciled.booked += 1;
-      else if (decided?.status === 409) reconciled.unexplained.add(id);
+      try {
+        await admin.reconciliation.resolveCase(id, {
+          decision: 'book',
+          reason: "the drill's operator: as the provider's records say",
+        });
+        reconciled.booked += 1;
+      } catch (error) {
+        if (error instanceof ConflictError) reconciled.unexplained.add(id);
+      }
     }
   };
   let reconciledAt = 0;
@@ -192,24 +190,18 @@ export async function runProviderDrill(
   );
   const payers: Payer[] = await Promise.all(
     Array.from({ length: USERS }, async () => {
-      const user = await api.signUp('provider');
-      const payer = { accountId: await api.openAccount(user.token), token: user.token };
-      const linked = await request(payer, '/payout-account', {}, Date.now());
-      if (linked?.status !== 201) throw new Error(`POST /payout-account answered ${linked?.status}`);
-      return payer;
+      const { client, token } = await signUp(target.gatewayUrl, 'provider');
+      const account = await client.accounts.open({ currency: 'USD' });
+      await client.payoutAccount.link();
+      return { accountId: account.id, client, token };
     }),
   );
   const funding = await Promise.all(
-    payers.map((payer) =>
-      request(
-        payer,
-        `/account/${payer.accountId}/deposit`,
-        { amount: FUNDING_MINOR / 100, currency: 'USD' },
-        Date.now(),
-      ),
+    payers.map(({ client, accountId }) =>
+      client.money.deposit(accountId, { amount: FUNDING_MINOR / 100, currency: 'USD' }),
     ),
   );
-  const fundingIds = funding.map((answer) => (JSON.parse(answer?.body ?? '{}') as { id: string }).id);
+  const fundingIds = funding.map((deposit) => deposit.id);
   const fundingDeadline = Date.now() + 60_000;
   reconciledAt = Date.now();
   while ((await context.ledgerDb.completedAmong(fundingIds)).length < fundingIds.length) {
@@ -272,12 +264,9 @@ export async function runProviderDrill(
       await sleep(500);
       const chosen = deposits[Math.floor(Math.random() * deposits.length)];
       if (!chosen) continue;
-      const shown = await gateway
-        .json<{ status: string; provider_payment?: { reference: string } }>({
-          method: 'GET',
-          path: `/transaction/${chosen.id}`,
-          token: chosen.payer.token,
-        })
+      // One attempt: through a kill, the next pass picks another deposit.
+      const shown = await chosen.payer.client.transactions
+        .get(chosen.id, { maxRetries: 0 })
         .catch(() => null);
       if (shown?.status !== 'completed' || !shown.provider_payment) continue;
       const refunded = await stripe.refunds
@@ -320,12 +309,9 @@ export async function runProviderDrill(
       const id = (JSON.parse(answer.body) as { id: string }).id;
       let reference: string | undefined;
       for (const giveUp = Date.now() + 5_000; !reference && Date.now() < giveUp; await sleep(10)) {
-        reference = await gateway
-          .json<{ provider_payment?: { reference: string } }>({
-            method: 'GET',
-            path: `/transaction/${id}`,
-            token: payer.token,
-          })
+        // One attempt each: the loop polls every 10 ms, to pay before the sandbox would (100 ms).
+        reference = await payer.client.transactions
+          .get(id, { maxRetries: 0 })
           .then((shown) => shown.provider_payment?.reference)
           .catch(() => undefined);
       }

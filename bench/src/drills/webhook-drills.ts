@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sleep } from '../harness/load.js';
 import type { DepositConfirmation } from '../harness/provider-webhooks.js';
+import { signUp } from '../harness/users.js';
 import { repeatFault } from './bank-drill.js';
 import { checkBooks, unpublishedWebhooks, waitSettled } from './books.js';
 import { completedDepositTotals } from './drill-queries.js';
@@ -11,7 +12,7 @@ const ACCOUNTS = 10;
 
 /** Pending deposits on fresh accounts of a new user, seeded as if each had just been accepted. */
 async function pendingDeposits(context: DrillContext, count: number) {
-  const user = await context.api.signUp('storm');
+  const user = await signUp(context.target.gatewayUrl, 'storm');
   const accountIds = await context.ledgerDb.seedFundedAccounts(user.userId, ACCOUNTS, 0n);
   const deposits = await context.ledgerDb.seedPendingDeposits(accountIds, count);
   return { accountIds, deposits };

@@ -53,6 +53,7 @@ export function depositConfirmationOf(request: MoneyRequest): DepositConfirmatio
 
 /** Posts an event body with a fresh signature, as a provider does on every attempt. */
 export function postProviderEvent(client: HttpClient, body: string, secret: string): Promise<HttpAnswer> {
+  // Raw: the provider's inbound webhook, which only providers call and @payments/client does not cover.
   return client.send({
     method: 'POST',
     path: '/webhook/provider',

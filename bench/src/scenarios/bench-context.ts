@@ -1,12 +1,13 @@
-import type { PaymentsApi } from '../harness/api.js';
 import type { CpuSnapshot } from '../harness/cpu-accounting.js';
 import type { LedgerDatabase } from '../harness/ledger-db.js';
 import type { Target } from '../harness/target.js';
 
-/** What every scenario gets: the running system, a client for setting it up, and its ledger database. */
+/**
+ * What every scenario gets: the running system and its ledger database. Scenarios set themselves up through the
+ * typed client (harness/users.ts: `signUp`) and send their measured load raw (harness/http-client.ts, autocannon).
+ */
 export interface BenchContext {
   target: Target;
-  api: PaymentsApi;
   db: LedgerDatabase;
   /** How long each measured run lasts. */
   seconds: number;

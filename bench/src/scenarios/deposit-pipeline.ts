@@ -7,6 +7,7 @@ import { createHttpClient } from '../harness/http-client.js';
 import type { LedgerDatabase, PendingDeposit } from '../harness/ledger-db.js';
 import { createLatencySamples, runClosedLoop, runPaced, sleep, summarize } from '../harness/load.js';
 import { sendProviderEvent } from '../harness/provider-webhooks.js';
+import { signUp } from '../harness/users.js';
 import type { BenchContext } from './bench-context.js';
 
 export interface PipelineRun {
@@ -58,7 +59,7 @@ interface PipelineOptions {
 }
 
 async function prepareDeposits(context: BenchContext, count: number): Promise<PendingDeposit[]> {
-  const user = await context.api.signUp('pipeline');
+  const user = await signUp(context.target.gatewayUrl, 'pipeline');
   const accounts = await context.db.seedFundedAccounts(user.userId, 1000, 0n);
   return context.db.seedPendingDeposits(accounts, count);
 }
@@ -104,6 +105,7 @@ export async function runSaturatedPipeline(
   const deposits = await prepareDeposits(context, Math.ceil(seconds * options.ceilingPerSecond));
   // Deposits someone else left pending (e.g. requested with nobody confirming) are not this run's to wait for.
   const othersPending = (await db.pendingCount('deposit')) - deposits.length;
+  // Raw: the measured confirmations, the provider's webhooks (not an API operation the client covers).
   const client = createHttpClient(
     options.viaGateway ? target.gatewayUrl : target.webhookIngestUrl,
     options.connections,
@@ -169,6 +171,7 @@ export async function runPacedPipeline(
 ): Promise<PacedRun> {
   const { target, db, seconds } = context;
   const deposits = await prepareDeposits(context, Math.ceil(seconds * rate) + 10);
+  // Raw: the measured confirmations, the provider's webhooks (not an API operation the client covers).
   const client = createHttpClient(options.viaGateway ? target.gatewayUrl : target.webhookIngestUrl, 64);
   const outstanding = new Map<string, number>();
   const latencies = createLatencySamples();

@@ -1,6 +1,7 @@
 import { cpuBetween, type CpuUsage } from '../harness/cpu-accounting.js';
 import { runHttpLoad } from '../harness/http-load.js';
 import { createLatencySamples, type LatencySamples, type LatencySummary } from '../harness/load.js';
+import { signUp } from '../harness/users.js';
 import type { BenchContext } from './bench-context.js';
 
 export interface ReadPathSide {
@@ -52,10 +53,11 @@ export async function runReadPath(
   connections: number,
   rounds: number,
 ): Promise<ReadPathResult> {
-  const { api, db, target, seconds } = context;
-  const user = await api.signUp('reader');
-  const accountId = await api.openAccount(user.token);
+  const { db, target, seconds } = context;
+  const user = await signUp(target.gatewayUrl, 'reader');
+  const { id: accountId } = await user.client.accounts.open({ currency: 'USD' });
   await db.fundAccounts([accountId], 12_345n);
+  // Raw (autocannon): the measured reads; the client's per-call work in this process would distort them.
   const headers = { authorization: `Bearer ${user.token}`, accept: 'application/json' };
   const load = (baseUrl: string, runSeconds: number, samples?: LatencySamples) =>
     runHttpLoad({

@@ -1,6 +1,7 @@
 import { cpuBetween, type CpuUsage } from '../harness/cpu-accounting.js';
 import { createHttpClient } from '../harness/http-client.js';
 import { runClosedLoop, sleep, summarize, type LatencySummary } from '../harness/load.js';
+import { signUp } from '../harness/users.js';
 import type { BenchContext } from './bench-context.js';
 
 export interface TransferRun {
@@ -27,9 +28,10 @@ export async function runTransfers(
   accounts: number,
   connections: number,
 ): Promise<TransferRun> {
-  const { api, db, target, seconds } = context;
-  const user = await api.signUp('transfers');
+  const { db, target, seconds } = context;
+  const user = await signUp(target.gatewayUrl, 'transfers');
   const ids = await db.seedFundedAccounts(user.userId, accounts, FUNDS);
+  // Raw: the measured transfers; the client's per-call work and retries would distort them.
   const client = createHttpClient(target.gatewayUrl, connections);
   const sentAt = new Map<string, number>();
   let rejected = 0;

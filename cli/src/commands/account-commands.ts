@@ -1,36 +1,10 @@
 import type { Argv } from 'yargs';
+import type { Account, Pagination } from '@payments/client';
 import { formatAmount } from '../amounts.js';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { usageError } from '../exit-codes.js';
 import type { Run } from './run.js';
 import { momentOf } from './statement-commands.js';
-
-export interface Account {
-  id: string;
-  currency: string;
-  balance: number | string;
-  available_balance?: number | string;
-  metadata?: Record<string, unknown>;
-  created_at?: string;
-}
-
-export interface Pagination {
-  limit: number;
-  offset: number;
-  total: number;
-}
-
-interface PayoutAccount {
-  provider: string;
-  account: string;
-  onboarding_url?: string;
-  created_at: string;
-}
-
-export interface Page<T> {
-  data: T[];
-  pagination?: Pagination;
-}
 
 export function parseMetadata(pairs: readonly string[]): Record<string, string> {
   const metadata: Record<string, string> = {};
@@ -56,7 +30,11 @@ export async function describeAccount(ctx: CommandContext, account: Account): Pr
   ];
 }
 
-export function paginationNote(ctx: CommandContext, page: Page<unknown>): void {
+/** "Showing 21-40 of 95." under a page of a list (nothing for a list without pagination, or an empty one). */
+export function paginationNote(
+  ctx: CommandContext,
+  page: { data: unknown[]; pagination?: Pagination },
+): void {
   const p = page.pagination;
   if (!p || p.total === 0) return;
   const last = Math.min(p.offset + page.data.length, p.total);
@@ -86,8 +64,9 @@ export function accountCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
               .example('$0 account create USD --metadata purpose=savings', ''),
           run(async (ctx, argv: { currency: string; metadata: string[] }) => {
             const metadata = parseMetadata(argv.metadata);
-            const { body } = await ctx.api.post<Account>('/account', {
-              body: { currency: argv.currency.toUpperCase(), ...(argv.metadata.length ? { metadata } : {}) },
+            const body = await ctx.api.accounts.open({
+              currency: argv.currency.toUpperCase(),
+              ...(argv.metadata.length ? { metadata } : {}),
             });
             if (ctx.out.json) return ctx.out.data(body);
             ctx.out.line(body.id);
@@ -102,9 +81,7 @@ export function accountCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
               .option('offset', { type: 'number', describe: 'Skip this many' })
               .example('$0 account list --limit 10', ''),
           run(async (ctx, argv: { limit?: number; offset?: number }) => {
-            const { body } = await ctx.api.get<Page<Account>>('/accounts', {
-              query: { limit: argv.limit, offset: argv.offset },
-            });
+            const body = await ctx.api.accounts.listPage({ limit: argv.limit, offset: argv.offset });
             if (ctx.out.json) return ctx.out.data(body);
             const rows = await Promise.all(
               body.data.map(async (a) => {
@@ -130,7 +107,7 @@ export function accountCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
               .positional('id', { type: 'string', demandOption: true, describe: 'Account id' })
               .example('$0 account show 3f0c…', ''),
           run(async (ctx, argv: { id: string }) => {
-            const { body } = await ctx.api.get<Account>(`/account/${encodeURIComponent(argv.id)}`);
+            const body = await ctx.api.accounts.get(argv.id);
             if (ctx.out.json) return ctx.out.data(body);
             ctx.out.fields(await describeAccount(ctx, body));
           }),
@@ -144,7 +121,7 @@ export function accountCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
           "Make your account at the payment provider and link it; prints where to finish the provider's onboarding",
           (y) => y.example('$0 payout-account link', 'Linked payout account acct_… (stripe).'),
           run(async (ctx) => {
-            const { body } = await ctx.api.post<PayoutAccount>('/payout-account', {});
+            const body = await ctx.api.payoutAccount.link();
             if (ctx.out.json) return ctx.out.data(body);
             ctx.out.line(`Linked payout account ${body.account} (${body.provider}).`);
             if (body.onboarding_url)
@@ -156,7 +133,7 @@ export function accountCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
           'Show the payout account your withdrawals go to',
           (y) => y,
           run(async (ctx) => {
-            const { body } = await ctx.api.get<PayoutAccount>('/payout-account');
+            const body = await ctx.api.payoutAccount.get();
             if (ctx.out.json) return ctx.out.data(body);
             ctx.out.fields([
               ['Account', body.account],
@@ -183,17 +160,13 @@ export function accountCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
             'Account 3f0c… balance at 2026-11-01T00:00:00.000Z: …',
           ),
       run(async (ctx, argv: { account_id: string; at?: string }) => {
-        const { body } = await ctx.api.get<{
-          account_id: string;
-          balance: number | string;
-          currency: string;
-          at?: string;
-        }>(`/account/${encodeURIComponent(argv.account_id)}/balance`, {
-          query: { at: argv.at === undefined ? undefined : momentOf(argv.at, 'at') },
-        });
+        const body =
+          argv.at === undefined
+            ? await ctx.api.balances.get(argv.account_id)
+            : await ctx.api.balances.at(argv.account_id, momentOf(argv.at, 'at'));
         if (ctx.out.json) return ctx.out.data(body);
         const exponent = await ctx.exponents.of(body.currency);
-        const when = body.at === undefined ? '' : ` at ${body.at}`;
+        const when = 'at' in body ? ` at ${body.at}` : '';
         ctx.out.line(
           `Account ${body.account_id} balance${when}: ${formatAmount(body.balance, exponent)} ${body.currency}`,
         );

@@ -1,102 +1,35 @@
 import type { Argv } from 'yargs';
 import type {
-  MISMATCH_KINDS,
-  QueueKey,
-  RECONCILIATION_CASE_STATUSES,
-  RECONCILIATION_DECISIONS,
-  USER_ROLES,
-  USER_STATUSES,
-} from '@payments/contracts';
+  DeadLetterList,
+  ProviderMismatch,
+  ReconciliationDecisionRequest,
+  ReconciliationItem,
+  StatusChangeRequest,
+  UnconfirmedWithdrawal,
+} from '@payments/client';
+import type { QueueKey } from '@payments/contracts';
 import { formatAmount } from '../amounts.js';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
-import type { Transaction } from '../transaction-wait.js';
-import { paginationNote, type Account, type Page } from './account-commands.js';
+import { paginationNote } from './account-commands.js';
 import type { Run } from './run.js';
-import { printDeliveryLog, type DeliveryLogQuery } from './webhook-commands.js';
+import { isCsv } from './statement-commands.js';
+import { DELIVERY_STATUSES, printDeliveryLog, type DeliveryLogQuery } from './webhook-commands.js';
 
-type Decision = (typeof RECONCILIATION_DECISIONS)[number];
+type Decision = ReconciliationDecisionRequest['decision'];
 
 /** The contract's decisions (each checked by the compiler), without loading the contracts at start-up. */
 const DECISIONS = ['book', 'nothing_owed'] as const satisfies readonly Decision[];
 
-type UserStatus = (typeof USER_STATUSES)[number];
+type UserStatus = StatusChangeRequest['status'];
 const STATUSES = ['active', 'disabled', 'locked'] as const satisfies readonly UserStatus[];
 
 /** The queues whose consumers serve their dead letters behind the gateway (the sandbox's is not one). */
 const DEAD_LETTER_QUEUES = ['ledger', 'currency', 'webhook-delivery'] as const satisfies readonly QueueKey[];
 type DeadLetterQueue = (typeof DEAD_LETTER_QUEUES)[number];
 
-interface UnconfirmedWithdrawal extends Transaction {
-  kind: 'unconfirmed_withdrawal';
-  user_id: string;
-  payment_id?: string | null;
-  reconciliation_required_at: string;
-}
-
-interface MismatchCase {
-  kind: (typeof MISMATCH_KINDS)[number];
-  id: string;
-  status: (typeof RECONCILIATION_CASE_STATUSES)[number];
-  provider_reference: string;
-  transaction_id: string | null;
-  currency: string;
-  provider_amount: number | string;
-  ledger_amount: number | string;
-  found_at: string;
-  last_seen_at: string;
-  decision?: Decision;
-  reason?: string;
-  resolved_by?: string;
-  resolved_at?: string;
-}
-
-type ReconciliationItem = UnconfirmedWithdrawal | MismatchCase;
-
-interface ReconciliationRun {
-  since: string;
-  cursor: string;
-  checked: number;
-  agreed: number;
-  unsettled: number;
-  mismatches: number;
-  opened: number;
-  cleared: number;
-}
-
-interface AdminAction {
-  id: string;
-  actor: string;
-  action: string;
-  subject: string;
-  reason: string;
-  detail: Record<string, unknown>;
-  created_at: string;
-}
-
-interface OverdrawnAccount extends Account {
-  user_id: string;
-  overdrawn_by: number | string;
-}
-
-interface User {
-  id: string;
-  username: string;
-  email: string;
-  role: (typeof USER_ROLES)[number];
-  status: UserStatus;
-  created_at: string;
-  updated_at: string;
-}
-
 /** As the API lists it: the event envelope where the body is JSON, else the body as text. */
-type DeadLetter = { event: unknown } | { raw: string };
-
-interface DeadLetterList {
-  queue: DeadLetterQueue;
-  count: number;
-  data: DeadLetter[];
-}
+type DeadLetter = DeadLetterList['data'][number];
 
 interface PageArgs {
   limit?: number;
@@ -105,8 +38,6 @@ interface PageArgs {
 
 /** The reason goes into the append-only trail of admin actions: it has to say something. */
 const REASON_LENGTH = { min: 3, max: 1000 };
-
-const casePath = (id: string) => `/admin/reconciliation/cases/${encodeURIComponent(id)}`;
 
 const pageOptions = <T>(y: Argv<T>) =>
   y
@@ -146,7 +77,7 @@ async function reconciliationRow(ctx: CommandContext, item: ReconciliationItem):
   ];
 }
 
-async function describeCase(ctx: CommandContext, found: MismatchCase): Promise<[string, string][]> {
+async function describeCase(ctx: CommandContext, found: ProviderMismatch): Promise<[string, string][]> {
   const optional = (label: string, value: string | undefined): [string, string][] =>
     value === undefined ? [] : [[label, value]];
   return [
@@ -166,21 +97,23 @@ async function describeCase(ctx: CommandContext, found: MismatchCase): Promise<[
   ];
 }
 
-async function printCase(ctx: CommandContext, found: MismatchCase): Promise<void> {
+async function printCase(ctx: CommandContext, found: ProviderMismatch): Promise<void> {
   if (ctx.out.json) return ctx.out.data(found);
   ctx.out.fields(await describeCase(ctx, found));
 }
 
 /** The whole open list as the API's CSV report, unpaged, printed as it came. */
 async function printReconciliationCsv(ctx: CommandContext): Promise<void> {
-  const { body } = await ctx.api.get<unknown>('/admin/reconciliation', {
-    query: { format: 'csv' },
-    headers: { accept: 'text/csv' },
+  let csvAnswered = true;
+  const report = await ctx.api.admin.reconciliation.csv({
+    onResponse: ({ headers }) => {
+      csvAnswered = isCsv(headers);
+    },
   });
-  if (typeof body !== 'string') {
+  if (!csvAnswered) {
     throw new CliError(EXIT.unavailable, 'The API did not answer the reconciliation report as CSV.');
   }
-  ctx.out.text(body);
+  ctx.out.text(report);
 }
 
 function reconciliationCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
@@ -207,8 +140,9 @@ function reconciliationCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalA
               }
               return printReconciliationCsv(ctx);
             }
-            const { body } = await ctx.api.get<Page<ReconciliationItem>>('/admin/reconciliation', {
-              query: { limit: argv.limit, offset: argv.offset },
+            const body = await ctx.api.admin.reconciliation.listPage({
+              limit: argv.limit,
+              offset: argv.offset,
             });
             if (ctx.out.json) return ctx.out.data(body);
             const rows = await Promise.all(body.data.map((item) => reconciliationRow(ctx, item)));
@@ -227,8 +161,7 @@ function reconciliationCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalA
               .positional('case-id', { type: 'string', demandOption: true, describe: 'Case id' })
               .example('$0 admin reconciliation show 5d1e…', ''),
           run(async (ctx, argv: { caseId: string }) => {
-            const { body } = await ctx.api.get<MismatchCase>(casePath(argv.caseId));
-            await printCase(ctx, body);
+            await printCase(ctx, await ctx.api.admin.reconciliation.getCase(argv.caseId));
           }),
         )
         .command(
@@ -256,10 +189,11 @@ function reconciliationCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalA
                 `--reason must say why in ${REASON_LENGTH.min} to ${REASON_LENGTH.max} characters.`,
               );
             }
-            const { body } = await ctx.api.post<MismatchCase>(`${casePath(argv.caseId)}/resolution`, {
-              body: { decision: argv.decision, reason },
+            const decided = await ctx.api.admin.reconciliation.resolveCase(argv.caseId, {
+              decision: argv.decision,
+              reason,
             });
-            await printCase(ctx, body);
+            await printCase(ctx, decided);
           }),
         )
         .command(
@@ -267,7 +201,7 @@ function reconciliationCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalA
           "Reconcile with the provider's records now, rather than at the next interval",
           (y) => y.example('$0 admin reconciliation run', ''),
           run(async (ctx) => {
-            const { body } = await ctx.api.post<ReconciliationRun>('/admin/reconciliation/runs');
+            const body = await ctx.api.admin.reconciliation.run();
             if (ctx.out.json) return ctx.out.data(body);
             ctx.out.fields([
               ['Since', body.since],
@@ -285,12 +219,10 @@ function reconciliationCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalA
   );
 }
 
-const userPath = (id: string) => `/admin/users/${encodeURIComponent(id)}/status`;
-
 function userCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
   const setStatus =
     (status: UserStatus, done: string) => async (ctx: CommandContext, argv: { userId: string }) => {
-      const { body } = await ctx.api.request<User>('PATCH', userPath(argv.userId), { body: { status } });
+      const body = await ctx.api.admin.users.setStatus(argv.userId, { status });
       if (ctx.out.json) return ctx.out.data(body);
       ctx.out.line(`User ${body.username} (${body.id}) ${done}.`);
     };
@@ -316,15 +248,13 @@ function userCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
             ctx,
             argv: PageArgs & { username?: string; email?: string; query?: string; status?: UserStatus },
           ) => {
-            const { body } = await ctx.api.get<Page<User>>('/admin/users', {
-              query: {
-                username: argv.username,
-                email: argv.email,
-                q: argv.query,
-                status: argv.status,
-                limit: argv.limit,
-                offset: argv.offset,
-              },
+            const body = await ctx.api.admin.users.findPage({
+              username: argv.username,
+              email: argv.email,
+              q: argv.query,
+              status: argv.status,
+              limit: argv.limit,
+              offset: argv.offset,
             });
             if (ctx.out.json) return ctx.out.data(body);
             ctx.out.table(
@@ -399,10 +329,7 @@ function deadLetterCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs>
               .example('$0 admin dead-letters list ledger', '')
               .example('$0 admin dead-letters list ledger --json', 'Each event whole'),
           run(async (ctx, argv: { queue: DeadLetterQueue; limit?: number }) => {
-            const { body } = await ctx.api.get<DeadLetterList>(
-              `/admin/dead-letters/${encodeURIComponent(argv.queue)}`,
-              { query: { limit: argv.limit } },
-            );
+            const body = await ctx.api.admin.deadLetters.list(argv.queue, { limit: argv.limit });
             if (ctx.out.json) return ctx.out.data(body);
             ctx.out.table(['EVENT', 'TYPE', 'OCCURRED', 'DATA'], body.data.map(deadLetterRow));
             ctx.out.note(`${body.data.length} of ${body.count} dead letter(s) in ${body.queue}.`, 'dim');
@@ -420,9 +347,9 @@ function deadLetterCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs>
               })
               .example('$0 admin dead-letters replay ledger --limit 10', ''),
           run(async (ctx, argv: { queue: DeadLetterQueue; limit?: number }) => {
-            const { body } = await ctx.api.post<{ queue: DeadLetterQueue; replayed: number }>(
-              `/admin/dead-letters/${encodeURIComponent(argv.queue)}/replay`,
-              argv.limit === undefined ? {} : { body: { limit: argv.limit } },
+            const body = await ctx.api.admin.deadLetters.replay(
+              argv.queue,
+              argv.limit === undefined ? {} : { limit: argv.limit },
             );
             if (ctx.out.json) return ctx.out.data(body);
             ctx.out.line(`Replayed ${body.replayed} dead letter(s) onto ${body.queue}.`);
@@ -441,9 +368,7 @@ export function adminCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs>
         'The append-only trail of what admins did, and why',
         (y) => pageOptions(y).example('$0 admin actions --limit 50', ''),
         run(async (ctx, argv: PageArgs) => {
-          const { body } = await ctx.api.get<Page<AdminAction>>('/admin/actions', {
-            query: { limit: argv.limit, offset: argv.offset },
-          });
+          const body = await ctx.api.admin.actions.listPage({ limit: argv.limit, offset: argv.offset });
           if (ctx.out.json) return ctx.out.data(body);
           ctx.out.table(
             ['ID', 'WHEN', 'ACTOR', 'ACTION', 'SUBJECT', 'REASON'],
@@ -457,8 +382,9 @@ export function adminCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs>
         'Accounts a refund or lost dispute took below zero',
         (y) => pageOptions(y).example('$0 admin overdrawn', ''),
         run(async (ctx, argv: PageArgs) => {
-          const { body } = await ctx.api.get<Page<OverdrawnAccount>>('/admin/overdrawn-accounts', {
-            query: { limit: argv.limit, offset: argv.offset },
+          const body = await ctx.api.admin.overdrawnAccounts.listPage({
+            limit: argv.limit,
+            offset: argv.offset,
           });
           if (ctx.out.json) return ctx.out.data(body);
           const rows = await Promise.all(
@@ -480,7 +406,7 @@ export function adminCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs>
         (y) =>
           pageOptions(y)
             .positional('endpoint-id', { type: 'string', demandOption: true, describe: 'Endpoint id' })
-            .option('status', { type: 'string', choices: ['pending', 'succeeded', 'failed'] })
+            .option('status', { type: 'string', choices: DELIVERY_STATUSES })
             .example('$0 admin deliveries 653b6d43… --status failed', ''),
         run(async (ctx, argv: DeliveryLogQuery & { endpointId: string }) =>
           printDeliveryLog(ctx, argv.endpointId, argv),

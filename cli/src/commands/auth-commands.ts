@@ -1,16 +1,9 @@
 import type { Argv } from 'yargs';
+import type { LoginRequest } from '@payments/client';
 import type { GlobalArgs } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
 import { canPrompt, obtainPassword, promptLine } from '../prompt.js';
 import type { Run } from './run.js';
-
-interface User {
-  id: string;
-  username: string;
-  email: string;
-  role?: string;
-  status?: string;
-}
 
 /** The `sub` claim of a JWT; only read for display and for `/user/{id}`, never trusted for anything. */
 export function tokenSubject(token: string): string | undefined {
@@ -45,10 +38,7 @@ export function authCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> 
           .example('$0 register --username alice --email alice@example.com', 'asks for the password'),
       run(async (ctx, argv: { username: string; email: string; password?: string }) => {
         const password = await obtainPassword(argv.password, ctx.env, { confirm: true });
-        const { body } = await ctx.api.post<User>('/user', {
-          auth: false,
-          body: { username: argv.username, email: argv.email, password },
-        });
+        const body = await ctx.api.users.register({ username: argv.username, email: argv.email, password });
         if (ctx.out.json) return ctx.out.data(body);
         ctx.out.line(`Registered ${body.username} (user id ${body.id}).`);
         ctx.out.note(`Log in with: payments login --username ${body.username}`, 'dim');
@@ -71,24 +61,21 @@ export function authCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> 
           .example('$0 login --username alice', 'asks for the password')
           .example('PAYMENTS_PASSWORD=… $0 login --email alice@example.com', 'in a script'),
       run(async (ctx, argv: { username?: string; email?: string; identity?: string; password?: string }) => {
-        let who: Record<string, string>;
+        let who: Omit<LoginRequest, 'password'>;
         if (argv.username) who = { username: argv.username };
         else if (argv.email) who = { email: argv.email };
         else if (argv.identity) who = { identity: argv.identity };
         else if (canPrompt()) who = { identity: await promptLine('Username or e-mail: ') };
         else throw usageError('Say who is logging in: --username, --email or --identity.');
         const password = await obtainPassword(argv.password, ctx.env);
-        const { body } = await ctx.api.post<{ token: string; expires_in: number }>('/auth/login', {
-          auth: false,
-          body: { ...who, password },
-        });
+        const body = await ctx.api.auth.login({ ...who, password });
         const now = Math.floor(Date.now() / 1000);
         const userId = tokenSubject(body.token);
         const login = Object.values(who)[0] as string;
         await ctx.state.writeSession({
           token: body.token,
           expires_at: now + body.expires_in,
-          api_url: ctx.api.baseUrl,
+          api_url: ctx.baseUrl,
           login,
           ...(userId ? { user_id: userId } : {}),
         });
@@ -110,7 +97,7 @@ export function authCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> 
         const session = await ctx.state.readSession();
         if (session) {
           // Forgetting the token locally is what matters; the server may already consider it gone.
-          await ctx.api.post('/auth/logout').catch(() => undefined);
+          await ctx.api.auth.logout().catch(() => undefined);
           await ctx.state.clearSession();
         }
         if (ctx.out.json) return ctx.out.data({ logged_out: Boolean(session) });
@@ -127,7 +114,7 @@ export function authCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> 
         if (!session || !userId) {
           throw new CliError(EXIT.auth, 'You are not logged in.', ['Log in with: payments login']);
         }
-        const { body } = await ctx.api.get<User>(`/user/${encodeURIComponent(userId)}`);
+        const body = await ctx.api.users.get(userId);
         if (ctx.out.json) return ctx.out.data(body);
         const left = session.expires_at - Math.floor(Date.now() / 1000);
         ctx.out.line(`${body.username} <${body.email}> (user id ${body.id}, role ${body.role ?? 'user'})`);

@@ -46,7 +46,7 @@ export function configCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs
         run(async (ctx, argv: { key?: SettingKey }) => {
           const settings = await ctx.state.readSettings();
           const effective: Record<string, string> = {
-            'api-url': ctx.api.baseUrl,
+            'api-url': ctx.baseUrl,
             output: ctx.out.json ? 'json' : 'text',
           };
           const shown = argv.key ? { [argv.key]: effective[argv.key] } : effective;

@@ -1,6 +1,7 @@
 import type { Argv } from 'yargs';
+import type { Pagination } from '@payments/client';
 import type { CommandContext, GlobalArgs } from '../context.js';
-import { paginationNote, type Pagination } from './account-commands.js';
+import { paginationNote } from './account-commands.js';
 import type { Run } from './run.js';
 
 interface Currency {
@@ -28,12 +29,9 @@ function text(value: unknown): string {
   return String(value);
 }
 
-async function showList(
-  ctx: CommandContext,
-  path: string,
-  query?: Record<string, string | number | undefined>,
-) {
-  const { body } = await ctx.api.get<unknown>(path, { auth: false, ...(query ? { query } : {}) });
+/** A list of currencies as a table (the API's answer with --json): a page, or the whole of a selection. */
+async function showList(ctx: CommandContext, read: () => Promise<unknown>) {
+  const body = await read();
   if (ctx.out.json) return ctx.out.data(body);
   const rows = listOf<Currency>(body).map((c) => [
     c.code,
@@ -46,11 +44,9 @@ async function showList(
   if (!Array.isArray(body)) paginationNote(ctx, { data: rows, ...(body as { pagination?: Pagination }) });
 }
 
-async function showRecord(ctx: CommandContext, path: string, query?: Record<string, string | undefined>) {
-  const { body } = await ctx.api.get<Record<string, unknown>>(path, {
-    auth: false,
-    ...(query ? { query } : {}),
-  });
+/** One record's fields, one a line (the API's answer with --json). */
+async function showRecord(ctx: CommandContext, read: () => Promise<object>) {
+  const body = await read();
   if (ctx.out.json) return ctx.out.data(body);
   ctx.out.fields(Object.entries(body ?? {}).map(([key, value]) => [key, text(value)]));
 }
@@ -70,8 +66,8 @@ export function currencyCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalAr
             .example('$0 currencies list --limit 50 --offset 50', ''),
         run(async (ctx, argv: { supported: boolean; limit?: number; offset?: number }) =>
           argv.supported
-            ? showList(ctx, '/api/currencies/supported')
-            : showList(ctx, '/api/currencies', { limit: argv.limit, offset: argv.offset }),
+            ? showList(ctx, () => ctx.api.currencies.supported())
+            : showList(ctx, () => ctx.api.currencies.listPage({ limit: argv.limit, offset: argv.offset })),
         ),
       )
       .command(
@@ -80,7 +76,7 @@ export function currencyCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalAr
         (y) =>
           y.positional('code', { type: 'string', demandOption: true }).example('$0 currencies show EUR', ''),
         run(async (ctx, argv: { code: string }) =>
-          showRecord(ctx, `/api/currencies/${encodeURIComponent(argv.code.toUpperCase())}`),
+          showRecord(ctx, () => ctx.api.currencies.get(argv.code.toUpperCase())),
         ),
       )
       .command(
@@ -91,7 +87,7 @@ export function currencyCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalAr
             .positional('query', { type: 'string', demandOption: true })
             .example('$0 currencies search franc', ''),
         run(async (ctx, argv: { query: string }) =>
-          showList(ctx, '/api/currencies/search', { q: argv.query }),
+          showList(ctx, () => ctx.api.currencies.search(argv.query)),
         ),
       )
       .command(
@@ -102,7 +98,7 @@ export function currencyCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalAr
             .positional('region', { type: 'string', demandOption: true })
             .example('$0 currencies region europe', ''),
         run(async (ctx, argv: { region: string }) =>
-          showList(ctx, `/api/currencies/region/${encodeURIComponent(argv.region)}`),
+          showList(ctx, () => ctx.api.currencies.region(argv.region)),
         ),
       )
       .command(
@@ -113,11 +109,7 @@ export function currencyCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalAr
             .option('base', { type: 'string', describe: 'Base currency' })
             .example('$0 currencies rates --base EUR', ''),
         run(async (ctx, argv: { base?: string }) => {
-          const { body } = await ctx.api.get<{
-            base: string;
-            as_of?: string;
-            rates?: Record<string, number>;
-          }>('/api/currencies/rates', { auth: false, query: { base: argv.base?.toUpperCase() } });
+          const body = await ctx.api.rates.list({ base: argv.base?.toUpperCase() });
           if (ctx.out.json) return ctx.out.data(body);
           ctx.out.line(`1 ${body.base} in other currencies${body.as_of ? ` (as of ${body.as_of})` : ''}:`);
           ctx.out.table(
@@ -130,13 +122,13 @@ export function currencyCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalAr
         'default',
         'The default currency',
         (y) => y.example('$0 currencies default', ''),
-        run(async (ctx) => showRecord(ctx, '/api/currencies/default')),
+        run(async (ctx) => showRecord(ctx, () => ctx.api.currencies.default())),
       )
       .command(
         'statistics',
         'Catalogue statistics',
         (y) => y.example('$0 currencies statistics', ''),
-        run(async (ctx) => showRecord(ctx, '/api/currencies/statistics')),
+        run(async (ctx) => showRecord(ctx, () => ctx.api.currencies.statistics())),
       )
       .demandCommand(1, 'Say what to do: list, show, search, region, rates, default or statistics.'),
   );

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Argv } from 'yargs';
+import type { MoneyOptions, MoneyRequest, Transaction } from '@payments/client';
 import { minorToNumber } from '@payments/contracts/money';
 import { formatAmount, parseUserAmount } from '../amounts.js';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { TERMINAL_STATUSES, waitForTransaction, type Transaction } from '../transaction-wait.js';
-import type { Account } from './account-commands.js';
+import { feeOf, TERMINAL_STATUSES, waitForTransaction } from '../transaction-wait.js';
 import type { Run } from './run.js';
 
 interface MoneyArgs {
@@ -24,52 +24,48 @@ interface PayArgs {
 
 type Operation = 'deposit' | 'withdraw' | 'transfer';
 
+/** The client's call for one operation, the account (and a transfer's destination) bound in. */
+type Send = (amount: MoneyRequest, options: MoneyOptions) => Promise<Transaction>;
+
 const NOUN: Record<Operation, string> = { deposit: 'Deposit', withdraw: 'Withdrawal', transfer: 'Transfer' };
 
 /**
  * Sends a money operation with an Idempotency-Key (the given one, so a retry never moves money twice, or a new
- * one), then follows its Location until the transaction is terminal. Returns the settled transaction and the
- * account's balance after it, or null with --no-wait.
+ * one, which the client's own retries reuse), then reads its transaction until it is terminal. Returns the settled
+ * transaction and the account's balance after it, or null with --no-wait.
  */
 async function moveMoney(
   ctx: CommandContext,
   operation: Operation,
   accountId: string,
   args: MoneyArgs,
-  extra: Record<string, string> = {},
-  pay?: (accepted: Transaction, location: string) => Promise<void>,
-): Promise<{ transaction: Transaction; exponent: number; balance: unknown } | null> {
-  const account = encodeURIComponent(accountId);
-  const currency = (
-    args.currency ?? (await ctx.api.get<Account>(`/account/${account}`)).body.currency
-  ).toUpperCase();
+  send: Send,
+  pay?: (accepted: Transaction) => Promise<void>,
+): Promise<{ transaction: Transaction; exponent: number; balance: number } | null> {
+  const currency = (args.currency ?? (await ctx.api.accounts.get(accountId)).currency).toUpperCase();
   const exponent = await ctx.exponents.of(currency);
   const minor = parseUserAmount(args.amount, currency, exponent);
   const key = args['idempotency-key'] ?? randomUUID();
-  let accepted;
+  let transaction: Transaction;
   try {
-    accepted = await ctx.api.post<Transaction>(`/account/${account}/${operation}`, {
-      headers: { 'idempotency-key': key },
-      body: { ...extra, amount: minorToNumber(minor, exponent), currency },
-    });
+    transaction = await send({ amount: minorToNumber(minor, exponent), currency }, { idempotencyKey: key });
   } catch (error) {
-    if (error instanceof CliError && error.exitCode === EXIT.unavailable) {
-      error.details.push(
+    const failure = ctx.failure(error);
+    if (failure instanceof CliError && failure.exitCode === EXIT.unavailable) {
+      failure.details.push(
         `It may have been accepted; retrying with --idempotency-key ${key} never repeats it.`,
       );
     }
-    throw error;
+    throw failure;
   }
-  const transaction = accepted.body;
-  const location = accepted.headers.get('location') ?? `/transaction/${transaction.id}`;
-  await pay?.(transaction, location);
+  await pay?.(transaction);
   if (!args.wait) {
     if (ctx.out.json) ctx.out.data({ transaction, idempotency_key: key });
     else ctx.out.line(`${NOUN[operation]} accepted: transaction ${transaction.id} is ${transaction.status}.`);
     ctx.out.note(`Check it with: payments transaction ${transaction.id}`, 'dim');
     return null;
   }
-  const outcome = await waitForTransaction(ctx.api, location, transaction, {
+  const outcome = await waitForTransaction(ctx.api.transactions, transaction, {
     timeoutMs: args.timeout * 1000,
     spinner: ctx.interactive,
     label: `Waiting for ${NOUN[operation].toLowerCase()} ${transaction.id}`,
@@ -90,11 +86,11 @@ async function moveMoney(
       `${NOUN[operation]} ${settled.id} ${settled.status}: ${(settled.failure_reason ?? 'no reason given').replace(/\.$/, '')}.`,
     );
   }
-  const { body: balance } = await ctx.api.get<{ balance: unknown }>(`/account/${account}/balance`);
+  const balance = await ctx.api.balances.get(accountId);
   if (ctx.out.json) ctx.out.data({ transaction: settled, balance });
-  const fee = Number(settled.fee ?? 0);
-  if (fee > 0 && !ctx.out.json)
-    ctx.out.note(`Fee: ${formatAmount(settled.fee, exponent)} ${currency}`, 'dim');
+  const fee = feeOf(settled);
+  if (fee !== undefined && fee > 0 && !ctx.out.json)
+    ctx.out.note(`Fee: ${formatAmount(fee, exponent)} ${currency}`, 'dim');
   return { transaction: settled, exponent, balance: balance.balance };
 }
 
@@ -106,19 +102,18 @@ async function moveMoney(
 async function payAtProvider(
   ctx: CommandContext,
   accepted: Transaction,
-  location: string,
   method: string,
   args: PayArgs & MoneyArgs,
 ): Promise<void> {
-  const ready = await waitForTransaction(ctx.api, location, accepted, {
+  const ready = await waitForTransaction(ctx.api.transactions, accepted, {
     timeoutMs: args.timeout * 1000,
     spinner: ctx.interactive,
     label: `Waiting for the provider's payment of ${accepted.id}`,
-    until: (t) => TERMINAL_STATUSES.includes(t.status) || paymentOf(t)?.client_secret !== undefined,
+    until: (t) => TERMINAL_STATUSES.includes(t.status) || t.provider_payment?.client_secret !== undefined,
     // The payer is waiting to pay: look often (the payment usually exists within a fraction of a second).
     maxDelayMs: 200,
   });
-  const payment = paymentOf(ready.transaction);
+  const payment = ready.transaction.provider_payment;
   if (!payment?.client_secret) {
     throw new CliError(
       ready.done ? EXIT.businessRule : EXIT.timeout,
@@ -172,10 +167,6 @@ async function payAtProvider(
   }
 }
 
-function paymentOf(transaction: Transaction) {
-  return transaction.provider_payment as { reference: string; client_secret?: string } | undefined;
-}
-
 function moneyOptions<T extends GlobalArgs>(y: Argv<T>) {
   return y
     .positional('amount', { type: 'string', demandOption: true, describe: 'Decimal amount, e.g. 100.50' })
@@ -220,9 +211,10 @@ export function moneyCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs>
       run(async (ctx, argv: MoneyArgs & PayArgs & { account_id: string }) => {
         const method = argv['pay-with'];
         const pay = method
-          ? (accepted: Transaction, location: string) => payAtProvider(ctx, accepted, location, method, argv)
+          ? (accepted: Transaction) => payAtProvider(ctx, accepted, method, argv)
           : undefined;
-        const done = await moveMoney(ctx, 'deposit', argv.account_id, argv, {}, pay);
+        const send: Send = (amount, options) => ctx.api.money.deposit(argv.account_id, amount, options);
+        const done = await moveMoney(ctx, 'deposit', argv.account_id, argv, send, pay);
         if (!done || ctx.out.json) return;
         const amount = formatAmount(done.transaction.amount, done.exponent);
         const balance = formatAmount(done.balance, done.exponent);
@@ -237,7 +229,8 @@ export function moneyCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs>
           y.positional('account_id', { type: 'string', demandOption: true, describe: 'Account id' }),
         ).example('$0 withdraw 3f0c… 40', 'Withdrew 40.00 from account 3f0c…. New balance: 60.00'),
       run(async (ctx, argv: MoneyArgs & { account_id: string }) => {
-        const done = await moveMoney(ctx, 'withdraw', argv.account_id, argv);
+        const send: Send = (amount, options) => ctx.api.money.withdraw(argv.account_id, amount, options);
+        const done = await moveMoney(ctx, 'withdraw', argv.account_id, argv, send);
         if (!done || ctx.out.json) return;
         const amount = formatAmount(done.transaction.amount, done.exponent);
         const balance = formatAmount(done.balance, done.exponent);
@@ -258,9 +251,13 @@ export function moneyCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs>
             }),
         ).example('$0 transfer 3f0c… 9a71… 10', 'Transferred 10.00 from account 3f0c… to account 9a71…. …'),
       run(async (ctx, argv: MoneyArgs & { from_account_id: string; to_account_id: string }) => {
-        const done = await moveMoney(ctx, 'transfer', argv.from_account_id, argv, {
-          to_account_id: argv.to_account_id,
-        });
+        const send: Send = (amount, options) =>
+          ctx.api.money.transfer(
+            argv.from_account_id,
+            { to_account_id: argv.to_account_id, ...amount },
+            options,
+          );
+        const done = await moveMoney(ctx, 'transfer', argv.from_account_id, argv, send);
         if (!done || ctx.out.json) return;
         const amount = formatAmount(done.transaction.amount, done.exponent);
         const balance = formatAmount(done.balance, done.exponent);

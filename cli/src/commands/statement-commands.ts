@@ -1,30 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
+import type { Statement, StatementQuery } from '@payments/client';
 import { formatAmount } from '../amounts.js';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
 import type { Run } from './run.js';
-
-interface StatementEntry {
-  id: string;
-  transaction_id: string;
-  type: string | null;
-  counterparty_account_id: string | null;
-  amount: number | string;
-  balance: number | string;
-  created_at: string;
-}
-
-export interface Statement {
-  account_id: string;
-  currency: string;
-  from: string;
-  to: string;
-  opening_balance: number | string;
-  closing_balance: number | string;
-  entries: StatementEntry[];
-  has_more: boolean;
-}
 
 interface StatementArgs {
   account_id: string;
@@ -44,55 +24,51 @@ export function momentOf(value: string, option: string): string {
   throw usageError(`--${option} must be a date (YYYY-MM-DD, midnight UTC) or an RFC 3339 date-time.`);
 }
 
-function statementPath(accountId: string): string {
-  return `/account/${encodeURIComponent(accountId)}/statement`;
-}
-
-/** Every page of the period, joined into one statement. */
-async function readStatement(ctx: CommandContext, argv: StatementArgs): Promise<Statement> {
-  const query = {
+/** The period asked for, a page of the API's largest size. */
+function statementQuery(argv: StatementArgs): StatementQuery {
+  return {
     from: argv.from === undefined ? undefined : momentOf(argv.from, 'from'),
     to: argv.to === undefined ? undefined : momentOf(argv.to, 'to'),
     limit: PAGE,
   };
-  const { body: first } = await ctx.api.get<Statement>(statementPath(argv.account_id), { query });
+}
+
+/** Every page of the period, joined into one statement. */
+async function readStatement(ctx: CommandContext, argv: StatementArgs): Promise<Statement> {
+  const first = await ctx.api.statements.get(argv.account_id, statementQuery(argv));
   const entries = [...first.entries];
   let page = first;
   while (page.has_more && page.entries.length > 0) {
     // The same period as the first page answered, so a default `to` (now) does not move while paging.
-    ({ body: page } = await ctx.api.get<Statement>(statementPath(argv.account_id), {
-      query: { from: first.from, to: first.to, limit: PAGE, starting_after: page.entries.at(-1)?.id },
-    }));
+    page = await ctx.api.statements.get(argv.account_id, {
+      from: first.from,
+      to: first.to,
+      limit: PAGE,
+      starting_after: page.entries.at(-1)?.id,
+    });
     entries.push(...page.entries);
   }
   return { ...first, entries, has_more: false };
 }
 
-/** Follows the CSV pages' Link headers and writes one file: one header row, then every row of every page. */
+/** Every CSV page of the period (the client follows their Link headers) in one file, with one header row. */
 async function writeCsv(ctx: CommandContext, argv: StatementArgs, file: string): Promise<number> {
-  let url = new URL(`${ctx.api.baseUrl.replace(/\/$/, '')}${statementPath(argv.account_id)}`);
-  const query = {
-    from: argv.from === undefined ? undefined : momentOf(argv.from, 'from'),
-    to: argv.to === undefined ? undefined : momentOf(argv.to, 'to'),
-    limit: String(PAGE),
-    format: 'csv',
-  };
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(key, value);
-  const lines: string[] = [];
-  for (;;) {
-    const response = await ctx.api.get<unknown>(url.toString(), { headers: { accept: 'text/csv' } });
-    if (typeof response.body !== 'string') {
-      throw new CliError(EXIT.unavailable, 'The API did not answer the statement as CSV.');
-    }
-    const rows = response.body.split('\r\n').filter(Boolean);
-    lines.push(...(lines.length === 0 ? rows : rows.slice(1)));
-    const next = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '');
-    if (!next) break;
-    url = new URL(next[1] as string, url);
-  }
+  let csvAnswered = true;
+  const csv = await ctx.api.statements.csv(argv.account_id, statementQuery(argv), {
+    onResponse: ({ headers }) => {
+      csvAnswered &&= isCsv(headers);
+    },
+  });
+  if (!csvAnswered) throw new CliError(EXIT.unavailable, 'The API did not answer the statement as CSV.');
+  const lines = csv.split('\r\n').filter(Boolean);
   await writeFile(file, lines.map((line) => `${line}\r\n`).join(''));
   // Less the header, the opening row and the closing row.
   return Math.max(0, lines.length - 3);
+}
+
+/** Whether an answer is the CSV asked for (and not, say, a proxy's page or JSON). */
+export function isCsv(headers: Headers): boolean {
+  return /^text\/csv\b/i.test(headers.get('content-type') ?? '');
 }
 
 export function statementCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {

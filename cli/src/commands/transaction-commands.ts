@@ -1,14 +1,29 @@
 import type { Argv } from 'yargs';
+import type { HistoryQuery, Transaction } from '@payments/client';
 import { formatAmount } from '../amounts.js';
 import type { CommandContext, GlobalArgs } from '../context.js';
-import type { Transaction } from '../transaction-wait.js';
+import { feeOf } from '../transaction-wait.js';
 import { paginationNote } from './account-commands.js';
 import type { Run } from './run.js';
 
+/** The contract's types and statuses (each checked by the compiler), without loading the contracts at start-up. */
+const TYPES = [
+  'deposit',
+  'withdrawal',
+  'transfer',
+  'reversal',
+] as const satisfies readonly Transaction['type'][];
+const STATUSES = [
+  'pending',
+  'completed',
+  'failed',
+  'canceled',
+] as const satisfies readonly Transaction['status'][];
+
 interface TransactionFilters {
   account?: string;
-  type?: string;
-  status?: string;
+  type?: HistoryQuery['type'];
+  status?: HistoryQuery['status'];
   from?: string;
   to?: string;
   limit?: number;
@@ -19,6 +34,7 @@ async function describeTransaction(ctx: CommandContext, t: Transaction): Promise
   const exponent = await ctx.exponents.of(t.currency);
   const optional = (label: string, value: unknown): [string, string][] =>
     value === undefined || value === null ? [] : [[label, String(value)]];
+  const fee = feeOf(t);
   return [
     ['Transaction', t.id],
     ['Type', t.type],
@@ -28,9 +44,9 @@ async function describeTransaction(ctx: CommandContext, t: Transaction): Promise
     ...optional('Counterparty', t.counterparty_account_id),
     ...optional('Reverses', t.original_transaction_id),
     ...optional('Reason', t.reversal_reason),
-    ...(t.fee === undefined || t.fee === null
+    ...(fee === undefined
       ? []
-      : ([['Fee', `${formatAmount(t.fee, exponent)} ${t.currency}`]] as [string, string][])),
+      : ([['Fee', `${formatAmount(fee, exponent)} ${t.currency}`]] as [string, string][])),
     ...optional('Failure reason', t.failure_reason),
     ...optional('Created', t.created_at),
     ...optional('Completed', t.completed_at),
@@ -45,15 +61,15 @@ export function transactionCommands(cli: Argv<GlobalArgs>, run: Run): Argv<Globa
       (y) =>
         y
           .option('account', { type: 'string', describe: 'Only this account' })
-          .option('type', { type: 'string', choices: ['deposit', 'withdrawal', 'transfer', 'reversal'] })
-          .option('status', { type: 'string', choices: ['pending', 'completed', 'failed', 'canceled'] })
+          .option('type', { type: 'string', choices: TYPES })
+          .option('status', { type: 'string', choices: STATUSES })
           .option('from', { type: 'string', describe: 'From date, YYYY-MM-DD' })
           .option('to', { type: 'string', describe: 'To date, YYYY-MM-DD' })
           .option('limit', { type: 'number', describe: 'Page size (1-100)' })
           .option('offset', { type: 'number', describe: 'Skip this many' })
           .example('$0 transactions --account 3f0c… --type deposit --from 2025-01-01', ''),
       run(async (ctx, argv: TransactionFilters) => {
-        const query = {
+        const query: HistoryQuery = {
           type: argv.type,
           status: argv.status,
           from: argv.from,
@@ -61,20 +77,15 @@ export function transactionCommands(cli: Argv<GlobalArgs>, run: Run): Argv<Globa
           limit: argv.limit,
           offset: argv.offset,
         };
-        const { body } = argv.account
-          ? await ctx.api.get<{ data: Transaction[] }>(
-              `/account/${encodeURIComponent(argv.account)}/transactions`,
-              {
-                query,
-              },
-            )
-          : await ctx.api.get<{ data: Transaction[] }>('/transactions', { query });
+        const body = argv.account
+          ? await ctx.api.transactions.historyPage(argv.account, query)
+          : await ctx.api.transactions.listPage(query);
         if (ctx.out.json) return ctx.out.data(body);
         const rows = await Promise.all(
           body.data.map(async (t) => [
             t.id,
             // A reversal says why: a refund, a dispute (its status says whether it was lost), a returned payout, a late payment.
-            t.reversal_reason ? `${t.type} (${String(t.reversal_reason)})` : t.type,
+            t.reversal_reason ? `${t.type} (${t.reversal_reason})` : t.type,
             t.status,
             formatAmount(t.amount, await ctx.exponents.of(t.currency)),
             t.currency,
@@ -94,7 +105,7 @@ export function transactionCommands(cli: Argv<GlobalArgs>, run: Run): Argv<Globa
           .positional('id', { type: 'string', demandOption: true, describe: 'Transaction id' })
           .example('$0 transaction 7a1c…', ''),
       run(async (ctx, argv: { id: string }) => {
-        const { body } = await ctx.api.get<Transaction>(`/transaction/${encodeURIComponent(argv.id)}`);
+        const body = await ctx.api.transactions.get(argv.id);
         if (ctx.out.json) return ctx.out.data(body);
         ctx.out.fields(await describeTransaction(ctx, body));
       }),

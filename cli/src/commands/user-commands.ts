@@ -1,4 +1,5 @@
 import type { Argv } from 'yargs';
+import type { UserUpdateRequest } from '@payments/client';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
 import { canPrompt, obtainPassword, promptLine } from '../prompt.js';
@@ -33,7 +34,7 @@ export function userCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> 
                 'or read from PAYMENTS_PASSWORD.',
             ),
         run(async (ctx, argv: { username?: string; email?: string; 'change-password': boolean }) => {
-          const changes: Record<string, string> = {};
+          const changes: UserUpdateRequest = {};
           if (argv.username) changes.username = argv.username;
           if (argv.email) changes.email = argv.email;
           if (argv['change-password']) {
@@ -54,11 +55,7 @@ export function userCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> 
             });
           }
           const userId = await currentUserId(ctx);
-          const { body } = await ctx.api.request<{ id: string; username: string; email: string }>(
-            'PUT',
-            `/user/${encodeURIComponent(userId)}`,
-            { body: changes },
-          );
+          const body = await ctx.api.users.update(userId, changes);
           if (ctx.out.json) return ctx.out.data(body);
           ctx.out.line(`Updated ${body.username} <${body.email}>.`);
         }),
@@ -79,9 +76,7 @@ export function userCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> 
             );
             if (answer !== 'delete') throw usageError('Not deleted.');
           }
-          await ctx.api.request('DELETE', `/user/${encodeURIComponent(userId)}`, {
-            query: { confirm: 'true' },
-          });
+          await ctx.api.users.delete(userId, { confirm: true });
           await ctx.state.clearSession();
           if (ctx.out.json) return ctx.out.data({ deleted: userId });
           ctx.out.line(`Deleted user ${userId}.`);

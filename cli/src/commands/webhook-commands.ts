@@ -1,35 +1,20 @@
 import type { Argv } from 'yargs';
+import type {
+  ApiVersion,
+  WebhookDeliveryListQuery,
+  WebhookEndpoint,
+  WebhookEndpointUpdateRequest,
+  WebhookEndpointWithSecret,
+  WebhookEventType,
+} from '@payments/client';
+import { API_VERSIONS } from '@payments/contracts/versions';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { usageError } from '../exit-codes.js';
-import { paginationNote, type Pagination } from './account-commands.js';
+import { paginationNote } from './account-commands.js';
 import type { Run } from './run.js';
 
-interface WebhookEndpoint {
-  id: string;
-  url: string;
-  events: string[];
-  enabled: boolean;
-  api_version: string;
-  description: string | null;
-  previous_secret_expires_at: string | null;
-  created_at: string;
-  secret?: string;
-}
-
-interface WebhookDelivery {
-  id: string;
-  event_id: string;
-  event_type: string;
-  status: string;
-  attempts: number;
-  last_status_code: number | null;
-  last_latency_ms: number | null;
-  last_error: string | null;
-  next_attempt_at: string | null;
-  created_at: string;
-}
-
-const EVENT_TYPES = [
+/** The contract's event types (each checked by the compiler), without loading the contracts at start-up. */
+const EVENT_TYPES: readonly string[] = [
   'transaction.completed',
   'transaction.failed',
   'transaction.canceled',
@@ -37,9 +22,11 @@ const EVENT_TYPES = [
   'transaction.updated',
   'account.created',
   'user.updated',
-];
+] satisfies readonly WebhookEventType[];
 
-const endpointPath = (id: string) => `/webhook-endpoints/${encodeURIComponent(id)}`;
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const satisfies readonly NonNullable<
+  WebhookDeliveryListQuery['status']
+>[];
 
 function describeEndpoint(endpoint: WebhookEndpoint): [string, string][] {
   return [
@@ -57,17 +44,13 @@ function describeEndpoint(endpoint: WebhookEndpoint): [string, string][] {
 }
 
 /** The secret is shown once: printed with the endpoint, and a reminder to keep it. */
-function printWithSecret(ctx: CommandContext, endpoint: WebhookEndpoint): void {
+function printWithSecret(ctx: CommandContext, endpoint: WebhookEndpointWithSecret): void {
   if (ctx.out.json) return ctx.out.data(endpoint);
-  ctx.out.fields([...describeEndpoint(endpoint), ['Signing secret', endpoint.secret ?? '']]);
+  ctx.out.fields([...describeEndpoint(endpoint), ['Signing secret', endpoint.secret]]);
   ctx.out.note('Store the signing secret now: it is not shown again.', 'warning');
 }
 
-export interface DeliveryLogQuery {
-  status?: string;
-  limit?: number;
-  offset?: number;
-}
+export type DeliveryLogQuery = Pick<WebhookDeliveryListQuery, 'status' | 'limit' | 'offset'>;
 
 /** An endpoint's delivery log as a table (the API's page with --json): the owner's, or any for an admin. */
 export async function printDeliveryLog(
@@ -75,10 +58,11 @@ export async function printDeliveryLog(
   endpointId: string,
   query: DeliveryLogQuery,
 ): Promise<void> {
-  const { body } = await ctx.api.get<{ data: WebhookDelivery[]; pagination?: Pagination }>(
-    `${endpointPath(endpointId)}/deliveries`,
-    { query: { status: query.status, limit: query.limit, offset: query.offset } },
-  );
+  const body = await ctx.api.webhookEndpoints.deliveries.listPage(endpointId, {
+    status: query.status,
+    limit: query.limit,
+    offset: query.offset,
+  });
   if (ctx.out.json) return ctx.out.data(body);
   ctx.out.table(
     ['ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'LAST', 'LATENCY', 'NEXT RETRY'],
@@ -95,12 +79,12 @@ export async function printDeliveryLog(
   paginationNote(ctx, body);
 }
 
-function checkEvents(events: readonly string[]): string[] {
+function checkEvents(events: readonly string[]): WebhookEventType[] {
   const unknown = events.filter((event) => !EVENT_TYPES.includes(event));
   if (unknown.length > 0) {
     throw usageError(`Unknown event type ${unknown.join(', ')}; one of: ${EVENT_TYPES.join(', ')}.`);
   }
-  return [...new Set(events)];
+  return [...new Set(events as WebhookEventType[])];
 }
 
 export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
@@ -125,12 +109,10 @@ export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
             .option('description', { type: 'string', describe: 'A note for yourself' })
             .example('$0 webhook create https://example.com/hooks --event transaction.completed', ''),
         run(async (ctx, argv: { url: string; event: string[]; description?: string }) => {
-          const { body } = await ctx.api.post<WebhookEndpoint>('/webhook-endpoints', {
-            body: {
-              url: argv.url,
-              events: checkEvents(argv.event),
-              ...(argv.description ? { description: argv.description } : {}),
-            },
+          const body = await ctx.api.webhookEndpoints.create({
+            url: argv.url,
+            events: checkEvents(argv.event),
+            ...(argv.description ? { description: argv.description } : {}),
           });
           printWithSecret(ctx, body);
         }),
@@ -143,10 +125,7 @@ export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
             .option('limit', { type: 'number', describe: 'Page size (1-100)' })
             .option('offset', { type: 'number', describe: 'Skip this many' }),
         run(async (ctx, argv: { limit?: number; offset?: number }) => {
-          const { body } = await ctx.api.get<{ data: WebhookEndpoint[]; pagination?: Pagination }>(
-            '/webhook-endpoints',
-            { query: { limit: argv.limit, offset: argv.offset } },
-          );
+          const body = await ctx.api.webhookEndpoints.listPage({ limit: argv.limit, offset: argv.offset });
           if (ctx.out.json) return ctx.out.data(body);
           ctx.out.table(
             ['ID', 'URL', 'EVENTS', 'ENABLED'],
@@ -160,7 +139,7 @@ export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
         'Show one endpoint',
         (y) => y.positional('id', { type: 'string', demandOption: true }),
         run(async (ctx, argv: { id: string }) => {
-          const { body } = await ctx.api.get<WebhookEndpoint>(endpointPath(argv.id));
+          const body = await ctx.api.webhookEndpoints.get(argv.id);
           if (ctx.out.json) return ctx.out.data(body);
           ctx.out.fields(describeEndpoint(body));
         }),
@@ -177,7 +156,7 @@ export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
             .option('description', { type: 'string' })
             .option('api-version', {
               type: 'string',
-              choices: ['1.0', '1.1'],
+              choices: API_VERSIONS,
               describe: 'Render events at this version',
             }),
         run(
@@ -189,10 +168,10 @@ export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
               event?: string[];
               enable?: boolean;
               description?: string;
-              apiVersion?: string;
+              apiVersion?: ApiVersion;
             },
           ) => {
-            const changes = {
+            const changes: WebhookEndpointUpdateRequest = {
               ...(argv.url !== undefined ? { url: argv.url } : {}),
               ...(argv.event !== undefined ? { events: checkEvents(argv.event) } : {}),
               ...(argv.enable !== undefined ? { enabled: argv.enable } : {}),
@@ -204,9 +183,7 @@ export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
                 'Say what to change: --url, --event, --enable/--no-enable, --description or --api-version.',
               );
             }
-            const { body } = await ctx.api.request<WebhookEndpoint>('PUT', endpointPath(argv.id), {
-              body: changes,
-            });
+            const body = await ctx.api.webhookEndpoints.update(argv.id, changes);
             if (ctx.out.json) return ctx.out.data(body);
             ctx.out.fields(describeEndpoint(body));
           },
@@ -217,7 +194,7 @@ export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
         'Delete an endpoint',
         (y) => y.positional('id', { type: 'string', demandOption: true }),
         run(async (ctx, argv: { id: string }) => {
-          await ctx.api.request('DELETE', endpointPath(argv.id));
+          await ctx.api.webhookEndpoints.delete(argv.id);
           if (ctx.out.json) return ctx.out.data({ id: argv.id, deleted: true });
           ctx.out.line(`Deleted webhook endpoint ${argv.id}.`);
         }),
@@ -231,9 +208,10 @@ export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
             describe: 'Seconds the old secret stays valid (default 86400)',
           }),
         run(async (ctx, argv: { id: string; grace?: number }) => {
-          const { body } = await ctx.api.post<WebhookEndpoint>(`${endpointPath(argv.id)}/rotate-secret`, {
-            body: argv.grace === undefined ? {} : { grace_period_seconds: argv.grace },
-          });
+          const body = await ctx.api.webhookEndpoints.rotateSecret(
+            argv.id,
+            argv.grace === undefined ? {} : { grace_period_seconds: argv.grace },
+          );
           printWithSecret(ctx, body);
         }),
       )
@@ -243,7 +221,7 @@ export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
         (y) =>
           y
             .positional('id', { type: 'string', demandOption: true })
-            .option('status', { type: 'string', choices: ['pending', 'succeeded', 'failed'] })
+            .option('status', { type: 'string', choices: DELIVERY_STATUSES })
             .option('limit', { type: 'number' })
             .option('offset', { type: 'number' }),
         run(async (ctx, argv: DeliveryLogQuery & { id: string }) => printDeliveryLog(ctx, argv.id, argv)),
@@ -256,9 +234,7 @@ export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
             .positional('id', { type: 'string', demandOption: true, describe: 'Endpoint id' })
             .positional('delivery_id', { type: 'string', demandOption: true }),
         run(async (ctx, argv: { id: string; delivery_id: string }) => {
-          const { body } = await ctx.api.post<WebhookDelivery>(
-            `${endpointPath(argv.id)}/deliveries/${encodeURIComponent(argv.delivery_id)}/redeliver`,
-          );
+          const body = await ctx.api.webhookEndpoints.deliveries.redeliver(argv.id, argv.delivery_id);
           if (ctx.out.json) return ctx.out.data(body);
           ctx.out.line(`Delivery ${body.id} will be sent again.`);
         }),

@@ -1,4 +1,9 @@
-import { createTransport, type TokenSource } from './http-transport.js';
+import {
+  createTransport,
+  type RawRequestOptions,
+  type RawResponse,
+  type TokenSource,
+} from './http-transport.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 import {
   accountsResource,
@@ -71,6 +76,13 @@ function resources<V extends ApiVersion>(deps: ResourceDeps) {
 
 export type PaymentsClient<V extends ApiVersion = ApiVersion> = ReturnType<typeof resources<V>> & {
   readonly apiVersion: V;
+  /**
+   * The escape hatch: any method and path (with the client's version prefix unless the path has one or
+   * `versioned: false`), answered with `{ status, headers, body, text }` whatever the status. It throws only when no
+   * answer came (`ConnectionError`, `RequestTimeoutError`, the signal's reason), retries only when `maxRetries` says,
+   * and sends the client's token unless given another or `auth: false`. See the README's "Raw requests".
+   */
+  rawRequest<T = unknown>(method: string, path: string, options?: RawRequestOptions): Promise<RawResponse<T>>;
 };
 
 /** A client for the payments API; see the package README. */
@@ -94,6 +106,7 @@ export function createPaymentsClient<V extends ApiVersion = typeof DEFAULT_API_V
     timeoutMs: options.timeoutMs ?? 30_000,
     headers: options.headers ?? {},
     tokens,
+    rawTokens: () => options.tokenProvider ?? (session?.canProvide() ? session : null),
     now,
     random: Math.random,
   });
@@ -110,5 +123,5 @@ export function createPaymentsClient<V extends ApiVersion = typeof DEFAULT_API_V
     });
     deps.session = session;
   }
-  return { ...resources<V>(deps), apiVersion };
+  return { ...resources<V>(deps), apiVersion, rawRequest: transport.raw };
 }

@@ -56,6 +56,8 @@ export interface TransportSettings {
   timeoutMs: number;
   headers: Record<string, string>;
   tokens: () => TokenSource | null;
+  /** Where a raw request gets its token: null when the client has no way to get one (it then sends none). */
+  rawTokens: () => TokenSource | null;
   now: () => number;
   random: () => number;
 }
@@ -83,8 +85,53 @@ export interface Answer<T> {
 
 export interface Transport {
   call<T>(operation: OperationId, request?: CallRequest): Promise<Answer<T>>;
+  raw<T = unknown>(method: string, path: string, options?: RawRequestOptions): Promise<RawResponse<T>>;
   readonly apiVersion: ApiVersion;
 }
+
+/** What `client.rawRequest` sends besides the method and path; see the README's "Raw requests". */
+export interface RawRequestOptions {
+  /** Sent as JSON, with `Content-Type: application/json` unless `headers` name another. */
+  body?: unknown;
+  /** Sent exactly as given (not with `body`); no Content-Type is added but the one fetch adds to a string. */
+  rawBody?: string | Uint8Array;
+  /** Added to the client's `headers`. An `Authorization` here is sent as given, and no token is added. */
+  headers?: Record<string, string>;
+  /** This bearer token instead of the client's. */
+  token?: string;
+  /**
+   * `false`: no token at all. By default the client's token (its session's, or its `tokenProvider`'s) when it has
+   * one or can get one; a client with neither credentials, token nor provider sends none.
+   */
+  auth?: boolean;
+  /** Sent as `Idempotency-Key`; it also makes a POST, PUT, PATCH or DELETE safe to retry. */
+  idempotencyKey?: string;
+  /**
+   * By default the path gets the client's version prefix (`/accounts` → `/v1.1/accounts`), unless it already has
+   * one (`/v1.0/accounts`, `/v2.0/accounts` go as written). `false`: the path goes exactly as written (an
+   * unprefixed API path is served in 1.0; `/health`, `/webhook/…`, a service's own routes).
+   */
+  versioned?: boolean;
+  /** Retries after a network error, 429, 502, 503 or 504, by the client's rules; default 0 (none). */
+  maxRetries?: number;
+  /** This call's overall time limit, retries and waits included (default: the client's). */
+  timeoutMs?: number;
+  /** Cancels the call; it rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** An answer to a raw request, whatever its status. */
+export interface RawResponse<T = unknown> {
+  status: number;
+  headers: Headers;
+  /** The body parsed as JSON; null when it is empty or not JSON. */
+  body: T | null;
+  /** The body as received. */
+  text: string;
+}
+
+/** A path that starts with a version segment (`/v1.1`, `/v2.0`, `/v1`) is sent with the version it names. */
+const VERSION_PREFIX = /^\/v\d+(?:\.\d+)*(?=[/?#]|$)/;
 
 /**
  * The one request pipeline: builds the request from the operation table, adds the version prefix, the request id,
@@ -190,7 +237,99 @@ export function createTransport(settings: TransportSettings): Transport {
     }
   }
 
-  return { call, apiVersion: settings.apiVersion };
+  /** `/accounts?limit=5` → `/v1.1/accounts?limit=5`, and `/` → `/v1.1`, as the operations' paths get it. */
+  const withVersion = (path: string) => {
+    const cut = path.search(/[?#]/);
+    const [pathname, rest] = cut === -1 ? [path, ''] : [path.slice(0, cut), path.slice(cut)];
+    return `/v${settings.apiVersion}${pathname === '/' ? '' : pathname}${rest}`;
+  };
+
+  /**
+   * A request outside the operation table: answers every HTTP status (never throws for one), retries only when
+   * asked, and never sends it again after a 401 (the token is left as it was).
+   */
+  async function raw<T = unknown>(
+    method: string,
+    path: string,
+    options: RawRequestOptions = {},
+  ): Promise<RawResponse<T>> {
+    if (!path.startsWith('/')) throw new TypeError(`A raw request's path starts with "/": got ${path}`);
+    if (options.body !== undefined && options.rawBody !== undefined)
+      throw new TypeError('A raw request takes a body or a rawBody, not both');
+    if (options.auth === false && options.token !== undefined)
+      throw new TypeError('A raw request takes a token or auth: false, not both');
+    method = method.toUpperCase();
+    const url = `${base}${options.versioned === false || VERSION_PREFIX.test(path) ? path : withVersion(path)}`;
+    const headers = new Headers({ ...settings.headers, ...options.headers });
+    if (options.idempotencyKey !== undefined) headers.set('idempotency-key', options.idempotencyKey);
+    let body: string | Uint8Array | undefined = options.rawBody;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      if (!headers.has('content-type')) headers.set('content-type', 'application/json');
+    }
+    const ownAuthorization = headers.has('authorization');
+    if (options.token !== undefined && !ownAuthorization)
+      headers.set('authorization', `Bearer ${options.token}`);
+    const tokens =
+      options.auth === false || options.token !== undefined || ownAuthorization ? null : settings.rawTokens();
+    const retryable = isSafeToRetry(method, headers);
+    const maxRetries = options.maxRetries ?? 0;
+    const timeoutMs = options.timeoutMs ?? settings.timeoutMs;
+    const deadline = settings.now() + timeoutMs;
+    const scope = callScope(timeoutMs, options.signal);
+
+    try {
+      let retries = 0;
+      for (;;) {
+        if (tokens)
+          headers.set(
+            'authorization',
+            `Bearer ${await abortable(tokens.getToken(scope.signal), scope.signal)}`,
+          );
+        let response: Response;
+        try {
+          response = await settings.fetch(url, { method, headers, body, signal: scope.signal });
+        } catch (error) {
+          if (scope.signal.aborted) throw scope.signal.reason;
+          const failure = new ConnectionError(`${method} ${url} failed: ${(error as Error).message}`, {
+            cause: error,
+          });
+          const delayMs = backoffMs(settings.retry, retries, settings.random);
+          if (!retryable || retries >= maxRetries || settings.now() + delayMs >= deadline) throw failure;
+          await sleep(delayMs, scope.signal);
+          retries += 1;
+          continue;
+        }
+        const text = await response.text();
+        if (isRetryableStatus(response.status) && retryable && retries < maxRetries) {
+          const delayMs =
+            serverDelayMs(response.headers, settings.now()) ??
+            backoffMs(settings.retry, retries, settings.random);
+          if (settings.now() + delayMs < deadline) {
+            await sleep(delayMs, scope.signal);
+            retries += 1;
+            continue;
+          }
+        }
+        return { status: response.status, headers: response.headers, body: parseJson<T>(text), text };
+      }
+    } catch (error) {
+      throw scope.signal.aborted ? scope.signal.reason : error;
+    } finally {
+      scope.dispose();
+    }
+  }
+
+  return { call, raw, apiVersion: settings.apiVersion };
+}
+
+function parseJson<T>(text: string): T | null {
+  if (text === '') return null;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return null;
+  }
 }
 
 /** One signal for a call: the caller's, or the call's own time limit, whichever comes first. */

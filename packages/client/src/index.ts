@@ -4,7 +4,7 @@ export {
   type ClientOptions,
   type PaymentsClient,
 } from './client.js';
-export type { RequestOptions, ResponseInfo } from './http-transport.js';
+export type { RawRequestOptions, RawResponse, RequestOptions, ResponseInfo } from './http-transport.js';
 export type { TokenProvider } from './token-session.js';
 export type { PagedList } from './pagination.js';
 export type { MoneyOptions, WaitOptions } from './resources/money.js';

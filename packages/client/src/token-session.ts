@@ -22,6 +22,8 @@ export interface TokenSession extends TokenSource {
   adopt(token: Token, receivedAt: number): void;
   /** The token in use, if any. */
   current(): string | null;
+  /** Whether it holds a token or has the credentials to get one. */
+  canProvide(): boolean;
   /** Forgets the token (after a logout). */
   clear(): void;
 }
@@ -88,6 +90,7 @@ export function createTokenSession(settings: TokenSessionSettings): TokenSession
     },
     adopt,
     current: () => held?.token ?? null,
+    canProvide: () => held !== null || settings.credentials !== undefined,
     clear() {
       held = null;
     },

@@ -19,9 +19,11 @@ import {
   UnprocessableEntityError,
   verifyWebhookEvent,
   WEBHOOK_SIGNATURE_HEADER,
+  type Account,
   type ApiVersion,
   type ClientOptions,
   type PaymentsClient,
+  type Problem,
   type ResponseInfo,
   type Transaction,
 } from '../src/index.js';
@@ -628,6 +630,38 @@ describe('@payments/client against the running system', function () {
       expect(await client.webhookEndpoints.list().toArray()).to.have.length(1);
       await client.webhookEndpoints.delete(endpoint.id);
       expect(await rejection(client.webhookEndpoints.get(endpoint.id))).to.be.instanceOf(NotFoundError);
+    });
+  });
+
+  describe('raw requests', () => {
+    it('answers any request with its status, in the client’s version, with the session’s token', async () => {
+      const { client, user } = await signedInClient(system.gatewayUrl);
+      const account = await client.accounts.open({ currency: 'USD' });
+      // Not JSON: the gateway's 400 is the answer, not an error.
+      const malformed = await client.rawRequest<Problem>('POST', '/account', {
+        rawBody: '{"currency": ',
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(malformed.status, malformed.text).to.equal(400);
+      expect(malformed.body).to.include({ code: 'VALIDATION_ERROR', instance: '/v1.1/account' });
+      expect(malformed.headers.get('x-api-version')).to.equal('1.1');
+
+      const read = await client.rawRequest<Account>('GET', `/account/${account.id}`);
+      expect(read.status).to.equal(200);
+      expect(read.body).to.include({ id: account.id, user_id: user.userId });
+      // A path with a version, or versioned: false, goes as written (unprefixed is 1.0).
+      for (const [path, versioned, served] of [
+        [`/v1.0/account/${account.id}`, true, '1.0'],
+        [`/account/${account.id}`, false, '1.0'],
+      ] as const) {
+        const answer = await client.rawRequest('GET', path, { versioned });
+        expect(answer.status, path).to.equal(200);
+        expect(answer.headers.get('x-api-version'), path).to.equal(served);
+      }
+      const anonymous = await client.rawRequest<Problem>('GET', '/accounts', { auth: false });
+      expect(anonymous.status).to.equal(401);
+      expect(anonymous.body?.code).to.equal('AUTH_REQUIRED');
+      expect((await client.rawRequest('GET', '/health', { versioned: false })).status).to.equal(200);
     });
   });
 
