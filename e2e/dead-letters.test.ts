@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { eventually, findInfrastructure, startSystem, type TestSystem } from '@payments/testkit';
 import { createPaymentsClient } from '@payments/client';
+import { createEvent } from '@payments/contracts';
 import { rawApi, signUp, type RawApi, type TestUser } from './support/api.js';
 import { tapEvents, type EventTap } from './support/event-tap.js';
 
@@ -71,13 +72,9 @@ describe('dead letters through the gateway, for admins', function () {
     const deposit = await user.client.money.deposit(user.accountId, { amount: 6, currency: 'USD' });
     expect(deposit.status).to.equal('pending');
     const stranded = deposit.id;
-    const strandedEvent = {
-      id: randomUUID(),
-      type: 'PaymentProcessed',
-      version: 1,
-      occurred_at: new Date().toISOString(),
-      correlation_id: `stranded-${stranded}`,
-      data: {
+    const strandedEvent = createEvent(
+      'PaymentProcessed',
+      {
         transaction_id: stranded,
         payment_id: stranded,
         status: 'completed',
@@ -85,7 +82,8 @@ describe('dead letters through the gateway, for admins', function () {
         amount: 600,
         currency: 'USD',
       },
-    };
+      { id: randomUUID(), correlationId: `stranded-${stranded}` },
+    );
     await tap.sendToQueue('ledger.events.dlq', JSON.stringify(strandedEvent));
 
     const listed = await api.get('/admin/dead-letters/ledger', adminToken);

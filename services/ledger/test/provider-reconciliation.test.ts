@@ -96,6 +96,25 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     return { account, id: accepted.body.id as string };
   };
 
+  /** A user with 100 USD and a linked payout account, whose withdrawal of `amount` the provider was asked to pay. */
+  const payoutMade = async (amount: number) => {
+    const user = ledger.newUser();
+    const account = await ledger.openAccount(user);
+    await ledger.fund(user, account.id, 100);
+    expect((await ledger.call('POST', '/payout-account', { user })).status).to.equal(201);
+    const accepted = await ledger.call('POST', `/account/${account.id}/withdraw`, {
+      user,
+      body: { amount, currency: 'USD' },
+    });
+    expect(accepted.status).to.equal(202);
+    const id = accepted.body.id as string;
+    await eventually(
+      () => ledger.db('provider_payments').where({ transaction_id: id }).first(),
+      (row) => row?.state === 'created',
+    );
+    return { user, account, id };
+  };
+
   it('finds a capture never credited, and an admin booking it credits the deposit once, in the trail', async () => {
     const user = ledger.newUser();
     const { account, id } = await pendingDeposit(user, 25);
@@ -197,20 +216,7 @@ describe("ledger: reconciliation with the payment provider's own records", funct
   });
 
   it('finds a payout paid while its withdrawal still holds the money, and booking it debits the withdrawal', async () => {
-    const user = ledger.newUser();
-    const account = await ledger.openAccount(user);
-    await ledger.fund(user, account.id, 100);
-    expect((await ledger.call('POST', '/payout-account', { user })).status).to.equal(201);
-    const accepted = await ledger.call('POST', `/account/${account.id}/withdraw`, {
-      user,
-      body: { amount: 30, currency: 'USD' },
-    });
-    expect(accepted.status).to.equal(202);
-    const id = accepted.body.id as string;
-    await eventually(
-      () => ledger.db('provider_payments').where({ transaction_id: id }).first(),
-      (row) => row?.state === 'created',
-    );
+    const { user, account, id } = await payoutMade(30);
     provider.records = [payout(id, 30)];
     await run();
     const found = await caseOf(id);
@@ -221,19 +227,7 @@ describe("ledger: reconciliation with the payment provider's own records", funct
   });
 
   it("finds a failed payout's transfer never taken back, and booking it asks the provider to take it back", async () => {
-    const user = ledger.newUser();
-    const account = await ledger.openAccount(user);
-    await ledger.fund(user, account.id, 100);
-    expect((await ledger.call('POST', '/payout-account', { user })).status).to.equal(201);
-    const accepted = await ledger.call('POST', `/account/${account.id}/withdraw`, {
-      user,
-      body: { amount: 20, currency: 'USD' },
-    });
-    const id = accepted.body.id as string;
-    await eventually(
-      () => ledger.db('provider_payments').where({ transaction_id: id }).first(),
-      (row) => row?.state === 'created',
-    );
+    const { user, account, id } = await payoutMade(20);
     await ledger.confirm(id, 'failed', { movement: 'payout' });
     await ledger.waitForStatus(user, id, 'failed');
     const reversals = () => provider.callsAbout(id).filter((c) => c.call === 'reversePayout');
