@@ -14,11 +14,19 @@ interface Sent {
   body: string | null;
 }
 
-/** A token the session can read the lifetime of (15 minutes from now), unsigned: nothing here checks it. */
+const tokens = new Map<string, string>();
+/**
+ * A token the session can read the lifetime of (15 minutes from when it was first named), unsigned: nothing here
+ * checks it. The same name is the same token, so a test can name the one the fake issued a second earlier.
+ */
 function tokenNamed(name: string): string {
+  const known = tokens.get(name);
+  if (known) return known;
   const now = Math.floor(Date.now() / 1000);
   const payload = Buffer.from(JSON.stringify({ sub: name, iat: now, exp: now + 900 })).toString('base64url');
-  return `header.${payload}.${name}`;
+  const token = `header.${payload}.${name}`;
+  tokens.set(name, token);
+  return token;
 }
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
