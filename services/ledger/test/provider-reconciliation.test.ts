@@ -177,6 +177,25 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     expect(String(refused)).to.match(/append-only/);
   });
 
+  it('finds a capture never credited whose dispute took it all back, and booking it ends the deposit', async () => {
+    // Net, provider and books agree (nothing kept, nothing credited); the deposit would wait forever.
+    const user = ledger.newUser();
+    const { account, id } = await pendingDeposit(user, 20);
+    provider.records = [
+      paidPayment(id, 20, { disputes: [{ id: 'dp_lost', amount: toMinorUnits(2000), outcome: 'lost' }] }),
+    ];
+    await run();
+    const found = await caseOf(id);
+    expect(found).to.include({ kind: 'captured_not_credited', provider_amount: 20, ledger_amount: 0 });
+    const decided = await decide(found.id, 'book');
+    expect(decided.status, decided.text).to.equal(200);
+    await ledger.waitForStatus(user, id, 'completed');
+    expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 0, available_balance: 0 });
+    const history = (await ledger.call('GET', `/account/${account.id}/transactions`, { user })).body.data;
+    expect(history.filter((t: { type: string; status: string }) => t.type === 'reversal')).to.have.length(1);
+    expect(await run()).to.include({ mismatches: 0 });
+  });
+
   it('finds a refund the ledger never heard of, and booking it reverses that much of the deposit', async () => {
     const user = ledger.newUser();
     const account = await ledger.openAccount(user);

@@ -52,6 +52,11 @@ function creditedFor({ transaction, reversals }: LedgerSide): bigint {
   );
 }
 
+/** What the books credited for a deposit's payment before anything was taken back: the capture as booked. */
+function capturedFor({ transaction, reversals }: LedgerSide): bigint {
+  return (transaction.status === 'completed' ? transaction.amount : 0n) + sumOf(reversals, 'late_payment');
+}
+
 /** What the books debited for a withdrawal, net of a returned payout credited back. */
 function debitedFor({ transaction, reversals }: LedgerSide): bigint {
   const debited = transaction.status === 'completed' ? transaction.amount : 0n;
@@ -67,8 +72,10 @@ function debitedFor({ transaction, reversals }: LedgerSide): bigint {
  * their way.
  *
  * - captured_not_credited: the provider kept more than the ledger credited; credited_not_captured: the reverse
- *   (never captured, or refunded or lost in a dispute since); dispute_still_held: the provider decided a dispute
- *   and the deposit still holds its amount (amounts: the provider's open disputes, the ledger's held ones);
+ *   (never captured, or refunded or lost in a dispute since); either also when the net agrees and the captures do
+ *   not (captured and then taken back in full, the deposit still pending: amounts are then the captures);
+ *   dispute_still_held: the provider decided a dispute and the deposit still holds its amount (amounts: the
+ *   provider's open disputes, the ledger's held ones);
  * - amount_differs: the payment or payout is for another amount or currency than its transaction;
  * - paid_out_still_held, failed_still_held: the payout ended and the withdrawal still holds the money;
  * - paid_out_not_debited: paid, and the ledger debited less; returned_not_credited: its money came back and the
@@ -111,6 +118,15 @@ export function compareRecord(
     const credited = creditedFor(side);
     if (provider !== credited)
       return mismatch(provider > credited ? 'captured_not_credited' : 'credited_not_captured', credited);
+    // Net agreement can hide a capture never booked: captured, then refunded or lost in a dispute in full, while
+    // the deposit still waits (its events lost). Compared as captured, so booking it ends the deposit.
+    const captured = capturedFor(side);
+    if (record.captured !== captured)
+      return mismatch(
+        record.captured > captured ? 'captured_not_credited' : 'credited_not_captured',
+        captured,
+        record.captured,
+      );
     const held = side.reversals
       .filter((r) => r.reversalReason === 'dispute' && r.status === 'pending')
       .reduce((sum, r) => sum + r.amount, 0n);
