@@ -226,8 +226,9 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'Change username, e-mail or password (partial update)',
     description:
       'Other fields are refused with 400. With `If-Match`, a stale version gives 409. A new e-mail or password ' +
-      "needs the caller's `current_password` (missing: 422, wrong: 403, counted as a failed login). A new " +
-      'password revokes every other token issued before it.',
+      "needs the caller's `current_password` (missing: 422, wrong: 403, counted as a failed login); a password " +
+      'changed by a concurrent request meanwhile gives 409. A new password revokes every other token issued ' +
+      'before it.',
     headers: ['IfMatch'],
     body: 'UserUpdate',
     success: { status: 200, description: 'The updated user', schema: 'User', headers: ['ETag'] },

@@ -81,6 +81,19 @@ export interface IdentityHarness {
 
 export const PASSWORD = 'correct horse battery';
 
+/** A harness whose identity created an admin at start (ADMIN_USERNAME…), and that admin's token. */
+export async function startIdentityHarnessWithAdmin(
+  username: string,
+): Promise<{ identity: IdentityHarness; adminToken: string }> {
+  const admin = { username, email: `${username}@example.com`, password: 'admin password 1' };
+  const identity = await startIdentityHarness({
+    ADMIN_USERNAME: admin.username,
+    ADMIN_EMAIL: admin.email,
+    ADMIN_PASSWORD: admin.password,
+  });
+  return { identity, adminToken: await identity.login(admin.username, admin.password) };
+}
+
 export async function startIdentityHarness(env: Record<string, string> = {}): Promise<IdentityHarness> {
   const database: TestDatabase = await createTestDatabase('identity');
   const dataDir = await mkdtemp(join(tmpdir(), 'identity-test-'));

@@ -1,7 +1,5 @@
 import { expect } from 'chai';
-import { PASSWORD, startIdentityHarness, type IdentityHarness } from './identity-harness.js';
-
-const ADMIN = { username: 'search-admin', email: 'search-admin@example.com', password: 'admin password 1' };
+import { PASSWORD, startIdentityHarnessWithAdmin, type IdentityHarness } from './identity-harness.js';
 
 interface UserPage {
   data: { id: string; username: string; email: string; status: string }[];
@@ -15,12 +13,7 @@ describe('identity: GET /admin/users, how an admin finds users', function () {
   const ids: Record<string, string> = {};
 
   before(async () => {
-    identity = await startIdentityHarness({
-      ADMIN_USERNAME: ADMIN.username,
-      ADMIN_EMAIL: ADMIN.email,
-      ADMIN_PASSWORD: ADMIN.password,
-    });
-    adminToken = await identity.login(ADMIN.username, ADMIN.password);
+    ({ identity, adminToken } = await startIdentityHarnessWithAdmin('search-admin'));
     for (const name of ['Olga_Smith', 'olgaxsmith', 'oleg', 'Peter']) {
       ids[name] = (await identity.register(name)).id;
     }

@@ -4,9 +4,7 @@ import jwt from 'jsonwebtoken';
 import type { EventEnvelope } from '@payments/contracts';
 import { DEVELOPMENT_SERVICE_TOKEN, serviceAuthorization } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
-import { PASSWORD, startIdentityHarness, type IdentityHarness } from './identity-harness.js';
-
-const ADMIN = { username: 'root-admin', email: 'admin@example.com', password: 'admin password 1' };
+import { PASSWORD, startIdentityHarnessWithAdmin, type IdentityHarness } from './identity-harness.js';
 
 describe('identity: users, permissions and administration', function () {
   this.timeout(60_000);
@@ -14,12 +12,7 @@ describe('identity: users, permissions and administration', function () {
   let adminToken: string;
 
   before(async () => {
-    identity = await startIdentityHarness({
-      ADMIN_USERNAME: ADMIN.username,
-      ADMIN_EMAIL: ADMIN.email,
-      ADMIN_PASSWORD: ADMIN.password,
-    });
-    adminToken = await identity.login(ADMIN.username, ADMIN.password);
+    ({ identity, adminToken } = await startIdentityHarnessWithAdmin('root-admin'));
   });
   after(async () => {
     await identity?.stop();

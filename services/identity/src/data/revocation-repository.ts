@@ -6,6 +6,8 @@ export type Revocation = EventData<'TokenRevoked'>;
 export interface RevocationRepository {
   /** False when the token (`jti`) was revoked already: of concurrent revocations of one token, one inserts. */
   insert(revocation: Revocation): Promise<boolean>;
+  /** Whether a stored user-wide revocation covers this token of the user (issued at `issuedAt`, unix seconds). */
+  coversToken(token: { userId: string; jti: string; issuedAt: number }): Promise<boolean>;
   /** Revocations that still matter at `now` (unix seconds): their tokens have not expired yet. */
   listActive(now: number): Promise<Revocation[]>;
   deleteExpired(now: number): Promise<number>;
@@ -45,6 +47,14 @@ export function createRevocationRepository(db: Knex): RevocationRepository {
         .ignore()
         .returning('id')) as unknown[];
       return inserted.length > 0;
+    },
+    async coversToken({ userId, jti, issuedAt }) {
+      const covering = await db('revocations')
+        .where({ user_id: userId })
+        .andWhere('issued_before', '>', issuedAt)
+        .andWhere((spared) => spared.whereNull('except_jti').orWhereNot('except_jti', jti))
+        .first('id');
+      return covering !== undefined;
     },
     async listActive(now) {
       const rows = (await db('revocations')

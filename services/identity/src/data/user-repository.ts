@@ -26,6 +26,12 @@ export interface UserChanges {
   tokensValidFrom?: number;
 }
 
+/** A user whose row this transaction has locked, and when: the database's clock, in unix seconds. */
+export type LockedUser = UserWithCredentials & { lockedAt: number };
+
+/** `share` keeps the row from changing; `update` is for the one transaction that will change it. */
+export type LockMode = 'share' | 'update';
+
 /** What an admin looks users up by; every criterion given must hold. */
 export interface UserSearch {
   /** Any case, like the unique index. */
@@ -43,6 +49,8 @@ export interface UserRepository {
   /** Case-insensitive, like the unique index. */
   findByUsername(username: string): Promise<UserWithCredentials | undefined>;
   findByEmail(email: string): Promise<UserWithCredentials | undefined>;
+  /** Locks the user's row until the transaction ends (in a transaction only); undefined when there is none. */
+  lock(id: string, mode: LockMode): Promise<LockedUser | undefined>;
   /** Applies the changes and bumps the version; with `expectedVersions`, only when the version is one of them. */
   update(id: string, changes: UserChanges, expectedVersions?: number[]): Promise<UpdateResult>;
   delete(id: string): Promise<boolean>;
@@ -132,6 +140,20 @@ export function createUserRepository(db: Knex): UserRepository {
     findByUsername: (username) =>
       findOne((query) => query.whereRaw('lower(username) = lower(?)', [username])),
     findByEmail: (email) => findOne((query) => query.where({ email })),
+
+    async lock(id, mode) {
+      const row = (await db
+        .with('locked', (locking) => {
+          const query = locking.select('*').from('users').where({ id });
+          return mode === 'update' ? query.forUpdate() : query.forShare();
+        })
+        // Read in the outer query, which runs only once the lock is granted: clock_timestamp(), unlike now(), is
+        // the time of reading, so whatever held the lock before has committed by then.
+        .select('*', db.raw('floor(extract(epoch FROM clock_timestamp()))::bigint AS locked_at'))
+        .from('locked')
+        .first()) as (UserRow & { locked_at: string }) | undefined;
+      return row ? { ...toUser(row), lockedAt: Number(row.locked_at) } : undefined;
+    },
 
     async update(id, changes, expectedVersions) {
       const patch = {

@@ -19,10 +19,15 @@ export interface IssuedToken {
 
 export interface TokenIssuer {
   /**
-   * A token for the user. `authTime` is when the session began (a refresh carries its token's on; a login starts
-   * a new one); the token never outlives `authTime` + the session's maximum. Undefined when that moment has passed.
+   * A token for the user, issued at `at.now` (else this process's clock): the database's clock under the user's row
+   * lock, the clock the user's revocations are cut by. `at.authTime` is when the session began (a refresh carries
+   * its token's on; a login starts a new one); the token never outlives `authTime` + the session's maximum.
+   * Undefined when that moment has passed.
    */
-  issue(user: Pick<User, 'id' | 'role' | 'tokensValidFrom'>, authTime?: number): IssuedToken | undefined;
+  issue(
+    user: Pick<User, 'id' | 'role' | 'tokensValidFrom'>,
+    at?: { now?: number; authTime?: number },
+  ): IssuedToken | undefined;
   verifier: TokenVerifier;
 }
 
@@ -48,10 +53,10 @@ export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
     revocations: options.revocations,
   };
   return {
-    issue(user, authTime) {
-      // A revocation covers tokens issued before its second; a token issued later in that second starts after it.
-      const issuedAt = Math.max(now(), user.tokensValidFrom);
-      const sessionStart = authTime ?? issuedAt;
+    issue(user, at = {}) {
+      // Never before tokensValidFrom, which the last revocation of the user moved past every token before it.
+      const issuedAt = Math.max(at.now ?? now(), user.tokensValidFrom);
+      const sessionStart = at.authTime ?? issuedAt;
       const expiresAt = Math.min(issuedAt + options.ttlSeconds, sessionStart + options.sessionMaxSeconds);
       if (expiresAt <= issuedAt) return undefined;
       const jti = randomUUID();

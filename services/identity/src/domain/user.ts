@@ -59,6 +59,15 @@ export function isActive(user: Pick<User, 'status'>): boolean {
   return user.status === 'active';
 }
 
+/**
+ * Where a user-wide revocation made at `now` (unix seconds, read under the user's row lock) moves
+ * `tokensValidFrom`: past every token issued before it, whose `iat` is at most max(now, tokensValidFrom), even when
+ * an earlier revocation in the same second already moved it ahead of the clock.
+ */
+export function nextTokensValidFrom(user: Pick<User, 'tokensValidFrom'>, now: number): number {
+  return Math.max(now, user.tokensValidFrom) + 1;
+}
+
 export function canRead(actor: Pick<User, 'id' | 'role'>, userId: string): boolean {
   return actor.id === userId || actor.role === 'admin';
 }

@@ -6,10 +6,11 @@ import { tokenRevokedEvent } from '../events/identity-events.js';
 export interface RevocationService {
   list: RevocationList;
   /**
-   * Every token of the user issued up to now (their `tokens_valid_from` moves to `issued_before`), except
-   * `keepJti` when given: the session that asked for it, e.g. a password change, stays logged in.
+   * Every token of the user issued before `issuedBefore` (where their `tokens_valid_from` moves, under the user's
+   * row lock: `nextTokensValidFrom`), except `keepJti` when given: the session that asked for it, e.g. a password
+   * change, stays logged in.
    */
-  allTokensOf(userId: string, keepJti?: string): Revocation & { issued_before: number };
+  allTokensOf(userId: string, issuedBefore: number, keepJti?: string): Revocation & { issued_before: number };
   oneToken(jti: string, expiresAt: number): Revocation;
   /**
    * Stores the revocation and its TokenRevoked event in the caller's transaction; false (and nothing stored)
@@ -40,9 +41,7 @@ export function createRevocationService(deps: RevocationServiceDeps): Revocation
   const now = deps.now ?? (() => Math.floor(Date.now() / 1000));
   const service: RevocationService = {
     list,
-    allTokensOf(userId, keepJti) {
-      // Tokens carry whole seconds: revoking "before the next second" covers every token issued so far.
-      const issuedBefore = now() + 1;
+    allTokensOf(userId, issuedBefore, keepJti) {
       return {
         user_id: userId,
         issued_before: issuedBefore,

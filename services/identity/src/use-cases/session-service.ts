@@ -5,7 +5,7 @@ import type { PasswordHasher } from '../domain/password-hasher.js';
 import type { IssuedToken, TokenIssuer } from '../domain/token-issuer.js';
 import { isActive, normalizeEmail, type User, type UserWithCredentials } from '../domain/user.js';
 import type { RevocationService } from './revocation-service.js';
-import type { UserService } from './user-service.js';
+import { mustBeActive } from './user-service.js';
 
 /** How the user named themselves: `identity` holds either a username or an e-mail address. */
 export type LoginName = { kind: 'username' | 'email' | 'identity'; value: string };
@@ -32,10 +32,11 @@ export interface SessionServiceDeps {
   issuer: TokenIssuer;
   throttle: LoginThrottle;
   revocations: RevocationService;
-  users: Pick<UserService, 'activeActor'>;
   sessionMaxSeconds: number;
   now?: () => number;
 }
+
+type LoginVerdict = { ok: true; issued: IssuedToken } | { ok: false; refusal: AppError };
 
 const invalidCredentials = () =>
   new AppError('INVALID_CREDENTIALS', 'The username, e-mail or password is not correct');
@@ -58,49 +59,67 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
       ? store.users.findByEmail(normalizeEmail(name.value))
       : store.users.findByUsername(name.value);
 
+  const verifyLogin = async (
+    user: UserWithCredentials | undefined,
+    password: string,
+  ): Promise<LoginVerdict> => {
+    if (!user) {
+      await hasher.verifyDummy(password);
+      return { ok: false, refusal: invalidCredentials() };
+    }
+    const passwordMatches = await hasher.verify(user.passwordHash, password);
+    // Decided under the user's row lock, with the token issued there too: a password change or a disable that
+    // commits before is seen here, and one that commits after cuts its revocation past this token.
+    return store.transaction(async (tx): Promise<LoginVerdict> => {
+      const current = await tx.users.lock(user.id, 'share');
+      if (!current) return { ok: false, refusal: invalidCredentials() };
+      // Decided before the password: a disabled or locked account answers alike for a right and a wrong one,
+      // and counts as a failure either way (a slot handed back would tell a right guess).
+      if (!isActive(current)) return { ok: false, refusal: notActive(current) };
+      if (!passwordMatches || current.passwordHash !== user.passwordHash) {
+        return { ok: false, refusal: invalidCredentials() };
+      }
+      const issued = deps.issuer.issue(current, { now: current.lockedAt });
+      if (!issued) throw sessionOver();
+      return { ok: true, issued };
+    });
+  };
+
   return {
     async login({ name, password, clientAddress }) {
       const user = await findUser(name);
       // A user's username and e-mail share one counter; unknown names are counted too, so both look alike.
       const identityKey = user ? `user:${user.id}` : `name:${name.value.trim().toLowerCase()}`;
-      const decision = await throttle.attempt(identityKey, clientAddress);
-      if (!decision.allowed) {
-        throw new AppError(
-          'RATE_LIMIT_EXCEEDED',
-          'Too many failed login attempts; try again later',
-          undefined,
-          { 'Retry-After': String(decision.retryAfterSeconds) },
-        );
+      const checked = await throttle.check(identityKey, clientAddress, () => verifyLogin(user, password));
+      if (!checked.allowed) {
+        throw new AppError('RATE_LIMIT_EXCEEDED', 'Too many login attempts; try again later', undefined, {
+          'Retry-After': String(checked.retryAfterSeconds),
+        });
       }
-      if (!user) {
-        await hasher.verifyDummy(password);
-        throw invalidCredentials();
-      }
-      const passwordMatches = await hasher.verify(user.passwordHash, password);
-      // Read again: the password or the status may have changed while we were hashing.
-      const current = await store.users.findById(user.id);
-      if (!current) throw invalidCredentials();
-      // Decided before the password: a disabled or locked account answers alike for a right and a wrong one,
-      // and its attempts are never handed back (which would tell a right guess too).
-      if (!isActive(current)) throw notActive(current);
-      // A token must not outlive a password change made while we were hashing.
-      if (!passwordMatches || current.passwordHash !== user.passwordHash) throw invalidCredentials();
-      await throttle.succeeded(identityKey, clientAddress);
-      const issued = deps.issuer.issue(current);
-      if (!issued) throw sessionOver();
-      return issued;
+      if (!checked.verdict.ok) throw checked.verdict.refusal;
+      return checked.verdict.issued;
     },
 
     async refresh(claims, correlationId) {
-      const user = await deps.users.activeActor(claims);
-      if (now() >= claims.authTime + deps.sessionMaxSeconds) throw sessionOver();
-      const revoked = await revocations.revoke(
-        revocations.oneToken(claims.jti, claims.expiresAt),
-        correlationId,
-      );
-      if (!revoked) throw authRequired('This token was refreshed or logged out already');
-      const issued = deps.issuer.issue(user, claims.authTime);
-      if (!issued) throw sessionOver();
+      const retired = revocations.oneToken(claims.jti, claims.expiresAt);
+      const issued = await store.transaction(async (tx) => {
+        // The user's row lock orders this refresh with every password change, disable and deletion of the user
+        // (they take it to cut their revocations): one committed before is found below, one after covers the
+        // token issued here, whose iat is no later than the database's clock now.
+        const user = mustBeActive(await tx.users.lock(claims.userId, 'share'));
+        if (now() >= claims.authTime + deps.sessionMaxSeconds) throw sessionOver();
+        // The token was checked against this process's revocation list, which may not have them yet.
+        if (claims.issuedAt < user.tokensValidFrom && (await tx.revocations.coversToken(claims))) {
+          throw authRequired('This session was revoked');
+        }
+        if (!(await revocations.record(tx, retired, correlationId))) {
+          throw authRequired('This token was refreshed or logged out already');
+        }
+        const fresh = deps.issuer.issue(user, { now: user.lockedAt, authTime: claims.authTime });
+        if (!fresh) throw sessionOver();
+        return fresh;
+      });
+      revocations.committed(retired);
       return issued;
     },
 

@@ -10,12 +10,20 @@ import {
 } from '@payments/service-kit';
 import type { IdentityStore } from '../data/identity-store.js';
 import type { LedgerClient } from '../data/ledger-client.js';
-import type { LoginThrottle, ThrottleDecision } from '../data/login-throttle.js';
+import type { LoginThrottle } from '../data/login-throttle.js';
 import type { RegistrationThrottle } from '../data/registration-throttle.js';
 import type { UniqueField, UpdateResult, UserSearch } from '../data/user-repository.js';
 import { credentialProblems } from '../domain/credential-rules.js';
 import type { PasswordHasher } from '../domain/password-hasher.js';
-import { canChange, canDelete, canRead, normalizeEmail, type User, type UserStatus } from '../domain/user.js';
+import {
+  canChange,
+  canDelete,
+  canRead,
+  nextTokensValidFrom,
+  normalizeEmail,
+  type User,
+  type UserStatus,
+} from '../domain/user.js';
 import { userDeletedEvent, userUpdatedEvent } from '../events/identity-events.js';
 import type { RevocationService } from './revocation-service.js';
 
@@ -81,10 +89,17 @@ const duplicate = (field: UniqueField) =>
     { field, message: 'is already taken' },
   ]);
 
-const tooMany = (what: string, decision: ThrottleDecision & { allowed: false }) =>
+const tooMany = (what: string, decision: { retryAfterSeconds: number }) =>
   new AppError('RATE_LIMIT_EXCEEDED', `Too many ${what}; try again later`, undefined, {
     'Retry-After': String(decision.retryAfterSeconds),
   });
+
+/** The user a token speaks for must still exist (else 401) and be active (else 403). */
+export function mustBeActive<T extends User>(user: T | undefined): T {
+  if (!user) throw authRequired('The user of this token no longer exists');
+  if (user.status !== 'active') throw accessDenied(`This account is ${user.status}`);
+  return user;
+}
 
 function unwrap(result: UpdateResult): User {
   if (result.ok) return result.user;
@@ -101,11 +116,12 @@ function unwrap(result: UpdateResult): User {
 export function createUserService(deps: UserServiceDeps): UserService {
   const { store, hasher, revocations } = deps;
 
+  /** The password hash the current password was checked against. */
   const confirmCurrentPassword = async (
     actorId: string,
     currentPassword: string | undefined,
     clientAddress: string,
-  ) => {
+  ): Promise<string> => {
     if (currentPassword === undefined) {
       throw new AppError(
         'BUSINESS_RULE_VIOLATION',
@@ -114,14 +130,15 @@ export function createUserService(deps: UserServiceDeps): UserService {
       );
     }
     // Counted like a login, so a stolen token is no way round the limit on guessing the password.
-    const identityKey = `user:${actorId}`;
-    const decision = await deps.loginThrottle.attempt(identityKey, clientAddress);
-    if (!decision.allowed) throw tooMany('failed password attempts', decision);
-    const actor = await store.users.findById(actorId);
-    if (!actor || !(await hasher.verify(actor.passwordHash, currentPassword))) {
-      throw accessDenied('The current password is not correct');
-    }
-    await deps.loginThrottle.succeeded(identityKey, clientAddress);
+    const checked = await deps.loginThrottle.check(`user:${actorId}`, clientAddress, async () => {
+      const actor = await store.users.findById(actorId);
+      return actor && (await hasher.verify(actor.passwordHash, currentPassword))
+        ? { ok: true as const, passwordHash: actor.passwordHash }
+        : { ok: false as const };
+    });
+    if (!checked.allowed) throw tooMany('failed password attempts', checked);
+    if (!checked.verdict.ok) throw accessDenied('The current password is not correct');
+    return checked.verdict.passwordHash;
   };
 
   const service: UserService = {
@@ -141,10 +158,7 @@ export function createUserService(deps: UserServiceDeps): UserService {
     },
 
     async activeActor(claims) {
-      const actor = await store.users.findById(claims.userId);
-      if (!actor) throw authRequired('The user of this token no longer exists');
-      if (actor.status !== 'active') throw accessDenied(`This account is ${actor.status}`);
-      return actor;
+      return mustBeActive(await store.users.findById(claims.userId));
     },
 
     async get(claims, id) {
@@ -162,14 +176,27 @@ export function createUserService(deps: UserServiceDeps): UserService {
     async update(claims, id, changes, { expectedVersions, correlationId, clientAddress }) {
       const actor = await service.activeActor(claims);
       if (!canChange(actor, id)) throw accessDenied();
-      if (changes.email !== undefined || changes.password !== undefined) {
-        await confirmCurrentPassword(actor.id, changes.currentPassword, clientAddress);
-      }
+      const provenHash =
+        changes.email !== undefined || changes.password !== undefined
+          ? await confirmCurrentPassword(actor.id, changes.currentPassword, clientAddress)
+          : undefined;
       const passwordHash = changes.password === undefined ? undefined : await hasher.hash(changes.password);
       // Changing one's own password logs out every other session, not this one.
       const keep = claims.userId === id ? claims.jti : undefined;
-      const revocation = passwordHash === undefined ? undefined : revocations.allTokensOf(id, keep);
-      const user = await store.transaction(async (tx) => {
+      const { user, revocation } = await store.transaction(async (tx) => {
+        // Hashing is done; from here the row is locked, so a disable, a deletion or another change either
+        // committed before (and is seen here) or waits until this one commits.
+        const locked = mustBeActive(await tx.users.lock(id, 'update'));
+        if (provenHash !== undefined && locked.passwordHash !== provenHash) {
+          throw new AppError(
+            'CONFLICT',
+            'The password was changed while this change was made; give the current password again',
+          );
+        }
+        const revocation =
+          passwordHash === undefined
+            ? undefined
+            : revocations.allTokensOf(id, nextTokensValidFrom(locked, locked.lockedAt), keep);
         const result = await tx.users.update(
           id,
           {
@@ -183,7 +210,7 @@ export function createUserService(deps: UserServiceDeps): UserService {
         const updated = unwrap(result);
         if (revocation) await revocations.record(tx, revocation, correlationId);
         await tx.enqueueEvents([userUpdatedEvent(updated, correlationId)]);
-        return updated;
+        return { user: updated, revocation };
       });
       if (revocation) revocations.committed(revocation);
       return user;
@@ -196,11 +223,14 @@ export function createUserService(deps: UserServiceDeps): UserService {
       // The ledger decides, under its own locks, so no deposit or transfer can land between check and removal.
       const removal = await deps.ledger.removeUser(id, correlationId);
       if (!removal.removed) throw new AppError('BUSINESS_RULE_VIOLATION', removal.detail);
-      const revocation = revocations.allTokensOf(id);
-      await store.transaction(async (tx) => {
-        if (!(await tx.users.delete(id))) throw notFound('User');
+      const revocation = await store.transaction(async (tx) => {
+        const locked = await tx.users.lock(id, 'update');
+        if (!locked) throw notFound('User');
+        const revocation = revocations.allTokensOf(id, nextTokensValidFrom(locked, locked.lockedAt));
+        await tx.users.delete(id);
         await revocations.record(tx, revocation, correlationId);
         await tx.enqueueEvents([userDeletedEvent(id, correlationId)]);
+        return revocation;
       });
       revocations.committed(revocation);
     },
@@ -211,13 +241,19 @@ export function createUserService(deps: UserServiceDeps): UserService {
       if (actor.id === id) {
         throw new AppError('BUSINESS_RULE_VIOLATION', 'An administrator cannot change their own status');
       }
-      const revocation = status === 'active' ? undefined : revocations.allTokensOf(id);
-      const user = await store.transaction(async (tx) => {
+      const { user, revocation } = await store.transaction(async (tx) => {
+        // The cut-off is taken under the row lock, after every refresh or login that held it has committed.
+        const locked = await tx.users.lock(id, 'update');
+        if (!locked) throw notFound('User');
+        const revocation =
+          status === 'active'
+            ? undefined
+            : revocations.allTokensOf(id, nextTokensValidFrom(locked, locked.lockedAt));
         const updated = unwrap(
           await tx.users.update(id, { status, tokensValidFrom: revocation?.issued_before }),
         );
         if (revocation) await revocations.record(tx, revocation, correlationId);
-        return updated;
+        return { user: updated, revocation };
       });
       if (revocation) revocations.committed(revocation);
       return user;
