@@ -6,7 +6,9 @@ import {
   DEAD_LETTER_EVENT,
   DEAD_LETTER_POISON,
   OVERDRAWN_ACCOUNT,
+  PLATFORM_LOSS,
   RECONCILIATION_CASES,
+  REMOVED_DEPOSIT,
   startFakeGateway,
   UNCONFIRMED_WITHDRAWAL,
   WATCHED_ENDPOINT,
@@ -457,13 +459,27 @@ describe('payments admin', function () {
   });
 
   describe('overdrawn', () => {
-    it('lists overdrawn accounts with how far below zero they are', async () => {
+    it('lists overdrawn accounts with how far below zero they are, then what users owe next to what the platform lost', async () => {
       const before = gateway.requests.length;
       const run = await asAdmin('admin', 'overdrawn');
       expect(run.code, run.stderr).to.equal(0);
       expect(cellsOf(run.stdout, /│/)).to.deep.equal([
         ['ACCOUNT', 'USER', 'CURRENCY', 'BALANCE', 'OVERDRAWN BY'],
         [OVERDRAWN_ACCOUNT, '1e2d3c4b-0000-4000-8000-000000000002', 'KWD', '-1.500', '1.500'],
+        ['CURRENCY', 'ACCOUNTS BELOW ZERO', 'OWED BACK', 'LOSSES', 'LOST'],
+        ['KWD', '1', '1.500', '0', '0.000'],
+        ['USD', '0', '0.00', '1', '9.90'],
+        ['LOSS', 'DEPOSIT', 'REASON', 'CURRENCY', 'TAKEN BACK', 'FEE RETURNED', 'LOST', 'BOOKED'],
+        [
+          PLATFORM_LOSS,
+          REMOVED_DEPOSIT,
+          'refund',
+          'USD',
+          '10.00',
+          '0.10',
+          '9.90',
+          '2025-01-02T03:04:05.000Z',
+        ],
       ]);
       expect(requestsSince(before, /^\/admin\//).map((r) => `${r.method} ${r.path}`)).to.deep.equal([
         'GET /admin/overdrawn-accounts',
@@ -473,10 +489,13 @@ describe('payments admin', function () {
     it("prints the API's page with --json", async () => {
       const run = await asAdmin('admin', 'overdrawn', '--offset', '1', '--json');
       expect(run.code, run.stderr).to.equal(0);
-      expect(JSON.parse(run.stdout)).to.deep.equal({
-        data: [],
-        pagination: { limit: 20, offset: 1, total: 1 },
-      });
+      const body = JSON.parse(run.stdout);
+      expect(body).to.deep.include({ data: [], pagination: { limit: 20, offset: 1, total: 1 } });
+      expect(body.platform_losses).to.have.length(1);
+      expect(body.by_currency.map((total: { currency: string }) => total.currency)).to.deep.equal([
+        'KWD',
+        'USD',
+      ]);
     });
   });
 

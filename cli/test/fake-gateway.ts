@@ -79,6 +79,8 @@ export const RECONCILIATION_CASES = {
 } as const;
 export const UNCONFIRMED_WITHDRAWAL = '7b2f9d10-0000-4000-8000-000000000001';
 export const OVERDRAWN_ACCOUNT = '9c3a0e21-0000-4000-8000-000000000001';
+export const PLATFORM_LOSS = '4a5b6c7d-0000-4000-8000-000000000001';
+export const REMOVED_DEPOSIT = '4a5b6c7d-0000-4000-8000-000000000002';
 
 interface MismatchCase {
   kind: string;
@@ -179,6 +181,26 @@ function createLedgerAdmin() {
     created_at: '2025-01-01T00:00:00.000Z',
     updated_at: '2025-01-01T00:00:00.000Z',
     overdrawn_by: 1.5,
+  };
+  /** What the ledger reports with every page of overdrawn accounts. */
+  const exposure = {
+    by_currency: [
+      { currency: 'KWD', overdrawn_accounts: 1, overdrawn_total: 1.5, losses: 0, losses_total: 0 },
+      { currency: 'USD', overdrawn_accounts: 0, overdrawn_total: 0, losses: 1, losses_total: 9.9 },
+    ],
+    platform_losses: [
+      {
+        id: PLATFORM_LOSS,
+        deposit_id: REMOVED_DEPOSIT,
+        reason: 'refund',
+        currency: 'USD',
+        amount: 10,
+        fee: 0.1,
+        loss: 9.9,
+        provider_reference: 're_1',
+        booked_at: FOUND_AT,
+      },
+    ],
   };
 
   const csvReport = () => {
@@ -296,7 +318,8 @@ function createLedgerAdmin() {
     if (found && method === 'GET' && !match?.[2]) return json(res, 200, found);
     if (found && method === 'POST' && match?.[2]) return resolve(res, found, body, user.id);
     if (route === 'GET /admin/actions') return json(res, 200, pageOf(url, actions));
-    if (route === 'GET /admin/overdrawn-accounts') return json(res, 200, pageOf(url, [overdrawn]));
+    if (route === 'GET /admin/overdrawn-accounts')
+      return json(res, 200, { ...pageOf(url, [overdrawn]), ...exposure });
     return problem(res, 404, 'RESOURCE_NOT_FOUND', `No route for ${route}`);
   };
 }

@@ -17,6 +17,11 @@ export interface PartyMoney {
   entered: Holdings;
   /** What the provider paid out on the party's withdrawals (its own records). */
   exited: Holdings;
+  /**
+   * What the provider gave back to the payers of the party's deposits (refunds): from a deleted user's deposit
+   * that is the platform's loss, not the party's debt, so it does not count against what the party may hold.
+   */
+  refunded?: Holdings;
   /** What the party's accounts hold at the end. */
   held: Holdings;
 }
@@ -49,11 +54,16 @@ export function partyValueCheck(valuation: Valuation, parties: readonly PartyMon
   );
 }
 
-/** All users together hold no more than came in through the provider less what it paid out. */
+/**
+ * All users together hold no more than came in through the provider less what it paid out. What the house kept
+ * (fees and rounding) is shown with what the platform lost besides (`lost`: deleted users' deposits the provider
+ * gave back, which neither a user holds nor the provider paid out).
+ */
 export function totalValueCheck(
   valuation: Valuation,
   parties: readonly Pick<PartyMoney, 'entered' | 'exited'>[],
   held: Holdings,
+  lost: Holdings = new Map(),
 ): Check {
   const entered = sumHoldings(parties.map((party) => party.entered));
   const exited = sumHoldings(parties.map((party) => party.exited));
@@ -64,23 +74,28 @@ export function totalValueCheck(
     "sum of all users' value not increased",
     atMost(value, allowed) ? 0 : 1,
     `users hold ${valuation.format(value)} ${valuation.currency}; deposited − withdrawn ${valuation.format(allowed)}; ` +
-      `kept by the house (fees and rounding) ${valuation.format(kept)}`,
+      `kept by the house (fees and rounding) ${valuation.format(kept)}; lost by the platform (deleted users' ` +
+      `deposits refunded) ${valuation.format(valuation.ofHoldings(lost))}`,
   );
 }
 
-/** The provider clearing account mirrors the provider: −(taken in − paid out), per currency, exactly. */
+/**
+ * The provider clearing account mirrors the provider: −(taken in − paid out − given back), per currency, exactly.
+ */
 export function clearingCheck(
   valuation: Valuation,
-  parties: readonly Pick<PartyMoney, 'entered' | 'exited'>[],
+  parties: readonly Pick<PartyMoney, 'entered' | 'exited' | 'refunded'>[],
   clearing: Holdings,
 ): Check {
   const entered = sumHoldings(parties.map((party) => party.entered));
   const exited = sumHoldings(parties.map((party) => party.exited));
-  const currencies = new Set([...entered.keys(), ...exited.keys(), ...clearing.keys()]);
+  const refunded = sumHoldings(parties.map((party) => party.refunded ?? new Map<string, bigint>()));
+  const currencies = new Set([...entered.keys(), ...exited.keys(), ...refunded.keys(), ...clearing.keys()]);
   const lines: string[] = [];
   let off = 0;
   for (const currency of [...currencies].sort()) {
-    const expected = (exited.get(currency) ?? 0n) - (entered.get(currency) ?? 0n);
+    const expected =
+      (exited.get(currency) ?? 0n) + (refunded.get(currency) ?? 0n) - (entered.get(currency) ?? 0n);
     const actual = clearing.get(currency) ?? 0n;
     if (actual !== expected) off += 1;
     lines.push(
@@ -304,5 +319,61 @@ export function deletionCheck(
     'no user deleted while holding money',
     holding.length,
     `${deleted.length} users deleted (${withHistory} after money had moved through their accounts); ${holding.length} left money behind or kept an account`,
+  );
+}
+
+/** A deleted user's deposit the platform refunded at the provider: what it gave back, in how many refunds. */
+export interface RefundedDeposit {
+  transactionId: string;
+  currency: string;
+  refunded: bigint;
+  refunds: number;
+}
+
+/** A platform loss as the ledger booked it. */
+export interface BookedLoss {
+  depositId: string;
+  currency: string;
+  amount: bigint;
+  fee: bigint;
+}
+
+/**
+ * Each refund of a deleted user's deposit is booked once as a platform loss, for exactly what the provider gave
+ * back (one loss per refunded total), no loss is booked on anything else, and the platform loss accounts hold
+ * exactly the losses: what was given back less the fee shares fee revenue gave back.
+ */
+export function platformLossCheck(
+  valuation: Valuation,
+  refunded: readonly RefundedDeposit[],
+  losses: readonly BookedLoss[],
+  lossAccounts: Holdings,
+): Check {
+  const byDeposit = new Map<string, BookedLoss[]>();
+  for (const loss of losses) byDeposit.set(loss.depositId, [...(byDeposit.get(loss.depositId) ?? []), loss]);
+  const wrong = refunded.filter((deposit) => {
+    const booked = byDeposit.get(deposit.transactionId) ?? [];
+    const total = booked.reduce((sum, loss) => sum + loss.amount, 0n);
+    return booked.length !== deposit.refunds || total !== deposit.refunded;
+  });
+  const refundedIds = new Set(refunded.map((deposit) => deposit.transactionId));
+  const astray = losses.filter((loss) => !refundedIds.has(loss.depositId)).length;
+  const lost = new Map<string, bigint>();
+  for (const loss of losses)
+    lost.set(loss.currency, (lost.get(loss.currency) ?? 0n) + loss.amount - loss.fee);
+  const currencies = [...new Set([...lost.keys(), ...lossAccounts.keys()])].sort();
+  const accountsOff = currencies.filter(
+    (currency) => -(lossAccounts.get(currency) ?? 0n) !== (lost.get(currency) ?? 0n),
+  );
+  const given = refunded.reduce((sum, deposit) => sum + deposit.refunds, 0);
+  return check(
+    "every refund of a deleted user's deposit booked once as a platform loss",
+    wrong.length + astray + accountsOff.length,
+    `${refunded.length} deposits of deleted users refunded at the provider (${given} refunds), ${wrong.length} not ` +
+      `booked once for what was given back, ${astray} losses on other deposits; lost: ` +
+      (currencies
+        .map((currency) => `${valuation.formatMinor(currency, lost.get(currency) ?? 0n)} ${currency}`)
+        .join(', ') || 'nothing') +
+      (accountsOff.length > 0 ? `; loss accounts off in ${accountsOff.join(', ')}` : ''),
   );
 }

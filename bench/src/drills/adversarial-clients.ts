@@ -598,6 +598,26 @@ export async function runDeletionRacer(arena: Arena, party: Party, sponsor: Memb
   }
 }
 
+/**
+ * A customer who deposits twice, is paid out everything and deletes themself: the platform refunds their deposits
+ * afterwards (refundDeletedDeposits), when nobody is left to take the money back from.
+ */
+export async function runRefundedLeaver(arena: Arena, party: Party) {
+  const leaver = await openMember(arena, party, ['USD']);
+  const account = leaver.accounts[0] as PartyAccount;
+  await fund(arena, party, leaver, [
+    { account, minor: 3_000n },
+    { account, minor: 2_000n },
+  ]);
+  await emptyAccount(arena, party, leaver, account);
+  // Raw: the deletion as the other attacks make it, its answer tallied.
+  const deletion = await call(arena, 'DELETE', `/user/${leaver.userId}?confirm=true`, leaver.token);
+  if (deletion.status === 204) {
+    arena.deleted.push({ userId: leaver.userId, accountIds: leaver.accounts.map((a) => a.id) });
+    count(arena, 'refunded leavers: deleted after being paid out');
+  } else count(arena, `refunded leavers: deletion answered ${deletion.status}`);
+}
+
 /** Waits until nothing is pending on the account, then pays out what it holds. */
 async function emptyAccount(arena: Arena, party: Party, member: Member, account: PartyAccount) {
   await untilQuiet(arena, account.id);

@@ -14,12 +14,14 @@ import {
   latePayoutCheck,
   leftoversCheck,
   partyValueCheck,
+  platformLossCheck,
   providerBooksCheck,
   totalValueCheck,
   type Booking,
   type Check,
   type DeletedUser,
   type PercentFees,
+  type RefundedDeposit,
   type WithdrawalState,
 } from './adversarial-checks.js';
 import {
@@ -30,6 +32,7 @@ import {
   runFxCycler,
   runHonestClient,
   runLatePayoutAttacker,
+  runRefundedLeaver,
   studyRates,
   type Arena,
   type Member,
@@ -38,6 +41,7 @@ import {
   createParty,
   createSandboxProvider,
   readProviderBooks,
+  refundDeletedDeposits,
   startReconciliationDesk,
   type Party,
   type SandboxProvider,
@@ -51,6 +55,8 @@ export const ADVERSARIAL_FEES: PercentFees = { deposit: '0.5', transfer: '0.25',
 const HOLD_EXPIRY_SECONDS = 3;
 const HOLD_SWEEP_INTERVAL_MS = 200;
 const CLIENTS = { honest: 6, fx: 4, splitter: 3, late: 3, deletion: 2 };
+/** The most deposits of deleted users the platform refunds once the attacks settled. */
+const REFUNDED_DEPOSITS = 8;
 
 /** The system the adversarial drill attacks, and what it needs to reach and inspect it. */
 export interface AdversarialContext {
@@ -148,6 +154,8 @@ export interface AdversarialRecord {
   parties: Party[];
   provider: Pick<SandboxProvider, 'movements' | 'latePayouts' | 'stats'>;
   deleted: DeletedUser[];
+  /** Deposits of deleted users the platform refunded at the sandbox afterwards. */
+  refunded: RefundedDeposit[];
   breaches: string[];
 }
 
@@ -196,6 +204,7 @@ export async function runAdversarialDrill(
     parties: [],
     provider,
     deleted: arena.deleted,
+    refunded: [],
     breaches: arena.breaches,
   };
   try {
@@ -283,11 +292,21 @@ export async function runAdversarialDrill(
       ...lateMembers.map((member, i) => runLatePayoutAttacker(arena, teams.late[i] as Party, member)),
       ...sponsors.map((sponsor, i) => runDeletionRacer(arena, teams.deletion[i] as Party, sponsor)),
     ]);
+    // However the races went, someone paid out in full and gone, whose deposits the platform refunds below.
+    await Promise.all(teams.deletion.map((party) => runRefundedLeaver(arena, party)));
     const accountIds = record.parties.flatMap((party) => party.accounts.map((account) => account.id));
     const stillPending = await waitSettled(context, accountIds, settleSeconds * 1000);
     const waiting = await waitProviderDone(context, 30_000);
+    record.refunded = await refundDeletedDeposits(
+      context.stripe,
+      provider.movements,
+      arena.deleted,
+      REFUNDED_DEPOSITS,
+    );
+    const unbooked = await waitLossesBooked(context, record.refunded, 30_000);
     log(
-      `adversarial drill: settled (${stillPending} pending, ${waiting} provider requests waiting); checking the books`,
+      `adversarial drill: settled (${stillPending} pending, ${waiting} provider requests waiting; ` +
+        `${record.refunded.length} deposits of deleted users refunded, ${unbooked} not yet booked); checking the books`,
     );
   } finally {
     await desk.stop();
@@ -337,9 +356,9 @@ async function movedInUsdCents(context: AdversarialContext, valuation: Valuation
 }
 
 /**
- * The ledger's own reconciliation, run now over the sandbox's records: every one agrees with the books, but those
- * of users deleted since, whose transactions left with them (the provider keeps its records): those are
- * `unknown_to_ledger` cases, counted apart.
+ * The ledger's own reconciliation, run now over the sandbox's records: every one agrees with the books (a deleted
+ * user's deposit refunded since agrees once its platform loss is booked), but those of users deleted since whose
+ * transactions left with them (the provider keeps its records): any such `unknown_to_ledger` case is counted apart.
  */
 async function reconciliationCheck(
   context: AdversarialContext,
@@ -373,6 +392,26 @@ async function reconciliationCheck(
       `with them), ${unexplained.length} other mismatches${kinds ? ` (${kinds})` : ''}`,
     discrepancies: unexplained.length,
   };
+}
+
+/** Waits until the ledger booked a loss for each refund given; resolves with how many deposits are still short. */
+async function waitLossesBooked(
+  context: Pick<AdversarialContext, 'ledgerDb'>,
+  refunded: readonly RefundedDeposit[],
+  timeoutMs: number,
+) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows } = await context.ledgerDb.pool.query<{ deposit_id: string; taken: string }>(
+      `SELECT deposit_id, sum(amount) AS taken FROM platform_losses WHERE deposit_id = ANY($1::uuid[])
+       GROUP BY deposit_id`,
+      [refunded.map((deposit) => deposit.transactionId)],
+    );
+    const taken = new Map(rows.map((row) => [row.deposit_id, BigInt(row.taken)]));
+    const short = refunded.filter((deposit) => taken.get(deposit.transactionId) !== deposit.refunded).length;
+    if (short === 0 || Date.now() > deadline) return short;
+    await sleep(200);
+  }
 }
 
 /** Waits until the ledger has nothing left to ask the sandbox (a failed payout's transfer taken back); how many wait. */
@@ -433,16 +472,37 @@ export async function checkAdversarialBooks(
       name: party.name,
       entered: crossed?.entered ?? new Map<string, bigint>(),
       exited: crossed?.exited ?? new Map<string, bigint>(),
+      refunded: crossed?.refunded ?? new Map<string, bigint>(),
       held,
     };
   });
   const clearing = system('provider_clearing');
+  // Given back by the provider for deleted users' deposits: the platform's loss.
+  const refundedTotal = new Map<string, bigint>();
+  for (const deposit of record.refunded) addTo(refundedTotal, deposit.currency, deposit.refunded);
+  const { rows: losses } = await pool.query<{
+    deposit_id: string;
+    currency: string;
+    amount: string;
+    fee: string;
+  }>(`SELECT deposit_id, currency, amount, fee FROM platform_losses`);
   checks.push(
     clearingCheck(valuation, partyMoney, clearing),
     providerBooksCheck(valuation, books.platform, clearing),
     leftoversCheck(valuation, books),
     partyValueCheck(valuation, partyMoney),
-    totalValueCheck(valuation, partyMoney, usersHold),
+    totalValueCheck(valuation, partyMoney, usersHold, refundedTotal),
+    platformLossCheck(
+      valuation,
+      record.refunded,
+      losses.map((loss) => ({
+        depositId: loss.deposit_id,
+        currency: loss.currency,
+        amount: BigInt(loss.amount),
+        fee: BigInt(loss.fee),
+      })),
+      system('platform_loss'),
+    ),
   );
 
   const { rows: completed } = await pool.query<{

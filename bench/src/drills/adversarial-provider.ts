@@ -2,7 +2,7 @@ import type Stripe from 'stripe';
 import type { HttpClient } from '../harness/http-client.js';
 import { sleep } from '../harness/load.js';
 import type { BenchClient } from '../harness/users.js';
-import type { LatePayout, ProviderAnswer } from './adversarial-checks.js';
+import type { DeletedUser, LatePayout, ProviderAnswer, RefundedDeposit } from './adversarial-checks.js';
 import { addTo } from './valuation.js';
 
 export type PartyKind = 'honest' | 'fx' | 'splitter' | 'late' | 'deletion';
@@ -140,8 +140,11 @@ export function createSandboxProvider(
 
 /** What the sandbox's own records say crossed the edge, and what the ledger must have booked for it. */
 export interface ProviderBooks {
-  /** Per party: what the sandbox captured for its deposits, and paid out to its users' banks (minor units). */
-  parties: Map<Party, { entered: Map<string, bigint>; exited: Map<string, bigint> }>;
+  /**
+   * Per party: what the sandbox captured for its deposits, paid out to its users' banks, and gave back to the
+   * payers of its deposits (refunds), in minor units.
+   */
+  parties: Map<Party, PartyBooks>;
   /** Each capture and each answered payout, with the entry it must have written on the user's account. */
   answers: ProviderAnswer[];
   /** Withdrawals the sandbox made a payout for. */
@@ -156,6 +159,12 @@ export interface ProviderBooks {
   leftOnConnected: Map<string, bigint>;
 }
 
+interface PartyBooks {
+  entered: Map<string, bigint>;
+  exited: Map<string, bigint>;
+  refunded: Map<string, bigint>;
+}
+
 const PAGE = { limit: 100 } as const;
 
 /**
@@ -168,7 +177,9 @@ export async function readProviderBooks(
   movements: SandboxProvider['movements'],
 ): Promise<ProviderBooks> {
   const books: ProviderBooks = {
-    parties: new Map(parties.map((party) => [party, { entered: new Map(), exited: new Map() }])),
+    parties: new Map(
+      parties.map((party) => [party, { entered: new Map(), exited: new Map(), refunded: new Map() }]),
+    ),
     answers: [],
     handedOut: new Set(),
     pendingPayouts: 0,
@@ -181,11 +192,13 @@ export async function readProviderBooks(
     const side = books.parties.get(party) ?? {
       entered: new Map<string, bigint>(),
       exited: new Map<string, bigint>(),
+      refunded: new Map<string, bigint>(),
     };
     books.parties.set(party, side);
     return side;
   };
 
+  const paidFor = new Map<string, Party>();
   for await (const intent of stripe.paymentIntents.list(PAGE)) {
     if (intent.status !== 'succeeded') continue;
     const currency = intent.currency.toUpperCase();
@@ -194,6 +207,7 @@ export async function readProviderBooks(
       books.unattributed += 1;
       continue;
     }
+    paidFor.set(intent.id, found.party);
     addTo(sideOf(found.party).entered, currency, BigInt(intent.amount_received));
     books.answers.push({
       transactionId: found.movement.id,
@@ -201,6 +215,13 @@ export async function readProviderBooks(
       kind: 'deposit',
       expectedDelta: BigInt(intent.amount_received) - found.movement.fee,
     });
+  }
+
+  // The drill refunds only deleted users' deposits (refundDeletedDeposits); it disputes none.
+  for await (const refund of stripe.refunds.list(PAGE)) {
+    const party = typeof refund.payment_intent === 'string' ? paidFor.get(refund.payment_intent) : undefined;
+    if (party && refund.status === 'succeeded')
+      addTo(sideOf(party).refunded, refund.currency.toUpperCase(), BigInt(refund.amount));
   }
 
   for await (const transfer of stripe.transfers.list(PAGE)) {
@@ -238,6 +259,49 @@ export async function readProviderBooks(
   for (const { currency, amount } of (await stripe.balance.retrieve()).available)
     books.platform.set(currency.toUpperCase(), BigInt(amount));
   return books;
+}
+
+/**
+ * The platform refunds deposits of users deleted since, at the sandbox, as a merchant would whatever became of its
+ * customer: a deposit of 2.00 or more in two refunds (half, then the rest: two refunded totals), a smaller one whole.
+ * At most `limit` deposits. Nobody is left to take the money back from: the ledger must book each as a platform
+ * loss.
+ */
+export async function refundDeletedDeposits(
+  stripe: Stripe,
+  movements: SandboxProvider['movements'],
+  deleted: readonly DeletedUser[],
+  limit: number,
+): Promise<RefundedDeposit[]> {
+  const gone = new Set(deleted.flatMap((user) => user.accountIds));
+  const chosen: { intent: Stripe.PaymentIntent; transactionId: string }[] = [];
+  for await (const intent of stripe.paymentIntents.list(PAGE)) {
+    const found = movements.get(intent.metadata?.transaction_id ?? '');
+    if (intent.status !== 'succeeded' || !found || !gone.has(found.movement.accountId)) continue;
+    chosen.push({ intent, transactionId: found.movement.id });
+    if (chosen.length >= limit) break;
+  }
+  const refunded: RefundedDeposit[] = [];
+  for (const { intent, transactionId } of chosen) {
+    const half = Math.floor(intent.amount_received / 2);
+    const parts = half >= 100 ? [half, undefined] : [undefined];
+    const given: RefundedDeposit = {
+      transactionId,
+      currency: intent.currency.toUpperCase(),
+      refunded: 0n,
+      refunds: 0,
+    };
+    for (const amount of parts) {
+      const refund = await stripe.refunds.create({
+        payment_intent: intent.id,
+        ...(amount === undefined ? {} : { amount }),
+      });
+      given.refunded += BigInt(refund.amount);
+      given.refunds += 1;
+    }
+    refunded.push(given);
+  }
+  return refunded;
 }
 
 /** An operator's view of GET /admin/reconciliation, polled: when each withdrawal first showed up there. */

@@ -28,6 +28,7 @@ interface AuditAnswer {
   hold_mismatches: unknown[];
   misbooked_transactions: unknown[];
   history_count_mismatches: unknown[];
+  misbooked_losses: unknown[];
 }
 
 const usd = (minor: bigint) => {
@@ -71,8 +72,9 @@ export async function waitSettled(
 
 /**
  * The ledger audit and the checks that money was neither made nor lost: the books balance, total money equals
- * deposits − withdrawals − fees − reversals, no balance is negative but by a reversal, every accepted transaction
- * finished, and every effect (a credit, a settled transfer, a reversal, a confirmed webhook) happened exactly once.
+ * deposits − withdrawals − fees − reversals, what the provider took back from deleted users is the platform loss
+ * accounts' and nothing else is, no balance is negative but by a reversal, every accepted transaction finished,
+ * and every effect (a credit, a settled transfer, a reversal, a confirmed webhook) happened exactly once.
  */
 export async function checkBooks(context: BooksContext, scope: BookScope): Promise<Check[]> {
   const checks: Check[] = [];
@@ -91,11 +93,12 @@ export async function checkBooks(context: BooksContext, scope: BookScope): Promi
       audit.invalid_balances.length +
       audit.hold_mismatches.length +
       audit.misbooked_transactions.length +
-      audit.history_count_mismatches.length;
+      audit.history_count_mismatches.length +
+      audit.misbooked_losses.length;
     checks.push({
       name: 'ledger audit (/internal/audit)',
       ok: audit.ok,
-      detail: `${audit.ok ? 'ok' : 'FAILED'}: ${audit.counts.transactions} transactions, ${audit.counts.entries} entries; entries balance, balances = entries, holds = pending, history counts = rows`,
+      detail: `${audit.ok ? 'ok' : 'FAILED'}: ${audit.counts.transactions} transactions, ${audit.counts.entries} entries; entries balance, balances = entries, holds = pending, history counts = rows, loss accounts = losses`,
       discrepancies: audit.ok ? 0 : Math.max(found, 1),
     });
   } finally {
@@ -134,6 +137,8 @@ export async function checkBooks(context: BooksContext, scope: BookScope): Promi
       .join('; '),
     discrepancies: off.length,
   });
+
+  checks.push(await platformLossesCheck(pool));
 
   // Only a reversal (the provider took back money already spent) may take an account below zero.
   const { rows: negative } = await pool.query<{ below: string; unexplained: string }>(
@@ -222,6 +227,59 @@ export async function checkBooks(context: BooksContext, scope: BookScope): Promi
     });
   }
   return checks;
+}
+
+/**
+ * Money a deleted user's deposit lost to a refund or dispute left the users' side of the books with them: it is
+ * the platform's loss. Per currency the platform loss account holds exactly the losses booked (amount less the fee
+ * share fee revenue gave back), each on a deposit removed with its user, and no deposit lost more than it credited
+ * (its reversals before the removal counted).
+ */
+async function platformLossesCheck(pool: BooksContext['ledgerDb']['pool']): Promise<Check> {
+  const { rows: currencies } = await pool.query<{
+    currency: string;
+    count: string;
+    lost: string;
+    held: string;
+  }>(
+    `WITH booked AS (
+       SELECT currency, count(*) AS count, sum(amount - fee) AS lost FROM platform_losses GROUP BY currency
+     ), accounts AS (
+       SELECT currency, -balance AS held FROM accounts WHERE kind = 'system' AND system_code = 'platform_loss'
+     )
+     SELECT currency, coalesce(b.count, 0) AS count, coalesce(b.lost, 0) AS lost, coalesce(a.held, 0) AS held
+     FROM booked b FULL JOIN accounts a USING (currency) ORDER BY currency`,
+  );
+  const { rows: astray } = await pool.query<{ astray: string; beyond: string }>(
+    `SELECT count(*) FILTER (WHERE r.deposit_id IS NULL OR t.id IS NOT NULL) AS astray,
+            count(*) FILTER (WHERE r.amount < coalesce(l.taken, 0) + coalesce((
+              SELECT sum((x ->> 'amount')::bigint) FROM jsonb_array_elements(r.reversals) x
+              WHERE x ->> 'status' = 'completed' AND x ->> 'reversal_reason' IN ('refund', 'dispute')
+            ), 0)) AS beyond
+     FROM (SELECT deposit_id, sum(amount) AS taken FROM platform_losses GROUP BY deposit_id) l
+     LEFT JOIN removed_deposits r ON r.deposit_id = l.deposit_id
+     LEFT JOIN transactions t ON t.id = l.deposit_id`,
+  );
+  const off = currencies.filter((row) => BigInt(row.lost) !== BigInt(row.held));
+  const notRemoved = Number(astray[0]?.astray ?? 0);
+  const beyond = Number(astray[0]?.beyond ?? 0);
+  const losses = currencies.reduce((sum, row) => sum + Number(row.count), 0);
+  return {
+    name: "platform losses = the loss accounts, each on a deleted user's deposit, never beyond it",
+    ok: off.length + notRemoved + beyond === 0,
+    detail:
+      `${losses} refunds or lost disputes of deleted users' deposits booked` +
+      currencies
+        .map((row) => `; ${row.currency} ${formatMinor(row.currency, BigInt(row.lost))} lost`)
+        .join('') +
+      off
+        .map(
+          (row) => ` (the ${row.currency} loss account holds ${formatMinor(row.currency, BigInt(row.held))})`,
+        )
+        .join('') +
+      `; ${notRemoved} on no deleted user's deposit, ${beyond} deposits taken back beyond what they credited`,
+    discrepancies: off.length + notRemoved + beyond,
+  };
 }
 
 /** Webhook events recorded but never published: a 200 must never leave one behind. */

@@ -6,12 +6,17 @@ import { sleep } from '../harness/load.js';
 import { openLedgerDatabase, type LedgerDatabase } from '../harness/ledger-db.js';
 import { startTarget, type Target } from '../harness/target.js';
 import { clientFor, signUp, type BenchClient } from '../harness/users.js';
+import { platformLossCheck, type RefundedDeposit } from './adversarial-checks.js';
 import { repeatFault } from './bank-drill.js';
 import { checkBooks, formatUsd, waitSettled } from './books.js';
 import type { DrillFaults, DrillReport } from './drill-context.js';
+import { referenceValuation } from './valuation.js';
 
 const USERS = 8;
 const FUNDING_MINOR = 50_000; // 500.00 USD each, paid at the sandbox
+/** Payers paid out in full and deleted before the load, whose deposit the platform then refunds in two parts. */
+const LEAVERS = 2;
+const LEAVER_DEPOSIT = 20; // USD
 /** One request in this many is for an amount ending in 13: the sandbox declines the card, or its bank the payout. */
 const DECLINED_ONE_IN = 6;
 /** The share of its money-moving events the sandbox never sends: reconciliation finds them in its records. */
@@ -212,6 +217,64 @@ export async function runProviderDrill(
     await reconcileNowAndThen();
   }
 
+  /** Waits until the transactions completed, reconciling now and then for events the sandbox never sent. */
+  const completed = async (transactionIds: string[], what: string) => {
+    const deadline = Date.now() + 60_000;
+    while ((await context.ledgerDb.completedAmong(transactionIds)).length < transactionIds.length) {
+      if (Date.now() > deadline) throw new Error(`${what} not completed within 60 s`);
+      await sleep(100);
+      await reconcileNowAndThen();
+    }
+  };
+
+  // Leavers: paid in and out through the sandbox, then deleted; the platform refunds their deposits afterwards, in
+  // two parts. Nobody is left to take the money back from: the ledger books each as a platform loss (an event the
+  // sandbox forgets is found by reconciliation and booked by the admin).
+  log(
+    `provider drill: ${LEAVERS} payers paid out in full, deleted, and their deposits refunded at the sandbox`,
+  );
+  const leavers = await Promise.all(
+    Array.from({ length: LEAVERS }, async () => {
+      const { client, userId } = await signUp(target.gatewayUrl, 'leaver');
+      const account = await client.accounts.open({ currency: 'USD' });
+      await client.payoutAccount.link();
+      const deposit = await client.money.deposit(account.id, { amount: LEAVER_DEPOSIT, currency: 'USD' });
+      await completed([deposit.id], "a leaver's deposit");
+      const payout = await client.money.withdraw(account.id, { amount: LEAVER_DEPOSIT, currency: 'USD' });
+      await completed([payout.id], "a leaver's payout");
+      const reference = (await client.transactions.get(deposit.id)).provider_payment?.reference;
+      await client.users.delete(userId, { confirm: true });
+      if (!reference) throw new Error(`deposit ${deposit.id} has no PaymentIntent`);
+      return { id: deposit.id, reference };
+    }),
+  );
+  const refundedLeavers: RefundedDeposit[] = [];
+  for (const leaver of leavers) {
+    const given: RefundedDeposit = { transactionId: leaver.id, currency: 'USD', refunded: 0n, refunds: 0 };
+    for (const amount of [(LEAVER_DEPOSIT * 100) / 4, undefined]) {
+      const refund = await stripe.refunds.create({
+        payment_intent: leaver.reference,
+        ...(amount === undefined ? {} : { amount }),
+      });
+      given.refunded += BigInt(refund.amount);
+      given.refunds += 1;
+    }
+    refundedLeavers.push(given);
+  }
+  const lostOnLeavers = async () => {
+    const { rows } = await context.ledgerDb.pool.query<{ taken: string | null }>(
+      `SELECT sum(amount) AS taken FROM platform_losses WHERE deposit_id = ANY($1::uuid[])`,
+      [leavers.map((leaver) => leaver.id)],
+    );
+    return BigInt(rows[0]?.taken ?? 0);
+  };
+  const refundedInAll = refundedLeavers.reduce((sum, deposit) => sum + deposit.refunded, 0n);
+  for (const giveUp = Date.now() + 60_000; (await lostOnLeavers()) < refundedInAll;) {
+    if (Date.now() > giveUp) break;
+    await sleep(100);
+    await reconcileNowAndThen();
+  }
+
   const ids = payers.map((payer) => payer.accountId);
   const deposits: { payer: Payer; id: string }[] = fundingIds.map((id, i) => ({
     payer: payers[i] as Payer,
@@ -388,14 +451,27 @@ export async function runProviderDrill(
   // The sandbox's books: what the platform holds at the provider.
   const atProvider = async () =>
     BigInt((await stripe.balance.retrieve()).available.find((b) => b.currency === 'usd')?.amount ?? 0);
-  const { rows: clearing } = await context.ledgerDb.pool.query<{ balance: string }>(
-    `SELECT balance FROM accounts WHERE kind = 'system' AND system_code = 'provider_clearing' AND currency = 'USD'`,
-  );
+  const systemBalance = async (code: string) => {
+    const { rows } = await context.ledgerDb.pool.query<{ balance: string }>(
+      `SELECT balance FROM accounts WHERE kind = 'system' AND system_code = $1 AND currency = 'USD'`,
+      [code],
+    );
+    return BigInt(rows[0]?.balance ?? 0);
+  };
+  const clearing = await systemBalance('provider_clearing');
   // Once more, after everything settled: nothing is left for reconciliation to find.
   await reconcileAll();
   const providerHolds = await atProvider();
-  const ledgerSays = -BigInt(clearing[0]?.balance ?? 0);
-  const checks = await checkBooks(context, { accountIds: ids, expectedTotalMinor: providerHolds });
+  const ledgerSays = -clearing;
+  // The payers hold what is at the provider and what the platform lost on the leavers besides (no fees here).
+  const lost = -(await systemBalance('platform_loss'));
+  const checks = await checkBooks(context, { accountIds: ids, expectedTotalMinor: providerHolds + lost });
+  const { rows: losses } = await context.ledgerDb.pool.query<{
+    deposit_id: string;
+    currency: string;
+    amount: string;
+    fee: string;
+  }>(`SELECT deposit_id, currency, amount, fee FROM platform_losses`);
   checks.push(
     {
       name: "the provider's books = the ledger's provider-clearing account",
@@ -404,6 +480,17 @@ export async function runProviderDrill(
       discrepancies: providerHolds === ledgerSays ? 0 : 1,
     },
     await reconciliationCheck(context, reconciled),
+    platformLossCheck(
+      await referenceValuation('USD'),
+      refundedLeavers,
+      losses.map((loss) => ({
+        depositId: loss.deposit_id,
+        currency: loss.currency,
+        amount: BigInt(loss.amount),
+        fee: BigInt(loss.fee),
+      })),
+      new Map([['USD', -lost]]),
+    ),
     {
       name: 'every request to the provider done',
       ok: waiting === 0,
@@ -431,6 +518,8 @@ export async function runProviderDrill(
         `${stats.disputesLost + stats.disputesWon} disputes (${stats.disputesLost} lost, ${stats.disputesWon} won)`,
       `1 in ${Math.round(1 / FORGET_EVENTS)} money-moving events never sent by the sandbox: found by reconciliation ` +
         `(${reconciled.runs} runs), each case booked by an admin`,
+      `${LEAVERS} payers paid out in full and deleted, then their deposits refunded at the sandbox in two parts ` +
+        `(${formatUsd(refundedInAll)} USD): the platform's loss`,
     ],
     operations: {
       'deposits accepted': stats.deposits,

@@ -7,7 +7,7 @@ import type {
   StatusChangeRequest,
   UnconfirmedWithdrawal,
 } from '@payments/client';
-import type { QueueKey } from '@payments/contracts';
+import type { OverdrawnReport, QueueKey } from '@payments/contracts';
 import { formatAmount } from '../amounts.js';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
@@ -49,6 +49,45 @@ const isWithdrawal = (item: ReconciliationItem): item is UnconfirmedWithdrawal =
 
 async function money(ctx: CommandContext, value: number | string, currency: string): Promise<string> {
   return formatAmount(value, await ctx.exponents.of(currency));
+}
+
+/**
+ * Per currency, what live users owe back next to what the platform lost for good on deleted users' deposits; then
+ * those losses, newest first.
+ */
+async function printLosses(ctx: CommandContext, report: Partial<OverdrawnReport>): Promise<void> {
+  if (!report.by_currency || !report.platform_losses) return;
+  ctx.out.line('');
+  ctx.out.line('By currency: owed back by users below zero, and lost by the platform');
+  ctx.out.table(
+    ['CURRENCY', 'ACCOUNTS BELOW ZERO', 'OWED BACK', 'LOSSES', 'LOST'],
+    await Promise.all(
+      report.by_currency.map(async (total) => [
+        total.currency,
+        String(total.overdrawn_accounts),
+        await money(ctx, total.overdrawn_total, total.currency),
+        String(total.losses),
+        await money(ctx, total.losses_total, total.currency),
+      ]),
+    ),
+  );
+  ctx.out.line('');
+  ctx.out.line("Platform losses: refunds and lost disputes of deleted users' deposits");
+  ctx.out.table(
+    ['LOSS', 'DEPOSIT', 'REASON', 'CURRENCY', 'TAKEN BACK', 'FEE RETURNED', 'LOST', 'BOOKED'],
+    await Promise.all(
+      report.platform_losses.map(async (loss) => [
+        loss.id,
+        loss.deposit_id,
+        loss.reason,
+        loss.currency,
+        await money(ctx, loss.amount, loss.currency),
+        await money(ctx, loss.fee, loss.currency),
+        await money(ctx, loss.loss, loss.currency),
+        loss.booked_at,
+      ]),
+    ),
+  );
 }
 
 /** One row for either kind of item: a withdrawal has no case and only the books' side of the amount. */
@@ -379,7 +418,7 @@ export function adminCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs>
       )
       .command(
         'overdrawn',
-        'Accounts a refund or lost dispute took below zero',
+        'Accounts a refund or lost dispute took below zero, and the platform losses on deleted users',
         (y) => pageOptions(y).example('$0 admin overdrawn', ''),
         run(async (ctx, argv: PageArgs) => {
           const body = await ctx.api.admin.overdrawnAccounts.listPage({
@@ -398,6 +437,7 @@ export function adminCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs>
           );
           ctx.out.table(['ACCOUNT', 'USER', 'CURRENCY', 'BALANCE', 'OVERDRAWN BY'], rows);
           paginationNote(ctx, body);
+          await printLosses(ctx, body);
         }),
       )
       .command(

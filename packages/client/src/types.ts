@@ -56,6 +56,8 @@ export type ReconciliationDecisionRequest = Static<typeof Contracts.Reconciliati
 export type ReconciliationRun = Static<typeof Contracts.ReconciliationRunView>;
 export type AdminAction = Static<typeof Contracts.AdminActionView>;
 export type OverdrawnAccount = Static<typeof Contracts.OverdrawnAccountView>;
+/** A page of overdrawn accounts, with what live users owe and what the platform lost, per currency. */
+export type OverdrawnReport = Static<typeof Contracts.OverdrawnAccountPage>;
 /** A consumer queue, by the name of the service that consumes it. */
 export type DeadLetterQueue = Static<typeof Contracts.DeadLetterQueueKey>;
 export type DeadLetterList = Static<typeof Contracts.DeadLetterList>;

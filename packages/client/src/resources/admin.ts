@@ -9,6 +9,7 @@ import type {
   DeadLetterReplay,
   DeadLetterReplayRequest,
   OverdrawnAccount,
+  OverdrawnReport,
   Page,
   PageQuery,
   ProviderMismatch,
@@ -28,7 +29,7 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
   const actionsPage = async (query: PageQuery = {}, options?: RequestOptions) =>
     (await transport.call<Page<AdminAction>>('listAdminActions', { query, options })).body;
   const overdrawnPage = async (query: PageQuery = {}, options?: RequestOptions) =>
-    (await transport.call<Page<OverdrawnAccount>>('listOverdrawnAccounts', { query, options })).body;
+    (await transport.call<OverdrawnReport>('listOverdrawnAccounts', { query, options })).body;
 
   return {
     users: adminUsersResource(deps),
@@ -104,7 +105,10 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
       },
     },
     overdrawnAccounts: {
-      /** Accounts a refund or lost dispute took below zero, furthest first. */
+      /**
+       * Accounts a refund or lost dispute took below zero, furthest first; a page also reports, per currency, what
+       * live users owe and what the platform lost on deleted users' deposits.
+       */
       list: (query: PageQuery = {}, options?: RequestOptions): PagedList<OverdrawnAccount> =>
         pagedList((window) => overdrawnPage({ ...query, ...window }, options), query),
       listPage: overdrawnPage,

@@ -1,6 +1,6 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { AccountView } from './accounts.js';
-import { CurrencyCode, Nullable, Page, PageQuery, Timestamp, Uuid } from './common.js';
+import { CurrencyCode, Nullable, Page, PageQuery, Pagination, Timestamp, Uuid } from './common.js';
 import { TransactionView } from './money.js';
 
 /**
@@ -105,7 +105,9 @@ export const ReconciliationRunView = Type.Object(
     removed: Type.Integer({
       minimum: 0,
       description:
-        'Records of transactions removed with their users: not compared (their history left with them)',
+        'Records of transactions removed with their users that are not compared: withdrawals (their history ' +
+        'left with them) and deposits removed before the ledger kept them. Other removed deposits are compared: ' +
+        'what the provider took back since must be booked as platform losses',
     }),
     opened: Type.Integer({ minimum: 0 }),
     cleared: Type.Integer({ minimum: 0 }),
@@ -141,4 +143,56 @@ export const OverdrawnAccountView = Type.Object(
   { additionalProperties: false },
 );
 
-export const OverdrawnAccountPage = Page(OverdrawnAccountView);
+export const PLATFORM_LOSS_REASONS = ['refund', 'dispute'] as const;
+
+/**
+ * Money the provider took back (a refund, a lost dispute) from a deposit whose user had been deleted: nobody is
+ * left to owe it, so it is booked against the platform loss account, linked to the removed deposit.
+ */
+export const PlatformLossView = Type.Object(
+  {
+    id: Uuid,
+    deposit_id: Uuid,
+    reason: literals(PLATFORM_LOSS_REASONS),
+    currency: CurrencyCode,
+    amount: Type.Number({ description: 'What the provider took back' }),
+    fee: Type.Number({ description: "The deposit fee's share, given back by fee revenue" }),
+    loss: Type.Number({ description: 'What the platform lost: amount − fee' }),
+    provider_reference: Type.String({ description: "The provider's refund or dispute" }),
+    booked_at: Timestamp,
+  },
+  { additionalProperties: false },
+);
+
+/** Per currency: what live users owe back, next to what the platform lost for good. */
+export const ExposureView = Type.Object(
+  {
+    currency: CurrencyCode,
+    overdrawn_accounts: Type.Integer({ minimum: 0, description: 'Accounts reversals took below zero' }),
+    overdrawn_total: Type.Number({
+      description: "How far below zero they are in all: the users' next deposits make it up",
+    }),
+    losses: Type.Integer({ minimum: 0, description: 'Platform losses booked' }),
+    losses_total: Type.Number({ description: 'What the platform lost in all (their `loss`)' }),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * GET /admin/overdrawn-accounts: a page of overdrawn accounts; with it, whatever the page, the exposure per
+ * currency and the latest platform losses.
+ */
+export const OverdrawnAccountPage = Type.Object(
+  {
+    data: Type.Array(OverdrawnAccountView),
+    pagination: Pagination,
+    by_currency: Type.Array(ExposureView),
+    platform_losses: Type.Array(PlatformLossView, {
+      description: 'The 100 latest, newest first (`by_currency` counts every one)',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/** GET /admin/overdrawn-accounts as the ledger answers it (@payments/client's page type shows `data` and `pagination`). */
+export type OverdrawnReport = Static<typeof OverdrawnAccountPage>;

@@ -4,7 +4,10 @@ export interface AuditReport {
   ok: boolean;
   checkedAt: Date;
   counts: { accounts: number; transactions: number; entries: number };
-  /** The ledger's own accounts: provider clearing, fee revenue, FX (and unclaimed funds in older books). */
+  /**
+   * The ledger's own accounts: provider clearing, fee revenue, FX, platform loss (and unclaimed funds in older
+   * books).
+   */
   systemBalances: { code: string; currency: string; balance: bigint }[];
   /** Transactions whose entries do not sum to zero in some currency. */
   unbalancedTransactions: { transactionId: string; currency: string; sum: bigint }[];
@@ -23,6 +26,16 @@ export interface AuditReport {
   misbookedTransactions: { transactionId: string; status: string; entries: number }[];
   /** History counters (behind `pagination.total`) that differ from counting the transactions themselves. */
   historyCountMismatches: HistoryCountMismatch[];
+  /**
+   * Reported, not a fault: per currency, what the provider took back from removed users' deposits and what the
+   * platform lost (that less the fee shares fee revenue gave back), as booked in platform_losses.
+   */
+  platformLosses: { currency: string; count: number; amount: bigint; loss: bigint }[];
+  /**
+   * Platform losses whose entries on the platform loss account are not exactly their loss, and entries on that
+   * account that no platform loss explains.
+   */
+  misbookedLosses: { transactionId: string; expected: bigint; entries: bigint }[];
 }
 
 export interface HistoryCountMismatch {
@@ -94,12 +107,51 @@ async function findHistoryCountMismatches(knex: Knex): Promise<HistoryCountMisma
   }));
 }
 
+/** The platform's losses per currency, and any that the platform loss accounts do not hold exactly. */
+async function auditPlatformLosses(
+  knex: Knex,
+): Promise<Pick<AuditReport, 'platformLosses' | 'misbookedLosses'>> {
+  const [totals, misbooked] = await Promise.all([
+    knex.raw<{ rows: { currency: string; count: string; amount: string; loss: string }[] }>(
+      `SELECT currency, count(*) AS count, sum(amount) AS amount, sum(amount - fee) AS loss
+       FROM platform_losses GROUP BY currency ORDER BY currency`,
+    ),
+    // A loss of amount − fee debits its currency's loss account by exactly that; nothing else moves it.
+    knex.raw<{ rows: { transaction_id: string; expected: string; entries: string }[] }>(
+      `WITH booked AS (
+         SELECT e.transaction_id, sum(e.amount) AS total FROM entries e
+         JOIN accounts a ON a.id = e.account_id AND a.kind = 'system' AND a.system_code = 'platform_loss'
+         GROUP BY e.transaction_id
+       )
+       SELECT coalesce(l.id, b.transaction_id) AS transaction_id,
+              -coalesce(l.amount - l.fee, 0) AS expected, coalesce(b.total, 0) AS entries
+       FROM platform_losses l FULL JOIN booked b ON b.transaction_id = l.id
+       WHERE coalesce(b.total, 0) <> -coalesce(l.amount - l.fee, 0) LIMIT ?`,
+      [SAMPLE],
+    ),
+  ]);
+  return {
+    platformLosses: totals.rows.map((r) => ({
+      currency: r.currency,
+      count: Number(r.count),
+      amount: BigInt(r.amount),
+      loss: BigInt(r.loss),
+    })),
+    misbookedLosses: misbooked.rows.map((r) => ({
+      transactionId: r.transaction_id,
+      expected: BigInt(r.expected),
+      entries: BigInt(r.entries),
+    })),
+  };
+}
+
 /**
- * Checks the books: double entry balances, balances match the journal, holds match pending transactions, and
- * the history counters match the transactions. Accounts overdrawn by reversals are listed, and do not fail it.
+ * Checks the books: double entry balances, balances match the journal, holds match pending transactions, the
+ * history counters match the transactions, and the platform loss accounts hold exactly the losses booked.
+ * Accounts overdrawn by reversals and the platform's losses are reported, and do not fail it.
  */
 export async function runAudit(knex: Knex): Promise<AuditReport> {
-  const [unbalanced, mismatched, invalid, holds, misbooked, histories, counts, system, overdrawn] =
+  const [unbalanced, mismatched, invalid, holds, misbooked, histories, counts, system, overdrawn, losses] =
     await Promise.all([
       knex.raw<{ rows: { transaction_id: string; currency: string; sum: string }[] }>(
         `SELECT transaction_id, currency, sum(amount) AS sum FROM entries
@@ -160,6 +212,7 @@ export async function runAudit(knex: Knex): Promise<AuditReport> {
        WHERE kind = 'user' AND available_balance < 0 ORDER BY available_balance, id LIMIT ?`,
         [SAMPLE],
       ),
+      auditPlatformLosses(knex),
     ]);
   const total = counts.rows[0];
   const report: AuditReport = {
@@ -206,6 +259,7 @@ export async function runAudit(knex: Knex): Promise<AuditReport> {
       entries: Number(r.entries),
     })),
     historyCountMismatches: histories,
+    ...losses,
   };
   report.ok =
     report.unbalancedTransactions.length === 0 &&
@@ -213,6 +267,7 @@ export async function runAudit(knex: Knex): Promise<AuditReport> {
     report.invalidBalances.length === 0 &&
     report.holdMismatches.length === 0 &&
     report.misbookedTransactions.length === 0 &&
-    report.historyCountMismatches.length === 0;
+    report.historyCountMismatches.length === 0 &&
+    report.misbookedLosses.length === 0;
   return report;
 }

@@ -1,3 +1,4 @@
+import { toMinorUnits, type MinorUnits } from '@payments/contracts';
 import type { Knex } from '@payments/service-kit';
 import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
 import type { Account, AccountFacts, Transaction } from '../domain/transaction.js';
@@ -224,6 +225,32 @@ export async function listOverdrawnAccounts(knex: Knex, page: PageRequest): Prom
     overdrawn().count<{ count: string }[]>('*'),
   ]);
   return { data: rows.map(toAccount), total: Number(count?.count ?? 0) };
+}
+
+/** Per currency: the overdrawn accounts, and how far below zero they are in all (minor units). */
+export interface OverdrawnTotal {
+  currency: string;
+  accounts: number;
+  overdrawnBy: MinorUnits;
+}
+
+export async function overdrawnTotals(knex: Knex): Promise<OverdrawnTotal[]> {
+  const rows: { currency: string; accounts: string; overdrawn_by: string }[] = await knex('accounts')
+    .where('kind', 'user')
+    .where('reversal_shortfall', '>', 0)
+    .where('available_balance', '<', 0)
+    .groupBy('currency')
+    .orderBy('currency')
+    .select(
+      'currency',
+      knex.raw('count(*) AS accounts'),
+      knex.raw('-sum(available_balance) AS overdrawn_by'),
+    );
+  return rows.map((row) => ({
+    currency: row.currency,
+    accounts: Number(row.accounts),
+    overdrawnBy: toMinorUnits(row.overdrawn_by),
+  }));
 }
 
 export async function countOverdrawnAccounts(knex: Knex): Promise<number> {

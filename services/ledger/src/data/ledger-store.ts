@@ -2,11 +2,13 @@ import type { Knex } from '@payments/service-kit';
 import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
 import type { StatementPeriod } from '../domain/statement.js';
 import type { LedgerSide, Mismatch, MismatchKind } from '../domain/reconciliation.js';
+import type { PlatformLoss } from '../domain/platform-loss.js';
 import type { Account, AccountFacts, Transaction } from '../domain/transaction.js';
 import { createAcceptor, type AcceptanceOutcome, type AcceptanceRequest } from './acceptance.js';
 import { runAudit, type AuditReport } from './audit.js';
 import { compactHistoryCounts } from './history-counts.js';
 import * as queries from './ledger-queries.js';
+import * as platformLosses from './platform-losses.js';
 import * as providerPayments from './provider-payments.js';
 import * as reconciliation from './reconciliation.js';
 import type { ProviderPayment, ProviderWork } from './provider-payments.js';
@@ -18,6 +20,8 @@ export type { FailedAttempt, Finish, LedgerUnit } from './ledger-unit.js';
 export type { HistoryScope, ReconciliationCase } from './ledger-queries.js';
 export type { UserRemoval } from './ledger-unit.js';
 export type { AuditReport } from './audit.js';
+export type { LossTotal } from './platform-losses.js';
+export type { OverdrawnTotal } from './ledger-queries.js';
 export type { ProviderPayment, ProviderWork } from './provider-payments.js';
 export type { AdminAction, ReconciliationCaseRecord } from './reconciliation.js';
 export type { AcceptanceOutcome, AcceptanceRequest } from './acceptance.js';
@@ -53,6 +57,12 @@ export interface LedgerStore {
   /** Accounts a reversal took below zero (the provider took back money the user had spent). */
   listOverdrawnAccounts(page: PageRequest): Promise<Page<Account>>;
   countOverdrawnAccounts(): Promise<number>;
+  /** Per currency, the overdrawn accounts and how far below zero they are in all: what live users owe back. */
+  overdrawnTotals(): Promise<queries.OverdrawnTotal[]>;
+  /** Refunds and lost disputes of removed users' deposits booked against the platform loss accounts, newest first. */
+  listPlatformLosses(limit: number): Promise<PlatformLoss[]>;
+  platformLossTotals(): Promise<platformLosses.LossTotal[]>;
+  countPlatformLosses(): Promise<number>;
   expiredHolds(cutoff: Date, limit: number): Promise<string[]>;
   /** Pending deposits accepted before `cutoff`, oldest first. */
   expiredDeposits(cutoff: Date, limit: number): Promise<string[]>;
@@ -79,7 +89,7 @@ export interface LedgerStore {
     done(transactionId: string, state: 'refused' | 'skipped' | 'closed', error?: string): Promise<void>;
     retry(transactionId: string, delayMs: number, error: string): Promise<void>;
     find(transactionId: string): Promise<ProviderPayment | null>;
-    /** The transaction a provider reference was made for. */
+    /** The transaction a provider reference was made for (a deposit removed with its user too). */
     transactionOf(reference: string): Promise<string | null>;
     backlog(): Promise<{ waiting: number; oldestSeconds: number }>;
     findPayoutAccount: (userId: string) => ReturnType<typeof providerPayments.findPayoutAccount>;
@@ -160,6 +170,10 @@ export function createLedgerStore(knex: Knex): LedgerStore {
     countAwaitingReconciliation: () => queries.countAwaitingReconciliation(knex),
     listOverdrawnAccounts: (page) => queries.listOverdrawnAccounts(knex, page),
     countOverdrawnAccounts: () => queries.countOverdrawnAccounts(knex),
+    overdrawnTotals: () => queries.overdrawnTotals(knex),
+    listPlatformLosses: (limit) => platformLosses.listPlatformLosses(knex, limit),
+    platformLossTotals: () => platformLosses.platformLossTotals(knex),
+    countPlatformLosses: () => platformLosses.countPlatformLosses(knex),
     expiredHolds: (cutoff, limit) => queries.expiredHolds(knex, cutoff, limit),
     expiredDeposits: (cutoff, limit) => queries.expiredDeposits(knex, cutoff, limit),
     pendingTransfers: (acceptedBefore, notBefore, limit) =>
@@ -178,7 +192,9 @@ export function createLedgerStore(knex: Knex): LedgerStore {
       retry: (transactionId, delayMs, error) =>
         providerPayments.recordProviderRetry(knex, transactionId, delayMs, error),
       find: (transactionId) => providerPayments.findProviderPayment(knex, transactionId),
-      transactionOf: (reference) => providerPayments.transactionOfReference(knex, reference),
+      transactionOf: async (reference) =>
+        (await providerPayments.transactionOfReference(knex, reference)) ??
+        platformLosses.removedDepositOfReference(knex, reference),
       backlog: () => providerPayments.providerBacklog(knex),
       findPayoutAccount: (userId) => providerPayments.findPayoutAccount(knex, userId),
       linkPayoutAccount: (link) => providerPayments.linkPayoutAccount(knex, link),

@@ -1,6 +1,7 @@
 import { toMinorUnits, type AnyEvent, type MinorUnits } from '@payments/contracts';
 import { enqueueEvents, OUTBOX_INSERT_SQL, wakeRelaysAfterCommit, type Knex } from '@payments/service-kit';
-import { accountChangesOf, type Settlement } from '../domain/settlement.js';
+import type { NewPlatformLoss, PlatformLoss, RemovedDeposit } from '../domain/platform-loss.js';
+import { accountChangesOf, lossOf, type Settlement } from '../domain/settlement.js';
 import type { Account, NewTransaction, TerminalStatus, Transaction } from '../domain/transaction.js';
 import { removalObstacles } from '../domain/user-removal.js';
 import {
@@ -11,6 +12,7 @@ import {
   type TransactionRow,
 } from './records.js';
 import { USER_ACCOUNT } from './ledger-queries.js';
+import { findRemovedDeposits, insertPlatformLoss, keepRemovedDeposits } from './platform-losses.js';
 import { requestProviderUndo } from './provider-payments.js';
 import type { SystemAccounts } from './system-accounts.js';
 
@@ -55,6 +57,16 @@ export interface LedgerUnit {
   lockAccount(accountId: string): Promise<Account | null>;
   /** Locks the reversals of a transaction (in id order) and reads them; lock the transaction itself first. */
   lockReversalsOf(originalTransactionId: string): Promise<Transaction[]>;
+  /**
+   * A deposit removed with its user, with its reversals and the losses booked on it, locked until commit so that
+   * two refunds or disputes of it take turns; null when no deposit with this id was removed.
+   */
+  lockRemovedDeposit(depositId: string): Promise<RemovedDeposit | null>;
+  /**
+   * Books a removed user's deposit taken back by the provider against the platform loss account (see lossOf);
+   * null, booking nothing, when a loss with its key was booked for the deposit already.
+   */
+  bookPlatformLoss(loss: NewPlatformLoss): Promise<PlatformLoss | null>;
   /** Remembers the provider's refunded total for a deposit, unless a higher one is remembered already. */
   reportRefundedTotal(depositId: string, refundedTotal: MinorUnits, reference: string): Promise<void>;
   /** The highest refunded total the provider reported for a deposit, with that report's reference. */
@@ -350,6 +362,20 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
       return rows.map(toTransaction);
     },
 
+    async lockRemovedDeposit(depositId) {
+      // An advisory lock, not the row's: the tombstone itself never changes.
+      await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [
+        `ledger-removed-deposit:${depositId}`,
+      ]);
+      return (await findRemovedDeposits(trx, [depositId])).get(depositId) ?? null;
+    },
+
+    async bookPlatformLoss(loss) {
+      const booked = await insertPlatformLoss(trx, loss);
+      if (booked) await applySettlements([{ transactionId: booked.id, settlement: lossOf(booked) }], []);
+      return booked;
+    },
+
     async reportRefundedTotal(depositId, refundedTotal, reference) {
       await trx.raw(
         `INSERT INTO refund_reports (deposit_id, refunded_total, reference) VALUES (?, ?, ?)
@@ -486,7 +512,9 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
           .where({ type: 'transfer', status: 'completed' })
           .whereNotNull('counterparty_user_id')
           .whereNot('counterparty_user_id', userId);
-      // What the provider made for them stays in its records: reconciliation knows these left with their user.
+      // What the provider made for them stays in its records: reconciliation knows these left with their user, and
+      // a refund or dispute of a deposit coming later is the platform's loss, decided from what is kept of it.
+      await keepRemovedDeposits(trx, userId);
       await trx.raw(
         `INSERT INTO removed_transactions (transaction_id)
          SELECT id FROM transactions WHERE user_id = ? AND type IN ('deposit', 'withdrawal')

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from '@payments/service-kit';
 import type { Page, PageRequest } from '../domain/history.js';
 import type { LedgerSide, Mismatch, MismatchKind } from '../domain/reconciliation.js';
+import { findRemovedDeposits } from './platform-losses.js';
 import { toTransaction, type TransactionRow } from './records.js';
 
 /** A mismatch found between the provider's records and the books, and what became of it. */
@@ -71,7 +72,10 @@ export async function removedAmong(knex: Knex, transactionIds: string[]): Promis
   return new Set(removed);
 }
 
-/** The transactions the provider's records name, with their reversals and any undo still to be made. */
+/**
+ * The transactions the provider's records name, with their reversals and any undo still to be made; a deposit
+ * removed with its user as it was kept, the platform losses booked on it counted as its reversals.
+ */
 export async function ledgerSides(knex: Knex, transactionIds: string[]): Promise<Map<string, LedgerSide>> {
   const sides = new Map<string, LedgerSide>();
   if (transactionIds.length === 0) return sides;
@@ -97,6 +101,10 @@ export async function ledgerSides(knex: Knex, transactionIds: string[]): Promise
   for (const row of reversals) {
     const reversal = toTransaction(row);
     sides.get(reversal.originalTransactionId as string)?.reversals.push(reversal);
+  }
+  const gone = transactionIds.filter((id) => !sides.has(id));
+  for (const [id, { deposit, reversals: kept }] of await findRemovedDeposits(knex, gone)) {
+    sides.set(id, { transaction: deposit, reversals: kept, undoPending: false, removed: true });
   }
   return sides;
 }

@@ -20,6 +20,11 @@ export interface LedgerSide {
   reversals: Transaction[];
   /** Its payment's cancellation or its payout's transfer reversal is asked for and not yet made. */
   undoPending: boolean;
+  /**
+   * A deposit removed with its user, as kept at removal: what the provider took back since is booked as platform
+   * losses, counted among its reversals.
+   */
+  removed?: boolean;
 }
 
 export interface Mismatch {

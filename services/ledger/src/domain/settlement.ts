@@ -1,8 +1,11 @@
 import type { MinorUnits } from '@payments/contracts';
 import { holdOf, type Transaction } from './transaction.js';
 
-/** The ledger's own accounts, one per code and currency, on the other side of every user movement. */
-export type SystemCode = 'provider_clearing' | 'fee_revenue' | 'fx';
+/**
+ * The ledger's own accounts, one per code and currency, on the other side of every user movement; platform_loss
+ * takes the place of a removed user's account when the provider takes back money of their deposit.
+ */
+export type SystemCode = 'provider_clearing' | 'fee_revenue' | 'fx' | 'platform_loss';
 
 export type LegTarget = { kind: 'account'; accountId: string } | { kind: 'system'; code: SystemCode };
 
@@ -117,6 +120,23 @@ export function completionOf(transaction: Transaction, destination?: Destination
       return { ...reversed, mayOverdraw: true };
     }
   }
+}
+
+/**
+ * A refund or lost dispute of a removed user's deposit, booked as its reversal would have been with the platform
+ * loss account in the user's place: provider clearing gets `amount` back, fee revenue gives back the deposit fee's
+ * share, and the platform loses the rest.
+ */
+export function lossOf(loss: { amount: MinorUnits; fee: MinorUnits; currency: string }): Settlement {
+  const { amount, fee, currency } = loss;
+  return settlement(
+    [
+      { target: systemAccount('platform_loss'), currency, amount: -(amount - fee) },
+      { target: systemAccount('fee_revenue'), currency, amount: -fee },
+      { target: systemAccount('provider_clearing'), currency, amount },
+    ],
+    null,
+  );
 }
 
 /** Nothing to book: for a transaction whose account is gone. */

@@ -39,7 +39,11 @@ export interface RunSummary {
   agreed: number;
   unsettled: number;
   mismatches: number;
-  /** Records of transactions removed with their users: not compared (their history left with them). */
+  /**
+   * Records of transactions removed with their users that are not compared: withdrawals (their history left with
+   * them), and deposits removed before the ledger kept them. A removed deposit kept is compared: what the
+   * provider took back since must be booked as platform losses.
+   */
   removed: number;
   opened: number;
   cleared: number;
@@ -160,17 +164,21 @@ export function startProviderReconciliation(options: ReconciliationOptions): Pro
     return summary;
   };
 
-  /** Applies what the provider's record says to its transaction, through the flows its events take. */
+  /**
+   * Applies what the provider's record says to its transaction, through the flows its events take. A removed
+   * user's deposit can only have been taken back since: its refunds and lost disputes are platform losses.
+   */
   const applyRecord = async (
     unit: LedgerUnit,
     hand: CaseInHand,
     record: ProviderRecord,
-    transactionId: string,
+    side: LedgerSide,
     context: FlowContext,
   ) => {
+    const transactionId = side.transaction.id;
     const money = { amount: Number(record.amount), currency: record.currency };
     if (record.kind === 'payment') {
-      if (record.captured > 0n) {
+      if (record.captured > 0n && !side.removed) {
         const paid = {
           status: 'completed',
           movement: 'payment',
@@ -238,7 +246,7 @@ export function startProviderReconciliation(options: ReconciliationOptions): Pro
             'No transaction of the ledger to book this against; decide nothing_owed with a reason',
           );
         const context = { correlationId: `reconciliation:${caseId}`, logger };
-        await applyRecord(unit, hand, record, transactionId, context);
+        await applyRecord(unit, hand, record, before, context);
         const after = (await hand.sides([transactionId])).get(transactionId) as LedgerSide;
         const compared = compareRecord(record, after, new Date(Date.now() + 1), 0);
         if (compared.outcome === 'mismatch')

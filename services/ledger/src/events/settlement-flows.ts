@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { toMinorUnits } from '@payments/contracts';
 import type { Logger } from '@payments/service-kit';
 import { decideConfirmation, type Confirmation } from '../domain/confirmation.js';
+import { decidePlatformLoss, lossAmountOf } from '../domain/platform-loss.js';
 import {
   decideReversal,
   disputeHoldOf,
@@ -386,7 +387,8 @@ function endReversal(reversal: Transaction, status: 'completed' | 'canceled', co
 
 /**
  * A provider's refund or dispute of a deposit (see decideReversal), in one database transaction: the deposit
- * locked first, then its reversals, then the account. Resolves with the reversal it created or ended, if any.
+ * locked first, then its reversals, then the account. Resolves with the reversal it created or ended, if any. For
+ * a deposit whose user was removed, the platform loses what is taken back (takeBackRemovedDeposit).
  *
  * A refund's total is remembered for the deposit: an open dispute may leave it no room now (the two never reverse
  * more than the deposit together), and when that dispute is won, the remembered refund is booked in the same
@@ -400,7 +402,11 @@ export async function adjustDeposit(
   context: FlowContext,
 ): Promise<Transaction | null> {
   const original = (await unit.lockTransactions([depositId])).get(depositId) ?? null;
-  const reversals = original ? await unit.lockReversalsOf(original.id) : [];
+  if (!original) {
+    await takeBackRemovedDeposit(unit, depositId, adjustment, context);
+    return null;
+  }
+  const reversals = await unit.lockReversalsOf(original.id);
   const decision = decideReversal(original, reversals, adjustment);
   const about = { transaction_id: depositId, adjustment: adjustment.kind, reference: adjustment.reference };
   if (decision.action === 'retry')
@@ -408,24 +414,68 @@ export async function adjustDeposit(
   if (
     adjustment.kind === 'refund' &&
     adjustment.amount > 0n &&
-    original &&
     isReversible(original, reversals, adjustment)
   ) {
     await unit.reportRefundedTotal(original.id, adjustment.amount, adjustment.reference);
   }
   if (decision.action === 'ignore') {
-    // The provider took money back for a deposit the ledger does not hold (or no longer: a removed user's).
-    const level = original ? 'info' : 'warn';
-    context.logger[level]({ ...about, reason: decision.reason }, 'provider adjustment changes nothing');
+    context.logger.info({ ...about, reason: decision.reason }, 'provider adjustment changes nothing');
     return null;
   }
-  const deposit = original as Transaction;
+  const deposit = original;
   if (decision.action === 'finish') {
     const [ended] = await unit.finishTransactions([endReversal(decision.reversal, decision.status, context)]);
     if (ended?.status === 'canceled') await bookReportedRefund(unit, deposit, context);
     return ended ?? null;
   }
   return bookReversal(unit, deposit, decision.reversal, adjustment.reference, context);
+}
+
+/**
+ * A refund or dispute of a deposit the ledger no longer holds. Its user was removed (with a zero balance: the money
+ * had left), so what the provider takes back is the platform's loss, booked against the platform loss account once
+ * per refunded total or lost dispute, under a lock on the removed deposit (decidePlatformLoss). For no deposit at
+ * all, nothing is booked.
+ */
+async function takeBackRemovedDeposit(
+  unit: LedgerUnit,
+  depositId: string,
+  adjustment: Adjustment,
+  context: FlowContext,
+): Promise<void> {
+  const about = { transaction_id: depositId, adjustment: adjustment.kind, reference: adjustment.reference };
+  const removed = await unit.lockRemovedDeposit(depositId);
+  if (!removed) {
+    context.logger.warn({ ...about, reason: 'no such transaction' }, 'provider adjustment changes nothing');
+    return;
+  }
+  const decision = decidePlatformLoss(removed, adjustment);
+  if (decision.action === 'ignore') {
+    context.logger.info(
+      { ...about, reason: decision.reason },
+      "provider adjustment of a removed user's deposit books nothing",
+    );
+    return;
+  }
+  const booked = await unit.bookPlatformLoss({
+    id: randomUUID(),
+    depositId,
+    ...decision.loss,
+    currency: removed.deposit.currency,
+    reference: adjustment.reference,
+    correlationId: context.correlationId,
+  });
+  if (!booked) return;
+  context.logger.warn(
+    {
+      ...about,
+      platform_loss_id: booked.id,
+      amount: booked.amount.toString(),
+      loss: lossAmountOf(booked).toString(),
+      currency: booked.currency,
+    },
+    "the provider took back money of a removed user's deposit: booked as a platform loss",
+  );
 }
 
 /** Books what the deposit's remembered refund adds now that a dispute no longer stands in its way, if anything. */

@@ -7,9 +7,11 @@ import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import {
   exponentIn,
   renderAdminAction,
+  renderExposure,
   renderMismatchCase,
   renderOverdrawnAccount,
   renderPagination,
+  renderPlatformLoss,
   renderReconciliationCsv,
   renderUnconfirmedWithdrawal,
   type Exponents,
@@ -21,6 +23,8 @@ const readDecision = bodyValidator(ReconciliationDecisionRequest);
 
 /** The most rows the CSV report holds of each part (it is not paged). */
 const REPORT_ROWS = 10_000;
+/** The platform losses listed with the overdrawn accounts, newest first (`by_currency` counts every one). */
+const LOSSES_SHOWN = 100;
 
 type AdminHandler =
   | 'listReconciliation'
@@ -141,19 +145,31 @@ export function createAdminHandlers({
     });
   };
 
+  /**
+   * The accounts reversals took below zero (a page of them), and per currency what live users owe back next to
+   * what the platform lost for good on removed users' deposits, with those losses.
+   */
   const listOverdrawnAccounts: RequestHandler = async (req, res) => {
     adminOnly(req, 'see overdrawn accounts');
     const { limit, offset } = readPage(req);
-    const page = await store.listOverdrawnAccounts({ limit, offset });
-    const exponents = await exponentsFor(
-      currencies,
-      page.data.map((account) => account.currency),
-    );
+    const [page, overdrawn, lossTotals, losses] = await Promise.all([
+      store.listOverdrawnAccounts({ limit, offset }),
+      store.overdrawnTotals(),
+      store.platformLossTotals(),
+      store.listPlatformLosses(LOSSES_SHOWN),
+    ]);
+    const exponents = await exponentsFor(currencies, [
+      ...page.data.map((account) => account.currency),
+      ...overdrawn.map((total) => total.currency),
+      ...lossTotals.map((total) => total.currency),
+    ]);
     res.json({
       data: page.data.map((account) =>
         renderOverdrawnAccount(account, exponentIn(exponents, account.currency)),
       ),
       pagination: renderPagination(limit, offset, page.total),
+      by_currency: renderExposure(overdrawn, lossTotals, exponents),
+      platform_losses: losses.map((loss) => renderPlatformLoss(loss, exponentIn(exponents, loss.currency))),
     });
   };
 

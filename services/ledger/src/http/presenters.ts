@@ -8,11 +8,14 @@ import {
 import type {
   AdminAction,
   AuditReport,
+  LossTotal,
+  OverdrawnTotal,
   ProviderPayment,
   ReconciliationCase,
   ReconciliationCaseRecord,
   StatementSlice,
 } from '../data/ledger-store.js';
+import { lossAmountOf, type PlatformLoss } from '../domain/platform-loss.js';
 import { withRunningBalance, type StatementPeriod } from '../domain/statement.js';
 import type { Account, Transaction } from '../domain/transaction.js';
 
@@ -272,6 +275,45 @@ export function renderOverdrawnAccount(account: Account, exponent: number) {
   };
 }
 
+/** A refund or lost dispute of a removed user's deposit, booked as the platform's loss. */
+export function renderPlatformLoss(loss: PlatformLoss, exponent: number) {
+  return {
+    id: loss.id,
+    deposit_id: loss.depositId,
+    reason: loss.reason,
+    currency: loss.currency,
+    amount: minorToNumber(loss.amount, exponent),
+    fee: minorToNumber(loss.fee, exponent),
+    loss: minorToNumber(lossAmountOf(loss), exponent),
+    provider_reference: loss.reference,
+    booked_at: loss.createdAt.toISOString(),
+  };
+}
+
+/**
+ * Per currency, side by side: what live users owe back (their accounts overdrawn by reversals, made up by their
+ * next deposits) and what the platform lost for good (removed users' deposits taken back by the provider).
+ */
+export function renderExposure(
+  overdrawn: readonly OverdrawnTotal[],
+  losses: readonly LossTotal[],
+  exponents: Exponents,
+) {
+  const currencies = [...new Set([...overdrawn, ...losses].map((total) => total.currency))].sort();
+  return currencies.map((currency) => {
+    const exponent = exponentIn(exponents, currency);
+    const owed = overdrawn.find((total) => total.currency === currency);
+    const lost = losses.find((total) => total.currency === currency);
+    return {
+      currency,
+      overdrawn_accounts: owed?.accounts ?? 0,
+      overdrawn_total: minorToNumber(owed?.overdrawnBy ?? 0n, exponent),
+      losses: lost?.count ?? 0,
+      losses_total: minorToNumber(lost ? lossAmountOf(lost) : 0n, exponent),
+    };
+  });
+}
+
 /** Internal: the amount in minor units, as events carry it. */
 export function renderPayment(transaction: Transaction) {
   return {
@@ -333,6 +375,17 @@ export function renderAudit(report: AuditReport) {
       status: h.status,
       counted: h.counted,
       actual: h.actual,
+    })),
+    platform_losses: report.platformLosses.map((l) => ({
+      currency: l.currency,
+      count: l.count,
+      amount: minor(l.amount),
+      loss: minor(l.loss),
+    })),
+    misbooked_losses: report.misbookedLosses.map((l) => ({
+      transaction_id: l.transactionId,
+      expected: minor(l.expected),
+      entries: minor(l.entries),
     })),
   };
 }
