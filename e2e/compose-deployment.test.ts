@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, mkdir, copyFile, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, mkdir, copyFile, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -25,12 +25,16 @@ const WITH_DATABASE: Record<string, string> = {
   'webhook-ingest': 'payments_webhook_ingest',
   'webhook-delivery': 'payments_webhook_delivery',
 };
+/** IDENTITY, WEBHOOK_INGEST…: the prefix of a service's password variables. */
+const variablePrefix = (service: string) => service.toUpperCase().replaceAll('-', '_');
 
 interface ComposeService {
   image?: string;
   build?: { context?: string; args?: Record<string, string> };
   command?: string[];
+  restart?: string;
   read_only?: boolean;
+  healthcheck?: { disable?: boolean };
   environment?: Record<string, string | number>;
   ports?: string[];
   depends_on?: Record<string, { condition: string }>;
@@ -52,6 +56,26 @@ function interpolate(text: string, env: Record<string, string>): string {
   return result;
 }
 
+/** Runs infra/compose/generate-env.sh in a scratch copy of the repository, with `existing` as its .env if given. */
+async function generateEnv(existing?: string) {
+  const scratch = await mkdtemp(path.join(tmpdir(), 'payments-compose-'));
+  try {
+    await mkdir(path.join(scratch, 'infra/compose'), { recursive: true });
+    await copyFile(
+      path.join(ROOT, 'infra/compose/generate-env.sh'),
+      path.join(scratch, 'infra/compose/generate-env.sh'),
+    );
+    if (existing !== undefined) await writeFile(path.join(scratch, '.env'), existing, { mode: 0o600 });
+    await promisify(execFile)('bash', ['infra/compose/generate-env.sh'], { cwd: scratch });
+    return {
+      text: await readFile(path.join(scratch, '.env'), 'utf8'),
+      mode: (await stat(path.join(scratch, '.env'))).mode & 0o777,
+    };
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
 /** KEY=value lines of a .env file; a single-quoted value is taken literally, as compose does. */
 function parseDotEnv(text: string): Record<string, string> {
   const env: Record<string, string> = {};
@@ -63,6 +87,7 @@ function parseDotEnv(text: string): Record<string, string> {
 }
 
 describe('docker compose runs like a least-privileged deployment (read from the files; no engine runs here)', () => {
+  let envText: string;
   let dotEnv: Record<string, string>;
   let envMode: number;
   let services: Record<string, ComposeService>;
@@ -73,19 +98,8 @@ describe('docker compose runs like a least-privileged deployment (read from the 
   >;
 
   before(async () => {
-    const scratch = await mkdtemp(path.join(tmpdir(), 'payments-compose-'));
-    try {
-      await mkdir(path.join(scratch, 'infra/compose'), { recursive: true });
-      await copyFile(
-        path.join(ROOT, 'infra/compose/generate-env.sh'),
-        path.join(scratch, 'infra/compose/generate-env.sh'),
-      );
-      await promisify(execFile)('bash', ['infra/compose/generate-env.sh'], { cwd: scratch });
-      dotEnv = parseDotEnv(await readFile(path.join(scratch, '.env'), 'utf8'));
-      envMode = (await stat(path.join(scratch, '.env'))).mode & 0o777;
-    } finally {
-      await rm(scratch, { recursive: true, force: true });
-    }
+    ({ text: envText, mode: envMode } = await generateEnv());
+    dotEnv = parseDotEnv(envText);
     raw = await readFile(path.join(ROOT, 'docker-compose.yml'), 'utf8');
     ({ services, networks } = parse(interpolate(raw, dotEnv), { merge: true }) as {
       services: Record<string, ComposeService>;
@@ -100,6 +114,30 @@ describe('docker compose runs like a least-privileged deployment (read from the 
     for (const [name, value] of Object.entries(secrets)) expect(value, name).to.have.length.greaterThan(20);
     expect(raw).not.to.include(DEVELOPMENT_WEBHOOK_SECRET);
     expect(raw).not.to.include(DEVELOPMENT_SERVICE_TOKEN);
+    // Every variable compose requires, both database roles' passwords among them.
+    const required = new Set([...raw.matchAll(/\$\{(\w+):\?/g)].map((match) => match[1] as string));
+    expect(Object.keys(dotEnv)).to.include.members([...required]);
+    for (const name of Object.keys(WITH_DATABASE))
+      for (const suffix of ['DATABASE_PASSWORD', 'DATABASE_OWNER_PASSWORD'])
+        expect(required).to.include(`${variablePrefix(name)}_${suffix}`);
+  });
+
+  it('adds only the service passwords an existing .env lacks (the database owners’, say), changing nothing in it', async () => {
+    const old = envText
+      .split('\n')
+      .filter((line) => !line.includes('_DATABASE_OWNER_PASSWORD='))
+      .join('\n')
+      .trimEnd(); // no newline at the end either
+    const { text, mode } = await generateEnv(old);
+    expect(mode).to.equal(0o600);
+    expect(text.startsWith(`${old}\n`)).to.equal(true);
+    const added = parseDotEnv(text.slice(old.length));
+    expect(Object.keys(added)).to.have.members(
+      Object.keys(WITH_DATABASE).map((name) => `${variablePrefix(name)}_DATABASE_OWNER_PASSWORD`),
+    );
+    for (const [name, value] of Object.entries(added)) expect(value, name).to.match(/^[0-9a-f]{48}$/);
+    // A complete one is left alone.
+    expect((await generateEnv(envText)).text).to.equal(envText);
   });
 
   it('gives every service its own database role and broker user, and only the provisioner the administrators', () => {
@@ -108,14 +146,28 @@ describe('docker compose runs like a least-privileged deployment (read from the 
       const env = services[name]?.environment ?? {};
       const amqp = new URL(String(env.AMQP_URL));
       expect(amqp.username, name).to.equal(name);
-      expect(amqp.password, name).to.equal(dotEnv[`${name.toUpperCase().replace('-', '_')}_AMQP_PASSWORD`]);
+      expect(amqp.password, name).to.equal(dotEnv[`${variablePrefix(name)}_AMQP_PASSWORD`]);
       const database = WITH_DATABASE[name];
       if (database) {
+        // Its runtime role, which owns nothing, with its own password.
         const url = new URL(String(env.DATABASE_URL));
-        expect([url.username, url.pathname], name).to.deep.equal([database, `/${database}`]);
+        expect([url.username, url.password, url.pathname], name).to.deep.equal([
+          `${database}_runtime`,
+          dotEnv[`${variablePrefix(name)}_DATABASE_PASSWORD`],
+          `/${database}`,
+        ]);
       } else {
         expect(env.DATABASE_URL, name).to.equal(undefined);
       }
+      // Never the owner's credential: the one-shot migrates (below).
+      expect(env.MIGRATION_DATABASE_URL, name).to.equal(undefined);
+      for (const [variable, value] of Object.entries(dotEnv))
+        if (variable.endsWith('_DATABASE_OWNER_PASSWORD'))
+          expect(JSON.stringify(env), `${name} ${variable}`).not.to.include(value);
+      expect(
+        Object.keys(env).filter((variable) => variable.endsWith('_OWNER_PASSWORD')),
+        name,
+      ).to.deep.equal([]);
       for (const admin of admins) expect(JSON.stringify(env), name).not.to.include(admin);
       expect(services[name]?.depends_on?.provision, name).to.deep.equal({
         condition: 'service_completed_successfully',
@@ -124,6 +176,64 @@ describe('docker compose runs like a least-privileged deployment (read from the 
     const provision = services.provision?.environment ?? {};
     expect(String(provision.DATABASE_URL)).to.include(admins[0]);
     expect(String(provision.AMQP_URL)).to.include(admins[1]);
+    // The provisioner sets both roles' passwords of each database.
+    for (const name of Object.keys(WITH_DATABASE))
+      for (const suffix of ['DATABASE_PASSWORD', 'DATABASE_OWNER_PASSWORD'])
+        expect(provision[`${variablePrefix(name)}_${suffix}`], `${name} ${suffix}`).to.equal(
+          dotEnv[`${variablePrefix(name)}_${suffix}`],
+        );
+  });
+
+  it('migrates each database as its owner in a one-shot from the service’s image, which the service waits for', async () => {
+    const migrations = Object.keys(services).filter((name) => name.endsWith('-migrate'));
+    expect(migrations).to.have.members(Object.keys(WITH_DATABASE).map((name) => `${name}-migrate`));
+    for (const [name, database] of Object.entries(WITH_DATABASE)) {
+      const service = services[name] as ComposeService;
+      const migrate = services[`${name}-migrate`] as ComposeService;
+      expect([migrate.image, migrate.build], name).to.deep.equal([service.image, service.build]);
+      expect(migrate.command, name).to.deep.equal(['node', 'dist/migrate.js']);
+      const source = path.join(ROOT, serviceDirectory(name as ServiceName), 'src/migrate.ts');
+      expect((await stat(source)).isFile(), source).to.equal(true);
+      expect([migrate.restart, migrate.read_only, migrate.healthcheck], name).to.deep.equal([
+        'no',
+        true,
+        { disable: true },
+      ]);
+      expect(migrate.ports, name).to.equal(undefined);
+      expect(migrate.depends_on, name).to.deep.equal({
+        provision: { condition: 'service_completed_successfully' },
+      });
+      const env = migrate.environment ?? {};
+      // Its own database only: no broker, no service token, no administrator.
+      expect(Object.keys(env), name).to.have.members([
+        'NODE_ENV',
+        'LOG_LEVEL',
+        'DATABASE_URL',
+        'MIGRATION_DATABASE_URL',
+      ]);
+      expect(env.NODE_ENV, name).to.equal('production');
+      // The runtime role it grants to is the service's; the owner is whom it migrates as.
+      expect(env.DATABASE_URL, name).to.equal(service.environment?.DATABASE_URL);
+      const owner = new URL(String(env.MIGRATION_DATABASE_URL));
+      expect([owner.username, owner.password, owner.host, owner.pathname], name).to.deep.equal([
+        database,
+        dotEnv[`${variablePrefix(name)}_DATABASE_OWNER_PASSWORD`],
+        'postgres:5432',
+        `/${database}`,
+      ]);
+      expect(service.depends_on?.[`${name}-migrate`], name).to.deep.equal({
+        condition: 'service_completed_successfully',
+      });
+    }
+    // Only the one-shots and the provisioners see an owner's password.
+    const owners = Object.entries(dotEnv).filter(([variable]) =>
+      variable.endsWith('_DATABASE_OWNER_PASSWORD'),
+    );
+    expect(owners).to.have.length(Object.keys(WITH_DATABASE).length);
+    const holders = Object.entries(services)
+      .filter(([, service]) => owners.some(([, password]) => JSON.stringify(service).includes(password)))
+      .map(([name]) => name);
+    expect(holders).to.have.members([...migrations, 'provision', 'provision-sandbox']);
   });
 
   it('runs in production with the sandbox as an explicit opt-in, the gateway on loopback, and trusts only the gateway’s forwarding', () => {

@@ -11,6 +11,9 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const K8S = path.join(ROOT, 'infra/k8s');
+/** The services with a database: an owner role its migrations run as, a runtime role it connects as. */
+const WITH_DATABASE = ['identity', 'ledger', 'currency', 'webhook-ingest', 'webhook-delivery'];
+const databaseOf = (service: string) => `payments_${service.replaceAll('-', '_')}`;
 
 /** Each kind the manifests use, validated against the Kubernetes OpenAPI schema that kubernetes-models ships. */
 const MODELS: Record<string, new (data: never) => { validate(): void }> = {
@@ -73,11 +76,38 @@ function validateManifest(manifest: Manifest): void {
   new Model(manifest as never).validate();
 }
 
+interface PodSpec {
+  containers: Container[];
+  initContainers?: Container[];
+}
+const podOf = (manifest: Manifest) => (manifest.spec as { template: { spec: PodSpec } }).template.spec;
+
 /** The one container of a Deployment or Job. */
 function containerOf(manifest: Manifest): Container {
-  const template = (manifest.spec as { template: { spec: { containers: Container[] } } }).template;
-  expect(template.spec.containers, manifest.metadata.name).to.have.length(1);
-  return template.spec.containers[0] as Container;
+  const pod = podOf(manifest);
+  expect(pod.containers, manifest.metadata.name).to.have.length(1);
+  return pod.containers[0] as Container;
+}
+
+/** Every container of a Deployment or Job, its init containers first. */
+const allContainersOf = (manifest: Manifest): Container[] => [
+  ...(podOf(manifest).initContainers ?? []),
+  containerOf(manifest),
+];
+
+/** IDENTITY, WEBHOOK_INGEST…: the prefix of a service's password variables. */
+const variablePrefix = (service: string) => service.toUpperCase().replaceAll('-', '_');
+
+/** Each $(VAR) in a value expands only variables defined earlier in the same container's list. */
+function expectExpansionsDefinedEarlier(env: EnvVar[], label: string): void {
+  for (const variable of env) {
+    for (const [, reference] of (variable.value ?? '').matchAll(/\$\((\w+)\)/g)) {
+      expect(
+        env.findIndex((v) => v.name === reference),
+        `${label} ${reference}`,
+      ).to.be.within(0, env.indexOf(variable) - 1);
+    }
+  }
 }
 
 describe('Kubernetes manifests (infra/k8s) are valid and follow docker-compose.yml', () => {
@@ -101,10 +131,13 @@ describe('Kubernetes manifests (infra/k8s) are valid and follow docker-compose.y
 
   const named = (kind: string, name: string) =>
     manifests.find((manifest) => manifest.kind === kind && manifest.metadata.name === name);
-  /** Compose's application services that run in production: everything built from the Dockerfile, less the sandbox. */
+  /**
+   * Compose's application services that run in production: everything built from the Dockerfile, less the sandbox
+   * and the one-shots (the provisioner and the migrations, which name their command; the services run the image's).
+   */
   const appServices = () =>
     Object.entries(compose).filter(
-      ([name, service]) => service.image?.includes('payments') && !service.profiles && name !== 'provision',
+      ([, service]) => service.image?.includes('payments') && !service.profiles && !service.command,
     );
 
   it('lists every manifest file in kustomization.yaml', async () => {
@@ -186,16 +219,24 @@ describe('Kubernetes manifests (infra/k8s) are valid and follow docker-compose.y
     const optional = new Set([...composeText.matchAll(/\$\{(\w+):-\}/g)].map((match) => match[1] as string));
     const workloads = manifests.filter((m) => m.kind === 'Deployment' || m.kind === 'Job');
     const optionalReferences = workloads.flatMap((manifest) =>
-      containerOf(manifest).env.flatMap((variable) =>
-        variable.valueFrom?.secretKeyRef?.optional ? [variable.valueFrom.secretKeyRef.key] : [],
+      allContainersOf(manifest).flatMap((container) =>
+        container.env.flatMap((variable) =>
+          variable.valueFrom?.secretKeyRef?.optional ? [variable.valueFrom.secretKeyRef.key] : [],
+        ),
       ),
     );
     expect(Object.keys(secret.stringData ?? {})).to.have.members([
       ...required,
       ...new Set(optionalReferences),
     ]);
+    // Both database roles' passwords of each service with a database.
+    for (const name of WITH_DATABASE)
+      expect(secret.stringData).to.include.keys(
+        `${variablePrefix(name)}_DATABASE_PASSWORD`,
+        `${variablePrefix(name)}_DATABASE_OWNER_PASSWORD`,
+      );
     for (const manifest of workloads) {
-      for (const variable of containerOf(manifest).env) {
+      for (const variable of allContainersOf(manifest).flatMap((container) => container.env)) {
         const reference = variable.valueFrom?.secretKeyRef;
         if (reference)
           expect(
@@ -212,30 +253,23 @@ describe('Kubernetes manifests (infra/k8s) are valid and follow docker-compose.y
     }
   });
 
-  it('logs each service in as its own database role and broker user, and runs provision as compose does', () => {
+  it('logs each service in as its own runtime database role and broker user, and runs provision as compose does', () => {
     for (const [name] of appServices()) {
       const env = containerOf(named('Deployment', name) as Manifest).env;
       const amqp = env.find((variable) => variable.name === 'AMQP_URL')?.value;
       expect(amqp, name).to.match(
-        new RegExp(`^amqp://${name}:\\$\\(${name.toUpperCase().replace('-', '_')}_AMQP_PASSWORD\\)@`),
+        new RegExp(`^amqp://${name}:\\$\\(${variablePrefix(name)}_AMQP_PASSWORD\\)@`),
       );
       const database = env.find((variable) => variable.name === 'DATABASE_URL')?.value;
       if (name === 'gateway') expect(database).to.equal(undefined);
       else
-        expect(database, name).to.match(
-          new RegExp(
-            `^postgres://payments_${name.replace('-', '_')}:\\$\\(\\w+_DATABASE_PASSWORD\\)@.*/payments_${name.replace('-', '_')}$`,
-          ),
+        expect(database, name).to.equal(
+          `postgres://${databaseOf(name)}_runtime:$(${variablePrefix(name)}_DATABASE_PASSWORD)` +
+            `@$(POSTGRES_HOST):5432/${databaseOf(name)}`,
         );
-      // $(VAR) only expands variables defined earlier in the list.
-      for (const variable of env) {
-        for (const [, reference] of (variable.value ?? '').matchAll(/\$\((\w+)\)/g)) {
-          expect(
-            env.findIndex((v) => v.name === reference),
-            `${name} ${reference}`,
-          ).to.be.within(0, env.indexOf(variable) - 1);
-        }
-      }
+      // Never the owner's credential: no migration URL, no owner password by any name.
+      expect(JSON.stringify(env), name).not.to.match(/MIGRATION_DATABASE_URL|_OWNER_PASSWORD/);
+      expectExpansionsDefinedEarlier(env, name);
     }
     const provision = containerOf(named('Job', 'provision') as Manifest);
     expect(provision.image).to.equal('payments-provision:latest');
@@ -246,6 +280,58 @@ describe('Kubernetes manifests (infra/k8s) are valid and follow docker-compose.y
     // No sandbox runs here: the Job declares no queue for it and removes one an earlier deployment left.
     expect(provision.env.find((variable) => variable.name === 'SANDBOX_DEPLOYED')?.value).to.equal('false');
     expect(provision.securityContext).to.include({ runAsUser: 10001, readOnlyRootFilesystem: true });
+    // It makes both roles of each database.
+    for (const name of WITH_DATABASE)
+      for (const suffix of ['DATABASE_PASSWORD', 'DATABASE_OWNER_PASSWORD']) {
+        const variable = `${variablePrefix(name)}_${suffix}`;
+        expect(
+          provision.env.find((v) => v.name === variable)?.valueFrom?.secretKeyRef,
+          variable,
+        ).to.deep.equal({
+          name: 'payments-secrets',
+          key: variable,
+        });
+      }
+  });
+
+  it('migrates each database as its owner in an init container, as compose’s one-shot does, before the service starts', () => {
+    for (const [name] of appServices()) {
+      const deployment = named('Deployment', name) as Manifest;
+      const inits = podOf(deployment).initContainers ?? [];
+      const migrate = compose[`${name}-migrate`];
+      if (!WITH_DATABASE.includes(name)) {
+        expect([migrate, inits], name).to.deep.equal([undefined, []]);
+        continue;
+      }
+      expect(migrate, name).to.not.equal(undefined);
+      expect(inits, name).to.have.length(1);
+      const init = inits[0] as Container;
+      const main = containerOf(deployment);
+      expect(init.image, name).to.equal(main.image);
+      expect(init.command, name).to.deep.equal(['node', 'dist/migrate.js']);
+      expect(init.command, name).to.deep.equal(migrate?.command);
+      expect(init.securityContext, name).to.deep.equal(main.securityContext);
+      expect(init.resources?.requests, name).to.have.keys('cpu', 'memory');
+      expect(
+        init.env.map((variable) => variable.name),
+        name,
+      ).to.include.members(Object.keys(migrate?.environment ?? {}));
+      const value = (variable: string) => init.env.find((v) => v.name === variable)?.value;
+      expect(value('NODE_ENV'), name).to.equal('production');
+      // It grants the service's runtime role its privileges, and migrates as the owner.
+      expect(value('DATABASE_URL'), name).to.equal(main.env.find((v) => v.name === 'DATABASE_URL')?.value);
+      const owner = `${variablePrefix(name)}_DATABASE_OWNER_PASSWORD`;
+      expect(value('MIGRATION_DATABASE_URL'), name).to.equal(
+        `postgres://${databaseOf(name)}:$(${owner})@$(POSTGRES_HOST):5432/${databaseOf(name)}`,
+      );
+      expect(init.env.find((v) => v.name === owner)?.valueFrom?.secretKeyRef, name).to.deep.equal({
+        name: 'payments-secrets',
+        key: owner,
+      });
+      // Its own database only: no broker, no service token, no administrator.
+      expect(JSON.stringify(init.env), name).not.to.match(/AMQP|SERVICE_TOKEN|POSTGRES_PASSWORD/);
+      expectExpansionsDefinedEarlier(init.env, `${name} migrate`);
+    }
   });
 
   it('autoscales ledger, webhook-ingest and gateway, and lets only the gateway in from outside', () => {

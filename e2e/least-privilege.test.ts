@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import amqp from 'amqplib';
 import { expect } from 'chai';
 import pg from 'pg';
+import { privileges as currencyPrivileges } from '@payments/currency';
+import { privileges as identityPrivileges } from '@payments/identity';
 import { SERVICE_NAMES as EVERY_SERVICE, type ServiceName } from '@payments/infra';
+import { privileges as ledgerPrivileges } from '@payments/ledger';
+import type { RuntimePrivileges } from '@payments/service-kit';
+import { privileges as deliveryPrivileges } from '@payments/webhook-delivery';
+import { privileges as ingestPrivileges } from '@payments/webhook-ingest';
 import { eventually, findInfrastructure, startSystem, type TestSystem } from '@payments/testkit';
 import type { PaymentsClient } from '@payments/client';
 import { rawApi, signUp, type RawApi } from './support/api.js';
@@ -13,6 +19,32 @@ import { nowSeconds, providerSignature, signedProviderEvent } from './support/pr
 /** Long enough for a message that got through to be consumed and credited. */
 const SETTLE_MS = 1000;
 const DATABASE_SERVICES = ['identity', 'ledger', 'currency', 'webhook-ingest'] as const;
+/** What each service's runtime role is declared to do (each service's data/migrations.ts). */
+const DECLARED: Record<string, RuntimePrivileges> = {
+  identity: identityPrivileges,
+  ledger: ledgerPrivileges,
+  currency: currencyPrivileges,
+  'webhook-ingest': ingestPrivileges,
+  'webhook-delivery': deliveryPrivileges,
+};
+
+/** Runs `work` on a connection of its own to `url`. */
+async function withConnection<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The SQLSTATE a statement fails with, or 'done' when it succeeds. */
+const outcomeOf = (client: pg.Client, sql: string) =>
+  client.query(sql).then(
+    () => 'done',
+    (error: { code?: string }) => error.code,
+  );
 
 const envelope = (type: string, data: Record<string, unknown>) =>
   JSON.stringify({
@@ -133,7 +165,7 @@ describe('least privilege: every service logs in to RabbitMQ and PostgreSQL as i
       );
       if (env.DATABASE_URL) {
         const url = new URL(env.DATABASE_URL);
-        expect(url.username).to.equal(url.pathname.slice(1));
+        expect(url.username).to.equal(`${url.pathname.slice(1)}_runtime`);
       }
     }
     const id = await pendingDeposit(12.34);
@@ -146,7 +178,7 @@ describe('least privilege: every service logs in to RabbitMQ and PostgreSQL as i
     expect((await settled(id)).status).to.equal('completed');
     expect((await balance()).balance).to.equal(12.34);
 
-    // The database sessions are the services' own roles, not the superuser's.
+    // The database sessions are the services' own runtime roles, not the superuser's nor the owners'.
     const admin = new pg.Client({ connectionString: (await findInfrastructure()).postgresUrl });
     await admin.connect();
     try {
@@ -156,7 +188,7 @@ describe('least privilege: every service logs in to RabbitMQ and PostgreSQL as i
           'SELECT DISTINCT usename FROM pg_stat_activity WHERE datname = $1',
           [database],
         );
-        expect(rows.map((row) => row.usename)).to.deep.equal([database]);
+        expect(rows.map((row) => row.usename)).to.deep.equal([`${database}_runtime`]);
       }
     } finally {
       await admin.end();
@@ -333,5 +365,81 @@ describe('least privilege: every service logs in to RabbitMQ and PostgreSQL as i
         expect(outcome, `${service} reached ${other}'s database`).to.equal('42501');
       }
     }
+  });
+
+  it('has each service migrate as the owner of its database and connect as a runtime role that owns nothing', async () => {
+    for (const [service, declared] of Object.entries(DECLARED)) {
+      const env = system.environment(service as ServiceName);
+      const runtime = new URL(env.DATABASE_URL as string);
+      const owner = new URL(env.MIGRATION_DATABASE_URL as string);
+      expect(decodeURIComponent(runtime.username), service).to.equal(
+        `${decodeURIComponent(owner.username)}_runtime`,
+      );
+      await withConnection(runtime.toString(), async (client) => {
+        const { rows: owned } = await client.query<{ name: string }>(
+          `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+           WHERE n.nspname = 'public' AND c.relowner = (SELECT oid FROM pg_roles WHERE rolname = current_user)`,
+        );
+        expect(owned, `${service}'s runtime role owns`).to.deep.equal([]);
+        // Exactly the declared rights, table by table; a table the declaration forgets is a failure here.
+        const { rows: tables } = await client.query<{ name: string }>(
+          `SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename NOT LIKE 'knex\\_%'`,
+        );
+        expect(tables.map((t) => t.name).sort(), `${service}'s tables`).to.deep.equal(
+          Object.keys(declared).sort(),
+        );
+        const { rows: grants } = await client.query<{ table_name: string; privilege_type: string }>(
+          `SELECT table_name, privilege_type FROM information_schema.role_table_grants
+           WHERE grantee = current_user AND table_schema = 'public' AND table_name NOT LIKE 'knex\\_%'`,
+        );
+        const granted: Record<string, string[]> = {};
+        for (const grant of grants) (granted[grant.table_name] ??= []).push(grant.privilege_type);
+        const expected = Object.fromEntries(
+          Object.entries(declared).map(([table, rights]) => [table, [...rights].sort()]),
+        );
+        for (const table of Object.keys(granted)) granted[table]?.sort();
+        expect(granted, `${service}'s runtime grants`).to.deep.equal(expected);
+      });
+    }
+  });
+
+  it("refuses the ledger's runtime connection every way of rewriting the books: triggers, entries, truncate, drop", async () => {
+    await withConnection(system.environment('ledger').DATABASE_URL as string, async (client) => {
+      const { rows } = await client.query<{ id: string; amount: string }>(
+        'SELECT id, amount FROM entries LIMIT 1',
+      );
+      expect(rows, 'the books hold entries to attack').to.have.length(1);
+      const entry = rows[0] as { id: string; amount: string };
+      const attacks = {
+        'disable the append-only trigger': 'ALTER TABLE entries DISABLE TRIGGER entries_append_only',
+        'disable every trigger': 'ALTER TABLE entries DISABLE TRIGGER ALL',
+        'skip triggers for the session': 'SET session_replication_role = replica',
+        'replace the trigger function':
+          'CREATE OR REPLACE FUNCTION entries_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$',
+        'drop the balance check': 'ALTER TABLE accounts DROP CONSTRAINT accounts_user_balances',
+        'update an entry': `UPDATE entries SET amount = amount + 100 WHERE id = '${entry.id}'`,
+        'delete an entry': `DELETE FROM entries WHERE id = '${entry.id}'`,
+        'truncate the journal': 'TRUNCATE entries',
+        'truncate the trail of admin actions': 'TRUNCATE admin_actions',
+        'rewrite the trail': "UPDATE admin_actions SET reason = 'nothing happened'",
+        'drop the journal': 'DROP TABLE entries',
+        'create a table': 'CREATE TABLE stolen (id int)',
+      };
+      for (const [attack, sql] of Object.entries(attacks)) {
+        expect(await outcomeOf(client, sql), attack).to.equal('42501');
+      }
+      // Granting itself more grants nothing (PostgreSQL only warns).
+      await client.query('GRANT UPDATE, DELETE, TRUNCATE ON entries TO PUBLIC');
+      const { rows: rights } = await client.query<{ may: boolean }>(
+        "SELECT has_table_privilege('entries', 'UPDATE') OR has_table_privilege('entries', 'DELETE') OR " +
+          "has_table_privilege('entries', 'TRUNCATE') AS may",
+      );
+      expect(rights[0]?.may).to.equal(false);
+      const { rows: after } = await client.query<{ amount: string }>(
+        'SELECT amount FROM entries WHERE id = $1',
+        [entry.id],
+      );
+      expect(after[0]?.amount).to.equal(entry.amount);
+    });
   });
 });

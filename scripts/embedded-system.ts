@@ -16,7 +16,14 @@ import { ProviderSandboxConfigSchema, startProviderSandbox } from '@payments/pro
 import { GatewayConfigSchema, startGateway } from '@payments/gateway';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import type { Deployment } from '@payments/contracts';
-import { deployedServices, serviceEnvironment, type ServiceName, type SystemSettings } from '@payments/infra';
+import {
+  deployedServices,
+  planLogins,
+  provisionLogins,
+  serviceEnvironment,
+  type ServiceName,
+  type SystemSettings,
+} from '@payments/infra';
 
 type Starter = (config: never, deps: { bus: EventBus; logger: Logger }) => Promise<RunningService>;
 
@@ -56,10 +63,20 @@ export async function startEmbeddedSystem(options: EmbeddedSystemOptions): Promi
   const { signal, deployment, ...rest } = options;
   const postgres = await startEmbeddedPostgres(options.dataDir, options.postgresPort, logger, signal);
   const bus = createMemoryBus(logger.child({ component: 'bus' }), { deployment });
+  // As deployed: each service's migrations run as the owner of its database, and it connects as a runtime role
+  // that owns nothing (new passwords each start).
+  const logins = planLogins({}, { database: true, broker: false, deployment });
+  await provisionLogins({ postgresUrl: postgres.url, amqpUrl: 'amqp://in-memory' }, logins, deployment).catch(
+    async (error: unknown) => {
+      await postgres.stop();
+      throw error;
+    },
+  );
   const settings: SystemSettings = {
     ...rest,
     postgresUrl: postgres.url,
     amqpUrl: 'amqp://in-memory',
+    logins,
   };
   const started: RunningService[] = [];
   /** Services first, then the bus, the database last: each is stopped even when one before it fails to. */

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Writes the .env that docker-compose.yml reads its secrets from: random passwords (administrators, and each
-# service's own database role and broker user), SERVICE_TOKEN, a webhook secret, the provider sandbox's test key and
-# an ES256 (P-256) JWT signing key, with the payment provider's settings commented out. Run once before the first
-# `docker compose up`.
+# service's own database roles, runtime and owner, and broker user), SERVICE_TOKEN, a webhook secret, the provider
+# sandbox's test key and an ES256 (P-256) JWT signing key, with the payment provider's settings commented out. Run
+# once before the first `docker compose up`.
 #
 #   bash infra/compose/generate-env.sh     # writes ./.env (mode 600) unless it exists; never overwrites it
+#
+# An .env that exists keeps every value it has: only a service password it lacks (one added since it was written,
+# such as <SERVICE>_DATABASE_OWNER_PASSWORD) is appended; the provision service sets it on the next `up`.
 #
 # Keep .env private (it is ignored by git and by the image build). To rotate a secret, edit it in .env (SERVICE_TOKEN
 # and WEBHOOK_SECRETS take a comma-separated list, the first one in use) and `docker compose up -d` again.
@@ -13,18 +16,28 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-if [ -e .env ]; then
-  echo ".env already exists: left unchanged (delete it to generate new secrets)"
-  exit 0
-fi
-
 umask 077
-node --input-type=module > .env.tmp <<'JS'
+# With EXISTING_ENV set: only the lines of the services' passwords that file lacks.
+generate() {
+  node --input-type=module <<'JS'
+import { readFileSync } from 'node:fs';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 
 const hex = (bytes) => randomBytes(bytes).toString('hex');
-// Each service's own database role and broker user (pnpm provision, run by compose's provision service).
+// Each service's own database roles (the runtime role it connects as, and the owner its migrations run as) and
+// broker user (pnpm provision, run by compose's provision service).
 const services = ['IDENTITY', 'LEDGER', 'CURRENCY', 'WEBHOOK_INGEST', 'WEBHOOK_DELIVERY'];
+const passwords = [
+  ...services.map((s) => `${s}_DATABASE_PASSWORD=${hex(24)}`),
+  ...services.map((s) => `${s}_DATABASE_OWNER_PASSWORD=${hex(24)}`),
+  ...[...services, 'PROVIDER_SANDBOX', 'GATEWAY'].map((s) => `${s}_AMQP_PASSWORD=${hex(24)}`),
+];
+if (process.env.EXISTING_ENV) {
+  const present = new Set(readFileSync(process.env.EXISTING_ENV, 'utf8').match(/^[A-Z_][A-Z0-9_]*(?==)/gm));
+  const missing = passwords.filter((line) => !present.has(line.slice(0, line.indexOf('='))));
+  if (missing.length > 0) console.log(missing.join('\n'));
+  process.exit(0);
+}
 const webhookSecret = `whsec_${hex(24)}`;
 const sandboxApiKey = `sk_test_${hex(24)}`;
 const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -36,8 +49,7 @@ POSTGRES_PASSWORD=${hex(24)}
 RABBITMQ_ADMIN_USER=payments-admin
 RABBITMQ_ADMIN_PASSWORD=${hex(24)}
 SERVICE_TOKEN=${hex(32)}
-${services.map((s) => `${s}_DATABASE_PASSWORD=${hex(24)}`).join('\n')}
-${[...services, 'PROVIDER_SANDBOX', 'GATEWAY'].map((s) => `${s}_AMQP_PASSWORD=${hex(24)}`).join('\n')}
+${passwords.join('\n')}
 WEBHOOK_SECRETS=${webhookSecret}
 # What the provider sandbox signs with (docker compose --profile sandbox): one of WEBHOOK_SECRETS.
 SANDBOX_WEBHOOK_SECRET=${webhookSecret}
@@ -58,5 +70,21 @@ SANDBOX_API_KEY=${sandboxApiKey}
 WEBHOOK_ENDPOINT_SECRETS_KEYS=${hex(32)}
 JWT_PRIVATE_KEY='${pem}'`);
 JS
+}
+
+if [ -e .env ]; then
+  missing=$(EXISTING_ENV=.env generate)
+  if [ -z "$missing" ]; then
+    echo ".env already exists: left unchanged (delete it to generate new secrets)"
+    exit 0
+  fi
+  # A last line without its newline would swallow the first one added.
+  [ -z "$(tail -c 1 .env)" ] || echo >>.env
+  echo "$missing" >>.env
+  echo ".env already exists: kept, and added $(echo "$missing" | cut -d= -f1 | paste -sd ' ')"
+  exit 0
+fi
+
+generate >.env.tmp
 mv .env.tmp .env
 echo "wrote .env with new secrets (mode 600); docker compose up reads it"

@@ -1,12 +1,21 @@
 import pg from 'pg';
+import { runtimeRoleOf } from './topology.js';
 
-/** A service's own PostgreSQL role, which owns its database and nothing else. */
+/**
+ * A service's own PostgreSQL roles: the owner, which owns its database (its migrations run as it), and the runtime
+ * role the service connects as, which owns nothing (the owner grants it row privileges, table by table).
+ */
 export interface DatabaseLogin {
   /** The database, and the role that owns it (same name). */
   database: string;
   /** Absent: the role exists but cannot log in with a password until one is set. */
   password?: string;
+  /** The runtime role; absent, the service connects as the owner (one role). */
+  runtime?: { username: string; password?: string };
 }
+
+/** Attributes of both roles: a login that may create no database or role and bypasses nothing. */
+const ROLE_ATTRIBUTES = 'LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS';
 
 const withClient = async <T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> => {
   const client = new pg.Client({ connectionString: url });
@@ -59,22 +68,35 @@ END $$`;
  */
 export async function provisionDatabases(serverUrl: string, logins: DatabaseLogin[]): Promise<void> {
   await withClient(serverUrl, async (client) => {
-    for (const { database, password } of logins) {
-      const role = client.escapeIdentifier(database);
-      const exists = await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [database]);
+    const ensureRole = async (name: string, password: string | undefined, extra = '') => {
+      const role = client.escapeIdentifier(name);
+      const exists = await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [name]);
       if (!exists.rowCount) await client.query(`CREATE ROLE ${role}`);
       await client.query(
-        `ALTER ROLE ${role} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS ` +
+        `ALTER ROLE ${role} WITH ${ROLE_ATTRIBUTES}${extra} ` +
           `PASSWORD ${password === undefined ? 'NULL' : client.escapeLiteral(password)}`,
       );
+    };
+    for (const { database, password, runtime } of logins) {
+      const role = client.escapeIdentifier(database);
+      await ensureRole(database, password);
       const present = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
       if (!present.rowCount) await client.query(`CREATE DATABASE ${role} OWNER ${role}`);
       else await client.query(`ALTER DATABASE ${role} OWNER TO ${role}`);
       await client.query(`REVOKE ALL ON DATABASE ${role} FROM PUBLIC`);
+      if (runtime) {
+        // NOINHERIT: were it ever made a member of a role, it would still have only what is granted to it.
+        await ensureRole(runtime.username, runtime.password, ' NOINHERIT');
+        const name = client.escapeIdentifier(runtime.username);
+        // Connect, and nothing more: its row privileges come from the owner, after the migrations.
+        await client.query(`GRANT CONNECT ON DATABASE ${role} TO ${name}`);
+      }
     }
   });
   for (const { database } of logins) {
     await withClient(onDatabase(serverUrl, database), async (client) => {
+      // Before PostgreSQL 15 every role may create in the public schema; no role but the owner may here.
+      await client.query('REVOKE CREATE ON SCHEMA public FROM PUBLIC');
       await client.query(`SELECT set_config('payments.owner', $1, false)`, [database]);
       await client.query(ADOPT_OBJECTS);
     });
@@ -91,12 +113,13 @@ export async function isSuperuser(serverUrl: string): Promise<boolean> {
   });
 }
 
-/** Drops each database and then its role (tests). */
+/** Drops each database and then its roles (tests). */
 export async function dropDatabasesAndRoles(serverUrl: string, databases: string[]): Promise<void> {
   await withClient(serverUrl, async (client) => {
     for (const database of databases) {
       const name = client.escapeIdentifier(database);
       await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.query(`DROP ROLE IF EXISTS ${client.escapeIdentifier(runtimeRoleOf(database))}`);
       await client.query(`DROP ROLE IF EXISTS ${name}`);
     }
   });
@@ -104,32 +127,42 @@ export async function dropDatabasesAndRoles(serverUrl: string, databases: string
 
 /**
  * The same provisioning as psql script (infra/postgres/init.sql), for the first start of an empty PostgreSQL
- * container or by hand. A role's password comes from `<SERVICE>_DATABASE_PASSWORD` when set (psql 15+'s
- * `\getenv`); without it the role cannot log in until `pnpm provision` sets one.
+ * container or by hand. A role's password comes from its variable when set (psql 15+'s `\getenv`); without it
+ * the role cannot log in until `pnpm provision` sets one.
  */
-export function databaseInitSql(databases: { database: string; passwordVariable: string }[]): string {
+export function databaseInitSql(
+  databases: { database: string; passwordVariable: string; runtimePasswordVariable: string }[],
+): string {
   const lines = [
     '-- Generated by `pnpm infra:files` from packages/infra/src/database-roles.ts; edit that, not this file.',
-    '-- Each service gets its own role, which owns its database and nothing else: LOGIN, no superuser, no',
-    '-- CREATEDB, no CREATEROLE; no other role may connect to that database. Runs once on the first start of an',
-    '-- empty PostgreSQL container (docker-entrypoint-initdb.d), or by hand as a superuser with psql 15 or newer:',
-    '--   <SERVICE>_DATABASE_PASSWORD=... psql -v ON_ERROR_STOP=1 -U postgres -f infra/postgres/init.sql',
+    '-- Each service gets two roles: payments_<service> owns its database (its migrations run as it), and',
+    '-- payments_<service>_runtime, which the service connects as, owns nothing (its migrations grant it row',
+    '-- privileges, table by table). Both LOGIN, no superuser, no CREATEDB, no CREATEROLE; no other role may',
+    '-- connect to that database. Runs once on the first start of an empty PostgreSQL container',
+    '-- (docker-entrypoint-initdb.d), or by hand as a superuser with psql 15 or newer:',
+    '--   <SERVICE>_DATABASE_OWNER_PASSWORD=... <SERVICE>_DATABASE_PASSWORD=... \\',
+    '--     psql -v ON_ERROR_STOP=1 -U postgres -f infra/postgres/init.sql',
     '-- A role whose password variable is unset cannot log in until `pnpm provision` sets its password.',
     '',
   ];
-  for (const { database, passwordVariable } of databases) {
-    const variable = `${database}_password`;
+  const role = (name: string, variable: string, passwordVariable: string, extra = '') => [
+    `\\set ${variable} ''`,
+    `\\getenv ${variable} ${passwordVariable}`,
+    `SELECT format('CREATE ROLE %I', '${name}')`,
+    `WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '${name}')\\gexec`,
+    `ALTER ROLE ${name} WITH ${ROLE_ATTRIBUTES}${extra};`,
+    `SELECT format('ALTER ROLE %I PASSWORD %L', '${name}', :'${variable}')`,
+    `WHERE :'${variable}' <> ''\\gexec`,
+  ];
+  for (const { database, passwordVariable, runtimePasswordVariable } of databases) {
+    const runtime = runtimeRoleOf(database);
     lines.push(
-      `\\set ${variable} ''`,
-      `\\getenv ${variable} ${passwordVariable}`,
-      `SELECT format('CREATE ROLE %I', '${database}')`,
-      `WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '${database}')\\gexec`,
-      `ALTER ROLE ${database} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;`,
-      `SELECT format('ALTER ROLE %I PASSWORD %L', '${database}', :'${variable}')`,
-      `WHERE :'${variable}' <> ''\\gexec`,
+      ...role(database, `${database}_password`, passwordVariable),
       `SELECT format('CREATE DATABASE %I OWNER %I', '${database}', '${database}')`,
       `WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '${database}')\\gexec`,
       `REVOKE ALL ON DATABASE ${database} FROM PUBLIC;`,
+      ...role(runtime, `${runtime}_password`, runtimePasswordVariable, ' NOINHERIT'),
+      `GRANT CONNECT ON DATABASE ${database} TO ${runtime};`,
       '',
     );
   }

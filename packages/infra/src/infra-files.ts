@@ -18,7 +18,13 @@ export function renderDatabaseInitSql(): string {
     SERVICE_NAMES.flatMap((service) => {
       const database = DATABASES[service];
       return database
-        ? [{ database, passwordVariable: `${passwordVariablePrefix(service)}_DATABASE_PASSWORD` }]
+        ? [
+            {
+              database,
+              passwordVariable: `${passwordVariablePrefix(service)}_DATABASE_OWNER_PASSWORD`,
+              runtimePasswordVariable: `${passwordVariablePrefix(service)}_DATABASE_PASSWORD`,
+            },
+          ]
         : [];
     }),
   );

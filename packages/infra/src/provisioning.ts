@@ -8,6 +8,7 @@ import {
   deployedServices,
   SERVICE_NAMES,
   type ServiceName,
+  runtimeRoleOf,
   type SystemLogins,
 } from './topology.js';
 
@@ -36,7 +37,8 @@ export const passwordVariablePrefix = (service: ServiceName) => service.toUpperC
 export function planLogins(
   target: Pick<ProvisionTarget, 'namespace' | 'databaseSuffix'>,
   include: { database: boolean; broker: boolean; deployment: Deployment },
-  passwordOf: (service: ServiceName, kind: 'database' | 'broker') => string = () => newPassword(),
+  passwordOf: (service: ServiceName, kind: 'database' | 'databaseOwner' | 'broker') => string = () =>
+    newPassword(),
 ): SystemLogins {
   const logins: SystemLogins = {};
   for (const service of deployedServices(include.deployment)) {
@@ -45,8 +47,12 @@ export function planLogins(
       ...(include.database && database
         ? {
             database: {
-              username: database + (target.databaseSuffix ?? ''),
+              username: runtimeRoleOf(database + (target.databaseSuffix ?? '')),
               password: passwordOf(service, 'database'),
+            },
+            databaseOwner: {
+              username: database + (target.databaseSuffix ?? ''),
+              password: passwordOf(service, 'databaseOwner'),
             },
           }
         : {}),
@@ -65,8 +71,8 @@ export function planLogins(
 
 const databaseLogins = (logins: SystemLogins) =>
   SERVICE_NAMES.flatMap((service) => {
-    const login = logins[service]?.database;
-    return login ? [{ database: login.username, password: login.password }] : [];
+    const { databaseOwner: owner, database: runtime } = logins[service] ?? {};
+    return owner ? [{ database: owner.username, password: owner.password, runtime }] : [];
   });
 
 const brokerUsers = (logins: SystemLogins) =>

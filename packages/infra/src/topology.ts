@@ -49,8 +49,17 @@ export interface Credentials {
   password: string;
 }
 
-/** Per service; a service without one logs in with the credentials of `postgresUrl` / `amqpUrl`. */
-export type SystemLogins = Partial<Record<ServiceName, { database?: Credentials; broker?: Credentials }>>;
+/**
+ * Per service; a service without one logs in with the credentials of `postgresUrl` / `amqpUrl`. `database` is the
+ * runtime role the service connects as (DATABASE_URL), `databaseOwner` the role its migrations run as
+ * (MIGRATION_DATABASE_URL), which owns the database.
+ */
+export type SystemLogins = Partial<
+  Record<ServiceName, { database?: Credentials; databaseOwner?: Credentials; broker?: Credentials }>
+>;
+
+/** The name of a database's runtime role: its owner's (the database's), with `_runtime`. */
+export const runtimeRoleOf = (database: string) => `${database}_runtime`;
 
 export interface SystemSettings {
   /** A PostgreSQL server URL; each service gets its own database on it. */
@@ -144,6 +153,14 @@ export function serviceEnvironment(service: ServiceName, settings: SystemSetting
     settings.logins?.[service]?.database,
   );
   if (database) env.DATABASE_URL = database;
+  const owner = settings.logins?.[service]?.databaseOwner;
+  if (database && owner)
+    env.MIGRATION_DATABASE_URL = databaseUrl(
+      settings.postgresUrl,
+      service,
+      settings.databaseSuffix,
+      owner,
+    ) as string;
   if (service === 'ledger' && settings.paysThroughSandbox) {
     if (!settings.sandboxApiKey)
       throw new Error('paysThroughSandbox needs the sandboxApiKey to call it with');

@@ -44,12 +44,28 @@ export const PortNumber = (fallback: number) =>
 export const Url = (notes: VariableNotes & { default?: string }) =>
   Type.String({ pattern: '^[a-z][a-z0-9+.-]*://', ...notes });
 
-/** The service's own PostgreSQL database, named `database` on the local server by default. */
-export const DatabaseUrl = (database: string) =>
-  Url({
-    default: `postgres://postgres@127.0.0.1:5432/${database}`,
-    description: "This service's PostgreSQL database (its migrations run on start)",
-  });
+/**
+ * The service's own PostgreSQL database, named `database` on the local server by default: the runtime role it
+ * connects as, and the owner role its migrations run as (docs/security.md, "Database and broker logins").
+ */
+export const DatabaseConfig = (database: string) =>
+  ({
+    DATABASE_URL: Url({
+      default: `postgres://postgres@127.0.0.1:5432/${database}`,
+      description:
+        "This service's PostgreSQL database, as its runtime role: rows only (the DML its code needs), no DDL. " +
+        'Unset MIGRATION_DATABASE_URL: its migrations run as this role, which must then own the database',
+      production: 'a role that owns no table in the database and is not a superuser',
+    }),
+    MIGRATION_DATABASE_URL: Type.Optional(
+      Url({
+        description:
+          "The same database as its owner role: the service's migrations, and the runtime role's grants, run as it " +
+          "before the service opens DATABASE_URL. Deployments run them apart (the image's `node dist/migrate.js`), " +
+          'so the running service never holds this credential',
+      }),
+    ),
+  }) satisfies TProperties;
 
 /**
  * Reads the variables named by `schema` from the environment once, coerces and validates them, and throws a

@@ -128,10 +128,12 @@ export async function startSystem(options: TestSystemOptions = {}): Promise<Test
     paysThroughSandbox: sandboxEnabled,
     serviceToken: testServiceToken,
     logins,
-    // Tests register many users from 127.0.0.1; the registration limit has tests of its own.
+    // Tests register and log in many users from 127.0.0.1; the registration and login limits have tests of their
+    // own.
     env: {
       RATE_LIMIT_ENABLED: 'false',
       REGISTRATION_MAX_PER_WINDOW: '1000000',
+      LOGIN_MAX_ATTEMPTS_PER_ADDRESS: '1000000',
       SANDBOX_ENABLED: 'true',
       ...options.env,
     },

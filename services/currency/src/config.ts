@@ -3,7 +3,7 @@ import {
   BusConfig,
   CommonConfig,
   ConfigError,
-  DatabaseUrl,
+  DatabaseConfig,
   PortNumber,
   splitList,
   TokenConfig,
@@ -19,7 +19,7 @@ import {
 export const CurrencyConfigSchema = Type.Object({
   ...CommonConfig,
   PORT: PortNumber(3003),
-  DATABASE_URL: DatabaseUrl('payments_currency'),
+  ...DatabaseConfig('payments_currency'),
   ...BusConfig,
   ...TokenConfig,
   IDENTITY_URL: Url({

@@ -4,3 +4,5 @@ export { CurrencyConfigSchema, type CurrencyConfig } from './config.js';
 export { checkRateTable, crossRate, type RateTable } from './domain/exchange-rates.js';
 export { createReferenceRateSource } from './data/reference-rate-source.js';
 export { catalogueEntries } from './domain/catalogue.js';
+/** What its runtime role may do to each table: granted after its migrations, checked by e2e/least-privilege. */
+export { privileges } from './data/migrations.js';

@@ -10,6 +10,7 @@ import {
   createMetrics,
   createShutdown,
   isDatabaseUp,
+  databaseOptions,
   openDatabase,
   refuseDevelopmentSecrets,
   resolveServiceCredential,
@@ -19,7 +20,7 @@ import {
 } from '@payments/service-kit';
 import { createConfiguredCatalogue, type CurrencyConfig } from './config.js';
 import { createAccountCountRepository } from './data/account-count-repository.js';
-import { migrations } from './data/migrations.js';
+import { migrations, privileges } from './data/migrations.js';
 import { createReferenceRateSource } from './data/reference-rate-source.js';
 import { createUrlRateSource } from './data/url-rate-source.js';
 import type { RateSource } from './domain/exchange-rates.js';
@@ -48,7 +49,7 @@ export async function startCurrency(
     (config.RATES_SOURCE_URL ? createUrlRateSource(config.RATES_SOURCE_URL) : createReferenceRateSource());
   const shutdown = createShutdown(logger);
   try {
-    const knex = await openDatabase({ url: config.DATABASE_URL, migrations, logger });
+    const knex = await openDatabase(databaseOptions(config, { migrations, privileges, logger }));
     shutdown.add('database pool', () => knex.destroy());
     const bus = await connectBus(config, logger, shutdown, deps.bus);
     const metrics = createMetrics('currency');

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { BusConfig, CommonConfig, DatabaseUrl, PortNumber, TokenConfig, Url } from '@payments/service-kit';
+import { BusConfig, CommonConfig, DatabaseConfig, PortNumber, TokenConfig, Url } from '@payments/service-kit';
 
 /** No token lives longer than this whatever TOKEN_TTL_SECONDS was when it was issued (user-wide revocations last as long). */
 export const MAX_TOKEN_TTL_SECONDS = 86_400;
@@ -10,7 +10,7 @@ const Optional = (description: string, production?: string) =>
 export const IdentityConfigSchema = Type.Object({
   ...CommonConfig,
   PORT: PortNumber(3001),
-  DATABASE_URL: DatabaseUrl('payments_identity'),
+  ...DatabaseConfig('payments_identity'),
   ...BusConfig,
   ...TokenConfig,
   LEDGER_URL: Url({
@@ -54,13 +54,22 @@ export const IdentityConfigSchema = Type.Object({
     maximum: 10_000,
     default: 10,
     description:
-      'Failed logins per account and per client address in a window, then 429 (an attempt counts until its password proves right)',
+      'Failed logins (and wrong current passwords) per account and per client address in a window, then 429 before ' +
+      'any further password is checked; right passwords do not count',
+  }),
+  LOGIN_MAX_ATTEMPTS_PER_ADDRESS: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000,
+    default: 500,
+    description:
+      'Logins per client address in a window, right or wrong, then 429: the ceiling on a flood from one address ' +
+      '(each costs an argon2 hash). Raise it for an address that many users share, such as a carrier gateway',
   }),
   LOGIN_WINDOW_SECONDS: Type.Integer({
     minimum: 1,
     maximum: 86_400,
     default: 900,
-    description: 'The login window',
+    description: 'The window of both login limits',
   }),
   REGISTRATION_MAX_PER_WINDOW: Type.Integer({
     minimum: 1,

@@ -1,2 +1,4 @@
 export { startIdentity } from './service.js';
 export { IdentityConfigSchema, type IdentityConfig } from './config.js';
+/** What its runtime role may do to each table: granted after its migrations, checked by e2e/least-privilege. */
+export { privileges } from './data/migrations.js';

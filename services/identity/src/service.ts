@@ -5,6 +5,7 @@ import {
   createMetrics,
   createRevocationList,
   createShutdown,
+  databaseOptions,
   openDatabase,
   refuseDevelopmentSecrets,
   resolveServiceCredential,
@@ -20,7 +21,7 @@ import { createLedgerClient } from './data/ledger-client.js';
 import { createLoginThrottle } from './data/login-throttle.js';
 import { createRegistrationThrottle } from './data/registration-throttle.js';
 import { createThrottleStore } from './data/throttle-store.js';
-import { migrations } from './data/migrations.js';
+import { migrations, privileges } from './data/migrations.js';
 import { loadSigningKeys } from './data/signing-key-files.js';
 import { createPasswordHasher } from './domain/password-hasher.js';
 import { createTokenIssuer } from './domain/token-issuer.js';
@@ -51,12 +52,13 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
   try {
     const keys = await loadSigningKeys(config, logger);
 
-    const knex = await openDatabase({ url: config.DATABASE_URL, migrations, logger });
+    const knex = await openDatabase(databaseOptions(config, { migrations, privileges, logger }));
     shutdown.add('database pool', () => knex.destroy());
     const throttles = await createThrottleStore({ redisUrl: config.REDIS_URL, logger });
     shutdown.add('throttle store', () => throttles.close());
     const throttle = createLoginThrottle(throttles, {
       maxFailures: config.LOGIN_MAX_FAILURES,
+      maxAttemptsPerAddress: config.LOGIN_MAX_ATTEMPTS_PER_ADDRESS,
       windowSeconds: config.LOGIN_WINDOW_SECONDS,
     });
     const registrationThrottle = createRegistrationThrottle(throttles, {
@@ -115,7 +117,6 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
       issuer,
       throttle,
       revocations,
-      users,
       sessionMaxSeconds: config.SESSION_MAX_SECONDS,
     });
 

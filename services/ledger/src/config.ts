@@ -3,7 +3,7 @@ import {
   BusConfig,
   CommonConfig,
   ConfigError,
-  DatabaseUrl,
+  DatabaseConfig,
   DEVELOPMENT_SANDBOX_API_KEY,
   PortNumber,
   TokenConfig,
@@ -28,7 +28,7 @@ const Seconds = (minimum: number, fallback: number, description: string) =>
 export const LedgerConfigSchema = Type.Object({
   ...CommonConfig,
   PORT: PortNumber(3002),
-  DATABASE_URL: DatabaseUrl('payments_ledger'),
+  ...DatabaseConfig('payments_ledger'),
   ...BusConfig,
   ...TokenConfig,
   IDENTITY_URL: Url({

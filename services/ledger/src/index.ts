@@ -1,2 +1,4 @@
 export { startLedger } from './service.js';
 export { LedgerConfigSchema, type LedgerConfig } from './config.js';
+/** What its runtime role may do to each table: granted after its migrations, checked by e2e/least-privilege. */
+export { privileges } from './data/migrations.js';

@@ -9,6 +9,7 @@ import {
   createShutdown,
   DEVELOPMENT_SANDBOX_API_KEY,
   isDatabaseUp,
+  databaseOptions,
   openDatabase,
   refuseDevelopmentSecrets,
   requireAuth,
@@ -22,7 +23,7 @@ import {
 import { providerSettingsOf, type LedgerConfig } from './config.js';
 import { createCurrencyDirectory } from './data/currency-directory.js';
 import { createLedgerStore } from './data/ledger-store.js';
-import { migrations } from './data/migrations.js';
+import { migrations, privileges } from './data/migrations.js';
 import { feeRule, type FeeSchedule } from './domain/fees.js';
 import { startLedgerConsumer } from './events/ledger-consumer.js';
 import { startMaintenance } from './events/maintenance.js';
@@ -64,7 +65,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
   );
   const shutdown = createShutdown(logger);
   try {
-    const knex = await openDatabase({ url: config.DATABASE_URL, migrations, logger });
+    const knex = await openDatabase(databaseOptions(config, { migrations, privileges, logger }));
     shutdown.add('database pool', () => knex.destroy());
     const metrics = createMetrics('ledger');
     const bus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
@@ -78,6 +79,12 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       'ledger_accounts_overdrawn_by_reversal',
       'User accounts a refund or lost dispute took below zero (listed at GET /admin/overdrawn-accounts)',
       () => store.countOverdrawnAccounts(),
+    );
+    metrics.gauge(
+      'ledger_platform_losses',
+      "Refunds and lost disputes of removed users' deposits booked against the platform loss accounts " +
+        '(listed at GET /admin/overdrawn-accounts)',
+      () => store.countPlatformLosses(),
     );
 
     const outbox = startOutboxRelay({ knex, bus, logger });

@@ -3,7 +3,7 @@ import {
   BusConfig,
   CommonConfig,
   ConfigError,
-  DatabaseUrl,
+  DatabaseConfig,
   PortNumber,
   splitList,
   TokenConfig,
@@ -17,7 +17,7 @@ const Bounded = (minimum: number, maximum: number, fallback: number, description
 export const WebhookDeliveryConfigSchema = Type.Object({
   ...CommonConfig,
   PORT: PortNumber(3006),
-  DATABASE_URL: DatabaseUrl('payments_webhook_delivery'),
+  ...DatabaseConfig('payments_webhook_delivery'),
   ...BusConfig,
   ...TokenConfig,
   IDENTITY_URL: Url({

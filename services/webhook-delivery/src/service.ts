@@ -8,6 +8,7 @@ import {
   createMetrics,
   createShutdown,
   isDatabaseUp,
+  databaseOptions,
   openDatabase,
   refuseDevelopmentSecrets,
   requireAuth,
@@ -20,7 +21,7 @@ import {
 import { checkProductionSettings, resolveSecretKeys, type WebhookDeliveryConfig } from './config.js';
 import { createDeliveryRepository } from './data/delivery-repository.js';
 import { createEndpointRepository } from './data/endpoint-repository.js';
-import { migrations } from './data/migrations.js';
+import { migrations, privileges } from './data/migrations.js';
 import { createSecretBox } from './data/secret-box.js';
 import { createObjectRenderer } from './data/object-renderer.js';
 import { createAddressGuard, type Resolver } from './delivery/address-guard.js';
@@ -56,7 +57,7 @@ export async function startWebhookDelivery(
   );
   const shutdown = createShutdown(logger);
   try {
-    const knex = await openDatabase({ url: config.DATABASE_URL, migrations, logger });
+    const knex = await openDatabase(databaseOptions(config, { migrations, privileges, logger }));
     shutdown.add('database pool', () => knex.destroy());
     const metrics = createMetrics(NAME);
     const bus = await connectBus(config, logger, shutdown, deps.bus, { metrics });

@@ -3,7 +3,7 @@ import {
   BusConfig,
   CommonConfig,
   ConfigError,
-  DatabaseUrl,
+  DatabaseConfig,
   DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
   DEVELOPMENT_WEBHOOK_SECRET,
   PortNumber,
@@ -16,7 +16,7 @@ export { DEVELOPMENT_WEBHOOK_SECRET };
 export const WebhookIngestConfigSchema = Type.Object({
   ...CommonConfig,
   PORT: PortNumber(3004),
-  DATABASE_URL: DatabaseUrl('payments_webhook_ingest'),
+  ...DatabaseConfig('payments_webhook_ingest'),
   ...BusConfig,
   LEDGER_URL: Url({
     default: 'http://127.0.0.1:3002',

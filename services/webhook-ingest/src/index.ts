@@ -5,3 +5,5 @@ export {
   resolveWebhookSettings,
   type WebhookIngestConfig,
 } from './config.js';
+/** What its runtime role may do to each table: granted after its migrations, checked by e2e/least-privilege. */
+export { privileges } from './data/migrations.js';

@@ -5,6 +5,7 @@ import {
   createMetrics,
   createShutdown,
   isDatabaseUp,
+  databaseOptions,
   openDatabase,
   refuseDevelopmentSecrets,
   resolveServiceCredential,
@@ -14,7 +15,7 @@ import {
 } from '@payments/service-kit';
 import { resolveWebhookSettings, type WebhookIngestConfig } from './config.js';
 import { createLedgerPayments } from './data/ledger-payments.js';
-import { migrations } from './data/migrations.js';
+import { migrations, privileges } from './data/migrations.js';
 import { createWebhookEventRepository } from './data/webhook-event-repository.js';
 import { startRepublisher } from './events/republisher.js';
 import { createWebhookIntake } from './events/webhook-intake.js';
@@ -37,7 +38,7 @@ export async function startWebhookIngest(
   );
   const shutdown = createShutdown(logger);
   try {
-    const knex = await openDatabase({ url: config.DATABASE_URL, migrations, logger });
+    const knex = await openDatabase(databaseOptions(config, { migrations, privileges, logger }));
     shutdown.add('database', () => knex.destroy());
     const bus = await connectBus(config, logger, shutdown, deps.bus);
 

@@ -7,8 +7,9 @@ import {
   type ServiceName,
 } from '../index.js';
 
-// `pnpm provision`: as an administrator, gives every service its own PostgreSQL role owning its database and its
-// own RabbitMQ user with exactly its rights, and declares the broker topology. Idempotent: run it on every
+// `pnpm provision`: as an administrator, gives every service its own PostgreSQL roles (an owner of its database,
+// which its migrations run as, and a runtime role that owns nothing, which it connects as) and its own RabbitMQ
+// user with exactly its rights, and declares the broker topology. Idempotent: run it on every
 // deployment (compose runs it before the services); passwords and rights are set again each time.
 //
 //   DATABASE_URL             a superuser on the PostgreSQL server (its database is not used)
@@ -16,13 +17,20 @@ import {
 //   RABBITMQ_MANAGEMENT_URL  the management API (default: the AMQP host on 15672, then rabbitmqctl)
 //   SANDBOX_DEPLOYED         true where the provider sandbox runs (development): its queue and user are made only
 //                            then; otherwise (the default) a queue and user an earlier deployment left are removed
-//   <SERVICE>_DATABASE_PASSWORD  IDENTITY, LEDGER, CURRENCY, WEBHOOK_INGEST, WEBHOOK_DELIVERY
-//   <SERVICE>_AMQP_PASSWORD      the same and GATEWAY, and PROVIDER_SANDBOX with SANDBOX_DEPLOYED=true
-// Each service then connects as payments_<service> (database) and <service> (broker) with its password.
+//   <SERVICE>_DATABASE_PASSWORD        IDENTITY, LEDGER, CURRENCY, WEBHOOK_INGEST, WEBHOOK_DELIVERY: runtime role
+//   <SERVICE>_DATABASE_OWNER_PASSWORD  the same services: the owner role (migrations only)
+//   <SERVICE>_AMQP_PASSWORD            the same and GATEWAY, and PROVIDER_SANDBOX with SANDBOX_DEPLOYED=true
+// Each service then connects as payments_<service>_runtime (database) and <service> (broker) with its password,
+// and its migrations run as payments_<service>.
 
 const env = process.env;
-const variable = (service: ServiceName, kind: 'database' | 'broker') =>
-  `${passwordVariablePrefix(service)}_${kind === 'database' ? 'DATABASE' : 'AMQP'}_PASSWORD`;
+const SUFFIXES = {
+  database: 'DATABASE_PASSWORD',
+  databaseOwner: 'DATABASE_OWNER_PASSWORD',
+  broker: 'AMQP_PASSWORD',
+} as const;
+const variable = (service: ServiceName, kind: keyof typeof SUFFIXES) =>
+  `${passwordVariablePrefix(service)}_${SUFFIXES[kind]}`;
 
 const sandboxSetting = env.SANDBOX_DEPLOYED || 'false';
 if (!['true', 'false'].includes(sandboxSetting)) {
@@ -37,7 +45,7 @@ const services = deployedServices(deployment);
 const required = [
   ...['DATABASE_URL', 'AMQP_URL'],
   ...services.flatMap((service) => [
-    ...(DATABASES[service] ? [variable(service, 'database')] : []),
+    ...(DATABASES[service] ? [variable(service, 'database'), variable(service, 'databaseOwner')] : []),
     variable(service, 'broker'),
   ]),
 ];
@@ -65,10 +73,9 @@ try {
   for (const { queue, consumers } of changes?.kept ?? [])
     console.warn(`kept ${queue}: no sandbox is deployed, yet ${consumers} consumer(s) still read it`);
   for (const service of services) {
-    const { database, broker } = logins[service] ?? {};
-    console.log(
-      `${service}: broker user ${broker?.username}${database ? `, database role ${database.username}` : ''}`,
-    );
+    const { database, databaseOwner, broker } = logins[service] ?? {};
+    const roles = database ? `, database roles ${database.username} (owner ${databaseOwner?.username})` : '';
+    console.log(`${service}: broker user ${broker?.username}${roles}`);
   }
 } catch (error) {
   console.error(`pnpm provision failed: ${error instanceof Error ? error.message : String(error)}`);

@@ -13,11 +13,31 @@ export interface Migration {
   down(knex: Knex): Promise<void>;
 }
 
+/** What a service's runtime role may do to the rows of one of its tables. */
+export type RowPrivilege = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE';
+
+/**
+ * The runtime role's rights, table by table: only the DML the service's code runs (a `SELECT … FOR UPDATE` needs
+ * UPDATE too). A table left out is out of its reach. The role owns nothing, so it can alter, disable triggers on,
+ * truncate or drop nothing.
+ */
+export type RuntimePrivileges = Readonly<Record<string, readonly RowPrivilege[]>>;
+
 export interface DatabaseOptions {
+  /** The runtime role's URL: the service's pool. */
   url: string;
+  /**
+   * The owner role's URL: migrations and the runtime role's grants run as it first. Unset: the schema must be
+   * current already (migrated apart), or the runtime role is the owner and migrates it itself (one role).
+   */
+  migrationUrl?: string;
   migrations: Migration[];
+  /** What the runtime role may do; granted by the owner after migrating, when the two roles differ. */
+  privileges?: RuntimePrivileges;
   logger: Logger;
   poolMax?: number;
+  /** Refuse to run on a connection that may change the schema (a superuser, or an owner of a table): production. */
+  leastPrivilege?: boolean;
 }
 
 const DUPLICATE_DATABASE = '42P04';
@@ -68,27 +88,156 @@ export async function ensureDatabase(url: string, logger: Logger): Promise<void>
   }
 }
 
-/** Opens the pool and brings the schema up to date. knex's migration lock keeps concurrent starts safe. */
-export async function openDatabase(options: DatabaseOptions): Promise<Knex> {
-  await ensureDatabase(options.url, options.logger);
-  const knex = createKnex({
+const migrationSource = (migrations: Migration[]) => ({
+  migrationSource: {
+    getMigrations: async () => migrations,
+    getMigrationName: (migration: Migration) => migration.name,
+    getMigration: async (migration: Migration) => migration,
+  },
+});
+
+const openPool = (url: string, max: number) =>
+  createKnex({
     client: 'pg',
-    connection: options.url,
+    connection: url,
     // tarn looks for idle connections to close every reapIntervalMillis (1 s by default) for as long as the pool
     // holds one, which an idle service's polls keep alive: 10 s wakes it a tenth as often, and a connection idle
     // for 30 s is then closed within 40 s instead of 31.
-    pool: { min: 0, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000, reapIntervalMillis: 10_000 },
+    pool: { min: 0, max, idleTimeoutMillis: 30_000, reapIntervalMillis: 10_000 },
     acquireConnectionTimeout: 10_000,
   });
-  const migrations = options.migrations;
-  await knex.migrate.latest({
-    migrationSource: {
-      getMigrations: async () => migrations,
-      getMigrationName: (migration: Migration) => migration.name,
-      getMigration: async (migration: Migration) => migration,
-    },
+
+/** The role a PostgreSQL URL logs in as; null when it names none (the operating system user). */
+const roleOf = (url: string) => {
+  const username = new URL(url).username;
+  return username ? decodeURIComponent(username) : null;
+};
+
+/**
+ * Gives the runtime role exactly `privileges` on the tables, and nothing on any other (what an earlier version
+ * granted is revoked first), in one transaction, so the running service never sees it without them.
+ */
+async function grantRuntimePrivileges(owner: Knex, role: string, privileges: RuntimePrivileges) {
+  await owner.transaction(async (trx) => {
+    await trx.raw('REVOKE ALL ON ALL TABLES IN SCHEMA public FROM ??', [role]);
+    await trx.raw('REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM ??', [role]);
+    await trx.raw('GRANT USAGE ON SCHEMA public TO ??', [role]);
+    // Its start reads which migrations ran, to refuse a schema that is behind.
+    await trx.raw('GRANT SELECT ON knex_migrations TO ??', [role]);
+    for (const [table, rights] of Object.entries(privileges)) {
+      if (rights.length === 0) continue;
+      await trx.raw(`GRANT ${rights.join(', ')} ON ?? TO ??`, [table, role]);
+    }
+    // Inserting into a table with a bigserial key draws from its sequence.
+    await trx.raw('GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ??', [role]);
   });
-  return knex;
+}
+
+export interface MigrationOptions {
+  /** The owner role's URL. */
+  migrationUrl: string;
+  /** The runtime role's URL (only its role name is used): granted `privileges` after migrating. */
+  url: string;
+  migrations: Migration[];
+  privileges?: RuntimePrivileges;
+  logger: Logger;
+}
+
+/**
+ * As the owner: creates the database if the owner may and it is missing, brings the schema up to date (knex's
+ * migration lock keeps concurrent starts safe) and grants the runtime role its privileges.
+ */
+export async function migrateDatabase(options: MigrationOptions): Promise<void> {
+  await ensureDatabase(options.migrationUrl, options.logger);
+  // One run at a time per database, from the first statement: knex's own lock lives in a table that two first
+  // runs would both try to create.
+  const lock = new pg.Client({ connectionString: options.migrationUrl });
+  await lock.connect();
+  const owner = openPool(options.migrationUrl, 1);
+  try {
+    await lock.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', ['payments:migrate']);
+    await owner.migrate.latest(migrationSource(options.migrations));
+    const runtime = roleOf(options.url);
+    if (runtime && runtime !== roleOf(options.migrationUrl))
+      await grantRuntimePrivileges(owner, runtime, options.privileges ?? {});
+  } finally {
+    await owner.destroy();
+    // Ending the session releases its lock.
+    await lock.end();
+  }
+}
+
+/** Migrations the database has not run yet; null when it has no migration table at all. */
+async function pendingMigrations(knex: Knex, migrations: Migration[]): Promise<string[] | null> {
+  const present = await knex.raw<{ rows: { found: string | null }[] }>(
+    "SELECT to_regclass('public.knex_migrations')::text AS found",
+  );
+  if (!present.rows[0]?.found) return null;
+  const ran = new Set(
+    (await knex('knex_migrations').select('name')).map((row: { name: string }) => row.name),
+  );
+  return migrations.map((migration) => migration.name).filter((name) => !ran.has(name));
+}
+
+/** Refuses a connection that could change the schema: a superuser, or a role that owns a table. */
+async function refuseSchemaRights(knex: Knex) {
+  const { rows } = await knex.raw<{ rows: { rolsuper: boolean; owned: string }[] }>(
+    `SELECT r.rolsuper,
+            (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname = 'public' AND pg_has_role(current_user, c.relowner, 'USAGE')) AS owned
+     FROM pg_roles r WHERE r.rolname = current_user`,
+  );
+  const [found] = rows;
+  if (found && (found.rolsuper || Number(found.owned) > 0))
+    throw new Error(
+      'DATABASE_URL logs in as a role that may change the schema (a superuser, or an owner of its tables); ' +
+        'in production the service connects as its runtime role and migrates with MIGRATION_DATABASE_URL ' +
+        '(docs/security.md, "Database and broker logins")',
+    );
+}
+
+/**
+ * Opens the runtime pool on a schema that is up to date: migrated first as the owner (`migrationUrl`), or found
+ * current, or, with one role for both, migrated by it.
+ */
+export async function openDatabase(options: DatabaseOptions): Promise<Knex> {
+  if (options.migrationUrl) await migrateDatabase({ ...options, migrationUrl: options.migrationUrl });
+  else await ensureDatabase(options.url, options.logger);
+  const knex = openPool(options.url, options.poolMax ?? 10);
+  try {
+    if (options.leastPrivilege) await refuseSchemaRights(knex);
+    const pending = await pendingMigrations(knex, options.migrations);
+    if (pending?.length === 0) return knex;
+    if (!options.migrationUrl) {
+      // One role for both: it migrates (development; in production refuseSchemaRights stopped it above).
+      await knex.migrate.latest(migrationSource(options.migrations)).catch((error: unknown) => {
+        if (codeOf(error) !== INSUFFICIENT_PRIVILEGE) throw error;
+        throw new Error(
+          "the schema is behind its migrations and DATABASE_URL's role may not migrate it: set " +
+            "MIGRATION_DATABASE_URL to the owner role's, or run the service's `migrate` first",
+          { cause: error },
+        );
+      });
+      return knex;
+    }
+    throw new Error(`the schema is behind its migrations (${(pending ?? ['all']).join(', ')})`);
+  } catch (error) {
+    await knex.destroy();
+    throw error;
+  }
+}
+
+/** The database options a service's configuration gives (see DatabaseConfig). */
+export function databaseOptions(
+  config: { DATABASE_URL: string; MIGRATION_DATABASE_URL?: string; NODE_ENV: string },
+  rest: Pick<DatabaseOptions, 'migrations' | 'privileges' | 'logger' | 'poolMax'>,
+): DatabaseOptions {
+  return {
+    url: config.DATABASE_URL,
+    migrationUrl: config.MIGRATION_DATABASE_URL,
+    leastPrivilege: config.NODE_ENV === 'production',
+    ...rest,
+  };
 }
 
 export async function isDatabaseUp(knex: Knex): Promise<boolean> {

@@ -1,5 +1,10 @@
 import type { Knex } from 'knex';
-import type { Migration } from './database.js';
+import type { Migration, RuntimePrivileges } from './database.js';
+
+/** What a service's runtime role does to the inbox: records an event as processed (RETURNING reads it back). */
+export const inboxPrivileges = {
+  processed_events: ['SELECT', 'INSERT'],
+} as const satisfies RuntimePrivileges;
 
 export const inboxMigration: Migration = {
   name: '000_processed_events',

@@ -4,7 +4,12 @@ import type { AnyEvent } from '@payments/contracts';
 import type { EventBus } from '../bus/event-bus.js';
 import type { Logger } from '../logger.js';
 import { startPoller } from '../poller.js';
-import type { Migration } from './database.js';
+import type { Migration, RuntimePrivileges } from './database.js';
+
+/** What a service's runtime role does to the outbox: appends, claims and marks (FOR UPDATE), prunes. */
+export const outboxPrivileges = {
+  outbox: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+} as const satisfies RuntimePrivileges;
 
 export const outboxMigration: Migration = {
   name: '000_outbox',

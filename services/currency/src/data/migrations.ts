@@ -1,4 +1,9 @@
-import { inboxMigration, type Migration } from '@payments/service-kit';
+import {
+  inboxMigration,
+  inboxPrivileges,
+  type Migration,
+  type RuntimePrivileges,
+} from '@payments/service-kit';
 
 export const migrations: Migration[] = [
   inboxMigration,
@@ -17,3 +22,10 @@ export const migrations: Migration[] = [
     },
   },
 ];
+
+/** What the service's runtime role may do, table by table (docs/security.md, "Database and broker logins"). */
+export const privileges: RuntimePrivileges = {
+  ...inboxPrivileges,
+  // Counts by currency; a removed user's accounts are forgotten.
+  account_counts: ['SELECT', 'INSERT', 'DELETE'],
+};

@@ -1,4 +1,9 @@
-import { outboxMigration, type Migration } from '@payments/service-kit';
+import {
+  outboxMigration,
+  outboxPrivileges,
+  type Migration,
+  type RuntimePrivileges,
+} from '@payments/service-kit';
 
 const usersMigration: Migration = {
   name: '001_users',
@@ -88,6 +93,19 @@ const usersSearchMigration: Migration = {
   },
 };
 
+const revocationsByUserMigration: Migration = {
+  name: '006_revocations_by_user',
+  async up(knex) {
+    // A refresh looks up the user-wide revocations of its user, under that user's row lock.
+    await knex.raw(
+      'CREATE INDEX revocations_by_user ON revocations (user_id, issued_before) WHERE user_id IS NOT NULL',
+    );
+  },
+  async down(knex) {
+    await knex.raw('DROP INDEX revocations_by_user');
+  },
+};
+
 export const migrations: Migration[] = [
   outboxMigration,
   usersMigration,
@@ -95,4 +113,14 @@ export const migrations: Migration[] = [
   revocationsExceptJtiMigration,
   revocationsUniqueJtiMigration,
   usersSearchMigration,
+  revocationsByUserMigration,
 ];
+
+/** What the service's runtime role may do, table by table (docs/security.md, "Database and broker logins"). */
+export const privileges: RuntimePrivileges = {
+  ...outboxPrivileges,
+  // Registered, changed (under a row lock), deleted.
+  users: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  // Appended; the expired ones pruned.
+  revocations: ['SELECT', 'INSERT', 'DELETE'],
+};

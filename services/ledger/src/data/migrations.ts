@@ -1,4 +1,30 @@
-import { inboxMigration, outboxMigration, type Migration } from '@payments/service-kit';
+import {
+  inboxMigration,
+  inboxPrivileges,
+  outboxMigration,
+  outboxPrivileges,
+  type Knex,
+  type Migration,
+  type RuntimePrivileges,
+} from '@payments/service-kit';
+
+/**
+ * Makes `table` append-only: triggers refuse every UPDATE, DELETE and TRUNCATE with `<what> are append-only`
+ * (`<table>_refuse_change()`, dropped by the migration's `down`).
+ */
+async function refuseChanges(knex: Knex, table: string, what: string) {
+  await knex.raw(`
+      CREATE FUNCTION ${table}_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        RAISE EXCEPTION '${what} are append-only' USING ERRCODE = 'restrict_violation';
+      END $$`);
+  await knex.raw(`
+      CREATE TRIGGER ${table}_append_only BEFORE UPDATE OR DELETE ON ${table}
+      FOR EACH ROW EXECUTE FUNCTION ${table}_refuse_change()`);
+  await knex.raw(`
+      CREATE TRIGGER ${table}_no_truncate BEFORE TRUNCATE ON ${table}
+      FOR EACH STATEMENT EXECUTE FUNCTION ${table}_refuse_change()`);
+}
 
 const accounts: Migration = {
   name: '001_accounts',
@@ -650,17 +676,7 @@ const providerReconciliation: Migration = {
         created_at timestamptz NOT NULL DEFAULT now()
       )`);
     await knex.raw(`CREATE INDEX admin_actions_created ON admin_actions (created_at, id)`);
-    await knex.raw(`
-      CREATE FUNCTION admin_actions_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        RAISE EXCEPTION 'admin actions are append-only' USING ERRCODE = 'restrict_violation';
-      END $$`);
-    await knex.raw(`
-      CREATE TRIGGER admin_actions_append_only BEFORE UPDATE OR DELETE ON admin_actions
-      FOR EACH ROW EXECUTE FUNCTION admin_actions_refuse_change()`);
-    await knex.raw(`
-      CREATE TRIGGER admin_actions_no_truncate BEFORE TRUNCATE ON admin_actions
-      FOR EACH STATEMENT EXECUTE FUNCTION admin_actions_refuse_change()`);
+    await refuseChanges(knex, 'admin_actions', 'admin actions');
   },
   async down(knex) {
     await knex.schema.dropTable('admin_actions');
@@ -688,6 +704,59 @@ const removedTransactions: Migration = {
   },
 };
 
+/**
+ * Money the provider takes back from a deposit whose user was removed (a refund, a lost dispute) is the platform's
+ * loss: booked against the platform loss account, once per refunded total or dispute, like the reversal it stands
+ * in for. `removed_deposits` keeps, at removal, what deciding that needs (the deposit, its payment at the provider,
+ * the reversals it had); `platform_losses` is each loss booked, the `transaction_id` of its journal entries.
+ */
+const platformLosses: Migration = {
+  name: '018_platform_losses',
+  async up(knex) {
+    await knex.raw(`
+      CREATE TABLE removed_deposits (
+        deposit_id uuid PRIMARY KEY,
+        account_id uuid NOT NULL,
+        currency char(3) NOT NULL,
+        amount bigint NOT NULL CHECK (amount > 0),
+        fee bigint NOT NULL CHECK (fee >= 0),
+        status text NOT NULL,
+        -- The provider's payment (Stripe: pi_…): disputes name it, not the deposit.
+        provider_reference text,
+        -- Its reversals as they were: [{ id, reversal_reason, reversal_key, status, amount, fee, payment_id, updated_at }].
+        reversals jsonb NOT NULL DEFAULT '[]',
+        created_at timestamptz NOT NULL,
+        removed_at timestamptz NOT NULL DEFAULT now()
+      )`);
+    await knex.raw(`
+      CREATE UNIQUE INDEX removed_deposits_reference ON removed_deposits (provider_reference)
+      WHERE provider_reference IS NOT NULL`);
+    await knex.raw(`
+      CREATE TABLE platform_losses (
+        id uuid PRIMARY KEY,
+        deposit_id uuid NOT NULL REFERENCES removed_deposits (deposit_id),
+        reason text NOT NULL CHECK (reason IN ('refund', 'dispute')),
+        -- As a reversal's: 'refund:<refunded total>' or 'dispute:<provider dispute id>'.
+        loss_key text NOT NULL,
+        currency char(3) NOT NULL,
+        -- What the provider took back; the deposit fee's share fee revenue gives back; the loss is the rest.
+        amount bigint NOT NULL CHECK (amount > 0),
+        fee bigint NOT NULL CHECK (fee >= 0 AND fee <= amount),
+        reference text NOT NULL,
+        correlation_id text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        UNIQUE (deposit_id, loss_key)
+      )`);
+    await knex.raw(`CREATE INDEX platform_losses_created ON platform_losses (created_at DESC, id DESC)`);
+    await refuseChanges(knex, 'platform_losses', 'platform losses');
+  },
+  async down(knex) {
+    await knex.schema.dropTable('platform_losses');
+    await knex.raw('DROP FUNCTION platform_losses_refuse_change()');
+    await knex.schema.dropTable('removed_deposits');
+  },
+};
+
 export const migrations: Migration[] = [
   inboxMigration,
   outboxMigration,
@@ -708,4 +777,32 @@ export const migrations: Migration[] = [
   providerReferenceIndex,
   providerReconciliation,
   removedTransactions,
+  platformLosses,
 ];
+
+/**
+ * What the ledger's runtime role may do, table by table (docs/security.md, "Database and broker logins"). The journal and the
+ * trail of admin actions are only ever appended to: the role may not update, delete or truncate them, on top of
+ * the triggers that refuse it, and owns no table, so it can disable no trigger.
+ */
+export const privileges: RuntimePrivileges = {
+  ...inboxPrivileges,
+  ...outboxPrivileges,
+  // Balances move under row locks (FOR NO KEY UPDATE, FOR KEY SHARE need UPDATE); a removed user's go.
+  accounts: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  transactions: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  entries: ['SELECT', 'INSERT'],
+  admin_actions: ['SELECT', 'INSERT'],
+  idempotency_keys: ['SELECT', 'INSERT', 'DELETE'],
+  history_counts: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  history_count_deltas: ['SELECT', 'INSERT', 'DELETE'],
+  payout_accounts: ['SELECT', 'INSERT', 'DELETE'],
+  provider_payments: ['SELECT', 'INSERT', 'UPDATE'],
+  refund_reports: ['SELECT', 'INSERT', 'UPDATE'],
+  reconciliation_cases: ['SELECT', 'INSERT', 'UPDATE'],
+  reconciliation_state: ['SELECT', 'UPDATE'],
+  removed_users: ['SELECT', 'INSERT'],
+  removed_transactions: ['SELECT', 'INSERT'],
+  removed_deposits: ['SELECT', 'INSERT'],
+  platform_losses: ['SELECT', 'INSERT'],
+};

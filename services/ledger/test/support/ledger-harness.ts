@@ -123,7 +123,7 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
   const logLevel = process.env.LEDGER_TEST_LOG_LEVEL ?? 'silent';
   const logger = options.logger ?? createLogger('ledger-test', logLevel);
   const [database, issuer, currencies] = await Promise.all([
-    createTestDatabase('ledger'),
+    createTestDatabase('ledger', { roles: true }),
     startTestIssuer(),
     startCurrencyStub(),
   ]);
@@ -143,7 +143,10 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
     PORT: '0',
     LOG_LEVEL: logLevel,
     NODE_ENV: 'test',
-    DATABASE_URL: database.url,
+    // As deployed: migrated as the database's owner, run as a role that owns nothing (the test's own handle `db`
+    // is the superuser's).
+    DATABASE_URL: database.roles?.runtimeUrl,
+    MIGRATION_DATABASE_URL: database.roles?.ownerUrl,
     JWKS_URL: issuer.jwksUrl,
     // Where the ledger loads the revocations in force; it refuses tokens with 503 until it has.
     IDENTITY_URL: issuer.identityUrl,
@@ -191,7 +194,7 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
     urls: services.map((s) => s.url),
     bus,
     broker,
-    databaseUrl: database.url,
+    databaseUrl: database.roles?.runtimeUrl as string,
     db,
     issueToken: (claims) => issuer.issue(claims),
     newUser(role = 'user') {

@@ -1,4 +1,4 @@
-import type { Migration } from '@payments/service-kit';
+import type { Migration, RuntimePrivileges } from '@payments/service-kit';
 
 export const migrations: Migration[] = [
   {
@@ -38,3 +38,9 @@ export const migrations: Migration[] = [
     },
   },
 ];
+
+/** What the service's runtime role may do, table by table (docs/security.md, "Database and broker logins"). */
+export const privileges: RuntimePrivileges = {
+  // Recorded once, marked published; never deleted by the service.
+  webhook_events: ['SELECT', 'INSERT', 'UPDATE'],
+};
