@@ -66,7 +66,9 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
       PORT: '0',
       NODE_ENV: 'test',
       LOG_LEVEL: 'silent',
-      DATABASE_URL: database.url,
+      // As deployed: migrated as the owner, run as a role that owns nothing (what production insists on).
+      DATABASE_URL: database.roles?.runtimeUrl as string,
+      MIGRATION_DATABASE_URL: database.roles?.ownerUrl as string,
       AMQP_URL: broker.url,
       AMQP_NAMESPACE: broker.namespace,
       WEBHOOK_SECRETS: `${SECRET},${NEXT_SECRET}`,
@@ -159,7 +161,10 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
       res.end(JSON.stringify(payment ? { transaction_id: id, status: 'pending', ...payment } : {}));
     });
     await new Promise<void>((resolve) => ledger.listen(0, '127.0.0.1', resolve));
-    [database, broker] = await Promise.all([createTestDatabase('webhook_ingest'), createTestBroker()]);
+    [database, broker] = await Promise.all([
+      createTestDatabase('webhook_ingest', { roles: true }),
+      createTestBroker(),
+    ]);
     service = await startWebhookIngest(configFor());
     observer = createAmqpBus({ url: broker.url, namespace: broker.namespace, logger: silent });
     await observer.start();
@@ -838,7 +843,9 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
     it('answers 500 while the database is unavailable, and succeeds on the retry once it is back', async () => {
       const target = new URL(database.url);
       const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
-      const proxied = await startWebhookIngest(configFor({ DATABASE_URL: viaProxy(database.url, proxy) }));
+      const proxied = await startWebhookIngest(
+        configFor({ DATABASE_URL: viaProxy(database.roles?.runtimeUrl as string, proxy) }),
+      );
       const since = received.length;
       const event = providerEvent('payment_intent.succeeded');
       try {
