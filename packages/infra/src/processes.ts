@@ -21,23 +21,19 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
  */
 export type ServiceRuntime = 'sources' | 'compiled' | { deployedAt: string };
 
-/**
- * The arguments after `node` that start a service's process, and the directory it runs in: its `main`, or its
- * `migrate` (the schema brought up to date as the owner role, then exit).
- */
+/** The arguments after `node` that start a service's process, and the directory it runs in. */
 export function serviceCommand(
   service: ServiceName,
   runtime: ServiceRuntime = 'sources',
-  entry: 'main' | 'migrate' = 'main',
 ): { args: string[]; cwd: string } {
   const directory = serviceDirectory(service);
   if (typeof runtime === 'object')
-    return { args: [`dist/${entry}.js`], cwd: path.join(runtime.deployedAt, service) };
-  if (runtime === 'compiled') return { args: [path.join(directory, `dist/${entry}.js`)], cwd: ROOT };
+    return { args: ['dist/main.js'], cwd: path.join(runtime.deployedAt, service) };
+  if (runtime === 'compiled') return { args: [path.join(directory, 'dist/main.js')], cwd: ROOT };
   // Resolved on first use: tsx is a development tool, absent from a production install of this package.
   const tsx = createRequire(import.meta.url).resolve('tsx');
   return {
-    args: ['--conditions=development', '--import', tsx, path.join(directory, `src/${entry}.ts`)],
+    args: ['--conditions=development', '--import', tsx, path.join(directory, 'src/main.ts')],
     cwd: ROOT,
   };
 }
@@ -88,19 +84,11 @@ export async function startProcessSystem(options: ProcessSystemOptions): Promise
     output.set(service, lines.slice(-200));
   };
 
-  /** The service's environment; the owner role's credential only for its `migrate`, never for the service. */
-  const environment = (service: ServiceName, entry: 'main' | 'migrate') => {
-    const env: NodeJS.ProcessEnv = { ...process.env, ...serviceEnvironment(service, options) };
-    if (entry === 'main') delete env.MIGRATION_DATABASE_URL;
-    return env;
-  };
-
-  const launch = (service: ServiceName, run: 'main' | 'migrate' = 'main'): Running => {
-    const { args, cwd } =
-      (run === 'main' && options.commands?.[service]) || serviceCommand(service, options.runtime, run);
+  const launch = (service: ServiceName): Running => {
+    const { args, cwd } = options.commands?.[service] ?? serviceCommand(service, options.runtime);
     const child = spawn(process.execPath, args, {
       cwd,
-      env: environment(service, run),
+      env: { ...process.env, ...serviceEnvironment(service, options) },
       // The IPC channel tells the service when this process dies without stopping it (runMain stops then).
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
@@ -149,15 +137,7 @@ export async function startProcessSystem(options: ProcessSystemOptions): Promise
     for (const service of [...services].reverse()) await kill(service);
   };
 
-  /** Runs a service's migrations as its owner role, where it has a database and an owner login apart. */
-  const migrate = async (service: ServiceName) => {
-    if (!serviceEnvironment(service, options).MIGRATION_DATABASE_URL) return;
-    const code = await launch(service, 'migrate').exited;
-    if (code !== 0) throw new Error(`${service}'s migrations failed (exit code ${code}):\n${logs(service)}`);
-  };
-
   try {
-    await Promise.all(services.map(migrate));
     for (const service of services) launch(service);
     await Promise.all(services.map(waitHealthy));
   } catch (error) {
