@@ -391,12 +391,15 @@ export const OPERATIONS: readonly Operation[] = [
     path: '/admin/overdrawn-accounts',
     operationId: 'listOverdrawnAccounts',
     tag: 'Administration',
-    summary: 'Accounts a refund or lost dispute took below zero (admins only)',
+    summary: 'Accounts a refund or lost dispute took below zero, and the platform losses (admins only)',
     description:
       'A reversal takes back what the provider took back, even when the user has already moved the money on: ' +
       'the only way an account goes below zero. Nothing can be withdrawn or transferred from such an account; ' +
       'it leaves this list once deposits make it up. Furthest below zero first. Also counted by the ledger’s ' +
-      '`ledger_accounts_overdrawn_by_reversal` gauge and listed by its audit.',
+      '`ledger_accounts_overdrawn_by_reversal` gauge and listed by its audit. Every page also reports, per ' +
+      'currency, what live users owe and what the platform lost (`by_currency`), and the latest platform losses: ' +
+      'refunds and lost disputes of deleted users’ deposits, booked against the loss account ' +
+      '(`platform_losses`; gauge `ledger_platform_losses`).',
     query: PageQuery,
     success: { status: 200, description: 'A page of accounts', schema: 'OverdrawnAccountPage' },
     errors: [400, ...PROTECTED],
