@@ -41,7 +41,9 @@ describe('every error reaches the client in one shape, through the gateway', fun
         'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
         // Exchange rates kept 1 s, and served stale 1 s more while the currency service is down.
         ledger: {
+          // A database of its own, through the proxy, which the ledger creates and migrates as that URL's role.
           DATABASE_URL: ledgerDatabase.toString(),
+          MIGRATION_DATABASE_URL: '',
           RATE_CACHE_TTL_SECONDS: '1',
           RATE_STALE_GRACE_SECONDS: '1',
         },
