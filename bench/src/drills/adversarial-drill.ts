@@ -110,7 +110,8 @@ export async function startAdversarialSystem(
       },
       identity: {
         TOKEN_TTL_SECONDS: '3600',
-        // Identity counts a login before verifying it: the drill's 18 sign-ups at once from 127.0.0.1 are no attack.
+        // At most this many logins per address are checked at once: the drill's 18 sign-ups from 127.0.0.1 need not
+        // queue behind each other.
         LOGIN_MAX_FAILURES: '10000',
         ADMIN_USERNAME: admin.username,
         ADMIN_EMAIL: 'drill-admin@example.com',

@@ -144,8 +144,8 @@ export interface MigrationOptions {
 }
 
 /**
- * As the owner: creates the database if the owner may and it is missing, brings the schema up to date (knex's
- * migration lock keeps concurrent starts safe) and grants the runtime role its privileges.
+ * As the owner: creates the database if the owner may and it is missing, brings the schema up to date and grants
+ * the runtime role its privileges, one run at a time per database (an advisory lock), so concurrent starts are safe.
  */
 export async function migrateDatabase(options: MigrationOptions): Promise<void> {
   await ensureDatabase(options.migrationUrl, options.logger);
