@@ -557,6 +557,41 @@ describe('identity and access end to end, through the gateway', function () {
     });
   });
 
+  describe('many people behind one address', () => {
+    it('lets 50 right logins from one address through at once, and still stops the wrong ones at the limit', async () => {
+      // An office behind one NAT address, a carrier's gateway, a platform's backend: only failures count.
+      const office = { 'x-forwarded-for': '203.0.113.77' };
+      const users = await Promise.all(Array.from({ length: 5 }, () => signUp(system.gatewayUrl)));
+      const logins = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => {
+          const user = users[i % users.length] as (typeof users)[number];
+          return api.post(
+            '/auth/login',
+            { username: user.username, password: user.password },
+            undefined,
+            office,
+          );
+        }),
+      );
+      expect(logins.map((answer) => answer.status)).to.deep.equal(Array.from({ length: 50 }, () => 200));
+      // Wrong guesses from there still end at 10 per window, whatever the right logins did.
+      const victim = users[0] as (typeof users)[number];
+      const guesses = await Promise.all(
+        Array.from({ length: 15 }, () =>
+          api.post(
+            '/auth/login',
+            { username: victim.username, password: 'a wrong guess' },
+            undefined,
+            office,
+          ),
+        ),
+      );
+      const statuses = guesses.map((answer) => answer.status).sort();
+      expect(statuses.filter((status) => status === 401)).to.have.length(10);
+      expect(statuses.filter((status) => status === 429)).to.have.length(5);
+    });
+  });
+
   // Last (mocha runs suites in order): the failed logins also spend this client address's allowance, so later
   // logins from here would get 429.
   describe('brute force', () => {
