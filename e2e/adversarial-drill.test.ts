@@ -10,6 +10,7 @@ import {
   latePayoutCheck,
   leftoversCheck,
   partyValueCheck,
+  platformLossCheck,
   providerBooksCheck,
   referenceValuation,
   runAdversarialDrill,
@@ -131,6 +132,24 @@ describe('adversarial drill (pnpm drill): its checks catch what they are for', (
     expect(latePayoutCheck([payout], state('completed', 1_900, 2)).discrepancies).to.equal(1);
     const failed = { ...payout, outcome: 'failed' as const };
     expect(latePayoutCheck([failed], state('failed', 1_900, 0)).discrepancies).to.equal(0);
+  });
+
+  it("flags a deleted user's refunds booked as losses twice, for another amount, or not at all", () => {
+    // Two refunds of 10.00 and 5.00; the first one's event lost, the second's total books both at once.
+    const refunded = [{ transactionId: 'd', currency: 'USD', refunded: 1_500n, refunds: 2 }];
+    const loss = (amount: bigint) => ({ depositId: 'd', currency: 'USD', amount, fee: 0n });
+    const accounts = (cents: number) => usd(-cents);
+    expect(platformLossCheck(valuation, refunded, [loss(1_500n)], accounts(1_500)).discrepancies).to.equal(0);
+    expect(
+      platformLossCheck(valuation, refunded, [loss(1_000n), loss(500n)], accounts(1_500)).discrepancies,
+    ).to.equal(0);
+    expect(
+      platformLossCheck(valuation, refunded, [loss(1_000n), loss(500n), loss(500n)], accounts(2_000))
+        .discrepancies,
+    ).to.be.greaterThan(0);
+    expect(platformLossCheck(valuation, refunded, [loss(1_000n)], accounts(1_000)).discrepancies).to.equal(1);
+    expect(platformLossCheck(valuation, refunded, [], none).discrepancies).to.equal(1);
+    expect(platformLossCheck(valuation, refunded, [loss(1_500n)], accounts(1_000)).discrepancies).to.equal(1);
   });
 
   it('flags a user deleted with money on an account, or whose account survived', () => {
