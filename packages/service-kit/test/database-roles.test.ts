@@ -41,6 +41,9 @@ describe('service-kit: migrations as the owner, the service as a runtime role', 
   let database: TestDatabase;
   let roles: { runtimeUrl: string; ownerUrl: string };
   const opened: Knex[] = [];
+  /** The owner's migrations and grants, as `node dist/migrate.js` runs them. */
+  const migrate = () =>
+    migrateDatabase({ migrationUrl: roles.ownerUrl, url: roles.runtimeUrl, migrations, privileges, logger });
   const open = async (options: Partial<Parameters<typeof openDatabase>[0]> = {}) => {
     const knex = await openDatabase({ url: roles.runtimeUrl, migrations, privileges, logger, ...options });
     opened.push(knex);
@@ -62,18 +65,8 @@ describe('service-kit: migrations as the owner, the service as a runtime role', 
   });
 
   it('migrates as the owner, then gives the runtime role exactly its declared rows and nothing else', async () => {
-    // Several processes starting at once: the migration lock and the grants' lock keep them apart.
-    await Promise.all(
-      [1, 2, 3].map(() =>
-        migrateDatabase({
-          migrationUrl: roles.ownerUrl,
-          url: roles.runtimeUrl,
-          migrations,
-          privileges,
-          logger,
-        }),
-      ),
-    );
+    // Several processes starting at once: one run at a time per database (an advisory lock) keeps them apart.
+    await Promise.all([1, 2, 3].map(migrate));
     const knex = await open({ leastPrivilege: true });
     expect(await outcomeOf(knex, 'INSERT INTO journal (amount) VALUES (5)')).to.equal('done');
     expect(await outcomeOf(knex, 'INSERT INTO balances VALUES (1, 5)')).to.equal('done');
@@ -93,13 +86,7 @@ describe('service-kit: migrations as the owner, the service as a runtime role', 
   });
 
   it('takes back a right the declaration no longer gives, at the next migration run', async () => {
-    await migrateDatabase({
-      migrationUrl: roles.ownerUrl,
-      url: roles.runtimeUrl,
-      migrations,
-      privileges,
-      logger,
-    });
+    await migrate();
     const narrower = { ...privileges, balances: ['SELECT'] } as const;
     const knex = await open({ migrationUrl: roles.ownerUrl, privileges: narrower });
     expect(await outcomeOf(knex, 'INSERT INTO balances VALUES (2, 1)')).to.equal('42501');
@@ -107,13 +94,7 @@ describe('service-kit: migrations as the owner, the service as a runtime role', 
   });
 
   it('refuses in production a connection that may change the schema: the owner, or a superuser', async () => {
-    await migrateDatabase({
-      migrationUrl: roles.ownerUrl,
-      url: roles.runtimeUrl,
-      migrations,
-      privileges,
-      logger,
-    });
+    await migrate();
     for (const url of [roles.ownerUrl, database.url]) {
       const refused = await open({ url, leastPrivilege: true }).then(
         () => 'opened',
