@@ -16,7 +16,7 @@ import {
 } from './bank-reversals.js';
 import { checkBooks, formatUsd, waitSettled } from './books.js';
 import { completedTransferTotals, completedWithdrawalTotals } from './drill-queries.js';
-import type { DrillFaults, DrillReport } from './drill-context.js';
+import { PROVIDER_CALL_LEASE_MS, type DrillFaults, type DrillReport } from './drill-context.js';
 
 const ACCOUNTS = 10;
 const CLIENTS = 20;
@@ -263,7 +263,8 @@ async function settle(
   plans: readonly ReversalPlan[],
   settleSeconds: number,
 ): Promise<boolean> {
-  const deadline = Date.now() + settleSeconds * 1000;
+  // A payout call the SIGKILL cut short is made again only once its lease is over.
+  const deadline = Date.now() + settleSeconds * 1000 + PROVIDER_CALL_LEASE_MS;
   const snapshot = async () => {
     const { rows: ledger } = await context.ledgerDb.pool.query<{
       pending: string;

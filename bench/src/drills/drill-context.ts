@@ -43,5 +43,11 @@ export interface DrillReport {
   durationMs: number;
 }
 
+/**
+ * How long the ledger leaves a call to the provider that a crash cut short before making it again (LEASE_MS in
+ * services/ledger/src/events/provider-requests.ts): a drill that kills the ledger settles for at least this long.
+ */
+export const PROVIDER_CALL_LEASE_MS = 45_000;
+
 export const discrepanciesOf = (report: DrillReport) =>
   report.checks.reduce((sum, check) => sum + check.discrepancies, 0);

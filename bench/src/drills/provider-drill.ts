@@ -9,7 +9,7 @@ import { clientFor, signUp, type BenchClient } from '../harness/users.js';
 import { platformLossCheck, type RefundedDeposit } from './adversarial-checks.js';
 import { repeatFault } from './bank-drill.js';
 import { checkBooks, formatUsd, waitSettled } from './books.js';
-import type { DrillFaults, DrillReport } from './drill-context.js';
+import { PROVIDER_CALL_LEASE_MS, type DrillFaults, type DrillReport } from './drill-context.js';
 import { referenceValuation } from './valuation.js';
 
 const USERS = 8;
@@ -418,7 +418,7 @@ export async function runProviderDrill(
   // A call the crash cut short is made again once its lease (45 s) is over, and a payout that fails asks for its
   // transfer back only then; what the sandbox never told is found by reconciliation, every few seconds: settled is
   // when nothing is pending and nothing waits for the provider, twice running.
-  const settleDeadline = Date.now() + settleSeconds * 1000 + 45_000;
+  const settleDeadline = Date.now() + settleSeconds * 1000 + PROVIDER_CALL_LEASE_MS;
   reconciledAt = Date.now();
   const unfinished = async () => {
     const { rows } = await context.ledgerDb.pool.query<{ pending: string; waiting: string }>(
