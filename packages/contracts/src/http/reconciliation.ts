@@ -4,9 +4,11 @@ import { CurrencyCode, Nullable, Page, PageQuery, Pagination, Timestamp, Uuid } 
 import { TransactionView } from './money.js';
 
 /**
- * How the payment provider's own records and the books can disagree about one payment or payout, compared net:
- * what the provider kept for a payment (captured less refunds and lost disputes) against what the ledger credited
- * for it; what stayed paid out for a payout (its transfer less reversals) against what the ledger debited.
+ * How the payment provider's own records and the books can disagree about a transaction, compared net: what the
+ * provider kept for a payment (captured less refunds and lost disputes) against what the ledger credited for it;
+ * what stayed paid out for a payout (its transfer less reversals) against what the ledger debited. The provider's
+ * whole picture of a transaction counts: a second capture or transfer for it, a payout for another amount than its
+ * transfer, an object naming it that the ledger never asked for, a request too old to be made again.
  */
 export const MISMATCH_KINDS = [
   'captured_not_credited',
@@ -19,9 +21,19 @@ export const MISMATCH_KINDS = [
   'returned_not_credited',
   'transfer_not_reversed',
   'unknown_to_ledger',
+  'duplicate_capture',
+  'duplicate_transfer',
+  'payout_amount_differs',
+  'foreign_object',
+  'request_expired',
 ] as const;
 
-export const RECONCILIATION_DECISIONS = ['book', 'nothing_owed'] as const;
+/**
+ * book: apply what the provider's records say to the books; refund: give an extra capture back to the payer at the
+ * provider; reverse: take an extra transfer back from the connected account; nothing_owed: record that nothing is.
+ */
+export const RECONCILIATION_DECISIONS = ['book', 'refund', 'reverse', 'nothing_owed'] as const;
+export type ReconciliationDecision = (typeof RECONCILIATION_DECISIONS)[number];
 export const RECONCILIATION_CASE_STATUSES = ['open', 'cleared', 'resolved'] as const;
 
 const literals = <T extends string>(values: readonly T[]) =>

@@ -1,3 +1,4 @@
+import type { ReconciliationDecision } from '@payments/contracts';
 import type { Knex } from '@payments/service-kit';
 import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
 import type { StatementPeriod } from '../domain/statement.js';
@@ -136,7 +137,7 @@ export interface CaseInHand {
   case: reconciliation.ReconciliationCaseRecord | null;
   sides(transactionIds: string[]): Promise<Map<string, LedgerSide>>;
   decide(
-    decided: { caseId: string; decision: 'book' | 'nothing_owed'; reason: string; actor: string },
+    decided: { caseId: string; decision: ReconciliationDecision; reason: string; actor: string },
     detail: Record<string, unknown>,
   ): Promise<void>;
   reverseTransfer(transactionId: string, found: { payout: string | null; transfer: string }): Promise<void>;

@@ -1,3 +1,4 @@
+import type { ReconciliationDecision } from '@payments/contracts';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from '@payments/service-kit';
 import type { Page, PageRequest } from '../domain/history.js';
@@ -10,7 +11,7 @@ export interface ReconciliationCaseRecord extends Mismatch {
   id: string;
   /** open: waiting for an admin; cleared: the two agree again (a late event); resolved: an admin decided. */
   status: 'open' | 'cleared' | 'resolved';
-  decision: 'book' | 'nothing_owed' | null;
+  decision: ReconciliationDecision | null;
   reason: string | null;
   resolvedBy: string | null;
   foundAt: Date;
@@ -215,7 +216,7 @@ export async function findCase(
 /** Records an admin's decision on an open case, with its entry in the trail of admin actions. */
 export async function recordDecision(
   knex: Knex,
-  decided: { caseId: string; decision: 'book' | 'nothing_owed'; reason: string; actor: string },
+  decided: { caseId: string; decision: ReconciliationDecision; reason: string; actor: string },
   detail: Record<string, unknown>,
 ): Promise<void> {
   await knex('reconciliation_cases').where({ id: decided.caseId }).update({

@@ -1,3 +1,4 @@
+import type { ReconciliationDecision } from '@payments/contracts';
 import {
   AppError,
   notFound,
@@ -51,7 +52,7 @@ export interface RunSummary {
 }
 
 export interface Decision {
-  decision: 'book' | 'nothing_owed';
+  decision: ReconciliationDecision;
   reason: string;
   /** The admin deciding (their user id). */
   actor: string;
@@ -222,6 +223,8 @@ export function startProviderReconciliation(options: ReconciliationOptions): Pro
   const resolve = async (caseId: string, decision: Decision): Promise<ReconciliationCaseRecord> => {
     const found = await store.reconciliation.findCase(caseId);
     if (!found) throw notFound('Reconciliation case');
+    if (decision.decision === 'refund' || decision.decision === 'reverse')
+      throw new AppError('BUSINESS_RULE_VIOLATION', `A ${decision.decision} is not possible for this case`);
     // What the provider says now, read before the database transaction (which must not wait on the network).
     const record =
       decision.decision === 'book' && found.status === 'open'
