@@ -11,6 +11,19 @@ const TransactionType = Type.Union([
   Type.Literal('transfer'),
 ]);
 
+/** Where a provider event happened: the ledger acts only on objects of its own mode and account. */
+const ProviderScope = {
+  /** The provider's mode (Stripe: `livemode`); absent from stand-ins, which count as test mode. */
+  livemode: Type.Optional(Type.Boolean()),
+  /** The connected account the object lives on (Stripe Connect: the event's `account`); absent: the platform's. */
+  account: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+};
+
+/**
+ * A provider's confirmation (webhook-ingest → ledger). `payment_id` is the provider's object (Stripe: `pi_…`,
+ * `po_…`), which must be the one the ledger recorded for the transaction; `transaction_id` is what the object names
+ * (its metadata, else its own id), a hint that must agree. SPEC's stand-ins name the transaction itself as the object.
+ */
 export const PaymentProcessedData = Type.Object(
   {
     transaction_id: Type.String({ minLength: 1, maxLength: 200 }),
@@ -36,6 +49,7 @@ export const PaymentProcessedData = Type.Object(
     failure_reason: Type.Optional(Type.String({ maxLength: 500 })),
     provider_event_id: Type.Optional(Type.String({ maxLength: 200 })),
     provider_event_type: Type.Optional(Type.String({ maxLength: 200 })),
+    ...ProviderScope,
   },
   { additionalProperties: false },
 );
@@ -60,8 +74,14 @@ export const PaymentAdjustedData = Type.Object(
     currency: CurrencyCode,
     /** The dispute id (each dispute takes effect once); for a refund, the newest refund id or the charge id. */
     reference: Type.String({ minLength: 1, maxLength: 200 }),
+    /**
+     * The provider's payment adjusted (Stripe: the charge's or dispute's PaymentIntent, else its charge), which must
+     * be the one the ledger recorded for the deposit. Absent: `transaction_id` is that payment.
+     */
+    payment_reference: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     provider_event_id: Type.String({ minLength: 1, maxLength: 200 }),
     provider_event_type: Type.String({ minLength: 1, maxLength: 200 }),
+    ...ProviderScope,
   },
   { additionalProperties: false },
 );

@@ -15,7 +15,7 @@ import {
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
-import { MAX_TOKEN_TTL_SECONDS, type IdentityConfig } from './config.js';
+import { loginLimits, MAX_TOKEN_TTL_SECONDS, type IdentityConfig } from './config.js';
 import { createIdentityStore } from './data/identity-store.js';
 import { createLedgerClient } from './data/ledger-client.js';
 import { createLoginThrottle } from './data/login-throttle.js';
@@ -48,6 +48,7 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
     },
     logger,
   );
+  const limits = loginLimits(config);
   const shutdown = createShutdown(logger);
   try {
     const keys = await loadSigningKeys(config, logger);
@@ -56,11 +57,7 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
     shutdown.add('database pool', () => knex.destroy());
     const throttles = await createThrottleStore({ redisUrl: config.REDIS_URL, logger });
     shutdown.add('throttle store', () => throttles.close());
-    const throttle = createLoginThrottle(throttles, {
-      maxFailures: config.LOGIN_MAX_FAILURES,
-      maxAttemptsPerAddress: config.LOGIN_MAX_ATTEMPTS_PER_ADDRESS,
-      windowSeconds: config.LOGIN_WINDOW_SECONDS,
-    });
+    const throttle = createLoginThrottle(throttles, limits);
     const registrationThrottle = createRegistrationThrottle(throttles, {
       maxPerWindow: config.REGISTRATION_MAX_PER_WINDOW,
       windowSeconds: config.REGISTRATION_WINDOW_SECONDS,

@@ -9,6 +9,7 @@ import {
   TokenConfig,
   Url,
 } from '@payments/service-kit';
+import type { MatchPolicy } from './domain/provider-object.js';
 
 const FixedFee = (operation: string) =>
   Type.String({
@@ -109,6 +110,14 @@ export const LedgerConfigSchema = Type.Object({
         'the same API (http://127.0.0.1:3005)',
     }),
   ),
+  STAND_IN_CONFIRMATIONS: Type.Optional(
+    Type.Boolean({
+      description:
+        "Whether SPEC's stand-in confirmations move money: a provider event whose object id is the transaction's " +
+        'own id, and `/webhook/payment` and `/webhook/payment-status`. Unset: on, except with NODE_ENV=production ' +
+        'and PROVIDER=stripe, where only the objects the ledger asked the provider for count',
+    }),
+  ),
   PAYOUT_ONBOARDING_RETURN_URL: Url({
     default: 'http://127.0.0.1:8080/payout-account',
     description:
@@ -165,5 +174,17 @@ export function providerSettingsOf(config: LedgerConfig): ProviderSettings {
     secretKey,
     apiUrl: config.STRIPE_API_URL,
     onboardingReturnUrl: config.PAYOUT_ONBOARDING_RETURN_URL,
+  };
+}
+
+/**
+ * Which provider objects may move money (domain/provider-object.ts): SPEC's stand-ins unless production asks a real
+ * provider (or STAND_IN_CONFIRMATIONS says otherwise), and only objects of the mode the provider's key works in.
+ */
+export function providerObjectPolicyOf(config: LedgerConfig): MatchPolicy {
+  const realProvider = config.NODE_ENV === 'production' && config.PROVIDER === 'stripe';
+  return {
+    standIn: config.STAND_IN_CONFIRMATIONS ?? !realProvider,
+    livemode: config.PROVIDER === 'stripe' && /^(sk|rk)_live_/.test(config.STRIPE_SECRET_KEY ?? ''),
   };
 }

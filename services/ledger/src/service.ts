@@ -20,7 +20,7 @@ import {
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
-import { providerSettingsOf, type LedgerConfig } from './config.js';
+import { providerObjectPolicyOf, providerSettingsOf, type LedgerConfig } from './config.js';
 import { createCurrencyDirectory } from './data/currency-directory.js';
 import { createLedgerStore } from './data/ledger-store.js';
 import { migrations, privileges } from './data/migrations.js';
@@ -120,6 +120,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       store,
       outbox,
       afterConfirmationCommit: deps.afterConfirmationCommit,
+      objects: providerObjectPolicyOf(config),
       provider:
         provider && providerRequests ? { name: provider.name, requests: providerRequests } : undefined,
     });

@@ -44,6 +44,12 @@ export const ProviderEventEnvelope = Type.Object({
       'charge.dispute.created or charge.dispute.closed; other types are acknowledged and change nothing',
   }),
   data: Type.Object({ object: Type.Object({}) }),
+  livemode: Type.Optional(Type.Boolean({ description: 'Whether the event happened in live mode' })),
+  account: Type.Optional(
+    Type.Union([Type.Null(), ProviderId], {
+      description: 'Stripe Connect: the connected account the object lives on; absent for the platform',
+    }),
+  ),
 });
 
 /** The payment intent or payout an event of a handled type carries; other fields are ignored. */

@@ -5,12 +5,14 @@ import type { StatementPeriod } from '../domain/statement.js';
 import type { LedgerSide, Mismatch, MismatchKind } from '../domain/reconciliation.js';
 import type { PlatformLoss } from '../domain/platform-loss.js';
 import type { Account, AccountFacts, Transaction } from '../domain/transaction.js';
+import type { KnownObject } from '../domain/provider-object.js';
 import { createAcceptor, type AcceptanceOutcome, type AcceptanceRequest } from './acceptance.js';
 import { runAudit, type AuditReport } from './audit.js';
 import { compactHistoryCounts } from './history-counts.js';
 import * as queries from './ledger-queries.js';
 import * as platformLosses from './platform-losses.js';
 import * as providerPayments from './provider-payments.js';
+import { findKnownObject } from './provider-objects.js';
 import * as reconciliation from './reconciliation.js';
 import type { ProviderPayment, ProviderWork } from './provider-payments.js';
 import { createLedgerUnit, type LedgerUnit } from './ledger-unit.js';
@@ -92,6 +94,8 @@ export interface LedgerStore {
     find(transactionId: string): Promise<ProviderPayment | null>;
     /** The transaction a provider reference was made for (a deposit removed with its user too). */
     transactionOf(reference: string): Promise<string | null>;
+    /** What the ledger knows of a provider object, and of the transaction its metadata names (`hint`). */
+    knownObject(objectId: string, hint: string | null): Promise<KnownObject>;
     backlog(): Promise<{ waiting: number; oldestSeconds: number }>;
     findPayoutAccount: (userId: string) => ReturnType<typeof providerPayments.findPayoutAccount>;
     linkPayoutAccount: (
@@ -196,6 +200,7 @@ export function createLedgerStore(knex: Knex): LedgerStore {
       transactionOf: async (reference) =>
         (await providerPayments.transactionOfReference(knex, reference)) ??
         platformLosses.removedDepositOfReference(knex, reference),
+      knownObject: (objectId, hint) => findKnownObject(knex, objectId, hint),
       backlog: () => providerPayments.providerBacklog(knex),
       findPayoutAccount: (userId) => providerPayments.findPayoutAccount(knex, userId),
       linkPayoutAccount: (link) => providerPayments.linkPayoutAccount(knex, link),

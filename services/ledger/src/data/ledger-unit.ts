@@ -1,6 +1,7 @@
 import { toMinorUnits, type AnyEvent, type MinorUnits } from '@payments/contracts';
 import { enqueueEvents, OUTBOX_INSERT_SQL, wakeRelaysAfterCommit, type Knex } from '@payments/service-kit';
 import type { NewPlatformLoss, PlatformLoss, RemovedDeposit } from '../domain/platform-loss.js';
+import type { Mismatch } from '../domain/reconciliation.js';
 import { accountChangesOf, lossOf, type Settlement } from '../domain/settlement.js';
 import type { Account, NewTransaction, TerminalStatus, Transaction } from '../domain/transaction.js';
 import { removalObstacles } from '../domain/user-removal.js';
@@ -14,6 +15,7 @@ import {
 import { USER_ACCOUNT } from './ledger-queries.js';
 import { findRemovedDeposits, insertPlatformLoss, keepRemovedDeposits } from './platform-losses.js';
 import { requestProviderUndo } from './provider-payments.js';
+import { recordUnmatchedObject } from './reconciliation.js';
 import type { SystemAccounts } from './system-accounts.js';
 
 export interface NewAccount {
@@ -110,6 +112,8 @@ export interface LedgerUnit {
   requestProviderUndo(transactionIds: readonly string[]): Promise<void>;
   /** Marks a pending withdrawal as awaiting reconciliation, once; true when this call marked it. */
   flagForReconciliation(transactionId: string): Promise<boolean>;
+  /** A provider object the ledger never asked for, as a reconciliation case (see recordUnmatchedObject). */
+  recordUnmatchedObject(mismatch: Mismatch): Promise<boolean>;
   enqueue(events: AnyEvent[]): Promise<void>;
 }
 
@@ -574,6 +578,8 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
         .update({ reconciliation_required_at: trx.fn.now(), updated_at: trx.fn.now() });
       return flagged === 1;
     },
+
+    recordUnmatchedObject: (mismatch) => recordUnmatchedObject(trx, mismatch),
 
     async enqueue(events) {
       await enqueueEvents(trx, events);

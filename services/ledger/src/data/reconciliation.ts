@@ -167,6 +167,32 @@ export async function recordMismatches(knex: Knex, found: Mismatch[]): Promise<n
   return rows.filter((row) => row.opened).length;
 }
 
+/**
+ * Records a provider object that moved no money here because the ledger never asked for it: a case, unless its
+ * reference has an open one already (reconciliation's, say, which sees its whole picture) or this very one was seen
+ * before. True when a case opened.
+ */
+export async function recordUnmatchedObject(knex: Knex, mismatch: Mismatch): Promise<boolean> {
+  const { rowCount } = await knex.raw(
+    `INSERT INTO reconciliation_cases
+       (id, kind, provider_reference, transaction_id, currency, provider_amount, ledger_amount)
+     SELECT ?, ?, ?, ?, ?, ?, ?
+     WHERE NOT EXISTS (SELECT 1 FROM reconciliation_cases WHERE provider_reference = ? AND status = 'open')
+     ON CONFLICT (kind, provider_reference, provider_amount, ledger_amount) DO NOTHING`,
+    [
+      randomUUID(),
+      mismatch.kind,
+      mismatch.reference,
+      mismatch.transactionId,
+      mismatch.currency,
+      mismatch.providerAmount.toString(),
+      mismatch.ledgerAmount.toString(),
+      mismatch.reference,
+    ],
+  );
+  return rowCount === 1;
+}
+
 /** Clears the open cases of these references: the provider and the books agree about them now. */
 export async function clearAgreed(knex: Knex, references: string[]): Promise<number> {
   if (references.length === 0) return 0;

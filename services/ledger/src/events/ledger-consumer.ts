@@ -1,8 +1,15 @@
 import { toMinorUnits } from '@payments/contracts';
-import { createBatcher, type Consumer, type EventBus, type OutboxRelay } from '@payments/service-kit';
+import {
+  createBatcher,
+  type Consumer,
+  type EventBus,
+  type Logger,
+  type OutboxRelay,
+} from '@payments/service-kit';
 import type { LedgerStore } from '../data/ledger-store.js';
 import type { ProviderRequests } from './provider-requests.js';
 import { isUuid } from '../domain/identifiers.js';
+import { matchProviderObject, type MatchPolicy, type ObjectClaim } from '../domain/provider-object.js';
 import {
   adjustDeposit,
   confirmPayment,
@@ -24,7 +31,27 @@ export interface LedgerConsumerDeps {
   afterConfirmationCommit?: (transactionId: string) => void;
   /** Where deposits and payouts are asked of the payment provider; none: they wait for confirmations from outside. */
   provider?: { name: string; requests: Pick<ProviderRequests, 'wake'> };
+  /** Which provider objects may move money: SPEC's stand-ins or not, and the provider's mode. */
+  objects: MatchPolicy;
 }
+
+/** Thrown for a provider object whose request the ledger may not have recorded yet: the broker redelivers it later. */
+export class ProviderObjectTooEarlyError extends Error {
+  override name = 'ProviderObjectTooEarlyError';
+}
+
+/** What a provider event's object claims, from the event: `objectId` is the object whose recorded request counts. */
+const claimOf = (
+  data: { transaction_id: string; livemode?: boolean; account?: string },
+  movement: ObjectClaim['movement'],
+  objectId: string,
+): ObjectClaim => ({
+  movement,
+  objectId,
+  hint: data.transaction_id,
+  livemode: data.livemode ?? false,
+  account: data.account ?? null,
+});
 
 interface Settling {
   eventId: string;
@@ -47,6 +74,7 @@ export function startLedgerConsumer({
   prefetch = PREFETCH,
   afterConfirmationCommit,
   provider,
+  objects,
 }: LedgerConsumerDeps): Promise<Consumer> {
   const settlements = createBatcher<Settling, void>(
     async (batch) => {
@@ -74,11 +102,43 @@ export function startLedgerConsumer({
   );
 
   /**
-   * The transaction an event names: by its id, or by the provider's reference for what the ledger asked it to make
-   * (a Stripe dispute carries no metadata, only its PaymentIntent). Null when it names nothing the ledger made.
+   * The transaction a provider object may move money for (domain/provider-object.ts). An object the ledger did not
+   * ask for moves none: it is recorded as a reconciliation case, once per event. One whose request the ledger may
+   * not have recorded yet is handed back to the broker, to be looked at again.
    */
-  const transactionNamed = async (named: string): Promise<string | null> =>
-    isUuid(named) ? named : store.providerPayments.transactionOf(named);
+  const transactionFor = async (
+    eventId: string,
+    claim: ObjectClaim,
+    money: { currency?: string; amount: bigint; adjustment: boolean },
+    logger: Logger,
+  ): Promise<string | null> => {
+    const known = isUuid(claim.objectId)
+      ? { recorded: null, named: null }
+      : await store.providerPayments.knownObject(claim.objectId, claim.hint);
+    const match = matchProviderObject(claim, known, objects);
+    if (match.outcome === 'matched') return match.transactionId;
+    const about = { provider_object: claim.objectId, transaction_id: match.transactionId };
+    if (match.outcome === 'too_early') {
+      throw new ProviderObjectTooEarlyError(
+        `${claim.objectId} names ${match.transactionId}, whose request to the provider is not recorded yet`,
+      );
+    }
+    await store.processEventsOnce([eventId], async (unit) => {
+      const opened = await unit.recordUnmatchedObject({
+        kind: match.kind,
+        reference: claim.objectId,
+        transactionId: match.transactionId,
+        currency: money.currency ?? 'XXX',
+        providerAmount: money.adjustment ? -money.amount : money.amount,
+        ledgerAmount: 0n,
+      });
+      logger.warn(
+        { ...about, reason: match.reason, case_opened: opened },
+        'a provider object the ledger did not ask for moves no money; left for reconciliation',
+      );
+    });
+    return null;
+  };
 
   const recordForProvider = async (transactionId: string, kind: 'payment' | 'payout') => {
     if (!provider) return;
@@ -91,14 +151,16 @@ export function startLedgerConsumer({
     {
       PaymentProcessed: async (event, { logger }) => {
         const { data } = event;
-        const transactionId = await transactionNamed(data.transaction_id);
-        if (!transactionId) {
-          logger.warn(
-            { transaction_id: data.transaction_id },
-            'payment confirmation for no transaction the ledger knows; ignored',
-          );
+        if (data.source !== 'provider' && !isUuid(data.payment_id)) {
+          // SPEC's payment webhooks name the transaction itself; anything else they name is not theirs to confirm.
+          logger.warn({ payment_id: data.payment_id }, 'a payment webhook names no transaction; ignored');
           return;
         }
+        const claim = claimOf(data, data.movement ?? 'payment', data.payment_id);
+        const moved = data.status === 'completed' ? BigInt(data.amount ?? 0) : 0n;
+        const money = { currency: data.currency, amount: moved, adjustment: false };
+        const transactionId = await transactionFor(event.id, claim, money, logger);
+        if (!transactionId) return;
         const context = { correlationId: event.correlation_id, logger };
         const confirmation = {
           status: data.status,
@@ -118,14 +180,11 @@ export function startLedgerConsumer({
       // Refunds and disputes are rare: each in a database transaction of its own, under the deposit's row lock.
       PaymentAdjusted: async (event, { logger }) => {
         const { data } = event;
-        const transactionId = await transactionNamed(data.transaction_id);
-        if (!transactionId) {
-          logger.warn(
-            { transaction_id: data.transaction_id, adjustment: data.adjustment },
-            'provider adjustment for no transaction the ledger knows; ignored',
-          );
-          return;
-        }
+        const claim = claimOf(data, 'payment', data.payment_reference ?? data.transaction_id);
+        const taken = data.adjustment === 'dispute_won' ? 0n : BigInt(data.amount);
+        const money = { currency: data.currency, amount: taken, adjustment: true };
+        const transactionId = await transactionFor(event.id, claim, money, logger);
+        if (!transactionId) return;
         const context = { correlationId: event.correlation_id, logger };
         const adjustment = {
           kind: data.adjustment,

@@ -227,7 +227,8 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
           transaction_id: transactionId,
           payment_id: transactionId,
           status,
-          source: 'payment',
+          // SPEC's payment webhooks name the transaction; a provider's reference comes in a provider event.
+          source: isUuid(transactionId) ? 'payment' : 'provider',
           ...(paid && { amount: Number(paid.amount), currency: paid.currency }),
           ...extra,
         },

@@ -50,17 +50,23 @@ const PROVIDER_EVENT_EFFECTS = {
 
 type Adjustment = Pick<
   PaymentAdjustedData,
-  'transaction_id' | 'adjustment' | 'amount' | 'currency' | 'reference'
+  'transaction_id' | 'payment_reference' | 'adjustment' | 'amount' | 'currency' | 'reference'
 >;
 
-/** The deposit a provider object is about: our id in its metadata, else its payment intent, else `fallback`. */
+/**
+ * The deposit a refund or dispute is about: the payment it adjusts (its payment intent, else `charge`), which the
+ * ledger finds by the reference it recorded, and the transaction its metadata names, a hint that must agree.
+ */
 const depositOf = (
   object: { metadata?: { transaction_id?: string }; payment_intent?: string | null },
-  fallback: string,
-) => object.metadata?.transaction_id ?? object.payment_intent ?? fallback;
+  charge: string,
+) => {
+  const payment = object.payment_intent ?? charge;
+  return { transaction_id: object.metadata?.transaction_id ?? payment, payment_reference: payment };
+};
 
 const disputeAdjustment = (dispute: ProviderDispute, adjustment: Adjustment['adjustment']): Adjustment => ({
-  transaction_id: depositOf(dispute, dispute.charge ?? dispute.id),
+  ...depositOf(dispute, dispute.charge ?? dispute.id),
   adjustment,
   amount: dispute.amount,
   currency: dispute.currency.toUpperCase(),
@@ -86,7 +92,7 @@ const PROVIDER_ADJUSTMENTS = {
   'charge.refunded': {
     schema: compileSchema(ProviderChargeObject),
     adjust: (charge: ProviderCharge): Adjustment | null => ({
-      transaction_id: depositOf(charge, charge.id),
+      ...depositOf(charge, charge.id),
       adjustment: 'refund',
       amount: charge.amount_refunded,
       currency: charge.currency.toUpperCase(),
@@ -115,23 +121,36 @@ export function isHandledProviderEventType(type: string): type is HandledProvide
   return Object.hasOwn(PROVIDER_EVENT_EFFECTS, type) || Object.hasOwn(PROVIDER_ADJUSTMENTS, type);
 }
 
+type Envelope = Static<typeof ProviderEventEnvelope>;
+
+/** The mode and connected account an event names, which the ledger compares with what it asked for. */
+const scopeOf = ({ livemode, account }: Envelope) => ({
+  ...(livemode !== undefined && { livemode }),
+  ...(account && { account }),
+});
+
 function parseAdjustment(
-  id: string,
+  envelope: Envelope,
   type: keyof typeof PROVIDER_ADJUSTMENTS,
   body: unknown,
-  object: unknown,
 ): IncomingWebhookEvent | null {
   const { schema, adjust } = PROVIDER_ADJUSTMENTS[type];
-  const checked = schema(object);
+  const checked = schema(envelope.data.object);
   if (!checked.ok) return null;
   const adjustment = (adjust as (value: unknown) => Adjustment | null)(checked.value);
+  const { id } = envelope;
   return {
     eventId: id,
     source: 'provider',
     type,
     payload: body,
     payment: null,
-    adjustment: adjustment && { ...adjustment, provider_event_id: id, provider_event_type: type },
+    adjustment: adjustment && {
+      ...adjustment,
+      provider_event_id: id,
+      provider_event_type: type,
+      ...scopeOf(envelope),
+    },
   };
 }
 
@@ -144,7 +163,7 @@ export function parseProviderEvent(body: unknown): IncomingWebhookEvent | null {
   if (!envelope.ok) return null;
   const { id, type } = envelope.value;
   if (Object.hasOwn(PROVIDER_ADJUSTMENTS, type)) {
-    return parseAdjustment(id, type as keyof typeof PROVIDER_ADJUSTMENTS, body, envelope.value.data.object);
+    return parseAdjustment(envelope.value, type as keyof typeof PROVIDER_ADJUSTMENTS, body);
   }
   if (!Object.hasOwn(PROVIDER_EVENT_EFFECTS, type)) {
     return { eventId: id, source: 'provider', type, payload: body, payment: null };
@@ -169,6 +188,7 @@ export function parseProviderEvent(body: unknown): IncomingWebhookEvent | null {
       ...(effect.failureReason && { failure_reason: effect.failureReason(object) }),
       provider_event_id: id,
       provider_event_type: type,
+      ...scopeOf(envelope.value),
     },
   };
 }

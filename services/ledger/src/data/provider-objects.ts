@@ -1,0 +1,52 @@
+import type { Knex } from '@payments/service-kit';
+import { isUuid } from '../domain/identifiers.js';
+import type { KnownObject, RecordedRequest } from '../domain/provider-object.js';
+
+interface RequestRow {
+  transaction_id: string;
+  kind: RecordedRequest['kind'];
+  state: string;
+  reference: string | null;
+  destination: string | null;
+}
+
+const toRequest = (row: RequestRow): RecordedRequest => ({
+  transactionId: row.transaction_id,
+  kind: row.kind,
+  state: row.state,
+  reference: row.reference,
+  destination: row.destination,
+});
+
+/**
+ * What the ledger knows of a provider object (the request it recorded it for; a removed user's deposit keeps its
+ * payment's reference) and of the transaction `hint` names, in one round trip.
+ */
+export async function findKnownObject(knex: Knex, objectId: string, hint: string | null): Promise<KnownObject> {
+  const named = isUuid(hint) ? hint.toLowerCase() : null;
+  const { rows }: { rows: (RequestRow & { found: 'recorded' | 'named'; has_request: boolean })[] } =
+    await knex.raw(
+      `SELECT 'recorded' AS found, true AS has_request, transaction_id, kind, state, reference, destination
+       FROM provider_payments WHERE reference = ?
+       UNION ALL
+       SELECT 'recorded', true, deposit_id, 'payment', 'created', provider_reference, NULL
+       FROM removed_deposits WHERE provider_reference = ?
+       UNION ALL
+       SELECT 'named', p.transaction_id IS NOT NULL, t.id, p.kind, p.state, p.reference, p.destination
+       FROM transactions t LEFT JOIN provider_payments p ON p.transaction_id = t.id
+       WHERE t.id = ?::uuid
+       UNION ALL
+       SELECT 'named', provider_reference IS NOT NULL, deposit_id, 'payment', 'created', provider_reference, NULL
+       FROM removed_deposits WHERE deposit_id = ?::uuid
+       LIMIT 4`,
+      [objectId, objectId, named, named],
+    );
+  const recorded = rows.find((row) => row.found === 'recorded');
+  const hinted = rows.find((row) => row.found === 'named');
+  return {
+    recorded: recorded ? toRequest(recorded) : null,
+    named: hinted
+      ? { transactionId: hinted.transaction_id, request: hinted.has_request ? toRequest(hinted) : null }
+      : null,
+  };
+}
