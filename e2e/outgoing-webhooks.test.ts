@@ -250,7 +250,7 @@ describe('outgoing webhooks end to end, through the gateway', function () {
           amount: 10000,
           amount_refunded: 2500,
           currency: 'usd',
-          payment_intent: `pi_${transactionId}`,
+          payment_intent: transactionId,
           metadata: { transaction_id: transactionId },
           refunds: {
             object: 'list',

@@ -15,7 +15,10 @@ export function providerSignature(
   return `t=${timestamp},${scheme}=${mac}`;
 }
 
-/** A provider event about one ledger transaction: `payment_intent.*` for deposits, `payout.*` for withdrawals. */
+/**
+ * A provider event about one ledger transaction, `payment_intent.*` for deposits and `payout.*` for withdrawals, as
+ * SPEC's stand-in for a provider sends it: the object is the transaction itself (its id is the transaction's).
+ */
 export function providerEvent(
   type: string,
   transactionId: string,
@@ -31,7 +34,7 @@ export function providerEvent(
     created: nowSeconds(),
     data: {
       object: {
-        id: `${payout ? 'po' : 'pi'}_${randomUUID()}`,
+        id: transactionId,
         object: payout ? 'payout' : 'payment_intent',
         amount: amountMinor,
         currency,

@@ -15,7 +15,10 @@ export interface DepositConfirmation {
   outcome?: 'succeeded' | 'attempt_failed';
 }
 
-/** The body of a Stripe-style `payment_intent.*` event for a pending deposit; a redelivery sends the same bytes. */
+/**
+ * The body of a Stripe-style `payment_intent.*` event for a pending deposit, as SPEC's stand-in sends it (the object
+ * is the transaction itself); a redelivery sends the same bytes.
+ */
 export function providerEventBody(confirmation: DepositConfirmation): string {
   const failed = confirmation.outcome === 'attempt_failed';
   return JSON.stringify({
@@ -25,7 +28,7 @@ export function providerEventBody(confirmation: DepositConfirmation): string {
     created: Math.floor(Date.now() / 1000),
     data: {
       object: {
-        id: `pi_${confirmation.transactionId}`,
+        id: confirmation.transactionId,
         object: 'payment_intent',
         amount: confirmation.amount,
         currency: (confirmation.currency ?? 'usd').toLowerCase(),
