@@ -112,7 +112,7 @@ export async function startAdversarialSystem(
         TOKEN_TTL_SECONDS: '3600',
         // At most this many logins per address are checked at once: the drill's 18 sign-ups from 127.0.0.1 need not
         // queue behind each other.
-        LOGIN_MAX_FAILURES: '10000',
+        LOGIN_MAX_FAILURES_PER_ADDRESS: '10000',
         ADMIN_USERNAME: admin.username,
         ADMIN_EMAIL: 'drill-admin@example.com',
         ADMIN_PASSWORD: admin.password,

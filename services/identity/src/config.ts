@@ -1,5 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { BusConfig, CommonConfig, DatabaseConfig, PortNumber, TokenConfig, Url } from '@payments/service-kit';
+import {
+  BusConfig,
+  CommonConfig,
+  ConfigError,
+  DatabaseConfig,
+  PortNumber,
+  TokenConfig,
+  Url,
+} from '@payments/service-kit';
+import type { LoginThrottleOptions } from './data/login-throttle.js';
 
 /** No token lives longer than this whatever TOKEN_TTL_SECONDS was when it was issued (user-wide revocations last as long). */
 export const MAX_TOKEN_TTL_SECONDS = 86_400;
@@ -54,8 +63,25 @@ export const IdentityConfigSchema = Type.Object({
     maximum: 10_000,
     default: 10,
     description:
-      'Failed logins (and wrong current passwords) per account and per client address in a window, then 429 before ' +
-      'any further password is checked; right passwords do not count',
+      'Failed logins (and wrong current passwords) of one account from one client address in a window, then 429 ' +
+      'for that account from that address before any further password is checked; right passwords do not count, ' +
+      'and one starts the count over. Other addresses are not affected',
+  }),
+  LOGIN_MAX_FAILURES_PER_ACCOUNT: Type.Integer({
+    minimum: 2,
+    maximum: 1_000_000,
+    default: 100,
+    description:
+      'Failed logins of one account from all addresses together in a window, then 429 for that account: stops a ' +
+      'guess spread over many addresses. Must be above LOGIN_MAX_FAILURES, so that no one address can reach it',
+  }),
+  LOGIN_MAX_FAILURES_PER_ADDRESS: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000,
+    default: 100,
+    description:
+      'Failed logins from one client address over all accounts in a window, then 429 for that address: stops a ' +
+      'password sprayed over many accounts. Raise it for an address that many users share',
   }),
   LOGIN_MAX_ATTEMPTS_PER_ADDRESS: Type.Integer({
     minimum: 1,
@@ -69,7 +95,7 @@ export const IdentityConfigSchema = Type.Object({
     minimum: 1,
     maximum: 86_400,
     default: 900,
-    description: 'The window of both login limits',
+    description: 'The window of every login limit',
   }),
   REGISTRATION_MAX_PER_WINDOW: Type.Integer({
     minimum: 1,
@@ -97,3 +123,20 @@ export const IdentityConfigSchema = Type.Object({
 });
 
 export type IdentityConfig = Static<typeof IdentityConfigSchema>;
+
+/** The login limits, refused at start when one client address could use up an account's failures by itself. */
+export function loginLimits(config: IdentityConfig): LoginThrottleOptions {
+  if (config.LOGIN_MAX_FAILURES_PER_ACCOUNT <= config.LOGIN_MAX_FAILURES) {
+    throw new ConfigError(
+      `Invalid configuration: LOGIN_MAX_FAILURES_PER_ACCOUNT (${config.LOGIN_MAX_FAILURES_PER_ACCOUNT}) must be ` +
+        `above LOGIN_MAX_FAILURES (${config.LOGIN_MAX_FAILURES}), or one address could lock an account's owner out`,
+    );
+  }
+  return {
+    maxFailures: config.LOGIN_MAX_FAILURES,
+    maxFailuresPerAccount: config.LOGIN_MAX_FAILURES_PER_ACCOUNT,
+    maxFailuresPerAddress: config.LOGIN_MAX_FAILURES_PER_ADDRESS,
+    maxAttemptsPerAddress: config.LOGIN_MAX_ATTEMPTS_PER_ADDRESS,
+    windowSeconds: config.LOGIN_WINDOW_SECONDS,
+  };
+}

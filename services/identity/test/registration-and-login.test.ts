@@ -198,7 +198,7 @@ describe('identity: registration limit and client addresses', function () {
   before(async () => {
     identity = await startIdentityHarness({
       REGISTRATION_MAX_PER_WINDOW: '3',
-      LOGIN_MAX_FAILURES: '3',
+      LOGIN_MAX_FAILURES_PER_ADDRESS: '3',
     });
   });
   after(async () => {
@@ -247,7 +247,10 @@ describe('identity: reached directly by a caller that is not its trusted proxy',
 
   before(async () => {
     // The test connects from 127.0.0.1; only a gateway at 192.0.2.254 would be believed.
-    identity = await startIdentityHarness({ TRUSTED_PROXIES: '192.0.2.254', LOGIN_MAX_FAILURES: '3' });
+    identity = await startIdentityHarness({
+      TRUSTED_PROXIES: '192.0.2.254',
+      LOGIN_MAX_FAILURES_PER_ADDRESS: '3',
+    });
   });
   after(async () => {
     await identity?.stop();

@@ -7,14 +7,15 @@ export type ThrottleDecision = { allowed: true } | { allowed: false; retryAfterS
 export type CheckOutcome<T> = { allowed: true; verdict: T } | { allowed: false; retryAfterSeconds: number };
 
 /**
- * Password checks (logins, and the current password of a credential change) per identity and per client address,
- * in fixed windows. Only failed checks count against the failure limit, so many right passwords from one address
- * (a NAT, a platform's backend) pass; every check counts against a far higher ceiling per address, against floods.
+ * Password checks (logins, and the current password of a credential change) in fixed windows. Only failed checks
+ * count: per account from one client address (the pair, so a guesser spends their own allowance, not the owner's),
+ * per account from all addresses (a far higher ceiling, against a guess spread over many addresses) and per address
+ * over all accounts (against a spray). Every check counts against a ceiling per address, against floods.
  */
 export interface LoginThrottle {
   /**
-   * Runs `verify` when neither the identity nor the address has used up its failures (else refused before
-   * anything is verified) and the address its attempts; a verdict that is not ok counts as a failure of both.
+   * Runs `verify` when none of the pair, the account and the address has used up its failures (else refused before
+   * anything is verified) and the address its attempts; a verdict that is not ok counts as a failure of all three.
    */
   check<T extends { ok: boolean }>(
     identityKey: string,
@@ -24,7 +25,12 @@ export interface LoginThrottle {
 }
 
 export interface LoginThrottleOptions {
+  /** Failures per account from one client address. */
   maxFailures: number;
+  /** Failures per account from every address together: more than one address's `maxFailures` can spend. */
+  maxFailuresPerAccount: number;
+  /** Failures per client address over every account. */
+  maxFailuresPerAddress: number;
   maxAttemptsPerAddress: number;
   windowSeconds: number;
   /** How long a check waits for a slot that checks in flight hold, before it is refused. */
@@ -68,7 +74,7 @@ function createSlots(limiter: RateLimiterAbstract, maxFailures: number) {
     async fail(key: string): Promise<void> {
       await limiter.penalty(key, FAILURE - 1);
     },
-    /** Gives the slot back and forgets the key's failures (a right password starts the identity over). */
+    /** Gives the slot back and forgets the key's failures (a right password starts its pair over). */
     async startOver(key: string): Promise<void> {
       const { failures } = decode((await limiter.get(key))?.consumedPoints ?? 0);
       const after = await limiter.reward(key, Math.max(failures, 0) * FAILURE + 1);
@@ -79,17 +85,16 @@ function createSlots(limiter: RateLimiterAbstract, maxFailures: number) {
   };
 }
 
+type Slots = ReturnType<typeof createSlots>;
+
 export function createLoginThrottle(store: ThrottleStore, options: LoginThrottleOptions): LoginThrottle {
   const window = { duration: options.windowSeconds };
   // Points are not what decides for slot counters (they are read through `decode`); penalty never refuses.
-  const byIdentity = createSlots(
-    store.limiter('login_slots_identity', { ...window, points: options.maxFailures }),
-    options.maxFailures,
-  );
-  const byAddress = createSlots(
-    store.limiter('login_slots_address', { ...window, points: options.maxFailures }),
-    options.maxFailures,
-  );
+  const slots = (keyPrefix: string, maxFailures: number) =>
+    createSlots(store.limiter(keyPrefix, { ...window, points: maxFailures }), maxFailures);
+  const byPair = slots('login_slots_pair', options.maxFailures);
+  const byAddress = slots('login_slots_address', options.maxFailuresPerAddress);
+  const byAccount = slots('login_slots_account', options.maxFailuresPerAccount);
   const attempts = store.limiter('login_attempts_address', {
     ...window,
     points: options.maxAttemptsPerAddress,
@@ -98,13 +103,18 @@ export function createLoginThrottle(store: ThrottleStore, options: LoginThrottle
 
   const refused = (ms: number) => ({ allowed: false, retryAfterSeconds: retryAfterSecondsOf(ms) }) as const;
 
-  /** Both slots, or why not; never one without the other. */
-  const takeBoth = async (identityKey: string, address: string): Promise<Take> => {
-    const addressSlot = await byAddress.take(address);
-    if (addressSlot !== 'taken') return addressSlot;
-    const identitySlot = await byIdentity.take(identityKey);
-    if (identitySlot !== 'taken') await byAddress.giveBack(address);
-    return identitySlot;
+  /**
+   * Every slot, or why not; never some without the others. The most widely shared counter is taken last, so a
+   * check refused by its own pair never holds a slot another client's check would find busy.
+   */
+  const takeAll = async (counters: readonly (readonly [Slots, string])[]): Promise<Take> => {
+    for (const [i, [counter, key]] of counters.entries()) {
+      const slot = await counter.take(key);
+      if (slot === 'taken') continue;
+      await Promise.all(counters.slice(0, i).map(([taken, takenKey]) => taken.giveBack(takenKey)));
+      return slot;
+    }
+    return 'taken';
   };
 
   return {
@@ -119,9 +129,15 @@ export function createLoginThrottle(store: ThrottleStore, options: LoginThrottle
         if (!(error instanceof RateLimiterRes)) throw error;
         return refused(error.msBeforeNext);
       }
+      const pairKey = JSON.stringify([address, identityKey]);
+      const counters = [
+        [byPair, pairKey],
+        [byAddress, address],
+        [byAccount, identityKey],
+      ] as const;
       const deadline = Date.now() + maxWaitMs;
       for (;;) {
-        const slot = await takeBoth(identityKey, address);
+        const slot = await takeAll(counters);
         if (slot === 'taken') break;
         if (slot !== 'busy') return refused(slot.refusedForMs);
         // Right passwords give their slots back within a hash's time: waiting for one, rather than refusing,
@@ -133,12 +149,18 @@ export function createLoginThrottle(store: ThrottleStore, options: LoginThrottle
       try {
         verdict = await verify();
       } catch (error) {
-        await Promise.all([byIdentity.giveBack(identityKey), byAddress.giveBack(address)]);
+        await Promise.all(counters.map(([counter, key]) => counter.giveBack(key)));
         throw error;
       }
+      // A right password starts only its own pair over: the account's count stays, or the owner's logins would
+      // hand a guesser spread over many addresses a fresh allowance each time.
       await (verdict.ok
-        ? Promise.all([byIdentity.startOver(identityKey), byAddress.giveBack(address)])
-        : Promise.all([byIdentity.fail(identityKey), byAddress.fail(address)]));
+        ? Promise.all([
+            byPair.startOver(pairKey),
+            byAddress.giveBack(address),
+            byAccount.giveBack(identityKey),
+          ])
+        : Promise.all(counters.map(([counter, key]) => counter.fail(key))));
       return { allowed: true, verdict };
     },
   };
