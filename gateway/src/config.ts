@@ -58,8 +58,14 @@ export const GatewayConfigSchema = Type.Object({
     default: true,
     description: 'Rate limits per client address and per user',
   }),
-  RATE_LIMIT_ADDRESS_POINTS: Count(100, 'Requests per client address per window'),
+  RATE_LIMIT_ADDRESS_POINTS: Count(100, 'Requests per client address per window, provider webhooks aside'),
   RATE_LIMIT_ADDRESS_WINDOW_SECONDS: Seconds(10, 'The per-address window'),
+  RATE_LIMIT_WEBHOOK_POINTS: Count(
+    1000,
+    "Provider webhooks (`/webhook/*`) per sending address per window: a budget of their own, so that clients' " +
+      "requests from an address never use up a provider's, nor its webhooks theirs",
+  ),
+  RATE_LIMIT_WEBHOOK_WINDOW_SECONDS: Seconds(10, 'The provider webhooks’ window'),
   RATE_LIMIT_USER_POINTS: Count(10_000, 'Requests per signed-in user per window'),
   RATE_LIMIT_USER_WINDOW_SECONDS: Seconds(86_400, 'The per-user window'),
   REDIS_URL: Type.Optional(

@@ -61,6 +61,11 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
         quota: config.RATE_LIMIT_ADDRESS_POINTS,
         windowSeconds: config.RATE_LIMIT_ADDRESS_WINDOW_SECONDS,
       }),
+      webhook: store.limiter({
+        name: 'webhook',
+        quota: config.RATE_LIMIT_WEBHOOK_POINTS,
+        windowSeconds: config.RATE_LIMIT_WEBHOOK_WINDOW_SECONDS,
+      }),
       user: store.limiter({
         name: 'user',
         quota: config.RATE_LIMIT_USER_POINTS,

@@ -75,6 +75,54 @@ describe('gateway rate limits', () => {
     });
   });
 
+  describe('provider webhooks, on a budget of their own', () => {
+    const limited = {
+      RATE_LIMIT_ENABLED: true,
+      RATE_LIMIT_ADDRESS_POINTS: 2,
+      RATE_LIMIT_ADDRESS_WINDOW_SECONDS: 60,
+      RATE_LIMIT_WEBHOOK_POINTS: 3,
+      RATE_LIMIT_WEBHOOK_WINDOW_SECONDS: 60,
+    };
+    const webhook = (gw: GatewayUnderTest) =>
+      gw.fetch('/webhook/provider', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"id":"evt_1"}',
+      });
+    let gw: GatewayUnderTest;
+    beforeEach(async () => {
+      gw = await startGatewayUnderTest(limited);
+    });
+    afterEach(() => gw.stop());
+
+    it("still takes a provider's webhooks from an address whose clients have spent its budget", async () => {
+      for (let i = 0; i < 2; i++) expect((await gw.fetch('/api/currencies')).status).to.equal(200);
+      expect((await gw.fetch('/api/currencies')).status).to.equal(429);
+      const delivered = [];
+      for (let i = 0; i < 3; i++) delivered.push(await webhook(gw));
+      expect(delivered.map((r) => r.status)).to.deep.equal([200, 200, 200]);
+      expect(delivered[0]?.headers.get('ratelimit-policy')).to.equal('"webhook";q=3;w=60');
+      expect(delivered[2]?.headers.get('ratelimit')).to.equal('"webhook";r=0;t=60');
+      expect(gw.upstreams['webhook-ingest'].received).to.have.length(3);
+      // Its own budget has a limit too, answered in the `{ error }` body webhook callers expect.
+      const refused = await webhook(gw);
+      expect(refused.status).to.equal(429);
+      expect(Number(refused.headers.get('retry-after'))).to.be.within(59, 60);
+      expect(await refused.json())
+        .to.have.property('error')
+        .that.matches(/Too many requests/);
+      expect(gw.upstreams['webhook-ingest'].received).to.have.length(3);
+    });
+
+    it("leaves clients' budget whole when a provider's webhooks spend theirs", async () => {
+      for (let i = 0; i < 3; i++) expect((await webhook(gw)).status).to.equal(200);
+      expect((await webhook(gw)).status).to.equal(429);
+      const client = await gw.fetch('/api/currencies');
+      expect(client.status).to.equal(200);
+      expect(client.headers.get('ratelimit')).to.equal('"address";r=1;t=60');
+    });
+  });
+
   it('honours X-Forwarded-For only from a trusted proxy', async () => {
     const limited = {
       RATE_LIMIT_ENABLED: true,

@@ -12,6 +12,9 @@ export const DEAD_LETTER_QUEUES = (Object.keys(QUEUES) as QueueKey[]).filter(
   (queue): queue is QueueKey & UpstreamName => (UPSTREAM_NAMES as readonly string[]).includes(queue),
 );
 
+/** Where payment providers post their webhooks, authenticated by signatures rather than tokens. */
+const PROVIDER_WEBHOOKS = '/webhook/*';
+
 export interface RouteEntry {
   /** An exact path, or a prefix ending in `/*` that matches anything below it. */
   pattern: string;
@@ -44,7 +47,7 @@ export const ROUTES: readonly RouteEntry[] = [
   { pattern: '/transaction/*', upstream: 'ledger' },
   { pattern: '/api/currencies', upstream: 'currency' },
   { pattern: '/api/currencies/*', upstream: 'currency' },
-  { pattern: '/webhook/*', upstream: 'webhook-ingest' },
+  { pattern: PROVIDER_WEBHOOKS, upstream: 'webhook-ingest' },
   { pattern: '/webhook-endpoints', upstream: 'webhook-delivery' },
   { pattern: '/webhook-endpoints/*', upstream: 'webhook-delivery' },
 ];
@@ -61,8 +64,7 @@ export const PUBLIC_ROUTES: readonly { methods: readonly string[] | 'any'; patte
   { methods: READ, pattern: '/.well-known/jwks.json' },
   { methods: READ, pattern: '/api/currencies' },
   { methods: READ, pattern: '/api/currencies/*' },
-  // Providers authenticate webhooks with signatures, not tokens.
-  { methods: 'any', pattern: '/webhook/*' },
+  { methods: 'any', pattern: PROVIDER_WEBHOOKS },
   { methods: READ, pattern: '/' },
   { methods: READ, pattern: '/health' },
   { methods: READ, pattern: '/openapi.json' },
@@ -89,4 +91,9 @@ export function isPublicRoute(method: string, path: string): boolean {
     (route) =>
       (route.methods === 'any' || route.methods.includes(method)) && matchesPattern(route.pattern, path),
   );
+}
+
+/** A path the gateway forwards as a provider's webhook: limited under a budget of its own, apart from clients'. */
+export function isProviderWebhook(path: string): boolean {
+  return matchRoute(path)?.pattern === PROVIDER_WEBHOOKS;
 }

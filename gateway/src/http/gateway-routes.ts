@@ -1,4 +1,4 @@
-import express, { type Express, type RequestHandler, type Router } from 'express';
+import express, { type Express, type Request, type RequestHandler, type Router } from 'express';
 import cors from 'cors';
 import helmet from 'helmet';
 import { Histogram } from 'prom-client';
@@ -13,7 +13,13 @@ import {
 } from '@payments/service-kit';
 import type { GatewayConfig } from '../config.js';
 import type { Limiter } from '../data/rate-limit-store.js';
-import { isPublicRoute, matchRoute, type RouteEntry, type UpstreamName } from '../domain/route-table.js';
+import {
+  isProviderWebhook,
+  isPublicRoute,
+  matchRoute,
+  type RouteEntry,
+  type UpstreamName,
+} from '../domain/route-table.js';
 import { buildOpenApiDocument } from '../openapi/openapi-document.js';
 import { pathTemplateOf } from '../openapi/operations.js';
 import { apiDocsRoutes } from './api-docs.js';
@@ -23,6 +29,8 @@ import { versioning } from './versioning.js';
 
 export interface RateLimits {
   address: Limiter;
+  /** Per sending address too, for provider webhooks only: they never spend clients' `address` budget. */
+  webhook: Limiter;
   user: Limiter;
 }
 
@@ -58,8 +66,14 @@ export function mountGatewayRoutes(app: Express, config: GatewayConfig, deps: Ga
   app.set('trust proxy', trusted.length > 0 ? trusted : false);
   const origins = splitList(config.CORS_ORIGINS);
   if (origins.length > 0) app.use(cors({ origin: origins, exposedHeaders: EXPOSED_HEADERS, maxAge: 600 }));
-  // Per client as derived under TRUSTED_PROXIES; an IPv6 client's whole /64 shares one allowance.
-  if (deps.limits) app.use(rateLimit(deps.limits.address, (req) => clientAddressKey(req.ip)));
+  // Per client as derived under TRUSTED_PROXIES; an IPv6 client's whole /64 shares one allowance. A provider's
+  // webhooks count under their own budget: behind one address (an ingress not trusted, a NAT) a flood of clients
+  // would otherwise have the provider's deliveries refused, and a burst of deliveries the clients' requests.
+  if (deps.limits) {
+    const clientKey = (req: Request) => (isProviderWebhook(req.path) ? undefined : clientAddressKey(req.ip));
+    const webhookKey = (req: Request) => (isProviderWebhook(req.path) ? clientAddressKey(req.ip) : undefined);
+    app.use(rateLimit(deps.limits.address, clientKey), rateLimit(deps.limits.webhook, webhookKey));
+  }
   // First: nearly every request is a routed one, and then needs none of the layers below.
   app.use(routedPaths(config, deps));
   app.get('/', (_req, res) => {
