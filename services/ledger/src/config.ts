@@ -118,6 +118,16 @@ export const LedgerConfigSchema = Type.Object({
         'and PROVIDER=stripe, where only the objects the ledger asked the provider for count',
     }),
   ),
+  PAYOUT_ACCOUNT_AUTO_LINK: Type.Optional(
+    Type.Boolean({
+      description:
+        'A withdrawal by a user with no payout account, paid out through a provider, first links one (as ' +
+        '`POST /payout-account` does) once it passes the amount, currency and funds checks, so a client that never ' +
+        'heard of payout accounts can withdraw; `false`: it is a 422 that holds nothing. Unset: on unless ' +
+        'NODE_ENV=production',
+      production: '`true` is refused (unset is off)',
+    }),
+  ),
   PAYOUT_ONBOARDING_RETURN_URL: Url({
     default: 'http://127.0.0.1:8080/payout-account',
     description:
@@ -187,4 +197,19 @@ export function providerObjectPolicyOf(config: LedgerConfig): MatchPolicy {
     standIn: config.STAND_IN_CONFIRMATIONS ?? !realProvider,
     livemode: config.PROVIDER === 'stripe' && /^(sk|rk)_live_/.test(config.STRIPE_SECRET_KEY ?? ''),
   };
+}
+
+/**
+ * Whether a withdrawal with no payout account links one itself (ADR 0099): in development systems, never in
+ * production, where the account must be onboarded by its user before anything is paid to it.
+ */
+export function payoutAccountAutoLinkOf(config: LedgerConfig): boolean {
+  const production = config.NODE_ENV === 'production';
+  if (production && config.PAYOUT_ACCOUNT_AUTO_LINK === true) {
+    throw new ConfigError(
+      'Invalid configuration: PAYOUT_ACCOUNT_AUTO_LINK=true is refused when NODE_ENV=production: a user links ' +
+        'their payout account with POST /payout-account',
+    );
+  }
+  return config.PAYOUT_ACCOUNT_AUTO_LINK ?? !production;
 }

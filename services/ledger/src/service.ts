@@ -20,7 +20,12 @@ import {
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
-import { providerObjectPolicyOf, providerSettingsOf, type LedgerConfig } from './config.js';
+import {
+  payoutAccountAutoLinkOf,
+  providerObjectPolicyOf,
+  providerSettingsOf,
+  type LedgerConfig,
+} from './config.js';
 import { createCurrencyDirectory } from './data/currency-directory.js';
 import { createLedgerStore } from './data/ledger-store.js';
 import { migrations, privileges } from './data/migrations.js';
@@ -34,6 +39,7 @@ import { createTransferSettler } from './events/transfer-settler.js';
 import type { LedgerHttpDeps } from './http/ledger-http-deps.js';
 import { mountLedgerRoutes } from './http/ledger-routes.js';
 import { startProviderReconciliation } from './events/provider-reconciliation.js';
+import { createPayoutAccounts } from './use-cases/payout-accounts.js';
 
 export function feeScheduleOf(config: LedgerConfig): FeeSchedule {
   return {
@@ -54,6 +60,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
   const logger = deps.logger ?? createLogger('ledger', config.LOG_LEVEL);
   const fees = feeScheduleOf(config);
   const providerSettings = providerSettingsOf(config);
+  const linkOnWithdrawal = payoutAccountAutoLinkOf(config);
   const serviceCredential = resolveServiceCredential(config);
   refuseDevelopmentSecrets(
     config.HOST,
@@ -161,6 +168,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       maxAmount: config.MAX_AMOUNT,
       maxAccountsPerUser: config.MAX_ACCOUNTS_PER_USER,
       provider,
+      payoutAccounts: provider && createPayoutAccounts({ store, provider, linkOnWithdrawal }),
       reconciliation,
     };
     const app = createHttpApp(

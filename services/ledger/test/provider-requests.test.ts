@@ -222,7 +222,8 @@ describe('ledger: paying withdrawals out through the provider (Connect)', functi
   let ledger: LedgerHarness;
 
   before(async () => {
-    ledger = await startLedgerHarness({ provider });
+    // As in production: a withdrawal links no payout account itself (payout-accounts.test.ts tests that it may).
+    ledger = await startLedgerHarness({ provider, env: { PAYOUT_ACCOUNT_AUTO_LINK: 'false' } });
   });
   after(async () => {
     await ledger?.stop();
@@ -256,12 +257,37 @@ describe('ledger: paying withdrawals out through the provider (Connect)', functi
 
   it('refuses a withdrawal with 422 and holds nothing while no payout account is linked', async () => {
     const { user, account } = await customer(false);
-    const refused = await withdraw(user, account.id, 30);
+    const key = { 'idempotency-key': `withdraw-${randomUUID()}` };
+    const body = { amount: 30, currency: 'USD' };
+    const path = `/account/${account.id}/withdraw`;
+    const refused = await ledger.call('POST', path, { user, body, headers: key });
     expect(refused.status).to.equal(422);
     expect(refused.body).to.include({ code: 'BUSINESS_RULE_VIOLATION' });
     expect(refused.body.detail).to.match(/POST \/payout-account/);
     expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 100, available_balance: 100 });
+    expect(await ledger.db('transactions').where({ user_id: user.id, type: 'withdrawal' })).to.deep.equal([]);
     expect((await ledger.call('GET', '/payout-account', { user })).status).to.equal(404);
+    expect(
+      provider.calls.filter((c) => c.call === 'createPayoutAccount' && c.userId === user.id),
+    ).to.deep.equal([]);
+    // Nothing was kept of it, its Idempotency-Key neither: once linked, the same request is accepted.
+    expect((await ledger.call('POST', '/payout-account', { user })).status).to.equal(201);
+    const accepted = await ledger.call('POST', path, { user, body, headers: key });
+    expect(accepted.status, accepted.text).to.equal(202);
+    expect(accepted.headers.get('idempotent-replayed')).to.equal(null);
+  });
+
+  it('refuses a withdrawal over the balance with INSUFFICIENT_FUNDS, whether or not a payout account is linked', async () => {
+    for (const linked of [false, true]) {
+      const { user, account } = await customer(linked);
+      const refused = await withdraw(user, account.id, 100.01);
+      expect(refused.status, `linked: ${linked}`).to.equal(422);
+      expect(refused.body, `linked: ${linked}`).to.include({ code: 'INSUFFICIENT_FUNDS' });
+      expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 100, available_balance: 100 });
+      expect(await ledger.db('transactions').where({ user_id: user.id, type: 'withdrawal' })).to.deep.equal(
+        [],
+      );
+    }
   });
 
   it('links one connected account per user, made by the provider, and shows it to its user alone', async () => {

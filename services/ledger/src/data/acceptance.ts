@@ -11,6 +11,8 @@ export interface AcceptanceRequest {
   counterpartyCurrency: string | null;
   /** The event announcing the request, recorded in the outbox with it; null records none. */
   event: AnyEvent | null;
+  /** A withdrawal paid out through a provider: refused, once its funds are there, while its user has none linked. */
+  payoutAccountRequired: boolean;
   idempotency: { key: string; fingerprint: string } | null;
 }
 
@@ -18,7 +20,14 @@ export interface AcceptanceRequest {
 export type AcceptanceOutcome =
   | { kind: 'accepted'; transaction: Transaction }
   | { kind: 'replay'; fingerprint: string; transaction: Transaction }
-  | { kind: 'account_not_found' | 'forbidden' | 'insufficient_funds' | 'destination_not_found' };
+  | {
+      kind:
+        | 'account_not_found'
+        | 'forbidden'
+        | 'insufficient_funds'
+        | 'destination_not_found'
+        | 'payout_account_missing';
+    };
 
 interface OutcomeRow {
   o_index: number;
@@ -71,6 +80,7 @@ function requestRecord(request: AcceptanceRequest, index: number) {
     event: request.event,
     key: idempotency?.key ?? null,
     fingerprint: idempotency?.fingerprint ?? null,
+    payout_account_required: request.payoutAccountRequired,
     // The timestamps are the database's: the statement sets them.
     snapshot: idempotency ? transactionSnapshot(pendingOf(draft, new Date(0))) : null,
   };
@@ -90,13 +100,14 @@ function outcomeOf(request: AcceptanceRequest, row: OutcomeRow | undefined): Acc
     case 'forbidden':
     case 'insufficient_funds':
     case 'destination_not_found':
+    case 'payout_account_missing':
       return { kind: row.o_outcome };
     default:
       throw new Error(`ledger_accept_requests answered ${row?.o_outcome ?? 'nothing'} for a request`);
   }
 }
 
-/** Accepts the requests in one statement (ledger_accept_requests, migration 009): one round trip, one commit. */
+/** Accepts the requests in one statement (ledger_accept_requests, migration 021): one round trip, one commit. */
 async function acceptTogether(knex: Knex, requests: AcceptanceRequest[]): Promise<AcceptanceOutcome[]> {
   // Holds lock accounts in id order, the order settlements lock them in: the two never deadlock.
   const records = requests

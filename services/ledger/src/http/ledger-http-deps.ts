@@ -5,6 +5,7 @@ import type { FeeSchedule } from '../domain/fees.js';
 import type { ProviderReconciliation } from '../events/provider-reconciliation.js';
 import type { TransferSettler } from '../events/transfer-settler.js';
 import type { PaymentProvider } from '../provider/payment-provider.js';
+import type { PayoutAccounts } from '../use-cases/payout-accounts.js';
 
 export interface LedgerHttpDeps {
   store: LedgerStore;
@@ -18,6 +19,8 @@ export interface LedgerHttpDeps {
   maxAccountsPerUser: number;
   /** The payment provider deposits and payouts are asked of; null: none (confirmations come from outside). */
   provider: PaymentProvider | null;
+  /** Where each user's withdrawals are paid out through the provider; null without a provider. */
+  payoutAccounts: PayoutAccounts | null;
   /** Reconciliation with the provider's records; null without a provider. */
   reconciliation: Pick<ProviderReconciliation, 'run' | 'resolve'> | null;
 }

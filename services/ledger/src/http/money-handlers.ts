@@ -71,6 +71,7 @@ function createMoneyRequests({
   fees,
   maxAmount,
   provider,
+  payoutAccounts,
 }: LedgerHttpDeps): Record<MoneyOperation, (req: Request) => Promise<MoneyAnswer>> {
   /**
    * An account's owner and currency, remembered: they never change, so a request needs no read of its own. The
@@ -150,17 +151,26 @@ function createMoneyRequests({
   ): Promise<MoneyAnswer> => {
     const { idempotencyKey: key } = prepared;
     const correlationId = correlationIdOf(req);
-    const outcome = await store.acceptRequest({
+    const request = {
       draft,
       hold: holdOf(draft),
       counterpartyCurrency,
       // Deposits and withdrawals are requested from the provider through the outbox; a transfer's settlement is
       // this process's own work (transfers.submit below, or the recovery sweep).
       event: requestedEvent(draft, correlationId),
+      // Paid out through the provider, a withdrawal needs somewhere to go, checked after its amount and funds.
+      payoutAccountRequired: draft.type === 'withdrawal' && provider !== null,
       idempotency: key
         ? { key, fingerprint: requestFingerprint(draft.type, draft.accountId, req.body) }
         : null,
-    });
+    };
+    let outcome = await store.acceptRequest(request);
+    if (outcome.kind === 'payout_account_missing' && payoutAccounts?.linkOnWithdrawal) {
+      // Refused for its destination alone, having held nothing: linked as POST /payout-account links (the provider
+      // asked outside any database transaction), it is accepted again.
+      await payoutAccounts.link(draft.userId, req.log);
+      outcome = await store.acceptRequest(request);
+    }
     switch (outcome.kind) {
       case 'account_not_found':
         throw notFound('Account');
@@ -168,6 +178,11 @@ function createMoneyRequests({
         throw accessDenied('This account belongs to another user');
       case 'destination_not_found':
         throw notFound('Destination account');
+      case 'payout_account_missing':
+        throw new AppError(
+          'BUSINESS_RULE_VIOLATION',
+          'No payout account is linked: link one with POST /payout-account, then withdraw',
+        );
       case 'insufficient_funds':
         throw new AppError(
           'INSUFFICIENT_FUNDS',
@@ -207,13 +222,6 @@ function createMoneyRequests({
 
   const withdraw = async (req: Request): Promise<MoneyAnswer> => {
     const prepared = await prepare(req, 'withdrawal', readMoney);
-    // Paid out through the provider, a withdrawal needs somewhere to go: refused before anything is held.
-    if (provider && !(await store.providerPayments.findPayoutAccount(prepared.viewer.userId))) {
-      throw new AppError(
-        'BUSINESS_RULE_VIOLATION',
-        'No payout account is linked: link one with POST /payout-account, then withdraw',
-      );
-    }
     return accept(req, draftOf('withdrawal', prepared), prepared);
   };
 

@@ -1,6 +1,5 @@
 import type { RequestHandler } from 'express';
 import { AppError, notFound } from '@payments/service-kit';
-import { ProviderRefusal } from '../provider/payment-provider.js';
 import { viewerOf } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 
@@ -11,13 +10,10 @@ const render = (linked: { provider: string; account: string; createdAt: Date }, 
   created_at: linked.createdAt.toISOString(),
 });
 
-/**
- * The connected account at the provider a user's withdrawals are paid out to (Stripe Connect, one per user). The
- * ledger makes it at the provider, so nobody can name someone else's account as theirs.
- */
+/** The connected account at the provider a user's withdrawals are paid out to (use-cases/payout-accounts.ts). */
 export function createPayoutAccountHandlers({
   store,
-  provider,
+  payoutAccounts,
 }: LedgerHttpDeps): Record<'linkPayoutAccount' | 'showPayoutAccount', RequestHandler> {
   /**
    * Makes the account and links it (201), or, once linked, keeps it (200); either way with a fresh onboarding link,
@@ -25,32 +21,11 @@ export function createPayoutAccountHandlers({
    */
   const linkPayoutAccount: RequestHandler = async (req, res) => {
     const viewer = viewerOf(req);
-    if (!provider) {
+    if (!payoutAccounts) {
       throw new AppError('BUSINESS_RULE_VIOLATION', 'No payment provider is configured to pay out through');
     }
-    const asking = async <T>(call: () => Promise<T>): Promise<T> => {
-      try {
-        return await call();
-      } catch (error) {
-        if (error instanceof ProviderRefusal) {
-          throw new AppError('BUSINESS_RULE_VIOLATION', `The payment provider refused: ${error.reason}`);
-        }
-        req.log.error({ err: error }, 'the payment provider did not make or link a payout account');
-        throw new AppError(
-          'SERVICE_UNAVAILABLE',
-          'The payment provider cannot be reached; try again shortly',
-        );
-      }
-    };
-    const existing = await store.providerPayments.findPayoutAccount(viewer.userId);
-    const linked = existing
-      ? { ...existing, created: false }
-      : await store.providerPayments.linkPayoutAccount({
-          userId: viewer.userId,
-          provider: provider.name,
-          account: await asking(() => provider.createPayoutAccount({ userId: viewer.userId })),
-        });
-    const onboardingUrl = await asking(() => provider.onboardingLink(linked.account));
+    const linked = await payoutAccounts.link(viewer.userId, req.log);
+    const onboardingUrl = await payoutAccounts.onboardingLink(linked.account, req.log);
     res.status(linked.created ? 201 : 200).json(render(linked, onboardingUrl));
   };
 
