@@ -1,4 +1,5 @@
 import { readdir, readFile } from 'node:fs/promises';
+import { isIPv4 } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
 import { parseAllDocuments, parse } from 'yaml';
@@ -94,6 +95,25 @@ const allContainersOf = (manifest: Manifest): Container[] => [
   ...(podOf(manifest).initContainers ?? []),
   containerOf(manifest),
 ];
+
+/** RFC 1918's ranges: where an ingress controller or a load balancer inside the cluster connects from. */
+const PRIVATE_IPV4: [base: string, bits: number][] = [
+  ['10.0.0.0', 8],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+];
+
+/** An IPv4 address or subnet (`10.244.0.0/16`) that lies wholly inside one of RFC 1918's ranges. */
+function isPrivateIPv4Range(entry: string): boolean {
+  const [address = '', prefix = '32'] = entry.split('/');
+  const bits = Number(prefix);
+  if (!isIPv4(address) || !Number.isInteger(bits) || bits > 32) return false;
+  const value = (ip: string) => ip.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
+  const network = (ip: string, width: number) => Math.floor(value(ip) / 2 ** (32 - width));
+  return PRIVATE_IPV4.some(
+    ([base, width]) => bits >= width && network(address, width) === network(base, width),
+  );
+}
 
 /** IDENTITY, WEBHOOK_INGEST…: the prefix of a service's password variables. */
 const variablePrefix = (service: string) => service.toUpperCase().replaceAll('-', '_');
@@ -332,6 +352,21 @@ describe('Kubernetes manifests (infra/k8s) are valid and follow docker-compose.y
       expect(JSON.stringify(init.env), name).not.to.match(/AMQP|SERVICE_TOKEN|POSTGRES_PASSWORD/);
       expectExpansionsDefinedEarlier(init.env, `${name} migrate`);
     }
+  });
+
+  it('has the gateway believe X-Forwarded-For from the ingress in front of it: set, and to private ranges only', () => {
+    const gateway = containerOf(named('Deployment', 'gateway') as Manifest);
+    expect(gateway.env.find((variable) => variable.name === 'TRUSTED_PROXIES')?.valueFrom).to.deep.equal({
+      configMapKeyRef: { name: 'payments-config', key: 'GATEWAY_TRUSTED_PROXIES' },
+    });
+    const config = named('ConfigMap', 'payments-config') as Manifest & { data: Record<string, string> };
+    // Empty, every client behind the Ingress would be its one address, and share every per-address limit.
+    const trusted = (config.data.GATEWAY_TRUSTED_PROXIES ?? '').split(',').map((entry) => entry.trim());
+    expect(trusted, 'GATEWAY_TRUSTED_PROXIES').to.not.deep.equal(['']);
+    for (const entry of trusted) expect(isPrivateIPv4Range(entry), entry).to.equal(true);
+    // The check can fail.
+    for (const entry of ['', '0.0.0.0/0', '10.0.0.0/7', '203.0.113.0/24', 'loopback'])
+      expect(isPrivateIPv4Range(entry), entry).to.equal(false);
   });
 
   it('autoscales ledger, webhook-ingest and gateway, and lets only the gateway in from outside', () => {
