@@ -1,7 +1,11 @@
 import { expect } from 'chai';
-import { toMinorUnits } from '@payments/contracts';
+import { toMinorUnits, type ReconciliationDecision } from '@payments/contracts';
 import { eventually } from '@payments/testkit';
-import type { ProviderPaymentRecord, ProviderPayoutRecord } from '../src/provider/payment-provider.js';
+import {
+  ProviderRefusal,
+  type ProviderPaymentRecord,
+  type ProviderPayoutRecord,
+} from '../src/provider/payment-provider.js';
 import { createFakeProvider } from './support/fake-provider.js';
 import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
 
@@ -29,6 +33,7 @@ const payout = (transactionId: string, amount: number, over: Partial<ProviderPay
     kind: 'payout',
     reference: `tr_${compact(transactionId)}`,
     payout: `po_${compact(transactionId)}`,
+    payoutAmount: over.payout === null ? null : toMinorUnits(amount * 100),
     transactionId,
     created: aMinuteAgo(),
     currency: 'USD',
@@ -80,7 +85,7 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     expect(found, `one open case for ${transactionId}`).to.have.length(1);
     return found[0] as { kind: string; id: string } & Record<string, unknown>;
   };
-  const decide = (caseId: string, decision: 'book' | 'nothing_owed', reason = 'checked with the provider') =>
+  const decide = (caseId: string, decision: ReconciliationDecision, reason = 'checked with the provider') =>
     ledger.call('POST', `/admin/reconciliation/cases/${caseId}/resolution`, {
       user: admin,
       body: { decision, reason },
@@ -378,5 +383,142 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     const shown = await ledger.call('GET', `/admin/reconciliation/cases/${found.id}`, { user: admin });
     expect(shown.body).to.include({ status: 'cleared' });
     expect((await decide(found.id, 'book')).status).to.equal(409);
+  });
+
+  describe("the provider's whole picture of a transaction", () => {
+    afterEach(() => {
+      provider.behave = () => undefined;
+    });
+
+    it('finds a second capture for one deposit, refunds it at the provider once, and then agrees', async () => {
+      const user = ledger.newUser();
+      const { account, id } = await pendingDeposit(user, 10);
+      await ledger.confirm(`pi_${compact(id)}`, 'completed', { transaction_id: id, amount: 1000, currency: 'USD' });
+      await ledger.waitForStatus(user, id, 'completed');
+      const second = paidPayment(id, 10, { reference: 'pi_second_capture' });
+      provider.records = [paidPayment(id, 10), second];
+      expect(await run()).to.include({ mismatches: 1, agreed: 1 });
+      const found = await caseOf(id);
+      expect(found).to.include({
+        kind: 'duplicate_capture',
+        provider_reference: 'pi_second_capture',
+        provider_amount: 10,
+        ledger_amount: 0,
+      });
+      // The books never took it in: nothing to book, and the user is not credited twice.
+      expect((await decide(found.id, 'book')).status).to.equal(422);
+      expect((await decide(found.id, 'reverse')).status).to.equal(422);
+      const answers = await Promise.all([decide(found.id, 'refund'), decide(found.id, 'refund')]);
+      for (const answer of answers) expect(answer.body, answer.text).to.include({ decision: 'refund' });
+      const refunds = provider.calls.filter((c) => c.call === 'refundPayment');
+      expect(refunds.every((c) => 'reference' in c && c.reference === 'pi_second_capture')).to.equal(true);
+      expect(new Set(refunds.map((c) => ('idempotencyKey' in c ? c.idempotencyKey : '')))).to.have.length(1);
+      expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 10 });
+
+      provider.records = [paidPayment(id, 10), { ...second, refunded: toMinorUnits(1000) }];
+      expect(await run()).to.include({ mismatches: 0 });
+      const trail = await ledger.call('GET', '/admin/actions?limit=100', { user: admin });
+      expect(
+        (trail.body.data as { action: string; subject: string }[]).filter(
+          (entry) => entry.subject === `reconciliation_case:${found.id}`,
+        ),
+      ).to.have.length(1);
+    });
+
+    it("never refunds through reconciliation the payment the ledger asked for (that money is the user's)", async () => {
+      const user = ledger.newUser();
+      const { id } = await pendingDeposit(user, 15);
+      provider.records = [paidPayment(id, 15)];
+      await run();
+      const found = await caseOf(id);
+      expect(found).to.include({ kind: 'captured_not_credited' });
+      expect((await decide(found.id, 'refund')).status).to.equal(422);
+      expect(provider.calls.some((c) => c.call === 'refundPayment' && c.reference === `pi_${compact(id)}`)).to
+        .be.false;
+    });
+
+    it('finds a second transfer for one withdrawal and takes it back from the connected account', async () => {
+      const { user, account, id } = await payoutMade(30);
+      await ledger.confirm(`po_${compact(id)}`, 'completed', {
+        transaction_id: id,
+        movement: 'payout',
+        amount: 3000,
+        currency: 'USD',
+        account: (await ledger.call('GET', '/payout-account', { user })).body.account,
+      });
+      await ledger.waitForStatus(user, id, 'completed');
+      provider.records = [
+        payout(id, 30),
+        payout(id, 30, { reference: 'tr_second', payout: null, status: 'open' }),
+      ];
+      await run();
+      const found = await caseOf(id);
+      expect(found).to.include({
+        kind: 'duplicate_transfer',
+        provider_reference: 'tr_second',
+        provider_amount: 30,
+        ledger_amount: 0,
+      });
+      expect((await decide(found.id, 'reverse')).status).to.equal(200);
+      expect(provider.calls.some((c) => c.call === 'reverseTransfer' && c.transfer === 'tr_second')).to.be.true;
+      expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 70 });
+    });
+
+    it('finds a payout that paid another amount than its transfer moved', async () => {
+      const { id } = await payoutMade(25);
+      provider.records = [payout(id, 25, { payoutAmount: toMinorUnits(2000) })];
+      await run();
+      expect(await caseOf(id)).to.include({
+        kind: 'payout_amount_differs',
+        provider_amount: 20,
+        ledger_amount: 25,
+      });
+    });
+
+    it('finds money left on the connected account after a refused payout whose reversal failed', async () => {
+      const user = ledger.newUser();
+      const account = await ledger.openAccount(user);
+      await ledger.fund(user, account.id, 100);
+      expect((await ledger.call('POST', '/payout-account', { user })).status).to.equal(201);
+      provider.behave = (call) => {
+        if (call.call === 'createPayout') throw new ProviderRefusal('Payouts are not enabled for this account');
+      };
+      const accepted = await ledger.call('POST', `/account/${account.id}/withdraw`, {
+        user,
+        body: { amount: 20, currency: 'USD' },
+      });
+      const id = accepted.body.id as string;
+      await ledger.waitForStatus(user, id, 'failed');
+      provider.behave = () => undefined;
+      // The transfer went through before the payout was refused, and taking it back failed.
+      provider.records = [payout(id, 20, { payout: null, status: 'open' })];
+      await run();
+      const found = await caseOf(id);
+      expect(found).to.include({ kind: 'transfer_not_reversed', provider_amount: 20, ledger_amount: 0 });
+      expect((await decide(found.id, 'book')).status).to.equal(200);
+      await eventually(
+        async () => provider.callsAbout(id).filter((c) => c.call === 'reversePayout'),
+        (calls) => calls.length === 1,
+      );
+      expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 100 });
+    });
+
+    it('finds a payment naming a transaction of another type (a transfer), and records nothing owed', async () => {
+      const user = ledger.newUser();
+      const from = await ledger.openAccount(user);
+      const to = await ledger.openAccount(user);
+      await ledger.fund(user, from.id, 10);
+      const transfer = await ledger.call('POST', `/account/${from.id}/transfer`, {
+        user,
+        body: { amount: 5, currency: 'USD', to_account_id: to.id },
+      });
+      expect(transfer.status, transfer.text).to.equal(202);
+      await ledger.waitForStatus(user, transfer.body.id, 'completed');
+      provider.records = [paidPayment(transfer.body.id, 5, { reference: 'pi_naming_a_transfer' })];
+      await run();
+      const found = await caseOf(transfer.body.id);
+      expect(found).to.include({ kind: 'foreign_object', provider_amount: 5, ledger_amount: 0 });
+      expect((await decide(found.id, 'nothing_owed', 'a test payment of ours')).status).to.equal(200);
+    });
   });
 });

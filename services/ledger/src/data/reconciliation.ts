@@ -87,16 +87,30 @@ export async function ledgerSides(knex: Knex, transactionIds: string[]): Promise
   const reversals = await knex('transactions')
     .whereRaw('original_transaction_id = ANY(?::uuid[])', [transactionIds])
     .select<TransactionRow[]>('*');
-  const undos: string[] = await knex('provider_payments')
+  const requests: {
+    transaction_id: string;
+    kind: 'payment' | 'payout';
+    state: string;
+    reference: string | null;
+    transfer: string | null;
+    cancel_requested: boolean;
+  }[] = await knex('provider_payments')
     .whereRaw('transaction_id = ANY(?::uuid[])', [transactionIds])
-    .where({ cancel_requested: true })
-    .whereIn('state', ['requested', 'created'])
-    .pluck('transaction_id');
+    .select('transaction_id', 'kind', 'state', 'reference', 'transfer', 'cancel_requested');
+  const asked = new Map(requests.map((request) => [request.transaction_id, request]));
   for (const row of transactions) {
+    const request = asked.get(row.id);
     sides.set(row.id, {
       transaction: toTransaction(row),
       reversals: [],
-      undoPending: undos.includes(row.id),
+      undoPending:
+        request !== undefined &&
+        request.cancel_requested &&
+        (request.state === 'requested' || request.state === 'created'),
+      // A payout's money moved by its transfer: that is the object reconciliation reads.
+      asked: request
+        ? { state: request.state, reference: request.kind === 'payout' ? request.transfer : request.reference }
+        : null,
     });
   }
   for (const row of reversals) {
@@ -104,8 +118,14 @@ export async function ledgerSides(knex: Knex, transactionIds: string[]): Promise
     sides.get(reversal.originalTransactionId as string)?.reversals.push(reversal);
   }
   const gone = transactionIds.filter((id) => !sides.has(id));
-  for (const [id, { deposit, reversals: kept }] of await findRemovedDeposits(knex, gone)) {
-    sides.set(id, { transaction: deposit, reversals: kept, undoPending: false, removed: true });
+  for (const [id, { deposit, reversals: kept, providerReference }] of await findRemovedDeposits(knex, gone)) {
+    sides.set(id, {
+      transaction: deposit,
+      reversals: kept,
+      undoPending: false,
+      asked: providerReference ? { state: 'created', reference: providerReference } : null,
+      removed: true,
+    });
   }
   return sides;
 }

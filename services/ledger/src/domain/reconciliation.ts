@@ -14,12 +14,21 @@ export const isFinal = (record: ProviderRecord) =>
     : // A transfer taken back whole with no payout (the payout was refused) is over too.
       record.status !== 'open' || (record.payout === null && record.reversed === record.amount);
 
+/** What the ledger asked the provider for a transaction, as reconciliation reads it. */
+export interface AskedOfProvider {
+  state: string;
+  /** The object the provider made for it, once recorded: a payment's `pi_…`, a payout's transfer `tr_…`. */
+  reference: string | null;
+}
+
 /** A transaction as reconciliation reads it: its reversals, and whether an undo at the provider is under way. */
 export interface LedgerSide {
   transaction: Transaction;
   reversals: Transaction[];
   /** Its payment's cancellation or its payout's transfer reversal is asked for and not yet made. */
   undoPending: boolean;
+  /** What the ledger asked the provider for it; null when it never asked (SPEC's stand-ins confirm those). */
+  asked: AskedOfProvider | null;
   /**
    * A deposit removed with its user, as kept at removal: what the provider took back since is booked as platform
    * losses, counted among its reversals.
@@ -69,7 +78,19 @@ function debitedFor({ transaction, reversals }: LedgerSide): bigint {
 }
 
 /**
- * Compares one of the provider's records with the transaction it names (null: the ledger has none). Amounts are
+ * Whether a record is the object the ledger asked the provider for its transaction: the one recorded, or, while
+ * none is recorded (the answer was lost, its keys expired), the one that names it. Null: it cannot be told yet.
+ */
+function isAskedObject(record: ProviderRecord, asked: AskedOfProvider | null): boolean | null {
+  if (!asked) return false;
+  if (asked.reference) return asked.reference === record.reference;
+  return asked.state === 'requested' ? null : true;
+}
+
+/**
+ * Compares one of the provider's records with the transaction it names (null: the ledger has none), as part of
+ * the provider's whole picture of that transaction: a record that is not the object the ledger asked for (a second
+ * capture or transfer, an object made without the ledger) is money the books never took in. Amounts are
  * compared net: for a payment, what the provider kept (captured less refunds and lost disputes) against what the
  * ledger credited for it (the deposit, a late payment, less its refund and dispute reversals); for a payout, what
  * stayed paid out (the transfer less its reversals) against what the ledger debited (the withdrawal less a
@@ -86,6 +107,10 @@ function debitedFor({ transaction, reversals }: LedgerSide): bigint {
  * - paid_out_not_debited: paid, and the ledger debited less; returned_not_credited: its money came back and the
  *   ledger still debits it; transfer_not_reversed: the ledger gave a failed payout's money back and its transfer
  *   was never taken back;
+ * - payout_amount_differs: the payout paid another amount than its transfer moved;
+ * - duplicate_capture, duplicate_transfer: money moved for a transaction by another object than the one the ledger
+ *   asked for (amounts: that object's net, and 0);
+ * - foreign_object: an object naming a transaction that never asked the provider, or one of another type;
  * - unknown_to_ledger: money moved at the provider for no transaction of the ledger.
  */
 export function compareRecord(
@@ -107,11 +132,19 @@ export function compareRecord(
       ledgerAmount: ledger,
     },
   });
+  const cutoff = now.getTime() - graceMs;
   if (!side || side.transaction.type !== expected) {
     if (provider === 0n) return { outcome: 'agree' };
-    return mismatch('unknown_to_ledger', 0n);
+    return mismatch(side ? 'foreign_object' : 'unknown_to_ledger', 0n);
   }
-  const cutoff = now.getTime() - graceMs;
+  const asked = isAskedObject(record, side.asked);
+  if (asked === null) return { outcome: 'unsettled' };
+  if (!asked) {
+    if (provider === 0n) return { outcome: 'agree' };
+    if (record.created.getTime() > cutoff) return { outcome: 'unsettled' };
+    if (!side.asked) return mismatch('foreign_object', 0n);
+    return mismatch(record.kind === 'payment' ? 'duplicate_capture' : 'duplicate_transfer', 0n);
+  }
   const recent = [side.transaction, ...side.reversals].some((t) => t.updatedAt.getTime() > cutoff);
   if (recent || record.created.getTime() > cutoff || side.undoPending) return { outcome: 'unsettled' };
   const { transaction } = side;
@@ -142,7 +175,14 @@ export function compareRecord(
   }
 
   const debited = debitedFor(side);
-  if (record.status === 'open') return { outcome: 'unsettled' };
+  if (record.payout && record.payoutAmount !== record.amount)
+    return mismatch('payout_amount_differs', transaction.amount, record.payoutAmount ?? 0n);
+  if (record.status === 'open') {
+    // No payout was made (refused), the withdrawal ended, and its transfer was not (all) taken back: the money is
+    // left on the user's connected account.
+    if (record.payout !== null || transaction.status === 'pending') return { outcome: 'unsettled' };
+    return provider > debited ? mismatch('transfer_not_reversed', debited) : { outcome: 'agree' };
+  }
   if (transaction.status === 'pending')
     return mismatch(record.status === 'paid' ? 'paid_out_still_held' : 'failed_still_held', 0n);
   if (record.status === 'paid') {

@@ -16,7 +16,12 @@ import {
   type Mismatch,
 } from '../domain/reconciliation.js';
 import { isUuid } from '../domain/identifiers.js';
-import { providerNet, type PaymentProvider, type ProviderRecord } from '../provider/payment-provider.js';
+import {
+  ProviderRefusal,
+  providerNet,
+  type PaymentProvider,
+  type ProviderRecord,
+} from '../provider/payment-provider.js';
 import { adjustDeposit, confirmPayment, settle, type FlowContext } from './settlement-flows.js';
 
 export interface ReconciliationOptions {
@@ -65,6 +70,14 @@ export interface ProviderReconciliation {
   resolve(caseId: string, decision: Decision): Promise<ReconciliationCaseRecord>;
   stop(): Promise<void>;
 }
+
+/** Cases about money the books never took in, which a refund or reversal at the provider can settle. */
+const GIVEN_BACK_KINDS: ReadonlySet<string> = new Set([
+  'duplicate_capture',
+  'duplicate_transfer',
+  'foreign_object',
+  'unknown_to_ledger',
+]);
 
 /** How long a run may hold the job before another process may take it over (a run cut short by a crash). */
 const RUN_LEASE_MS = 10 * 60_000;
@@ -204,7 +217,12 @@ export function startProviderReconciliation(options: ReconciliationOptions): Pro
       }
       return;
     }
-    if (record.status === 'open') return;
+    if (record.status === 'open') {
+      // No payout was made (refused) and the withdrawal ended: its transfer is taken back, as a failed payout's is.
+      if (record.payout === null && providerNet(record) > 0n)
+        await hand.reverseTransfer(transactionId, { payout: null, transfer: record.reference });
+      return;
+    }
     const ended =
       record.status === 'paid'
         ? ({ status: 'completed' } as const)
@@ -220,11 +238,81 @@ export function startProviderReconciliation(options: ReconciliationOptions): Pro
       await hand.reverseTransfer(transactionId, { payout: record.payout, transfer: record.reference });
   };
 
+  /**
+   * Gives back at the provider money the books never took in: an extra capture refunded to its payer, an extra
+   * transfer taken back from the connected account. Only for an object that is not the one the ledger asked for
+   * (that one's money is the user's, given back through the ledger's own flows). The call is made before the
+   * decision is recorded, under a key of the case's own, so two admins deciding at once give back once.
+   */
+  const giveBack = async (
+    found: ReconciliationCaseRecord,
+    decision: Decision & { decision: 'refund' | 'reverse' },
+  ): Promise<ReconciliationCaseRecord> => {
+    if (found.status === 'resolved' && found.decision === decision.decision) return found;
+    if (found.status !== 'open')
+      throw new AppError('CONFLICT', `This case is ${found.status}: nothing is left to decide`);
+    const kind = decision.decision === 'refund' ? 'payment' : 'payout';
+    if (!GIVEN_BACK_KINDS.has(found.kind))
+      throw new AppError(
+        'BUSINESS_RULE_VIOLATION',
+        `A ${decision.decision} is only for money the books never took in, not for a ${found.kind} case`,
+      );
+    const record = await provider.recordOf(found.reference, found.transactionId);
+    if (!record || record.kind !== kind)
+      throw new AppError(
+        'BUSINESS_RULE_VIOLATION',
+        `The provider holds no ${kind === 'payment' ? 'payment' : 'transfer'} ${found.reference} to ${decision.decision}`,
+      );
+    const side = found.transactionId
+      ? (await store.reconciliation.ledgerSides([found.transactionId])).get(found.transactionId)
+      : undefined;
+    if (side?.asked?.reference === record.reference)
+      throw new AppError(
+        'BUSINESS_RULE_VIOLATION',
+        `${record.reference} is what the ledger asked the provider for; it is given back through the ledger`,
+      );
+    const key = `reconciliation:${found.id}:${decision.decision}`;
+    let given: Record<string, unknown>;
+    try {
+      given =
+        record.kind === 'payment'
+          ? { refund: await provider.refundPayment(record.reference, key) }
+          : (await provider.reverseTransfer(record.reference, key), { reversed: record.reference });
+    } catch (error) {
+      if (error instanceof ProviderRefusal)
+        throw new AppError('BUSINESS_RULE_VIOLATION', `The provider refused: ${error.reason}`);
+      throw error;
+    }
+    return store.reconciliation.withCase(found.id, async (_unit, hand) => {
+      const current = hand.case as ReconciliationCaseRecord;
+      if (current.status === 'resolved') return current;
+      await hand.decide(
+        { caseId: found.id, decision: decision.decision, reason: decision.reason, actor: decision.actor },
+        {
+          kind: current.kind,
+          provider_reference: current.reference,
+          transaction_id: current.transactionId,
+          provider_amount: current.providerAmount.toString(),
+          ledger_amount: current.ledgerAmount.toString(),
+          ...given,
+        },
+      );
+      return {
+        ...current,
+        status: 'resolved' as const,
+        decision: decision.decision,
+        reason: decision.reason,
+        resolvedBy: decision.actor,
+        resolvedAt: new Date(),
+      };
+    });
+  };
+
   const resolve = async (caseId: string, decision: Decision): Promise<ReconciliationCaseRecord> => {
     const found = await store.reconciliation.findCase(caseId);
     if (!found) throw notFound('Reconciliation case');
     if (decision.decision === 'refund' || decision.decision === 'reverse')
-      throw new AppError('BUSINESS_RULE_VIOLATION', `A ${decision.decision} is not possible for this case`);
+      return giveBack(found, decision as Decision & { decision: 'refund' | 'reverse' });
     // What the provider says now, read before the database transaction (which must not wait on the network).
     const record =
       decision.decision === 'book' && found.status === 'open'
@@ -243,10 +331,11 @@ export function startProviderReconciliation(options: ReconciliationOptions): Pro
         if (!record) throw new AppError('CONFLICT', "The provider's records no longer hold this object");
         const transactionId = current.transactionId;
         const before = transactionId ? (await hand.sides([transactionId])).get(transactionId) : undefined;
-        if (!transactionId || !before || current.kind === 'unknown_to_ledger')
+        if (!transactionId || !before || GIVEN_BACK_KINDS.has(current.kind))
           throw new AppError(
             'BUSINESS_RULE_VIOLATION',
-            'No transaction of the ledger to book this against; decide nothing_owed with a reason',
+            'Nothing of the ledger to book this against: give it back (refund, reverse) or decide nothing_owed ' +
+              'with a reason',
           );
         const context = { correlationId: `reconciliation:${caseId}`, logger };
         await applyRecord(unit, hand, record, before, context);

@@ -22,6 +22,13 @@ export interface PaymentProvider {
   createPayout(request: PayoutRequest): Promise<CreatedPayout>;
   /** Takes back from the connected account what a payout that failed (or came back) had transferred to it. */
   reversePayout(transfer: string, transactionId: string): Promise<void>;
+  /**
+   * Gives back to the payer, in full, what a payment kept (an extra capture an operator decided to return); the same
+   * key makes it once. Resolves with the provider's refund (Stripe: `re_…`).
+   */
+  refundPayment(reference: string, idempotencyKey: string): Promise<string>;
+  /** Takes back what a transfer left on a connected account (an extra transfer); the same key makes it once. */
+  reverseTransfer(transfer: string, idempotencyKey: string): Promise<void>;
   /** Makes the connected account a user is paid out to (Stripe: `acct_…`); the same user gets the same account. */
   createPayoutAccount(request: { userId: string }): Promise<string>;
   /** Where the user completes (or resumes) the provider's onboarding of their account (Stripe: an account link). */
@@ -64,6 +71,8 @@ export interface ProviderPayoutRecord {
   reference: string;
   /** Stripe: the payout's `po_…` on the connected account; null when none was made. */
   payout: string | null;
+  /** What the payout paid to the bank; null when none was made. */
+  payoutAmount: MinorUnits | null;
   transactionId: string | null;
   created: Date;
   currency: string;

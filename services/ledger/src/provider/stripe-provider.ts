@@ -73,12 +73,12 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
   });
 
   /** Takes a transfer back whole; one already taken back (by an earlier attempt) is left as it is. */
-  const reverse = async (transfer: string, transactionId: string) => {
+  const reverse = async (transfer: string, transactionId: string | null, idempotencyKey: string) => {
     try {
       await stripe.transfers.createReversal(
         transfer,
-        { metadata: { transaction_id: transactionId } },
-        { idempotencyKey: `${transactionId}:reversal` },
+        transactionId ? { metadata: { transaction_id: transactionId } } : {},
+        { idempotencyKey },
       );
     } catch (error) {
       const reversed = await stripe.transfers.retrieve(transfer).then(
@@ -131,6 +131,7 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
     kind: 'payout',
     reference: transfer.id,
     payout: payout?.id ?? null,
+    payoutAmount: payout ? toMinorUnits(payout.amount) : null,
     transactionId: transfer.metadata.transaction_id ?? null,
     created: dateOf(transfer.created),
     currency: transfer.currency.toUpperCase(),
@@ -249,12 +250,21 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
         const refusal = refusalOf(error);
         if (!refusal) throw error;
         // Refused for good: the money goes back to the platform before the withdrawal fails.
-        await reverse(transfer.id, transactionId);
+        await reverse(transfer.id, transactionId, `${transactionId}:reversal`);
         throw refusal;
       }
     },
 
-    reversePayout: (transfer, transactionId) => reverse(transfer, transactionId),
+    reversePayout: (transfer, transactionId) => reverse(transfer, transactionId, `${transactionId}:reversal`),
+
+    reverseTransfer: (transfer, idempotencyKey) => reverse(transfer, null, idempotencyKey),
+
+    async refundPayment(reference, idempotencyKey) {
+      const refund = await calling(() =>
+        stripe.refunds.create({ payment_intent: reference }, { idempotencyKey }),
+      );
+      return refund.id;
+    },
 
     async createPayoutAccount({ userId }) {
       const account = await calling(() =>

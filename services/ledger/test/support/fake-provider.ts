@@ -12,6 +12,8 @@ export type ProviderCall =
   | { call: 'cancelPayment'; reference: string; transactionId: string }
   | { call: 'createPayout'; request: PayoutRequest }
   | { call: 'reversePayout'; transfer: string; transactionId: string }
+  | { call: 'refundPayment'; reference: string; idempotencyKey: string }
+  | { call: 'reverseTransfer'; transfer: string; idempotencyKey: string }
   | { call: 'createPayoutAccount'; userId: string };
 
 /**
@@ -74,6 +76,17 @@ export function createFakeProvider(): FakeProvider {
     },
     async reversePayout(transfer, transactionId) {
       const call: ProviderCall = { call: 'reversePayout', transfer, transactionId };
+      fake.calls.push(call);
+      fake.behave(call);
+    },
+    async refundPayment(reference, idempotencyKey) {
+      const call: ProviderCall = { call: 'refundPayment', reference, idempotencyKey };
+      fake.calls.push(call);
+      fake.behave(call);
+      return `re_${idempotencyKey}`;
+    },
+    async reverseTransfer(transfer, idempotencyKey) {
+      const call: ProviderCall = { call: 'reverseTransfer', transfer, idempotencyKey };
       fake.calls.push(call);
       fake.behave(call);
     },
