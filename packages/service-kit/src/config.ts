@@ -1,5 +1,6 @@
 import { Ajv } from 'ajv';
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
+import { DEFAULT_INBOX_RETENTION_DAYS } from './data/inbox.js';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -66,6 +67,19 @@ export const DatabaseConfig = (database: string) =>
       }),
     ),
   }) satisfies TProperties;
+
+/** A service that consumes events keeps an inbox (`processed_events`): how long it remembers each event. */
+export const InboxConfig = {
+  INBOX_RETENTION_DAYS: Type.Integer({
+    minimum: 7,
+    maximum: 3650,
+    default: DEFAULT_INBOX_RETENTION_DAYS,
+    description:
+      'An event processed is remembered this long, so that a copy delivered again takes no effect, then ' +
+      "forgotten. Longer than any redelivery: a broker's, a dead letter's replay, a provider's (Stripe retries " +
+      'for 3 days, and can send an event again for 30)',
+  }),
+} satisfies TProperties;
 
 /**
  * Reads the variables named by `schema` from the environment once, coerces and validates them, and throws a

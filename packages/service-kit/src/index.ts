@@ -21,6 +21,7 @@ export * from './data/database.js';
 export * from './data/migrate-main.js';
 export * from './data/inbox.js';
 export * from './data/outbox.js';
+export * from './data/retention.js';
 export * from './bus/event-bus.js';
 export * from './bus/memory-bus.js';
 export * from './bus/amqp-bus.js';

@@ -4,6 +4,7 @@ import {
   CommonConfig,
   ConfigError,
   DatabaseConfig,
+  InboxConfig,
   PortNumber,
   splitList,
   TokenConfig,
@@ -21,6 +22,7 @@ export const CurrencyConfigSchema = Type.Object({
   PORT: PortNumber(3003),
   ...DatabaseConfig('payments_currency'),
   ...BusConfig,
+  ...InboxConfig,
   ...TokenConfig,
   IDENTITY_URL: Url({
     default: 'http://127.0.0.1:3001',

@@ -15,6 +15,7 @@ import {
   refuseDevelopmentSecrets,
   resolveServiceCredential,
   serveHttp,
+  startInboxRetention,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -56,6 +57,8 @@ export async function startCurrency(
     const accounts = createAccountCountRepository(knex);
     const consumer = await startAccountEventConsumer(bus, accounts, metrics);
     shutdown.add('event consumer', () => consumer.stop());
+    const inboxRetention = startInboxRetention(knex, { retentionDays: config.INBOX_RETENTION_DAYS, logger });
+    shutdown.add('inbox retention', () => inboxRetention.stop());
 
     // Only the admins' dead-letter routes take a token: readiness does not wait for the revocations, so the public
     // catalogue and rates never do.

@@ -5,6 +5,7 @@ import {
   ConfigError,
   DatabaseConfig,
   DEVELOPMENT_SANDBOX_API_KEY,
+  InboxConfig,
   PortNumber,
   TokenConfig,
   Url,
@@ -31,6 +32,7 @@ export const LedgerConfigSchema = Type.Object({
   PORT: PortNumber(3002),
   ...DatabaseConfig('payments_ledger'),
   ...BusConfig,
+  ...InboxConfig,
   ...TokenConfig,
   IDENTITY_URL: Url({
     default: 'http://127.0.0.1:3001',

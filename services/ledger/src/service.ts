@@ -15,6 +15,7 @@ import {
   requireAuth,
   resolveServiceCredential,
   serveHttp,
+  startInboxRetention,
   startOutboxRelay,
   followIdentityRevocations,
   type RunningService,
@@ -149,6 +150,8 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       intervalMs: config.HOLD_SWEEP_INTERVAL_MS,
     });
     shutdown.add('maintenance', () => maintenance.stop());
+    const inboxRetention = startInboxRetention(knex, { retentionDays: config.INBOX_RETENTION_DAYS, logger });
+    shutdown.add('inbox retention', () => inboxRetention.stop());
 
     const verifier = identityTokenVerifier(config, followed, logger);
     const currencies = createCurrencyDirectory({

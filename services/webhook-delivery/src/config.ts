@@ -4,6 +4,7 @@ import {
   CommonConfig,
   ConfigError,
   DatabaseConfig,
+  InboxConfig,
   PortNumber,
   splitList,
   TokenConfig,
@@ -19,6 +20,7 @@ export const WebhookDeliveryConfigSchema = Type.Object({
   PORT: PortNumber(3006),
   ...DatabaseConfig('payments_webhook_delivery'),
   ...BusConfig,
+  ...InboxConfig,
   ...TokenConfig,
   IDENTITY_URL: Url({
     default: 'http://127.0.0.1:3001',

@@ -14,6 +14,7 @@ import {
   requireAuth,
   resolveServiceCredential,
   serveHttp,
+  startInboxRetention,
   followIdentityRevocations,
   type RunningService,
   type ServiceDeps,
@@ -99,6 +100,8 @@ export async function startWebhookDelivery(
       logger,
     });
     shutdown.add('delivery log retention', () => retention.stop());
+    const inboxRetention = startInboxRetention(knex, { retentionDays: config.INBOX_RETENTION_DAYS, logger });
+    shutdown.add('inbox retention', () => inboxRetention.stop());
 
     const fanOut = await startEventFanOut({
       bus,

@@ -1,9 +1,20 @@
 import type { Knex } from 'knex';
+import type { Logger } from '../logger.js';
 import type { Migration, RuntimePrivileges } from './database.js';
+import { startRetention, type Retention } from './retention.js';
 
-/** What a service's runtime role does to the inbox: records an event as processed (RETURNING reads it back). */
+/**
+ * How long an event is remembered as processed, so that a copy of it delivered again takes no effect: well past
+ * any redelivery (a provider's retries, a broker's, a dead letter replayed), Stripe's 3 days and 30 days included.
+ */
+export const DEFAULT_INBOX_RETENTION_DAYS = 35;
+
+/**
+ * What a service's runtime role does to the inbox: records an event as processed (RETURNING reads it back), and
+ * deletes the records past their retention.
+ */
 export const inboxPrivileges = {
-  processed_events: ['SELECT', 'INSERT'],
+  processed_events: ['SELECT', 'INSERT', 'DELETE'],
 } as const satisfies RuntimePrivileges;
 
 export const inboxMigration: Migration = {
@@ -20,6 +31,51 @@ export const inboxMigration: Migration = {
     await knex.schema.dropTable('processed_events');
   },
 };
+
+/** Every consuming service runs it after its other migrations: the retention's pruning reads by age. */
+export const inboxByAgeMigration: Migration = {
+  name: '000_processed_events_by_age',
+  async up(knex) {
+    // Building it blocks inserts into processed_events for a moment; a large inbox can get it first CONCURRENTLY.
+    await knex.raw(
+      'CREATE INDEX IF NOT EXISTS processed_events_processed_at ON processed_events (processed_at)',
+    );
+  },
+  async down(knex) {
+    await knex.raw('DROP INDEX processed_events_processed_at');
+  },
+};
+
+/**
+ * Deletes up to `limit` inbox records older than `retentionDays` (by the database's clock), in one statement.
+ * A copy of one of those events delivered afterwards would take effect again: the retention outlasts redelivery.
+ */
+export async function pruneProcessedEvents(
+  knex: Knex,
+  retentionDays: number,
+  limit: number,
+): Promise<number> {
+  const { rowCount } = await knex.raw<{ rowCount: number | null }>(
+    `DELETE FROM processed_events WHERE (event_id, consumer) IN (
+       SELECT event_id, consumer FROM processed_events
+       WHERE processed_at < now() - make_interval(days => ?) LIMIT ?)`,
+    [retentionDays, limit],
+  );
+  return rowCount ?? 0;
+}
+
+/** Prunes the inbox past `retentionDays`, in batches, on a poller (see startRetention). */
+export function startInboxRetention(
+  knex: Knex,
+  options: { retentionDays: number; logger: Logger; intervalMs?: number },
+): Retention {
+  return startRetention({
+    what: 'processed events',
+    pruneBatch: (limit) => pruneProcessedEvents(knex, options.retentionDays, limit),
+    logger: options.logger,
+    intervalMs: options.intervalMs,
+  });
+}
 
 /**
  * Runs `effect` and records the event as processed in one transaction, so an event takes effect at most once

@@ -1,4 +1,5 @@
 import {
+  inboxByAgeMigration,
   inboxMigration,
   inboxPrivileges,
   outboxMigration,
@@ -903,6 +904,7 @@ const acceptRequestsPayoutAccount: Migration = {
 
 export const migrations: Migration[] = [
   inboxMigration,
+  inboxByAgeMigration,
   outboxMigration,
   accounts,
   transactions,

@@ -1,4 +1,5 @@
 import {
+  inboxByAgeMigration,
   inboxMigration,
   inboxPrivileges,
   type Migration,
@@ -7,6 +8,7 @@ import {
 
 export const migrations: Migration[] = [
   inboxMigration,
+  inboxByAgeMigration,
   {
     name: '001_webhook_endpoints',
     async up(knex) {
