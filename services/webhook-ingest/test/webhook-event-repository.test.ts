@@ -121,6 +121,13 @@ describe('webhook event repository (real Postgres)', function () {
     expect(await publishedAt(poison.eventId)).to.equal(undefined);
   });
 
+  it('writes no secret of a payload it records: they are cut before the INSERT', async () => {
+    const event = completedPayment({ data: { object: { id: 'pi_1', client_secret: 'pi_1_secret_x' } } });
+    await events.record(event);
+    const row = await knex('webhook_events').where({ event_id: event.eventId }).first('payload');
+    expect(row?.payload).to.deep.equal({ data: { object: { id: 'pi_1', client_secret: '[redacted]' } } });
+  });
+
   describe('withUnpublished', () => {
     beforeEach(() => knex('webhook_events').update({ published_at: knex.fn.now() }));
 

@@ -1,4 +1,5 @@
 import { createBatcher, type Knex } from '@payments/service-kit';
+import { redactWebhookPayload } from '../domain/payload-redaction.js';
 import type {
   IncomingWebhookEvent,
   PaymentAdjustedData,
@@ -115,7 +116,8 @@ function toRow(event: IncomingWebhookEvent) {
     event_id: event.eventId,
     source: event.source,
     event_type: event.type,
-    payload: JSON.stringify(event.payload),
+    // Whoever records an event, its secrets are never written: they are cut here, on the one way in.
+    payload: JSON.stringify(redactWebhookPayload(event.payload)),
     outcome: event.payment?.status ?? event.adjustment?.adjustment ?? 'ignored',
     event_data: data ? JSON.stringify(data) : null,
     publishes: event.adjustment ? 'PaymentAdjusted' : 'PaymentProcessed',
