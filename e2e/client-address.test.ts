@@ -5,6 +5,10 @@ import { startSystem, type TestSystem } from '@payments/testkit';
 import { rawApi, type ApiResponse, type RawApi } from './support/api.js';
 
 const REGISTRATION_LIMIT = 5;
+/** Identity's login limits here: failures per account from one address, per account, per address. */
+const PAIR_LIMIT = 3;
+const ACCOUNT_LIMIT = 9;
+const ADDRESS_LIMIT = 10;
 
 /** A POST to `url` from the local address `from` (any 127.x address is this machine), outside fetch's reach. */
 function postFrom(
@@ -53,7 +57,13 @@ describe('client addresses and per-address limits, through a load balancer', fun
         'provider-sandbox': { SANDBOX_ENABLED: 'false' },
         // The test is the load balancer in front of the gateway (127.0.0.1); identity believes only the gateway.
         gateway: { TRUSTED_PROXIES: '127.0.0.1' },
-        identity: { TRUSTED_PROXIES: '127.0.0.1', REGISTRATION_MAX_PER_WINDOW: String(REGISTRATION_LIMIT) },
+        identity: {
+          TRUSTED_PROXIES: '127.0.0.1',
+          REGISTRATION_MAX_PER_WINDOW: String(REGISTRATION_LIMIT),
+          LOGIN_MAX_FAILURES: String(PAIR_LIMIT),
+          LOGIN_MAX_FAILURES_PER_ACCOUNT: String(ACCOUNT_LIMIT),
+          LOGIN_MAX_FAILURES_PER_ADDRESS: String(ADDRESS_LIMIT),
+        },
       },
     });
     api = rawApi(system.gatewayUrl);
@@ -110,6 +120,44 @@ describe('client addresses and per-address limits, through a load balancer', fun
     expect(statuses.slice(10)).to.deep.equal([429, 429]);
     // Clients of the gateway are not caught by it.
     expect((await badLogin('198.51.100.9')).status).to.equal(401);
+  });
+
+  it("an attacker's wrong passwords from one address stop there, and the account's owner logs in from another", async () => {
+    const owner = await register('198.51.100.20');
+    expect(owner.response.status, owner.response.text).to.equal(201);
+    const attacker = '198.51.100.21';
+    const guesses: ApiResponse[] = [];
+    for (let i = 0; i <= PAIR_LIMIT; i++) guesses.push(await login(attacker, owner.username, `guess-${i}`));
+    expect(guesses.map((answer) => answer.status)).to.deep.equal([...Array(PAIR_LIMIT).fill(401), 429]);
+    const refused = guesses[PAIR_LIMIT] as ApiResponse;
+    expect(refused.headers.get('content-type')).to.match(/^application\/problem\+json/);
+    expect(refused.body).to.include({ status: 429, code: 'RATE_LIMIT_EXCEEDED' });
+    expect(Number(refused.headers.get('retry-after'))).to.be.within(1, 900);
+    // Refused before the password is checked: the right one from there is no oracle.
+    expect((await login(attacker, owner.username, owner.password)).status).to.equal(429);
+
+    const ownerLogin = await login('198.51.100.20', owner.username, owner.password);
+    expect(ownerLogin.status, ownerLogin.text).to.equal(200);
+    expect((await api.get('/accounts', ownerLogin.body.token as string)).status).to.equal(200);
+  });
+
+  it('stops a guess spread over many addresses at the account’s higher ceiling, however many are sent at once', async () => {
+    const victim = await register('198.51.100.22');
+    expect(victim.response.status, victim.response.text).to.equal(201);
+    // Eight addresses, each guessing as often as its own limit allows, all at once.
+    const guesses = await Promise.all(
+      Array.from({ length: 8 * PAIR_LIMIT }, (_, i) =>
+        login(`203.0.113.${100 + (i % 8)}`, victim.username, `guess-${i}`),
+      ),
+    );
+    const statuses = guesses.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 401)).to.have.length(ACCOUNT_LIMIT);
+    expect(statuses.filter((status) => status === 429)).to.have.length(8 * PAIR_LIMIT - ACCOUNT_LIMIT);
+    // A ninth address, with the right password: the account has had its failures for the window.
+    const more = await login('203.0.113.200', victim.username, victim.password);
+    expect(more.status, more.text).to.equal(429);
+    expect(more.body).to.include({ code: 'RATE_LIMIT_EXCEEDED' });
+    expect(Number(more.headers.get('retry-after'))).to.be.within(1, 900);
   });
 
   it('counts two IPv6 clients of one /64 as one', async () => {
