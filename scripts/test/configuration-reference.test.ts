@@ -23,7 +23,7 @@ describe('the configuration reference (docs/configuration.md)', function () {
     const reference = renderConfigurationReference();
     for (const section of ['pnpm start', ...SERVICE_NAMES]) expect(reference).to.contain(`\n## ${section}\n`);
     expect(reference).to.match(
-      /\| `WEBHOOK_SECRETS` \| string \| unset \| .+ \| required; the development secret is refused \|/,
+      /\| `WEBHOOK_SECRETS` \| string \| unset \| .+ \| required, each at least 32 bytes; the development secret is refused \|/,
     );
   });
 

@@ -76,7 +76,10 @@ export interface SystemSettings {
   webhookSecret?: string;
   /** SANDBOX_API_KEY for the sandbox's Stripe-compatible API; unset, its public development key. */
   sandboxApiKey?: string;
-  /** The ledger asks the provider sandbox for each payment (PROVIDER=stripe against its API, with sandboxApiKey). */
+  /**
+   * The ledger asks the provider sandbox for each payment (PROVIDER=stripe against its API, with sandboxApiKey), and
+   * webhook-ingest takes its events as Stripe's (PROVIDER=stripe too).
+   */
   paysThroughSandbox?: boolean;
   /** SERVICE_TOKEN for every process; unset, services fall back to the public development value. */
   serviceToken?: string;
@@ -170,6 +173,7 @@ export function serviceEnvironment(service: ServiceName, settings: SystemSetting
       STRIPE_SECRET_KEY: settings.sandboxApiKey,
     });
   }
+  if (service === 'webhook-ingest' && settings.paysThroughSandbox) env.PROVIDER = 'stripe';
   return { ...env, ...settings.env, ...settings.serviceEnv?.[service] };
 }
 

@@ -13,6 +13,9 @@ import {
 
 export { DEVELOPMENT_WEBHOOK_SECRET };
 
+/** A signing secret shorter than this could be guessed offline from one signed webhook (an HMAC key's strength). */
+export const MINIMUM_WEBHOOK_SECRET_BYTES = 32;
+
 export const WebhookIngestConfigSchema = Type.Object({
   ...CommonConfig,
   PORT: PortNumber(3004),
@@ -27,7 +30,7 @@ export const WebhookIngestConfigSchema = Type.Object({
       description:
         "The providers' signing secrets, comma-separated; every one is accepted, so a rotation adds the new secret " +
         'before removing the old. Elsewhere the development secret',
-      production: 'required; the development secret is refused',
+      production: `required, each at least ${MINIMUM_WEBHOOK_SECRET_BYTES} bytes; the development secret is refused`,
     }),
   ),
   WEBHOOK_TOLERANCE_SECONDS: Type.Integer({
@@ -36,6 +39,21 @@ export const WebhookIngestConfigSchema = Type.Object({
     default: DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
     description: "How far a signature's timestamp may be from now (replay window)",
   }),
+  PROVIDER: Type.Union([Type.Literal('none'), Type.Literal('stripe')], {
+    default: 'none',
+    description:
+      "The payment provider whose events come in on /webhook/provider, as the ledger's PROVIDER: set both alike. " +
+      "With `stripe`, production closes the stand-in's endpoints (see STAND_IN_CONFIRMATIONS)",
+  }),
+  STAND_IN_CONFIRMATIONS: Type.Optional(
+    Type.Boolean({
+      description:
+        "A stand-in's confirmations are taken: /webhook/payment-status answers (and /webhook/payment, with " +
+        'UNSIGNED_WEBHOOK_ENABLED); `false`: both answer 404, and only the provider confirms. Unset: on, except ' +
+        'with NODE_ENV=production and PROVIDER=stripe',
+      production: 'unset with PROVIDER=stripe is off',
+    }),
+  ),
   UNSIGNED_WEBHOOK_ENABLED: Type.Boolean({
     default: false,
     description: '/webhook/payment confirms payments without a signature: for development only',
@@ -63,11 +81,14 @@ export interface WebhookSettings {
   usesDevelopmentSecret: boolean;
   toleranceSeconds: number;
   unsignedEnabled: boolean;
+  /** /webhook/payment-status (and /webhook/payment, when unsigned ones are enabled) answer; off, they are 404. */
+  standInConfirmations: boolean;
 }
 
 /**
  * The settings whose defaults depend on NODE_ENV. Production refuses to start without WEBHOOK_SECRETS, with the
- * development secret, or with the unsigned endpoint on.
+ * development secret or a short one, or with the unsigned endpoint on; with PROVIDER=stripe it takes no stand-in's
+ * confirmation unless STAND_IN_CONFIRMATIONS=true.
  */
 export function resolveWebhookSettings(config: WebhookIngestConfig): WebhookSettings {
   const production = config.NODE_ENV === 'production';
@@ -77,6 +98,14 @@ export function resolveWebhookSettings(config: WebhookIngestConfig): WebhookSett
   }
   if (production && configured.includes(DEVELOPMENT_WEBHOOK_SECRET)) {
     throw new ConfigError('Invalid configuration: WEBHOOK_SECRETS must not contain the development secret');
+  }
+  const short = configured.filter((secret) => Buffer.byteLength(secret) < MINIMUM_WEBHOOK_SECRET_BYTES);
+  if (production && short.length > 0) {
+    // Which one is never said: the message would carry a piece of a secret into the logs.
+    throw new ConfigError(
+      `Invalid configuration: WEBHOOK_SECRETS has ${short.length} secret(s) under ` +
+        `${MINIMUM_WEBHOOK_SECRET_BYTES} bytes, refused when NODE_ENV=production`,
+    );
   }
   if (production && config.UNSIGNED_WEBHOOK_ENABLED) {
     throw new ConfigError(
@@ -89,5 +118,6 @@ export function resolveWebhookSettings(config: WebhookIngestConfig): WebhookSett
     usesDevelopmentSecret: configured.length === 0,
     toleranceSeconds: config.WEBHOOK_TOLERANCE_SECONDS,
     unsignedEnabled: config.UNSIGNED_WEBHOOK_ENABLED,
+    standInConfirmations: config.STAND_IN_CONFIRMATIONS ?? !(production && config.PROVIDER === 'stripe'),
   };
 }

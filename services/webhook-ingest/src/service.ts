@@ -85,7 +85,14 @@ export async function startWebhookIngest(
     if (settings.unsignedEnabled) {
       logger.warn('UNSIGNED_WEBHOOK_ENABLED: /webhook/payment confirms payments without a signature');
     }
-    logger.info({ url: address.url, unsigned_webhook: settings.unsignedEnabled }, 'webhook-ingest listening');
+    logger.info(
+      {
+        url: address.url,
+        unsigned_webhook: settings.unsignedEnabled,
+        stand_in_confirmations: settings.standInConfirmations,
+      },
+      'webhook-ingest listening',
+    );
     return { ...address, stop: () => shutdown.run() };
   } catch (error) {
     await shutdown.run();

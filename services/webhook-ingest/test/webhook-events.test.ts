@@ -156,6 +156,9 @@ describe('payment webhooks', () => {
 describe('webhook-ingest configuration', () => {
   const load = (env: Record<string, string>) =>
     resolveWebhookSettings(loadConfig(WebhookIngestConfigSchema, env));
+  /** Two secrets as long as production asks (Stripe's own `whsec_…` are 38 bytes). */
+  const first = `whsec_${'a'.repeat(26)}`;
+  const second = `whsec_${'b'.repeat(32)}`;
 
   it('uses the development secret outside production, and keeps the unsigned endpoint off', () => {
     for (const NODE_ENV of ['development', 'test']) {
@@ -178,14 +181,37 @@ describe('webhook-ingest configuration', () => {
     );
   });
 
+  it('refuses in production a secret under 32 bytes, without saying which one', () => {
+    const short = `whsec_${'c'.repeat(25)}`;
+    expect(() => load({ NODE_ENV: 'production', WEBHOOK_SECRETS: `${first},${short}` })).to.throw(
+      'Invalid configuration: WEBHOOK_SECRETS has 1 secret(s) under 32 bytes, refused when NODE_ENV=production',
+    );
+    expect(load({ NODE_ENV: 'production', WEBHOOK_SECRETS: first }).secrets).to.deep.equal([first]);
+    expect(load({ NODE_ENV: 'test', WEBHOOK_SECRETS: 'short' }).secrets).to.deep.equal(['short']);
+  });
+
   it('turns the unsigned endpoint on only when asked to, and never in production', () => {
-    expect(load({ NODE_ENV: 'production', WEBHOOK_SECRETS: 'a, b' })).to.deep.include({
-      secrets: ['a', 'b'],
+    expect(load({ NODE_ENV: 'production', WEBHOOK_SECRETS: ` ${first}, ${second}` })).to.deep.include({
+      secrets: [first, second],
       unsignedEnabled: false,
     });
     expect(load({ UNSIGNED_WEBHOOK_ENABLED: 'true' }).unsignedEnabled).to.equal(true);
     expect(() =>
-      load({ NODE_ENV: 'production', WEBHOOK_SECRETS: 'a', UNSIGNED_WEBHOOK_ENABLED: 'true' }),
+      load({ NODE_ENV: 'production', WEBHOOK_SECRETS: first, UNSIGNED_WEBHOOK_ENABLED: 'true' }),
     ).to.throw(/UNSIGNED_WEBHOOK_ENABLED=true is refused when NODE_ENV=production/);
+  });
+
+  it("takes a stand-in's confirmations except in production with PROVIDER=stripe, unless told to", () => {
+    const standIn = (env: Record<string, string>) =>
+      load({ WEBHOOK_SECRETS: first, ...env }).standInConfirmations;
+    for (const NODE_ENV of ['development', 'test', 'production'])
+      expect(standIn({ NODE_ENV }), NODE_ENV).to.equal(true);
+    expect(standIn({ NODE_ENV: 'test', PROVIDER: 'stripe' })).to.equal(true);
+    expect(standIn({ NODE_ENV: 'production', PROVIDER: 'stripe' })).to.equal(false);
+    expect(standIn({ NODE_ENV: 'production', PROVIDER: 'stripe', STAND_IN_CONFIRMATIONS: 'true' })).to.equal(
+      true,
+    );
+    expect(standIn({ NODE_ENV: 'test', STAND_IN_CONFIRMATIONS: 'false' })).to.equal(false);
+    expect(() => load({ PROVIDER: 'paypal' })).to.throw(/PROVIDER/);
   });
 });

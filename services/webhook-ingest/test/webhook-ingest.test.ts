@@ -30,8 +30,9 @@ import {
 import { startWebhookIngest, WebhookIngestConfigSchema } from '../src/index.js';
 import { envelopeIdOf } from '../src/domain/webhook-event.js';
 
-const SECRET = 'whsec_component_current';
-const NEXT_SECRET = 'whsec_component_next';
+// As long as production asks (32 bytes), so the production tests run on them too.
+const SECRET = 'whsec_component_current_0123456789';
+const NEXT_SECRET = 'whsec_component_next_0123456789abc';
 const SERVICE_TOKEN = 'webhook-ingest-component-test-service-token';
 const silent = createLogger('webhook-ingest-test', 'silent');
 
@@ -1109,6 +1110,78 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
       expect((failure as Error).message).to.match(/UNSIGNED_WEBHOOK_ENABLED=true is refused/);
     });
 
+    it('refuses to start with a WEBHOOK_SECRETS entry under 32 bytes, naming the variable', async () => {
+      const failure = await startWebhookIngest(
+        configFor({
+          NODE_ENV: 'production',
+          UNSIGNED_WEBHOOK_ENABLED: 'false',
+          WEBHOOK_SECRETS: `${SECRET},whsec_only_24_bytes_long`,
+        }),
+      ).then(
+        async (started) => {
+          await started.stop();
+          return null;
+        },
+        (error: Error) => error.message,
+      );
+      expect(failure).to.equal(
+        'Invalid configuration: WEBHOOK_SECRETS has 1 secret(s) under 32 bytes, refused when NODE_ENV=production',
+      );
+    });
+
+    describe("a stand-in's confirmations where Stripe confirms (PROVIDER=stripe)", () => {
+      const production = { NODE_ENV: 'production', UNSIGNED_WEBHOOK_ENABLED: 'false', PROVIDER: 'stripe' };
+      const statusWebhook = () => ({
+        payment_id: randomUUID(),
+        status: 'completed',
+        amount: 1000,
+        currency: 'USD',
+      });
+
+      it('answers 404 { error: "not found" } on /webhook/payment-status, signed with the secret Stripe signs with, and records nothing', async () => {
+        const stripe = await startWebhookIngest(configFor(production));
+        const since = received.length;
+        try {
+          const body = statusWebhook();
+          const reply = await signedPost('/webhook/payment-status', body, SECRET, stripe);
+          expect(reply.status).to.equal(404);
+          expect(reply.json).to.deep.equal({ error: 'not found' });
+          expect(await storedEvent(`payment-status:${body.payment_id}:completed`)).to.equal(undefined);
+          const unsigned = await post(stripe, '/webhook/payment', {
+            payment_id: body.payment_id,
+            status: 'completed',
+          });
+          expect(unsigned.status).to.equal(404);
+          // The provider's own events still confirm.
+          const event = providerEvent('payment_intent.succeeded');
+          expect((await signedPost('/webhook/provider', event, SECRET, stripe)).status).to.equal(200);
+          expect((await publishedSince(since)).map((e) => e.id)).to.deep.equal([envelopeIdOf(event.id)]);
+        } finally {
+          await stripe.stop();
+        }
+      });
+
+      it('takes them when STAND_IN_CONFIRMATIONS=true, and everywhere else by default', async () => {
+        for (const env of [
+          { ...production, STAND_IN_CONFIRMATIONS: 'true' },
+          { ...production, PROVIDER: 'none' },
+          { PROVIDER: 'stripe' },
+        ]) {
+          const started = await startWebhookIngest(configFor(env));
+          try {
+            const body = statusWebhook();
+            const reply = await signedPost('/webhook/payment-status', body, SECRET, started);
+            expect(reply.status, JSON.stringify(env)).to.equal(200);
+            expect(await storedEvent(`payment-status:${body.payment_id}:completed`)).to.include({
+              source: 'payment-status',
+            });
+          } finally {
+            await started.stop();
+          }
+        }
+      });
+    });
+
     it('answers 404 { error: "not found" } on the unsigned endpoint', async () => {
       const production = await startWebhookIngest(
         configFor({ NODE_ENV: 'production', UNSIGNED_WEBHOOK_ENABLED: 'false' }),
@@ -1124,6 +1197,66 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
         expect((await signedPost('/webhook/provider', event, SECRET, production)).status).to.equal(200);
       } finally {
         await production.stop();
+      }
+    });
+  });
+
+  describe('what is kept of a webhook, and for how long', () => {
+    const storedPayload = async (eventId: string) => {
+      const { rows } = await sql.query<{ payload: unknown }>(
+        'SELECT payload FROM webhook_events WHERE event_id = $1',
+        [eventId],
+      );
+      return rows[0]?.payload;
+    };
+
+    it("keeps a PaymentIntent's event without its client secret or card, and publishes it from what it kept", async () => {
+      const clientSecret = `pi_${randomUUID()}_secret_${randomUUID()}`;
+      const event = providerEvent('payment_intent.succeeded', {
+        amount: 4321,
+        currency: 'eur',
+        client_secret: clientSecret,
+        payment_method: { id: 'pm_1', object: 'payment_method', card: { last4: '4242', exp_year: 2030 } },
+      });
+      // The broker unreachable: the call is answered 500 and the event kept unpublished, for the republisher.
+      const unreachable = await closedPort();
+      const cutOff = await startWebhookIngest(
+        configFor({ AMQP_URL: `amqp://guest:guest@127.0.0.1:${unreachable}` }),
+      );
+      try {
+        expect((await signedPost('/webhook/provider', event, SECRET, cutOff)).status).to.equal(500);
+      } finally {
+        await cutOff.stop();
+      }
+      const kept = (await storedPayload(event.id)) as typeof event;
+      expect(JSON.stringify(kept)).not.to.contain(clientSecret).and.not.to.contain('4242');
+      expect(kept).to.deep.include({ id: event.id, type: 'payment_intent.succeeded' });
+      expect(kept.data.object).to.deep.equal({
+        ...event.data.object,
+        client_secret: '[redacted]',
+        payment_method: '[redacted]',
+      });
+
+      const since = received.length;
+      const republishing = await startWebhookIngest(
+        configFor({ WEBHOOK_REPUBLISH_AFTER_SECONDS: '1', WEBHOOK_REPUBLISH_INTERVAL_MS: '100' }),
+      );
+      try {
+        const published = await eventually(
+          async () => received.slice(since).filter((e) => e.data.provider_event_id === event.id),
+          (found) => found.length > 0,
+          { timeoutMs: 15_000 },
+        );
+        expect(published.map((e) => e.id)).to.deep.equal([envelopeIdOf(event.id)]);
+        expect(published[0]?.data).to.deep.include({
+          transaction_id: event.data.object.metadata.transaction_id,
+          payment_id: event.data.object.id,
+          status: 'completed',
+          amount: 4321,
+          currency: 'EUR',
+        });
+      } finally {
+        await republishing.stop();
       }
     });
   });

@@ -23,6 +23,8 @@ interface WebhookEndpoint {
   signatureHeader: string | null;
   /** Another name the same signature may come under (Stripe's own, from `stripe listen` or a Stripe endpoint). */
   signatureHeaderAlias?: string;
+  /** A stand-in's confirmation (SPEC's generic endpoints), not the provider's own event. */
+  standIn: boolean;
   invalidMessage: string;
   parse(body: unknown): IncomingWebhookEvent | null;
 }
@@ -34,6 +36,7 @@ const ENDPOINTS: readonly WebhookEndpoint[] = [
     path: '/webhook/payment',
     source: 'payment',
     signatureHeader: null,
+    standIn: true,
     invalidMessage: 'invalid payload',
     parse: parsePaymentWebhook,
   },
@@ -41,6 +44,7 @@ const ENDPOINTS: readonly WebhookEndpoint[] = [
     path: '/webhook/payment-status',
     source: 'payment-status',
     signatureHeader: 'X-Webhook-Signature',
+    standIn: true,
     invalidMessage: 'invalid payload',
     parse: parsePaymentStatusWebhook,
   },
@@ -49,6 +53,7 @@ const ENDPOINTS: readonly WebhookEndpoint[] = [
     source: 'provider',
     signatureHeader: 'Provider-Signature',
     signatureHeaderAlias: 'Stripe-Signature',
+    standIn: false,
     invalidMessage: 'invalid provider event',
     parse: parseProviderEvent,
   },
@@ -125,6 +130,8 @@ export function mountWebhookRoutes(app: Express, deps: WebhookRoutesDeps): void 
   for (const endpoint of ENDPOINTS) {
     // Disabled, the unsigned endpoint does not exist: it would confirm payments on anyone's word.
     if (endpoint.signatureHeader === null && !deps.settings.unsignedEnabled) continue;
+    // Nor do a stand-in's where the provider confirms: its signing secret would otherwise sign them too.
+    if (endpoint.standIn && !deps.settings.standInConfirmations) continue;
     app.post(endpoint.path, rawBody, handleWebhook(endpoint, deps));
   }
 }
