@@ -16,6 +16,9 @@ export { DEVELOPMENT_WEBHOOK_SECRET };
 /** A signing secret shorter than this could be guessed offline from one signed webhook (an HMAC key's strength). */
 export const MINIMUM_WEBHOOK_SECRET_BYTES = 32;
 
+/** How long a received webhook is kept: well past Stripe's 3 days of retries and the 30 days its events API keeps. */
+export const DEFAULT_WEBHOOK_EVENT_RETENTION_DAYS = 35;
+
 export const WebhookIngestConfigSchema = Type.Object({
   ...CommonConfig,
   PORT: PortNumber(3004),
@@ -71,6 +74,15 @@ export const WebhookIngestConfigSchema = Type.Object({
     maximum: 600_000,
     default: 2000,
     description: 'How often the republisher looks for such events',
+  }),
+  WEBHOOK_EVENT_RETENTION_DAYS: Type.Integer({
+    minimum: 7,
+    maximum: 3650,
+    default: DEFAULT_WEBHOOK_EVENT_RETENTION_DAYS,
+    description:
+      'A received webhook is kept (and a redelivery of it recognised) this long, then deleted; one with an effect ' +
+      'still unpublished is kept until it is published. Longer than any redelivery: Stripe retries for 3 days, ' +
+      'and its events can be sent again for 30',
   }),
 });
 

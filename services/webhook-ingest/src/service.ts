@@ -10,6 +10,7 @@ import {
   refuseDevelopmentSecrets,
   resolveServiceCredential,
   serveHttp,
+  startRetention,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -55,6 +56,12 @@ export async function startWebhookIngest(
       afterSeconds: config.WEBHOOK_REPUBLISH_AFTER_SECONDS,
     });
     shutdown.add('republisher', () => republisher.stop());
+    const retention = startRetention({
+      what: 'webhook events',
+      pruneBatch: (limit) => events.pruneReceivedBefore(config.WEBHOOK_EVENT_RETENTION_DAYS, limit),
+      logger,
+    });
+    shutdown.add('webhook event retention', () => retention.stop());
     const intake = createWebhookIntake({
       events,
       bus,

@@ -128,6 +128,46 @@ describe('webhook event repository (real Postgres)', function () {
     expect(row?.payload).to.deep.equal({ data: { object: { id: 'pi_1', client_secret: '[redacted]' } } });
   });
 
+  describe('pruneReceivedBefore', () => {
+    const receivedDaysAgo = (eventIds: string[], days: number) =>
+      knex('webhook_events')
+        .whereIn('event_id', eventIds)
+        .update({ received_at: knex.raw('now() - make_interval(days => ?)', [days]) });
+    const stillThere = async (eventIds: string[]) =>
+      (await knex('webhook_events').whereIn('event_id', eventIds).select('event_id'))
+        .map((row: { event_id: string }) => row.event_id)
+        .sort();
+
+    beforeEach(() => knex('webhook_events').update({ published_at: knex.fn.now() }));
+
+    it('deletes the published and the ignored events past the retention, at most `limit` a statement', async () => {
+      const old = Array.from({ length: 5 }, () => completedPayment());
+      const [ignored, recent] = [pendingPayment(), completedPayment()];
+      await Promise.all([...old, ignored, recent].map((event) => events.record(event)));
+      await Promise.all(old.map((event) => events.markPublished(event.eventId)));
+      await receivedDaysAgo(
+        [...old, ignored].map((e) => e.eventId),
+        31,
+      );
+      await receivedDaysAgo([recent.eventId], 29);
+
+      expect(await events.pruneReceivedBefore(30, 4)).to.equal(4);
+      expect(await events.pruneReceivedBefore(30, 4)).to.equal(2);
+      expect(await events.pruneReceivedBefore(30, 4)).to.equal(0);
+      expect(await stillThere([...old, ignored, recent].map((e) => e.eventId))).to.deep.equal([
+        recent.eventId,
+      ]);
+    });
+
+    it('keeps an event with an effect that is still unpublished, however old, for the republisher', async () => {
+      const unpublished = completedPayment();
+      await events.record(unpublished);
+      await receivedDaysAgo([unpublished.eventId], 400);
+      await events.pruneReceivedBefore(30, 100);
+      expect(await stillThere([unpublished.eventId])).to.deep.equal([unpublished.eventId]);
+    });
+  });
+
   describe('withUnpublished', () => {
     beforeEach(() => knex('webhook_events').update({ published_at: knex.fn.now() }));
 

@@ -1259,5 +1259,41 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
         await republishing.stop();
       }
     });
+
+    it('recognises an event delivered again inside the retention after a prune ran, and forgets one older than it', async () => {
+      const recent = providerEvent('payment_intent.succeeded');
+      const old = providerEvent('payment_intent.succeeded');
+      const since = received.length;
+      for (const event of [recent, old])
+        expect((await signedPost('/webhook/provider', event)).status).to.equal(200);
+      expect(await publishedSince(since)).to.have.length(2);
+      const receivedDaysAgo = (eventId: string, days: number) =>
+        sql.query(
+          'UPDATE webhook_events SET received_at = now() - make_interval(days => $2) WHERE event_id = $1',
+          [eventId, days],
+        );
+      // The retention is 35 days by default.
+      await receivedDaysAgo(recent.id, 34);
+      await receivedDaysAgo(old.id, 36);
+
+      // A process prunes as it starts, then hourly.
+      const pruning = await startWebhookIngest(configFor());
+      try {
+        await eventually(
+          () => storedEvent(old.id),
+          (row) => row === undefined,
+        );
+        expect(await storedEvent(recent.id)).to.include({ source: 'provider' });
+
+        const later = received.length;
+        expect(await signedPost('/webhook/provider', recent, SECRET, pruning)).to.include({ status: 200 });
+        expect(await publishedSince(later, pruning)).to.deep.equal([]);
+        const last = received.length;
+        expect(await signedPost('/webhook/provider', old, SECRET, pruning)).to.include({ status: 200 });
+        expect((await publishedSince(last, pruning)).map((e) => e.id)).to.deep.equal([envelopeIdOf(old.id)]);
+      } finally {
+        await pruning.stop();
+      }
+    });
   });
 });

@@ -37,10 +37,21 @@ export const migrations: Migration[] = [
       await knex.raw('ALTER TABLE webhook_events DROP COLUMN publishes');
     },
   },
+  {
+    name: '003_webhook_events_by_age',
+    async up(knex) {
+      // The retention's pruning reads by age. Building it blocks webhooks for a moment; a large table can get it
+      // first CONCURRENTLY.
+      await knex.raw('CREATE INDEX IF NOT EXISTS webhook_events_received ON webhook_events (received_at)');
+    },
+    async down(knex) {
+      await knex.raw('DROP INDEX webhook_events_received');
+    },
+  },
 ];
 
 /** What the service's runtime role may do, table by table (docs/security.md, "Database and broker logins"). */
 export const privileges: RuntimePrivileges = {
-  // Recorded once, marked published; never deleted by the service.
-  webhook_events: ['SELECT', 'INSERT', 'UPDATE'],
+  // Recorded once, marked published; deleted past their retention.
+  webhook_events: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
 };

@@ -59,6 +59,11 @@ export interface WebhookEventRepository {
     query: UnpublishedQuery,
     republish: (records: PublishableRecord[]) => Promise<T>,
   ): Promise<T | null>;
+  /**
+   * Deletes up to `limit` events received more than `retentionDays` ago, in one statement; an event with an
+   * effect still unpublished stays, for the republisher. Resolves with how many it deleted.
+   */
+  pruneReceivedBefore(retentionDays: number, limit: number): Promise<number>;
 }
 
 interface WebhookEventRow {
@@ -242,6 +247,18 @@ export function createWebhookEventRepository(knex: Knex): WebhookEventRepository
           .limit(limit);
         return republish(due.map(toRecord).filter(isPublishable));
       });
+    },
+
+    async pruneReceivedBefore(retentionDays, limit) {
+      const { rowCount } = await knex.raw<{ rowCount: number | null }>(
+        `DELETE FROM webhook_events WHERE event_id = any(array(
+           SELECT event_id FROM webhook_events
+           WHERE received_at < now() - make_interval(days => ?)
+             AND (published_at IS NOT NULL OR outcome = 'ignored')
+           LIMIT ?))`,
+        [retentionDays, limit],
+      );
+      return rowCount ?? 0;
     },
   };
 }
