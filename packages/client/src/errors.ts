@@ -87,6 +87,24 @@ export class ServiceUnavailableError extends ApiError {
   override name = 'ServiceUnavailableError';
 }
 
+/**
+ * The API answered with a redirect (3xx), which this client never follows: following it could carry the call's
+ * token and body to whatever host `location` names. Not retried.
+ */
+export class RedirectError extends ApiError {
+  override name = 'RedirectError';
+  /** Where the answer pointed (its `Location`); null when it named nowhere. */
+  readonly location: string | null;
+
+  constructor(details: ApiErrorDetails) {
+    super(details);
+    this.location = details.headers.get('location');
+    this.message = `The API answered HTTP ${details.status}, a redirect${
+      this.location === null ? '' : ` to ${this.location}`
+    }, which is not followed`;
+  }
+}
+
 /** The API could not be reached (refused, reset, DNS), after the retries allowed. */
 export class ConnectionError extends PaymentsError {
   override name = 'ConnectionError';
@@ -113,7 +131,9 @@ const BY_STATUS: Record<number, new (details: ApiErrorDetails) => ApiError> = {
 /** The typed error for an error answer whose body has been read as text. */
 export function apiErrorFrom(status: number, headers: Headers, body: string): ApiError {
   const details = { status, problem: problemIn(body), requestId: headers.get('x-request-id'), headers };
-  const ErrorClass = BY_STATUS[status] ?? (status >= 500 ? InternalServerError : ApiError);
+  const ErrorClass =
+    BY_STATUS[status] ??
+    (status >= 500 ? InternalServerError : status >= 300 && status < 400 ? RedirectError : ApiError);
   return new ErrorClass(details);
 }
 

@@ -135,7 +135,8 @@ const VERSION_PREFIX = /^\/v\d+(?:\.\d+)*(?=[/?#]|$)/;
 
 /**
  * The one request pipeline: builds the request from the operation table, adds the version prefix, the request id,
- * the token and the idempotency key, and retries what is safe to retry within the call's time limit.
+ * the token and the idempotency key, and retries what is safe to retry within the call's time limit. It never
+ * follows a redirect (`redirect: 'manual'` on every fetch): a call's token and body go to `baseUrl` or nowhere.
  */
 export function createTransport(settings: TransportSettings): Transport {
   const base = settings.baseUrl.replace(/\/+$/, '');
@@ -194,7 +195,13 @@ export function createTransport(settings: TransportSettings): Transport {
         attempts += 1;
         let response: Response;
         try {
-          response = await settings.fetch(url, { method, headers, body, signal: scope.signal });
+          response = await settings.fetch(url, {
+            method,
+            headers,
+            body,
+            redirect: 'manual',
+            signal: scope.signal,
+          });
         } catch (error) {
           if (scope.signal.aborted) throw scope.signal.reason;
           const failure = new ConnectionError(`${method} ${url} failed: ${(error as Error).message}`, {
@@ -245,8 +252,9 @@ export function createTransport(settings: TransportSettings): Transport {
   };
 
   /**
-   * A request outside the operation table: answers every HTTP status (never throws for one), retries only when
-   * asked, and never sends it again after a 401 (the token is left as it was).
+   * A request outside the operation table: answers every HTTP status (never throws for one; a redirect is answered
+   * as it came, not followed), retries only when asked, and never sends it again after a 401 (the token is left as
+   * it was).
    */
   async function raw<T = unknown>(
     method: string,
@@ -288,7 +296,13 @@ export function createTransport(settings: TransportSettings): Transport {
           );
         let response: Response;
         try {
-          response = await settings.fetch(url, { method, headers, body, signal: scope.signal });
+          response = await settings.fetch(url, {
+            method,
+            headers,
+            body,
+            redirect: 'manual',
+            signal: scope.signal,
+          });
         } catch (error) {
           if (scope.signal.aborted) throw scope.signal.reason;
           const failure = new ConnectionError(`${method} ${url} failed: ${(error as Error).message}`, {

@@ -20,6 +20,7 @@ export {
   PaymentsError,
   PermissionDeniedError,
   RateLimitError,
+  RedirectError,
   RequestTimeoutError,
   ServiceUnavailableError,
   UnprocessableEntityError,
