@@ -393,7 +393,11 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     it('finds a second capture for one deposit, refunds it at the provider once, and then agrees', async () => {
       const user = ledger.newUser();
       const { account, id } = await pendingDeposit(user, 10);
-      await ledger.confirm(`pi_${compact(id)}`, 'completed', { transaction_id: id, amount: 1000, currency: 'USD' });
+      await ledger.confirm(`pi_${compact(id)}`, 'completed', {
+        transaction_id: id,
+        amount: 1000,
+        currency: 'USD',
+      });
       await ledger.waitForStatus(user, id, 'completed');
       const second = paidPayment(id, 10, { reference: 'pi_second_capture' });
       provider.records = [paidPayment(id, 10), second];
@@ -433,8 +437,10 @@ describe("ledger: reconciliation with the payment provider's own records", funct
       const found = await caseOf(id);
       expect(found).to.include({ kind: 'captured_not_credited' });
       expect((await decide(found.id, 'refund')).status).to.equal(422);
-      expect(provider.calls.some((c) => c.call === 'refundPayment' && c.reference === `pi_${compact(id)}`)).to
-        .be.false;
+      const refunded = provider.calls.some(
+        (c) => c.call === 'refundPayment' && c.reference === `pi_${compact(id)}`,
+      );
+      expect(refunded).to.equal(false);
     });
 
     it('finds a second transfer for one withdrawal and takes it back from the connected account', async () => {
@@ -460,7 +466,8 @@ describe("ledger: reconciliation with the payment provider's own records", funct
         ledger_amount: 0,
       });
       expect((await decide(found.id, 'reverse')).status).to.equal(200);
-      expect(provider.calls.some((c) => c.call === 'reverseTransfer' && c.transfer === 'tr_second')).to.be.true;
+      const reversed = provider.calls.some((c) => c.call === 'reverseTransfer' && c.transfer === 'tr_second');
+      expect(reversed).to.equal(true);
       expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 70 });
     });
 
@@ -481,7 +488,8 @@ describe("ledger: reconciliation with the payment provider's own records", funct
       await ledger.fund(user, account.id, 100);
       expect((await ledger.call('POST', '/payout-account', { user })).status).to.equal(201);
       provider.behave = (call) => {
-        if (call.call === 'createPayout') throw new ProviderRefusal('Payouts are not enabled for this account');
+        if (call.call === 'createPayout')
+          throw new ProviderRefusal('Payouts are not enabled for this account');
       };
       const accepted = await ledger.call('POST', `/account/${account.id}/withdraw`, {
         user,

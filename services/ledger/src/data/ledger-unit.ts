@@ -113,7 +113,7 @@ export interface LedgerUnit {
   /** Marks a pending withdrawal as awaiting reconciliation, once; true when this call marked it. */
   flagForReconciliation(transactionId: string): Promise<boolean>;
   /** A provider object the ledger never asked for, as a reconciliation case (see recordUnmatchedObject). */
-  recordUnmatchedObject(mismatch: Mismatch): Promise<boolean>;
+  recordUnmatchedObject(mismatch: Mismatch, unlessKnown?: boolean): Promise<boolean>;
   enqueue(events: AnyEvent[]): Promise<void>;
 }
 
@@ -579,7 +579,7 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
       return flagged === 1;
     },
 
-    recordUnmatchedObject: (mismatch) => recordUnmatchedObject(trx, mismatch),
+    recordUnmatchedObject: (mismatch, unlessKnown) => recordUnmatchedObject(trx, mismatch, unlessKnown),
 
     async enqueue(events) {
       await enqueueEvents(trx, events);

@@ -109,7 +109,10 @@ export async function ledgerSides(knex: Knex, transactionIds: string[]): Promise
         (request.state === 'requested' || request.state === 'created'),
       // A payout's money moved by its transfer: that is the object reconciliation reads.
       asked: request
-        ? { state: request.state, reference: request.kind === 'payout' ? request.transfer : request.reference }
+        ? {
+            state: request.state,
+            reference: request.kind === 'payout' ? request.transfer : request.reference,
+          }
         : null,
     });
   }
@@ -189,15 +192,22 @@ export async function recordMismatches(knex: Knex, found: Mismatch[]): Promise<n
 
 /**
  * Records a provider object that moved no money here because the ledger never asked for it: a case, unless its
- * reference has an open one already (reconciliation's, say, which sees its whole picture) or this very one was seen
- * before. True when a case opened.
+ * reference has an open one already (reconciliation's, say, which sees its whole picture), or any case at all when
+ * `unlessKnown` (a refund or dispute of an object already looked at: giving an extra capture back refunds it), or
+ * this very one was seen before. True when a case opened.
  */
-export async function recordUnmatchedObject(knex: Knex, mismatch: Mismatch): Promise<boolean> {
+export async function recordUnmatchedObject(
+  knex: Knex,
+  mismatch: Mismatch,
+  unlessKnown = false,
+): Promise<boolean> {
   const { rowCount } = await knex.raw(
     `INSERT INTO reconciliation_cases
        (id, kind, provider_reference, transaction_id, currency, provider_amount, ledger_amount)
      SELECT ?, ?, ?, ?, ?, ?, ?
-     WHERE NOT EXISTS (SELECT 1 FROM reconciliation_cases WHERE provider_reference = ? AND status = 'open')
+     WHERE NOT EXISTS (
+       SELECT 1 FROM reconciliation_cases WHERE provider_reference = ? AND (status = 'open' OR ?)
+     )
      ON CONFLICT (kind, provider_reference, provider_amount, ledger_amount) DO NOTHING`,
     [
       randomUUID(),
@@ -208,6 +218,7 @@ export async function recordUnmatchedObject(knex: Knex, mismatch: Mismatch): Pro
       mismatch.providerAmount.toString(),
       mismatch.ledgerAmount.toString(),
       mismatch.reference,
+      unlessKnown,
     ],
   );
   return rowCount === 1;

@@ -124,14 +124,17 @@ export function startLedgerConsumer({
       );
     }
     await store.processEventsOnce([eventId], async (unit) => {
-      const opened = await unit.recordUnmatchedObject({
-        kind: match.kind,
-        reference: claim.objectId,
-        transactionId: match.transactionId,
-        currency: money.currency ?? 'XXX',
-        providerAmount: money.adjustment ? -money.amount : money.amount,
-        ledgerAmount: 0n,
-      });
+      const opened = await unit.recordUnmatchedObject(
+        {
+          kind: match.kind,
+          reference: claim.objectId,
+          transactionId: match.transactionId,
+          currency: money.currency ?? 'XXX',
+          providerAmount: money.adjustment ? -money.amount : money.amount,
+          ledgerAmount: 0n,
+        },
+        money.adjustment,
+      );
       logger.warn(
         { ...about, reason: match.reason, case_opened: opened },
         'a provider object the ledger did not ask for moves no money; left for reconciliation',
