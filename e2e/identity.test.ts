@@ -592,8 +592,8 @@ describe('identity and access end to end, through the gateway', function () {
     });
   });
 
-  // Last (mocha runs suites in order): the failed logins also spend this client address's allowance, so later
-  // logins from here would get 429.
+  // Last (mocha runs suites in order): its failed logins also count against this client address's failures, which
+  // are limited too.
   describe('brute force', () => {
     it('answers the 11th wrong password in a row with 429 and Retry-After', async () => {
       const user = await signUp(system.gatewayUrl);
