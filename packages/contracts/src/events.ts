@@ -164,6 +164,21 @@ export const TokenRevokedData = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * The keys identity signs and verifies tokens with changed (a rotation, or a key removed): every verifier fetches
+ * the JWKS again at once. `kids` is the set identity now serves, for the record; the JWKS itself is what counts.
+ */
+export const SigningKeysChangedData = Type.Object(
+  {
+    kids: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+      minItems: 1,
+      maxItems: 100,
+      uniqueItems: true,
+    }),
+  },
+  { additionalProperties: false },
+);
+
 /** Event type → its data schema and routing key. Adding an event is one line here. */
 export const EVENTS = {
   PaymentProcessed: { routingKey: 'payment.processed', data: PaymentProcessedData },
@@ -181,6 +196,7 @@ export const EVENTS = {
   UserDeleted: { routingKey: 'user.deleted', data: UserDeletedData },
   UserUpdated: { routingKey: 'user.updated', data: UserUpdatedData },
   TokenRevoked: { routingKey: 'token.revoked', data: TokenRevokedData },
+  SigningKeysChanged: { routingKey: 'signing-keys.changed', data: SigningKeysChangedData },
 } as const satisfies Record<string, { routingKey: string; data: TSchema }>;
 
 export type EventType = keyof typeof EVENTS;

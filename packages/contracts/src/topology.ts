@@ -101,6 +101,11 @@ export const BROADCASTS = {
     events: ['TokenRevoked'],
     subscribers: ['gateway', 'identity', 'ledger', 'currency', 'webhook-delivery'],
   },
+  /** Identity's own verifier uses the keys it serves, so only the other verifiers hear it. */
+  'signing-keys': {
+    events: ['SigningKeysChanged'],
+    subscribers: ['gateway', 'ledger', 'currency', 'webhook-delivery'],
+  },
 } as const satisfies Record<string, { events: readonly EventType[]; subscribers: readonly BusParticipant[] }>;
 
 export type BroadcastKey = keyof typeof BROADCASTS;
@@ -111,6 +116,7 @@ export const ANNOUNCEMENTS: readonly EventType[] = [
   'TransactionFailed',
   'TransactionReversed',
   'TokenRevoked',
+  'SigningKeysChanged',
 ];
 
 /**
@@ -132,6 +138,7 @@ export const PUBLISHERS = {
   UserDeleted: 'identity',
   UserUpdated: 'identity',
   TokenRevoked: 'identity',
+  SigningKeysChanged: 'identity',
 } as const satisfies Record<EventType, BusParticipant>;
 
 /** What one service may do on the bus, derived from the declarations above. */
