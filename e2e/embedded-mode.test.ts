@@ -35,6 +35,7 @@ describe('pnpm start in embedded mode (no PostgreSQL or RabbitMQ to be found)', 
   let dataDir: string;
   let gatewayUrl: string;
   let ledgerUrl: string;
+  let sandboxUrl: string;
   let listeningPorts: number[];
   let exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
@@ -48,6 +49,7 @@ describe('pnpm start in embedded mode (no PostgreSQL or RabbitMQ to be found)', 
     const [gatewayPort, servicesBase, postgresPort, closed] = [base, base + 1, base + 8, base + 9];
     gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     ledgerUrl = `http://127.0.0.1:${servicesBase + 2}`;
+    sandboxUrl = `http://127.0.0.1:${servicesBase + 5}`;
     listeningPorts = [...Object.values(defaultPorts(gatewayPort, servicesBase)), postgresPort];
     const [command, args] = pnpmCommand();
     // As typed in a terminal: pnpm leads its own process group, which is what Ctrl-C signals.
@@ -110,8 +112,17 @@ describe('pnpm start in embedded mode (no PostgreSQL or RabbitMQ to be found)', 
     const secrets = JSON.parse(await readFile(file, 'utf8')) as {
       serviceToken: string;
       webhookSecret: string;
+      sandboxApiKey: string;
+      sandboxApiUrl: string;
     };
     expect(secrets.serviceToken).to.match(/^[0-9a-f]{64}$/);
+    // A tool finds the sandbox's API and the key it takes in the one file.
+    expect(secrets.sandboxApiUrl).to.equal(sandboxUrl);
+    const balance = await fetch(`${secrets.sandboxApiUrl}/v1/balance`, {
+      headers: { authorization: `Bearer ${secrets.sandboxApiKey}` },
+    });
+    expect(balance.status).to.equal(200);
+    expect(((await balance.json()) as { object: string }).object).to.equal('balance');
     const ledger = rawApi(ledgerUrl);
     expect((await ledger.get('/internal/audit')).status).to.equal(401);
     const audit = await ledger.get('/internal/audit', secrets.serviceToken);

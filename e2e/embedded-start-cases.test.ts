@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { appendFile, chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -99,6 +99,12 @@ describe('pnpm start from anywhere', function () {
       'provider-sandbox'
     ];
     expect(await answers('127.0.0.1', sandboxPort), `the sandbox's port ${sandboxPort}`).to.equal(false);
+    // The URL an earlier start with the sandbox recorded is gone with it; its key is kept for the next one.
+    const secrets = JSON.parse(
+      await readFile(path.join(checkout, '.data', 'development-secrets.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    expect(secrets).not.to.have.property('sandboxApiUrl');
+    expect(secrets.sandboxApiKey).to.match(/^sk_test_/);
     await stopGroup(started);
     expect(await started.exit).to.equal(0);
     await expectNothingLeft(started, env, [databaseDirOf(started)]);

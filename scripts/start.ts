@@ -8,6 +8,7 @@ import {
   HOW_TO_ENABLE_BROKER_ADMIN,
   isSuperuser,
   loadDevelopmentSecrets,
+  recordSandboxApiUrl,
   openBrokerAdmin,
   planLogins,
   provisionLogins,
@@ -110,7 +111,7 @@ function developmentBanner(secretsFile: string, sandbox: false | { url: string; 
           '!!  (payments deposit ACCOUNT AMOUNT --pay-with pm_card_visa; SANDBOX_AUTO_CONFIRM=false stops the sandbox paying).',
         ]
       : ['!!  The provider sandbox is off: deposits wait for signed provider webhooks.']),
-    `!!  Generated secrets (SERVICE_TOKEN, webhook secret, sandbox key): ${secretsFile}`,
+    `!!  Generated secrets (SERVICE_TOKEN, webhook secret, sandbox key with its API's URL): ${secretsFile}`,
     '!!  Everything listens on 127.0.0.1; services refuse development secrets on any other address.',
     rule,
   ].join('\n');
@@ -238,6 +239,8 @@ async function main() {
   await checkPorts(listening, choice.mode === 'embedded' ? postgresPort : undefined);
   await prepareDataDir(dataDir);
   const { secrets, file: secretsFile } = await developmentSecrets(dataDir);
+  const sandboxApiUrl = sandbox ? `http://127.0.0.1:${ports['provider-sandbox']}` : null;
+  await recordSandboxApiUrl(secretsFile, sandboxApiUrl);
   const common = {
     ports,
     dataDir,
@@ -252,7 +255,7 @@ async function main() {
   };
   const banner = developmentBanner(
     secretsFile,
-    sandbox && { url: `http://127.0.0.1:${ports['provider-sandbox']}`, key: secrets.sandboxApiKey },
+    sandboxApiUrl !== null && { url: sandboxApiUrl, key: secrets.sandboxApiKey },
   );
   console.log(banner);
   console.log(`Starting in ${choice.mode} mode (${choice.why})…`);

@@ -10,6 +10,8 @@ export interface DevelopmentSecrets {
   webhookSecret: string;
   /** SANDBOX_API_KEY: the test key the sandbox's Stripe-compatible API accepts. */
   sandboxApiKey: string;
+  /** Where that API answers, as the last start left it (recordSandboxApiUrl); absent when it ran no sandbox. */
+  sandboxApiUrl?: string;
 }
 
 const newSandboxApiKey = () => `sk_test_${randomBytes(24).toString('hex')}`;
@@ -55,4 +57,17 @@ export async function loadDevelopmentSecrets(
   // A file from before the sandbox had an API: the key is added, the other secrets kept.
   if (!stored.sandboxApiKey) await writeFile(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
   return { secrets, file };
+}
+
+/**
+ * Writes where the sandbox's API answers (`sandboxApiUrl`) beside its key, or, for a start without a sandbox,
+ * removes it: a tool finds the key and the URL it goes to in one file, as this start runs them.
+ */
+export async function recordSandboxApiUrl(file: string, url: string | null): Promise<void> {
+  const { sandboxApiUrl: recorded, ...secrets } = JSON.parse(
+    await readFile(file, 'utf8'),
+  ) as Partial<DevelopmentSecrets>;
+  if (recorded === (url ?? undefined)) return;
+  const updated = url ? { ...secrets, sandboxApiUrl: url } : secrets;
+  await writeFile(file, `${JSON.stringify(updated, null, 2)}\n`, { mode: 0o600 });
 }
