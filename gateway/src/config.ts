@@ -1,5 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { BusConfig, CommonConfig, PortNumber, TokenConfig, Url } from '@payments/service-kit';
+import {
+  BusConfig,
+  CommonConfig,
+  PortNumber,
+  TokenConfig,
+  TokenKeysConfig,
+  Url,
+} from '@payments/service-kit';
 
 const Seconds = (fallback: number, description: string) =>
   Type.Integer({ minimum: 1, default: fallback, description });
@@ -26,6 +33,7 @@ export const GatewayConfigSchema = Type.Object({
   JWKS_URL: Type.Optional(
     Url({ description: "The token keys; unset, identity's `/.well-known/jwks.json` (from IDENTITY_URL)" }),
   ),
+  ...TokenKeysConfig,
   ...TokenConfig,
   AMQP_URL: Type.Optional(
     Url({

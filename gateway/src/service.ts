@@ -45,7 +45,7 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
     bus,
     reloadEveryMs: bus ? undefined : config.REVOCATIONS_RELOAD_SECONDS * 1000,
   });
-  const verifier = identityTokenVerifier(config, followed, logger);
+  const verifier = await identityTokenVerifier(config, { followed, bus, shutdown, logger });
 
   let limits: RateLimits | null = null;
   if (config.RATE_LIMIT_ENABLED) {

@@ -133,7 +133,7 @@ describe('gateway token revocation', () => {
     const bus: EventBus = {
       ...memory,
       broadcast: (key, handlers, options) => {
-        if (options?.onSubscribed) resubscribe.push(options.onSubscribed);
+        if (key === 'revocations' && options?.onSubscribed) resubscribe.push(options.onSubscribed);
         return memory.broadcast(key, handlers, options);
       },
     };

@@ -1,9 +1,8 @@
-import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
-import jwt from 'jsonwebtoken';
 import type { RequestHandler } from 'express';
+import { decodeJwt, decodeProtectedHeader, errors as jose, jwtVerify, type JWTPayload } from 'jose';
 import { TOKEN_ALGORITHM, type EventData, type Role } from '@payments/contracts';
 import { AppError, authRequired } from './errors.js';
-import type { Logger } from './logger.js';
+import type { TokenKey, TokenKeys } from './token-keys.js';
 
 export { TOKEN_ALGORITHM, type Role };
 
@@ -41,48 +40,69 @@ export interface TokenVerifierOptions {
   revocationsLoaded?: () => boolean;
   /** The clock expiry is judged by, in epoch seconds (tests move it). */
   now?: () => number;
+  /** How many verified tokens to remember. */
+  cacheSize?: number;
 }
 
 class InvalidTokenError extends Error {}
 
 const epochSeconds = () => Math.floor(Date.now() / 1000);
 
-/** Verifies with a fixed key set; pinned algorithm, issuer and audience. */
-export function verifyWithKeys(
-  token: string,
-  keyFor: (kid: string) => KeyObject | undefined,
-  options: TokenVerifierOptions,
-): AuthClaims {
-  refuseWhileIncomplete(options);
-  return refuseRevoked(verifySignature(token, keyFor, options).claims, options.revocations);
+/** The key the set holds for `kid` now, or undefined when it holds none; 503 when the set cannot be had. */
+async function currentKey(keys: TokenKeys, kid: string): Promise<TokenKey | undefined> {
+  try {
+    return await keys.keyFor({ alg: TOKEN_ALGORITHM, kid });
+  } catch (error) {
+    if (error instanceof jose.JWKSNoMatchingKey || error instanceof jose.JWKSMultipleMatchingKeys) {
+      return undefined;
+    }
+    throw keysUnavailable(error);
+  }
+}
+
+const KEYS_UNAVAILABLE_RETRY_SECONDS = '5';
+
+/** The key set is too old to trust and identity cannot be asked: the token may be good, so not a 401. */
+function keysUnavailable(cause: unknown): AppError {
+  const error = new AppError(
+    'SERVICE_UNAVAILABLE',
+    'The token keys cannot be fetched from identity; try again shortly',
+    undefined,
+    { 'Retry-After': KEYS_UNAVAILABLE_RETRY_SECONDS },
+  );
+  error.cause = cause;
+  return error;
 }
 
 interface SignedClaims {
   claims: AuthClaims;
   kid: string;
-  key: KeyObject;
+  key: TokenKey;
 }
 
 /** Signature, algorithm, issuer, audience, expiry and claims; revocation is the caller's to check. */
-function verifySignature(
+async function verifySignature(
   token: string,
-  keyFor: (kid: string) => KeyObject | undefined,
+  keys: TokenKeys,
   options: TokenVerifierOptions,
-): SignedClaims {
-  const decoded = jwt.decode(token, { complete: true });
-  const kid = decoded?.header.kid;
-  if (!decoded || decoded.header.alg !== TOKEN_ALGORITHM || !kid)
-    throw new InvalidTokenError('malformed token');
-  const key = keyFor(kid);
-  if (!key) throw new InvalidTokenError('unknown key');
-  const payload = jwt.verify(token, key, {
+): Promise<SignedClaims> {
+  const kid = pinnedKeyId(token);
+  const resolveKey = async () => {
+    const key = await currentKey(keys, kid);
+    if (key === undefined) throw new InvalidTokenError('unknown key');
+    return key;
+  };
+  const { payload, key } = await jwtVerify<JWTPayload & { role?: unknown }, TokenKey>(token, resolveKey, {
     algorithms: [TOKEN_ALGORITHM],
     issuer: options.issuer,
     audience: options.audience,
-    clockTimestamp: (options.now ?? epochSeconds)(),
-  }) as jwt.JwtPayload;
+    currentDate: new Date((options.now ?? epochSeconds)() * 1000),
+    requiredClaims: ['sub', 'jti', 'iat', 'exp'],
+  }).catch((error: unknown) => {
+    throw asTokenError(error);
+  });
   const { sub, role, jti, iat, exp } = payload;
-  if (!sub || !jti || !iat || !exp || (role !== 'user' && role !== 'admin')) {
+  if (!sub || typeof jti !== 'string' || !iat || !exp || (role !== 'user' && role !== 'admin')) {
     throw new InvalidTokenError('token lacks required claims');
   }
   const authTime = Number.isInteger(payload.auth_time) ? (payload.auth_time as number) : iat;
@@ -96,6 +116,29 @@ function verifySignature(
     authTime,
   });
   return { claims, kid, key };
+}
+
+/** The token's `kid`, read before any key is looked up: the header must say ES256 and name a key. */
+function pinnedKeyId(token: string): string {
+  let header: ReturnType<typeof decodeProtectedHeader>;
+  try {
+    header = decodeProtectedHeader(token);
+  } catch {
+    throw new InvalidTokenError('malformed token');
+  }
+  if (header.alg !== TOKEN_ALGORITHM || typeof header.kid !== 'string' || !header.kid) {
+    throw new InvalidTokenError('malformed token');
+  }
+  return header.kid;
+}
+
+/** What jose refused becomes a 401; a key set that cannot be had stays a 503. */
+function asTokenError(error: unknown): unknown {
+  if (error instanceof InvalidTokenError || error instanceof AppError) return error;
+  if (error instanceof jose.JWTExpired) return new InvalidTokenError('token expired');
+  if (error instanceof jose.JWSSignatureVerificationFailed) return new InvalidTokenError('invalid signature');
+  if (error instanceof jose.JOSEError) return new InvalidTokenError(error.message);
+  return error;
 }
 
 const REVOCATIONS_LOADING_RETRY_SECONDS = '2';
@@ -117,22 +160,22 @@ function refuseRevoked(claims: AuthClaims, revocations: RevocationList | undefin
 }
 
 /**
- * Tokens whose signature was verified, by token string, until they expire: an ES256 check costs ~55 µs and a
- * client sends the same token with every request. Only the signature is remembered; revocation is checked on
- * every use. When full, the oldest entry goes; a token pushed out is simply verified again.
+ * Tokens whose signature was verified, by token string, until they expire: a client sends the same token with
+ * every request, and an ES256 check costs far more than a look-up. Only the signature is remembered; revocation is
+ * checked on every use. When full, the oldest entry goes; a token pushed out is simply verified again.
  */
 function createVerifiedTokens(capacity: number, now: () => number) {
   const entries = new Map<string, SignedClaims>();
   return {
-    get(token: string, keyFor: (kid: string) => KeyObject | undefined): AuthClaims | undefined {
+    /** The remembered verification, unless the token has expired; the caller still checks its key. */
+    get(token: string): SignedClaims | undefined {
       const entry = entries.get(token);
-      if (!entry) return undefined;
-      // Expired, or verified with a key the JWKS no longer serves: verify afresh, as if never cached.
-      if (now() >= entry.claims.expiresAt || keyFor(entry.kid) !== entry.key) {
-        entries.delete(token);
-        return undefined;
-      }
-      return entry.claims;
+      if (!entry || now() < entry.claims.expiresAt) return entry;
+      entries.delete(token);
+      return undefined;
+    },
+    forget(token: string): void {
+      entries.delete(token);
     },
     add(token: string, verified: SignedClaims): void {
       if (entries.size >= capacity) entries.delete(entries.keys().next().value as string);
@@ -142,57 +185,24 @@ function createVerifiedTokens(capacity: number, now: () => number) {
 }
 
 /**
- * Verifies tokens against the identity service's JWKS. Keys are cached; an unknown `kid` triggers one refetch
- * (at most every few seconds), so key rotation needs no restart and a flood of bogus kids costs nothing.
- * A token's verified signature is remembered until it expires, but only while the JWKS still serves the very key
- * object that verified it: every refetch builds new key objects, so after one the token is verified again, and a
- * token whose key was removed is refused exactly when it would have been without the cache.
+ * Verifies tokens with jose against a key set (identity's JWKS, or identity's own keys): pinned algorithm, issuer
+ * and audience, expiry, then the revocation list. A token's verified signature is remembered until it expires, but
+ * only while the key set still holds the very key that verified it: every fetch of the set makes new keys, so after
+ * one the token is verified again, and a token whose key was removed is refused exactly as it would be uncached.
  */
-export function createJwksTokenVerifier(
-  options: TokenVerifierOptions & {
-    jwksUrl: string;
-    logger: Logger;
-    minRefetchMs?: number;
-    /** How many verified tokens to remember. */
-    cacheSize?: number;
-  },
-): TokenVerifier {
-  let keys = new Map<string, KeyObject>();
-  let lastFetch = 0;
-  let fetching: Promise<void> | null = null;
-  const minRefetchMs = options.minRefetchMs ?? 5000;
-  const keyFor = (kid: string) => keys.get(kid);
+export function createTokenVerifier(keys: TokenKeys, options: TokenVerifierOptions): TokenVerifier {
   const verified = createVerifiedTokens(options.cacheSize ?? 10_000, options.now ?? epochSeconds);
-
-  const refresh = () => {
-    fetching ??= (async () => {
-      try {
-        const response = await fetch(options.jwksUrl, { signal: AbortSignal.timeout(3000) });
-        if (!response.ok) throw new Error(`JWKS answered ${response.status}`);
-        const body = (await response.json()) as { keys?: (JsonWebKey & { kid?: string })[] };
-        const next = new Map<string, KeyObject>();
-        for (const jwk of body.keys ?? []) {
-          if (jwk.kid) next.set(jwk.kid, createPublicKey({ key: jwk, format: 'jwk' }));
-        }
-        keys = next;
-        lastFetch = Date.now();
-      } catch (error) {
-        options.logger.warn({ err: error }, 'could not fetch the JWKS');
-      } finally {
-        fetching = null;
-      }
-    })();
-    return fetching;
-  };
-
   return {
     async verify(token) {
       refuseWhileIncomplete(options);
-      const known = verified.get(token, keyFor);
-      if (known) return refuseRevoked(known, options.revocations);
-      const kid = jwt.decode(token, { complete: true })?.header.kid;
-      if (kid && !keys.has(kid) && Date.now() - lastFetch > minRefetchMs) await refresh();
-      const signed = verifySignature(token, keyFor, options);
+      const known = verified.get(token);
+      if (known) {
+        if ((await currentKey(keys, known.kid)) === known.key) {
+          return refuseRevoked(known.claims, options.revocations);
+        }
+        verified.forget(token);
+      }
+      const signed = await verifySignature(token, keys, options);
       verified.add(token, signed);
       return refuseRevoked(signed.claims, options.revocations);
     },
@@ -201,8 +211,14 @@ export function createJwksTokenVerifier(
 
 /** A token's `jti` and `exp`, read without verifying it: only ever used to deny the token, never to trust it. */
 export function unverifiedTokenId(token: string | null): { jti: string; expires_at: number } | null {
-  const payload = token ? jwt.decode(token, { json: true }) : null;
-  const { jti, exp } = payload ?? {};
+  if (!token) return null;
+  let payload: JWTPayload;
+  try {
+    payload = decodeJwt(token);
+  } catch {
+    return null;
+  }
+  const { jti, exp } = payload;
   return typeof jti === 'string' && Number.isInteger(exp) ? { jti, expires_at: exp as number } : null;
 }
 
@@ -220,7 +236,7 @@ export function requireAuth(verifier: TokenVerifier): RequestHandler {
       req.auth = await verifier.verify(token);
       next();
     } catch (error) {
-      if (error instanceof InvalidTokenError || error instanceof jwt.JsonWebTokenError) {
+      if (error instanceof InvalidTokenError) {
         return next(authRequired('The bearer token is invalid, expired or revoked'));
       }
       next(error);
@@ -299,23 +315,4 @@ export function createRevocationList(
       return false;
     },
   };
-}
-
-/**
- * The verifier of the user tokens identity signs: its keys from JWKS_URL (else identity's well-known path), its
- * issuer and audience, and the revocations `followIdentityRevocations` keeps (503 until they have loaded).
- */
-export function identityTokenVerifier(
-  config: { JWKS_URL?: string; IDENTITY_URL: string; JWT_ISSUER: string; JWT_AUDIENCE: string },
-  followed: { revocations: RevocationList; sync: { isLoaded(): boolean } },
-  logger: Logger,
-): TokenVerifier {
-  return createJwksTokenVerifier({
-    jwksUrl: config.JWKS_URL ?? new URL('/.well-known/jwks.json', config.IDENTITY_URL).toString(),
-    issuer: config.JWT_ISSUER,
-    audience: config.JWT_AUDIENCE,
-    revocations: followed.revocations,
-    revocationsLoaded: followed.sync.isLoaded,
-    logger,
-  });
 }

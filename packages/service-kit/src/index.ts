@@ -4,6 +4,7 @@ export * from './errors.js';
 export * from './metrics.js';
 export * from './auth.js';
 export * from './token-keys.js';
+export * from './identity-token-verifier.js';
 export * from './client-address.js';
 export * from './revocation-loader.js';
 export * from './lifecycle.js';

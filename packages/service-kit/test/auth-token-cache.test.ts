@@ -4,10 +4,11 @@ import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
 import { TOKEN_ALGORITHM } from '@payments/contracts';
 import {
-  createJwksTokenVerifier,
   createLogger,
   createRevocationList,
+  createTokenVerifier,
   generateTokenKeyPair,
+  remoteTokenKeys,
   type RevocationList,
   type TokenVerifier,
 } from '@payments/service-kit';
@@ -53,7 +54,7 @@ const sign = (key: SigningKey, claims: { sub: string; jti?: string; iat: number;
     audience: AUDIENCE,
   });
 
-describe('JWKS token verifier cache', () => {
+describe('token verifier cache', () => {
   const start = Math.floor(Date.now() / 1000);
   let clock: number;
   let key: SigningKey;
@@ -61,16 +62,15 @@ describe('JWKS token verifier cache', () => {
   let revocations: RevocationList;
 
   const verifierFor = (extra: { cacheSize?: number } = {}): TokenVerifier =>
-    createJwksTokenVerifier({
-      jwksUrl: jwks.url,
-      issuer: ISSUER,
-      audience: AUDIENCE,
-      revocations,
-      logger: createLogger('auth-test', 'silent'),
-      minRefetchMs: 0,
-      now: () => clock,
-      ...extra,
-    });
+    createTokenVerifier(
+      remoteTokenKeys({
+        jwksUrl: jwks.url,
+        maxAgeMs: 60_000,
+        minRefetchMs: 0,
+        logger: createLogger('auth-test', 'silent'),
+      }),
+      { issuer: ISSUER, audience: AUDIENCE, revocations, now: () => clock, ...extra },
+    );
   const tokenFor = (sub: string, signer = key) => sign(signer, { sub, iat: start - 10, exp: start + 900 });
 
   beforeEach(async () => {

@@ -17,6 +17,8 @@ export interface TestIssuer {
   audience: string;
   /** A token as identity would issue it; override claims to forge bad ones. */
   issue(claims: { sub: string; role?: Role; expiresIn?: number; jti?: string }): string;
+  /** Signs with a new key from now on and serves only that one, as identity restarted without the old key does. */
+  rotate(): void;
   close(): Promise<void>;
 }
 
@@ -28,6 +30,28 @@ export async function startTestIssuer(
   issuer = 'payments-identity',
   audience = 'payments-api',
 ): Promise<TestIssuer> {
+  let key = newKey();
+  const server: Server = createServer((req, res) => {
+    const body = req.url === '/internal/revocations' ? '{"data":[]}' : key.jwks;
+    res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    jwksUrl: `http://127.0.0.1:${port}/.well-known/jwks.json`,
+    identityUrl: `http://127.0.0.1:${port}`,
+    issuer,
+    audience,
+    issue: ({ sub, role = 'user', expiresIn = 900, jti = randomUUID() }) =>
+      signToken(key.privateKey, key.kid, { sub, role, jti }, { issuer, audience, expiresIn }),
+    rotate: () => {
+      key = newKey();
+    },
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+function newKey(): { privateKey: KeyObject; kid: string; jwks: string } {
   // Parsed from PEM, as service-kit's generateTokenKeyPair does (testkit does not depend on it): a key straight
   // from generateKeyPairSync can deadlock Node 20 when a garbage collection frees its job during an export.
   const pem = generateKeyPairSync('ec', {
@@ -41,21 +65,7 @@ export async function startTestIssuer(
   const jwks = JSON.stringify({
     keys: [{ ...publicKey.export({ format: 'jwk' }), kid, alg: TOKEN_ALGORITHM, use: 'sig' }],
   });
-  const server: Server = createServer((req, res) => {
-    const body = req.url === '/internal/revocations' ? '{"data":[]}' : jwks;
-    res.writeHead(200, { 'content-type': 'application/json' }).end(body);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    jwksUrl: `http://127.0.0.1:${port}/.well-known/jwks.json`,
-    identityUrl: `http://127.0.0.1:${port}`,
-    issuer,
-    audience,
-    issue: ({ sub, role = 'user', expiresIn = 900, jti = randomUUID() }) =>
-      signToken(privateKey, kid, { sub, role, jti }, { issuer, audience, expiresIn }),
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+  return { privateKey, kid, jwks };
 }
 
 function signToken(

@@ -8,6 +8,7 @@ import {
   PortNumber,
   splitList,
   TokenConfig,
+  TokenKeysConfig,
   Url,
 } from '@payments/service-kit';
 import {
@@ -31,6 +32,7 @@ export const CurrencyConfigSchema = Type.Object({
   JWKS_URL: Type.Optional(
     Url({ description: "The token keys; unset, identity's `/.well-known/jwks.json` (from IDENTITY_URL)" }),
   ),
+  ...TokenKeysConfig,
   SUPPORTED_CURRENCIES: Type.String({
     default: 'USD,EUR,GBP,JPY,CHF,CAD,AUD,KWD',
     description:

@@ -69,7 +69,7 @@ export async function startCurrency(
       shutdown,
       bus,
     });
-    const auth = requireAuth(identityTokenVerifier(config, followed, logger));
+    const auth = requireAuth(await identityTokenVerifier(config, { followed, bus, shutdown, logger }));
 
     const rates = createRateCache({
       source: rateSource,

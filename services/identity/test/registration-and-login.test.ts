@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
-import { createJwksTokenVerifier, createLogger } from '@payments/service-kit';
+import { createLogger, createTokenVerifier, remoteTokenKeys } from '@payments/service-kit';
 import { PASSWORD, startIdentityHarness, type IdentityHarness } from './identity-harness.js';
 
 const USER_FIELDS = ['created_at', 'email', 'id', 'role', 'status', 'updated_at', 'username'];
@@ -114,12 +114,12 @@ describe('identity: registration and login', function () {
 
     it('issues an ES256 token that verifies against the served JWKS and carries every claim', async () => {
       const token = await identity.login('erin');
-      const verifier = createJwksTokenVerifier({
+      const keys = remoteTokenKeys({
         jwksUrl: `${identity.url}/.well-known/jwks.json`,
-        issuer: 'payments-identity',
-        audience: 'payments-api',
+        maxAgeMs: 60_000,
         logger: createLogger('test', 'silent'),
       });
+      const verifier = createTokenVerifier(keys, { issuer: 'payments-identity', audience: 'payments-api' });
       const claims = await verifier.verify(token);
       expect(claims).to.include({ userId: erin.id, role: 'user' });
       const decoded = jwt.decode(token, { complete: true }) as jwt.Jwt;

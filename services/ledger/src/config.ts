@@ -8,6 +8,7 @@ import {
   InboxConfig,
   PortNumber,
   TokenConfig,
+  TokenKeysConfig,
   Url,
 } from '@payments/service-kit';
 import type { MatchPolicy } from './domain/provider-object.js';
@@ -41,6 +42,7 @@ export const LedgerConfigSchema = Type.Object({
   JWKS_URL: Type.Optional(
     Url({ description: "The token keys; unset, identity's `/.well-known/jwks.json` (from IDENTITY_URL)" }),
   ),
+  ...TokenKeysConfig,
   CURRENCY_URL: Url({
     default: 'http://127.0.0.1:3003',
     description: 'Where currency answers (currencies and rates)',

@@ -153,7 +153,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     const inboxRetention = startInboxRetention(knex, { retentionDays: config.INBOX_RETENTION_DAYS, logger });
     shutdown.add('inbox retention', () => inboxRetention.stop());
 
-    const verifier = identityTokenVerifier(config, followed, logger);
+    const verifier = await identityTokenVerifier(config, { followed, bus, shutdown, logger });
     const currencies = createCurrencyDirectory({
       baseUrl: config.CURRENCY_URL,
       ttlMs: config.CURRENCY_CACHE_TTL_SECONDS * 1000,

@@ -8,6 +8,7 @@ import {
   PortNumber,
   splitList,
   TokenConfig,
+  TokenKeysConfig,
   Url,
 } from '@payments/service-kit';
 import { DEVELOPMENT_ENDPOINT_SECRETS_KEY } from './data/secret-box.js';
@@ -29,6 +30,7 @@ export const WebhookDeliveryConfigSchema = Type.Object({
   JWKS_URL: Type.Optional(
     Url({ description: "The token keys; unset, identity's `/.well-known/jwks.json` (from IDENTITY_URL)" }),
   ),
+  ...TokenKeysConfig,
   LEDGER_URL: Url({
     default: 'http://127.0.0.1:3002',
     description:

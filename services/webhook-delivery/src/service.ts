@@ -120,7 +120,7 @@ export async function startWebhookDelivery(
       shutdown,
       bus,
     });
-    const verifier = identityTokenVerifier(config, followed, logger);
+    const verifier = await identityTokenVerifier(config, { followed, bus, shutdown, logger });
 
     const app = createHttpApp(
       {

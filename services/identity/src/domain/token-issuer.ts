@@ -1,13 +1,14 @@
-import { randomUUID, type KeyObject } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import {
   TOKEN_ALGORITHM,
-  verifyWithKeys,
+  createTokenVerifier,
+  localTokenKeys,
   type RevocationList,
   type TokenVerifier,
 } from '@payments/service-kit';
 import type { User } from './user.js';
-import { verificationKeys, type SigningKeys } from './signing-keys.js';
+import { toJwks, type SigningKeys } from './signing-keys.js';
 
 export interface IssuedToken {
   token: string;
@@ -44,14 +45,12 @@ export interface TokenIssuerOptions {
 export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
   const { current } = options.keys;
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
-  const publicKeys = new Map<string, KeyObject>(
-    verificationKeys(options.keys).map(({ kid, publicKey }) => [kid, publicKey]),
-  );
-  const verifyOptions = {
+  // Exactly the keys this process serves in its JWKS: they change only with a restart, so nothing to refresh.
+  const verifier = createTokenVerifier(localTokenKeys(toJwks(options.keys)), {
     issuer: options.issuer,
     audience: options.audience,
     revocations: options.revocations,
-  };
+  });
   return {
     issue(user, at = {}) {
       // Never before tokensValidFrom, which the last revocation of the user moved past every token before it.
@@ -72,10 +71,6 @@ export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
       );
       return { token, jti, issuedAt, expiresAt, expiresIn: expiresAt - issuedAt };
     },
-    verifier: {
-      async verify(token) {
-        return verifyWithKeys(token, (kid) => publicKeys.get(kid), verifyOptions);
-      },
-    },
+    verifier,
   };
 }

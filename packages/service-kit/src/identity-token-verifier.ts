@@ -1,0 +1,67 @@
+import { Type } from '@sinclair/typebox';
+import { createTokenVerifier, type RevocationList, type TokenVerifier } from './auth.js';
+import type { EventBus } from './bus/event-bus.js';
+import type { Shutdown } from './lifecycle.js';
+import type { Logger } from './logger.js';
+import { remoteTokenKeys } from './token-keys.js';
+
+/** The configuration of every process that verifies identity's tokens by its JWKS. */
+export const TokenKeysConfig = {
+  JWKS_REFRESH_SECONDS: Type.Integer({
+    minimum: 1,
+    maximum: 3600,
+    default: 60,
+    description:
+      "How old identity's token keys may get here: a key identity removed verifies no token after this, even " +
+      'when its SigningKeysChanged event is lost; identity unreachable for longer, tokens are answered 503',
+  }),
+};
+
+export interface IdentityTokenVerifierConfig {
+  JWKS_URL?: string;
+  JWKS_REFRESH_SECONDS: number;
+  IDENTITY_URL: string;
+  JWT_ISSUER: string;
+  JWT_AUDIENCE: string;
+}
+
+export interface IdentityTokenVerifierDeps {
+  /** What `followIdentityRevocations` keeps: tokens are refused with 503 until the revocations have loaded. */
+  followed: { revocations: RevocationList; sync: { isLoaded(): boolean } };
+  /** The SigningKeysChanged broadcast; without a bus, the keys are fetched again by age alone. */
+  bus: EventBus | null;
+  shutdown: Shutdown;
+  logger: Logger;
+}
+
+/**
+ * The verifier of the user tokens identity signs: its keys from JWKS_URL (else identity's well-known path), never
+ * older than JWKS_REFRESH_SECONDS and fetched again at once when identity announces SigningKeysChanged (and after
+ * every re-made subscription, since an announcement may have been missed); its issuer and audience; the revocations
+ * followed.
+ */
+export async function identityTokenVerifier(
+  config: IdentityTokenVerifierConfig,
+  deps: IdentityTokenVerifierDeps,
+): Promise<TokenVerifier> {
+  const { bus, shutdown, logger } = deps;
+  const keys = remoteTokenKeys({
+    jwksUrl: config.JWKS_URL ?? new URL('/.well-known/jwks.json', config.IDENTITY_URL).toString(),
+    maxAgeMs: config.JWKS_REFRESH_SECONDS * 1000,
+    logger,
+  });
+  if (bus) {
+    const feed = await bus.broadcast(
+      'signing-keys',
+      { SigningKeysChanged: () => keys.refresh() },
+      { onSubscribed: () => void keys.refresh() },
+    );
+    shutdown.add('signing key feed', () => feed.stop());
+  }
+  return createTokenVerifier(keys, {
+    issuer: config.JWT_ISSUER,
+    audience: config.JWT_AUDIENCE,
+    revocations: deps.followed.revocations,
+    revocationsLoaded: deps.followed.sync.isLoaded,
+  });
+}
