@@ -21,6 +21,8 @@ const LEAVER_DEPOSIT = 20; // USD
 const DECLINED_ONE_IN = 6;
 /** The share of its money-moving events the sandbox never sends: reconciliation finds them in its records. */
 const FORGET_EVENTS = 0.05;
+/** Cases about money the books never took in: an operator gives it back at the provider rather than booking it. */
+const NEVER_TAKEN_IN = ['duplicate_capture', 'duplicate_transfer', 'foreign_object', 'unknown_to_ledger'];
 /** The types whose loss always leaves the books short of the provider's records until reconciliation. */
 const ALWAYS_FOUND = ['payment_intent.succeeded', 'payout.paid', 'payout.failed'];
 const ADMIN = { username: 'provider_drill_admin', password: `drill-${randomUUID()}` };
@@ -158,8 +160,12 @@ export async function runProviderDrill(
   };
 
   const admin = clientFor(target.gatewayUrl, ADMIN).admin;
-  const reconciled = { runs: 0, booked: 0, unexplained: new Set<string>() };
-  /** Reconciles now and books every open case as the provider's records say, as an operator would. */
+  const reconciled = { runs: 0, booked: 0, givenBack: 0, unexplained: new Set<string>() };
+  /**
+   * Reconciles now and decides every open case as an operator would: money the books never took in (a second
+   * capture, an object naming a transaction that never asked for it) is given back at the provider; anything else
+   * is booked as the provider's records say.
+   */
   const reconcileAll = async () => {
     const ran = await admin.reconciliation.run().then(
       () => true,
@@ -167,16 +173,21 @@ export async function runProviderDrill(
     );
     if (!ran) return;
     reconciled.runs += 1;
-    const { rows } = await context.ledgerDb.pool.query<{ id: string }>(
-      `SELECT id FROM reconciliation_cases WHERE status = 'open'`,
-    );
-    for (const { id } of rows) {
+    const { rows } = await context.ledgerDb.pool.query<{
+      id: string;
+      kind: string;
+      provider_reference: string;
+    }>(`SELECT id, kind, provider_reference FROM reconciliation_cases WHERE status = 'open'`);
+    for (const { id, kind, provider_reference: reference } of rows) {
+      const giveBack = NEVER_TAKEN_IN.includes(kind);
       try {
         await admin.reconciliation.resolveCase(id, {
-          decision: 'book',
-          reason: "the drill's operator: as the provider's records say",
+          decision: giveBack ? (reference.startsWith('pi_') ? 'refund' : 'reverse') : 'book',
+          reason: giveBack
+            ? "the drill's operator: money the books never took in goes back"
+            : "the drill's operator: as the provider's records say",
         });
-        reconciled.booked += 1;
+        reconciled[giveBack ? 'givenBack' : 'booked'] += 1;
       } catch (error) {
         if (error instanceof ConflictError) reconciled.unexplained.add(id);
       }
@@ -390,6 +401,39 @@ export async function runProviderDrill(
       if (dispute) disputed.push(dispute.id);
     }
   };
+  /**
+   * Someone with the platform's Stripe keys (or a bug) makes a second PaymentIntent naming a payer's deposit in its
+   * metadata, or a transfer (which never asks the provider), and pays it: the books must take none of it in.
+   */
+  const attacks: { reference: string; amount: bigint }[] = [];
+  const attacker = async () => {
+    const transfers = async () =>
+      (
+        await context.ledgerDb.pool.query<{ id: string }>(
+          `SELECT id FROM transactions WHERE type = 'transfer' ORDER BY random() LIMIT 1`,
+        )
+      ).rows;
+    while (Date.now() < until) {
+      await sleep(1_500);
+      const named =
+        attacks.length % 3 === 2
+          ? (await transfers().catch(() => []))[0]?.id
+          : deposits[Math.floor(Math.random() * deposits.length)]?.id;
+      if (!named) continue;
+      const amount = 100 + Math.floor(Math.random() * 400) * 2;
+      const paid = await stripe.paymentIntents
+        .create({
+          amount,
+          currency: 'usd',
+          metadata: { transaction_id: named },
+          payment_method: 'pm_card_visa',
+          confirm: true,
+        })
+        .catch(() => null);
+      if (paid?.status === 'succeeded') attacks.push({ reference: paid.id, amount: BigInt(amount) });
+    }
+  };
+
   /** Decides the disputes opened, a second later, until the disputer is done and none is left open. */
   const decider = async (disputing: Promise<void>) => {
     let done = false;
@@ -412,6 +456,7 @@ export async function runProviderDrill(
     }),
     refunder(),
     decider(disputer()),
+    attacker(),
     ...payers.map(() => client()),
   ]);
 
@@ -480,6 +525,7 @@ export async function runProviderDrill(
       discrepancies: providerHolds === ledgerSays ? 0 : 1,
     },
     await reconciliationCheck(context, reconciled),
+    await foreignPaymentsCheck(context, attacks),
     platformLossCheck(
       await referenceValuation('USD'),
       refundedLeavers,
@@ -520,6 +566,8 @@ export async function runProviderDrill(
         `(${reconciled.runs} runs), each case booked by an admin`,
       `${LEAVERS} payers paid out in full and deleted, then their deposits refunded at the sandbox in two parts ` +
         `(${formatUsd(refundedInAll)} USD): the platform's loss`,
+      `${attacks.length} PaymentIntents made and paid at the sandbox by someone else, naming a payer's deposit or a ` +
+        'transfer in their metadata: each a case, given back at the provider by an admin',
     ],
     operations: {
       'deposits accepted': stats.deposits,
@@ -531,6 +579,8 @@ export async function runProviderDrill(
       'disputes won': stats.disputesWon,
       'retried requests': stats.retries,
       'reconciliation cases booked': reconciled.booked,
+      'reconciliation cases given back': reconciled.givenBack,
+      'foreign payments at the provider': attacks.length,
     },
     faults: outages.length,
     moneyMovedMinor: BigInt(moved[0]?.amount ?? 0),
@@ -580,5 +630,40 @@ async function reconciliationCheck(
       `${reconciled.unexplained.size} unexplained, ${open} left open; ${missed.length} lost ` +
       `${ALWAYS_FOUND.join('/')} events without a case`,
     discrepancies: missed.length + open,
+  };
+}
+
+/**
+ * The PaymentIntents someone else made and paid, naming a payer's deposit or a transfer: none was credited (no
+ * transaction names it as its payment), each had a case, and each was refunded in full at the provider.
+ */
+async function foreignPaymentsCheck(
+  context: ProviderDrillContext,
+  attacks: { reference: string; amount: bigint }[],
+) {
+  const references = attacks.map((attack) => attack.reference);
+  const { rows: credited } = await context.ledgerDb.pool.query<{ payment_id: string }>(
+    `SELECT payment_id FROM transactions WHERE payment_id = ANY($1::text[])`,
+    [references],
+  );
+  const { rows: cased } = await context.ledgerDb.pool.query<{ provider_reference: string }>(
+    `SELECT DISTINCT provider_reference FROM reconciliation_cases WHERE provider_reference = ANY($1::text[])`,
+    [references],
+  );
+  const withCase = new Set(cased.map((row) => row.provider_reference));
+  let kept = 0;
+  for (const attack of attacks) {
+    const refunds = await context.stripe.refunds.list({ payment_intent: attack.reference, limit: 100 });
+    const givenBack = refunds.data.reduce((sum, refund) => sum + BigInt(refund.amount), 0n);
+    if (givenBack !== attack.amount) kept += 1;
+  }
+  const missed = attacks.filter((attack) => !withCase.has(attack.reference)).length;
+  return {
+    name: 'foreign payments moved no money in the books, and each was given back',
+    ok: credited.length === 0 && missed === 0 && kept === 0,
+    detail:
+      `${attacks.length} foreign PaymentIntents paid: ${credited.length} credited by the ledger, ${missed} without ` +
+      `a case, ${kept} not refunded in full at the provider`,
+    discrepancies: credited.length + missed + kept,
   };
 }

@@ -5,7 +5,6 @@ import type {
   PayoutRequest,
   ProviderRecord,
 } from '../../src/provider/payment-provider.js';
-import { STRIPE_IDEMPOTENCY_KEY_LIFETIME_MS } from '../../src/provider/stripe-provider.js';
 
 /** A call the ledger made to the provider, in the order made. */
 export type ProviderCall =
@@ -38,7 +37,6 @@ export function createFakeProvider(): FakeProvider {
   const payments = new Map<string, CreatedPayment>();
   const fake: FakeProvider = {
     name: 'stripe',
-    idempotencyKeyLifetimeMs: STRIPE_IDEMPOTENCY_KEY_LIFETIME_MS,
     calls: [],
     behave: () => undefined,
     paymentsOf: (transactionId) =>
