@@ -14,7 +14,7 @@ import * as platformLosses from './platform-losses.js';
 import * as providerPayments from './provider-payments.js';
 import { findKnownObject } from './provider-objects.js';
 import * as reconciliation from './reconciliation.js';
-import type { ProviderPayment, ProviderWork } from './provider-payments.js';
+import type { ProviderClaim, ProviderPayment, ProviderWork } from './provider-payments.js';
 import { createLedgerUnit, type LedgerUnit } from './ledger-unit.js';
 import * as statements from './statements.js';
 import { createSystemAccounts } from './system-accounts.js';
@@ -25,7 +25,7 @@ export type { UserRemoval } from './ledger-unit.js';
 export type { AuditReport } from './audit.js';
 export type { LossTotal } from './platform-losses.js';
 export type { OverdrawnTotal } from './ledger-queries.js';
-export type { ProviderPayment, ProviderWork } from './provider-payments.js';
+export type { ProviderClaim, ProviderPayment, ProviderWork } from './provider-payments.js';
 export type { AdminAction, ReconciliationCaseRecord } from './reconciliation.js';
 export type { AcceptanceOutcome, AcceptanceRequest } from './acceptance.js';
 export type { StatementPageRequest, StatementSlice } from './statements.js';
@@ -85,12 +85,19 @@ export interface LedgerStore {
   providerPayments: {
     record(request: Parameters<typeof providerPayments.recordProviderRequest>[1]): Promise<boolean>;
     claim(limit: number, leaseMs: number): Promise<ProviderWork[]>;
+    /** Extends a claim's lease; false once it was lost (claimed again, or ended). */
+    renew(claim: ProviderClaim, leaseMs: number): Promise<boolean>;
+    /** What a claim's holder found out; recorded only while the claim still holds. */
     created(
-      transactionId: string,
+      claim: ProviderClaim,
       created: { reference: string; clientSecret?: string | null; transfer?: string },
-    ): Promise<{ cancel: boolean }>;
-    done(transactionId: string, state: 'refused' | 'skipped' | 'closed', error?: string): Promise<void>;
-    retry(transactionId: string, delayMs: number, error: string): Promise<void>;
+    ): Promise<{ recorded: boolean; cancel: boolean }>;
+    done(
+      claim: ProviderClaim,
+      state: 'refused' | 'skipped' | 'closed' | 'expired',
+      error?: string | null,
+    ): Promise<boolean>;
+    retry(claim: ProviderClaim, delayMs: number, error: string): Promise<void>;
     find(transactionId: string): Promise<ProviderPayment | null>;
     /** The transaction a provider reference was made for (a deposit removed with its user too). */
     transactionOf(reference: string): Promise<string | null>;
@@ -190,12 +197,10 @@ export function createLedgerStore(knex: Knex): LedgerStore {
     providerPayments: {
       record: (request) => providerPayments.recordProviderRequest(knex, request),
       claim: (limit, leaseMs) => providerPayments.claimProviderWork(knex, limit, leaseMs),
-      created: (transactionId, created) =>
-        providerPayments.recordProviderCreated(knex, transactionId, created),
-      done: (transactionId, state, error) =>
-        providerPayments.recordProviderDone(knex, transactionId, state, error),
-      retry: (transactionId, delayMs, error) =>
-        providerPayments.recordProviderRetry(knex, transactionId, delayMs, error),
+      renew: (claim, leaseMs) => providerPayments.renewProviderClaim(knex, claim, leaseMs),
+      created: (claim, created) => providerPayments.recordProviderCreated(knex, claim, created),
+      done: (claim, state, error) => providerPayments.recordProviderDone(knex, claim, state, error),
+      retry: (claim, delayMs, error) => providerPayments.recordProviderRetry(knex, claim, delayMs, error),
       find: (transactionId) => providerPayments.findProviderPayment(knex, transactionId),
       transactionOf: async (reference) =>
         (await providerPayments.transactionOfReference(knex, reference)) ??

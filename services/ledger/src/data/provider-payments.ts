@@ -7,7 +7,8 @@ export interface ProviderPayment {
   transactionId: string;
   kind: 'payment' | 'payout';
   provider: string;
-  state: 'requested' | 'created' | 'refused' | 'skipped' | 'closed';
+  /** expired: its idempotency keys outlived the provider's memory of them; made no more (an operator's case). */
+  state: 'requested' | 'created' | 'refused' | 'skipped' | 'closed' | 'expired';
   reference: string | null;
   clientSecret: string | null;
   /** Payouts: the connected account paid out to, and the transfer that funded it. */
@@ -15,15 +16,24 @@ export interface ProviderPayment {
   transfer: string | null;
   /** The transaction ended otherwise than paid: its payment is canceled, or its payout's transfer reversed. */
   cancelRequested: boolean;
+  /** Claims so far; each claim counts one, so it is also the claim's fencing token. */
   attempts: number;
   lastError: string | null;
 }
+
+/** One claim on a request: only its holder, with the request's attempts as they were claimed, may record. */
+export type ProviderClaim = Pick<ProviderPayment, 'transactionId' | 'attempts' | 'state'>;
 
 /** Work claimed for a while (the lease): the request and the transaction as it stood when claimed. */
 export interface ProviderWork extends ProviderPayment {
   transactionStatus: TransactionStatus;
   amount: MinorUnits;
   currency: string;
+  /**
+   * How long ago this phase's idempotency keys were first used: the creation's since it was first claimed, an
+   * undo's (cancellation, reversal) since the undo was.
+   */
+  keysAgeMs: number;
 }
 
 interface ProviderPaymentRow {
@@ -78,84 +88,132 @@ export async function recordProviderRequest(
 
 /**
  * Claims up to `limit` requests that are due: each is not due again for `leaseMs` (a process that dies holding one
- * leaves it to another after that), and concurrent claimants skip each other's rows.
+ * leaves it to another after that), and concurrent claimants skip each other's rows. The first claim of a phase
+ * (creating, or undoing once `created`) is when its idempotency keys are taken to be first used.
  */
 export async function claimProviderWork(knex: Knex, limit: number, leaseMs: number): Promise<ProviderWork[]> {
   const {
     rows,
-  }: { rows: (ProviderPaymentRow & { status: TransactionStatus; amount: string; currency: string })[] } =
-    await knex.raw(
-      `WITH due AS (
-         SELECT transaction_id FROM provider_payments
-         WHERE next_attempt_at <= now()
-         ORDER BY next_attempt_at
-         LIMIT ?
-         FOR UPDATE SKIP LOCKED
-       )
+  }: {
+    rows: (ProviderPaymentRow & {
+      status: TransactionStatus;
+      amount: string;
+      currency: string;
+      keys_age_ms: string;
+    })[];
+  } = await knex.raw(
+    `WITH due AS (
+       SELECT transaction_id FROM provider_payments
+       WHERE next_attempt_at <= now()
+       ORDER BY next_attempt_at
+       LIMIT ?
+       FOR UPDATE SKIP LOCKED
+     ), claimed AS (
        UPDATE provider_payments p
-       SET attempts = p.attempts + 1, next_attempt_at = now() + ? * interval '1 millisecond', updated_at = now()
-       FROM due, transactions t
-       WHERE p.transaction_id = due.transaction_id AND t.id = p.transaction_id
-       RETURNING p.*, t.status, t.amount, t.currency`,
-      [limit, leaseMs],
-    );
+       SET attempts = p.attempts + 1, next_attempt_at = now() + ? * interval '1 millisecond', updated_at = now(),
+           create_keys_first_used_at = CASE WHEN p.state = 'requested'
+             THEN COALESCE(p.create_keys_first_used_at, now()) ELSE p.create_keys_first_used_at END,
+           undo_keys_first_used_at = CASE WHEN p.state = 'created'
+             THEN COALESCE(p.undo_keys_first_used_at, now()) ELSE p.undo_keys_first_used_at END
+       FROM due
+       WHERE p.transaction_id = due.transaction_id
+       RETURNING p.*
+     )
+     SELECT c.*, t.status, t.amount, t.currency,
+            extract(epoch FROM now() - CASE WHEN c.state = 'requested'
+              THEN c.create_keys_first_used_at ELSE c.undo_keys_first_used_at END) * 1000 AS keys_age_ms
+     FROM claimed c JOIN transactions t ON t.id = c.transaction_id`,
+    [limit, leaseMs],
+  );
   return rows.map((row) => ({
     ...toProviderPayment(row),
     transactionStatus: row.status,
     amount: toMinorUnits(row.amount),
     currency: row.currency,
+    keysAgeMs: Number(row.keys_age_ms),
   }));
 }
 
 /**
- * The provider created the payment. Due again at once if a cancellation was asked for meanwhile; true then.
+ * Extends a claim's lease while its holder still has it (nobody claimed the request since, nor recorded its end):
+ * false once it was lost.
+ */
+export async function renewProviderClaim(
+  knex: Knex,
+  claim: ProviderClaim,
+  leaseMs: number,
+): Promise<boolean> {
+  const { rowCount } = await knex.raw(
+    `UPDATE provider_payments
+     SET next_attempt_at = now() + ? * interval '1 millisecond'
+     WHERE transaction_id = ? AND attempts = ? AND state = ? AND next_attempt_at IS NOT NULL`,
+    [leaseMs, claim.transactionId, claim.attempts, claim.state],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * The provider created the payment, as the claim's holder asked: recorded unless the claim was lost. Due again at
+ * once if a cancellation was asked for meanwhile; `cancel` is true then.
  */
 export async function recordProviderCreated(
   knex: Knex,
-  transactionId: string,
+  claim: ProviderClaim,
   created: { reference: string; clientSecret?: string | null; transfer?: string },
-): Promise<{ cancel: boolean }> {
+): Promise<{ recorded: boolean; cancel: boolean }> {
   const { rows }: { rows: { cancel_requested: boolean }[] } = await knex.raw(
     `UPDATE provider_payments
      SET state = 'created', reference = ?, client_secret = ?, transfer = ?, last_error = NULL, updated_at = now(),
          next_attempt_at = CASE WHEN cancel_requested THEN now() END
-     WHERE transaction_id = ? AND state = 'requested'
+     WHERE transaction_id = ? AND attempts = ? AND state = 'requested'
      RETURNING cancel_requested`,
-    [created.reference, created.clientSecret ?? null, created.transfer ?? null, transactionId],
+    [
+      created.reference,
+      created.clientSecret ?? null,
+      created.transfer ?? null,
+      claim.transactionId,
+      claim.attempts,
+    ],
   );
-  return { cancel: rows[0]?.cancel_requested ?? false };
+  return { recorded: rows.length === 1, cancel: rows[0]?.cancel_requested ?? false };
 }
 
-/** Nothing more to do for it: refused, skipped (its transaction ended first) or closed (canceled at the provider). */
+/**
+ * Nothing more to do for it (unless the claim was lost): refused, skipped (its transaction ended first), closed
+ * (canceled at the provider) or expired (its keys are too old to be used again).
+ */
 export async function recordProviderDone(
   knex: Knex,
-  transactionId: string,
-  state: 'refused' | 'skipped' | 'closed',
+  claim: ProviderClaim,
+  state: 'refused' | 'skipped' | 'closed' | 'expired',
   error: string | null = null,
-): Promise<void> {
-  // Each ending comes from one state only: nothing made (refused, skipped), or made and then undone (closed).
-  await knex('provider_payments')
-    .where({ transaction_id: transactionId, state: state === 'closed' ? 'created' : 'requested' })
+): Promise<boolean> {
+  // Each ending comes from one state only: nothing made (refused, skipped), made and then undone (closed); expired
+  // from the phase it stopped in.
+  const from = state === 'expired' ? claim.state : state === 'closed' ? 'created' : 'requested';
+  const updated = await knex('provider_payments')
+    .where({ transaction_id: claim.transactionId, attempts: claim.attempts, state: from })
     .update({
       state,
       last_error: error?.slice(0, ERROR_LENGTH) ?? null,
       next_attempt_at: null,
       updated_at: knex.fn.now(),
     });
+  return updated === 1;
 }
 
-/** A call that did not go through: tried again after `delayMs`. */
+/** A call that did not go through: tried again after `delayMs` (unless the claim was lost). */
 export async function recordProviderRetry(
   knex: Knex,
-  transactionId: string,
+  claim: ProviderClaim,
   delayMs: number,
   error: string,
 ): Promise<void> {
   await knex.raw(
     `UPDATE provider_payments
      SET next_attempt_at = now() + ? * interval '1 millisecond', last_error = ?, updated_at = now()
-     WHERE transaction_id = ? AND next_attempt_at IS NOT NULL`,
-    [delayMs, error.slice(0, ERROR_LENGTH), transactionId],
+     WHERE transaction_id = ? AND attempts = ? AND next_attempt_at IS NOT NULL`,
+    [delayMs, error.slice(0, ERROR_LENGTH), claim.transactionId, claim.attempts],
   );
 }
 

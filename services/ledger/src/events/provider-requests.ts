@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { startPoller, type Logger, type Metrics, type OutboxRelay } from '@payments/service-kit';
-import type { LedgerStore, ProviderWork } from '../data/ledger-store.js';
+import type { LedgerStore, ProviderClaim, ProviderWork } from '../data/ledger-store.js';
 import { ProviderRefusal, type PaymentProvider } from '../provider/payment-provider.js';
 import { refusedByProvider, settle } from './settlement-flows.js';
 
@@ -12,6 +12,8 @@ export interface ProviderRequestsOptions {
   metrics: Metrics;
   /** How often due work is looked for while there is none; recorded work wakes it at once. */
   intervalMs?: number;
+  /** How long a claim holds unless renewed (LEASE_MS; tests: far shorter). */
+  leaseMs?: number;
 }
 
 export interface ProviderRequests {
@@ -23,12 +25,17 @@ export interface ProviderRequests {
 /** Requests claimed per pass; each pass makes their calls concurrently. */
 const BATCH = 50;
 /**
- * How long a claimed request is left to its claimant before another process may take it: longer than a call with
- * all of the library's retries lasts (the Stripe adapter: 10 s per attempt, 3 attempts, about 35 s at worst), and
- * so how long a call cut short by a crash waits to be made again. Should it be taken while still under way, the
- * idempotency key makes the second call return the first one's payment.
+ * How long a claimed request is left to its claimant unless renewed before another process may take it, and so
+ * how long a call cut short by a crash waits to be made again. Its claimant renews it every third of that while its
+ * calls are under way (a payout's two to four calls, each up to about 35 s with the library's retries), and stops
+ * before its next call, recording nothing, once it lost it.
  */
 const LEASE_MS = 45_000;
+/**
+ * How long before the provider forgets a key a request stops being made with it: far more than a lease, a whole
+ * sequence of calls with their retries, and any difference between the provider's clock and the database's.
+ */
+const KEY_LIFETIME_MARGIN_MS = 60 * 60 * 1000;
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 300_000;
 
@@ -41,15 +48,24 @@ export function retryDelayMs(attempts: number, random: () => number = Math.rando
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }
 
+/** The claim on a request was lost to another process (its lease ran out): it makes the calls now. */
+class ClaimLost extends Error {
+  override name = 'ClaimLost';
+}
+
 /**
  * Asks the payment provider for what consumed requests need (recorded in provider_payments, after the commit that
  * accepted each transaction): a deposit's payment (canceled once the deposit expired), a withdrawal's payout (its
- * transfer reversed should the payout fail). Every ledger process runs this; each claims different rows. A call
- * that fails for a passing reason is tried again with backoff, for as long as it takes: a provider that is down
- * delays payments, it loses none. A refusal fails the transaction with the provider's reason.
+ * transfer reversed should the payout fail). Every ledger process runs this; each claims different rows, and one
+ * process at a time makes a request's calls. A call that fails for a passing reason is tried again with backoff
+ * while the provider remembers its idempotency keys: a provider that is down delays payments, it loses none, and
+ * one down for longer than that leaves the request to an operator (a `request_expired` case), as it stands. A
+ * refusal fails the transaction with the provider's reason.
  */
 export function startProviderRequests(options: ProviderRequestsOptions): ProviderRequests {
   const { store, provider, outbox, logger } = options;
+  const leaseMs = options.leaseMs ?? LEASE_MS;
+  const keysUsableForMs = provider.idempotencyKeyLifetimeMs - KEY_LIFETIME_MARGIN_MS;
   const calls = options.metrics.counter(
     'ledger_provider_calls_total',
     'Calls to the payment provider, by what was asked and how it ended',
@@ -72,8 +88,57 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
     async () => (await backlog()).oldestSeconds,
   );
 
+  const claimLost = (work: ProviderClaim) =>
+    new ClaimLost(`another process holds the provider request of ${work.transactionId}`);
+
+  /**
+   * Keeps `work`'s claim while `calls` run: renewed every third of the lease, and checked before each call but the
+   * first (`betweenCalls` throws ClaimLost once it was lost, or the error that kept it from being checked).
+   * Renewal has ended when this settles.
+   */
+  const holdingClaim = async <T>(
+    work: ProviderClaim,
+    calls: (betweenCalls: () => Promise<void>) => Promise<T>,
+  ): Promise<T> => {
+    let lost = false;
+    let renewal = Promise.resolve();
+    const renew = () => {
+      const renewed = renewal.then(async () => {
+        if (!lost && !(await store.providerPayments.renew(work, leaseMs))) lost = true;
+      });
+      renewal = renewed.catch(() => undefined);
+      return renewed;
+    };
+    const heartbeat = setInterval(() => {
+      renew().catch((error: unknown) =>
+        logger.warn(
+          { err: error, transaction_id: work.transactionId },
+          'a provider request could not be renewed',
+        ),
+      );
+    }, leaseMs / 3);
+    try {
+      return await calls(async () => {
+        await renew();
+        if (lost) throw claimLost(work);
+      });
+    } finally {
+      clearInterval(heartbeat);
+      await renewal;
+    }
+  };
+
   const failedFor = async (work: ProviderWork, call: string, error: unknown) => {
+    if (error instanceof ClaimLost) {
+      calls.inc({ call, outcome: 'claim_lost' });
+      logger.warn(
+        { transaction_id: work.transactionId, attempts: work.attempts },
+        'another process took over a provider request while its calls were under way; this one stops',
+      );
+      return;
+    }
     if (error instanceof ProviderRefusal) {
+      if (!(await store.providerPayments.renew(work, leaseMs))) return failedFor(work, call, claimLost(work));
       calls.inc({ call, outcome: 'refused' });
       logger.warn(
         { transaction_id: work.transactionId, code: error.code, reason: error.reason },
@@ -83,7 +148,7 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
       await store.inTransaction((unit) =>
         settle(unit, [refusedByProvider(work.transactionId, error.reason, context)]),
       );
-      await store.providerPayments.done(work.transactionId, 'refused', error.reason);
+      await store.providerPayments.done(work, 'refused', error.reason);
       outbox.wake();
       return;
     }
@@ -94,25 +159,61 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
       { transaction_id: work.transactionId, attempts: work.attempts, retry_in_ms: delayMs, err: message },
       'a call to the payment provider failed; it will be tried again',
     );
-    await store.providerPayments.retry(work.transactionId, delayMs, message);
+    await store.providerPayments.retry(work, delayMs, message);
     poller.wakeAt(Date.now() + delayMs);
   };
 
   /** Makes what the transaction needs at the provider: a deposit's payment, or a withdrawal's payout. */
   const make = async (
     work: ProviderWork,
+    betweenCalls: () => Promise<void>,
   ): Promise<{ reference: string; clientSecret?: string | null; transfer?: string }> => {
     const money = { transactionId: work.transactionId, amount: work.amount, currency: work.currency };
     if (work.kind === 'payment') return provider.createPayment(money);
     if (!work.destination) throw new ProviderRefusal('No payout account is linked to be paid out to');
-    return provider.createPayout({ ...money, destination: work.destination });
+    return provider.createPayout({ ...money, destination: work.destination }, { betweenCalls });
+  };
+
+  /**
+   * Leaves a request whose keys the provider may have forgotten to an operator: made again, it could be made twice
+   * (a second payment, a second transfer). Its transaction stays as it is, a withdrawal with its hold.
+   */
+  const expire = async (work: ProviderWork, call: string) => {
+    // The case is about what the provider made, if that is known (a payout's transfer), else about the transaction.
+    const reference = (work.kind === 'payout' ? work.transfer : null) ?? work.reference ?? work.transactionId;
+    await store.reconciliation.recordMismatches([
+      {
+        kind: 'request_expired',
+        reference,
+        transactionId: work.transactionId,
+        currency: work.currency,
+        providerAmount: 0n,
+        ledgerAmount: work.amount,
+      },
+    ]);
+    if (!(await store.providerPayments.done(work, 'expired', work.lastError))) return;
+    calls.inc({ call, outcome: 'expired' });
+    logger.error(
+      {
+        transaction_id: work.transactionId,
+        provider_reference: reference,
+        keys_age_hours: Math.floor(work.keysAgeMs / 3_600_000),
+        last_error: work.lastError,
+      },
+      `the provider request (${call}) outlived the provider's idempotency keys and is made no more: its ` +
+        'transaction is left as it stands, for an operator to decide on its request_expired reconciliation case',
+    );
   };
 
   const create = async (work: ProviderWork) => {
     const call = work.kind === 'payment' ? 'create_payment' : 'create_payout';
     if (work.transactionStatus !== 'pending' && work.attempts === 1) {
       // It ended before anything was asked: nothing to create (nor to undo).
-      await store.providerPayments.done(work.transactionId, 'skipped');
+      await store.providerPayments.done(work, 'skipped');
+      return;
+    }
+    if (work.keysAgeMs >= keysUsableForMs) {
+      await expire(work, call);
       return;
     }
     // Still pending, or ended after an earlier call whose answer was lost (a process killed while waiting for it, a
@@ -120,13 +221,17 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
     // what it made then (or makes it now), so it is known, and undone below when the ending asked for that.
     let created;
     try {
-      created = await make(work);
+      created = await holdingClaim(work, (betweenCalls) => make(work, betweenCalls));
     } catch (error) {
       await failedFor(work, call, error);
       return;
     }
+    const { recorded, cancel } = await store.providerPayments.created(work, created);
+    if (!recorded) {
+      await failedFor(work, call, claimLost(work));
+      return;
+    }
     calls.inc({ call, outcome: 'done' });
-    const { cancel } = await store.providerPayments.created(work.transactionId, created);
     logger.info(
       { transaction_id: work.transactionId, provider_reference: created.reference },
       `the payment provider created the ${work.kind}`,
@@ -137,9 +242,16 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
   /** Undoes what was made: cancels a payment nobody paid, or reverses the transfer of a payout that failed. */
   const undo = async (work: ProviderWork) => {
     const call = work.kind === 'payment' ? 'cancel_payment' : 'reverse_transfer';
+    if (work.keysAgeMs >= keysUsableForMs) {
+      await expire(work, call);
+      return;
+    }
     try {
-      if (work.kind === 'payment') await provider.cancelPayment(work.reference as string, work.transactionId);
-      else if (work.transfer) await provider.reversePayout(work.transfer, work.transactionId);
+      await holdingClaim(work, async () => {
+        if (work.kind === 'payment')
+          await provider.cancelPayment(work.reference as string, work.transactionId);
+        else if (work.transfer) await provider.reversePayout(work.transfer, work.transactionId);
+      });
     } catch (error) {
       if (!(error instanceof ProviderRefusal)) {
         await failedFor(work, call, error);
@@ -151,11 +263,11 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
         `the provider refused to ${call}`,
       );
       calls.inc({ call, outcome: 'refused' });
-      await store.providerPayments.done(work.transactionId, 'closed', error.reason);
+      await store.providerPayments.done(work, 'closed', error.reason);
       return;
     }
     calls.inc({ call, outcome: 'done' });
-    await store.providerPayments.done(work.transactionId, 'closed');
+    await store.providerPayments.done(work, 'closed');
   };
 
   const perform = (work: ProviderWork) => (work.state === 'requested' ? create(work) : undo(work));
@@ -164,7 +276,7 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
     intervalMs: options.intervalMs ?? 1_000,
     idleMaxMs: 5_000,
     task: async () => {
-      const due = await store.providerPayments.claim(BATCH, LEASE_MS);
+      const due = await store.providerPayments.claim(BATCH, leaseMs);
       await Promise.all(
         due.map((work) =>
           perform(work).catch((error: unknown) =>

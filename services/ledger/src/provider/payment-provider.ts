@@ -11,6 +11,11 @@ import type { MinorUnits } from '@payments/contracts';
 export interface PaymentProvider {
   /** Its name, recorded with every payment ('stripe'). */
   readonly name: string;
+  /**
+   * How long the provider remembers an idempotency key after its first use: past it, a call repeated with the key
+   * may be made anew (Stripe: a second transfer). A request is not made again with keys older than that.
+   */
+  readonly idempotencyKeyLifetimeMs: number;
   /** Creates the payment a payer pays a deposit with; the same transaction always gets the same payment. */
   createPayment(request: PaymentRequest): Promise<CreatedPayment>;
   /** Cancels a payment nobody paid (the deposit expired). A payment already ended is left as it is. */
@@ -19,7 +24,7 @@ export interface PaymentProvider {
    * Pays a withdrawal out to the user's connected account and on to its bank (Stripe Connect: a transfer from the
    * platform's balance, then a payout on the connected account). The same transaction always gets the same payout.
    */
-  createPayout(request: PayoutRequest): Promise<CreatedPayout>;
+  createPayout(request: PayoutRequest, sequence?: CallSequence): Promise<CreatedPayout>;
   /** Takes back from the connected account what a payout that failed (or came back) had transferred to it. */
   reversePayout(transfer: string, transactionId: string): Promise<void>;
   /**
@@ -91,6 +96,15 @@ export function providerNet(record: ProviderRecord): bigint {
   if (record.kind === 'payout') return record.amount - record.reversed;
   const lost = record.disputes.filter((dispute) => dispute.outcome === 'lost');
   return record.captured - record.refunded - lost.reduce((sum, dispute) => sum + dispute.amount, 0n);
+}
+
+/** What the caller of a method that makes several calls in a row asks of it. */
+export interface CallSequence {
+  /**
+   * Awaited before each call but the first; a rejection stops the sequence there, with that error (the caller
+   * no longer holds the request, and another worker makes its calls now).
+   */
+  betweenCalls?: () => Promise<void>;
 }
 
 export interface PayoutRequest extends PaymentRequest {

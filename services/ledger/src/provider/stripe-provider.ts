@@ -18,6 +18,12 @@ export interface StripeProviderOptions {
   onboardingReturnUrl: string;
 }
 
+/**
+ * Stripe removes an idempotency key once it is at least 24 hours old
+ * (https://docs.stripe.com/api/idempotent_requests): a request repeated later with it may be made a second time.
+ */
+export const STRIPE_IDEMPOTENCY_KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
+
 /** Where the library should send its requests, from a URL (the sandbox: http://127.0.0.1:3005). */
 function endpointOf(apiUrl: string | undefined): Pick<Stripe.StripeConfig, 'host' | 'port' | 'protocol'> {
   if (!apiUrl) return {};
@@ -153,6 +159,7 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
 
   return {
     name: 'stripe',
+    idempotencyKeyLifetimeMs: STRIPE_IDEMPOTENCY_KEY_LIFETIME_MS,
 
     async *recordsSince(since) {
       const created = { gte: Math.floor(since.getTime() / 1000) };
@@ -231,7 +238,8 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
       }
     },
 
-    async createPayout({ transactionId, amount, currency, destination }) {
+    async createPayout({ transactionId, amount, currency, destination }, sequence = {}) {
+      const next = sequence.betweenCalls ?? (async () => undefined);
       const money = { amount: Number(amount), currency: currency.toLowerCase() };
       const metadata = { transaction_id: transactionId };
       const transfer = await calling(() =>
@@ -240,6 +248,7 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
           { idempotencyKey: `${transactionId}:transfer` },
         ),
       );
+      await next();
       try {
         const payout = await stripe.payouts.create(
           { ...money, metadata },
@@ -250,6 +259,7 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
         const refusal = refusalOf(error);
         if (!refusal) throw error;
         // Refused for good: the money goes back to the platform before the withdrawal fails.
+        await next();
         await reverse(transfer.id, transactionId, `${transactionId}:reversal`);
         throw refusal;
       }

@@ -5,6 +5,7 @@ import type {
   PayoutRequest,
   ProviderRecord,
 } from '../../src/provider/payment-provider.js';
+import { STRIPE_IDEMPOTENCY_KEY_LIFETIME_MS } from '../../src/provider/stripe-provider.js';
 
 /** A call the ledger made to the provider, in the order made. */
 export type ProviderCall =
@@ -37,6 +38,7 @@ export function createFakeProvider(): FakeProvider {
   const payments = new Map<string, CreatedPayment>();
   const fake: FakeProvider = {
     name: 'stripe',
+    idempotencyKeyLifetimeMs: STRIPE_IDEMPOTENCY_KEY_LIFETIME_MS,
     calls: [],
     behave: () => undefined,
     paymentsOf: (transactionId) =>
