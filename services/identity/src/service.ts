@@ -24,6 +24,7 @@ import { createThrottleStore } from './data/throttle-store.js';
 import { migrations, privileges } from './data/migrations.js';
 import { loadSigningKeys } from './data/signing-key-files.js';
 import { createPasswordHasher } from './domain/password-hasher.js';
+import { verificationKeys } from './domain/signing-keys.js';
 import { createTokenIssuer } from './domain/token-issuer.js';
 import { subscribeToRevocations } from './events/revocation-subscriber.js';
 import { adminRoutes } from './http/admin-routes.js';
@@ -32,6 +33,7 @@ import { sessionRoutes } from './http/session-routes.js';
 import { userRoutes } from './http/user-routes.js';
 import { createRevocationService } from './use-cases/revocation-service.js';
 import { createSessionService } from './use-cases/session-service.js';
+import { announceSigningKeys } from './use-cases/signing-key-announcement.js';
 import { createUserService } from './use-cases/user-service.js';
 
 const PRUNE_INTERVAL_MS = 3600_000;
@@ -146,6 +148,11 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
       },
     );
     const address = await serveHttp('identity', app, config, shutdown);
+    // Once this process serves its keys, so the verifiers' fetch the announcement causes finds them.
+    await announceSigningKeys(
+      { store, wake: relay.wake },
+      verificationKeys(keys).map((key) => key.kid),
+    );
     logger.info({ url: address.url }, 'identity is listening');
     return { ...address, stop: () => shutdown.run() };
   } catch (error) {

@@ -105,6 +105,7 @@ export async function startIdentityHarness(env: Record<string, string> = {}): Pr
     published.push(event);
   };
   await bus.broadcast('revocations', { TokenRevoked: record });
+  await bus.broadcast('signing-keys', { SigningKeysChanged: record });
   await bus.consume('ledger', { UserDeleted: record });
 
   const config = loadConfig(IdentityConfigSchema, {

@@ -1,11 +1,13 @@
 import type { AnyEvent } from '@payments/contracts';
 import { enqueueEvents, isDatabaseUp, type Knex } from '@payments/service-kit';
 import { createRevocationRepository, type RevocationRepository } from './revocation-repository.js';
+import { createSigningKeyRepository, type SigningKeyRepository } from './signing-key-repository.js';
 import { createUserRepository, type UserRepository } from './user-repository.js';
 
 export interface IdentityTransaction {
   users: UserRepository;
   revocations: RevocationRepository;
+  signingKeys: SigningKeyRepository;
   /** Events leave through the outbox, so they are published only if this transaction commits. */
   enqueueEvents(events: AnyEvent[]): Promise<void>;
 }
@@ -26,6 +28,7 @@ export function createIdentityStore(knex: Knex): IdentityStore {
         work({
           users: createUserRepository(trx),
           revocations: createRevocationRepository(trx),
+          signingKeys: createSigningKeyRepository(trx),
           enqueueEvents: (events) => enqueueEvents(trx, events),
         }),
       ),

@@ -106,6 +106,25 @@ const revocationsByUserMigration: Migration = {
   },
 };
 
+const publishedSigningKeysMigration: Migration = {
+  name: '007_published_signing_keys',
+  async up(knex) {
+    // One row: the key ids identity last announced (SigningKeysChanged); a start with another set announces it.
+    await knex.schema.createTable('published_signing_keys', (table) => {
+      table.smallint('id').primary();
+      table.specificType('kids', 'text[]').notNullable();
+      table.timestamp('published_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+    });
+    await knex.raw(
+      'ALTER TABLE published_signing_keys ADD CONSTRAINT published_signing_keys_one_row CHECK (id = 1)',
+    );
+    await knex('published_signing_keys').insert({ id: 1, kids: [] });
+  },
+  async down(knex) {
+    await knex.schema.dropTable('published_signing_keys');
+  },
+};
+
 export const migrations: Migration[] = [
   outboxMigration,
   usersMigration,
@@ -114,6 +133,7 @@ export const migrations: Migration[] = [
   revocationsUniqueJtiMigration,
   usersSearchMigration,
   revocationsByUserMigration,
+  publishedSigningKeysMigration,
 ];
 
 /** What the service's runtime role may do, table by table (docs/security.md, "Database and broker logins"). */
@@ -123,4 +143,6 @@ export const privileges: RuntimePrivileges = {
   users: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   // Appended; the expired ones pruned.
   revocations: ['SELECT', 'INSERT', 'DELETE'],
+  // The one row, read under a lock and replaced when identity starts with other keys.
+  published_signing_keys: ['SELECT', 'UPDATE'],
 };

@@ -9,6 +9,11 @@ export function tokenRevokedEvent(revocation: EventData<'TokenRevoked'>, correla
   return createEvent('TokenRevoked', revocation, { id: randomUUID(), correlationId });
 }
 
+/** The key ids identity now serves in its JWKS, after a start with another set than the last announced. */
+export function signingKeysChangedEvent(kids: string[], correlationId: string): AnyEvent {
+  return createEvent('SigningKeysChanged', { kids }, { id: randomUUID(), correlationId });
+}
+
 /** A user's public details after a change, for subscribers such as outgoing webhooks. */
 export function userUpdatedEvent(
   user: { id: string; username: string; email: string },
