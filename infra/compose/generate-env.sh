@@ -56,7 +56,8 @@ SANDBOX_WEBHOOK_SECRET=${webhookSecret}
 # The test key the provider sandbox's Stripe-compatible API accepts.
 SANDBOX_API_KEY=${sandboxApiKey}
 # The payment provider the ledger asks for each deposit's PaymentIntent and each withdrawal's payout (through the
-# user's connected account); unset, none (deposits and withdrawals wait for webhooks). With --profile sandbox,
+# user's connected account); unset, none (deposits and withdrawals wait for webhooks). webhook-ingest reads it too:
+# with stripe, /webhook/payment-status answers 404 unless STAND_IN_CONFIRMATIONS=true. With --profile sandbox,
 # uncomment these three so the ledger asks the sandbox (infra/containers/up.sh --profile sandbox sets them itself
 # while .env has no PROVIDER line):
 # PROVIDER=stripe
