@@ -244,6 +244,54 @@ describe('ledger end to end: money moves exactly, whatever the concurrency', fun
     expect(await balanceOf(owner)).to.include({ balance: 20, available_balance: 20 });
   });
 
+  describe('a client of the contract alone, who never heard of payout accounts', () => {
+    /** A fresh user with an account and a deposit the sandbox paid, and no payout account. */
+    const specClient = async (amount: number): Promise<Owner> => {
+      const { token, client } = await signUp(system.gatewayUrl);
+      const owner = { token, client, accountId: await openAccount({ client }) };
+      await fund(owner, amount);
+      return owner;
+    };
+    const withdraw = (owner: Owner, amount: number) =>
+      api.post(`/account/${owner.accountId}/withdraw`, { amount, currency: 'USD' }, owner.token);
+
+    it('withdraws: 202, then completed once the sandbox paid it out to the payout account linked on the way', async () => {
+      const owner = await specClient(100);
+      const accepted = await withdraw(owner, 30);
+      expect(accepted.status, accepted.text).to.equal(202);
+      expect(accepted.headers.get('location')).to.equal(`/transaction/${accepted.body.id}`);
+      expect(accepted.body).to.include({ type: 'withdrawal', status: 'pending', amount: 30 });
+      expect((await settled(owner, accepted.body.id)).status).to.equal('completed');
+      expect(await balanceOf(owner)).to.include({ balance: 70, available_balance: 70 });
+      expect((await api.get('/payout-account', owner.token)).body.account).to.match(/^acct_/);
+    });
+
+    it('is refused 422 INSUFFICIENT_FUNDS over its balance, with nothing held, recorded or linked', async () => {
+      const owner = await specClient(50);
+      const history = () => owner.client.transactions.historyPage(owner.accountId);
+      const before = (await history()).pagination.total;
+      expectProblem(await withdraw(owner, 50.01), 422, 'INSUFFICIENT_FUNDS');
+      expect(await balanceOf(owner)).to.include({ balance: 50, available_balance: 50 });
+      expect((await history()).pagination.total).to.equal(before);
+      expect((await api.get('/payout-account', owner.token)).status).to.equal(404);
+    });
+
+    it('withdraws five times at once while its payout account is linked, and is paid what its balance covers', async () => {
+      const owner = await specClient(30);
+      const answers = await Promise.all(Array.from({ length: 5 }, () => withdraw(owner, 10)));
+      const accepted = answers.filter((a) => a.status === 202);
+      expect(accepted).to.have.length(3);
+      expect(answers.filter((a) => a.status === 422).map((a) => a.body.code)).to.deep.equal([
+        'INSUFFICIENT_FUNDS',
+        'INSUFFICIENT_FUNDS',
+      ]);
+      const outcomes = await Promise.all(accepted.map((a) => settled(owner, a.body.id)));
+      expect(outcomes.map((o) => o.status)).to.deep.equal(['completed', 'completed', 'completed']);
+      expect(await balanceOf(owner)).to.include({ balance: 0, available_balance: 0 });
+      expect((await api.get('/payout-account', owner.token)).status).to.equal(200);
+    });
+  });
+
   it('accepts exactly 10 of 200 concurrent withdrawals of 10 against 100, and ends at 0 once paid out', async () => {
     const owner = await newOwner();
     await fund(owner, 100);
