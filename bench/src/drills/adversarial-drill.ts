@@ -46,6 +46,7 @@ import {
   type Party,
   type SandboxProvider,
 } from './adversarial-provider.js';
+import { runExpiredKeyAttack } from './adversarial-keys.js';
 import { checkBooks, waitSettled } from './books.js';
 import type { DrillReport } from './drill-context.js';
 import { addTo, referenceValuation, type Valuation } from './valuation.js';
@@ -182,6 +183,8 @@ export async function runAdversarialDrill(
 ): Promise<{ report: DrillReport; record: AdversarialRecord }> {
   const { gateway, target, ledgerDb, seconds, settleSeconds, log } = context;
   const started = Date.now();
+  // First, while no other client holds a token the key removal would end.
+  const keys = await runExpiredKeyAttack(context);
   const valuation = await referenceValuation('USD');
   const admin = clientFor(target.gatewayUrl, context.admin);
   const desk = startReconciliationDesk(admin, 250);
@@ -315,18 +318,19 @@ export async function runAdversarialDrill(
 
   const checks = await checkAdversarialBooks(context, record);
   checks.push(await reconciliationCheck(context, admin, record));
+  checks.push(...keys.checks);
   const moneyMovedMinor = await movedInUsdCents(context, valuation);
   const operations: Record<string, number> = {};
   for (const attack of ATTACKS)
     operations[`${attack}: attack requests`] = attemptsOf(arena.operations, attack);
   for (const what of Object.keys(arena.operations).sort())
     operations[what] = arena.operations[what] as number;
-  Object.assign(operations, {
+  Object.assign(operations, keys.operations, {
     'deposits paid at the sandbox': provider.stats.paid,
     'payouts released at the sandbox': provider.stats.released,
     'reconciliation list polls (admin)': desk.polls(),
   });
-  const faults = ATTACKS.reduce((sum, attack) => sum + attemptsOf(arena.operations, attack), 0);
+  const faults = ATTACKS.reduce((sum, attack) => sum + attemptsOf(arena.operations, attack), keys.attempts);
   const report: DrillReport = {
     name: 'adversarial: money attacks among honest traffic',
     injected: [
@@ -337,6 +341,7 @@ export async function runAdversarialDrill(
         `${CLIENTS.honest} honest customers alongside`,
       'the ledger asks the provider sandbox for every payment and payout through its Stripe adapter; the drill pays ' +
         'each PaymentIntent and releases each held payout, and reads what crossed the edge from the sandbox’s records',
+      keys.injected,
     ],
     operations,
     faults,
