@@ -423,22 +423,36 @@ describe('payments admin', function () {
       const run = await asAdmin('admin', 'actions');
       expect(run.code, run.stderr).to.equal(0);
       const [head, ...rows] = cellsOf(run.stdout, /│/);
-      expect(head).to.deep.equal(['ID', 'WHEN', 'ACTOR', 'ACTION', 'SUBJECT', 'REASON']);
+      expect(head).to.deep.equal(['ID', 'WHEN', 'ACTOR', 'ACTION', 'SUBJECT', 'OWNER', 'REASON']);
       expect(rows.map((row) => row[0])).to.satisfy((ids: string[]) => ids.every((id) => UUID.test(id)));
       expect(rows.map((row) => row.slice(2))).to.deep.equal([
         [
           adminId,
           'reconciliation.book',
           `reconciliation_case:${RECONCILIATION_CASES.bookable}`,
+          '(platform)',
           'webhook for the capture was lost',
         ],
         [
           adminId,
           'reconciliation.nothing_owed',
           `reconciliation_case:${RECONCILIATION_CASES.unknown}`,
+          '(platform)',
           'test payment by the provider',
         ],
       ]);
+    });
+
+    it("asks for one admin's actions with --actor, or those on one user's resources with --owner", async () => {
+      const mine = await asAdmin('admin', 'actions', '--actor', adminId, '--json');
+      expect(mine.code, mine.stderr).to.equal(0);
+      expect((JSON.parse(mine.stdout) as { data: unknown[] }).data).to.have.length(2);
+      expect(gateway.requests.at(-1)?.path).to.equal(`/admin/actions?actor=${adminId}`);
+      const someone = '1e2d3c4b-0000-4000-8000-00000000abcd';
+      const theirs = await asAdmin('admin', 'actions', '--owner', someone);
+      expect(theirs.code, theirs.stderr).to.equal(0);
+      expect(theirs.stdout).to.equal('(none)\n');
+      expect(gateway.requests.at(-1)?.path).to.equal(`/admin/actions?owner=${someone}`);
     });
 
     it("prints the API's page with --json, paged by --limit and --offset", async () => {
@@ -572,12 +586,12 @@ describe('payments admin', function () {
 
     it('disables a user, whose session then ends (exit 3), and enables them again', async () => {
       const before = gateway.requests.length;
-      const disabled = await asAdmin('admin', 'users', 'disable', bobId);
+      const disabled = await asAdmin('admin', 'users', 'disable', bobId, '--reason', ' chargeback ring ');
       expect(disabled.code, disabled.stderr).to.equal(0);
       expect(disabled.stdout).to.equal(`User bob (${bobId}) is disabled; their tokens are revoked.\n`);
       const [sent] = requestsSince(before, /^\/admin\//);
       expect(sent).to.deep.include({ method: 'PATCH', path: `/admin/users/${bobId}/status` });
-      expect(sent?.body).to.deep.equal({ status: 'disabled' });
+      expect(sent?.body).to.deep.equal({ status: 'disabled', reason: 'chargeback ring' });
       expect((await asUser('account', 'list')).code).to.equal(3);
       const listed = await asAdmin('admin', 'users', 'find', '--status', 'disabled', '--json');
       expect((JSON.parse(listed.stdout) as { data: { id: string }[] }).data.map((u) => u.id)).to.deep.equal([
@@ -692,7 +706,15 @@ describe('payments admin', function () {
       const some = await asAdmin('admin', 'dead-letters', 'replay', 'ledger', '--limit', '1');
       expect(some.code, some.stderr).to.equal(0);
       expect(some.stdout).to.equal('Replayed 1 dead letter(s) onto ledger.\n');
-      const all = await asAdmin('admin', 'dead-letters', 'replay', 'ledger', '--json');
+      const all = await asAdmin(
+        'admin',
+        'dead-letters',
+        'replay',
+        'ledger',
+        '--reason',
+        'bug 12 fixed',
+        '--json',
+      );
       expect(all.code, all.stderr).to.equal(0);
       expect(JSON.parse(all.stdout)).to.deep.equal({ queue: 'ledger', replayed: 1 });
       const sent = requestsSince(before, /^\/admin\//);
@@ -700,7 +722,7 @@ describe('payments admin', function () {
         'POST /admin/dead-letters/ledger/replay',
         'POST /admin/dead-letters/ledger/replay',
       ]);
-      expect(sent.map((r) => r.body)).to.deep.equal([{ limit: 1 }, {}]);
+      expect(sent.map((r) => r.body)).to.deep.equal([{ limit: 1 }, { reason: 'bug 12 fixed' }]);
       // Without --limit the body names no limit: every dead letter the queue holds now.
       expect(sent[1]?.headers['content-type']).to.equal('application/json');
       // The poison came back, as it would on the broker.

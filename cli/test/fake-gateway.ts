@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import { RECONCILIATION_DECISIONS, type ReconciliationDecision } from '@payments/contracts';
 
 export interface SeenRequest {
   method: string;
@@ -235,7 +236,7 @@ function createLedgerAdmin() {
   ) => {
     const { decision, reason } = body;
     if (
-      (decision !== 'book' && decision !== 'nothing_owed') ||
+      !RECONCILIATION_DECISIONS.includes(decision as ReconciliationDecision) ||
       typeof reason !== 'string' ||
       reason.length < 3 ||
       Object.keys(body).length !== 2
@@ -276,6 +277,8 @@ function createLedgerAdmin() {
       actor,
       action: `reconciliation.${decision}`,
       subject: `reconciliation_case:${found.id}`,
+      // The ledger names the user of the case's transaction; these cases' transactions are nobody's it knows.
+      owner: null,
       reason,
       detail: { kind: found.kind, provider_reference: found.provider_reference },
       created_at: '2025-01-03T00:00:00.000Z',
@@ -317,7 +320,13 @@ function createLedgerAdmin() {
     if (match && !found) return problem(res, 404, 'RESOURCE_NOT_FOUND', 'Reconciliation case not found');
     if (found && method === 'GET' && !match?.[2]) return json(res, 200, found);
     if (found && method === 'POST' && match?.[2]) return resolve(res, found, body, user.id);
-    if (route === 'GET /admin/actions') return json(res, 200, pageOf(url, actions));
+    if (route === 'GET /admin/actions') {
+      const [actor, owner] = ['actor', 'owner'].map((name) => url.searchParams.get(name));
+      const narrowed = actions.filter(
+        (a) => (actor === null || a.actor === actor) && (owner === null || a.owner === owner),
+      );
+      return json(res, 200, pageOf(url, narrowed));
+    }
     if (route === 'GET /admin/overdrawn-accounts')
       return json(res, 200, { ...pageOf(url, [overdrawn]), ...exposure });
     return problem(res, 404, 'RESOURCE_NOT_FOUND', `No route for ${route}`);

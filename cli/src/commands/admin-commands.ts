@@ -19,7 +19,7 @@ import { DELIVERY_STATUSES, printDeliveryLog, type DeliveryLogQuery } from './we
 type Decision = ReconciliationDecisionRequest['decision'];
 
 /** The contract's decisions (each checked by the compiler), without loading the contracts at start-up. */
-const DECISIONS = ['book', 'nothing_owed'] as const satisfies readonly Decision[];
+const DECISIONS = ['book', 'refund', 'reverse', 'nothing_owed'] as const satisfies readonly Decision[];
 
 type UserStatus = StatusChangeRequest['status'];
 const STATUSES = ['active', 'disabled', 'locked'] as const satisfies readonly UserStatus[];
@@ -38,6 +38,22 @@ interface PageArgs {
 
 /** The reason goes into the append-only trail of admin actions: it has to say something. */
 const REASON_LENGTH = { min: 3, max: 1000 };
+
+/** `--reason` where the API takes an optional one: kept in the trail of admin actions with what was done. */
+export const OPTIONAL_REASON = {
+  type: 'string',
+  describe: 'Why; kept in the trail of admin actions (payments admin actions)',
+} as const;
+
+/** The reason as the API takes it: left out when none was given, refused when it says nothing. */
+export function optionalReason(reason: string | undefined): { reason?: string } {
+  if (reason === undefined) return {};
+  const trimmed = reason.trim();
+  if (trimmed.length === 0 || trimmed.length > REASON_LENGTH.max) {
+    throw usageError(`--reason must say why in 1 to ${REASON_LENGTH.max} characters.`);
+  }
+  return { reason: trimmed };
+}
 
 const pageOptions = <T>(y: Argv<T>) =>
   y
@@ -205,7 +221,7 @@ function reconciliationCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalA
         )
         .command(
           'resolve <case-id>',
-          "Decide a case: book what the provider's records say, or record that nothing is owed",
+          "Decide a case: book what the provider's records say, give back money the books never took in, or record that nothing is owed",
           (y) =>
             y
               .positional('case-id', { type: 'string', demandOption: true, describe: 'Case id' })
@@ -213,7 +229,10 @@ function reconciliationCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalA
                 type: 'string',
                 choices: DECISIONS,
                 demandOption: true,
-                describe: "book: apply the provider's records to the books; nothing_owed: leave the books",
+                describe:
+                  "book: apply the provider's records to the books; refund: give an extra capture back to its " +
+                  'payer at the provider; reverse: take an extra transfer back from the connected account; ' +
+                  'nothing_owed: leave the books',
               })
               .option('reason', {
                 type: 'string',
@@ -260,8 +279,12 @@ function reconciliationCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalA
 
 function userCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
   const setStatus =
-    (status: UserStatus, done: string) => async (ctx: CommandContext, argv: { userId: string }) => {
-      const body = await ctx.api.admin.users.setStatus(argv.userId, { status });
+    (status: UserStatus, done: string) =>
+    async (ctx: CommandContext, argv: { userId: string; reason?: string }) => {
+      const body = await ctx.api.admin.users.setStatus(argv.userId, {
+        status,
+        ...optionalReason(argv.reason),
+      });
       if (ctx.out.json) return ctx.out.data(body);
       ctx.out.line(`User ${body.username} (${body.id}) ${done}.`);
     };
@@ -310,7 +333,8 @@ function userCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
         (y) =>
           y
             .positional('user-id', { type: 'string', demandOption: true, describe: 'User id' })
-            .example('$0 admin users disable 6801acf0…', ''),
+            .option('reason', OPTIONAL_REASON)
+            .example('$0 admin users disable 6801acf0… --reason "chargeback ring, ticket 77"', ''),
         run(setStatus('disabled', 'is disabled; their tokens are revoked')),
       )
       .command(
@@ -319,6 +343,7 @@ function userCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
         (y) =>
           y
             .positional('user-id', { type: 'string', demandOption: true, describe: 'User id' })
+            .option('reason', OPTIONAL_REASON)
             .example('$0 admin users enable 6801acf0…', ''),
         run(setStatus('active', 'is active')),
       )
@@ -384,12 +409,13 @@ function deadLetterCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs>
                 type: 'number',
                 describe: 'At most this many, oldest first (default: all the queue holds now)',
               })
+              .option('reason', OPTIONAL_REASON)
               .example('$0 admin dead-letters replay ledger --limit 10', ''),
-          run(async (ctx, argv: { queue: DeadLetterQueue; limit?: number }) => {
-            const body = await ctx.api.admin.deadLetters.replay(
-              argv.queue,
-              argv.limit === undefined ? {} : { limit: argv.limit },
-            );
+          run(async (ctx, argv: { queue: DeadLetterQueue; limit?: number; reason?: string }) => {
+            const body = await ctx.api.admin.deadLetters.replay(argv.queue, {
+              ...(argv.limit !== undefined && { limit: argv.limit }),
+              ...optionalReason(argv.reason),
+            });
             if (ctx.out.json) return ctx.out.data(body);
             ctx.out.line(`Replayed ${body.replayed} dead letter(s) onto ${body.queue}.`);
           }),
@@ -404,14 +430,32 @@ export function adminCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs>
     deadLetterCommands(userCommands(reconciliationCommands(admin, run), run), run)
       .command(
         'actions',
-        'The append-only trail of what admins did, and why',
-        (y) => pageOptions(y).example('$0 admin actions --limit 50', ''),
-        run(async (ctx, argv: PageArgs) => {
-          const body = await ctx.api.admin.actions.listPage({ limit: argv.limit, offset: argv.offset });
+        'The append-only trail of what admins did, to whose resources, and why',
+        (y) =>
+          pageOptions(y)
+            .option('actor', { type: 'string', describe: "Only this admin's actions (user id)" })
+            .option('owner', { type: 'string', describe: "Only actions on this user's resources (user id)" })
+            .example('$0 admin actions --limit 50', '')
+            .example('$0 admin actions --owner 6801acf0…', 'What admins did to one user'),
+        run(async (ctx, argv: PageArgs & { actor?: string; owner?: string }) => {
+          const body = await ctx.api.admin.actions.listPage({
+            limit: argv.limit,
+            offset: argv.offset,
+            actor: argv.actor,
+            owner: argv.owner,
+          });
           if (ctx.out.json) return ctx.out.data(body);
           ctx.out.table(
-            ['ID', 'WHEN', 'ACTOR', 'ACTION', 'SUBJECT', 'REASON'],
-            body.data.map((a) => [a.id, a.created_at, a.actor, a.action, a.subject, a.reason]),
+            ['ID', 'WHEN', 'ACTOR', 'ACTION', 'SUBJECT', 'OWNER', 'REASON'],
+            body.data.map((a) => [
+              a.id,
+              a.created_at,
+              a.actor,
+              a.action,
+              a.subject,
+              a.owner ?? '(platform)',
+              a.reason ?? '',
+            ]),
           );
           paginationNote(ctx, body);
         }),

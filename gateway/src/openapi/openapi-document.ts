@@ -1,6 +1,7 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import {
   AccountPage,
+  AdminReasonBody,
   DeadLetterList,
   DeadLetterReplayBody,
   DeadLetterReplayView,
@@ -43,6 +44,7 @@ import {
   TransactionPage,
   TransactionView,
   TransferBody,
+  UserDeletionBody,
   UserUpdateBody,
   UserView,
   Uuid,
@@ -95,7 +97,9 @@ const SCHEMAS: Record<string, TSchema> = {
   Token: TokenView,
   NewUser: NewUserBody,
   UserUpdate: UserUpdateBody,
+  UserDeletion: UserDeletionBody,
   StatusChange: StatusChangeBody,
+  AdminReason: AdminReasonBody,
   User: UserView,
   UserPage,
   DeadLetterList,

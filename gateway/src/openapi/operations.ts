@@ -1,5 +1,6 @@
 import type { TObject } from '@sinclair/typebox';
 import {
+  AdminActionQuery,
   BalanceQuery,
   DeadLetterQuery,
   WebhookDeliveryListQuery,
@@ -243,7 +244,8 @@ export const OPERATIONS: readonly Operation[] = [
     description:
       'Needs `?confirm=true` or a body of `{ "confirm": true }`. A user with a non-zero balance, a pending ' +
       'transaction or a pending transfer on its way in cannot be deleted (422); the ledger decides this ' +
-      'atomically against every money movement.',
+      'atomically against every money movement. An admin deleting another user may say why (`reason`); the ' +
+      'deletion lands in the trail of admin actions (GET /admin/actions).',
     extraQuery: [
       {
         name: 'confirm',
@@ -251,8 +253,10 @@ export const OPERATIONS: readonly Operation[] = [
         schema: { type: 'string', enum: ['true'] },
       },
     ],
+    body: 'UserDeletion',
+    bodyOptional: true,
     success: { status: 204, description: 'Deleted' },
-    errors: [400, ...PROTECTED, 404, 422],
+    errors: [...JSON_BODY, ...PROTECTED, 404, 422],
   },
   {
     method: 'patch',
@@ -260,7 +264,10 @@ export const OPERATIONS: readonly Operation[] = [
     operationId: 'setUserStatus',
     tag: 'Administration',
     summary: 'Activate, disable or lock a user (admins only)',
-    description: 'Disabling or locking revokes the user’s tokens.',
+    description:
+      'Disabling or locking revokes the user’s tokens. Each change lands in the trail of admin actions (GET ' +
+      '/admin/actions) with its optional `reason`, in the same transaction: a change the trail cannot take is ' +
+      'not made.',
     body: 'StatusChange',
     success: { status: 200, description: 'The user', schema: 'User', headers: ['ETag'] },
     errors: [...JSON_BODY, ...PROTECTED, 404, 422],
@@ -304,7 +311,9 @@ export const OPERATIONS: readonly Operation[] = [
       'Up to `limit` of them, oldest first; without a body or a `limit`, every dead letter the queue holds ' +
       'when the replay starts. Each is taken off the dead-letter queue once the broker holds it on the queue, ' +
       'with a fresh delivery count. Every consumer applies an event once, so replaying one that took effect ' +
-      'changes nothing; one that fails again returns to the dead-letter queue.',
+      'changes nothing; one that fails again returns to the dead-letter queue. The replay is recorded in the ' +
+      'trail of admin actions, with its optional `reason`, before it is made: a replay the trail cannot take is ' +
+      'not made.',
     body: 'DeadLetterReplay',
     bodyOptional: true,
     success: { status: 200, description: 'How many were moved', schema: 'DeadLetterReplayResult' },
@@ -369,7 +378,10 @@ export const OPERATIONS: readonly Operation[] = [
       'provider’s events and under the same locks: a capture credited (or, for a deposit that ended, credited as ' +
       'a late payment), a refund or lost dispute reversed, a payout debited, or its failure released and its ' +
       'transfer taken back. Each books once, whatever arrives later. 409 when the provider’s records do not ' +
-      'explain the difference; 422 when there is no transaction to book against (`unknown_to_ledger`). ' +
+      'explain the difference; 422 for money the books never took in (`duplicate_capture`, ' +
+      '`duplicate_transfer`, `foreign_object`, `unknown_to_ledger`), which is given back instead: `refund` ' +
+      'refunds such a payment to its payer in full at the provider, `reverse` takes such a transfer back from the ' +
+      'connected account (never the object the ledger asked for: 422), each once under a key of the case. ' +
       '`nothing_owed` records that nothing is. The same decision again answers the decided case; another is a ' +
       '409. Every decision lands in the trail of admin actions (GET /admin/actions).',
     body: 'ReconciliationDecision',
@@ -381,8 +393,14 @@ export const OPERATIONS: readonly Operation[] = [
     path: '/admin/actions',
     operationId: 'listAdminActions',
     tag: 'Administration',
-    summary: 'The append-only trail of admin actions: who, when, what and why (admins only)',
-    query: PageQuery,
+    summary: 'The append-only trail of admin actions: who, when, what, whose and why (admins only)',
+    description:
+      'Every action an admin takes on another user’s resource, in any service (a user’s status or deletion, a ' +
+      'webhook endpoint disabled, enabled or deleted, a delivery sent again), on the platform’s own (a ' +
+      'dead-letter replay), and every reconciliation decision. `owner` is the user the resource belongs to; ' +
+      '`actor` and `owner` narrow the list to one admin’s actions or to one user’s resources. Reading is not ' +
+      'an action and is not listed.',
+    query: AdminActionQuery,
     success: { status: 200, description: 'A page of actions, oldest first', schema: 'AdminActionPage' },
     errors: [400, ...PROTECTED],
   },
@@ -710,7 +728,8 @@ function webhookEndpointOperations(): Operation[] {
         'The URL must be http or https and resolve only to public addresses (checked again at every delivery). ' +
         'Objects in deliveries are rendered at the API version this request is made with. Deliveries are signed ' +
         'in `Stripe-Signature` (`t=…,v1=…`, HMAC-SHA256 of `<t>.<body>`), at least once, with retries for 3 days; ' +
-        'neither order nor uniqueness is promised: deduplicate on the event `id`.',
+        'neither order nor uniqueness is promised: deduplicate on the event `id`. The endpoint is always the ' +
+        'caller’s own: nobody, an admin included, creates one (and learns its secret) for someone else.',
       body: 'NewWebhookEndpoint',
       success: {
         status: 201,
@@ -736,6 +755,9 @@ function webhookEndpointOperations(): Operation[] {
       operationId: 'getWebhookEndpoint',
       tag,
       summary: 'An endpoint (without its secret)',
+      description:
+        'An endpoint whose signing secret the service cannot open (sealed under a key an operator dropped too ' +
+        'early) answers 500 saying so; its deliveries wait, and rotating its secret mends it.',
       success: { status: 200, description: 'The endpoint', schema: 'WebhookEndpoint' },
       errors: [...PROTECTED, 404],
     },
@@ -746,6 +768,10 @@ function webhookEndpointOperations(): Operation[] {
       tag,
       summary:
         'Change an endpoint’s URL, events, description or API version, or enable or disable it (partial)',
+      description:
+        'An admin may only enable or disable another user’s endpoint (403 for any other field: where its events ' +
+        'go, which ones and how they are rendered and signed are its owner’s); that change lands in the trail ' +
+        'of admin actions with its optional `reason`, or is not made.',
       body: 'WebhookEndpointUpdate',
       success: { status: 200, description: 'The endpoint', schema: 'WebhookEndpoint' },
       errors: [...JSON_BODY, ...PROTECTED, 404],
@@ -756,8 +782,13 @@ function webhookEndpointOperations(): Operation[] {
       operationId: 'deleteWebhookEndpoint',
       tag,
       summary: 'Delete an endpoint and its pending deliveries',
+      description:
+        'An admin deleting another user’s endpoint may say why (`reason`); the deletion lands in the trail of ' +
+        'admin actions, or is not made.',
+      body: 'AdminReason',
+      bodyOptional: true,
       success: { status: 204, description: 'Deleted' },
-      errors: [...PROTECTED, 404],
+      errors: [...JSON_BODY, ...PROTECTED, 404],
     },
     {
       method: 'post',
@@ -767,7 +798,8 @@ function webhookEndpointOperations(): Operation[] {
       summary: 'A new signing secret; the old one keeps signing too for the grace period (default 24 h)',
       description:
         'During the grace period every delivery carries two `v1=` signatures, one per secret, so a receiver ' +
-        'holding either verifies it. The body is optional.',
+        'holding either verifies it. The body is optional. Only the endpoint’s owner rotates it: an admin gets ' +
+        '403, since whoever holds the secret can sign events the owner’s server trusts.',
       success: {
         status: 200,
         description: 'The endpoint, with its new secret',
@@ -800,8 +832,13 @@ function webhookEndpointOperations(): Operation[] {
       operationId: 'redeliverWebhook',
       tag,
       summary: 'Send a delivery again now, with a fresh retry window',
+      description:
+        'An admin sending another user’s delivery again may say why (`reason`); it lands in the trail of admin ' +
+        'actions, or is not sent.',
+      body: 'AdminReason',
+      bodyOptional: true,
       success: { status: 202, description: 'The delivery, due now', schema: 'WebhookDelivery' },
-      errors: [...PROTECTED, 404, 409],
+      errors: [...JSON_BODY, ...PROTECTED, 404, 409],
     },
   ];
 }

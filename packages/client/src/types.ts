@@ -20,6 +20,10 @@ export type LoginRequest = Static<typeof Contracts.LoginBody>;
 export type NewUserRequest = Static<typeof Contracts.NewUserBody>;
 export type UserUpdateRequest = Static<typeof Contracts.UserUpdateBody>;
 export type StatusChangeRequest = Static<typeof Contracts.StatusChangeBody>;
+/** The confirmation a deletion needs, and an admin's reason for deleting someone else. */
+export type UserDeletionRequest = Flatten<Static<typeof Contracts.UserDeletionBody> & { confirm: true }>;
+/** Why an admin acts on another user's resource: kept in the trail of admin actions. */
+export type AdminReasonRequest = Static<typeof Contracts.AdminReasonBody>;
 export type User = Static<typeof Contracts.UserView>;
 
 export type OpenAccountRequest = Static<typeof Contracts.OpenAccountBody>;
@@ -82,6 +86,7 @@ export type StatementQuery = QueryInput<Omit<Static<typeof Contracts.StatementQu
 export type ReconciliationQuery = QueryInput<Omit<Static<typeof Contracts.ReconciliationQuery>, 'format'>>;
 export type UserSearchQuery = QueryInput<Static<typeof Contracts.UserSearchQuery>>;
 export type DeadLetterQuery = QueryInput<Static<typeof Contracts.DeadLetterQuery>>;
+export type AdminActionQuery = QueryInput<Static<typeof Contracts.AdminActionQuery>>;
 
 type TransactionView = Static<typeof Contracts.TransactionView>;
 /** Names `K` only if the contract's transaction has every one of them: a renamed field fails to compile here. */

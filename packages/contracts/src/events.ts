@@ -165,6 +165,28 @@ export const TokenRevokedData = Type.Object(
 );
 
 /**
+ * An admin acted on a resource that is not theirs (another user's, or the platform's own such as a dead-letter
+ * queue): the service that did it announces it, and the ledger keeps it in the append-only trail of admin actions.
+ */
+export const AdminActionTakenData = Type.Object(
+  {
+    /** Who: the admin's user id. */
+    actor: Uuid,
+    /** What, as `<resource>.<verb>`, e.g. `user.status_change`, `webhook_endpoint.disable`. */
+    action: Type.String({ pattern: '^[a-z_]+(\\.[a-z_]+)+$', maxLength: 100 }),
+    /** On what, as `<resource>:<id>`, e.g. `webhook_endpoint:<uuid>`, `dead_letter_queue:ledger`. */
+    subject: Type.String({ minLength: 3, maxLength: 200 }),
+    /** Whose: the user the resource belongs to; null for the platform's own. */
+    owner: Type.Union([Uuid, Type.Null()]),
+    /** Why, as the admin said; null when they gave no reason. */
+    reason: Type.Union([Type.String({ minLength: 1, maxLength: 1000 }), Type.Null()]),
+    /** What the action changed (before and after), never a secret. */
+    detail: Type.Record(Type.String(), Type.Unknown()),
+  },
+  { additionalProperties: false },
+);
+
+/**
  * The keys identity signs and verifies tokens with changed (a rotation, or a key removed): every verifier fetches
  * the JWKS again at once. `kids` is the set identity now serves, for the record; the JWKS itself is what counts.
  */
@@ -197,6 +219,7 @@ export const EVENTS = {
   UserUpdated: { routingKey: 'user.updated', data: UserUpdatedData },
   TokenRevoked: { routingKey: 'token.revoked', data: TokenRevokedData },
   SigningKeysChanged: { routingKey: 'signing-keys.changed', data: SigningKeysChangedData },
+  AdminActionTaken: { routingKey: 'admin.action.taken', data: AdminActionTakenData },
 } as const satisfies Record<string, { routingKey: string; data: TSchema }>;
 
 export type EventType = keyof typeof EVENTS;

@@ -34,6 +34,7 @@ export const QUEUES = {
       'WithdrawalRequested',
       'TransferRequested',
       'UserDeleted',
+      'AdminActionTaken',
     ],
     deliveryLimit: 10,
   },
@@ -120,8 +121,9 @@ export const ANNOUNCEMENTS: readonly EventType[] = [
 ];
 
 /**
- * The one service allowed to publish each event: the broker refuses the routing key to every other user, so
- * nobody else can confirm a payment (PaymentProcessed) or revoke a token (TokenRevoked).
+ * The services allowed to publish each event (one, but for the trail every service with admin actions writes to):
+ * the broker refuses the routing key to every other user, so nobody else can confirm a payment (PaymentProcessed)
+ * or revoke a token (TokenRevoked).
  */
 export const PUBLISHERS = {
   PaymentProcessed: 'webhook-ingest',
@@ -139,7 +141,15 @@ export const PUBLISHERS = {
   UserUpdated: 'identity',
   TokenRevoked: 'identity',
   SigningKeysChanged: 'identity',
-} as const satisfies Record<EventType, BusParticipant>;
+  // Each service that serves admins announces their actions; the ledger keeps them (it records its own directly).
+  AdminActionTaken: ['identity', 'webhook-delivery', 'currency'],
+} as const satisfies Record<EventType, BusParticipant | readonly BusParticipant[]>;
+
+/** The services allowed to publish an event. */
+export function publishersOf(type: EventType): readonly BusParticipant[] {
+  const publishers: BusParticipant | readonly BusParticipant[] = PUBLISHERS[type];
+  return typeof publishers === 'string' ? [publishers] : publishers;
+}
 
 /** What one service may do on the bus, derived from the declarations above. */
 export interface BusRights {
@@ -151,7 +161,7 @@ export interface BusRights {
 export function busRightsOf(participant: BusParticipant): BusRights {
   const keys = <K extends string>(record: Record<K, unknown>) => Object.keys(record) as K[];
   return {
-    publishes: keys(PUBLISHERS).filter((type) => PUBLISHERS[type] === participant),
+    publishes: keys(PUBLISHERS).filter((type) => publishersOf(type).includes(participant)),
     consumes: keys(QUEUES).filter((key) => key === participant),
     broadcasts: keys(BROADCASTS).filter((key) =>
       (BROADCASTS[key].subscribers as readonly BusParticipant[]).includes(participant),

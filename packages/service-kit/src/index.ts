@@ -3,6 +3,7 @@ export * from './logger.js';
 export * from './errors.js';
 export * from './metrics.js';
 export * from './auth.js';
+export * from './admin-trail.js';
 export * from './token-keys.js';
 export * from './identity-token-verifier.js';
 export * from './client-address.js';

@@ -12,6 +12,7 @@ import {
   PermanentEventError,
   requireAuth,
   resolveServiceCredential,
+  type AdminAction,
   type AuthClaims,
   type Consumer,
   type EventBus,
@@ -54,6 +55,15 @@ describe('dead-letter routes of the service kit (in-memory bus)', () => {
   /** What the ledger's handler does: refuse for good until the bug is "fixed", then take the event. */
   let broken = true;
   const handled: string[] = [];
+  /** The trail of admin actions: what it kept, and whether it takes more (a broker that refuses, say). */
+  const recorded: AdminAction[] = [];
+  let trailDown = false;
+  const trail = {
+    async record(action: AdminAction) {
+      if (trailDown) throw new Error('the trail cannot be reached');
+      recorded.push(action);
+    },
+  };
 
   before(async () => {
     const logger = createLogger('dlq-test', 'info', {
@@ -72,7 +82,8 @@ describe('dead-letter routes of the service kit (in-memory bus)', () => {
         metrics: createMetrics('dlq-test'),
         serviceCredential: resolveServiceCredential({ NODE_ENV: 'test', SERVICE_TOKEN: 'kit-test-token' }),
       },
-      (routes) => routes.use(deadLetterRoutes({ bus, queues: ['ledger'], auth: requireAuth(verifier) })),
+      (routes) =>
+        routes.use(deadLetterRoutes({ bus, queues: ['ledger'], auth: requireAuth(verifier), trail })),
     );
     http = await listen(app, 0, '127.0.0.1');
     base = `http://127.0.0.1:${http.port}`;
@@ -140,11 +151,29 @@ describe('dead-letter routes of the service kit (in-memory bus)', () => {
     const unknown = await call('POST', '/admin/dead-letters/ledger/replay', 'admin-token', { all: true });
     expect(unknown.status).to.equal(400);
     expect(await bus.countDeadLetters('ledger')).to.equal(3);
+    expect(recorded).to.deep.equal([]);
+  });
+
+  it('replays nothing when the trail of admin actions cannot record the replay (5xx)', async () => {
+    broken = false;
+    trailDown = true;
+    try {
+      const refused = await call('POST', '/admin/dead-letters/ledger/replay', 'admin-token', { limit: 1 });
+      expect(refused.status).to.equal(500);
+    } finally {
+      trailDown = false;
+      broken = true;
+    }
+    expect(await bus.countDeadLetters('ledger')).to.equal(3);
+    expect(handled).to.deep.equal([]);
   });
 
   it('replays up to the limit onto the queue, where the consumer takes them, and logs who did it', async () => {
     broken = false;
-    const some = await call('POST', '/admin/dead-letters/ledger/replay', 'admin-token', { limit: 2 });
+    const some = await call('POST', '/admin/dead-letters/ledger/replay', 'admin-token', {
+      limit: 2,
+      reason: 'the settlement bug is fixed',
+    });
     expect(some.status).to.equal(200);
     expect(some.body).to.deep.equal({ queue: 'ledger', replayed: 2 });
     await eventually(
@@ -170,6 +199,24 @@ describe('dead-letter routes of the service kit (in-memory bus)', () => {
     ).to.deep.equal([
       { admin_id: ADMIN_ID, queue: 'ledger', limit: 2, replayed: 2 },
       { admin_id: ADMIN_ID, queue: 'ledger', limit: null, replayed: 1 },
+    ]);
+    expect(recorded).to.deep.equal([
+      {
+        actor: ADMIN_ID,
+        action: 'dead_letters.replay',
+        subject: 'dead_letter_queue:ledger',
+        owner: null,
+        reason: 'the settlement bug is fixed',
+        detail: { queue: 'ledger', limit: 2 },
+      },
+      {
+        actor: ADMIN_ID,
+        action: 'dead_letters.replay',
+        subject: 'dead_letter_queue:ledger',
+        owner: null,
+        reason: null,
+        detail: { queue: 'ledger', limit: null },
+      },
     ]);
   });
 

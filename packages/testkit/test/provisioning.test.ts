@@ -83,8 +83,12 @@ describe('provisioning', () => {
       expect(publishing('#')).to.deep.equal([]);
     });
 
+    it('lets the services whose admins act on others announce it to the trail, and no other', () => {
+      expect(publishing('admin.action.taken')).to.deep.equal(['identity', 'currency', 'webhook-delivery']);
+    });
+
     it('gives services that publish nothing no write on the events exchange', () => {
-      for (const participant of ['gateway', 'currency', 'provider-sandbox'] as const) {
+      for (const participant of ['gateway', 'provider-sandbox'] as const) {
         expect(new RegExp(brokerPermissionsOf(participant).write).test('payments.events')).to.equal(false);
       }
     });

@@ -12,6 +12,7 @@ import {
   isDatabaseUp,
   databaseOptions,
   openDatabase,
+  publishedAdminTrail,
   refuseDevelopmentSecrets,
   resolveServiceCredential,
   serveHttp,
@@ -90,7 +91,8 @@ export async function startCurrency(
       },
       (routes) => {
         mountCurrencyRoutes(routes, { catalogue, accounts, rates });
-        routes.use(deadLetterRoutes({ bus, queues: busRightsOf('currency').consumes, auth }));
+        const trail = publishedAdminTrail(bus);
+        routes.use(deadLetterRoutes({ bus, queues: busRightsOf('currency').consumes, auth, trail }));
       },
     );
     const address = await serveHttp('currency', app, config, shutdown);

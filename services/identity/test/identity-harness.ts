@@ -106,7 +106,7 @@ export async function startIdentityHarness(env: Record<string, string> = {}): Pr
   };
   await bus.broadcast('revocations', { TokenRevoked: record });
   await bus.broadcast('signing-keys', { SigningKeysChanged: record });
-  await bus.consume('ledger', { UserDeleted: record });
+  await bus.consume('ledger', { UserDeleted: record, AdminActionTaken: record });
 
   const config = loadConfig(IdentityConfigSchema, {
     NODE_ENV: 'test',

@@ -23,6 +23,17 @@ describe('identity: users, permissions and administration', function () {
     return { ...user, token: await identity.login(name) };
   };
 
+  /** What identity announced to the trail of admin actions about a user. */
+  const adminActionsOn = (userId: string, count: number) =>
+    eventually(
+      async () =>
+        identity.published.flatMap((event) =>
+          event.type === 'AdminActionTaken' && event.data.owner === userId ? [event.data] : [],
+        ),
+      (found) => found.length >= count,
+    );
+  const adminId = () => (jwt.decode(adminToken) as jwt.JwtPayload).sub as string;
+
   describe('GET /user/{id}', () => {
     it('shows a user their own record with an ETag and no password', async () => {
       const ivan = await newUser('ivan');
@@ -341,6 +352,40 @@ describe('identity: users, permissions and administration', function () {
       expect(again.status).to.equal(201);
     });
 
+    it("lands an admin's deletion of another user in the trail of admin actions, with the reason; not a user's own", async () => {
+      const [vera, wes] = [await newUser('vera'), await newUser('wes')];
+      const refused = await identity.request('DELETE', `/user/${vera.id}?confirm=true`, {
+        token: adminToken,
+        body: { reason: 'x'.repeat(1001) },
+      });
+      expect(refused.status).to.equal(400);
+      const response = await identity.request('DELETE', `/user/${vera.id}`, {
+        token: adminToken,
+        body: { confirm: true, reason: 'fraud report #1234' },
+      });
+      expect(response.status).to.equal(204);
+      expect(await adminActionsOn(vera.id, 1)).to.deep.equal([
+        {
+          actor: adminId(),
+          action: 'user.delete',
+          subject: `user:${vera.id}`,
+          owner: vera.id,
+          reason: 'fraud report #1234',
+          detail: { username: 'vera' },
+        },
+      ]);
+      const own = await identity.request('DELETE', `/user/${wes.id}?confirm=true`, { token: wes.token });
+      expect(own.status).to.equal(204);
+      await eventually(
+        async () => identity.published.filter((e) => e.type === 'UserDeleted' && e.data.user_id === wes.id),
+        (found) => found.length === 1,
+      );
+      const recorded = identity.published.filter(
+        (e) => e.type === 'AdminActionTaken' && e.data.owner === wes.id,
+      );
+      expect(recorded).to.deep.equal([]);
+    });
+
     it("answers 403 for another user's deletion", async () => {
       const [victor, mallory] = [await newUser('victor'), await newUser('mallory3')];
       const response = await identity.request('DELETE', `/user/${victor.id}?confirm=true`, {
@@ -408,6 +453,44 @@ describe('identity: users, permissions and administration', function () {
       expect(response.status).to.equal(403);
       expect(response.body.code).to.equal('ACCESS_DENIED');
       expect((await identity.request('GET', `/user/${yuri.id}`, { token: yuri.token })).status).to.equal(401);
+    });
+
+    it('lands each status change in the trail of admin actions: who, whose, from what to what, and why', async () => {
+      const yann = await newUser('yann');
+      const disabled = await identity.request('PATCH', `/admin/users/${yann.id}/status`, {
+        token: adminToken,
+        body: { status: 'disabled', reason: 'chargeback ring, ticket 77' },
+      });
+      expect(disabled.status).to.equal(200);
+      const enabled = await identity.request('PATCH', `/admin/users/${yann.id}/status`, {
+        token: adminToken,
+        body: { status: 'active' },
+      });
+      expect(enabled.status).to.equal(200);
+      const recorded = await adminActionsOn(yann.id, 2);
+      expect(recorded).to.deep.equal([
+        {
+          actor: adminId(),
+          action: 'user.status_change',
+          subject: `user:${yann.id}`,
+          owner: yann.id,
+          reason: 'chargeback ring, ticket 77',
+          detail: { from: 'active', to: 'disabled' },
+        },
+        {
+          actor: adminId(),
+          action: 'user.status_change',
+          subject: `user:${yann.id}`,
+          owner: yann.id,
+          reason: null,
+          detail: { from: 'disabled', to: 'active' },
+        },
+      ]);
+      const empty = await identity.request('PATCH', `/admin/users/${yann.id}/status`, {
+        token: adminToken,
+        body: { status: 'disabled', reason: '' },
+      });
+      expect(empty.status).to.equal(400);
     });
 
     it('rejects an unknown status with 400', async () => {

@@ -18,6 +18,7 @@ import {
   startInboxRetention,
   startOutboxRelay,
   followIdentityRevocations,
+  type AdminAction,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -187,7 +188,9 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       },
       (routes) => {
         mountLedgerRoutes(routes, auth, httpDeps);
-        routes.use(deadLetterRoutes({ bus, queues: busRightsOf('ledger').consumes, auth }));
+        // The ledger keeps the trail: its own admins' replays go straight into it.
+        const trail = { record: (action: AdminAction) => store.adminActions.record(action) };
+        routes.use(deadLetterRoutes({ bus, queues: busRightsOf('ledger').consumes, auth, trail }));
       },
     );
     const address = await serveHttp('ledger', app, config, shutdown);

@@ -10,6 +10,7 @@ import {
   isDatabaseUp,
   databaseOptions,
   openDatabase,
+  publishedAdminTrail,
   refuseDevelopmentSecrets,
   requireAuth,
   resolveServiceCredential,
@@ -121,6 +122,8 @@ export async function startWebhookDelivery(
       bus,
     });
     const verifier = await identityTokenVerifier(config, { followed, bus, shutdown, logger });
+    // No outbox here: an admin's action is confirmed by the broker before it commits, or it is not done.
+    const trail = publishedAdminTrail(bus);
 
     const app = createHttpApp(
       {
@@ -145,7 +148,7 @@ export async function startWebhookDelivery(
             wake,
           }),
         );
-        routes.use(deadLetterRoutes({ bus, queues: busRightsOf(NAME).consumes, auth }));
+        routes.use(deadLetterRoutes({ bus, queues: busRightsOf(NAME).consumes, auth, trail }));
       },
     );
     const address = await serveHttp(NAME, app, config, shutdown);

@@ -2,6 +2,7 @@ import type { RequestOptions } from '../http-transport.js';
 import { pagedList, type PagedList } from '../pagination.js';
 import type {
   AdminAction,
+  AdminActionQuery,
   ApiVersion,
   DeadLetterList,
   DeadLetterQuery,
@@ -26,7 +27,7 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
   const { transport } = deps;
   const reconciliationPage = async (query: ReconciliationQuery = {}, options?: RequestOptions) =>
     (await transport.call<Page<ReconciliationItem<V>>>('listReconciliation', { query, options })).body;
-  const actionsPage = async (query: PageQuery = {}, options?: RequestOptions) =>
+  const actionsPage = async (query: AdminActionQuery = {}, options?: RequestOptions) =>
     (await transport.call<Page<AdminAction>>('listAdminActions', { query, options })).body;
   const overdrawnPage = async (query: PageQuery = {}, options?: RequestOptions) =>
     (await transport.call<OverdrawnReport>('listOverdrawnAccounts', { query, options })).body;
@@ -57,7 +58,10 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
           await transport.call<ProviderMismatch>('getReconciliationCase', { params: { id: caseId }, options })
         ).body;
       },
-      /** Decides a case (`book` or `nothing_owed`) with a reason kept in the trail of admin actions. */
+      /**
+       * Decides a case (`book`, `refund`, `reverse` or `nothing_owed`) with a reason kept in the trail of admin
+       * actions.
+       */
       async resolveCase(
         caseId: string,
         decision: ReconciliationDecisionRequest,
@@ -73,8 +77,8 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
       },
     },
     actions: {
-      /** The append-only trail of admin decisions, oldest first. */
-      list: (query: PageQuery = {}, options?: RequestOptions): PagedList<AdminAction> =>
+      /** The append-only trail of admin actions, oldest first; `actor` and `owner` narrow it. */
+      list: (query: AdminActionQuery = {}, options?: RequestOptions): PagedList<AdminAction> =>
         pagedList((window) => actionsPage({ ...query, ...window }, options), query),
       listPage: actionsPage,
     },

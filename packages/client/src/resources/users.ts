@@ -5,6 +5,7 @@ import type {
   Page,
   StatusChangeRequest,
   User,
+  UserDeletionRequest,
   UserSearchQuery,
   UserUpdateRequest,
 } from '../types.js';
@@ -39,11 +40,16 @@ export function usersResource({ transport }: ResourceDeps) {
       ).body;
     },
 
-    /** Deletes the user with their accounts and transactions; `{ confirm: true }` is the API's confirmation. */
-    async delete(userId: string, confirmation: { confirm: true }, options?: RequestOptions): Promise<void> {
+    /**
+     * Deletes the user with their accounts and transactions; `{ confirm: true }` is the API's confirmation. An
+     * admin deleting someone else may say why (`reason`, kept in the trail of admin actions).
+     */
+    async delete(userId: string, confirmation: UserDeletionRequest, options?: RequestOptions): Promise<void> {
+      const { confirm, reason } = confirmation;
       await transport.call<void>('deleteUser', {
         params: { id: userId },
-        query: { confirm: confirmation.confirm },
+        query: { confirm },
+        ...(reason !== undefined && { body: { reason } }),
         options,
       });
     },

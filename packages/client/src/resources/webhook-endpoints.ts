@@ -1,6 +1,7 @@
 import type { RequestOptions } from '../http-transport.js';
 import { pagedList, type PagedList } from '../pagination.js';
 import type {
+  AdminReasonRequest,
   NewWebhookEndpointRequest,
   Page,
   RotateSecretRequest,
@@ -50,7 +51,10 @@ export function webhookEndpointsResource({ transport }: ResourceDeps) {
         await transport.call<WebhookEndpoint>('getWebhookEndpoint', { params: { id: endpointId }, options })
       ).body;
     },
-    /** A partial update: url, events, description, enabled, api_version. */
+    /**
+     * A partial update: url, events, description, enabled, api_version. An admin may only enable or disable
+     * another user's endpoint (with an optional `reason`).
+     */
     async update(
       endpointId: string,
       changes: WebhookEndpointUpdateRequest,
@@ -64,8 +68,17 @@ export function webhookEndpointsResource({ transport }: ResourceDeps) {
         })
       ).body;
     },
-    async delete(endpointId: string, options?: RequestOptions): Promise<void> {
-      await transport.call<void>('deleteWebhookEndpoint', { params: { id: endpointId }, options });
+    /** Deletes an endpoint; an admin deleting another user's may say why (`reason`, kept in the trail). */
+    async delete(
+      endpointId: string,
+      removal: AdminReasonRequest = {},
+      options?: RequestOptions,
+    ): Promise<void> {
+      await transport.call<void>('deleteWebhookEndpoint', {
+        params: { id: endpointId },
+        ...(removal.reason !== undefined && { body: removal }),
+        options,
+      });
     },
     /** A new secret; the old one keeps signing too for the grace period (default 24 h). */
     async rotateSecret(
@@ -103,15 +116,20 @@ export function webhookEndpointsResource({ transport }: ResourceDeps) {
           })
         ).body;
       },
-      /** Sends a delivery again now, with a fresh retry window (409 while an attempt is in flight). */
+      /**
+       * Sends a delivery again now, with a fresh retry window (409 while an attempt is in flight); an admin doing
+       * so for another user may say why (`reason`, kept in the trail of admin actions).
+       */
       async redeliver(
         endpointId: string,
         deliveryId: string,
+        redelivery: AdminReasonRequest = {},
         options?: RequestOptions,
       ): Promise<WebhookDelivery> {
         return (
           await transport.call<WebhookDelivery>('redeliverWebhook', {
             params: { id: endpointId, delivery_id: deliveryId },
+            ...(redelivery.reason !== undefined && { body: redelivery }),
             options,
           })
         ).body;

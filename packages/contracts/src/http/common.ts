@@ -8,6 +8,19 @@ export const CurrencyCode = Type.String({ pattern: '^[A-Z]{3}$', description: 'I
 
 export const Nullable = <S extends TSchema>(schema: S) => Type.Union([schema, Type.Null()]);
 
+/** Why an admin acts on another user's resource: optional, kept in the trail of admin actions (GET /admin/actions). */
+export const AdminReason = Type.String({
+  minLength: 1,
+  maxLength: 1000,
+  description: "Why, when an admin acts on another user's resource; kept in the trail of admin actions",
+});
+
+/** The body an admin's action may carry where it takes nothing else: an optional reason. */
+export const AdminReasonBody = Type.Object(
+  { reason: Type.Optional(AdminReason) },
+  { additionalProperties: false },
+);
+
 /** `limit` and `offset` of the listing endpoints (/accounts, /transactions, histories). */
 export const PageQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size' }),

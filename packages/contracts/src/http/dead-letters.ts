@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { QUEUES } from '../topology.js';
+import { AdminReason } from './common.js';
 
 /** The consumer queues by the name operators use for them (`pnpm dlq`, the admin routes): their consumer's. */
 export const DeadLetterQueueKey = Type.Union(
@@ -52,6 +53,7 @@ export const DeadLetterReplayBody = Type.Object(
         description: 'At most this many, oldest first; without it, every dead letter the queue holds now',
       }),
     ),
+    reason: Type.Optional(AdminReason),
   },
   { additionalProperties: false },
 );

@@ -127,19 +127,32 @@ export const ReconciliationRunView = Type.Object(
   { additionalProperties: false },
 );
 
-/** GET /admin/actions: the append-only trail of what admins did, and why. */
+/** GET /admin/actions: the append-only trail of what admins did, to whose resource, and why. */
 export const AdminActionView = Type.Object(
   {
     id: Uuid,
     actor: Uuid,
-    action: Type.String(),
-    subject: Type.String(),
-    reason: Type.String(),
+    action: Type.String({ description: 'What, as `<resource>.<verb>`, e.g. `webhook_endpoint.disable`' }),
+    subject: Type.String({ description: 'On what, as `<resource>:<id>`' }),
+    owner: Nullable(
+      Type.String({
+        format: 'uuid',
+        description: "Whose: the user the resource belongs to; null for the platform's own",
+      }),
+    ),
+    reason: Nullable(Type.String({ description: 'Why, as the admin said; null when they gave none' })),
     detail: Type.Record(Type.String(), Type.Unknown()),
     created_at: Timestamp,
   },
   { additionalProperties: false },
 );
+
+/** GET /admin/actions: a page, of one admin's actions or on one user's resources if asked. */
+export const AdminActionQuery = Type.Object({
+  ...PageQuery.properties,
+  actor: Type.Optional(Type.String({ format: 'uuid', description: "Only this admin's actions" })),
+  owner: Type.Optional(Type.String({ format: 'uuid', description: "Only actions on this user's resources" })),
+});
 
 export const AdminActionPage = Page(AdminActionView);
 

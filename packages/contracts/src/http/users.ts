@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Page, PageQuery, Timestamp, Uuid } from './common.js';
+import { AdminReason, Page, PageQuery, Timestamp, Uuid } from './common.js';
 
 export const USERNAME_PATTERN = '^[A-Za-z0-9_.-]+$';
 
@@ -60,7 +60,16 @@ export const USER_ROLES = ['user', 'admin'] as const;
 const UserStatus = Type.Union(USER_STATUSES.map((status) => Type.Literal(status)));
 
 /** PATCH /admin/users/{id}/status. */
-export const StatusChangeBody = Type.Object({ status: UserStatus }, { additionalProperties: false });
+export const StatusChangeBody = Type.Object(
+  { status: UserStatus, reason: Type.Optional(AdminReason) },
+  { additionalProperties: false },
+);
+
+/** DELETE /user/{id}: the confirmation (or `?confirm=true`), and an admin's reason for deleting someone else. */
+export const UserDeletionBody = Type.Object(
+  { confirm: Type.Optional(Type.Boolean()), reason: Type.Optional(AdminReason) },
+  { additionalProperties: false },
+);
 
 /** A user as the API answers it: never a password or its hash. */
 export const UserView = Type.Object(

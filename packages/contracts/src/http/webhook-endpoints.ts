@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { API_VERSIONS } from '../versions.js';
 import { AccountView } from './accounts.js';
-import { Nullable, Page, PageQuery, Timestamp, Uuid } from './common.js';
+import { AdminReason, Nullable, Page, PageQuery, Timestamp, Uuid } from './common.js';
 import { TransactionView } from './money.js';
 import { UserView } from './users.js';
 
@@ -36,7 +36,10 @@ export const NewWebhookEndpointBody = Type.Object(
   { additionalProperties: false },
 );
 
-/** PUT /webhook-endpoints/{id}: a partial update. */
+/**
+ * PUT /webhook-endpoints/{id}: a partial update. An admin changing another user's endpoint may only enable or
+ * disable it (with an optional `reason`): where its events go and how they are signed are its owner's alone.
+ */
 export const WebhookEndpointUpdateBody = Type.Object(
   {
     url: Type.Optional(EndpointUrl),
@@ -51,6 +54,7 @@ export const WebhookEndpointUpdateBody = Type.Object(
         },
       ),
     ),
+    reason: Type.Optional(AdminReason),
   },
   { additionalProperties: false, minProperties: 1 },
 );

@@ -1,5 +1,6 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import { DeadLetterQuery, DeadLetterReplayBody, type QueueKey } from '@payments/contracts';
+import type { AdminTrail } from '../admin-trail.js';
 import type { AuthClaims } from '../auth.js';
 import { BusUnavailableError, type DeadLetter, type EventBus } from '../bus/event-bus.js';
 import { AppError, accessDenied, authRequired, notFound } from '../errors.js';
@@ -14,6 +15,8 @@ export interface DeadLetterRoutesOptions {
   queues: readonly QueueKey[];
   /** Verifies the bearer token (requireAuth). */
   auth: RequestHandler;
+  /** Where each replay is recorded before it is made: a replay the trail cannot take is not made. */
+  trail: AdminTrail;
 }
 
 /** A body that is JSON is shown parsed (an event envelope, normally); anything else as the text it is. */
@@ -30,7 +33,7 @@ export function renderDeadLetter(letter: DeadLetter): { event: unknown } | { raw
  * the service's own queues, read without removing them, and moved back onto their queue. Every service that
  * consumes a queue mounts these; the gateway sends each queue's paths to its consumer.
  */
-export function deadLetterRoutes({ bus, queues, auth }: DeadLetterRoutesOptions): Router {
+export function deadLetterRoutes({ bus, queues, auth, trail }: DeadLetterRoutesOptions): Router {
   const router = Router();
 
   const adminAndQueue = (req: Request): { admin: AuthClaims; queue: QueueKey } => {
@@ -71,7 +74,21 @@ export function deadLetterRoutes({ bus, queues, auth }: DeadLetterRoutesOptions)
   router.post('/admin/dead-letters/:queue/replay', auth, async (req, res) => {
     const { admin, queue } = adminAndQueue(req);
     // The body is optional: without it, everything the queue holds now.
-    const { limit } = req.body === undefined ? {} : readReplay(req);
+    const { limit, reason } = req.body === undefined ? {} : readReplay(req);
+    // Recorded first: the trail may hold a replay that then failed (answered 5xx), never one made unrecorded.
+    await onBus(() =>
+      trail.record(
+        {
+          actor: admin.userId,
+          action: 'dead_letters.replay',
+          subject: `dead_letter_queue:${queue}`,
+          owner: null,
+          reason: reason ?? null,
+          detail: { queue, limit: limit ?? null },
+        },
+        String(req.id),
+      ),
+    );
     const replayed = await onBus(() => bus.replayDeadLetters(queue, limit));
     req.log.info({ admin_id: admin.userId, queue, limit: limit ?? null, replayed }, 'replayed dead letters');
     res.json({ queue, replayed });

@@ -26,8 +26,11 @@ export function adminRoutes(users: UserService, verifier: TokenVerifier): Router
 
   router.patch('/admin/users/:id/status', requireAuth(verifier), async (req, res) => {
     const id = userIdParam(req);
-    const { status } = readStatusChange(req);
-    const user = await users.setStatus(claimsOf(req), id, status, requestIdOf(req));
+    const { status, reason } = readStatusChange(req);
+    const user = await users.setStatus(claimsOf(req), id, status, {
+      reason: reason ?? null,
+      correlationId: requestIdOf(req),
+    });
     res.set('ETag', etagOf(user)).set('Cache-Control', 'no-store').json(toUserView(user));
   });
 

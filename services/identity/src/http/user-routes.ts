@@ -1,5 +1,5 @@
 import { Router, type Request, type Response } from 'express';
-import { NewUserBody, UserUpdateBody } from '@payments/contracts';
+import { NewUserBody, UserDeletionBody, UserUpdateBody } from '@payments/contracts';
 import {
   bodyValidator,
   notFound,
@@ -15,6 +15,7 @@ const READ_ONLY_FIELDS = new Set(['id', 'role', 'status', 'created_at', 'updated
 
 const readNewUser = bodyValidator(NewUserBody);
 const readUpdate = bodyValidator(UserUpdateBody);
+const readDeletion = bodyValidator(UserDeletionBody);
 
 function readUserUpdate(req: Request): UserUpdate {
   const body: unknown = req.body;
@@ -37,10 +38,13 @@ function readUserUpdate(req: Request): UserUpdate {
   return { ...changes, currentPassword };
 }
 
-/** A deletion must be confirmed with `?confirm=true` or `{ "confirm": true }`. */
-function isConfirmed(req: Request): boolean {
-  const body = req.body as { confirm?: unknown } | undefined;
-  return req.query.confirm === 'true' || body?.confirm === true;
+/**
+ * A deletion must be confirmed with `?confirm=true` or `{ "confirm": true }`; the body may also carry an admin's
+ * reason for deleting someone else.
+ */
+function readDeletionOf(req: Request): { confirmed: boolean; reason: string | null } {
+  const body = req.body === undefined ? {} : readDeletion(req);
+  return { confirmed: req.query.confirm === 'true' || body.confirm === true, reason: body.reason ?? null };
 }
 
 function sendUser(res: Response, user: User, status = 200): void {
@@ -81,13 +85,14 @@ export function userRoutes(users: UserService, verifier: TokenVerifier): Router 
 
   router.delete('/user/:id', authenticated, async (req, res) => {
     const id = userIdParam(req);
-    if (!isConfirmed(req)) {
+    const { confirmed, reason } = readDeletionOf(req);
+    if (!confirmed) {
       throw validationError(
         [{ field: 'confirm', message: 'must be true' }],
         'Deleting a user must be confirmed with ?confirm=true or a body of { "confirm": true }',
       );
     }
-    await users.remove(claimsOf(req), id, requestIdOf(req));
+    await users.remove(claimsOf(req), id, { reason, correlationId: requestIdOf(req) });
     res.status(204).end();
   });
 

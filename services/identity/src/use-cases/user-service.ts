@@ -3,6 +3,7 @@ import {
   AppError,
   ConfigError,
   accessDenied,
+  adminActionTakenEvent,
   authRequired,
   notFound,
   type AuthClaims,
@@ -41,6 +42,13 @@ export interface UserUpdate {
   currentPassword?: string;
 }
 
+/** What an admin says about an action on someone else, kept in the trail of admin actions. */
+export interface AdminIntent {
+  /** Optional: null when the admin gave none. */
+  reason: string | null;
+  correlationId: string;
+}
+
 export interface UpdateOptions {
   /** From If-Match; undefined means no precondition. */
   expectedVersions: number[] | undefined;
@@ -62,8 +70,10 @@ export interface UserService {
    * the account over); a wrong one is 403 and counts as a failed login.
    */
   update(claims: AuthClaims, id: string, changes: UserUpdate, options: UpdateOptions): Promise<User>;
-  remove(claims: AuthClaims, id: string, correlationId: string): Promise<void>;
-  setStatus(claims: AuthClaims, id: string, status: UserStatus, correlationId: string): Promise<User>;
+  /** An admin's deletion of another user lands in the trail of admin actions, in the deletion's transaction. */
+  remove(claims: AuthClaims, id: string, intent: AdminIntent): Promise<void>;
+  /** Lands in the trail of admin actions in the same transaction: recorded, or not done at all. */
+  setStatus(claims: AuthClaims, id: string, status: UserStatus, intent: AdminIntent): Promise<User>;
   /** For an admin: the users matching every criterion given, a page of them. */
   findUsers(
     claims: AuthClaims,
@@ -216,10 +226,11 @@ export function createUserService(deps: UserServiceDeps): UserService {
       return user;
     },
 
-    async remove(claims, id, correlationId) {
+    async remove(claims, id, { reason, correlationId }) {
       const actor = await service.activeActor(claims);
       if (!canDelete(actor, id)) throw accessDenied();
-      if (!(await store.users.findById(id))) throw notFound('User');
+      const found = await store.users.findById(id);
+      if (!found) throw notFound('User');
       // The ledger decides, under its own locks, so no deposit or transfer can land between check and removal.
       const removal = await deps.ledger.removeUser(id, correlationId);
       if (!removal.removed) throw new AppError('BUSINESS_RULE_VIOLATION', removal.detail);
@@ -229,13 +240,30 @@ export function createUserService(deps: UserServiceDeps): UserService {
         const revocation = revocations.allTokensOf(id, nextTokensValidFrom(locked, locked.lockedAt));
         await tx.users.delete(id);
         await revocations.record(tx, revocation, correlationId);
-        await tx.enqueueEvents([userDeletedEvent(id, correlationId)]);
+        const deleted = userDeletedEvent(id, correlationId);
+        const byAdmin =
+          actor.id === id
+            ? []
+            : [
+                adminActionTakenEvent(
+                  {
+                    actor: actor.id,
+                    action: 'user.delete',
+                    subject: `user:${id}`,
+                    owner: id,
+                    reason,
+                    detail: { username: found.username },
+                  },
+                  correlationId,
+                ),
+              ];
+        await tx.enqueueEvents([deleted, ...byAdmin]);
         return revocation;
       });
       revocations.committed(revocation);
     },
 
-    async setStatus(claims, id, status, correlationId) {
+    async setStatus(claims, id, status, { reason, correlationId }) {
       const actor = await service.activeActor(claims);
       if (actor.role !== 'admin') throw accessDenied('Only an administrator may change a user’s status');
       if (actor.id === id) {
@@ -253,6 +281,15 @@ export function createUserService(deps: UserServiceDeps): UserService {
           await tx.users.update(id, { status, tokensValidFrom: revocation?.issued_before }),
         );
         if (revocation) await revocations.record(tx, revocation, correlationId);
+        const change = {
+          actor: actor.id,
+          action: 'user.status_change',
+          subject: `user:${id}`,
+          owner: id,
+          reason,
+          detail: { from: locked.status, to: status },
+        };
+        await tx.enqueueEvents([adminActionTakenEvent(change, correlationId)]);
         return { user: updated, revocation };
       });
       if (revocation) revocations.committed(revocation);

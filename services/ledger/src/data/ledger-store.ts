@@ -1,5 +1,5 @@
 import type { ReconciliationDecision } from '@payments/contracts';
-import type { Knex } from '@payments/service-kit';
+import { processOnce, type Knex } from '@payments/service-kit';
 import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
 import type { StatementPeriod } from '../domain/statement.js';
 import type { LedgerSide, Mismatch, MismatchKind } from '../domain/reconciliation.js';
@@ -7,6 +7,7 @@ import type { PlatformLoss } from '../domain/platform-loss.js';
 import type { Account, AccountFacts, Transaction } from '../domain/transaction.js';
 import type { KnownObject } from '../domain/provider-object.js';
 import { createAcceptor, type AcceptanceOutcome, type AcceptanceRequest } from './acceptance.js';
+import * as adminTrail from './admin-actions.js';
 import { runAudit, type AuditReport } from './audit.js';
 import { compactHistoryCounts } from './history-counts.js';
 import * as queries from './ledger-queries.js';
@@ -26,7 +27,8 @@ export type { AuditReport } from './audit.js';
 export type { LossTotal } from './platform-losses.js';
 export type { OverdrawnTotal } from './ledger-queries.js';
 export type { ProviderClaim, ProviderPayment, ProviderWork } from './provider-payments.js';
-export type { AdminAction, ReconciliationCaseRecord } from './reconciliation.js';
+export type { ReconciliationCaseRecord } from './reconciliation.js';
+export type { AdminAction, AdminActionFilter, NewAdminAction } from './admin-actions.js';
 export type { AcceptanceOutcome, AcceptanceRequest } from './acceptance.js';
 export type { StatementPageRequest, StatementSlice } from './statements.js';
 
@@ -124,12 +126,18 @@ export interface LedgerStore {
       page: PageRequest,
     ): Promise<Page<reconciliation.ReconciliationCaseRecord>>;
     findCase(id: string): Promise<reconciliation.ReconciliationCaseRecord | null>;
-    listAdminActions(page: PageRequest): Promise<Page<reconciliation.AdminAction>>;
     /**
      * Runs `work` in one database transaction with the case locked (null: no such case), so two decisions on one
      * case take turns; the books are changed through `unit`, under the same locks as the money paths.
      */
     withCase<T>(caseId: string, work: (unit: LedgerUnit, found: CaseInHand) => Promise<T>): Promise<T>;
+  };
+  /** The append-only trail of admin actions: the ledger's own, and those the other services announce. */
+  adminActions: {
+    record(action: adminTrail.NewAdminAction): Promise<void>;
+    /** Keeps an action another service announced, once however often its event arrives (the inbox). */
+    recordAnnounced(eventId: string, action: adminTrail.NewAdminAction): Promise<void>;
+    list(filter: adminTrail.AdminActionFilter, page: PageRequest): Promise<Page<adminTrail.AdminAction>>;
   };
   /** Runs `work` in one database transaction; throwing rolls it back. A deadlock victim is retried. */
   inTransaction<T>(work: (unit: LedgerUnit) => Promise<T>): Promise<T>;
@@ -220,7 +228,6 @@ export function createLedgerStore(knex: Knex): LedgerStore {
       openCaseCounts: () => reconciliation.openCaseCounts(knex),
       listCases: (status, page) => reconciliation.listCases(knex, status, page),
       findCase: (id) => reconciliation.findCase(knex, id),
-      listAdminActions: (page) => reconciliation.listAdminActions(knex, page),
       withCase: (caseId, work) =>
         retryingConflicts(() =>
           knex.transaction(async (trx) =>
@@ -233,6 +240,16 @@ export function createLedgerStore(knex: Knex): LedgerStore {
             }),
           ),
         ),
+    },
+    adminActions: {
+      record: (action) => adminTrail.recordAdminAction(knex, action),
+      recordAnnounced: async (eventId, action) => {
+        // The event's id is the row's: an action is kept once, whatever redelivers it.
+        await processOnce(knex, INBOX_CONSUMER, eventId, (trx) =>
+          adminTrail.recordAdminAction(trx, { ...action, id: eventId }),
+        );
+      },
+      list: (filter, page) => adminTrail.listAdminActions(knex, filter, page),
     },
     inTransaction: (work) =>
       retryingConflicts(() => knex.transaction((trx) => work(createLedgerUnit(trx, systemAccounts)))),

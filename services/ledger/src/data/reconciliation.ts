@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from '@payments/service-kit';
 import type { Page, PageRequest } from '../domain/history.js';
 import type { LedgerSide, Mismatch, MismatchKind } from '../domain/reconciliation.js';
+import { recordAdminAction } from './admin-actions.js';
 import { findRemovedDeposits } from './platform-losses.js';
 import { toTransaction, type TransactionRow } from './records.js';
 
@@ -17,17 +18,6 @@ export interface ReconciliationCaseRecord extends Mismatch {
   foundAt: Date;
   lastSeenAt: Date;
   resolvedAt: Date | null;
-}
-
-/** An admin's action, as the append-only trail keeps it. */
-export interface AdminAction {
-  id: string;
-  actor: string;
-  action: string;
-  subject: string;
-  reason: string;
-  detail: Record<string, unknown>;
-  createdAt: Date;
 }
 
 interface CaseRow {
@@ -283,54 +273,19 @@ export async function recordDecision(
     resolved_by: decided.actor,
     resolved_at: knex.fn.now(),
   });
+  // Whose: the user of the case's transaction, while it exists (a removed user's deposit has none).
+  const transaction = await knex('reconciliation_cases as c')
+    .join('transactions as t', 't.id', 'c.transaction_id')
+    .where('c.id', decided.caseId)
+    .first<{ user_id: string } | undefined>('t.user_id');
   await recordAdminAction(knex, {
     actor: decided.actor,
     action: `reconciliation.${decided.decision}`,
     subject: `reconciliation_case:${decided.caseId}`,
+    owner: transaction?.user_id ?? null,
     reason: decided.reason,
     detail,
   });
-}
-
-export async function recordAdminAction(
-  knex: Knex,
-  action: Omit<AdminAction, 'id' | 'createdAt'>,
-): Promise<void> {
-  await knex('admin_actions').insert({ id: randomUUID(), ...action, detail: JSON.stringify(action.detail) });
-}
-
-/** The trail of admin actions, oldest first. */
-export async function listAdminActions(knex: Knex, page: PageRequest): Promise<Page<AdminAction>> {
-  const [rows, [count]] = await Promise.all([
-    knex('admin_actions')
-      .select<
-        {
-          id: string;
-          actor: string;
-          action: string;
-          subject: string;
-          reason: string;
-          detail: Record<string, unknown>;
-          created_at: Date;
-        }[]
-      >('*')
-      .orderBy([{ column: 'created_at' }, { column: 'id' }])
-      .limit(page.limit)
-      .offset(page.offset),
-    knex('admin_actions').count<{ count: string }[]>('*'),
-  ]);
-  return {
-    data: rows.map((row) => ({
-      id: row.id,
-      actor: row.actor,
-      action: row.action,
-      subject: row.subject,
-      reason: row.reason,
-      detail: row.detail,
-      createdAt: row.created_at,
-    })),
-    total: Number(count?.count ?? 0),
-  };
 }
 
 /**

@@ -60,8 +60,9 @@ interface Settling {
 }
 
 /**
- * The ledger's queue: provider confirmations and adjustments, its own money requests and user deletions. Each event takes
- * effect once (the inbox) and in the same database transaction as the events it causes (the outbox).
+ * The ledger's queue: provider confirmations and adjustments, its own money requests, user deletions and the other
+ * services' admin actions. Each event takes effect once (the inbox) and in the same database transaction as the
+ * events it causes (the outbox).
  *
  * Confirmations and transfer settlements that arrive together are settled together: one database transaction
  * and a fixed number of statements for up to BATCH_SIZE of them (group commit), acknowledged one by one after
@@ -232,6 +233,14 @@ export function startLedgerConsumer({
               'removed what was left of a deleted user',
             );
           }
+        });
+      },
+
+      // Another service's admin acted on a resource not theirs: kept in the trail, once, as of when it happened.
+      AdminActionTaken: async (event) => {
+        await store.adminActions.recordAnnounced(event.id, {
+          ...event.data,
+          createdAt: new Date(event.occurred_at),
         });
       },
     },

@@ -1,5 +1,10 @@
 import type { Request, RequestHandler } from 'express';
-import { PageQuery, ReconciliationDecisionRequest, ReconciliationQuery } from '@payments/contracts';
+import {
+  AdminActionQuery,
+  PageQuery,
+  ReconciliationDecisionRequest,
+  ReconciliationQuery,
+} from '@payments/contracts';
 import { accessDenied, apiVersionOf, AppError, bodyValidator, queryValidator } from '@payments/service-kit';
 import type { ReconciliationCaseRecord } from '../data/ledger-store.js';
 import { exponentsFor, pathId, viewerOf } from './access.js';
@@ -18,6 +23,7 @@ import {
 } from './presenters.js';
 
 const readPage = queryValidator(PageQuery);
+const readAdminActionQuery = queryValidator(AdminActionQuery);
 const readReconciliationQuery = queryValidator(ReconciliationQuery);
 const readDecision = bodyValidator(ReconciliationDecisionRequest);
 
@@ -137,8 +143,11 @@ export function createAdminHandlers({
 
   const listAdminActions: RequestHandler = async (req, res) => {
     adminOnly(req, 'read the trail of admin actions');
-    const { limit, offset } = readPage(req);
-    const page = await store.reconciliation.listAdminActions({ limit, offset });
+    const { limit, offset, actor, owner } = readAdminActionQuery(req);
+    const page = await store.adminActions.list(
+      { actor: actor?.toLowerCase(), owner: owner?.toLowerCase() },
+      { limit, offset },
+    );
     res.json({
       data: page.data.map(renderAdminAction),
       pagination: renderPagination(limit, offset, page.total),

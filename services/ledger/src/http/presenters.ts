@@ -261,6 +261,7 @@ export function renderAdminAction(action: AdminAction) {
     actor: action.actor,
     action: action.action,
     subject: action.subject,
+    owner: action.owner,
     reason: action.reason,
     detail: action.detail,
     created_at: action.createdAt.toISOString(),
