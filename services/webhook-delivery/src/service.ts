@@ -146,6 +146,7 @@ export async function startWebhookDelivery(
             maxEndpointsPerUser: config.MAX_ENDPOINTS_PER_USER,
             retryWindowMs,
             wake,
+            trail,
           }),
         );
         routes.use(deadLetterRoutes({ bus, queues: busRightsOf(NAME).consumes, auth, trail }));

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { loadConfig } from '@payments/service-kit';
 import { checkProductionSettings, resolveSecretKeys, WebhookDeliveryConfigSchema } from '../src/config.js';
-import { createSecretBox } from '../src/data/secret-box.js';
+import { createSecretBox, UnknownSecretKeyError } from '../src/data/secret-box.js';
 import { isPublicAddress, parseEndpointUrl } from '../src/domain/endpoint-url.js';
 import { signingSecrets } from '../src/domain/endpoint.js';
 import { nextAttemptAt, retryDelayMs } from '../src/domain/retry-schedule.js';
@@ -121,7 +121,10 @@ describe('outgoing webhook rules', () => {
     it('opens what an older key sealed while that key is still listed, and refuses a tampered value', () => {
       const sealedByOld = createSecretBox([OLD]).seal('whsec_old');
       expect(createSecretBox([NEW, OLD]).open(sealedByOld)).to.equal('whsec_old');
-      expect(() => createSecretBox([NEW]).open(sealedByOld)).to.throw(/no configured key/);
+      expect(() => createSecretBox([NEW]).open(sealedByOld))
+        .to.throw(UnknownSecretKeyError)
+        .with.property('message')
+        .that.matches(/^sealed under key [0-9a-f]{12}, which WEBHOOK_ENDPOINT_SECRETS_KEYS no longer holds/);
       const parts = sealedByOld.split(':');
       parts[5] = Buffer.from('whsec_new').toString('base64url');
       expect(() => createSecretBox([OLD]).open(parts.join(':'))).to.throw();
@@ -133,6 +136,20 @@ describe('outgoing webhook rules', () => {
         .subarray(0, 4)
         .toString('base64url');
       expect(() => createSecretBox([OLD]).open(parts.join(':'))).to.throw();
+    });
+
+    it('re-seals under the first key what an older key sealed or nothing did, and leaves what the first key sealed', () => {
+      const box = createSecretBox([NEW, OLD]);
+      const current = box.seal('whsec_current');
+      expect(box.reseal(current)).to.equal(null);
+      for (const stored of [createSecretBox([OLD]).seal('whsec_old'), 'whsec_plain']) {
+        const resealed = box.reseal(stored) as string;
+        expect(resealed.split(':')[2]).to.equal(current.split(':')[2]);
+        expect(createSecretBox([NEW]).open(resealed)).to.equal(box.open(stored));
+      }
+      expect(() => createSecretBox([NEW]).reseal(createSecretBox([OLD]).seal('x'))).to.throw(
+        UnknownSecretKeyError,
+      );
     });
 
     it('reads values stored before encryption as they are', () => {

@@ -118,8 +118,15 @@ export interface DeliveryRepository {
     filter: { status?: WebhookDeliveryStatus },
     page: { limit: number; offset: number },
   ): Promise<{ data: Delivery[]; total: number }>;
-  /** Due again now, with a fresh retry window; refused (null) while an attempt is in flight. */
-  redeliver(id: string, retryUntil: Date): Promise<Delivery | null>;
+  /**
+   * Due again now, with a fresh retry window; refused (null) while an attempt is in flight. `beforeCommit` runs
+   * in the same transaction: throwing undoes the redelivery.
+   */
+  redeliver(
+    id: string,
+    retryUntil: Date,
+    beforeCommit?: (delivery: Delivery) => Promise<void>,
+  ): Promise<Delivery | null>;
   countPending(): Promise<number>;
   /** Deletes up to `limit` succeeded or failed deliveries (with their attempts) last changed before `before`. */
   pruneFinished(before: Date, limit: number): Promise<number>;
@@ -280,18 +287,23 @@ export function createDeliveryRepository(knex: Knex): DeliveryRepository {
       return { data: (rows as DeliveryRow[]).map(toDelivery), total: Number(total) };
     },
 
-    async redeliver(id, retryUntil) {
-      const [row] = (await table()
-        .where({ id })
-        .andWhere((query) => query.whereNull('locked_until').orWhere('locked_until', '<=', knex.fn.now()))
-        .update({
-          status: 'pending',
-          next_attempt_at: knex.fn.now() as unknown as Date,
-          retry_until: retryUntil,
-          updated_at: knex.fn.now() as unknown as Date,
-        })
-        .returning('*')) as DeliveryRow[];
-      return row ? toDelivery(row) : null;
+    async redeliver(id, retryUntil, beforeCommit) {
+      return knex.transaction(async (trx) => {
+        const [row] = (await trx<DeliveryRow>('webhook_deliveries')
+          .where({ id })
+          .andWhere((query) => query.whereNull('locked_until').orWhere('locked_until', '<=', knex.fn.now()))
+          .update({
+            status: 'pending',
+            next_attempt_at: knex.fn.now() as unknown as Date,
+            retry_until: retryUntil,
+            updated_at: knex.fn.now() as unknown as Date,
+          })
+          .returning('*')) as DeliveryRow[];
+        if (!row) return null;
+        const again = toDelivery(row);
+        await beforeCommit?.(again);
+        return again;
+      });
     },
 
     async pruneFinished(before, limit) {

@@ -4,7 +4,7 @@ import type { Delivery, DeliveryRepository } from '../data/delivery-repository.j
 import type { EndpointRepository } from '../data/endpoint-repository.js';
 import { RENDER_TIMEOUT_MS, type ObjectRenderer } from '../data/object-renderer.js';
 import { eventPayload } from '../domain/event-payload.js';
-import { signingSecrets } from '../domain/endpoint.js';
+import { signingSecrets, type WebhookEndpoint } from '../domain/endpoint.js';
 import { nextAttemptAt, type RetryPolicy } from '../domain/retry-schedule.js';
 import type { DeliveryMetrics } from './delivery-metrics.js';
 import type { SendResult, WebhookSender } from './http-sender.js';
@@ -67,19 +67,35 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     }
   };
 
+  /** An endpoint whose secret will not open: not sent, retried on the usual schedule, the reason on record. */
+  const unsigned = (endpointId: string, problem: string): SendResult => {
+    deps.logger.error({ endpoint_id: endpointId }, `webhook deliveries cannot be signed: ${problem}`);
+    return {
+      statusCode: null,
+      latencyMs: 0,
+      error: `not sent: the endpoint cannot sign it. ${problem}`,
+      responseBodyPrefix: null,
+    };
+  };
+
+  const sendTo = async (endpoint: WebhookEndpoint, delivery: Delivery): Promise<SendResult> => {
+    const { secrets } = endpoint;
+    if (!secrets.open) return unsigned(endpoint.id, secrets.problem);
+    const payload = await payloadOf(delivery);
+    if (typeof payload !== 'string') return payload;
+    const signing = signingSecrets({ ...secrets, previousSecretExpiresAt: endpoint.previousSecretExpiresAt });
+    return deps.sender.send(endpoint.url, payload, {
+      [SIGNATURE_HEADER]: signWebhookPayloadWithSecrets(payload, signing),
+      'webhook-id': delivery.eventId,
+      'webhook-delivery-id': delivery.id,
+      'webhook-attempt': String(delivery.attempts),
+    });
+  };
+
   const attempt = async (delivery: Delivery) => {
     const endpoint = await deps.endpoints.find(delivery.endpointId);
     if (!endpoint) return;
-    const payload = await payloadOf(delivery);
-    const result =
-      typeof payload === 'string'
-        ? await deps.sender.send(endpoint.url, payload, {
-            [SIGNATURE_HEADER]: signWebhookPayloadWithSecrets(payload, signingSecrets(endpoint)),
-            'webhook-id': delivery.eventId,
-            'webhook-delivery-id': delivery.id,
-            'webhook-attempt': String(delivery.attempts),
-          })
-        : payload;
+    const result = await sendTo(endpoint, delivery);
     const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const next = succeeded
       ? null

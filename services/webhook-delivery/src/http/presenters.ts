@@ -20,9 +20,9 @@ export function renderEndpoint(endpoint: WebhookEndpoint, now = new Date()) {
   };
 }
 
-/** Only at creation and rotation: the secret is never shown again. */
-export function renderEndpointWithSecret(endpoint: WebhookEndpoint) {
-  return { ...renderEndpoint(endpoint), secret: endpoint.secret };
+/** Only at creation and rotation, to the endpoint's owner: the secret is never shown again. */
+export function renderEndpointWithSecret(endpoint: WebhookEndpoint, secret: string) {
+  return { ...renderEndpoint(endpoint), secret };
 }
 
 export function renderDelivery(delivery: Delivery) {
