@@ -542,8 +542,9 @@ export const OPERATIONS: readonly Operation[] = [
       '`Idempotency-Key` with the same body replays the first answer; with another body it is a 409. The ' +
       '`currency` must be the account’s (422 INVALID_CURRENCY); an amount with too many decimals, zero or ' +
       'negative is a 422, and so is a withdrawal or transfer the available balance does not cover ' +
-      '(INSUFFICIENT_FUNDS). Where a payment provider pays withdrawals out, a withdrawal without a linked payout ' +
-      'account (POST /payout-account) is a 422 BUSINESS_RULE_VIOLATION, and nothing is held.',
+      '(INSUFFICIENT_FUNDS). Where a payment provider pays withdrawals out, a withdrawal that passes those checks ' +
+      'by a user without a payout account links one first, as POST /payout-account does; in production it is a ' +
+      '422 BUSINESS_RULE_VIOLATION instead, and nothing is held.',
     headers: ['IdempotencyKey'],
     body: kind === 'transfer' ? 'TransferRequest' : 'MoneyRequest',
     success: {
