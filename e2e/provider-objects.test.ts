@@ -18,7 +18,7 @@ interface CaseView {
 }
 
 /**
- * The attack of issue 37, through the whole system with the sandbox playing Stripe: a second PaymentIntent created
+ * The second-PaymentIntent attack, through the whole system with the sandbox playing Stripe: a second PaymentIntent created
  * at the provider with a deposit's id in its metadata, and paid, while the one the ledger asked for is not.
  */
 describe('a provider object moves money only for the transaction that asked for it (the sandbox plays Stripe)', function () {

@@ -261,7 +261,7 @@ describe('payments admin', function () {
         'resolve',
         RECONCILIATION_CASES.bookable,
         '--decision',
-        'refund',
+        'waive',
         '--reason',
         'refund missed',
       );
@@ -314,7 +314,7 @@ describe('payments admin', function () {
         'stranger payment',
       );
       expect(run.code).to.equal(5);
-      expect(run.stderr).to.include('No transaction of the ledger to book this against');
+      expect(run.stderr).to.include('Nothing of the ledger to book this against');
     });
 
     it('sends the decision and the reason and prints the decided case', async () => {

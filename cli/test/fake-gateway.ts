@@ -254,7 +254,7 @@ function createLedgerAdmin() {
         res,
         422,
         'BUSINESS_RULE_VIOLATION',
-        'No transaction of the ledger to book this against; decide nothing_owed with a reason',
+        'Nothing of the ledger to book this against: give it back (refund, reverse) or decide nothing_owed with a reason',
       );
     }
     if (decision === 'book' && found.kind === 'amount_differs') {

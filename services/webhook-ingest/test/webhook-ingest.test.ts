@@ -542,6 +542,21 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
       });
     }
 
+    it('passes on the mode and the connected account the event names, for the ledger to compare', async () => {
+      const since = received.length;
+      const live = { ...providerEvent('payout.paid', { object: 'payout', status: 'paid' }), livemode: true };
+      const connected = { ...providerEvent('payout.paid', { object: 'payout' }), account: 'acct_payee' };
+      const platform = { ...providerEvent('payment_intent.succeeded'), livemode: false, account: null };
+      for (const body of [live, connected, platform])
+        expect(await signedPost('/webhook/provider', body)).to.include({ status: 200 });
+      const events = await publishedSince(since);
+      expect(events.map((e) => [e.data.livemode, e.data.account])).to.deep.equal([
+        [true, undefined],
+        [undefined, 'acct_payee'],
+        [false, undefined],
+      ]);
+    });
+
     it("falls back to the object's id when the metadata names no transaction", async () => {
       const since = received.length;
       const event = providerEvent('payment_intent.succeeded', { metadata: {} });
@@ -609,11 +624,22 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
       return adjusted.slice(since);
     };
 
-    it('publishes charge.refunded as a refund of the cumulative refunded total, naming the newest refund', async () => {
+    it('publishes charge.refunded as a refund of the cumulative refunded total, naming the newest refund and its payment', async () => {
       const since = adjusted.length;
       const transactionId = depositId();
-      const first = event('charge.refunded', charge(transactionId, 3000, ['re_1']));
-      const second = event('charge.refunded', charge(transactionId, 5000, ['re_2', 're_1']));
+      const refunded = charge(transactionId, 3000, ['re_1']);
+      const first = event('charge.refunded', refunded);
+      const second = event('charge.refunded', {
+        ...refunded,
+        amount_refunded: 5000,
+        refunds: {
+          ...refunded.refunds,
+          data: [
+            { id: 're_2', object: 'refund' },
+            { id: 're_1', object: 'refund' },
+          ],
+        },
+      });
       expect(await signedPost('/webhook/provider', first)).to.include({ status: 200, text: '' });
       expect(await signedPost('/webhook/provider', second)).to.include({ status: 200, text: '' });
       const events = await adjustedSince(since);
@@ -625,6 +651,7 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
           amount: 3000,
           currency: 'USD',
           reference: 're_1',
+          payment_reference: refunded.payment_intent,
           provider_event_id: first.id,
           provider_event_type: 'charge.refunded',
         },
@@ -634,6 +661,7 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
           amount: 5000,
           currency: 'USD',
           reference: 're_2',
+          payment_reference: refunded.payment_intent,
           provider_event_id: second.id,
           provider_event_type: 'charge.refunded',
         },
@@ -647,7 +675,11 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
       const object = { ...charge('unused', 10000), metadata: {}, refunds: undefined };
       expect((await signedPost('/webhook/provider', event('charge.refunded', object))).status).to.equal(200);
       const [published] = await adjustedSince(since);
-      expect(published?.data).to.include({ transaction_id: object.payment_intent, reference: object.id });
+      expect(published?.data).to.include({
+        transaction_id: object.payment_intent,
+        payment_reference: object.payment_intent,
+        reference: object.id,
+      });
     });
 
     it('publishes a dispute opened, lost and won; a close with another status is recorded and changes nothing', async () => {
@@ -668,7 +700,7 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
         ['pi_disputed', 'dispute_won', 'dp_b'],
         [transactionId, 'dispute_won', 'dp_c'],
       ]);
-      expect(events[0]?.data).to.include({ amount: 6000, currency: 'EUR' });
+      expect(events[0]?.data).to.include({ amount: 6000, currency: 'EUR', payment_reference: 'pi_disputed' });
       expect(await storedEvent(odd.id)).to.include({ outcome: 'ignored' });
     });
 

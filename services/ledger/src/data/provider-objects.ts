@@ -22,7 +22,11 @@ const toRequest = (row: RequestRow): RecordedRequest => ({
  * What the ledger knows of a provider object (the request it recorded it for; a removed user's deposit keeps its
  * payment's reference) and of the transaction `hint` names, in one round trip.
  */
-export async function findKnownObject(knex: Knex, objectId: string, hint: string | null): Promise<KnownObject> {
+export async function findKnownObject(
+  knex: Knex,
+  objectId: string,
+  hint: string | null,
+): Promise<KnownObject> {
   const named = isUuid(hint) ? hint.toLowerCase() : null;
   const { rows }: { rows: (RequestRow & { found: 'recorded' | 'named'; has_request: boolean })[] } =
     await knex.raw(

@@ -62,7 +62,11 @@ export type ObjectMatch =
  * on the connected account the ledger asked for, never the one its metadata names alone (anyone can create an
  * object at the provider with our id in its metadata). SPEC's stand-in names the transaction as the object itself.
  */
-export function matchProviderObject(claim: ObjectClaim, known: KnownObject, policy: MatchPolicy): ObjectMatch {
+export function matchProviderObject(
+  claim: ObjectClaim,
+  known: KnownObject,
+  policy: MatchPolicy,
+): ObjectMatch {
   const unmatched = (
     kind: 'foreign_object' | 'unknown_to_ledger',
     transactionId: string | null,
