@@ -156,4 +156,42 @@ describe("ledger: a provider request is made no more once its idempotency keys o
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(reversals()).to.have.length(made);
   });
+
+  it('fails the withdrawal and releases its hold once an admin finds the provider made nothing, in the trail', async () => {
+    provider.behave = (call) => {
+      if (call.call === 'createPayout') throw down();
+    };
+    const { user, account } = await customer();
+    const id = await withdraw(user, account.id, 25);
+    await eventually(
+      () => requestOf(id),
+      (row) => row?.attempts >= 1,
+    );
+    await age(id, 'create', 24);
+    await eventually(
+      () => requestOf(id),
+      (row) => row.state === 'expired',
+    );
+    const [found] = await casesOf(id).select('id');
+    const admin = ledger.newUser('admin');
+    const booked = await ledger.call('POST', `/admin/reconciliation/cases/${found.id}/resolution`, {
+      user: admin,
+      body: { decision: 'book', reason: 'as the provider says' },
+    });
+    expect(booked.status, booked.text).to.equal(409);
+    const decided = await ledger.call('POST', `/admin/reconciliation/cases/${found.id}/resolution`, {
+      user: admin,
+      body: { decision: 'nothing_owed', reason: 'no transfer with this transfer_group at Stripe' },
+    });
+    expect(decided.status, decided.text).to.equal(200);
+    const shown = await ledger.call('GET', `/transaction/${id}`, { user });
+    expect(shown.body).to.include({ status: 'failed' });
+    expect(shown.body.failure_reason).to.include('never made it');
+    expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 100, available_balance: 100 });
+    const trail = await ledger.call('GET', '/admin/actions?limit=100', { user: admin });
+    const entry = (trail.body.data as { subject: string; detail: Record<string, unknown> }[]).find(
+      (action) => action.subject === `reconciliation_case:${found.id}`,
+    );
+    expect(entry?.detail).to.include({ transaction_status: 'failed' });
+  });
 });

@@ -22,7 +22,7 @@ import {
   type PaymentProvider,
   type ProviderRecord,
 } from '../provider/payment-provider.js';
-import { adjustDeposit, confirmPayment, settle, type FlowContext } from './settlement-flows.js';
+import { adjustDeposit, confirmPayment, neverMade, settle, type FlowContext } from './settlement-flows.js';
 
 export interface ReconciliationOptions {
   store: LedgerStore;
@@ -351,6 +351,16 @@ export function startProviderReconciliation(options: ReconciliationOptions): Pro
           .filter((r) => !before.reversals.some((earlier) => earlier.id === r.id))
           .map((r) => r.id);
         booked.transaction_status = after.transaction.status;
+      }
+      if (
+        decision.decision === 'nothing_owed' &&
+        current.kind === 'request_expired' &&
+        current.reference === current.transactionId
+      ) {
+        // Its making expired and the provider made nothing: the transaction fails, its hold released.
+        const context = { correlationId: `reconciliation:${caseId}`, logger };
+        const [ended] = await settle(unit, [neverMade(current.reference, context)]);
+        if (ended) booked.transaction_status = ended.status;
       }
       await hand.decide(
         { caseId, decision: decision.decision, reason: decision.reason, actor: decision.actor },

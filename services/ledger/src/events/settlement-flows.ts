@@ -269,6 +269,20 @@ export function refusedByProvider(
   };
 }
 
+/**
+ * An operator found that the provider never made what a deposit or withdrawal asked for, and its request can no
+ * longer be made (its keys expired): it fails, releasing any hold, and its owner may ask again.
+ */
+export function neverMade(transactionId: string, context: FlowContext): SettlementRequest {
+  return {
+    transactionId,
+    decide(transaction) {
+      if (transaction?.status !== 'pending' || transaction.type === 'transfer') return null;
+      return fail(transaction, 'The payment provider never made it, as an operator found', context);
+    },
+  };
+}
+
 /** Settles an accepted transfer: source debited, destination credited, fee booked. */
 export function settleTransfer(transactionId: string, context: FlowContext): SettlementRequest {
   return {
