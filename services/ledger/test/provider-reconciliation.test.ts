@@ -264,6 +264,11 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     await run();
     const found = await caseOf(id);
     expect(found).to.include({ kind: 'transfer_not_reversed', provider_amount: 20, ledger_amount: 0 });
+    // Found days later: the reversal's first key is older than the provider keeps it, and it is asked for anew.
+    await ledger
+      .db('provider_payments')
+      .where({ transaction_id: id })
+      .update({ undo_keys_first_used_at: ledger.db.raw(`now() - interval '30 hours'`) });
     expect((await decide(found.id, 'book')).status).to.equal(200);
     await eventually(
       async () => reversals(),

@@ -290,7 +290,8 @@ export async function recordDecision(
 
 /**
  * Asks again for a payout's transfer to be taken back (reconciliation found it never was): the request is made
- * due with what the provider's records name, whatever state it had reached.
+ * due with what the provider's records name, whatever state it had reached. Its undo's keys count afresh: a whole
+ * reversal cannot happen twice at the provider, whatever the key.
  */
 export async function requestTransferReversal(
   knex: Knex,
@@ -304,6 +305,7 @@ export async function requestTransferReversal(
       reference: knex.raw('COALESCE(reference, ?)', [found.payout ?? found.transfer]),
       transfer: found.transfer,
       cancel_requested: true,
+      undo_keys_first_used_at: null,
       next_attempt_at: knex.fn.now(),
       updated_at: knex.fn.now(),
     });
