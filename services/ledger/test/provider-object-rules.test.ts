@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { loadConfig } from '@payments/service-kit';
+import { LedgerConfigSchema } from '../src/index.js';
+import { providerObjectPolicyOf } from '../src/config.js';
 import {
   matchProviderObject,
   type KnownObject,
@@ -96,15 +99,15 @@ describe('ledger rules: which transaction a provider object may move money for',
   });
 
   it("refuses a payment on a connected account, and a payout on another account than the user's", () => {
-    expect(
-      matchProviderObject(claim({ account: 'acct_user' }), recordedAs(request()), TEST_MODE),
-    ).to.include({ outcome: 'unmatched' });
+    expect(matchProviderObject(claim({ account: 'acct_user' }), recordedAs(request()), TEST_MODE)).to.include(
+      { outcome: 'unmatched' },
+    );
     const payout = request({ kind: 'payout', reference: 'po_A', destination: 'acct_user' });
     const paid = claim({ movement: 'payout', objectId: 'po_A', account: 'acct_user' });
     expect(matchProviderObject(paid, recordedAs(payout), TEST_MODE)).to.include({ outcome: 'matched' });
-    expect(
-      matchProviderObject({ ...paid, account: 'acct_other' }, recordedAs(payout), TEST_MODE),
-    ).to.include({ outcome: 'unmatched' });
+    expect(matchProviderObject({ ...paid, account: 'acct_other' }, recordedAs(payout), TEST_MODE)).to.include(
+      { outcome: 'unmatched' },
+    );
     expect(matchProviderObject({ ...paid, account: null }, recordedAs(payout), TEST_MODE)).to.include({
       outcome: 'unmatched',
     });
@@ -131,5 +134,27 @@ describe('ledger rules: which transaction a provider object may move money for',
     expect(matchProviderObject({ ...standIn, hint: OTHER }, nothingKnown, TEST_MODE)).to.include({
       outcome: 'unmatched',
     });
+  });
+});
+
+describe('ledger: STAND_IN_CONFIRMATIONS and the provider key', () => {
+  const policy = (env: Record<string, string>) => providerObjectPolicyOf(loadConfig(LedgerConfigSchema, env));
+  const stripe = { PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'sk_test_abc' };
+
+  it("takes SPEC's stand-ins everywhere but in production asking Stripe, unless told to", () => {
+    expect(policy({})).to.deep.equal({ standIn: true, livemode: false });
+    expect(policy(stripe)).to.deep.equal({ standIn: true, livemode: false });
+    expect(policy({ NODE_ENV: 'production' })).to.include({ standIn: true });
+    expect(policy({ ...stripe, NODE_ENV: 'production' })).to.include({ standIn: false });
+    expect(policy({ ...stripe, NODE_ENV: 'production', STAND_IN_CONFIRMATIONS: 'true' })).to.include({
+      standIn: true,
+    });
+    expect(policy({ STAND_IN_CONFIRMATIONS: 'false' })).to.include({ standIn: false });
+  });
+
+  it('expects live-mode objects of a live key, and test-mode ones otherwise', () => {
+    expect(policy({ ...stripe, STRIPE_SECRET_KEY: 'sk_live_abc' })).to.include({ livemode: true });
+    expect(policy({ ...stripe, STRIPE_SECRET_KEY: 'rk_live_abc' })).to.include({ livemode: true });
+    expect(policy({ ...stripe, STRIPE_SECRET_KEY: 'rk_test_abc' })).to.include({ livemode: false });
   });
 });
