@@ -770,7 +770,9 @@ const reconciliationGivesBack: Migration = {
     await knex.raw(`
       ALTER TABLE reconciliation_cases ADD CONSTRAINT reconciliation_cases_decision_check
       CHECK (decision IN ('book', 'refund', 'reverse', 'nothing_owed'))`);
-    await knex.raw(`CREATE INDEX reconciliation_cases_reference ON reconciliation_cases (provider_reference)`);
+    await knex.raw(
+      `CREATE INDEX reconciliation_cases_reference ON reconciliation_cases (provider_reference)`,
+    );
   },
   async down(knex) {
     await knex.raw(`DROP INDEX reconciliation_cases_reference`);
