@@ -79,6 +79,37 @@ const GIVEN_BACK_KINDS: ReadonlySet<string> = new Set([
   'unknown_to_ledger',
 ]);
 
+/**
+ * Records an admin's decision on the case in hand, with the case's figures and what the decision did in the trail,
+ * and answers the case as decided.
+ */
+async function decideCase(
+  hand: CaseInHand,
+  current: ReconciliationCaseRecord,
+  decision: Decision,
+  done: Record<string, unknown>,
+): Promise<ReconciliationCaseRecord> {
+  await hand.decide(
+    { caseId: current.id, decision: decision.decision, reason: decision.reason, actor: decision.actor },
+    {
+      kind: current.kind,
+      provider_reference: current.reference,
+      transaction_id: current.transactionId,
+      provider_amount: current.providerAmount.toString(),
+      ledger_amount: current.ledgerAmount.toString(),
+      ...done,
+    },
+  );
+  return {
+    ...current,
+    status: 'resolved',
+    decision: decision.decision,
+    reason: decision.reason,
+    resolvedBy: decision.actor,
+    resolvedAt: new Date(),
+  };
+}
+
 /** How long a run may hold the job before another process may take it over (a run cut short by a crash). */
 const RUN_LEASE_MS = 10 * 60_000;
 /** Records compared per round trip to the database. */
@@ -286,25 +317,7 @@ export function startProviderReconciliation(options: ReconciliationOptions): Pro
     return store.reconciliation.withCase(found.id, async (_unit, hand) => {
       const current = hand.case as ReconciliationCaseRecord;
       if (current.status === 'resolved') return current;
-      await hand.decide(
-        { caseId: found.id, decision: decision.decision, reason: decision.reason, actor: decision.actor },
-        {
-          kind: current.kind,
-          provider_reference: current.reference,
-          transaction_id: current.transactionId,
-          provider_amount: current.providerAmount.toString(),
-          ledger_amount: current.ledgerAmount.toString(),
-          ...given,
-        },
-      );
-      return {
-        ...current,
-        status: 'resolved' as const,
-        decision: decision.decision,
-        reason: decision.reason,
-        resolvedBy: decision.actor,
-        resolvedAt: new Date(),
-      };
+      return decideCase(hand, current, decision, given);
     });
   };
 
@@ -362,25 +375,7 @@ export function startProviderReconciliation(options: ReconciliationOptions): Pro
         const [ended] = await settle(unit, [neverMade(current.reference, context)]);
         if (ended) booked.transaction_status = ended.status;
       }
-      await hand.decide(
-        { caseId, decision: decision.decision, reason: decision.reason, actor: decision.actor },
-        {
-          kind: current.kind,
-          provider_reference: current.reference,
-          transaction_id: current.transactionId,
-          provider_amount: current.providerAmount.toString(),
-          ledger_amount: current.ledgerAmount.toString(),
-          ...booked,
-        },
-      );
-      return {
-        ...current,
-        status: 'resolved' as const,
-        decision: decision.decision,
-        reason: decision.reason,
-        resolvedBy: decision.actor,
-        resolvedAt: new Date(),
-      };
+      return decideCase(hand, current, decision, booked);
     });
     outbox.wake();
     return decided;
