@@ -7,3 +7,5 @@ export {
 } from './config.js';
 /** What its runtime role may do to each table: granted after its migrations, checked by e2e/least-privilege. */
 export { privileges } from './data/migrations.js';
+/** Its schema, migration by migration, in order: checked forward from earlier versions by e2e/migrations-forward. */
+export { migrations } from './data/migrations.js';
