@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { expect } from 'chai';
 import * as prettier from 'prettier';
 import { migrations as currencyMigrations, privileges as currencyPrivileges } from '@payments/currency';
@@ -49,6 +50,32 @@ interface RecordedMigration {
 }
 
 const logger = createLogger('migrations-forward-test', 'silent');
+
+/** Where the migrations live: the service's own, and service-kit's shared inbox and outbox. */
+const folderOf = (service: string) => path.join(ROOT, 'services', service, 'src/data/migrations');
+const SHARED = path.join(ROOT, 'packages/service-kit/src/data/migrations');
+/** A migration's file is named as knex records it: three digits, an underscore, words. */
+const MIGRATION_FILE = /^(\d{3}_[a-z0-9_]+)\.ts$/;
+
+/** The names of the migrations each file of `folder` exports, by its file's name. */
+async function migrationFiles(folder: string): Promise<Map<string, string[]>> {
+  const files = new Map<string, string[]>();
+  for (const file of await readdir(folder)) {
+    const name = MIGRATION_FILE.exec(file)?.[1];
+    if (!name) continue;
+    // Compared by name: mocha may have loaded the service's copy of the module as CommonJS, this one is ESM.
+    const exported = (await import(pathToFileURL(path.join(folder, file)).href)) as Record<string, unknown>;
+    files.set(
+      name,
+      Object.values(exported).flatMap((value) =>
+        typeof value === 'object' && value !== null && 'up' in value && 'name' in value
+          ? [String(value.name)]
+          : [],
+      ),
+    );
+  }
+  return files;
+}
 
 const recordPath = (service: string) => path.join(RECORDS, `${service}.json`);
 
@@ -172,7 +199,7 @@ interface RanMigration {
 const ranMigrations = (knex: Knex): Promise<RanMigration[]> =>
   knex('knex_migrations').select('id', 'name', 'batch', 'migration_time').orderBy('id');
 
-/** Migrates a database provisioned as deployed (owner and runtime roles), then describes it as its owner. */
+/** Migrates a database provisioned as deployed: as its owner role, then granting its runtime role. */
 async function migrateAsDeployed(
   database: TestDatabase,
   migrations: Migration[],
@@ -192,7 +219,7 @@ const runtimeRoleOf = (database: TestDatabase) =>
   decodeURIComponent(new URL((database.roles as NonNullable<TestDatabase['roles']>).runtimeUrl).username);
 
 async function withPool<T>(database: TestDatabase, work: (knex: Knex) => Promise<T>): Promise<T> {
-  // Opening with no migrations would create knex's table: this database has it already.
+  // As the superuser, with no migrations: the database has knex's table already, so nothing runs.
   const knex = await openDatabase({ url: database.url, migrations: [], logger });
   try {
     return await work(knex);
@@ -221,10 +248,26 @@ describe('migrations: a database made by an earlier version migrates forward unc
         }
       });
 
+      it('keeps each migration in a file named as knex records it, and lists every file', async () => {
+        const own = await migrationFiles(folderOf(service));
+        const files = new Map([...(await migrationFiles(SHARED)), ...own]);
+        for (const [file, exported] of files)
+          expect(exported, `${file}.ts exports one migration, named as the file`).to.deep.equal([file]);
+        const listed = migrations.map((migration) => migration.name);
+        expect(
+          listed.filter((name) => !files.has(name)),
+          'migrations with no file of their name',
+        ).to.deep.equal([]);
+        expect(
+          [...own.keys()].filter((name) => !listed.includes(name)),
+          'files not in the list',
+        ).to.deep.equal([]);
+      });
+
       it('runs every recorded migration, under its recorded name, in its recorded order, first', () => {
-        expect(migrations.map((migration) => migration.name).slice(0, recorded.length)).to.deep.equal(
-          recorded.map((entry) => entry.name),
-        );
+        // As lines of text, so that a failure shows which name differs.
+        const names = migrations.map((migration) => migration.name).slice(0, recorded.length);
+        expect(names.join('\n')).to.equal(recorded.map((entry) => entry.name).join('\n'));
       });
 
       it('runs exactly the SQL each recorded migration ran, up and down', () => {
@@ -237,7 +280,8 @@ describe('migrations: a database made by an earlier version migrates forward unc
       });
 
       it('has every migration recorded (RECORD_NEW_MIGRATIONS=1 appends a new one)', () => {
-        expect(current.map((entry) => entry.name)).to.deep.equal(recorded.map((entry) => entry.name));
+        const unrecorded = current.filter((entry) => !recorded.some((known) => known.name === entry.name));
+        expect(unrecorded.map((entry) => entry.name)).to.deep.equal([]);
       });
 
       it("runs nothing again on a database the record made, and leaves it as a fresh migration's", async () => {
