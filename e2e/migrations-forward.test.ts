@@ -178,15 +178,19 @@ async function describeSchema(knex: Knex, runtimeRole?: string): Promise<string[
      UNION ALL
      SELECT concat_ws(' | ', 'grant', table_name, privilege_type)
      FROM information_schema.role_table_grants WHERE table_schema = 'public' AND grantee = ?
-     UNION ALL
-     SELECT concat_ws(' | ', 'rows', table_name,
-              (xpath('/row/n/text()', query_to_xml(format('SELECT count(*) AS n FROM public.%I', table_name),
-                                                   false, true, '')))[1]::text)
-     FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'
      ORDER BY line`,
     [runtimeRole ?? ''],
   );
-  return rows.map((row) => row.line);
+  const tables = await knex('information_schema.tables')
+    .where({ table_schema: 'public', table_type: 'BASE TABLE' })
+    .pluck<string[]>('table_name');
+  const counts = await Promise.all(
+    tables.map(async (table) => {
+      const [found] = await knex(table).count<{ count: string }[]>({ count: '*' });
+      return `rows | ${table} | ${found?.count}`;
+    }),
+  );
+  return [...rows.map((row) => row.line), ...counts].sort();
 }
 
 interface RanMigration {
