@@ -19,7 +19,7 @@ import { nowSeconds, providerSignature, signedProviderEvent } from './support/pr
 /** Long enough for a message that got through to be consumed and credited. */
 const SETTLE_MS = 1000;
 const DATABASE_SERVICES = ['identity', 'ledger', 'currency', 'webhook-ingest'] as const;
-/** What each service's runtime role is declared to do (each service's data/migrations.ts). */
+/** What each service's runtime role is declared to do (each service's data/privileges.ts). */
 const DECLARED: Record<string, RuntimePrivileges> = {
   identity: identityPrivileges,
   ledger: ledgerPrivileges,

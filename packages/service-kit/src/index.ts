@@ -23,6 +23,10 @@ export * from './data/database.js';
 export * from './data/migrate-main.js';
 export * from './data/inbox.js';
 export * from './data/outbox.js';
+// The inbox's and the outbox's tables, which each service lists among its own migrations.
+export { inboxMigration } from './data/migrations/000_processed_events.js';
+export { inboxByAgeMigration } from './data/migrations/000_processed_events_by_age.js';
+export { outboxMigration } from './data/migrations/000_outbox.js';
 export * from './data/retention.js';
 export * from './bus/event-bus.js';
 export * from './bus/memory-bus.js';

@@ -5,4 +5,6 @@ export { checkRateTable, crossRate, type RateTable } from './domain/exchange-rat
 export { createReferenceRateSource } from './data/reference-rate-source.js';
 export { catalogueEntries } from './domain/catalogue.js';
 /** What its runtime role may do to each table: granted after its migrations, checked by e2e/least-privilege. */
-export { privileges } from './data/migrations.js';
+export { privileges } from './data/privileges.js';
+/** Its schema, migration by migration, in order: checked forward from earlier versions by e2e/migrations-forward. */
+export { migrations } from './data/migrations.js';

@@ -22,7 +22,8 @@ import {
 } from '@payments/service-kit';
 import { createConfiguredCatalogue, type CurrencyConfig } from './config.js';
 import { createAccountCountRepository } from './data/account-count-repository.js';
-import { migrations, privileges } from './data/migrations.js';
+import { migrations } from './data/migrations.js';
+import { privileges } from './data/privileges.js';
 import { createReferenceRateSource } from './data/reference-rate-source.js';
 import { createUrlRateSource } from './data/url-rate-source.js';
 import type { RateSource } from './domain/exchange-rates.js';

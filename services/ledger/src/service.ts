@@ -30,7 +30,8 @@ import {
 } from './config.js';
 import { createCurrencyDirectory } from './data/currency-directory.js';
 import { createLedgerStore } from './data/ledger-store.js';
-import { migrations, privileges } from './data/migrations.js';
+import { migrations } from './data/migrations.js';
+import { privileges } from './data/privileges.js';
 import { feeRule, type FeeSchedule } from './domain/fees.js';
 import { startLedgerConsumer } from './events/ledger-consumer.js';
 import { startMaintenance } from './events/maintenance.js';

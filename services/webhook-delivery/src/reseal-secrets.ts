@@ -1,7 +1,8 @@
 import { createLogger, databaseOptions, loadConfig, openDatabase } from '@payments/service-kit';
 import { resolveSecretKeys, WebhookDeliveryConfigSchema } from './config.js';
 import { createEndpointRepository } from './data/endpoint-repository.js';
-import { migrations, privileges } from './data/migrations.js';
+import { migrations } from './data/migrations.js';
+import { privileges } from './data/privileges.js';
 import { createSecretBox } from './data/secret-box.js';
 
 // Re-seals every endpoint's signing secrets under the first key of WEBHOOK_ENDPOINT_SECRETS_KEYS, so the keys

@@ -23,7 +23,8 @@ import {
 import { checkProductionSettings, resolveSecretKeys, type WebhookDeliveryConfig } from './config.js';
 import { createDeliveryRepository } from './data/delivery-repository.js';
 import { createEndpointRepository } from './data/endpoint-repository.js';
-import { migrations, privileges } from './data/migrations.js';
+import { migrations } from './data/migrations.js';
+import { privileges } from './data/privileges.js';
 import { createSecretBox } from './data/secret-box.js';
 import { createObjectRenderer } from './data/object-renderer.js';
 import { createAddressGuard, type Resolver } from './delivery/address-guard.js';

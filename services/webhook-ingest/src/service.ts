@@ -16,7 +16,8 @@ import {
 } from '@payments/service-kit';
 import { resolveWebhookSettings, type WebhookIngestConfig } from './config.js';
 import { createLedgerPayments } from './data/ledger-payments.js';
-import { migrations, privileges } from './data/migrations.js';
+import { migrations } from './data/migrations.js';
+import { privileges } from './data/privileges.js';
 import { createWebhookEventRepository } from './data/webhook-event-repository.js';
 import { startRepublisher } from './events/republisher.js';
 import { createWebhookIntake } from './events/webhook-intake.js';

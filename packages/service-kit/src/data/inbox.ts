@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../logger.js';
-import type { Migration, RuntimePrivileges } from './database.js';
+import type { RuntimePrivileges } from './database.js';
 import { startRetention, type Retention } from './retention.js';
 
 /**
@@ -16,35 +16,6 @@ export const DEFAULT_INBOX_RETENTION_DAYS = 35;
 export const inboxPrivileges = {
   processed_events: ['SELECT', 'INSERT', 'DELETE'],
 } as const satisfies RuntimePrivileges;
-
-export const inboxMigration: Migration = {
-  name: '000_processed_events',
-  async up(knex) {
-    await knex.schema.createTable('processed_events', (table) => {
-      table.text('event_id').notNullable();
-      table.text('consumer').notNullable();
-      table.timestamp('processed_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
-      table.primary(['event_id', 'consumer']);
-    });
-  },
-  async down(knex) {
-    await knex.schema.dropTable('processed_events');
-  },
-};
-
-/** Every consuming service runs it after its other migrations: the retention's pruning reads by age. */
-export const inboxByAgeMigration: Migration = {
-  name: '000_processed_events_by_age',
-  async up(knex) {
-    // Building it blocks inserts into processed_events for a moment; a large inbox can get it first CONCURRENTLY.
-    await knex.raw(
-      'CREATE INDEX IF NOT EXISTS processed_events_processed_at ON processed_events (processed_at)',
-    );
-  },
-  async down(knex) {
-    await knex.raw('DROP INDEX processed_events_processed_at');
-  },
-};
 
 /**
  * Deletes up to `limit` inbox records older than `retentionDays` (by the database's clock), in one statement.

@@ -4,29 +4,12 @@ import type { AnyEvent } from '@payments/contracts';
 import type { EventBus } from '../bus/event-bus.js';
 import type { Logger } from '../logger.js';
 import { startPoller } from '../poller.js';
-import type { Migration, RuntimePrivileges } from './database.js';
+import type { RuntimePrivileges } from './database.js';
 
 /** What a service's runtime role does to the outbox: appends, claims and marks (FOR UPDATE), prunes. */
 export const outboxPrivileges = {
   outbox: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
 } as const satisfies RuntimePrivileges;
-
-export const outboxMigration: Migration = {
-  name: '000_outbox',
-  async up(knex) {
-    await knex.schema.createTable('outbox', (table) => {
-      table.bigIncrements('seq').primary();
-      table.uuid('event_id').notNullable().unique();
-      table.jsonb('event').notNullable();
-      table.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
-      table.timestamp('published_at', { useTz: true });
-    });
-    await knex.raw('CREATE INDEX outbox_unpublished ON outbox (seq) WHERE published_at IS NULL');
-  },
-  async down(knex) {
-    await knex.schema.dropTable('outbox');
-  },
-};
 
 interface OutboxRow {
   seq: string;
