@@ -4,8 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import GithubSlugger from 'github-slugger';
-import MarkdownIt from 'markdown-it';
-import type Token from 'markdown-it/lib/token.mjs';
+import MarkdownIt, { type Token } from 'markdown-it';
 import { parse as parseShell, type ParseEntry } from 'shell-quote';
 
 // The documentation's promises a reader acts on: every relative link leads somewhere, every command the README's
@@ -47,8 +46,8 @@ function linksOf(file: string): string[] {
   return tokensOf(file)
     .flatMap((token) => token.children ?? [])
     .flatMap((child) => {
-      if (child.type === 'link_open') return [child.attrGet('href') ?? ''];
-      if (child.type === 'image') return [child.attrGet('src') ?? ''];
+      if (child.type === 'link_open') return [String(child.attrGet('href') ?? '')];
+      if (child.type === 'image') return [String(child.attrGet('src') ?? '')];
       return [];
     });
 }

@@ -54,6 +54,7 @@ describe('@payments/client as a packed tarball, outside the workspace', function
           module: 'NodeNext',
           moduleResolution: 'NodeNext',
           types: ['node'],
+          rootDir: 'src',
           outDir: 'out',
         },
         include: ['src'],

@@ -134,7 +134,10 @@ describe('outbox relay', function () {
       const countRows = async (marked: boolean) => {
         const rows = await knex('outbox')
           .whereIn('event_id', ids)
-          .where((query) => (marked ? query.whereNotNull('published_at') : query.whereNull('published_at')))
+          .where((query) => {
+            if (marked) query.whereNotNull('published_at');
+            else query.whereNull('published_at');
+          })
           .count<{ count: string }[]>('*');
         return Number(rows[0]?.count);
       };

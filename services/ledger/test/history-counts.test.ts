@@ -182,7 +182,9 @@ describe('ledger history totals (history counters)', function () {
         .select('owner_id')
         .from('history_counts')
         .where({ owner_kind: 'user', owner_id: alice.id })
-        .unionAll((q) => q.select('owner_id').from('history_count_deltas').where({ owner_id: alice.id }));
+        .unionAll((q) => {
+          q.select('owner_id').from('history_count_deltas').where({ owner_id: alice.id });
+        });
     const left = await eventually(aliceRows, (rows) => rows.length === 0);
     expect(left).to.deep.equal([]);
   });

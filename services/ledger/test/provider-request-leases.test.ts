@@ -1,4 +1,10 @@
-import { createServer, request as forward, type IncomingMessage, type Server } from 'node:http';
+import {
+  createServer,
+  request as forward,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import Stripe from 'stripe';
@@ -53,7 +59,8 @@ async function startSlowProxy(target: string, delayMs: number): Promise<SlowProx
     onCall: async () => undefined,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
-  const server: Server = createServer(async (req, res) => {
+  // A failure in here (a hook that throws) is left an unhandled rejection, which mocha reports as the test's.
+  const relay = async (req: IncomingMessage, res: ServerResponse) => {
     const key = req.headers['idempotency-key'];
     const call = typeof key === 'string' ? { transactionId: key.slice(0, 36), path: req.url ?? '' } : null;
     const body = await bodyOf(req);
@@ -66,14 +73,16 @@ async function startSlowProxy(target: string, delayMs: number): Promise<SlowProx
     }
     await new Promise((resolve) => setTimeout(resolve, delayMs));
     const upstream = forward(new URL(req.url ?? '/', target), { method: req.method, headers: req.headers });
-    upstream.on('response', async (answer) => {
-      const answered = await bodyOf(answer);
-      if (call) underWay.set(call.transactionId, (underWay.get(call.transactionId) ?? 1) - 1);
-      res.writeHead(answer.statusCode ?? 502, answer.headers).end(answered);
+    upstream.on('response', (answer) => {
+      void bodyOf(answer).then((answered) => {
+        if (call) underWay.set(call.transactionId, (underWay.get(call.transactionId) ?? 1) - 1);
+        res.writeHead(answer.statusCode ?? 502, answer.headers).end(answered);
+      });
     });
     upstream.on('error', () => res.writeHead(502).end());
     upstream.end(body);
-  });
+  };
+  const server: Server = createServer((req, res) => void relay(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return proxy;

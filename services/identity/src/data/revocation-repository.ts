@@ -52,7 +52,9 @@ export function createRevocationRepository(db: Knex): RevocationRepository {
       const covering = await db('revocations')
         .where({ user_id: userId })
         .andWhere('issued_before', '>', issuedAt)
-        .andWhere((spared) => spared.whereNull('except_jti').orWhereNot('except_jti', jti))
+        .andWhere((spared) => {
+          spared.whereNull('except_jti').orWhereNot('except_jti', jti);
+        })
         .first('id');
       return covering !== undefined;
     },

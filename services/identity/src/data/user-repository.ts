@@ -194,11 +194,11 @@ export function createUserRepository(db: Knex): UserRepository {
         if (criteria.prefix !== undefined) {
           const pattern = startsWith(criteria.prefix.toLowerCase());
           // Each side has a text_pattern_ops index, which serves a prefix LIKE whatever the collation.
-          query.where((either) =>
+          query.where((either) => {
             either
               .whereRaw("lower(username) LIKE ? ESCAPE '!'", [pattern])
-              .orWhereRaw("email LIKE ? ESCAPE '!'", [pattern]),
-          );
+              .orWhereRaw("email LIKE ? ESCAPE '!'", [pattern]);
+          });
         }
         if (criteria.status !== undefined) query.where({ status: criteria.status });
         return query;

@@ -291,7 +291,9 @@ export function createDeliveryRepository(knex: Knex): DeliveryRepository {
       return knex.transaction(async (trx) => {
         const [row] = (await trx<DeliveryRow>('webhook_deliveries')
           .where({ id })
-          .andWhere((query) => query.whereNull('locked_until').orWhere('locked_until', '<=', knex.fn.now()))
+          .andWhere((query) => {
+            query.whereNull('locked_until').orWhere('locked_until', '<=', knex.fn.now());
+          })
           .update({
             status: 'pending',
             next_attempt_at: knex.fn.now() as unknown as Date,
