@@ -7,25 +7,23 @@ import type {
   StatusChangeRequest,
   UnconfirmedWithdrawal,
 } from '@payments/client';
-import type { OverdrawnReport, QueueKey } from '@payments/contracts';
+import type { OverdrawnReport } from '@payments/contracts';
+import {
+  RECONCILIATION_DECISIONS,
+  USER_STATUSES,
+  WEBHOOK_DELIVERY_STATUSES,
+} from '@payments/contracts/enums';
+import { DEAD_LETTER_QUEUES } from '@payments/contracts/operations';
 import { formatAmount } from '../amounts.js';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
 import { paginationNote } from './account-commands.js';
 import type { Run } from './run.js';
 import { isCsv } from './statement-commands.js';
-import { DELIVERY_STATUSES, printDeliveryLog, type DeliveryLogQuery } from './webhook-commands.js';
+import { printDeliveryLog, type DeliveryLogQuery } from './webhook-commands.js';
 
 type Decision = ReconciliationDecisionRequest['decision'];
-
-/** The contract's decisions (each checked by the compiler), without loading the contracts at start-up. */
-const DECISIONS = ['book', 'refund', 'reverse', 'nothing_owed'] as const satisfies readonly Decision[];
-
 type UserStatus = StatusChangeRequest['status'];
-const STATUSES = ['active', 'disabled', 'locked'] as const satisfies readonly UserStatus[];
-
-/** The queues whose consumers serve their dead letters behind the gateway (the sandbox's is not one). */
-const DEAD_LETTER_QUEUES = ['ledger', 'currency', 'webhook-delivery'] as const satisfies readonly QueueKey[];
 type DeadLetterQueue = (typeof DEAD_LETTER_QUEUES)[number];
 
 /** As the API lists it: the event envelope where the body is JSON, else the body as text. */
@@ -227,7 +225,7 @@ function reconciliationCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalA
               .positional('case-id', { type: 'string', demandOption: true, describe: 'Case id' })
               .option('decision', {
                 type: 'string',
-                choices: DECISIONS,
+                choices: RECONCILIATION_DECISIONS,
                 demandOption: true,
                 describe:
                   "book: apply the provider's records to the books; refund: give an extra capture back to its " +
@@ -302,7 +300,11 @@ function userCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
               type: 'string',
               describe: 'The start of a username or an e-mail address, any case',
             })
-            .option('status', { type: 'string', choices: STATUSES, describe: 'Only users with this status' })
+            .option('status', {
+              type: 'string',
+              choices: USER_STATUSES,
+              describe: 'Only users with this status',
+            })
             .example('$0 admin users find --query ali', 'alice, alina@example.com, …')
             .example('$0 admin users find --status locked', ''),
         run(
@@ -490,7 +492,7 @@ export function adminCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs>
         (y) =>
           pageOptions(y)
             .positional('endpoint-id', { type: 'string', demandOption: true, describe: 'Endpoint id' })
-            .option('status', { type: 'string', choices: DELIVERY_STATUSES })
+            .option('status', { type: 'string', choices: WEBHOOK_DELIVERY_STATUSES })
             .example('$0 admin deliveries 653b6d43… --status failed', ''),
         run(async (ctx, argv: DeliveryLogQuery & { endpointId: string }) =>
           printDeliveryLog(ctx, argv.endpointId, argv),
