@@ -1,26 +1,56 @@
 import type { ComponentName } from '../http/components.js';
-import type { Operation } from './operation.js';
+import type { Operation, Tag } from './operation.js';
 
-/** A read of the catalogue: public, cacheable, and answered 304 for a current `If-None-Match`. */
-function catalogueRead(
+/** A read anyone may make of the currency service. */
+function currencyRead(
   path: string,
+  tag: Tag,
   summary: string,
-  schema: ComponentName,
-  extra: Partial<Operation> = {},
+  success: Operation['success'],
+  rest: Partial<Operation>,
 ): Operation {
   return {
     method: 'get',
     path,
     owner: 'currency',
     access: 'public',
-    tag: 'Currencies',
+    tag,
     summary,
-    success: { status: 200, description: summary, schema, headers: ['ETag', 'CacheControl'] },
-    alsoAnswers: [304],
-    errors: path.includes('{') ? [400, 404] : [],
-    ...extra,
+    success,
+    errors: [],
+    ...rest,
   };
 }
+
+/** A read of the catalogue: cacheable, and answered 304 for a current `If-None-Match`. */
+const catalogueRead = (
+  path: string,
+  summary: string,
+  schema: ComponentName,
+  extra: Partial<Operation> = {},
+) =>
+  currencyRead(
+    path,
+    'Currencies',
+    summary,
+    { status: 200, description: summary, schema, headers: ['ETag', 'CacheControl'] },
+    { alsoAnswers: [304], errors: path.includes('{') ? [400, 404] : [], ...extra },
+  );
+
+/** A read of the exchange rates, cached for their time to live. */
+const ratesRead = (
+  path: string,
+  summary: string,
+  answer: { description: string; schema: ComponentName },
+  extra: Partial<Operation> = {},
+) =>
+  currencyRead(
+    path,
+    'Exchange rates',
+    summary,
+    { status: 200, ...answer, headers: ['CacheControl'] },
+    { errors: [400, 404], ...extra },
+  );
 
 /** Currency: the ISO 4217 catalogue and exchange rates, all public. */
 export const CURRENCY_OPERATIONS = {
@@ -45,17 +75,12 @@ export const CURRENCY_OPERATIONS = {
     'CurrencyStatistics',
   ),
   getDefaultCurrency: catalogueRead('/api/currencies/default', 'The default currency', 'Currency'),
-  listExchangeRates: {
-    method: 'get',
-    path: '/api/currencies/rates',
-    owner: 'currency',
-    access: 'public',
-    tag: 'Exchange rates',
-    summary: 'Exchange rates against a base currency (v1.1, cached)',
-    query: 'RatesQuery',
-    success: { status: 200, description: 'The rates', schema: 'RateTable', headers: ['CacheControl'] },
-    errors: [400, 404],
-  },
+  listExchangeRates: ratesRead(
+    '/api/currencies/rates',
+    'Exchange rates against a base currency (v1.1, cached)',
+    { description: 'The rates', schema: 'RateTable' },
+    { query: 'RatesQuery' },
+  ),
   listRegionCurrencies: catalogueRead(
     '/api/currencies/region/{region}',
     'Currencies used in a region',
@@ -68,14 +93,9 @@ export const CURRENCY_OPERATIONS = {
     'Whether a currency is supported',
     'CurrencySupport',
   ),
-  getExchangeRate: {
-    method: 'get',
-    path: '/api/currencies/{from}/rate/{to}',
-    owner: 'currency',
-    access: 'public',
-    tag: 'Exchange rates',
-    summary: 'The rate from one currency to another (v1.1, cached)',
-    success: { status: 200, description: 'The rate', schema: 'ExchangeRate', headers: ['CacheControl'] },
-    errors: [400, 404],
-  },
+  getExchangeRate: ratesRead(
+    '/api/currencies/{from}/rate/{to}',
+    'The rate from one currency to another (v1.1, cached)',
+    { description: 'The rate', schema: 'ExchangeRate' },
+  ),
 } satisfies Record<string, Operation>;

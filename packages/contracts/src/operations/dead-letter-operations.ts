@@ -1,4 +1,4 @@
-import { JSON_BODY, type Operation, PROTECTED } from './operation.js';
+import { JSON_BODY, PROTECTED, type Operation } from './operation.js';
 
 /** Each consumer queue's dead letters, answered by the service that consumes the queue. */
 export const DEAD_LETTER_OPERATIONS = {

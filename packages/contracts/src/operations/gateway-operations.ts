@@ -1,4 +1,4 @@
-import { type Operation } from './operation.js';
+import type { Operation } from './operation.js';
 
 /** What the gateway answers itself: discovery, this document, its probes and metrics. */
 export const GATEWAY_OPERATIONS = {

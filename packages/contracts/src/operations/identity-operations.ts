@@ -1,32 +1,27 @@
-import { JSON_BODY, type Operation, PROTECTED } from './operation.js';
+import { JSON_BODY, PROTECTED, type Operation } from './operation.js';
+
+/** A login, under either of its paths. */
+const LOGIN = {
+  method: 'post',
+  owner: 'identity',
+  access: 'public',
+  tag: 'Authentication',
+  body: 'Login',
+  success: { status: 200, description: 'A bearer token', schema: 'Token', headers: ['CacheControl'] },
+  errors: [...JSON_BODY, 401, 403],
+} satisfies Partial<Operation>;
 
 /** Identity: logins and tokens, their keys, users, and the admins' view of users. */
 export const IDENTITY_OPERATIONS = {
   login: {
-    method: 'post',
+    ...LOGIN,
     path: '/auth/login',
-    owner: 'identity',
-    access: 'public',
-    tag: 'Authentication',
     summary: 'Log in',
     description:
       'Give the password and exactly one of `username`, `email` or `identity`. Repeated failures for one identity ' +
       'or from one address are refused with 429 for a while.',
-    body: 'Login',
-    success: { status: 200, description: 'A bearer token', schema: 'Token', headers: ['CacheControl'] },
-    errors: [...JSON_BODY, 401, 403],
   },
-  loginAlias: {
-    method: 'post',
-    path: '/login',
-    owner: 'identity',
-    access: 'public',
-    tag: 'Authentication',
-    summary: 'Log in (same as POST /auth/login)',
-    body: 'Login',
-    success: { status: 200, description: 'A bearer token', schema: 'Token', headers: ['CacheControl'] },
-    errors: [...JSON_BODY, 401, 403],
-  },
+  loginAlias: { ...LOGIN, path: '/login', summary: 'Log in (same as POST /auth/login)' },
   refreshToken: {
     method: 'post',
     path: '/auth/refresh',

@@ -1,4 +1,4 @@
-import { JSON_BODY, type Operation, PROTECTED } from './operation.js';
+import { JSON_BODY, PROTECTED, type Operation } from './operation.js';
 
 /** The ledger's views and decisions for admins: reconciliation, the trail of admin actions, overdrawn accounts. */
 export const LEDGER_ADMIN_OPERATIONS = {

@@ -1,4 +1,4 @@
-import { JSON_BODY, type Operation, PROTECTED } from './operation.js';
+import { JSON_BODY, PROTECTED, type Operation } from './operation.js';
 
 /** The ledger: accounts, payout accounts, money operations and transactions. */
 export const LEDGER_OPERATIONS = {

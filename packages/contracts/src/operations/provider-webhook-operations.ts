@@ -1,4 +1,4 @@
-import { type Operation } from './operation.js';
+import type { Operation } from './operation.js';
 
 /** Webhook-ingest: the payment provider's calls. */
 export const PROVIDER_WEBHOOK_OPERATIONS = {
