@@ -1,13 +1,13 @@
 /**
- * Workspace packages whose types a published package bundles into its own declarations (packages/client builds
- * dist/index.d.ts with dts-bundle-generator): dependencies inside the workspace, for the build order, but nothing an
- * installer of the tarball needs, and unpublished.
+ * Workspace packages a published package bundles into its own files (packages/client builds dist/index.js with
+ * esbuild and dist/index.d.ts with dts-bundle-generator): dependencies inside the workspace, for the build order, but
+ * nothing an installer of the tarball needs, and unpublished.
  */
-const TYPES_BUNDLED_FROM = { '@payments/client': ['@payments/contracts'] };
+const BUNDLED_FROM = { '@payments/client': ['@payments/contracts'] };
 
 /** A package.json as `pnpm pack` puts it in the tarball. */
 function publishedManifest(pkg) {
-  for (const name of TYPES_BUNDLED_FROM[pkg.name] ?? []) delete pkg.dependencies?.[name];
+  for (const name of BUNDLED_FROM[pkg.name] ?? []) delete pkg.dependencies?.[name];
   if (pkg.dependencies && Object.keys(pkg.dependencies).length === 0) delete pkg.dependencies;
   // `development` points at src/, which no tarball ships: a bundler that sets the condition would find nothing.
   for (const target of Object.values(pkg.exports ?? {})) {

@@ -1,7 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import { eventually, startSystem, type TestSystem } from '@payments/testkit';
 import { createPaymentsClient } from '@payments/client';
+import { DEAD_LETTER_QUEUES, OPERATIONS, SERVICES, type ServiceName } from '@payments/contracts/operations';
 import { depositConfirmed, rawApi, signUp, type RawApi, type RawCall } from './support/api.js';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 import { providerSignature } from './support/provider-events.js';
@@ -12,12 +16,21 @@ import {
 
 const ADMIN = { username: 'openapi_admin', email: 'openapi-admin@example.com', password: 'admin-pass-123' };
 
+/** Writes each process's Express routes where the test finds them (see the module). */
+const ROUTE_RECORDER = new URL('./support/route-recorder.mjs', import.meta.url).href;
+/** What the kit's app answers in every service, besides its routes: probes the API does not document. */
+const KIT_ROUTES = ['/health', '/ready', '/metrics'];
+/** A route as `METHOD /path/{}`, whatever its parameters are named and however its router writes them. */
+const routeKey = (method: string, route: string) =>
+  `${method.toUpperCase()} ${route.replace(/\{[^}]+\}|:\w+/g, '{}')}`;
+
 describe('the OpenAPI document against the running system', function () {
   this.timeout(120_000);
   let system: TestSystem;
   let api: RawApi;
   let openapi: OpenApiValidator;
   let receiver: TestReceiver;
+  let routeRecords: string;
 
   /** Every answer of this suite is checked against the document the gateway serves. */
   const call = async (method: string, path: string, options: RawCall = {}) => {
@@ -28,7 +41,12 @@ describe('the OpenAPI document against the running system', function () {
 
   before(async () => {
     receiver = await startTestReceiver();
+    routeRecords = await mkdtemp(path.join(tmpdir(), 'payments-routes-'));
     system = await startSystem({
+      env: {
+        NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${ROUTE_RECORDER}`].filter(Boolean).join(' '),
+        ROUTE_RECORD_DIR: routeRecords,
+      },
       serviceEnv: {
         // The test receiver is on 127.0.0.1.
         'webhook-delivery': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', DELIVERY_POLL_INTERVAL_MS: '100' },
@@ -56,6 +74,33 @@ describe('the OpenAPI document against the running system', function () {
     if (failures > 0) console.error(system?.logs());
     await system?.stop();
     await receiver?.close();
+    if (routeRecords) await rm(routeRecords, { recursive: true, force: true });
+  });
+
+  it('has each service serve exactly the operations declared as its own', async () => {
+    const declared = (service: ServiceName) =>
+      Object.values(OPERATIONS)
+        .filter(
+          ({ owner }) =>
+            owner === service ||
+            (owner === 'consumer of {queue}' && (DEAD_LETTER_QUEUES as readonly string[]).includes(service)),
+        )
+        .map(({ method, path: template }) => routeKey(method, template))
+        .sort();
+    for (const service of SERVICES) {
+      const { port } = new URL(system.urls[service]);
+      const routes = JSON.parse(await readFile(path.join(routeRecords, `${port}.json`), 'utf8')) as [
+        string,
+        string,
+      ][];
+      const served = routes
+        .filter(([, route]) => !KIT_ROUTES.includes(route) && !route.startsWith('/internal/'))
+        .map(([method, route]) => routeKey(method, route))
+        .sort();
+      expect(served, `${service}: its routes, then the operations declared as its own`).to.deep.equal(
+        declared(service),
+      );
+    }
   });
 
   let token: string;

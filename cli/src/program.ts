@@ -1,7 +1,7 @@
 import { styleText } from 'node:util';
 import yargs, { type Argv } from 'yargs';
 import { accountCommands } from './commands/account-commands.js';
-import { adminCommands } from './commands/admin-commands.js';
+import { adminCommands } from './commands/admin/admin-commands.js';
 import { authCommands } from './commands/auth-commands.js';
 import { configCommands } from './commands/config-commands.js';
 import { currencyCommands } from './commands/currency-commands.js';

@@ -12,7 +12,8 @@ import {
   PaymentWebhookBody,
   PROBLEM_CONTENT_TYPE,
 } from '@payments/contracts';
-import { DEAD_LETTER_QUEUES, isPublicRoute, matchRoute, ROUTES } from '../src/domain/route-table.js';
+import { DEAD_LETTER_QUEUES } from '@payments/contracts/operations';
+import { isPublicRoute, matchRoute, ROUTES } from '../src/domain/route-table.js';
 import { buildOpenApiDocument } from '../src/openapi/openapi-document.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from './harness.js';
 

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { DEAD_LETTER_QUEUES, OPERATIONS } from '@payments/contracts/operations';
 import { isPublicRoute, matchRoute } from '../src/domain/route-table.js';
 
 describe('gateway route table', () => {
@@ -16,9 +17,6 @@ describe('gateway route table', () => {
     ['/admin/dead-letters/ledger/replay', 'ledger'],
     ['/admin/dead-letters/currency', 'currency'],
     ['/admin/dead-letters/webhook-delivery/replay', 'webhook-delivery'],
-    // No upstream consumes it: identity's 404, like any /admin path nobody serves.
-    ['/admin/dead-letters/provider-sandbox', 'identity'],
-    ['/admin/dead-letters/ledgerx', 'identity'],
     ['/.well-known/jwks.json', 'identity'],
     ['/account', 'ledger'],
     ['/account/8d3a/deposit', 'ledger'],
@@ -34,11 +32,38 @@ describe('gateway route table', () => {
     });
   }
 
-  for (const path of ['/internal/revocations', '/auth', '/webhook', '/webhook/', '/accountx', '/', '/foo']) {
+  // No service behind the gateway consumes the sandbox's queue, nor serves an /admin path nobody declared.
+  for (const path of [
+    '/internal/revocations',
+    '/auth',
+    '/webhook',
+    '/webhook/',
+    '/accountx',
+    '/',
+    '/foo',
+    '/admin/dead-letters/provider-sandbox',
+    '/admin/dead-letters/ledgerx',
+    '/admin/nobody',
+  ]) {
     it(`routes nothing for ${path}`, () => {
       expect(matchRoute(path)).to.equal(undefined);
     });
   }
+
+  it('routes each declared operation to the service that owns it, and none the gateway answers itself', () => {
+    for (const [operationId, { path, owner }] of Object.entries(OPERATIONS)) {
+      const served: [string, string | undefined][] =
+        owner === 'gateway'
+          ? [[path, undefined]]
+          : owner === 'consumer of {queue}'
+            ? DEAD_LETTER_QUEUES.map((queue) => [path.replace('{queue}', queue), queue])
+            : [[path, owner]];
+      for (const [template, upstream] of served) {
+        const concrete = template.replace(/\{[^}]+\}/g, 'x');
+        expect(matchRoute(concrete)?.upstream, `${operationId}: ${concrete}`).to.equal(upstream);
+      }
+    }
+  });
 
   it('refuses dot segments that could climb out of a routed prefix', () => {
     expect(matchRoute('/account/../internal/revocations')).to.equal(undefined);

@@ -1,24 +1,11 @@
 import type { Argv } from 'yargs';
 import type { HistoryQuery, Transaction } from '@payments/client';
+import { TRANSACTION_STATUSES, TRANSACTION_TYPES } from '@payments/contracts/enums';
 import { formatAmount } from '../amounts.js';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { feeOf } from '../transaction-wait.js';
 import { paginationNote } from './account-commands.js';
 import type { Run } from './run.js';
-
-/** The contract's types and statuses (each checked by the compiler), without loading the contracts at start-up. */
-const TYPES = [
-  'deposit',
-  'withdrawal',
-  'transfer',
-  'reversal',
-] as const satisfies readonly Transaction['type'][];
-const STATUSES = [
-  'pending',
-  'completed',
-  'failed',
-  'canceled',
-] as const satisfies readonly Transaction['status'][];
 
 interface TransactionFilters {
   account?: string;
@@ -61,8 +48,8 @@ export function transactionCommands(cli: Argv<GlobalArgs>, run: Run): Argv<Globa
       (y) =>
         y
           .option('account', { type: 'string', describe: 'Only this account' })
-          .option('type', { type: 'string', choices: TYPES })
-          .option('status', { type: 'string', choices: STATUSES })
+          .option('type', { type: 'string', choices: TRANSACTION_TYPES })
+          .option('status', { type: 'string', choices: TRANSACTION_STATUSES })
           .option('from', { type: 'string', describe: 'From date, YYYY-MM-DD' })
           .option('to', { type: 'string', describe: 'To date, YYYY-MM-DD' })
           .option('limit', { type: 'number', describe: 'Page size (1-100)' })

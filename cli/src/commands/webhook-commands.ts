@@ -7,26 +7,12 @@ import type {
   WebhookEndpointWithSecret,
   WebhookEventType,
 } from '@payments/client';
+import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES } from '@payments/contracts/enums';
 import { API_VERSIONS } from '@payments/contracts/versions';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { usageError } from '../exit-codes.js';
 import { paginationNote } from './account-commands.js';
 import type { Run } from './run.js';
-
-/** The contract's event types (each checked by the compiler), without loading the contracts at start-up. */
-const EVENT_TYPES: readonly string[] = [
-  'transaction.completed',
-  'transaction.failed',
-  'transaction.canceled',
-  'transaction.reversed',
-  'transaction.updated',
-  'account.created',
-  'user.updated',
-] satisfies readonly WebhookEventType[];
-
-export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const satisfies readonly NonNullable<
-  WebhookDeliveryListQuery['status']
->[];
 
 function describeEndpoint(endpoint: WebhookEndpoint): [string, string][] {
   return [
@@ -80,9 +66,10 @@ export async function printDeliveryLog(
 }
 
 function checkEvents(events: readonly string[]): WebhookEventType[] {
-  const unknown = events.filter((event) => !EVENT_TYPES.includes(event));
+  const known: readonly string[] = WEBHOOK_EVENT_TYPES;
+  const unknown = events.filter((event) => !known.includes(event));
   if (unknown.length > 0) {
-    throw usageError(`Unknown event type ${unknown.join(', ')}; one of: ${EVENT_TYPES.join(', ')}.`);
+    throw usageError(`Unknown event type ${unknown.join(', ')}; one of: ${WEBHOOK_EVENT_TYPES.join(', ')}.`);
   }
   return [...new Set(events as WebhookEventType[])];
 }
@@ -104,7 +91,7 @@ export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
               type: 'string',
               array: true,
               demandOption: true,
-              describe: `Event type, repeatable: ${EVENT_TYPES.join(', ')}`,
+              describe: `Event type, repeatable: ${WEBHOOK_EVENT_TYPES.join(', ')}`,
             })
             .option('description', { type: 'string', describe: 'A note for yourself' })
             .example('$0 webhook create https://example.com/hooks --event transaction.completed', ''),
@@ -221,7 +208,7 @@ export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
         (y) =>
           y
             .positional('id', { type: 'string', demandOption: true })
-            .option('status', { type: 'string', choices: DELIVERY_STATUSES })
+            .option('status', { type: 'string', choices: WEBHOOK_DELIVERY_STATUSES })
             .option('limit', { type: 'number' })
             .option('offset', { type: 'number' }),
         run(async (ctx, argv: DeliveryLogQuery & { id: string }) => printDeliveryLog(ctx, argv.id, argv)),

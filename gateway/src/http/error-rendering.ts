@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { Problem } from '@payments/contracts';
 import { sendProblem } from '@payments/service-kit';
-import { matchesPattern } from '../domain/route-table.js';
+import { isProviderWebhookPath } from '../domain/route-table.js';
 
 /** problem+json everywhere, except on webhooks, whose callers expect `{ error }` (SPEC, Errors). */
 export function renderError(
@@ -10,7 +10,7 @@ export function renderError(
   res: Response,
   headers: Record<string, string> = {},
 ) {
-  if (matchesPattern('/webhook/*', req.path)) {
+  if (isProviderWebhookPath(req.path)) {
     res.status(problem.status).set(headers).json({ error: problem.detail });
     return;
   }

@@ -17,11 +17,11 @@ import {
   isProviderWebhook,
   isPublicRoute,
   matchRoute,
+  pathTemplateOf,
   type RouteEntry,
   type UpstreamName,
 } from '../domain/route-table.js';
 import { buildOpenApiDocument } from '../openapi/openapi-document.js';
-import { pathTemplateOf } from '../openapi/operations.js';
 import { apiDocsRoutes } from './api-docs.js';
 import { rateLimit } from './rate-limiting.js';
 import type { UpstreamProxy } from './upstream-proxy.js';

@@ -1,167 +1,33 @@
-import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import type { TSchema } from '@sinclair/typebox';
 import {
-  AccountPage,
-  AdminReasonBody,
-  DeadLetterList,
-  DeadLetterReplayBody,
-  DeadLetterReplayView,
-  UserPage,
-  AccountView,
-  PayoutAccountView,
   API_VERSIONS,
-  BalanceView,
+  COMPONENT_SCHEMAS,
   CURRENT_VERSION,
-  CurrencyList,
-  CurrencyPage,
-  CurrencyStatisticsView,
-  CurrencySupportView,
-  CurrencyView,
   DEFAULT_VERSION,
-  DiscoveryView,
   ERRORS,
-  ExchangeRateView,
-  LoginBody,
-  MoneyBody,
-  NewUserBody,
-  OpenAccountBody,
-  PastBalanceView,
-  PaymentStatusWebhookBody,
-  PaymentWebhookBody,
-  ProblemDetails,
   PROBLEM_CONTENT_TYPE,
-  OverdrawnAccountPage,
-  ProviderEventBody,
-  RateTableView,
-  ReconciliationPage,
-  AdminActionPage,
-  ProviderMismatchView,
-  ReconciliationDecisionRequest,
-  ReconciliationRunView,
-  RegionCurrenciesView,
-  StatementView,
-  StatusChangeBody,
-  TokenView,
-  TransactionPage,
-  TransactionView,
-  TransferBody,
-  UserDeletionBody,
-  UserUpdateBody,
-  UserView,
+  QUERY_SCHEMAS,
   Uuid,
-  WebhookErrorView,
-  NewWebhookEndpointBody,
-  WebhookEndpointUpdateBody,
-  WebhookEndpointView,
-  WebhookEndpointWithSecretView,
-  WebhookEndpointPage,
-  WebhookDeliveryView,
-  WebhookDeliveryDetailView,
-  WebhookDeliveryPage,
-  WebhookEventPayload,
   type ErrorCode,
+  type QueryName,
 } from '@payments/contracts';
-import { DEAD_LETTER_QUEUES, isPublicRoute } from '../domain/route-table.js';
-import { OPERATIONS, type ErrorStatus, type Operation, type Tag } from './operations.js';
+import {
+  DEAD_LETTER_QUEUES,
+  OPERATIONS,
+  TAGS,
+  type ErrorStatus,
+  type Operation,
+  type OperationId,
+} from '@payments/contracts/operations';
 
 type Json = Record<string, unknown>;
 
-/** The gateway's own small bodies (the kit's probes and identity's key set). */
-const HealthView = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false });
-const ReadinessView = Type.Object(
-  {
-    status: Type.Union([Type.Literal('ready'), Type.Literal('not ready')]),
-    checks: Type.Record(Type.String(), Type.Boolean(), {
-      description: 'Each dependency and whether it is up',
-    }),
-  },
-  { additionalProperties: false },
+/** An operation with the id it is declared under. */
+type DocumentedOperation = Operation & { operationId: OperationId };
+
+const DOCUMENTED: DocumentedOperation[] = (Object.entries(OPERATIONS) as [OperationId, Operation][]).map(
+  ([operationId, operation]) => ({ operationId, ...operation }),
 );
-const JwksView = Type.Object({
-  keys: Type.Array(
-    Type.Object({ kid: Type.String(), kty: Type.String(), alg: Type.Optional(Type.String()) }),
-  ),
-});
-
-/**
- * Component name → schema. Request bodies are the very schemas the services validate with, responses the
- * contracts' views; nothing here is a copy.
- */
-const SCHEMAS: Record<string, TSchema> = {
-  Problem: ProblemDetails,
-  WebhookError: WebhookErrorView,
-  Discovery: DiscoveryView,
-  Health: HealthView,
-  Readiness: ReadinessView,
-  Jwks: JwksView,
-  Login: LoginBody,
-  Token: TokenView,
-  NewUser: NewUserBody,
-  UserUpdate: UserUpdateBody,
-  UserDeletion: UserDeletionBody,
-  StatusChange: StatusChangeBody,
-  AdminReason: AdminReasonBody,
-  User: UserView,
-  UserPage,
-  DeadLetterList,
-  DeadLetterReplay: DeadLetterReplayBody,
-  DeadLetterReplayResult: DeadLetterReplayView,
-  OpenAccount: OpenAccountBody,
-  Account: AccountView,
-  PayoutAccount: PayoutAccountView,
-  AccountPage,
-  Balance: BalanceView,
-  PastBalance: PastBalanceView,
-  BalanceAnswer: Type.Unsafe({
-    anyOf: [{ $ref: '#/components/schemas/Balance' }, { $ref: '#/components/schemas/PastBalance' }],
-    description: 'The balance now, or with `at` the booked balance at that moment',
-  }),
-  Statement: StatementView,
-  MoneyRequest: MoneyBody,
-  TransferRequest: TransferBody,
-  Transaction: TransactionView,
-  TransactionPage,
-  ReconciliationPage,
-  ReconciliationCase: ProviderMismatchView,
-  ReconciliationDecision: ReconciliationDecisionRequest,
-  ReconciliationRun: ReconciliationRunView,
-  AdminActionPage,
-  OverdrawnAccountPage,
-  Currency: CurrencyView,
-  CurrencyPage,
-  CurrencyList,
-  CurrencySupport: CurrencySupportView,
-  RegionCurrencies: RegionCurrenciesView,
-  CurrencyStatistics: CurrencyStatisticsView,
-  RateTable: RateTableView,
-  ExchangeRate: ExchangeRateView,
-  PaymentWebhook: PaymentWebhookBody,
-  PaymentStatusWebhook: PaymentStatusWebhookBody,
-  ProviderEvent: ProviderEventBody,
-  NewWebhookEndpoint: NewWebhookEndpointBody,
-  WebhookEndpointUpdate: WebhookEndpointUpdateBody,
-  WebhookEndpoint: WebhookEndpointView,
-  WebhookEndpointWithSecret: WebhookEndpointWithSecretView,
-  WebhookEndpointPage,
-  WebhookDelivery: WebhookDeliveryView,
-  WebhookDeliveryDetail: WebhookDeliveryDetailView,
-  WebhookDeliveryPage,
-  WebhookEvent: WebhookEventPayload,
-};
-
-const TAGS: Record<Tag, string> = {
-  Discovery: 'Versions and this documentation',
-  Authentication: 'Tokens: log in, refresh, log out, and the keys that verify them',
-  Users: 'Registration and your own user',
-  Administration: 'What only admins may do',
-  Accounts: 'Accounts, one currency each',
-  'Money operations': 'Deposits, withdrawals and transfers: accepted at once (202), completed asynchronously',
-  Transactions: 'Transactions and their history',
-  Currencies: 'The ISO 4217 catalogue (public, cacheable)',
-  'Exchange rates': 'Rates between currencies (v1.1), cached with a TTL',
-  Webhooks: 'Called by the payment provider; errors are `{ "error": string }`',
-  'Webhook endpoints': 'Outgoing webhooks: where we POST events about your transactions, accounts and user',
-  Operations: 'Probes and metrics',
-};
 
 const DESCRIPTION = `
 Accounts, asynchronous money movements and a currency catalogue behind one gateway.
@@ -211,7 +77,10 @@ const ERROR_RESPONSES: Record<ErrorStatus | 429 | 500 | 503, { name: string; des
 /** An unsupported API version (400), a limit (429), a fault (500) or a service down (503) can meet any call. */
 const ALWAYS = [400, 429, 500, 503] as const;
 
-function errorStatuses(operation: Operation): (keyof typeof ERROR_RESPONSES)[] {
+/** A provider's webhooks answer errors with `{ error }` instead of problem+json. */
+const answersAsWebhook = (operation: Operation) => operation.access === 'provider';
+
+function errorStatuses(operation: DocumentedOperation): (keyof typeof ERROR_RESPONSES)[] {
   return [...new Set([...operation.errors, ...ALWAYS])].sort((a, b) => a - b);
 }
 
@@ -241,8 +110,8 @@ function components(): Json {
     content: { 'application/json': { schema: ref('schemas', 'WebhookError') } },
   });
   const responses: Json = {};
-  for (const operation of OPERATIONS) {
-    const webhook = operation.errorBody === 'webhook';
+  for (const operation of DOCUMENTED) {
+    const webhook = answersAsWebhook(operation);
     for (const status of errorStatuses(operation)) {
       const { name, description } = ERROR_RESPONSES[status];
       const extra: Json =
@@ -271,7 +140,9 @@ function components(): Json {
         description: "The deployment's SERVICE_TOKEN (operators and Prometheus), not a user's token",
       },
     },
-    schemas: Object.fromEntries(Object.entries(SCHEMAS).map(([name, schema]) => [name, plain(schema)])),
+    schemas: Object.fromEntries(
+      Object.entries(COMPONENT_SCHEMAS).map(([name, schema]) => [name, plain(schema)]),
+    ),
     parameters: {
       ApiVersion: {
         name: 'X-API-Version',
@@ -333,7 +204,7 @@ function components(): Json {
   };
 }
 
-function parameters(operation: Operation): Json[] {
+function parameters(operation: DocumentedOperation): Json[] {
   const path = [...operation.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => pathParameter(name as string));
   const query = operation.query ? queryParameters(operation.query) : [];
   const extra = (operation.extraQuery ?? []).map((param) => ({ ...param, in: 'query', required: false }));
@@ -382,7 +253,8 @@ function pathParameter(name: string): Json {
 }
 
 /** Each property of a query schema the service validates with, as a parameter. */
-function queryParameters(schema: TObject): Json[] {
+function queryParameters(name: QueryName): Json[] {
+  const schema = QUERY_SCHEMAS[name];
   const required = new Set(schema.required ?? []);
   return Object.entries(schema.properties).map(([name, property]) => {
     const { description, ...rest } = plain(property);
@@ -396,7 +268,7 @@ function queryParameters(schema: TObject): Json[] {
   });
 }
 
-function successResponse(operation: Operation): Json {
+function successResponse(operation: DocumentedOperation): Json {
   const { status, description, schema, mediaType, alsoAs, headers = [] } = operation.success;
   const named = Object.fromEntries(headers.map((name) => [headerName(name), ref('headers', name)]));
   const alternative = alsoAs ? { [alsoAs]: { schema: { type: 'string' } } } : {};
@@ -430,8 +302,8 @@ function headerName(component: string): string {
   );
 }
 
-function responses(operation: Operation): Json {
-  const prefix = operation.errorBody === 'webhook' ? 'Webhook' : '';
+function responses(operation: DocumentedOperation): Json {
+  const prefix = answersAsWebhook(operation) ? 'Webhook' : '';
   const errors = Object.fromEntries(
     errorStatuses(operation).map((status) => [
       status,
@@ -455,17 +327,12 @@ function responses(operation: Operation): Json {
   return { ...successResponse(operation), ...also, ...errors };
 }
 
-function isPublic(operation: Operation): boolean {
-  if (operation.security) return false;
-  return isPublicRoute(operation.method.toUpperCase(), operation.path);
-}
-
 function securityOf(operation: Operation): Json {
-  if (operation.security === 'service') return { security: [{ serviceToken: [] }] };
-  return isPublic(operation) ? { security: [] } : {};
+  if (operation.access === 'service') return { security: [{ serviceToken: [] }] };
+  return operation.access === 'public' || operation.access === 'provider' ? { security: [] } : {};
 }
 
-function operationObject(operation: Operation): Json {
+function operationObject(operation: DocumentedOperation): Json {
   return {
     operationId: operation.operationId,
     tags: [operation.tag],
@@ -520,7 +387,7 @@ function outgoingWebhooks(): Json {
 /** The OpenAPI 3.1 document of everything the gateway serves, built once at start. */
 export function buildOpenApiDocument(): Json {
   const paths: Record<string, Json> = {};
-  for (const operation of OPERATIONS) {
+  for (const operation of DOCUMENTED) {
     paths[operation.path] ??= { parameters: [ref('parameters', 'ApiVersion')] };
     (paths[operation.path] as Json)[operation.method] = operationObject(operation);
   }

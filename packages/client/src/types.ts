@@ -3,7 +3,7 @@ import type * as Contracts from '@payments/contracts';
 
 /**
  * Every shape here is `Static<>` of the TypeBox schema the services validate with (packages/contracts): a field
- * that changes there changes here. Type-only: nothing of the contracts is loaded at run time.
+ * that changes there changes here. Type-only: this file loads nothing of the contracts at run time.
  */
 
 /** Spreads an intersection into one object type, so editors and declarations show plain fields. */

@@ -16,8 +16,8 @@ import {
   type ServiceDeps,
 } from '@payments/service-kit';
 import { sandboxMode, type ProviderSandboxConfig } from './config.js';
+import { createProviderWebhookClient } from './events/provider-webhook-client.js';
 import { startSandboxDrain } from './events/sandbox-consumer.js';
-import { createProviderWebhookClient } from './http/provider-webhook-client.js';
 import { mountStripeApi } from './http/stripe-api.js';
 import { createConnectStore } from './stripe/connect.js';
 import { createPaymentIntentStore } from './stripe/payment-intents.js';

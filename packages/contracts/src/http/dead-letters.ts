@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { QUEUES } from '../topology.js';
+import { QUEUES } from '../queues.js';
 import { AdminReason } from './common.js';
 
 /** The consumer queues by the name operators use for them (`pnpm dlq`, the admin routes): their consumer's. */

@@ -9,3 +9,4 @@ export * from './reconciliation.js';
 export * from './statements.js';
 export * from './webhook-endpoints.js';
 export * from './dead-letters.js';
+export * from './components.js';

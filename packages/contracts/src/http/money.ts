@@ -1,16 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { CurrencyCode, Nullable, Page, PageQuery, Timestamp, Uuid } from './common.js';
+import { REVERSAL_REASONS, TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../enums.js';
 import { RequestedCurrency } from './accounts.js';
-
-/** `reversal`: a provider's refund or chargeback of a completed deposit, a new transaction linked to it. */
-export const TRANSACTION_TYPES = ['deposit', 'withdrawal', 'transfer', 'reversal'] as const;
-/**
- * Why a reversal exists: the provider refunded the deposit, or its payer disputed it (held while open); or the
- * provider gave money back against what the books said: a paid payout returned, a payment captured after its
- * deposit had ended.
- */
-export const REVERSAL_REASONS = ['refund', 'dispute', 'payout_returned', 'late_payment'] as const;
-export const TRANSACTION_STATUSES = ['pending', 'completed', 'failed', 'canceled'] as const;
 
 const TransactionTypeField = Type.Union(TRANSACTION_TYPES.map((type) => Type.Literal(type)));
 const TransactionStatusField = Type.Union(TRANSACTION_STATUSES.map((status) => Type.Literal(status)));

@@ -1,40 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
+import {
+  MISMATCH_KINDS,
+  PLATFORM_LOSS_REASONS,
+  RECONCILIATION_CASE_STATUSES,
+  RECONCILIATION_DECISIONS,
+} from '../enums.js';
 import { AccountView } from './accounts.js';
 import { CurrencyCode, Nullable, Page, PageQuery, Pagination, Timestamp, Uuid } from './common.js';
 import { TransactionView } from './money.js';
-
-/**
- * How the payment provider's own records and the books can disagree about a transaction, compared net: what the
- * provider kept for a payment (captured less refunds and lost disputes) against what the ledger credited for it;
- * what stayed paid out for a payout (its transfer less reversals) against what the ledger debited. The provider's
- * whole picture of a transaction counts: a second capture or transfer for it, a payout for another amount than its
- * transfer, an object naming it that the ledger never asked for, a request too old to be made again.
- */
-export const MISMATCH_KINDS = [
-  'captured_not_credited',
-  'credited_not_captured',
-  'dispute_still_held',
-  'amount_differs',
-  'paid_out_still_held',
-  'failed_still_held',
-  'paid_out_not_debited',
-  'returned_not_credited',
-  'transfer_not_reversed',
-  'unknown_to_ledger',
-  'duplicate_capture',
-  'duplicate_transfer',
-  'payout_amount_differs',
-  'foreign_object',
-  'request_expired',
-] as const;
-
-/**
- * book: apply what the provider's records say to the books; refund: give an extra capture back to the payer at the
- * provider; reverse: take an extra transfer back from the connected account; nothing_owed: record that nothing is.
- */
-export const RECONCILIATION_DECISIONS = ['book', 'refund', 'reverse', 'nothing_owed'] as const;
-export type ReconciliationDecision = (typeof RECONCILIATION_DECISIONS)[number];
-export const RECONCILIATION_CASE_STATUSES = ['open', 'cleared', 'resolved'] as const;
 
 const literals = <T extends string>(values: readonly T[]) =>
   Type.Union(values.map((value) => Type.Literal(value)));
@@ -167,8 +140,6 @@ export const OverdrawnAccountView = Type.Object(
   },
   { additionalProperties: false },
 );
-
-export const PLATFORM_LOSS_REASONS = ['refund', 'dispute'] as const;
 
 /**
  * Money the provider took back (a refund, a lost dispute) from a deposit whose user had been deleted: nobody is

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { USER_ROLES, USER_STATUSES } from '../enums.js';
 import { AdminReason, Page, PageQuery, Timestamp, Uuid } from './common.js';
 
 export const USERNAME_PATTERN = '^[A-Za-z0-9_.-]+$';
@@ -53,9 +54,6 @@ export const LoginBody = Type.Object(
   },
   { additionalProperties: false },
 );
-
-export const USER_STATUSES = ['active', 'disabled', 'locked'] as const;
-export const USER_ROLES = ['user', 'admin'] as const;
 
 const UserStatus = Type.Union(USER_STATUSES.map((status) => Type.Literal(status)));
 

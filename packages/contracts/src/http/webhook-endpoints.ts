@@ -1,21 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES } from '../enums.js';
 import { API_VERSIONS } from '../versions.js';
 import { AccountView } from './accounts.js';
 import { AdminReason, Nullable, Page, PageQuery, Timestamp, Uuid } from './common.js';
 import { TransactionView } from './money.js';
 import { UserView } from './users.js';
-
-/** The events a client may subscribe an endpoint to (outgoing webhooks). */
-export const WEBHOOK_EVENT_TYPES = [
-  'transaction.completed',
-  'transaction.failed',
-  'transaction.canceled',
-  'transaction.reversed',
-  'transaction.updated',
-  'account.created',
-  'user.updated',
-] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export const WebhookEventTypeSchema = Type.Union(
   WEBHOOK_EVENT_TYPES.map((type) => Type.Literal(type)),
@@ -103,9 +92,6 @@ export const WebhookEndpointListQuery = Type.Object({
   ...PageQuery.properties,
   user_id: Type.Optional(Type.String({ format: 'uuid', description: 'Admins only: one user’s endpoints' })),
 });
-
-export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
-export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
 
 export const WebhookDeliveryListQuery = Type.Object({
   ...PageQuery.properties,

@@ -3,11 +3,11 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import type Stripe from 'stripe';
 import type { Logger } from '@payments/service-kit';
 import { failsBySandboxRule } from '../domain/test-amounts.js';
+import type { ProviderWebhookClient } from '../events/provider-webhook-client.js';
+import { createForgottenEvents, type EventForgetting } from '../faults/forgotten-events.js';
+import { createHeldPayouts, outcomeOf } from '../faults/held-payouts.js';
 import { DEFAULT_BANK_ACCOUNT, type ConnectEvent, type ConnectStore } from '../stripe/connect.js';
 import type { PlatformBalance } from '../stripe/platform-balance.js';
-import type { ProviderWebhookClient } from './provider-webhook-client.js';
-import { createForgottenEvents, type EventForgetting } from './forgotten-events.js';
-import { createHeldPayouts, outcomeOf } from './held-payouts.js';
 import { readListQuery } from '../stripe/lists.js';
 import { StripeApiError } from '../stripe/objects.js';
 import {

@@ -1,0 +1,114 @@
+import { JSON_BODY, PROTECTED, type Operation } from './operation.js';
+
+/** The ledger's views and decisions for admins: reconciliation, the trail of admin actions, overdrawn accounts. */
+export const LEDGER_ADMIN_OPERATIONS = {
+  listReconciliation: {
+    method: 'get',
+    path: '/admin/reconciliation',
+    owner: 'ledger',
+    access: 'user',
+    tag: 'Administration',
+    summary: 'What waits for reconciliation with the payment provider (admins only)',
+    description:
+      'One list, told apart by `kind`. First the withdrawals handed to the provider that got no confirmation ' +
+      'within the hold expiry (`unconfirmed_withdrawal`): they stay pending with their hold (never released by a ' +
+      'timer); the provider’s late payout.paid or payout.failed settles them once, and they leave this list. Then ' +
+      'the open mismatches reconciliation found between the provider’s own records and the books, compared net ' +
+      '(`captured_not_credited`, `credited_not_captured`, `dispute_still_held`, `amount_differs`, `paid_out_still_held`, ' +
+      '`failed_still_held`, `paid_out_not_debited`, `returned_not_credited`, `transfer_not_reversed`, ' +
+      '`unknown_to_ledger`); a case leaves the list when an admin decides it or when the two agree again. With ' +
+      '`format=csv` the answer is the whole list as a `text/csv` report (RFC 4180, amounts as decimal strings).',
+    query: 'ReconciliationQuery',
+    success: {
+      status: 200,
+      description: 'A page of what waits',
+      schema: 'ReconciliationPage',
+      alsoAs: 'text/csv',
+      headers: ['ContentDisposition'],
+    },
+    errors: [400, ...PROTECTED],
+  },
+  runReconciliation: {
+    method: 'post',
+    path: '/admin/reconciliation/runs',
+    owner: 'ledger',
+    access: 'user',
+    tag: 'Administration',
+    summary: 'Reconcile the books with the payment provider’s records now (admins only)',
+    description:
+      'Pages through what the provider made since the last run’s cursor (payments, refunds, disputes, transfers ' +
+      'and payouts), compares each with the books, opens a case for each mismatch and clears the cases that agree ' +
+      'again. The ledger also runs it every `RECONCILIATION_INTERVAL_SECONDS`. 409 while a run is under way; 422 ' +
+      'where no provider is configured.',
+    success: { status: 200, description: 'What the run read and found', schema: 'ReconciliationRun' },
+    errors: [...PROTECTED, 409, 422],
+  },
+  getReconciliationCase: {
+    method: 'get',
+    path: '/admin/reconciliation/cases/{id}',
+    owner: 'ledger',
+    access: 'user',
+    tag: 'Administration',
+    summary: 'One reconciliation case, open or decided (admins only)',
+    success: { status: 200, description: 'The case', schema: 'ReconciliationCase' },
+    errors: [...PROTECTED, 404],
+  },
+  resolveReconciliationCase: {
+    method: 'post',
+    path: '/admin/reconciliation/cases/{id}/resolution',
+    owner: 'ledger',
+    access: 'user',
+    tag: 'Administration',
+    summary: 'Decide a reconciliation case, with a reason (admins only)',
+    description:
+      '`book` applies what the provider’s records say now to the transaction, through the same flows as the ' +
+      'provider’s events and under the same locks: a capture credited (or, for a deposit that ended, credited as ' +
+      'a late payment), a refund or lost dispute reversed, a payout debited, or its failure released and its ' +
+      'transfer taken back. Each books once, whatever arrives later. 409 when the provider’s records do not ' +
+      'explain the difference; 422 for money the books never took in (`duplicate_capture`, ' +
+      '`duplicate_transfer`, `foreign_object`, `unknown_to_ledger`), which is given back instead: `refund` ' +
+      'refunds such a payment to its payer in full at the provider, `reverse` takes such a transfer back from the ' +
+      'connected account (never the object the ledger asked for: 422), each once under a key of the case. ' +
+      '`nothing_owed` records that nothing is. The same decision again answers the decided case; another is a ' +
+      '409. Every decision lands in the trail of admin actions (GET /admin/actions).',
+    body: 'ReconciliationDecision',
+    success: { status: 200, description: 'The decided case', schema: 'ReconciliationCase' },
+    errors: [...JSON_BODY, ...PROTECTED, 404, 409, 422],
+  },
+  listAdminActions: {
+    method: 'get',
+    path: '/admin/actions',
+    owner: 'ledger',
+    access: 'user',
+    tag: 'Administration',
+    summary: 'The append-only trail of admin actions: who, when, what, whose and why (admins only)',
+    description:
+      'Every action an admin takes on another user’s resource, in any service (a user’s status or deletion, a ' +
+      'webhook endpoint disabled, enabled or deleted, a delivery sent again), on the platform’s own (a ' +
+      'dead-letter replay), and every reconciliation decision. `owner` is the user the resource belongs to; ' +
+      '`actor` and `owner` narrow the list to one admin’s actions or to one user’s resources. Reading is not ' +
+      'an action and is not listed.',
+    query: 'AdminActionQuery',
+    success: { status: 200, description: 'A page of actions, oldest first', schema: 'AdminActionPage' },
+    errors: [400, ...PROTECTED],
+  },
+  listOverdrawnAccounts: {
+    method: 'get',
+    path: '/admin/overdrawn-accounts',
+    owner: 'ledger',
+    access: 'user',
+    tag: 'Administration',
+    summary: 'Accounts a refund or lost dispute took below zero, and the platform losses (admins only)',
+    description:
+      'A reversal takes back what the provider took back, even when the user has already moved the money on: ' +
+      'the only way an account goes below zero. Nothing can be withdrawn or transferred from such an account; ' +
+      'it leaves this list once deposits make it up. Furthest below zero first. Also counted by the ledger’s ' +
+      '`ledger_accounts_overdrawn_by_reversal` gauge and listed by its audit. Every page also reports, per ' +
+      'currency, what live users owe and what the platform lost (`by_currency`), and the latest platform losses: ' +
+      'refunds and lost disputes of deleted users’ deposits, booked against the loss account ' +
+      '(`platform_losses`; gauge `ledger_platform_losses`).',
+    query: 'PageQuery',
+    success: { status: 200, description: 'A page of accounts', schema: 'OverdrawnAccountPage' },
+    errors: [400, ...PROTECTED],
+  },
+} satisfies Record<string, Operation>;
