@@ -28,6 +28,7 @@ import {
   providerSettingsOf,
   type LedgerConfig,
 } from './config.js';
+import { createAccountRepository } from './data/account-repository.js';
 import { createCurrencyDirectory } from './data/currency-directory.js';
 import { createLedgerStore } from './data/ledger-store.js';
 import { migrations, privileges } from './data/migrations.js';
@@ -41,6 +42,7 @@ import { createTransferSettler } from './events/transfer-settler.js';
 import type { LedgerHttpDeps } from './http/ledger-http-deps.js';
 import { mountLedgerRoutes } from './http/ledger-routes.js';
 import { startProviderReconciliation } from './events/provider-reconciliation.js';
+import { createAccounts } from './use-cases/accounts.js';
 import { createPayoutAccounts } from './use-cases/payout-accounts.js';
 
 export function feeScheduleOf(config: LedgerConfig): FeeSchedule {
@@ -98,6 +100,19 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
 
     const outbox = startOutboxRelay({ knex, bus, logger });
     shutdown.add('outbox relay', () => outbox.stop());
+    const currencies = createCurrencyDirectory({
+      baseUrl: config.CURRENCY_URL,
+      ttlMs: config.CURRENCY_CACHE_TTL_SECONDS * 1000,
+      rateTtlMs: config.RATE_CACHE_TTL_SECONDS * 1000,
+      rateStaleGraceMs: config.RATE_STALE_GRACE_SECONDS * 1000,
+      logger,
+    });
+    const accounts = createAccounts({
+      store: createAccountRepository(knex),
+      currencies,
+      outbox,
+      maxAccountsPerUser: config.MAX_ACCOUNTS_PER_USER,
+    });
     const transfers = createTransferSettler({
       store,
       outbox,
@@ -127,6 +142,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     const consumer = await startLedgerConsumer({
       bus,
       store,
+      accounts,
       outbox,
       afterConfirmationCommit: deps.afterConfirmationCommit,
       objects: providerObjectPolicyOf(config),
@@ -155,22 +171,15 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     shutdown.add('inbox retention', () => inboxRetention.stop());
 
     const verifier = await identityTokenVerifier(config, { followed, bus, shutdown, logger });
-    const currencies = createCurrencyDirectory({
-      baseUrl: config.CURRENCY_URL,
-      ttlMs: config.CURRENCY_CACHE_TTL_SECONDS * 1000,
-      rateTtlMs: config.RATE_CACHE_TTL_SECONDS * 1000,
-      rateStaleGraceMs: config.RATE_STALE_GRACE_SECONDS * 1000,
-      logger,
-    });
     const auth = requireAuth(verifier);
     const httpDeps: LedgerHttpDeps = {
       store,
+      accounts,
       currencies,
       outbox,
       transfers,
       fees,
       maxAmount: config.MAX_AMOUNT,
-      maxAccountsPerUser: config.MAX_ACCOUNTS_PER_USER,
       provider,
       payoutAccounts: provider && createPayoutAccounts({ store, provider, linkOnWithdrawal }),
       reconciliation,

@@ -7,6 +7,7 @@ import {
   ACCOUNT_COLUMNS,
   toAccount,
   toTransaction,
+  USER_ACCOUNT,
   type AccountRow,
   type TransactionRow,
 } from './records.js';
@@ -20,21 +21,6 @@ export interface ReconciliationCase {
   flaggedAt: Date;
 }
 
-/**
- * "A user account", for look-ups by id. Written so that the planner cannot match it with the partial index
- * accounts_user_created (user_id, created_at, id) WHERE kind = 'user': without statistics (autovacuum off) it
- * otherwise prefers that index and walks every account of the user instead of one primary-key entry.
- */
-export const USER_ACCOUNT = `(kind = 'user') IS TRUE`;
-
-export async function findUserAccount(knex: Knex, accountId: string): Promise<Account | null> {
-  const row: AccountRow | undefined = await knex('accounts')
-    .where({ id: accountId })
-    .whereRaw(USER_ACCOUNT)
-    .first(ACCOUNT_COLUMNS);
-  return row ? toAccount(row) : null;
-}
-
 /** The owner and currency of the user accounts among `accountIds` that exist. */
 export async function findAccountFacts(knex: Knex, accountIds: string[]): Promise<AccountFacts[]> {
   const { rows }: { rows: { id: string; user_id: string; currency: string }[] } = await knex.raw(
@@ -42,23 +28,6 @@ export async function findAccountFacts(knex: Knex, accountIds: string[]): Promis
     [accountIds],
   );
   return rows.map((row) => ({ id: row.id, userId: row.user_id, currency: row.currency }));
-}
-
-export async function listUserAccounts(
-  knex: Knex,
-  userId: string,
-  page: PageRequest,
-): Promise<Page<Account>> {
-  const mine = () => knex('accounts').where({ user_id: userId, kind: 'user' });
-  const [rows, [count]] = await Promise.all([
-    mine()
-      .select<AccountRow[]>(ACCOUNT_COLUMNS)
-      .orderBy([{ column: 'created_at' }, { column: 'id' }])
-      .limit(page.limit)
-      .offset(page.offset),
-    mine().count<{ count: string }[]>('*'),
-  ]);
-  return { data: rows.map(toAccount), total: Number(count?.count ?? 0) };
 }
 
 export async function findTransaction(knex: Knex, transactionId: string): Promise<Transaction | null> {

@@ -18,11 +18,11 @@ import * as reconciliation from './reconciliation.js';
 import type { ProviderClaim, ProviderPayment, ProviderWork } from './provider-payments.js';
 import { createLedgerUnit, type LedgerUnit } from './ledger-unit.js';
 import * as statements from './statements.js';
+import { INBOX_CONSUMER, retryingConflicts, unitOfWork } from './unit-of-work.js';
 import { createSystemAccounts } from './system-accounts.js';
 
 export type { FailedAttempt, Finish, LedgerUnit } from './ledger-unit.js';
 export type { HistoryScope, ReconciliationCase } from './ledger-queries.js';
-export type { UserRemoval } from './ledger-unit.js';
 export type { AuditReport } from './audit.js';
 export type { LossTotal } from './platform-losses.js';
 export type { OverdrawnTotal } from './ledger-queries.js';
@@ -32,17 +32,9 @@ export type { AdminAction, AdminActionFilter, NewAdminAction } from './admin-act
 export type { AcceptanceOutcome, AcceptanceRequest } from './acceptance.js';
 export type { StatementPageRequest, StatementSlice } from './statements.js';
 
-const DEADLOCK = '40P01';
-const SERIALIZATION_FAILURE = '40001';
-const ATTEMPTS = 5;
-/** The ledger's name in the inbox (processed_events.consumer), as it always was. */
-const INBOX_CONSUMER = 'ledger';
-
 export interface LedgerStore {
-  findUserAccount(accountId: string): Promise<Account | null>;
   /** The owner and currency of those of the user accounts that exist, in one query. */
   findAccountFacts(accountIds: string[]): Promise<AccountFacts[]>;
-  listUserAccounts(userId: string, page: PageRequest): Promise<Page<Account>>;
   findTransaction(transactionId: string): Promise<Transaction | null>;
   listTransactions(
     scope: queries.HistoryScope,
@@ -165,23 +157,10 @@ export interface CaseInHand {
 export function createLedgerStore(knex: Knex): LedgerStore {
   const systemAccounts = createSystemAccounts();
 
-  const retryingConflicts = async <T>(attempt: () => Promise<T>): Promise<T> => {
-    for (let tries = 1; ; tries += 1) {
-      try {
-        return await attempt();
-      } catch (error) {
-        const code = (error as { code?: string }).code;
-        const retryable = code === DEADLOCK || code === SERIALIZATION_FAILURE;
-        if (!retryable || tries >= ATTEMPTS) throw error;
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * tries));
-      }
-    }
-  };
+  const units = unitOfWork(knex, (trx) => createLedgerUnit(trx, systemAccounts));
 
   return {
-    findUserAccount: (accountId) => queries.findUserAccount(knex, accountId),
     findAccountFacts: (accountIds) => queries.findAccountFacts(knex, accountIds),
-    listUserAccounts: (userId, page) => queries.listUserAccounts(knex, userId, page),
     findTransaction: (transactionId) => queries.findTransaction(knex, transactionId),
     listTransactions: (scope, filter, page) => queries.listTransactions(knex, scope, filter, page),
     readStatement: (accountId, period, page) => statements.readStatement(knex, accountId, period, page),
@@ -251,25 +230,7 @@ export function createLedgerStore(knex: Knex): LedgerStore {
       },
       list: (filter, page) => adminTrail.listAdminActions(knex, filter, page),
     },
-    inTransaction: (work) =>
-      retryingConflicts(() => knex.transaction((trx) => work(createLedgerUnit(trx, systemAccounts)))),
-    processEventsOnce: (eventIds, work) =>
-      retryingConflicts(() =>
-        knex.transaction(async (trx) => {
-          // The kit's processBatchOnce, with the inbox rows as one array parameter (a fixed statement text, no
-          // per-row placeholders to build and parse). Sorted: one order everywhere, so two consumers claiming
-          // overlapping redeliveries cannot deadlock.
-          const unique = [...new Set(eventIds)].sort();
-          const { rows }: { rows: { event_id: string }[] } = await trx.raw(
-            `INSERT INTO processed_events (event_id, consumer)
-             SELECT id, ? FROM unnest(?::text[]) WITH ORDINALITY AS e(id, n) ORDER BY e.n
-             ON CONFLICT (event_id, consumer) DO NOTHING RETURNING event_id`,
-            [INBOX_CONSUMER, unique],
-          );
-          const fresh = new Set(rows.map((row) => row.event_id));
-          if (fresh.size > 0) await work(createLedgerUnit(trx, systemAccounts), fresh);
-          return fresh;
-        }),
-      ),
+    inTransaction: units.inTransaction,
+    processEventsOnce: units.processEventsOnce,
   };
 }

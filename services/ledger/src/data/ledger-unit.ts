@@ -4,26 +4,18 @@ import type { NewPlatformLoss, PlatformLoss, RemovedDeposit } from '../domain/pl
 import type { Mismatch } from '../domain/reconciliation.js';
 import { accountChangesOf, lossOf, type Settlement } from '../domain/settlement.js';
 import type { Account, NewTransaction, TerminalStatus, Transaction } from '../domain/transaction.js';
-import { removalObstacles } from '../domain/user-removal.js';
 import {
   ACCOUNT_COLUMNS,
   toAccount,
   toTransaction,
+  USER_ACCOUNT,
   type AccountRow,
   type TransactionRow,
 } from './records.js';
-import { USER_ACCOUNT } from './ledger-queries.js';
-import { findRemovedDeposits, insertPlatformLoss, keepRemovedDeposits } from './platform-losses.js';
+import { findRemovedDeposits, insertPlatformLoss } from './platform-losses.js';
 import { requestProviderUndo } from './provider-payments.js';
 import { recordUnmatchedObject } from './reconciliation.js';
 import type { SystemAccounts } from './system-accounts.js';
-
-export interface NewAccount {
-  id: string;
-  userId: string;
-  currency: string;
-  metadata: Record<string, unknown>;
-}
 
 /** How one pending transaction ends. */
 export interface Finish {
@@ -43,18 +35,8 @@ export interface FailedAttempt {
   announce: (noted: Transaction) => AnyEvent[];
 }
 
-/** A user's removal: done (with what it removed), or refused with why, and then nothing changed. */
-export type UserRemoval =
-  { removed: true; accounts: number; transactions: number } | { removed: false; obstacles: string[] };
-
 /** The operations of one database transaction: every change to money goes through here. */
 export interface LedgerUnit {
-  /** Serialises account creation and removal per user, so the per-user cap holds under concurrency. */
-  lockUser(userId: string): Promise<void>;
-  /** Whether the ledger removed this user (no account may be opened for them any more). */
-  isRemovedUser(userId: string): Promise<boolean>;
-  countAccounts(userId: string): Promise<number>;
-  insertAccount(account: NewAccount): Promise<Account>;
   /** Reads a user account and locks its balances until commit (as a settlement would). */
   lockAccount(accountId: string): Promise<Account | null>;
   /** Locks the reversals of a transaction (in id order) and reads them; lock the transaction itself first. */
@@ -98,11 +80,6 @@ export interface LedgerUnit {
    * that announce them. Returns the transactions recorded; one no longer pending is left out, unchanged.
    */
   recordFailedAttempts(attempts: FailedAttempt[]): Promise<Transaction[]>;
-  /**
-   * Removes a user's accounts and transactions if they hold no money and nothing of theirs is pending, deciding
-   * under the locks every money path takes; otherwise changes nothing and says why.
-   */
-  removeUserIfClear(userId: string): Promise<UserRemoval>;
   /**
    * Takes back a withdrawal's request to the provider if the outbox relay never published it (an attempt under
    * way is waited for, briefly); true when it was taken back, so the provider can never have seen it.
@@ -318,37 +295,7 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
     return new Map(rows.map((row) => [row.id, toAccount(row)]));
   };
 
-  const lockUser = async (userId: string) => {
-    await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`ledger-user:${userId}`]);
-  };
-
   return {
-    lockUser,
-
-    async isRemovedUser(userId) {
-      return (await trx('removed_users').where({ user_id: userId }).first('user_id')) !== undefined;
-    },
-
-    async countAccounts(userId) {
-      const row = await trx('accounts')
-        .where({ user_id: userId, kind: 'user' })
-        .count<{ count: string }[]>('*');
-      return Number(row[0]?.count ?? 0);
-    },
-
-    async insertAccount(account) {
-      const rows: AccountRow[] = await trx('accounts')
-        .insert({
-          id: account.id,
-          user_id: account.userId,
-          kind: 'user',
-          currency: account.currency,
-          metadata: JSON.stringify(account.metadata),
-        })
-        .returning(ACCOUNT_COLUMNS);
-      return toAccount(rows[0] as AccountRow);
-    },
-
     async lockAccount(accountId) {
       const row: AccountRow | undefined = await trx('accounts')
         .where({ id: accountId })
@@ -473,69 +420,6 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
     findAccounts,
     finishTransactions,
     recordFailedAttempts,
-
-    async removeUserIfClear(userId) {
-      // The lock account creation takes, then transactions before accounts: the order settlements lock in.
-      await lockUser(userId);
-      await trx('transactions')
-        .where({ user_id: userId, status: 'pending' })
-        .orderBy('id')
-        .forUpdate()
-        .select('id');
-      const accounts = await trx('accounts')
-        .where({ user_id: userId, kind: 'user' })
-        .orderBy('id')
-        .forUpdate()
-        .select<AccountRow[]>(ACCOUNT_COLUMNS);
-      // Nothing new can be accepted on locked accounts; a fresh read sees everything accepted before.
-      const accountIds = accounts.map((account) => account.id);
-      const [pending] = await trx('transactions')
-        .where({ user_id: userId, status: 'pending' })
-        .select<{ pending: string; flagged: string }[]>(
-          trx.raw('count(*) AS pending'),
-          trx.raw('count(reconciliation_required_at) AS flagged'),
-        );
-      const [incoming] =
-        accountIds.length === 0
-          ? [{ count: '0' }]
-          : await trx('transactions')
-              .whereIn('counterparty_account_id', accountIds)
-              .where('status', 'pending')
-              .whereNot('user_id', userId)
-              .count<{ count: string }[]>('*');
-      const obstacles = removalObstacles({
-        accounts: accounts.map(toAccount),
-        pending: Number(pending?.pending ?? 0),
-        awaitingReconciliation: Number(pending?.flagged ?? 0),
-        incoming: Number(incoming?.count ?? 0),
-      });
-      if (obstacles.length > 0) return { removed: false, obstacles };
-      // A completed transfer with another user is part of their history too: it stays, without this user.
-      const shared = (query: Knex.QueryBuilder) =>
-        query
-          .where({ type: 'transfer', status: 'completed' })
-          .whereNotNull('counterparty_user_id')
-          .whereNot('counterparty_user_id', userId);
-      // What the provider made for them stays in its records: reconciliation knows these left with their user, and
-      // a refund or dispute of a deposit coming later is the platform's loss, decided from what is kept of it.
-      await keepRemovedDeposits(trx, userId);
-      await trx.raw(
-        `INSERT INTO removed_transactions (transaction_id)
-         SELECT id FROM transactions WHERE user_id = ? AND type IN ('deposit', 'withdrawal')
-         ON CONFLICT DO NOTHING`,
-        [userId],
-      );
-      const transactions = await trx('transactions').where({ user_id: userId }).whereNot(shared).delete();
-      await trx('transactions').where({ user_id: userId }).update({ user_id: null });
-      await trx('transactions')
-        .where({ counterparty_user_id: userId })
-        .update({ counterparty_user_id: null });
-      await trx('idempotency_keys').where({ user_id: userId }).delete();
-      await trx('payout_accounts').where({ user_id: userId }).delete();
-      const removed = await trx('accounts').where({ user_id: userId, kind: 'user' }).delete();
-      await trx('removed_users').insert({ user_id: userId }).onConflict('user_id').ignore();
-      return { removed: true, accounts: removed, transactions };
-    },
 
     async recallProviderRequest(transactionId) {
       // The relay holds a row locked while it publishes it: wait for that attempt to end (published, or failed

@@ -43,6 +43,13 @@ export interface TransactionRow {
   completed_at: Date | null;
 }
 
+/**
+ * "A user account", for look-ups by id. Written so that the planner cannot match it with the partial index
+ * accounts_user_created (user_id, created_at, id) WHERE kind = 'user': without statistics (autovacuum off) it
+ * otherwise prefers that index and walks every account of the user instead of one primary-key entry.
+ */
+export const USER_ACCOUNT = `(kind = 'user') IS TRUE`;
+
 export const ACCOUNT_COLUMNS = [
   'id',
   'user_id',

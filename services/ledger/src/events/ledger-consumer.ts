@@ -7,6 +7,7 @@ import {
   type OutboxRelay,
 } from '@payments/service-kit';
 import type { LedgerStore } from '../data/ledger-store.js';
+import type { Accounts } from '../use-cases/accounts.js';
 import type { ProviderRequests } from './provider-requests.js';
 import { isUuid } from '../domain/identifiers.js';
 import { matchProviderObject, type MatchPolicy, type ObjectClaim } from '../domain/provider-object.js';
@@ -25,6 +26,7 @@ const BATCH_SIZE = 50;
 export interface LedgerConsumerDeps {
   bus: EventBus;
   store: LedgerStore;
+  accounts: Pick<Accounts, 'removeDeletedUser'>;
   outbox: Pick<OutboxRelay, 'wake'>;
   prefetch?: number;
   /** Called once a payment confirmation is committed and before it is acknowledged (test fault injection). */
@@ -71,6 +73,7 @@ interface Settling {
 export function startLedgerConsumer({
   bus,
   store,
+  accounts,
   outbox,
   prefetch = PREFETCH,
   afterConfirmationCommit,
@@ -215,26 +218,9 @@ export function startLedgerConsumer({
         });
       },
 
-      // Identity deletes a user only after the ledger removed them (POST /internal/users/:id/removal), so this
-      // finds nothing to do. Should it find money or pending work, it leaves them for an operator: it never
-      // cancels a withdrawal the provider may be paying out, nor moves money anywhere on its own.
-      UserDeleted: async (event, { logger }) => {
-        const userId = event.data.user_id;
-        await store.processEventsOnce([event.id], async (unit) => {
-          const removal = await unit.removeUserIfClear(userId);
-          if (!removal.removed) {
-            logger.error(
-              { user_id: userId, obstacles: removal.obstacles },
-              'a deleted user still holds money or pending transactions in the ledger; left for an operator',
-            );
-          } else if (removal.accounts > 0 || removal.transactions > 0) {
-            logger.info(
-              { user_id: userId, accounts: removal.accounts, transactions: removal.transactions },
-              'removed what was left of a deleted user',
-            );
-          }
-        });
-      },
+      // Identity deletes a user only after the ledger removed them (POST /internal/users/:id/removal).
+      UserDeleted: (event, { logger }) =>
+        accounts.removeDeletedUser({ eventId: event.id, userId: event.data.user_id }, logger),
 
       // Another service's admin acted on a resource not theirs: kept in the trail, once, as of when it happened.
       AdminActionTaken: async (event) => {

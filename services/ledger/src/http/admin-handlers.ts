@@ -7,7 +7,8 @@ import {
 } from '@payments/contracts';
 import { accessDenied, apiVersionOf, AppError, bodyValidator, queryValidator } from '@payments/service-kit';
 import type { ReconciliationCaseRecord } from '../data/ledger-store.js';
-import { exponentsFor, pathId, viewerOf } from './access.js';
+import { exponentsFor } from '../use-cases/currencies.js';
+import { pathId, viewerOf } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import {
   exponentIn,

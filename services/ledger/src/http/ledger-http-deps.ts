@@ -1,14 +1,16 @@
 import type { OutboxRelay } from '@payments/service-kit';
-import type { CurrencyDirectory } from '../data/currency-directory.js';
 import type { LedgerStore } from '../data/ledger-store.js';
 import type { FeeSchedule } from '../domain/fees.js';
 import type { ProviderReconciliation } from '../events/provider-reconciliation.js';
 import type { TransferSettler } from '../events/transfer-settler.js';
 import type { PaymentProvider } from '../provider/payment-provider.js';
+import type { Accounts } from '../use-cases/accounts.js';
+import type { CurrencyDirectory } from '../use-cases/currencies.js';
 import type { PayoutAccounts } from '../use-cases/payout-accounts.js';
 
 export interface LedgerHttpDeps {
   store: LedgerStore;
+  accounts: Accounts;
   currencies: CurrencyDirectory;
   outbox: Pick<OutboxRelay, 'wake'>;
   /** Settles the transfers this process accepts. */
@@ -16,7 +18,6 @@ export interface LedgerHttpDeps {
   fees: FeeSchedule;
   /** Largest amount per operation, in major units. */
   maxAmount: number;
-  maxAccountsPerUser: number;
   /** The payment provider deposits and payouts are asked of; null: none (confirmations come from outside). */
   provider: PaymentProvider | null;
   /** Where each user's withdrawals are paid out through the provider; null without a provider. */

@@ -16,7 +16,9 @@ import {
 } from '../domain/money.js';
 import { holdOf, type AccountFacts, type NewTransaction, type RequestedType } from '../domain/transaction.js';
 import { requestedEvent } from '../events/ledger-events.js';
-import { correlationIdOf, currencyUnitOf, exponentsFor, pathId, viewerOf, type Viewer } from './access.js';
+import type { Viewer } from '../domain/viewer.js';
+import { currencyUnitOf, exponentsFor } from '../use-cases/currencies.js';
+import { correlationIdOf, pathId, viewerOf } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { renderTransaction } from './presenters.js';
 

@@ -2,7 +2,8 @@ import type { RequestHandler } from 'express';
 import { BalanceQuery, StatementQuery } from '@payments/contracts';
 import { queryValidator, validationError } from '@payments/service-kit';
 import { readBalanceMoment, readStatementPeriod } from '../domain/statement.js';
-import { currencyUnitOf, pathId, readableAccount, viewerOf } from './access.js';
+import { currencyUnitOf } from '../use-cases/currencies.js';
+import { pathId, viewerOf } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { renderBalance, renderPastBalance, renderStatement, renderStatementCsv } from './presenters.js';
 
@@ -11,13 +12,14 @@ const readBalanceQuery = queryValidator(BalanceQuery);
 
 export function createStatementHandlers({
   store,
+  accounts,
   currencies,
 }: LedgerHttpDeps): Record<'showStatement' | 'showBalance', RequestHandler> {
   /** Opening and closing balance of a period and a page of its entries with the running balance, JSON or CSV. */
   const showStatement: RequestHandler = async (req, res) => {
     const query = readStatementQuery(req);
     const period = readStatementPeriod(query.from, query.to, new Date());
-    const account = await readableAccount(store, pathId(req, 'Account'), viewerOf(req));
+    const account = await accounts.readable(pathId(req, 'Account'), viewerOf(req));
     const slice = await store.readStatement(account.id, period, {
       startingAfter: query.starting_after,
       limit: query.limit,
@@ -58,7 +60,7 @@ export function createStatementHandlers({
   const showBalance: RequestHandler = async (req, res) => {
     const { at } = readBalanceQuery(req);
     const moment = at === undefined ? null : readBalanceMoment(at, new Date());
-    const account = await readableAccount(store, pathId(req, 'Account'), viewerOf(req));
+    const account = await accounts.readable(pathId(req, 'Account'), viewerOf(req));
     const { exponent } = await currencyUnitOf(currencies, account.currency);
     if (!moment) return void res.json(renderBalance(account, exponent));
     res.json(renderPastBalance(account, await store.balanceAt(account.id, moment), moment, exponent));

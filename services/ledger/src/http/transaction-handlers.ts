@@ -4,7 +4,8 @@ import { accessDenied, apiVersionOf, notFound, queryValidator } from '@payments/
 import type { HistoryScope } from '../data/ledger-store.js';
 import { readDateRange } from '../domain/history.js';
 import { canRead, type Transaction } from '../domain/transaction.js';
-import { exponentsFor, pathId, readableAccount, viewerOf } from './access.js';
+import { exponentsFor } from '../use-cases/currencies.js';
+import { pathId, viewerOf } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { renderPagination, renderProviderPayment, renderTransaction } from './presenters.js';
 
@@ -15,6 +16,7 @@ const currenciesOf = (transactions: Transaction[]) =>
 
 export function createTransactionHandlers({
   store,
+  accounts,
   currencies,
 }: LedgerHttpDeps): Record<
   'showTransaction' | 'listTransactions' | 'listAccountTransactions',
@@ -62,13 +64,13 @@ export function createTransactionHandlers({
     sendHistory(req, res, async (query) => {
       const viewer = viewerOf(req);
       if (!query.account_id) return { userId: viewer.userId };
-      const account = await readableAccount(store, query.account_id.toLowerCase(), viewer);
+      const account = await accounts.readable(query.account_id.toLowerCase(), viewer);
       return { accountId: account.id };
     });
 
   const listAccountTransactions: RequestHandler = (req, res) =>
     sendHistory(req, res, async () => {
-      const account = await readableAccount(store, pathId(req, 'Account'), viewerOf(req));
+      const account = await accounts.readable(pathId(req, 'Account'), viewerOf(req));
       return { accountId: account.id };
     });
 
