@@ -30,6 +30,7 @@ import {
 } from './config.js';
 import { createAccountRepository } from './data/account-repository.js';
 import { createCurrencyDirectory } from './data/currency-directory.js';
+import { createPayoutAccountRepository } from './data/payout-account-repository.js';
 import { createLedgerStore } from './data/ledger-store.js';
 import { migrations, privileges } from './data/migrations.js';
 import { feeRule, type FeeSchedule } from './domain/fees.js';
@@ -181,7 +182,11 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       fees,
       maxAmount: config.MAX_AMOUNT,
       provider,
-      payoutAccounts: provider && createPayoutAccounts({ store, provider, linkOnWithdrawal }),
+      payoutAccounts: createPayoutAccounts({
+        store: createPayoutAccountRepository(knex),
+        provider,
+        linkOnWithdrawal,
+      }),
       reconciliation,
     };
     const app = createHttpApp(

@@ -98,10 +98,6 @@ export interface LedgerStore {
     /** What the ledger knows of a provider object, and of the transaction its metadata names (`hint`). */
     knownObject(objectId: string, hint: string | null): Promise<KnownObject>;
     backlog(): Promise<{ waiting: number; oldestSeconds: number }>;
-    findPayoutAccount: (userId: string) => ReturnType<typeof providerPayments.findPayoutAccount>;
-    linkPayoutAccount: (
-      link: Parameters<typeof providerPayments.linkPayoutAccount>[1],
-    ) => ReturnType<typeof providerPayments.linkPayoutAccount>;
   };
   /** Reconciliation with the provider's own records: its cases, its job's cursor, and the admins' trail. */
   reconciliation: {
@@ -194,8 +190,6 @@ export function createLedgerStore(knex: Knex): LedgerStore {
         platformLosses.removedDepositOfReference(knex, reference),
       knownObject: (objectId, hint) => findKnownObject(knex, objectId, hint),
       backlog: () => providerPayments.providerBacklog(knex),
-      findPayoutAccount: (userId) => providerPayments.findPayoutAccount(knex, userId),
-      linkPayoutAccount: (link) => providerPayments.linkPayoutAccount(knex, link),
     },
     reconciliation: {
       ledgerSides: (ids) => reconciliation.ledgerSides(knex, ids),

@@ -260,38 +260,3 @@ export async function providerBacklog(knex: Knex): Promise<{ waiting: number; ol
     );
   return { waiting: Number(row.waiting), oldestSeconds: Number(row.oldest ?? 0) };
 }
-
-/** The connected account a user is paid out to, if they linked one. */
-export async function findPayoutAccount(
-  knex: Knex,
-  userId: string,
-): Promise<{ provider: string; account: string; createdAt: Date } | null> {
-  const row: { provider: string; account: string; created_at: Date } | undefined = await knex(
-    'payout_accounts',
-  )
-    .where({ user_id: userId })
-    .first('provider', 'account', 'created_at');
-  return row ? { provider: row.provider, account: row.account, createdAt: row.created_at } : null;
-}
-
-/** Links a user's connected account, unless one is linked already; resolves with the one linked. */
-export async function linkPayoutAccount(
-  knex: Knex,
-  link: { userId: string; provider: string; account: string },
-): Promise<{ provider: string; account: string; createdAt: Date; created: boolean }> {
-  const inserted: { created_at: Date }[] = await knex('payout_accounts')
-    .insert({ user_id: link.userId, provider: link.provider, account: link.account })
-    .onConflict('user_id')
-    .ignore()
-    .returning('created_at');
-  if (inserted[0])
-    return {
-      provider: link.provider,
-      account: link.account,
-      createdAt: inserted[0].created_at,
-      created: true,
-    };
-  const existing = await findPayoutAccount(knex, link.userId);
-  if (!existing) throw new Error('a payout account vanished while it was linked');
-  return { ...existing, created: false };
-}

@@ -20,8 +20,8 @@ export interface LedgerHttpDeps {
   maxAmount: number;
   /** The payment provider deposits and payouts are asked of; null: none (confirmations come from outside). */
   provider: PaymentProvider | null;
-  /** Where each user's withdrawals are paid out through the provider; null without a provider. */
-  payoutAccounts: PayoutAccounts | null;
+  /** Where each user's withdrawals are paid out through the provider. */
+  payoutAccounts: PayoutAccounts;
   /** Reconciliation with the provider's records; null without a provider. */
   reconciliation: Pick<ProviderReconciliation, 'run' | 'resolve'> | null;
 }

@@ -167,7 +167,7 @@ function createMoneyRequests({
         : null,
     };
     let outcome = await store.acceptRequest(request);
-    if (outcome.kind === 'payout_account_missing' && payoutAccounts?.linkOnWithdrawal) {
+    if (outcome.kind === 'payout_account_missing' && payoutAccounts.linkOnWithdrawal) {
       // Refused for its destination alone, having held nothing: linked as POST /payout-account links (the provider
       // asked outside any database transaction), it is accepted again.
       await payoutAccounts.link(draft.userId, req.log);
