@@ -31,6 +31,8 @@ import {
 import { createAccountRepository } from './data/account-repository.js';
 import { createCurrencyDirectory } from './data/currency-directory.js';
 import { createPayoutAccountRepository } from './data/payout-account-repository.js';
+import { createStatementRepository } from './data/statement-repository.js';
+import { createTransactionRepository } from './data/transaction-repository.js';
 import { createLedgerStore } from './data/ledger-store.js';
 import { migrations, privileges } from './data/migrations.js';
 import { feeRule, type FeeSchedule } from './domain/fees.js';
@@ -45,6 +47,8 @@ import { mountLedgerRoutes } from './http/ledger-routes.js';
 import { startProviderReconciliation } from './events/provider-reconciliation.js';
 import { createAccounts } from './use-cases/accounts.js';
 import { createPayoutAccounts } from './use-cases/payout-accounts.js';
+import { createStatements } from './use-cases/statements.js';
+import { createTransactions } from './use-cases/transactions.js';
 
 export function feeScheduleOf(config: LedgerConfig): FeeSchedule {
   return {
@@ -176,6 +180,8 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     const httpDeps: LedgerHttpDeps = {
       store,
       accounts,
+      transactions: createTransactions({ store: createTransactionRepository(knex), accounts }),
+      statements: createStatements({ store: createStatementRepository(knex), accounts }),
       currencies,
       outbox,
       transfers,

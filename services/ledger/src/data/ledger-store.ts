@@ -1,10 +1,9 @@
 import type { ReconciliationDecision } from '@payments/contracts';
 import { processOnce, type Knex } from '@payments/service-kit';
-import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
-import type { StatementPeriod } from '../domain/statement.js';
+import type { Page, PageRequest } from '../domain/history.js';
 import type { LedgerSide, Mismatch, MismatchKind } from '../domain/reconciliation.js';
 import type { PlatformLoss } from '../domain/platform-loss.js';
-import type { Account, AccountFacts, Transaction } from '../domain/transaction.js';
+import type { Account, AccountFacts } from '../domain/transaction.js';
 import type { KnownObject } from '../domain/provider-object.js';
 import { createAcceptor, type AcceptanceOutcome, type AcceptanceRequest } from './acceptance.js';
 import * as adminTrail from './admin-actions.js';
@@ -15,14 +14,13 @@ import * as platformLosses from './platform-losses.js';
 import * as providerPayments from './provider-payments.js';
 import { findKnownObject } from './provider-objects.js';
 import * as reconciliation from './reconciliation.js';
-import type { ProviderClaim, ProviderPayment, ProviderWork } from './provider-payments.js';
+import type { ProviderClaim, ProviderWork } from './provider-payments.js';
 import { createLedgerUnit, type LedgerUnit } from './ledger-unit.js';
-import * as statements from './statements.js';
 import { INBOX_CONSUMER, retryingConflicts, unitOfWork } from './unit-of-work.js';
 import { createSystemAccounts } from './system-accounts.js';
 
 export type { FailedAttempt, Finish, LedgerUnit } from './ledger-unit.js';
-export type { HistoryScope, ReconciliationCase } from './ledger-queries.js';
+export type { ReconciliationCase } from './ledger-queries.js';
 export type { AuditReport } from './audit.js';
 export type { LossTotal } from './platform-losses.js';
 export type { OverdrawnTotal } from './ledger-queries.js';
@@ -30,25 +28,10 @@ export type { ProviderClaim, ProviderPayment, ProviderWork } from './provider-pa
 export type { ReconciliationCaseRecord } from './reconciliation.js';
 export type { AdminAction, AdminActionFilter, NewAdminAction } from './admin-actions.js';
 export type { AcceptanceOutcome, AcceptanceRequest } from './acceptance.js';
-export type { StatementPageRequest, StatementSlice } from './statements.js';
 
 export interface LedgerStore {
   /** The owner and currency of those of the user accounts that exist, in one query. */
   findAccountFacts(accountIds: string[]): Promise<AccountFacts[]>;
-  findTransaction(transactionId: string): Promise<Transaction | null>;
-  listTransactions(
-    scope: queries.HistoryScope,
-    filter: HistoryFilter,
-    page: PageRequest,
-  ): Promise<Page<Transaction>>;
-  /** One page of an account's statement, from one snapshot; null when the page cursor is not in the period. */
-  readStatement(
-    accountId: string,
-    period: StatementPeriod,
-    page: statements.StatementPageRequest,
-  ): Promise<statements.StatementSlice | null>;
-  /** The account's balance at a past moment, from its entries. */
-  balanceAt(accountId: string, at: Date): Promise<bigint>;
   listAwaitingReconciliation(page: PageRequest): Promise<Page<queries.ReconciliationCase>>;
   countAwaitingReconciliation(): Promise<number>;
   /** Accounts a reversal took below zero (the provider took back money the user had spent). */
@@ -92,7 +75,6 @@ export interface LedgerStore {
       error?: string | null,
     ): Promise<boolean>;
     retry(claim: ProviderClaim, delayMs: number, error: string): Promise<void>;
-    find(transactionId: string): Promise<ProviderPayment | null>;
     /** The transaction a provider reference was made for (a deposit removed with its user too). */
     transactionOf(reference: string): Promise<string | null>;
     /** What the ledger knows of a provider object, and of the transaction its metadata names (`hint`). */
@@ -157,10 +139,6 @@ export function createLedgerStore(knex: Knex): LedgerStore {
 
   return {
     findAccountFacts: (accountIds) => queries.findAccountFacts(knex, accountIds),
-    findTransaction: (transactionId) => queries.findTransaction(knex, transactionId),
-    listTransactions: (scope, filter, page) => queries.listTransactions(knex, scope, filter, page),
-    readStatement: (accountId, period, page) => statements.readStatement(knex, accountId, period, page),
-    balanceAt: (accountId, at) => statements.balanceAt(knex, accountId, at),
     listAwaitingReconciliation: (page) => queries.listAwaitingReconciliation(knex, page),
     countAwaitingReconciliation: () => queries.countAwaitingReconciliation(knex),
     listOverdrawnAccounts: (page) => queries.listOverdrawnAccounts(knex, page),
@@ -184,7 +162,6 @@ export function createLedgerStore(knex: Knex): LedgerStore {
       created: (claim, created) => providerPayments.recordProviderCreated(knex, claim, created),
       done: (claim, state, error) => providerPayments.recordProviderDone(knex, claim, state, error),
       retry: (claim, delayMs, error) => providerPayments.recordProviderRetry(knex, claim, delayMs, error),
-      find: (transactionId) => providerPayments.findProviderPayment(knex, transactionId),
       transactionOf: async (reference) =>
         (await providerPayments.transactionOfReference(knex, reference)) ??
         platformLosses.removedDepositOfReference(knex, reference),

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { apiVersionOf, notFound } from '@payments/service-kit';
+import { apiVersionOf } from '@payments/service-kit';
 import { currencyUnitOf, exponentsFor } from '../use-cases/currencies.js';
 import { pathId } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
@@ -9,6 +9,7 @@ import { renderAccount, renderAudit, renderPayment, renderTransaction } from './
 export function createInternalHandlers({
   store,
   accounts,
+  transactions,
   currencies,
 }: LedgerHttpDeps): Record<
   'removeUser' | 'showAudit' | 'showPayment' | 'renderTransaction' | 'renderAccount',
@@ -27,16 +28,12 @@ export function createInternalHandlers({
 
   /** What a deposit or withdrawal is for, so webhook-ingest confirms it for exactly that amount and currency. */
   const showPayment: RequestHandler = async (req, res) => {
-    const transaction = await store.findTransaction(pathId(req, 'Payment'));
-    const payment = transaction?.type === 'deposit' || transaction?.type === 'withdrawal';
-    if (!transaction || !payment) throw notFound('Payment');
-    res.json(renderPayment(transaction));
+    res.json(renderPayment(await transactions.findPayment(pathId(req, 'Payment'))));
   };
 
   /** A transaction as the public API renders it at X-API-Version, for webhook-delivery's event payloads. */
   const showTransaction: RequestHandler = async (req, res) => {
-    const transaction = await store.findTransaction(pathId(req, 'Transaction'));
-    if (!transaction) throw notFound('Transaction');
+    const transaction = await transactions.find(pathId(req, 'Transaction'));
     const codes = [
       transaction.currency,
       ...(transaction.convertedCurrency ? [transaction.convertedCurrency] : []),

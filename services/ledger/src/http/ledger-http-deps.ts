@@ -7,10 +7,14 @@ import type { PaymentProvider } from '../provider/payment-provider.js';
 import type { Accounts } from '../use-cases/accounts.js';
 import type { CurrencyDirectory } from '../use-cases/currencies.js';
 import type { PayoutAccounts } from '../use-cases/payout-accounts.js';
+import type { Statements } from '../use-cases/statements.js';
+import type { Transactions } from '../use-cases/transactions.js';
 
 export interface LedgerHttpDeps {
   store: LedgerStore;
   accounts: Accounts;
+  transactions: Transactions;
+  statements: Statements;
   currencies: CurrencyDirectory;
   outbox: Pick<OutboxRelay, 'wake'>;
   /** Settles the transfers this process accepts. */

@@ -13,11 +13,11 @@ import type {
   ProviderPayment,
   ReconciliationCase,
   ReconciliationCaseRecord,
-  StatementSlice,
 } from '../data/ledger-store.js';
 import { lossAmountOf, type PlatformLoss } from '../domain/platform-loss.js';
 import { withRunningBalance, type StatementPeriod } from '../domain/statement.js';
 import type { Account, Transaction } from '../domain/transaction.js';
+import type { StatementSlice } from '../use-cases/statements.js';
 
 /** Exponent by currency code, for turning minor units into JSON numbers at the edge. */
 export type Exponents = ReadonlyMap<string, number>;
