@@ -30,6 +30,7 @@ import {
 } from './config.js';
 import { createAccountRepository } from './data/account-repository.js';
 import { createCurrencyDirectory } from './data/currency-directory.js';
+import { createMoneyRequestRepository } from './data/money-request-repository.js';
 import { createPayoutAccountRepository } from './data/payout-account-repository.js';
 import { createStatementRepository } from './data/statement-repository.js';
 import { createTransactionRepository } from './data/transaction-repository.js';
@@ -46,6 +47,7 @@ import type { LedgerHttpDeps } from './http/ledger-http-deps.js';
 import { mountLedgerRoutes } from './http/ledger-routes.js';
 import { startProviderReconciliation } from './events/provider-reconciliation.js';
 import { createAccounts } from './use-cases/accounts.js';
+import { createMoneyRequests } from './use-cases/money-requests.js';
 import { createPayoutAccounts } from './use-cases/payout-accounts.js';
 import { createStatements } from './use-cases/statements.js';
 import { createTransactions } from './use-cases/transactions.js';
@@ -177,22 +179,28 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
 
     const verifier = await identityTokenVerifier(config, { followed, bus, shutdown, logger });
     const auth = requireAuth(verifier);
+    const payoutAccounts = createPayoutAccounts({
+      store: createPayoutAccountRepository(knex),
+      provider,
+      linkOnWithdrawal,
+    });
     const httpDeps: LedgerHttpDeps = {
       store,
       accounts,
+      moneyRequests: createMoneyRequests({
+        store: createMoneyRequestRepository(knex),
+        currencies,
+        fees,
+        maxAmount: config.MAX_AMOUNT,
+        payoutAccounts,
+        paysOutThroughProvider: provider !== null,
+        settleTransfer: transfers.submit,
+        outbox,
+      }),
       transactions: createTransactions({ store: createTransactionRepository(knex), accounts }),
       statements: createStatements({ store: createStatementRepository(knex), accounts }),
+      payoutAccounts,
       currencies,
-      outbox,
-      transfers,
-      fees,
-      maxAmount: config.MAX_AMOUNT,
-      provider,
-      payoutAccounts: createPayoutAccounts({
-        store: createPayoutAccountRepository(knex),
-        provider,
-        linkOnWithdrawal,
-      }),
       reconciliation,
     };
     const app = createHttpApp(

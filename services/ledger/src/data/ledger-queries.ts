@@ -1,12 +1,11 @@
 import { toMinorUnits, type MinorUnits } from '@payments/contracts';
 import type { Knex } from '@payments/service-kit';
 import type { Page, PageRequest } from '../domain/history.js';
-import type { Account, AccountFacts, Transaction } from '../domain/transaction.js';
+import type { Account, Transaction } from '../domain/transaction.js';
 import {
   ACCOUNT_COLUMNS,
   toAccount,
   toTransaction,
-  USER_ACCOUNT,
   type AccountRow,
   type TransactionRow,
 } from './records.js';
@@ -15,15 +14,6 @@ import {
 export interface ReconciliationCase {
   transaction: Transaction;
   flaggedAt: Date;
-}
-
-/** The owner and currency of the user accounts among `accountIds` that exist. */
-export async function findAccountFacts(knex: Knex, accountIds: string[]): Promise<AccountFacts[]> {
-  const { rows }: { rows: { id: string; user_id: string; currency: string }[] } = await knex.raw(
-    `SELECT id, user_id, currency FROM accounts WHERE id = ANY(?::uuid[]) AND ${USER_ACCOUNT}`,
-    [accountIds],
-  );
-  return rows.map((row) => ({ id: row.id, userId: row.user_id, currency: row.currency }));
 }
 
 /** Pending withdrawals awaiting reconciliation, longest waiting first. */

@@ -3,9 +3,8 @@ import { processOnce, type Knex } from '@payments/service-kit';
 import type { Page, PageRequest } from '../domain/history.js';
 import type { LedgerSide, Mismatch, MismatchKind } from '../domain/reconciliation.js';
 import type { PlatformLoss } from '../domain/platform-loss.js';
-import type { Account, AccountFacts } from '../domain/transaction.js';
+import type { Account } from '../domain/transaction.js';
 import type { KnownObject } from '../domain/provider-object.js';
-import { createAcceptor, type AcceptanceOutcome, type AcceptanceRequest } from './acceptance.js';
 import * as adminTrail from './admin-actions.js';
 import { runAudit, type AuditReport } from './audit.js';
 import { compactHistoryCounts } from './history-counts.js';
@@ -27,11 +26,8 @@ export type { OverdrawnTotal } from './ledger-queries.js';
 export type { ProviderClaim, ProviderPayment, ProviderWork } from './provider-payments.js';
 export type { ReconciliationCaseRecord } from './reconciliation.js';
 export type { AdminAction, AdminActionFilter, NewAdminAction } from './admin-actions.js';
-export type { AcceptanceOutcome, AcceptanceRequest } from './acceptance.js';
 
 export interface LedgerStore {
-  /** The owner and currency of those of the user accounts that exist, in one query. */
-  findAccountFacts(accountIds: string[]): Promise<AccountFacts[]>;
   listAwaitingReconciliation(page: PageRequest): Promise<Page<queries.ReconciliationCase>>;
   countAwaitingReconciliation(): Promise<number>;
   /** Accounts a reversal took below zero (the provider took back money the user had spent). */
@@ -52,12 +48,6 @@ export interface LedgerStore {
   audit(): Promise<AuditReport>;
   /** Folds up to `limit` pending history count deltas into the counters; resolves with how many it folded. */
   compactHistoryCounts(limit: number): Promise<number>;
-  /**
-   * Accepts a money request: idempotency key, locks, hold, transaction, requested event, in one statement with
-   * the requests that arrive meanwhile (group commit). Refused or replayed requests write nothing. A deadlock
-   * victim is retried.
-   */
-  acceptRequest(request: AcceptanceRequest): Promise<AcceptanceOutcome>;
   /** What was asked of the payment provider, from consuming a transaction's request until it is done. */
   providerPayments: {
     record(request: Parameters<typeof providerPayments.recordProviderRequest>[1]): Promise<boolean>;
@@ -138,7 +128,6 @@ export function createLedgerStore(knex: Knex): LedgerStore {
   const units = unitOfWork(knex, (trx) => createLedgerUnit(trx, systemAccounts));
 
   return {
-    findAccountFacts: (accountIds) => queries.findAccountFacts(knex, accountIds),
     listAwaitingReconciliation: (page) => queries.listAwaitingReconciliation(knex, page),
     countAwaitingReconciliation: () => queries.countAwaitingReconciliation(knex),
     listOverdrawnAccounts: (page) => queries.listOverdrawnAccounts(knex, page),
@@ -154,7 +143,6 @@ export function createLedgerStore(knex: Knex): LedgerStore {
     deleteIdempotencyKeysBefore: (cutoff) => queries.deleteIdempotencyKeysBefore(knex, cutoff),
     audit: () => runAudit(knex),
     compactHistoryCounts: (limit) => compactHistoryCounts(knex, limit),
-    acceptRequest: createAcceptor(knex, retryingConflicts),
     providerPayments: {
       record: (request) => providerPayments.recordProviderRequest(knex, request),
       claim: (limit, leaseMs) => providerPayments.claimProviderWork(knex, limit, leaseMs),
