@@ -18,7 +18,6 @@ import {
   startInboxRetention,
   startOutboxRelay,
   followIdentityRevocations,
-  type AdminAction,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -29,6 +28,7 @@ import {
   type LedgerConfig,
 } from './config.js';
 import { createAccountRepository } from './data/account-repository.js';
+import { createAdminActionRepository } from './data/admin-action-repository.js';
 import { createCurrencyDirectory } from './data/currency-directory.js';
 import { createMoneyRequestRepository } from './data/money-request-repository.js';
 import { createPayoutAccountRepository } from './data/payout-account-repository.js';
@@ -47,6 +47,7 @@ import type { LedgerHttpDeps } from './http/ledger-http-deps.js';
 import { mountLedgerRoutes } from './http/ledger-routes.js';
 import { startProviderReconciliation } from './events/provider-reconciliation.js';
 import { createAccounts } from './use-cases/accounts.js';
+import { createAdminActions } from './use-cases/admin-actions.js';
 import { createMoneyRequests } from './use-cases/money-requests.js';
 import { createPayoutAccounts } from './use-cases/payout-accounts.js';
 import { createStatements } from './use-cases/statements.js';
@@ -114,6 +115,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       rateStaleGraceMs: config.RATE_STALE_GRACE_SECONDS * 1000,
       logger,
     });
+    const adminActions = createAdminActions({ store: createAdminActionRepository(knex) });
     const accounts = createAccounts({
       store: createAccountRepository(knex),
       currencies,
@@ -150,6 +152,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       bus,
       store,
       accounts,
+      adminActions,
       outbox,
       afterConfirmationCommit: deps.afterConfirmationCommit,
       objects: providerObjectPolicyOf(config),
@@ -200,6 +203,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       transactions: createTransactions({ store: createTransactionRepository(knex), accounts }),
       statements: createStatements({ store: createStatementRepository(knex), accounts }),
       payoutAccounts,
+      adminActions,
       currencies,
       reconciliation,
     };
@@ -217,8 +221,9 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       (routes) => {
         mountLedgerRoutes(routes, auth, httpDeps);
         // The ledger keeps the trail: its own admins' replays go straight into it.
-        const trail = { record: (action: AdminAction) => store.adminActions.record(action) };
-        routes.use(deadLetterRoutes({ bus, queues: busRightsOf('ledger').consumes, auth, trail }));
+        routes.use(
+          deadLetterRoutes({ bus, queues: busRightsOf('ledger').consumes, auth, trail: adminActions }),
+        );
       },
     );
     const address = await serveHttp('ledger', app, config, shutdown);

@@ -1,11 +1,10 @@
 import type { ReconciliationDecision } from '@payments/contracts';
-import { processOnce, type Knex } from '@payments/service-kit';
+import type { Knex } from '@payments/service-kit';
 import type { Page, PageRequest } from '../domain/history.js';
 import type { LedgerSide, Mismatch, MismatchKind } from '../domain/reconciliation.js';
 import type { PlatformLoss } from '../domain/platform-loss.js';
 import type { Account } from '../domain/transaction.js';
 import type { KnownObject } from '../domain/provider-object.js';
-import * as adminTrail from './admin-actions.js';
 import { runAudit, type AuditReport } from './audit.js';
 import { compactHistoryCounts } from './history-counts.js';
 import * as queries from './ledger-queries.js';
@@ -15,7 +14,7 @@ import { findKnownObject } from './provider-objects.js';
 import * as reconciliation from './reconciliation.js';
 import type { ProviderClaim, ProviderWork } from './provider-payments.js';
 import { createLedgerUnit, type LedgerUnit } from './ledger-unit.js';
-import { INBOX_CONSUMER, retryingConflicts, unitOfWork } from './unit-of-work.js';
+import { retryingConflicts, unitOfWork } from './unit-of-work.js';
 import { createSystemAccounts } from './system-accounts.js';
 
 export type { FailedAttempt, Finish, LedgerUnit } from './ledger-unit.js';
@@ -25,7 +24,6 @@ export type { LossTotal } from './platform-losses.js';
 export type { OverdrawnTotal } from './ledger-queries.js';
 export type { ProviderClaim, ProviderPayment, ProviderWork } from './provider-payments.js';
 export type { ReconciliationCaseRecord } from './reconciliation.js';
-export type { AdminAction, AdminActionFilter, NewAdminAction } from './admin-actions.js';
 
 export interface LedgerStore {
   listAwaitingReconciliation(page: PageRequest): Promise<Page<queries.ReconciliationCase>>;
@@ -91,13 +89,6 @@ export interface LedgerStore {
      * case take turns; the books are changed through `unit`, under the same locks as the money paths.
      */
     withCase<T>(caseId: string, work: (unit: LedgerUnit, found: CaseInHand) => Promise<T>): Promise<T>;
-  };
-  /** The append-only trail of admin actions: the ledger's own, and those the other services announce. */
-  adminActions: {
-    record(action: adminTrail.NewAdminAction): Promise<void>;
-    /** Keeps an action another service announced, once however often its event arrives (the inbox). */
-    recordAnnounced(eventId: string, action: adminTrail.NewAdminAction): Promise<void>;
-    list(filter: adminTrail.AdminActionFilter, page: PageRequest): Promise<Page<adminTrail.AdminAction>>;
   };
   /** Runs `work` in one database transaction; throwing rolls it back. A deadlock victim is retried. */
   inTransaction<T>(work: (unit: LedgerUnit) => Promise<T>): Promise<T>;
@@ -178,16 +169,6 @@ export function createLedgerStore(knex: Knex): LedgerStore {
             }),
           ),
         ),
-    },
-    adminActions: {
-      record: (action) => adminTrail.recordAdminAction(knex, action),
-      recordAnnounced: async (eventId, action) => {
-        // The event's id is the row's: an action is kept once, whatever redelivers it.
-        await processOnce(knex, INBOX_CONSUMER, eventId, (trx) =>
-          adminTrail.recordAdminAction(trx, { ...action, id: eventId }),
-        );
-      },
-      list: (filter, page) => adminTrail.listAdminActions(knex, filter, page),
     },
     inTransaction: units.inTransaction,
     processEventsOnce: units.processEventsOnce,

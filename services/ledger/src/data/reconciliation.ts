@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from '@payments/service-kit';
 import type { Page, PageRequest } from '../domain/history.js';
 import type { LedgerSide, Mismatch, MismatchKind } from '../domain/reconciliation.js';
-import { recordAdminAction } from './admin-actions.js';
+import { recordAdminAction } from './admin-action-repository.js';
 import { findRemovedDeposits } from './platform-losses.js';
 import { toTransaction, type TransactionRow } from './records.js';
 

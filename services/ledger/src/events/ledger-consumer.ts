@@ -8,6 +8,7 @@ import {
 } from '@payments/service-kit';
 import type { LedgerStore } from '../data/ledger-store.js';
 import type { Accounts } from '../use-cases/accounts.js';
+import type { AdminActions } from '../use-cases/admin-actions.js';
 import type { ProviderRequests } from './provider-requests.js';
 import { isUuid } from '../domain/identifiers.js';
 import { matchProviderObject, type MatchPolicy, type ObjectClaim } from '../domain/provider-object.js';
@@ -27,6 +28,7 @@ export interface LedgerConsumerDeps {
   bus: EventBus;
   store: LedgerStore;
   accounts: Pick<Accounts, 'removeDeletedUser'>;
+  adminActions: Pick<AdminActions, 'recordAnnounced'>;
   outbox: Pick<OutboxRelay, 'wake'>;
   prefetch?: number;
   /** Called once a payment confirmation is committed and before it is acknowledged (test fault injection). */
@@ -74,6 +76,7 @@ export function startLedgerConsumer({
   bus,
   store,
   accounts,
+  adminActions,
   outbox,
   prefetch = PREFETCH,
   afterConfirmationCommit,
@@ -224,9 +227,10 @@ export function startLedgerConsumer({
 
       // Another service's admin acted on a resource not theirs: kept in the trail, once, as of when it happened.
       AdminActionTaken: async (event) => {
-        await store.adminActions.recordAnnounced(event.id, {
-          ...event.data,
-          createdAt: new Date(event.occurred_at),
+        await adminActions.recordAnnounced({
+          eventId: event.id,
+          occurredAt: new Date(event.occurred_at),
+          action: event.data,
         });
       },
     },

@@ -44,6 +44,7 @@ type AdminHandler =
 /** Operators' views of the ledger and their decisions, through the gateway with an admin token. */
 export function createAdminHandlers({
   store,
+  adminActions,
   currencies,
   reconciliation,
 }: LedgerHttpDeps): Record<AdminHandler, RequestHandler> {
@@ -145,7 +146,7 @@ export function createAdminHandlers({
   const listAdminActions: RequestHandler = async (req, res) => {
     adminOnly(req, 'read the trail of admin actions');
     const { limit, offset, actor, owner } = readAdminActionQuery(req);
-    const page = await store.adminActions.list(
+    const page = await adminActions.list(
       { actor: actor?.toLowerCase(), owner: owner?.toLowerCase() },
       { limit, offset },
     );

@@ -1,6 +1,7 @@
 import type { LedgerStore } from '../data/ledger-store.js';
 import type { ProviderReconciliation } from '../events/provider-reconciliation.js';
 import type { Accounts } from '../use-cases/accounts.js';
+import type { AdminActions } from '../use-cases/admin-actions.js';
 import type { CurrencyDirectory } from '../use-cases/currencies.js';
 import type { MoneyRequests } from '../use-cases/money-requests.js';
 import type { PayoutAccounts } from '../use-cases/payout-accounts.js';
@@ -17,6 +18,7 @@ export interface LedgerHttpDeps {
   currencies: CurrencyDirectory;
   /** Where each user's withdrawals are paid out through the provider. */
   payoutAccounts: PayoutAccounts;
+  adminActions: AdminActions;
   /** Reconciliation with the provider's records; null without a provider. */
   reconciliation: Pick<ProviderReconciliation, 'run' | 'resolve'> | null;
 }

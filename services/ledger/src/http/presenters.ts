@@ -6,7 +6,6 @@ import {
   type ApiVersion,
 } from '@payments/contracts';
 import type {
-  AdminAction,
   AuditReport,
   LossTotal,
   OverdrawnTotal,
@@ -17,6 +16,7 @@ import type {
 import { lossAmountOf, type PlatformLoss } from '../domain/platform-loss.js';
 import { withRunningBalance, type StatementPeriod } from '../domain/statement.js';
 import type { Account, Transaction } from '../domain/transaction.js';
+import type { AdminAction } from '../use-cases/admin-actions.js';
 import type { StatementSlice } from '../use-cases/statements.js';
 
 /** Exponent by currency code, for turning minor units into JSON numbers at the edge. */
