@@ -17,7 +17,7 @@ import { createLedgerUnit, type LedgerUnit } from './ledger-unit.js';
 import { retryingConflicts, unitOfWork } from './unit-of-work.js';
 import { createSystemAccounts } from './system-accounts.js';
 
-export type { FailedAttempt, Finish, LedgerUnit } from './ledger-unit.js';
+export type { LedgerUnit } from './ledger-unit.js';
 export type { ReconciliationCase } from './ledger-queries.js';
 export type { AuditReport } from './audit.js';
 export type { LossTotal } from './platform-losses.js';

@@ -217,21 +217,6 @@ export async function recordProviderRetry(
   );
 }
 
-/**
- * Asks for what the provider made for these transactions to be undone, as they ended otherwise than paid: a
- * deposit's payment canceled, a payout's transfer reversed. Due now where made, or once it is.
- */
-export async function requestProviderUndo(knex: Knex, transactionIds: readonly string[]): Promise<void> {
-  if (transactionIds.length === 0) return;
-  await knex.raw(
-    `UPDATE provider_payments
-     SET cancel_requested = true, updated_at = now(),
-         next_attempt_at = CASE WHEN state = 'created' THEN now() ELSE next_attempt_at END
-     WHERE transaction_id = ANY(?::uuid[]) AND NOT cancel_requested`,
-    [[...transactionIds]],
-  );
-}
-
 export async function findProviderPayment(
   knex: Knex,
   transactionId: string,

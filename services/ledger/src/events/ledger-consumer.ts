@@ -13,12 +13,12 @@ import type { ProviderRequests } from './provider-requests.js';
 import { isUuid } from '../domain/identifiers.js';
 import { matchProviderObject, type MatchPolicy, type ObjectClaim } from '../domain/provider-object.js';
 import {
-  adjustDeposit,
   confirmPayment,
   settle,
   settleTransfer,
   type SettlementRequest,
-} from './settlement-flows.js';
+} from '../use-cases/settlement-requests.js';
+import { adjustDeposit } from './settlement-flows.js';
 
 /** Deliveries in hand per consumer, and how many of them one database transaction settles at most. */
 const PREFETCH = 100;

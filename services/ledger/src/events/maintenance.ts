@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { startPoller, type Logger, type OutboxRelay } from '@payments/service-kit';
 import type { LedgerStore, LedgerUnit } from '../data/ledger-store.js';
-import { expireDeposit, expireHold, type FlowContext } from './settlement-flows.js';
+import type { FlowContext } from '../use-cases/settlement-requests.js';
+import { expireDeposit, expireHold } from './settlement-flows.js';
 
 export interface MaintenanceOptions {
   store: LedgerStore;

@@ -22,7 +22,8 @@ import {
   type PaymentProvider,
   type ProviderRecord,
 } from '../provider/payment-provider.js';
-import { adjustDeposit, confirmPayment, neverMade, settle, type FlowContext } from './settlement-flows.js';
+import { confirmPayment, neverMade, settle, type FlowContext } from '../use-cases/settlement-requests.js';
+import { adjustDeposit } from './settlement-flows.js';
 
 export interface ReconciliationOptions {
   store: LedgerStore;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { startPoller, type Logger, type Metrics, type OutboxRelay } from '@payments/service-kit';
 import type { LedgerStore, ProviderClaim, ProviderWork } from '../data/ledger-store.js';
 import { ProviderRefusal, type PaymentProvider } from '../provider/payment-provider.js';
-import { refusedByProvider, settle } from './settlement-flows.js';
+import { refusedByProvider, settle } from '../use-cases/settlement-requests.js';
 
 export interface ProviderRequestsOptions {
   store: LedgerStore;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createBatcher, type Logger, type OutboxRelay } from '@payments/service-kit';
 import type { LedgerStore } from '../data/ledger-store.js';
-import { settle, settleTransfer } from './settlement-flows.js';
+import { settle, settleTransfer } from '../use-cases/settlement-requests.js';
 
 /** How many transfers one database transaction settles at most. */
 const BATCH_SIZE = 100;
