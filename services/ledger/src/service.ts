@@ -32,6 +32,8 @@ import { createAdminActionRepository } from './data/admin-action-repository.js';
 import { createCurrencyDirectory } from './data/currency-directory.js';
 import { createMoneyRequestRepository } from './data/money-request-repository.js';
 import { createPayoutAccountRepository } from './data/payout-account-repository.js';
+import { createProviderObjectRepository } from './data/provider-object-repository.js';
+import { createProviderPaymentRepository } from './data/provider-payment-repository.js';
 import { createStatementRepository } from './data/statement-repository.js';
 import { createTransactionRepository } from './data/transaction-repository.js';
 import { createLedgerStore } from './data/ledger-store.js';
@@ -39,7 +41,6 @@ import { migrations, privileges } from './data/migrations.js';
 import { feeRule, type FeeSchedule } from './domain/fees.js';
 import { startLedgerConsumer } from './events/ledger-consumer.js';
 import { startMaintenance } from './events/maintenance.js';
-import { startProviderRequests } from './events/provider-requests.js';
 import { createStripeProvider } from './provider/stripe-provider.js';
 import type { PaymentProvider } from './provider/payment-provider.js';
 import { createTransferSettler } from './events/transfer-settler.js';
@@ -50,6 +51,7 @@ import { createAccounts } from './use-cases/accounts.js';
 import { createAdminActions } from './use-cases/admin-actions.js';
 import { createMoneyRequests } from './use-cases/money-requests.js';
 import { createPayoutAccounts } from './use-cases/payout-accounts.js';
+import { createProviderPayments } from './use-cases/provider-payments.js';
 import { createStatements } from './use-cases/statements.js';
 import { createTransactions } from './use-cases/transactions.js';
 
@@ -133,8 +135,16 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     const provider =
       deps.provider ??
       (providerSettings.provider === 'stripe' ? createStripeProvider(providerSettings) : null);
-    const providerRequests = provider && startProviderRequests({ store, provider, outbox, logger, metrics });
-    if (providerRequests) shutdown.add('provider requests', () => providerRequests.stop());
+    const providerPayments = createProviderPayments({
+      requests: createProviderPaymentRepository(knex),
+      objects: createProviderObjectRepository(knex),
+      provider,
+      policy: providerObjectPolicyOf(config),
+      outbox,
+      logger,
+      metrics,
+    });
+    if (provider) shutdown.add('provider requests', () => providerPayments.stop());
     const reconciliation =
       provider &&
       startProviderReconciliation({
@@ -155,9 +165,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       adminActions,
       outbox,
       afterConfirmationCommit: deps.afterConfirmationCommit,
-      objects: providerObjectPolicyOf(config),
-      provider:
-        provider && providerRequests ? { name: provider.name, requests: providerRequests } : undefined,
+      providerPayments,
     });
     shutdown.add('ledger consumer', () => consumer.stop());
     const followed = await followIdentityRevocations({

@@ -4,15 +4,11 @@ import type { Page, PageRequest } from '../domain/history.js';
 import type { LedgerSide, Mismatch, MismatchKind } from '../domain/reconciliation.js';
 import type { PlatformLoss } from '../domain/platform-loss.js';
 import type { Account } from '../domain/transaction.js';
-import type { KnownObject } from '../domain/provider-object.js';
 import { runAudit, type AuditReport } from './audit.js';
 import { compactHistoryCounts } from './history-counts.js';
 import * as queries from './ledger-queries.js';
 import * as platformLosses from './platform-losses.js';
-import * as providerPayments from './provider-payments.js';
-import { findKnownObject } from './provider-objects.js';
 import * as reconciliation from './reconciliation.js';
-import type { ProviderClaim, ProviderWork } from './provider-payments.js';
 import { createLedgerUnit, type LedgerUnit } from './ledger-unit.js';
 import { retryingConflicts, unitOfWork } from './unit-of-work.js';
 import { createSystemAccounts } from './system-accounts.js';
@@ -22,7 +18,6 @@ export type { ReconciliationCase } from './ledger-queries.js';
 export type { AuditReport } from './audit.js';
 export type { LossTotal } from './platform-losses.js';
 export type { OverdrawnTotal } from './ledger-queries.js';
-export type { ProviderClaim, ProviderPayment, ProviderWork } from './provider-payments.js';
 export type { ReconciliationCaseRecord } from './reconciliation.js';
 
 export interface LedgerStore {
@@ -46,29 +41,6 @@ export interface LedgerStore {
   audit(): Promise<AuditReport>;
   /** Folds up to `limit` pending history count deltas into the counters; resolves with how many it folded. */
   compactHistoryCounts(limit: number): Promise<number>;
-  /** What was asked of the payment provider, from consuming a transaction's request until it is done. */
-  providerPayments: {
-    record(request: Parameters<typeof providerPayments.recordProviderRequest>[1]): Promise<boolean>;
-    claim(limit: number, leaseMs: number): Promise<ProviderWork[]>;
-    /** Extends a claim's lease; false once it was lost (claimed again, or ended). */
-    renew(claim: ProviderClaim, leaseMs: number): Promise<boolean>;
-    /** What a claim's holder found out; recorded only while the claim still holds. */
-    created(
-      claim: ProviderClaim,
-      created: { reference: string; clientSecret?: string | null; transfer?: string },
-    ): Promise<{ recorded: boolean; cancel: boolean }>;
-    done(
-      claim: ProviderClaim,
-      state: 'refused' | 'skipped' | 'closed' | 'expired',
-      error?: string | null,
-    ): Promise<boolean>;
-    retry(claim: ProviderClaim, delayMs: number, error: string): Promise<void>;
-    /** The transaction a provider reference was made for (a deposit removed with its user too). */
-    transactionOf(reference: string): Promise<string | null>;
-    /** What the ledger knows of a provider object, and of the transaction its metadata names (`hint`). */
-    knownObject(objectId: string, hint: string | null): Promise<KnownObject>;
-    backlog(): Promise<{ waiting: number; oldestSeconds: number }>;
-  };
   /** Reconciliation with the provider's own records: its cases, its job's cursor, and the admins' trail. */
   reconciliation: {
     ledgerSides(transactionIds: string[]): Promise<Map<string, LedgerSide>>;
@@ -134,19 +106,6 @@ export function createLedgerStore(knex: Knex): LedgerStore {
     deleteIdempotencyKeysBefore: (cutoff) => queries.deleteIdempotencyKeysBefore(knex, cutoff),
     audit: () => runAudit(knex),
     compactHistoryCounts: (limit) => compactHistoryCounts(knex, limit),
-    providerPayments: {
-      record: (request) => providerPayments.recordProviderRequest(knex, request),
-      claim: (limit, leaseMs) => providerPayments.claimProviderWork(knex, limit, leaseMs),
-      renew: (claim, leaseMs) => providerPayments.renewProviderClaim(knex, claim, leaseMs),
-      created: (claim, created) => providerPayments.recordProviderCreated(knex, claim, created),
-      done: (claim, state, error) => providerPayments.recordProviderDone(knex, claim, state, error),
-      retry: (claim, delayMs, error) => providerPayments.recordProviderRetry(knex, claim, delayMs, error),
-      transactionOf: async (reference) =>
-        (await providerPayments.transactionOfReference(knex, reference)) ??
-        platformLosses.removedDepositOfReference(knex, reference),
-      knownObject: (objectId, hint) => findKnownObject(knex, objectId, hint),
-      backlog: () => providerPayments.providerBacklog(knex),
-    },
     reconciliation: {
       ledgerSides: (ids) => reconciliation.ledgerSides(knex, ids),
       removedAmong: (ids) => reconciliation.removedAmong(knex, ids),

@@ -1,14 +1,12 @@
 import { toMinorUnits, type MinorUnits } from '@payments/contracts';
 import type { Knex } from '@payments/service-kit';
 import type { NewPlatformLoss, PlatformLoss, RemovedDeposit } from '../domain/platform-loss.js';
-import type { Mismatch } from '../domain/reconciliation.js';
 import { lossOf } from '../domain/settlement.js';
 import type { Account } from '../domain/transaction.js';
 import type { SettlementUnit } from '../use-cases/settlement-requests.js';
 import { createJournal } from './journal.js';
 import { findRemovedDeposits, insertPlatformLoss } from './platform-losses.js';
 import { ACCOUNT_COLUMNS, toAccount, USER_ACCOUNT, type AccountRow } from './records.js';
-import { recordUnmatchedObject } from './reconciliation.js';
 import { settlementUnitOf } from './settlement-unit.js';
 import type { SystemAccounts } from './system-accounts.js';
 
@@ -39,8 +37,6 @@ export interface LedgerUnit extends SettlementUnit {
   recallProviderRequest(transactionId: string): Promise<boolean>;
   /** Marks a pending withdrawal as awaiting reconciliation, once; true when this call marked it. */
   flagForReconciliation(transactionId: string): Promise<boolean>;
-  /** A provider object the ledger never asked for, as a reconciliation case (see recordUnmatchedObject). */
-  recordUnmatchedObject(mismatch: Mismatch, unlessKnown?: boolean): Promise<boolean>;
 }
 
 /** How long an expiry waits for the outbox relay to finish publishing a withdrawal's request. */
@@ -145,7 +141,5 @@ export function createLedgerUnit(trx: Knex.Transaction, systemAccounts: SystemAc
         .update({ reconciliation_required_at: trx.fn.now(), updated_at: trx.fn.now() });
       return flagged === 1;
     },
-
-    recordUnmatchedObject: (mismatch, unlessKnown) => recordUnmatchedObject(trx, mismatch, unlessKnown),
   };
 }

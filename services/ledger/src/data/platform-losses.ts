@@ -228,14 +228,3 @@ export async function countPlatformLosses(knex: Knex): Promise<number> {
   const [row] = await knex('platform_losses').count<{ count: string }[]>('*');
   return Number(row?.count ?? 0);
 }
-
-/**
- * The transaction a provider reference was made for, among the deposits removed with their users (Stripe
- * disputes name the PaymentIntent only).
- */
-export async function removedDepositOfReference(knex: Knex, reference: string): Promise<string | null> {
-  const row: { deposit_id: string } | undefined = await knex('removed_deposits')
-    .where({ provider_reference: reference })
-    .first('deposit_id');
-  return row?.deposit_id ?? null;
-}

@@ -3,7 +3,7 @@ import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { HistoryScope, TransactionStore } from '../use-cases/transactions.js';
 import { countHistory, type HistoryOwner } from './history-counts.js';
-import { findProviderPayment } from './provider-payments.js';
+import { findProviderPayment } from './provider-payment-repository.js';
 import { toTransaction, type TransactionRow } from './records.js';
 
 /**

@@ -1,17 +1,11 @@
 import { toMinorUnits } from '@payments/contracts';
-import {
-  createBatcher,
-  type Consumer,
-  type EventBus,
-  type Logger,
-  type OutboxRelay,
-} from '@payments/service-kit';
+import { createBatcher, type Consumer, type EventBus, type OutboxRelay } from '@payments/service-kit';
 import type { LedgerStore } from '../data/ledger-store.js';
 import type { Accounts } from '../use-cases/accounts.js';
 import type { AdminActions } from '../use-cases/admin-actions.js';
-import type { ProviderRequests } from './provider-requests.js';
+import type { ProviderPayments } from '../use-cases/provider-payments.js';
 import { isUuid } from '../domain/identifiers.js';
-import { matchProviderObject, type MatchPolicy, type ObjectClaim } from '../domain/provider-object.js';
+import type { ObjectClaim } from '../domain/provider-object.js';
 import {
   confirmPayment,
   settle,
@@ -33,15 +27,7 @@ export interface LedgerConsumerDeps {
   prefetch?: number;
   /** Called once a payment confirmation is committed and before it is acknowledged (test fault injection). */
   afterConfirmationCommit?: (transactionId: string) => void;
-  /** Where deposits and payouts are asked of the payment provider; none: they wait for confirmations from outside. */
-  provider?: { name: string; requests: Pick<ProviderRequests, 'wake'> };
-  /** Which provider objects may move money: SPEC's stand-ins or not, and the provider's mode. */
-  objects: MatchPolicy;
-}
-
-/** Thrown for a provider object whose request the ledger may not have recorded yet: the broker redelivers it later. */
-export class ProviderObjectTooEarlyError extends Error {
-  override name = 'ProviderObjectTooEarlyError';
+  providerPayments: Pick<ProviderPayments, 'record' | 'transactionFor'>;
 }
 
 /** What a provider event's object claims, from the event: `objectId` is the object whose recorded request counts. */
@@ -80,8 +66,7 @@ export function startLedgerConsumer({
   outbox,
   prefetch = PREFETCH,
   afterConfirmationCommit,
-  provider,
-  objects,
+  providerPayments,
 }: LedgerConsumerDeps): Promise<Consumer> {
   const settlements = createBatcher<Settling, void>(
     async (batch) => {
@@ -108,54 +93,6 @@ export function startLedgerConsumer({
     { maxSize: BATCH_SIZE },
   );
 
-  /**
-   * The transaction a provider object may move money for (domain/provider-object.ts). An object the ledger did not
-   * ask for moves none: it is recorded as a reconciliation case, once per event. One whose request the ledger may
-   * not have recorded yet is handed back to the broker, to be looked at again.
-   */
-  const transactionFor = async (
-    eventId: string,
-    claim: ObjectClaim,
-    money: { currency?: string; amount: bigint; adjustment: boolean },
-    logger: Logger,
-  ): Promise<string | null> => {
-    const known = isUuid(claim.objectId)
-      ? { recorded: null, named: null }
-      : await store.providerPayments.knownObject(claim.objectId, claim.hint);
-    const match = matchProviderObject(claim, known, objects);
-    if (match.outcome === 'matched') return match.transactionId;
-    const about = { provider_object: claim.objectId, transaction_id: match.transactionId };
-    if (match.outcome === 'too_early') {
-      throw new ProviderObjectTooEarlyError(
-        `${claim.objectId} names ${match.transactionId}, whose request to the provider is not recorded yet`,
-      );
-    }
-    await store.processEventsOnce([eventId], async (unit) => {
-      const opened = await unit.recordUnmatchedObject(
-        {
-          kind: match.kind,
-          reference: claim.objectId,
-          transactionId: match.transactionId,
-          currency: money.currency ?? 'XXX',
-          providerAmount: money.adjustment ? -money.amount : money.amount,
-          ledgerAmount: 0n,
-        },
-        money.adjustment,
-      );
-      logger.warn(
-        { ...about, reason: match.reason, case_opened: opened },
-        'a provider object the ledger did not ask for moves no money; left for reconciliation',
-      );
-    });
-    return null;
-  };
-
-  const recordForProvider = async (transactionId: string, kind: 'payment' | 'payout') => {
-    if (!provider) return;
-    const recorded = await store.providerPayments.record({ transactionId, kind, provider: provider.name });
-    if (recorded) provider.requests.wake();
-  };
-
   return bus.consume(
     'ledger',
     {
@@ -169,7 +106,10 @@ export function startLedgerConsumer({
         const claim = claimOf(data, data.movement ?? 'payment', data.payment_id);
         const moved = data.status === 'completed' ? BigInt(data.amount ?? 0) : 0n;
         const money = { currency: data.currency, amount: moved, adjustment: false };
-        const transactionId = await transactionFor(event.id, claim, money, logger);
+        const transactionId = await providerPayments.transactionFor(
+          { eventId: event.id, claim, money },
+          logger,
+        );
         if (!transactionId) return;
         const context = { correlationId: event.correlation_id, logger };
         const confirmation = {
@@ -193,7 +133,10 @@ export function startLedgerConsumer({
         const claim = claimOf(data, 'payment', data.payment_reference ?? data.transaction_id);
         const taken = data.adjustment === 'dispute_won' ? 0n : BigInt(data.amount);
         const money = { currency: data.currency, amount: taken, adjustment: true };
-        const transactionId = await transactionFor(event.id, claim, money, logger);
+        const transactionId = await providerPayments.transactionFor(
+          { eventId: event.id, claim, money },
+          logger,
+        );
         if (!transactionId) return;
         const context = { correlationId: event.correlation_id, logger };
         const adjustment = {
@@ -208,10 +151,9 @@ export function startLedgerConsumer({
         outbox.wake();
       },
 
-      // The ledger's own requests, consumed after the commit that accepted them: recorded for the provider calls
-      // (provider-requests.ts), which take them from there. Recording twice records once.
-      DepositRequested: (event) => recordForProvider(event.data.transaction_id, 'payment'),
-      WithdrawalRequested: (event) => recordForProvider(event.data.transaction_id, 'payout'),
+      // The ledger's own requests, consumed after the commit that accepted them (ADR 0102 says why they stay events).
+      DepositRequested: (event) => providerPayments.record(event.data.transaction_id, 'payment'),
+      WithdrawalRequested: (event) => providerPayments.record(event.data.transaction_id, 'payout'),
 
       TransferRequested: async (event, { logger }) => {
         const context = { correlationId: event.correlation_id, logger };

@@ -9,7 +9,6 @@ import type {
   AuditReport,
   LossTotal,
   OverdrawnTotal,
-  ProviderPayment,
   ReconciliationCase,
   ReconciliationCaseRecord,
 } from '../data/ledger-store.js';
@@ -17,6 +16,7 @@ import { lossAmountOf, type PlatformLoss } from '../domain/platform-loss.js';
 import { withRunningBalance, type StatementPeriod } from '../domain/statement.js';
 import type { Account, Transaction } from '../domain/transaction.js';
 import type { AdminAction } from '../use-cases/admin-actions.js';
+import type { ProviderPayment } from '../use-cases/provider-requests.js';
 import type { StatementSlice } from '../use-cases/statements.js';
 
 /** Exponent by currency code, for turning minor units into JSON numbers at the edge. */

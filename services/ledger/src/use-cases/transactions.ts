@@ -1,9 +1,9 @@
 import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
 import { canRead, type Transaction } from '../domain/transaction.js';
 import type { Viewer } from '../domain/viewer.js';
-import type { ProviderPayment } from '../data/provider-payments.js';
 import type { Accounts } from './accounts.js';
 import { refusalsOf } from './errors.js';
+import type { ProviderPayment } from './provider-requests.js';
 
 /** What reading transactions may refuse with. */
 export type TransactionError = 'RESOURCE_NOT_FOUND' | 'ACCESS_DENIED';

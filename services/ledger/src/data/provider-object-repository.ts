@@ -1,6 +1,9 @@
 import type { Knex } from '@payments/service-kit';
 import { isUuid } from '../domain/identifiers.js';
 import type { KnownObject, RecordedRequest } from '../domain/provider-object.js';
+import type { ProviderObjectStore } from '../use-cases/provider-payments.js';
+import { recordUnmatchedObject } from './reconciliation.js';
+import { unitOfWork } from './unit-of-work.js';
 
 interface RequestRow {
   transaction_id: string;
@@ -22,11 +25,7 @@ const toRequest = (row: RequestRow): RecordedRequest => ({
  * What the ledger knows of a provider object (the request it recorded it for; a removed user's deposit keeps its
  * payment's reference) and of the transaction `hint` names, in one round trip.
  */
-export async function findKnownObject(
-  knex: Knex,
-  objectId: string,
-  hint: string | null,
-): Promise<KnownObject> {
+async function findKnownObject(knex: Knex, objectId: string, hint: string | null): Promise<KnownObject> {
   const named = isUuid(hint) ? hint.toLowerCase() : null;
   const { rows }: { rows: (RequestRow & { found: 'recorded' | 'named'; has_request: boolean })[] } =
     await knex.raw(
@@ -52,5 +51,15 @@ export async function findKnownObject(
     named: hinted
       ? { transactionId: hinted.transaction_id, request: hinted.has_request ? toRequest(hinted) : null }
       : null,
+  };
+}
+
+/** The provider objects the ledger knows (its requests, removed users' deposits), and the ones it does not. */
+export function createProviderObjectRepository(knex: Knex): ProviderObjectStore {
+  return {
+    ...unitOfWork(knex, (trx) => ({
+      recordUnmatchedObject: (mismatch, unlessKnown) => recordUnmatchedObject(trx, mismatch, unlessKnown),
+    })),
+    knownObject: (objectId, hint) => findKnownObject(knex, objectId, hint),
   };
 }
