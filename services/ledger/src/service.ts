@@ -34,6 +34,7 @@ import { createMoneyRequestRepository } from './data/money-request-repository.js
 import { createPayoutAccountRepository } from './data/payout-account-repository.js';
 import { createProviderObjectRepository } from './data/provider-object-repository.js';
 import { createProviderPaymentRepository } from './data/provider-payment-repository.js';
+import { createSettlementRepository } from './data/settlement-repository.js';
 import { createStatementRepository } from './data/statement-repository.js';
 import { createTransactionRepository } from './data/transaction-repository.js';
 import { createLedgerStore } from './data/ledger-store.js';
@@ -43,7 +44,6 @@ import { startLedgerConsumer } from './events/ledger-consumer.js';
 import { startMaintenance } from './events/maintenance.js';
 import { createStripeProvider } from './provider/stripe-provider.js';
 import type { PaymentProvider } from './provider/payment-provider.js';
-import { createTransferSettler } from './events/transfer-settler.js';
 import type { LedgerHttpDeps } from './http/ledger-http-deps.js';
 import { mountLedgerRoutes } from './http/ledger-routes.js';
 import { startProviderReconciliation } from './events/provider-reconciliation.js';
@@ -52,6 +52,7 @@ import { createAdminActions } from './use-cases/admin-actions.js';
 import { createMoneyRequests } from './use-cases/money-requests.js';
 import { createPayoutAccounts } from './use-cases/payout-accounts.js';
 import { createProviderPayments } from './use-cases/provider-payments.js';
+import { createSettlement } from './use-cases/settlement.js';
 import { createStatements } from './use-cases/statements.js';
 import { createTransactions } from './use-cases/transactions.js';
 
@@ -124,14 +125,6 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       outbox,
       maxAccountsPerUser: config.MAX_ACCOUNTS_PER_USER,
     });
-    const transfers = createTransferSettler({
-      store,
-      outbox,
-      logger,
-      holdExpiryMs: config.HOLD_EXPIRY_SECONDS * 1000,
-      recoveryIntervalMs: Math.min(config.HOLD_SWEEP_INTERVAL_MS, 5_000),
-    });
-    shutdown.add('transfer settlements', () => transfers.stop());
     const provider =
       deps.provider ??
       (providerSettings.provider === 'stripe' ? createStripeProvider(providerSettings) : null);
@@ -145,6 +138,16 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       metrics,
     });
     if (provider) shutdown.add('provider requests', () => providerPayments.stop());
+    const settlement = createSettlement({
+      store: createSettlementRepository(knex),
+      providerPayments,
+      outbox,
+      logger,
+      holdExpiryMs: config.HOLD_EXPIRY_SECONDS * 1000,
+      recoveryIntervalMs: Math.min(config.HOLD_SWEEP_INTERVAL_MS, 5_000),
+      afterConfirmationCommit: deps.afterConfirmationCommit,
+    });
+    shutdown.add('transfer settlements', () => settlement.stop());
     const reconciliation =
       provider &&
       startProviderReconciliation({
@@ -161,10 +164,10 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     const consumer = await startLedgerConsumer({
       bus,
       store,
+      settlement,
       accounts,
       adminActions,
       outbox,
-      afterConfirmationCommit: deps.afterConfirmationCommit,
       providerPayments,
     });
     shutdown.add('ledger consumer', () => consumer.stop());
@@ -205,7 +208,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
         maxAmount: config.MAX_AMOUNT,
         payoutAccounts,
         paysOutThroughProvider: provider !== null,
-        settleTransfer: transfers.submit,
+        settleTransfer: settlement.submitTransfer,
         outbox,
       }),
       transactions: createTransactions({ store: createTransactionRepository(knex), accounts }),

@@ -73,23 +73,6 @@ export async function expiredDeposits(knex: Knex, cutoff: Date, limit: number): 
   return rows.map((row) => row.id);
 }
 
-export async function pendingTransfers(
-  knex: Knex,
-  acceptedBefore: Date,
-  notBefore: Date,
-  limit: number,
-): Promise<string[]> {
-  const rows: { id: string }[] = await knex('transactions')
-    .where('status', 'pending')
-    .where('type', 'transfer')
-    .where('created_at', '<', acceptedBefore)
-    .where('created_at', '>=', notBefore)
-    .orderBy('created_at')
-    .limit(limit)
-    .select('id');
-  return rows.map((row) => row.id);
-}
-
 export async function deleteIdempotencyKeysBefore(knex: Knex, cutoff: Date): Promise<number> {
   return knex('idempotency_keys').where('created_at', '<', cutoff).delete();
 }

@@ -35,8 +35,6 @@ export interface LedgerStore {
   expiredHolds(cutoff: Date, limit: number): Promise<string[]>;
   /** Pending deposits accepted before `cutoff`, oldest first. */
   expiredDeposits(cutoff: Date, limit: number): Promise<string[]>;
-  /** Pending transfers accepted in [notBefore, acceptedBefore), oldest first. */
-  pendingTransfers(acceptedBefore: Date, notBefore: Date, limit: number): Promise<string[]>;
   deleteIdempotencyKeysBefore(cutoff: Date): Promise<number>;
   audit(): Promise<AuditReport>;
   /** Folds up to `limit` pending history count deltas into the counters; resolves with how many it folded. */
@@ -101,8 +99,6 @@ export function createLedgerStore(knex: Knex): LedgerStore {
     countPlatformLosses: () => platformLosses.countPlatformLosses(knex),
     expiredHolds: (cutoff, limit) => queries.expiredHolds(knex, cutoff, limit),
     expiredDeposits: (cutoff, limit) => queries.expiredDeposits(knex, cutoff, limit),
-    pendingTransfers: (acceptedBefore, notBefore, limit) =>
-      queries.pendingTransfers(knex, acceptedBefore, notBefore, limit),
     deleteIdempotencyKeysBefore: (cutoff) => queries.deleteIdempotencyKeysBefore(knex, cutoff),
     audit: () => runAudit(knex),
     compactHistoryCounts: (limit) => compactHistoryCounts(knex, limit),

@@ -7,7 +7,7 @@ import type { SettlementUnit } from '../use-cases/settlement-requests.js';
 import { createJournal } from './journal.js';
 import { findRemovedDeposits, insertPlatformLoss } from './platform-losses.js';
 import { ACCOUNT_COLUMNS, toAccount, USER_ACCOUNT, type AccountRow } from './records.js';
-import { settlementUnitOf } from './settlement-unit.js';
+import { settlementUnitOf } from './settlement-repository.js';
 import type { SystemAccounts } from './system-accounts.js';
 
 /** The operations of one database transaction: every change to money goes through here. */

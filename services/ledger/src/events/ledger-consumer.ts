@@ -1,32 +1,24 @@
 import { toMinorUnits } from '@payments/contracts';
-import { createBatcher, type Consumer, type EventBus, type OutboxRelay } from '@payments/service-kit';
+import type { Consumer, EventBus, OutboxRelay } from '@payments/service-kit';
 import type { LedgerStore } from '../data/ledger-store.js';
+import type { ObjectClaim } from '../domain/provider-object.js';
 import type { Accounts } from '../use-cases/accounts.js';
 import type { AdminActions } from '../use-cases/admin-actions.js';
 import type { ProviderPayments } from '../use-cases/provider-payments.js';
-import { isUuid } from '../domain/identifiers.js';
-import type { ObjectClaim } from '../domain/provider-object.js';
-import {
-  confirmPayment,
-  settle,
-  settleTransfer,
-  type SettlementRequest,
-} from '../use-cases/settlement-requests.js';
+import type { Settlement } from '../use-cases/settlement.js';
 import { adjustDeposit } from './settlement-flows.js';
 
-/** Deliveries in hand per consumer, and how many of them one database transaction settles at most. */
+/** Deliveries in hand per consumer (a batch of settlements is up to 50 of them, use-cases/settlement.ts). */
 const PREFETCH = 100;
-const BATCH_SIZE = 50;
 
 export interface LedgerConsumerDeps {
   bus: EventBus;
   store: LedgerStore;
+  settlement: Pick<Settlement, 'confirmPayment' | 'settleRequestedTransfer'>;
   accounts: Pick<Accounts, 'removeDeletedUser'>;
   adminActions: Pick<AdminActions, 'recordAnnounced'>;
   outbox: Pick<OutboxRelay, 'wake'>;
   prefetch?: number;
-  /** Called once a payment confirmation is committed and before it is acknowledged (test fault injection). */
-  afterConfirmationCommit?: (transactionId: string) => void;
   providerPayments: Pick<ProviderPayments, 'record' | 'transactionFor'>;
 }
 
@@ -43,88 +35,42 @@ const claimOf = (
   account: data.account ?? null,
 });
 
-interface Settling {
-  eventId: string;
-  request: SettlementRequest;
-  afterCommit?: () => void;
-}
-
 /**
  * The ledger's queue: provider confirmations and adjustments, its own money requests, user deletions and the other
- * services' admin actions. Each event takes effect once (the inbox) and in the same database transaction as the
- * events it causes (the outbox).
- *
- * Confirmations and transfer settlements that arrive together are settled together: one database transaction
- * and a fixed number of statements for up to BATCH_SIZE of them (group commit), acknowledged one by one after
- * it commits. A batch that fails is retried one event at a time, so a poison event fails alone.
+ * services' admin actions, each handed to its use case as plain input. The use cases make each event take effect
+ * once (the inbox) and in the same database transaction as the events it causes (the outbox); a delivery is
+ * acknowledged once its use case has committed (confirmations in groups, use-cases/settlement.ts).
  */
 export function startLedgerConsumer({
   bus,
   store,
+  settlement,
   accounts,
   adminActions,
   outbox,
   prefetch = PREFETCH,
-  afterConfirmationCommit,
   providerPayments,
 }: LedgerConsumerDeps): Promise<Consumer> {
-  const settlements = createBatcher<Settling, void>(
-    async (batch) => {
-      const due: Settling[] = [];
-      await store.processEventsOnce(
-        batch.map((item) => item.eventId),
-        async (unit, fresh) => {
-          const claimed = new Set<string>();
-          for (const item of batch) {
-            if (!fresh.has(item.eventId) || claimed.has(item.eventId)) continue;
-            claimed.add(item.eventId);
-            due.push(item);
-          }
-          await settle(
-            unit,
-            due.map((item) => item.request),
-          );
-        },
-      );
-      for (const item of due) item.afterCommit?.();
-      outbox.wake();
-      return batch.map(() => undefined);
-    },
-    { maxSize: BATCH_SIZE },
-  );
-
   return bus.consume(
     'ledger',
     {
       PaymentProcessed: async (event, { logger }) => {
         const { data } = event;
-        if (data.source !== 'provider' && !isUuid(data.payment_id)) {
-          // SPEC's payment webhooks name the transaction itself; anything else they name is not theirs to confirm.
-          logger.warn({ payment_id: data.payment_id }, 'a payment webhook names no transaction; ignored');
-          return;
-        }
-        const claim = claimOf(data, data.movement ?? 'payment', data.payment_id);
-        const moved = data.status === 'completed' ? BigInt(data.amount ?? 0) : 0n;
-        const money = { currency: data.currency, amount: moved, adjustment: false };
-        const transactionId = await providerPayments.transactionFor(
-          { eventId: event.id, claim, money },
-          logger,
-        );
-        if (!transactionId) return;
-        const context = { correlationId: event.correlation_id, logger };
-        const confirmation = {
-          status: data.status,
-          amount: data.amount,
-          currency: data.currency,
-          movement: data.movement,
-          failureReason: data.failure_reason,
-          reference: data.payment_id,
-        };
-        await settlements.submit({
+        const report = {
           eventId: event.id,
-          request: confirmPayment(transactionId, confirmation, context),
-          afterCommit: () => afterConfirmationCommit?.(transactionId),
-        });
+          correlationId: event.correlation_id,
+          fromProvider: data.source === 'provider',
+          claim: claimOf(data, data.movement ?? 'payment', data.payment_id),
+          confirmation: {
+            status: data.status,
+            amount: data.amount,
+            currency: data.currency,
+            movement: data.movement,
+            failureReason: data.failure_reason,
+            reference: data.payment_id,
+          },
+        };
+        await settlement.confirmPayment(report, logger);
       },
 
       // Refunds and disputes are rare: each in a database transaction of its own, under the deposit's row lock.
@@ -155,13 +101,15 @@ export function startLedgerConsumer({
       DepositRequested: (event) => providerPayments.record(event.data.transaction_id, 'payment'),
       WithdrawalRequested: (event) => providerPayments.record(event.data.transaction_id, 'payout'),
 
-      TransferRequested: async (event, { logger }) => {
-        const context = { correlationId: event.correlation_id, logger };
-        await settlements.submit({
-          eventId: event.id,
-          request: settleTransfer(event.data.transaction_id, context),
-        });
-      },
+      TransferRequested: (event, { logger }) =>
+        settlement.settleRequestedTransfer(
+          {
+            eventId: event.id,
+            transactionId: event.data.transaction_id,
+            correlationId: event.correlation_id,
+          },
+          logger,
+        ),
 
       // Identity deletes a user only after the ledger removed them (POST /internal/users/:id/removal).
       UserDeleted: (event, { logger }) =>

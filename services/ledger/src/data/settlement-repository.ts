@@ -1,6 +1,7 @@
 import { enqueueEvents, type Knex } from '@payments/service-kit';
 import type { Account, Transaction } from '../domain/transaction.js';
 import type { SettlementUnit } from '../use-cases/settlement-requests.js';
+import type { SettlementStore } from '../use-cases/settlement.js';
 import { createJournal } from './journal.js';
 import {
   ACCOUNT_COLUMNS,
@@ -9,7 +10,8 @@ import {
   type AccountRow,
   type TransactionRow,
 } from './records.js';
-import type { SystemAccounts } from './system-accounts.js';
+import { createSystemAccounts, type SystemAccounts } from './system-accounts.js';
+import { unitOfWork } from './unit-of-work.js';
 
 /** The own (a_) and counterparty (c_) account columns of lockForSettlement, prefixed. */
 const SETTLEMENT_ACCOUNT_COLUMNS = ['a', 'c']
@@ -151,6 +153,26 @@ export function settlementUnitOf(trx: Knex.Transaction, systemAccounts: SystemAc
          WHERE transaction_id = ANY(?::uuid[]) AND NOT cancel_requested`,
         [[...transactionIds]],
       );
+    },
+  };
+}
+
+export function createSettlementRepository(
+  knex: Knex,
+  systemAccounts: SystemAccounts = createSystemAccounts(),
+): SettlementStore {
+  return {
+    ...unitOfWork(knex, (trx) => settlementUnitOf(trx, systemAccounts)),
+    async pendingTransfers(acceptedBefore, notBefore, limit) {
+      const rows: { id: string }[] = await knex('transactions')
+        .where('status', 'pending')
+        .where('type', 'transfer')
+        .where('created_at', '<', acceptedBefore)
+        .where('created_at', '>=', notBefore)
+        .orderBy('created_at')
+        .limit(limit)
+        .select('id');
+      return rows.map((row) => row.id);
     },
   };
 }
