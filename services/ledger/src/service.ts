@@ -34,6 +34,7 @@ import { createMoneyRequestRepository } from './data/money-request-repository.js
 import { createPayoutAccountRepository } from './data/payout-account-repository.js';
 import { createProviderObjectRepository } from './data/provider-object-repository.js';
 import { createProviderPaymentRepository } from './data/provider-payment-repository.js';
+import { createReversalRepository } from './data/reversal-repository.js';
 import { createSettlementRepository } from './data/settlement-repository.js';
 import { createStatementRepository } from './data/statement-repository.js';
 import { createTransactionRepository } from './data/transaction-repository.js';
@@ -52,6 +53,7 @@ import { createAdminActions } from './use-cases/admin-actions.js';
 import { createMoneyRequests } from './use-cases/money-requests.js';
 import { createPayoutAccounts } from './use-cases/payout-accounts.js';
 import { createProviderPayments } from './use-cases/provider-payments.js';
+import { createReversals } from './use-cases/reversals.js';
 import { createSettlement } from './use-cases/settlement.js';
 import { createStatements } from './use-cases/statements.js';
 import { createTransactions } from './use-cases/transactions.js';
@@ -97,17 +99,6 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       'Pending withdrawals handed to the provider that outlived their hold expiry',
       () => store.countAwaitingReconciliation(),
     );
-    metrics.gauge(
-      'ledger_accounts_overdrawn_by_reversal',
-      'User accounts a refund or lost dispute took below zero (listed at GET /admin/overdrawn-accounts)',
-      () => store.countOverdrawnAccounts(),
-    );
-    metrics.gauge(
-      'ledger_platform_losses',
-      "Refunds and lost disputes of removed users' deposits booked against the platform loss accounts " +
-        '(listed at GET /admin/overdrawn-accounts)',
-      () => store.countPlatformLosses(),
-    );
 
     const outbox = startOutboxRelay({ knex, bus, logger });
     shutdown.add('outbox relay', () => outbox.stop());
@@ -148,6 +139,12 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       afterConfirmationCommit: deps.afterConfirmationCommit,
     });
     shutdown.add('transfer settlements', () => settlement.stop());
+    const reversals = createReversals({
+      store: createReversalRepository(knex),
+      providerPayments,
+      outbox,
+      metrics,
+    });
     const reconciliation =
       provider &&
       startProviderReconciliation({
@@ -163,11 +160,10 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     if (reconciliation) shutdown.add('provider reconciliation', () => reconciliation.stop());
     const consumer = await startLedgerConsumer({
       bus,
-      store,
       settlement,
+      reversals,
       accounts,
       adminActions,
-      outbox,
       providerPayments,
     });
     shutdown.add('ledger consumer', () => consumer.stop());
@@ -215,6 +211,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       statements: createStatements({ store: createStatementRepository(knex), accounts }),
       payoutAccounts,
       adminActions,
+      reversals,
       currencies,
       reconciliation,
     };

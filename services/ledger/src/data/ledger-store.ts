@@ -2,12 +2,9 @@ import type { ReconciliationDecision } from '@payments/contracts';
 import type { Knex } from '@payments/service-kit';
 import type { Page, PageRequest } from '../domain/history.js';
 import type { LedgerSide, Mismatch, MismatchKind } from '../domain/reconciliation.js';
-import type { PlatformLoss } from '../domain/platform-loss.js';
-import type { Account } from '../domain/transaction.js';
 import { runAudit, type AuditReport } from './audit.js';
 import { compactHistoryCounts } from './history-counts.js';
 import * as queries from './ledger-queries.js';
-import * as platformLosses from './platform-losses.js';
 import * as reconciliation from './reconciliation.js';
 import { createLedgerUnit, type LedgerUnit } from './ledger-unit.js';
 import { retryingConflicts, unitOfWork } from './unit-of-work.js';
@@ -16,22 +13,11 @@ import { createSystemAccounts } from './system-accounts.js';
 export type { LedgerUnit } from './ledger-unit.js';
 export type { ReconciliationCase } from './ledger-queries.js';
 export type { AuditReport } from './audit.js';
-export type { LossTotal } from './platform-losses.js';
-export type { OverdrawnTotal } from './ledger-queries.js';
 export type { ReconciliationCaseRecord } from './reconciliation.js';
 
 export interface LedgerStore {
   listAwaitingReconciliation(page: PageRequest): Promise<Page<queries.ReconciliationCase>>;
   countAwaitingReconciliation(): Promise<number>;
-  /** Accounts a reversal took below zero (the provider took back money the user had spent). */
-  listOverdrawnAccounts(page: PageRequest): Promise<Page<Account>>;
-  countOverdrawnAccounts(): Promise<number>;
-  /** Per currency, the overdrawn accounts and how far below zero they are in all: what live users owe back. */
-  overdrawnTotals(): Promise<queries.OverdrawnTotal[]>;
-  /** Refunds and lost disputes of removed users' deposits booked against the platform loss accounts, newest first. */
-  listPlatformLosses(limit: number): Promise<PlatformLoss[]>;
-  platformLossTotals(): Promise<platformLosses.LossTotal[]>;
-  countPlatformLosses(): Promise<number>;
   expiredHolds(cutoff: Date, limit: number): Promise<string[]>;
   /** Pending deposits accepted before `cutoff`, oldest first. */
   expiredDeposits(cutoff: Date, limit: number): Promise<string[]>;
@@ -91,12 +77,6 @@ export function createLedgerStore(knex: Knex): LedgerStore {
   return {
     listAwaitingReconciliation: (page) => queries.listAwaitingReconciliation(knex, page),
     countAwaitingReconciliation: () => queries.countAwaitingReconciliation(knex),
-    listOverdrawnAccounts: (page) => queries.listOverdrawnAccounts(knex, page),
-    countOverdrawnAccounts: () => queries.countOverdrawnAccounts(knex),
-    overdrawnTotals: () => queries.overdrawnTotals(knex),
-    listPlatformLosses: (limit) => platformLosses.listPlatformLosses(knex, limit),
-    platformLossTotals: () => platformLosses.platformLossTotals(knex),
-    countPlatformLosses: () => platformLosses.countPlatformLosses(knex),
     expiredHolds: (cutoff, limit) => queries.expiredHolds(knex, cutoff, limit),
     expiredDeposits: (cutoff, limit) => queries.expiredDeposits(knex, cutoff, limit),
     deleteIdempotencyKeysBefore: (cutoff) => queries.deleteIdempotencyKeysBefore(knex, cutoff),

@@ -1,25 +1,23 @@
 import { toMinorUnits } from '@payments/contracts';
-import type { Consumer, EventBus, OutboxRelay } from '@payments/service-kit';
-import type { LedgerStore } from '../data/ledger-store.js';
+import type { Consumer, EventBus } from '@payments/service-kit';
 import type { ObjectClaim } from '../domain/provider-object.js';
 import type { Accounts } from '../use-cases/accounts.js';
 import type { AdminActions } from '../use-cases/admin-actions.js';
 import type { ProviderPayments } from '../use-cases/provider-payments.js';
+import type { Reversals } from '../use-cases/reversals.js';
 import type { Settlement } from '../use-cases/settlement.js';
-import { adjustDeposit } from './settlement-flows.js';
 
 /** Deliveries in hand per consumer (a batch of settlements is up to 50 of them, use-cases/settlement.ts). */
 const PREFETCH = 100;
 
 export interface LedgerConsumerDeps {
   bus: EventBus;
-  store: LedgerStore;
   settlement: Pick<Settlement, 'confirmPayment' | 'settleRequestedTransfer'>;
+  reversals: Pick<Reversals, 'adjust'>;
   accounts: Pick<Accounts, 'removeDeletedUser'>;
   adminActions: Pick<AdminActions, 'recordAnnounced'>;
-  outbox: Pick<OutboxRelay, 'wake'>;
   prefetch?: number;
-  providerPayments: Pick<ProviderPayments, 'record' | 'transactionFor'>;
+  providerPayments: Pick<ProviderPayments, 'record'>;
 }
 
 /** What a provider event's object claims, from the event: `objectId` is the object whose recorded request counts. */
@@ -43,11 +41,10 @@ const claimOf = (
  */
 export function startLedgerConsumer({
   bus,
-  store,
   settlement,
+  reversals,
   accounts,
   adminActions,
-  outbox,
   prefetch = PREFETCH,
   providerPayments,
 }: LedgerConsumerDeps): Promise<Consumer> {
@@ -73,28 +70,20 @@ export function startLedgerConsumer({
         await settlement.confirmPayment(report, logger);
       },
 
-      // Refunds and disputes are rare: each in a database transaction of its own, under the deposit's row lock.
       PaymentAdjusted: async (event, { logger }) => {
         const { data } = event;
-        const claim = claimOf(data, 'payment', data.payment_reference ?? data.transaction_id);
-        const taken = data.adjustment === 'dispute_won' ? 0n : BigInt(data.amount);
-        const money = { currency: data.currency, amount: taken, adjustment: true };
-        const transactionId = await providerPayments.transactionFor(
-          { eventId: event.id, claim, money },
-          logger,
-        );
-        if (!transactionId) return;
-        const context = { correlationId: event.correlation_id, logger };
-        const adjustment = {
-          kind: data.adjustment,
-          amount: toMinorUnits(data.amount),
-          currency: data.currency,
-          reference: data.reference,
+        const report = {
+          eventId: event.id,
+          correlationId: event.correlation_id,
+          claim: claimOf(data, 'payment', data.payment_reference ?? data.transaction_id),
+          adjustment: {
+            kind: data.adjustment,
+            amount: toMinorUnits(data.amount),
+            currency: data.currency,
+            reference: data.reference,
+          },
         };
-        await store.processEventsOnce([event.id], async (unit) => {
-          await adjustDeposit(unit, transactionId, adjustment, context);
-        });
-        outbox.wake();
+        await reversals.adjust(report, logger);
       },
 
       // The ledger's own requests, consumed after the commit that accepted them (ADR 0102 says why they stay events).

@@ -23,7 +23,7 @@ import {
   type ProviderRecord,
 } from '../provider/payment-provider.js';
 import { confirmPayment, neverMade, settle, type FlowContext } from '../use-cases/settlement-requests.js';
-import { adjustDeposit } from './settlement-flows.js';
+import { adjustDeposit } from '../use-cases/reversals.js';
 
 export interface ReconciliationOptions {
   store: LedgerStore;

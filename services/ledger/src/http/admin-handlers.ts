@@ -30,8 +30,6 @@ const readDecision = bodyValidator(ReconciliationDecisionRequest);
 
 /** The most rows the CSV report holds of each part (it is not paged). */
 const REPORT_ROWS = 10_000;
-/** The platform losses listed with the overdrawn accounts, newest first (`by_currency` counts every one). */
-const LOSSES_SHOWN = 100;
 
 type AdminHandler =
   | 'listReconciliation'
@@ -44,6 +42,7 @@ type AdminHandler =
 /** Operators' views of the ledger and their decisions, through the gateway with an admin token. */
 export function createAdminHandlers({
   store,
+  reversals,
   adminActions,
   currencies,
   reconciliation,
@@ -163,12 +162,7 @@ export function createAdminHandlers({
   const listOverdrawnAccounts: RequestHandler = async (req, res) => {
     adminOnly(req, 'see overdrawn accounts');
     const { limit, offset } = readPage(req);
-    const [page, overdrawn, lossTotals, losses] = await Promise.all([
-      store.listOverdrawnAccounts({ limit, offset }),
-      store.overdrawnTotals(),
-      store.platformLossTotals(),
-      store.listPlatformLosses(LOSSES_SHOWN),
-    ]);
+    const { accounts: page, overdrawn, lossTotals, losses } = await reversals.overdrawn({ limit, offset });
     const exponents = await exponentsFor(currencies, [
       ...page.data.map((account) => account.currency),
       ...overdrawn.map((total) => total.currency),

@@ -5,6 +5,7 @@ import type { AdminActions } from '../use-cases/admin-actions.js';
 import type { CurrencyDirectory } from '../use-cases/currencies.js';
 import type { MoneyRequests } from '../use-cases/money-requests.js';
 import type { PayoutAccounts } from '../use-cases/payout-accounts.js';
+import type { Reversals } from '../use-cases/reversals.js';
 import type { Statements } from '../use-cases/statements.js';
 import type { Transactions } from '../use-cases/transactions.js';
 
@@ -19,6 +20,7 @@ export interface LedgerHttpDeps {
   /** Where each user's withdrawals are paid out through the provider. */
   payoutAccounts: PayoutAccounts;
   adminActions: AdminActions;
+  reversals: Pick<Reversals, 'overdrawn'>;
   /** Reconciliation with the provider's records; null without a provider. */
   reconciliation: Pick<ProviderReconciliation, 'run' | 'resolve'> | null;
 }

@@ -5,18 +5,13 @@ import {
   versionAtLeast,
   type ApiVersion,
 } from '@payments/contracts';
-import type {
-  AuditReport,
-  LossTotal,
-  OverdrawnTotal,
-  ReconciliationCase,
-  ReconciliationCaseRecord,
-} from '../data/ledger-store.js';
+import type { AuditReport, ReconciliationCase, ReconciliationCaseRecord } from '../data/ledger-store.js';
 import { lossAmountOf, type PlatformLoss } from '../domain/platform-loss.js';
 import { withRunningBalance, type StatementPeriod } from '../domain/statement.js';
 import type { Account, Transaction } from '../domain/transaction.js';
 import type { AdminAction } from '../use-cases/admin-actions.js';
 import type { ProviderPayment } from '../use-cases/provider-requests.js';
+import type { LossTotal, OverdrawnTotal } from '../use-cases/reversals.js';
 import type { StatementSlice } from '../use-cases/statements.js';
 
 /** Exponent by currency code, for turning minor units into JSON numbers at the edge. */
