@@ -30,6 +30,7 @@ import {
 import { createAccountRepository } from './data/account-repository.js';
 import { createAdminActionRepository } from './data/admin-action-repository.js';
 import { createCurrencyDirectory } from './data/currency-directory.js';
+import { createMaintenanceRepository } from './data/maintenance-repository.js';
 import { createMoneyRequestRepository } from './data/money-request-repository.js';
 import { createPayoutAccountRepository } from './data/payout-account-repository.js';
 import { createProviderObjectRepository } from './data/provider-object-repository.js';
@@ -42,7 +43,6 @@ import { createLedgerStore } from './data/ledger-store.js';
 import { migrations, privileges } from './data/migrations.js';
 import { feeRule, type FeeSchedule } from './domain/fees.js';
 import { startLedgerConsumer } from './events/ledger-consumer.js';
-import { startMaintenance } from './events/maintenance.js';
 import { createStripeProvider } from './provider/stripe-provider.js';
 import type { PaymentProvider } from './provider/payment-provider.js';
 import type { LedgerHttpDeps } from './http/ledger-http-deps.js';
@@ -50,6 +50,7 @@ import { mountLedgerRoutes } from './http/ledger-routes.js';
 import { startProviderReconciliation } from './events/provider-reconciliation.js';
 import { createAccounts } from './use-cases/accounts.js';
 import { createAdminActions } from './use-cases/admin-actions.js';
+import { startMaintenance } from './use-cases/maintenance.js';
 import { createMoneyRequests } from './use-cases/money-requests.js';
 import { createPayoutAccounts } from './use-cases/payout-accounts.js';
 import { createProviderPayments } from './use-cases/provider-payments.js';
@@ -175,7 +176,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       bus,
     });
     const maintenance = startMaintenance({
-      store,
+      store: createMaintenanceRepository(knex),
       outbox,
       logger,
       holdExpiryMs: config.HOLD_EXPIRY_SECONDS * 1000,
@@ -212,6 +213,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       payoutAccounts,
       adminActions,
       reversals,
+      maintenance,
       currencies,
       reconciliation,
     };

@@ -37,35 +37,3 @@ export async function countAwaitingReconciliation(knex: Knex): Promise<number> {
     .count<{ count: string }[]>('*');
   return Number(count?.count ?? 0);
 }
-
-/**
- * Withdrawals and transfers still holding funds since before `cutoff`, oldest first; those already awaiting
- * reconciliation wait for the provider or an operator, not for a timer.
- */
-export async function expiredHolds(knex: Knex, cutoff: Date, limit: number): Promise<string[]> {
-  const rows: { id: string }[] = await knex('transactions')
-    .where('status', 'pending')
-    .whereIn('type', ['withdrawal', 'transfer'])
-    .where('created_at', '<', cutoff)
-    .whereNull('reconciliation_required_at')
-    .orderBy('created_at')
-    .limit(limit)
-    .select('id');
-  return rows.map((row) => row.id);
-}
-
-/** Pending deposits accepted before `cutoff`, oldest first: nothing paid them in time. */
-export async function expiredDeposits(knex: Knex, cutoff: Date, limit: number): Promise<string[]> {
-  const rows: { id: string }[] = await knex('transactions')
-    .where('status', 'pending')
-    .where('type', 'deposit')
-    .where('created_at', '<', cutoff)
-    .orderBy('created_at')
-    .limit(limit)
-    .select('id');
-  return rows.map((row) => row.id);
-}
-
-export async function deleteIdempotencyKeysBefore(knex: Knex, cutoff: Date): Promise<number> {
-  return knex('idempotency_keys').where('created_at', '<', cutoff).delete();
-}

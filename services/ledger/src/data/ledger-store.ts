@@ -2,8 +2,6 @@ import type { ReconciliationDecision } from '@payments/contracts';
 import type { Knex } from '@payments/service-kit';
 import type { Page, PageRequest } from '../domain/history.js';
 import type { LedgerSide, Mismatch, MismatchKind } from '../domain/reconciliation.js';
-import { runAudit, type AuditReport } from './audit.js';
-import { compactHistoryCounts } from './history-counts.js';
 import * as queries from './ledger-queries.js';
 import * as reconciliation from './reconciliation.js';
 import { createLedgerUnit, type LedgerUnit } from './ledger-unit.js';
@@ -12,19 +10,11 @@ import { createSystemAccounts } from './system-accounts.js';
 
 export type { LedgerUnit } from './ledger-unit.js';
 export type { ReconciliationCase } from './ledger-queries.js';
-export type { AuditReport } from './audit.js';
 export type { ReconciliationCaseRecord } from './reconciliation.js';
 
 export interface LedgerStore {
   listAwaitingReconciliation(page: PageRequest): Promise<Page<queries.ReconciliationCase>>;
   countAwaitingReconciliation(): Promise<number>;
-  expiredHolds(cutoff: Date, limit: number): Promise<string[]>;
-  /** Pending deposits accepted before `cutoff`, oldest first. */
-  expiredDeposits(cutoff: Date, limit: number): Promise<string[]>;
-  deleteIdempotencyKeysBefore(cutoff: Date): Promise<number>;
-  audit(): Promise<AuditReport>;
-  /** Folds up to `limit` pending history count deltas into the counters; resolves with how many it folded. */
-  compactHistoryCounts(limit: number): Promise<number>;
   /** Reconciliation with the provider's own records: its cases, its job's cursor, and the admins' trail. */
   reconciliation: {
     ledgerSides(transactionIds: string[]): Promise<Map<string, LedgerSide>>;
@@ -77,11 +67,6 @@ export function createLedgerStore(knex: Knex): LedgerStore {
   return {
     listAwaitingReconciliation: (page) => queries.listAwaitingReconciliation(knex, page),
     countAwaitingReconciliation: () => queries.countAwaitingReconciliation(knex),
-    expiredHolds: (cutoff, limit) => queries.expiredHolds(knex, cutoff, limit),
-    expiredDeposits: (cutoff, limit) => queries.expiredDeposits(knex, cutoff, limit),
-    deleteIdempotencyKeysBefore: (cutoff) => queries.deleteIdempotencyKeysBefore(knex, cutoff),
-    audit: () => runAudit(knex),
-    compactHistoryCounts: (limit) => compactHistoryCounts(knex, limit),
     reconciliation: {
       ledgerSides: (ids) => reconciliation.ledgerSides(knex, ids),
       removedAmong: (ids) => reconciliation.removedAmong(knex, ids),

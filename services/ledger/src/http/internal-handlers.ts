@@ -7,9 +7,9 @@ import { renderAccount, renderAudit, renderPayment, renderTransaction } from './
 
 /** For other services on the internal network (identity's user removal, operators); the gateway never routes here. */
 export function createInternalHandlers({
-  store,
   accounts,
   transactions,
+  maintenance,
   currencies,
 }: LedgerHttpDeps): Record<
   'removeUser' | 'showAudit' | 'showPayment' | 'renderTransaction' | 'renderAccount',
@@ -23,7 +23,7 @@ export function createInternalHandlers({
   };
 
   const showAudit: RequestHandler = async (_req, res) => {
-    res.json(renderAudit(await store.audit()));
+    res.json(renderAudit(await maintenance.audit()));
   };
 
   /** What a deposit or withdrawal is for, so webhook-ingest confirms it for exactly that amount and currency. */

@@ -3,6 +3,7 @@ import type { ProviderReconciliation } from '../events/provider-reconciliation.j
 import type { Accounts } from '../use-cases/accounts.js';
 import type { AdminActions } from '../use-cases/admin-actions.js';
 import type { CurrencyDirectory } from '../use-cases/currencies.js';
+import type { Maintenance } from '../use-cases/maintenance.js';
 import type { MoneyRequests } from '../use-cases/money-requests.js';
 import type { PayoutAccounts } from '../use-cases/payout-accounts.js';
 import type { Reversals } from '../use-cases/reversals.js';
@@ -21,6 +22,7 @@ export interface LedgerHttpDeps {
   payoutAccounts: PayoutAccounts;
   adminActions: AdminActions;
   reversals: Pick<Reversals, 'overdrawn'>;
+  maintenance: Pick<Maintenance, 'audit'>;
   /** Reconciliation with the provider's records; null without a provider. */
   reconciliation: Pick<ProviderReconciliation, 'run' | 'resolve'> | null;
 }

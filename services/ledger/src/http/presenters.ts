@@ -5,11 +5,12 @@ import {
   versionAtLeast,
   type ApiVersion,
 } from '@payments/contracts';
-import type { AuditReport, ReconciliationCase, ReconciliationCaseRecord } from '../data/ledger-store.js';
+import type { ReconciliationCase, ReconciliationCaseRecord } from '../data/ledger-store.js';
 import { lossAmountOf, type PlatformLoss } from '../domain/platform-loss.js';
 import { withRunningBalance, type StatementPeriod } from '../domain/statement.js';
 import type { Account, Transaction } from '../domain/transaction.js';
 import type { AdminAction } from '../use-cases/admin-actions.js';
+import type { AuditReport } from '../use-cases/maintenance.js';
 import type { ProviderPayment } from '../use-cases/provider-requests.js';
 import type { LossTotal, OverdrawnTotal } from '../use-cases/reversals.js';
 import type { StatementSlice } from '../use-cases/statements.js';
