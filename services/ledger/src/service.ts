@@ -35,11 +35,12 @@ import { createMoneyRequestRepository } from './data/money-request-repository.js
 import { createPayoutAccountRepository } from './data/payout-account-repository.js';
 import { createProviderObjectRepository } from './data/provider-object-repository.js';
 import { createProviderPaymentRepository } from './data/provider-payment-repository.js';
+import { createReconciliationRepository } from './data/reconciliation-repository.js';
 import { createReversalRepository } from './data/reversal-repository.js';
 import { createSettlementRepository } from './data/settlement-repository.js';
 import { createStatementRepository } from './data/statement-repository.js';
+import { createSystemAccounts } from './data/system-accounts.js';
 import { createTransactionRepository } from './data/transaction-repository.js';
-import { createLedgerStore } from './data/ledger-store.js';
 import { migrations, privileges } from './data/migrations.js';
 import { feeRule, type FeeSchedule } from './domain/fees.js';
 import { startLedgerConsumer } from './events/ledger-consumer.js';
@@ -47,13 +48,13 @@ import { createStripeProvider } from './provider/stripe-provider.js';
 import type { PaymentProvider } from './provider/payment-provider.js';
 import type { LedgerHttpDeps } from './http/ledger-http-deps.js';
 import { mountLedgerRoutes } from './http/ledger-routes.js';
-import { startProviderReconciliation } from './events/provider-reconciliation.js';
 import { createAccounts } from './use-cases/accounts.js';
 import { createAdminActions } from './use-cases/admin-actions.js';
 import { startMaintenance } from './use-cases/maintenance.js';
 import { createMoneyRequests } from './use-cases/money-requests.js';
 import { createPayoutAccounts } from './use-cases/payout-accounts.js';
 import { createProviderPayments } from './use-cases/provider-payments.js';
+import { createReconciliation } from './use-cases/reconciliation.js';
 import { createReversals } from './use-cases/reversals.js';
 import { createSettlement } from './use-cases/settlement.js';
 import { createStatements } from './use-cases/statements.js';
@@ -94,13 +95,8 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     shutdown.add('database pool', () => knex.destroy());
     const metrics = createMetrics('ledger');
     const bus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
-    const store = createLedgerStore(knex);
-    metrics.gauge(
-      'ledger_withdrawals_awaiting_reconciliation',
-      'Pending withdrawals handed to the provider that outlived their hold expiry',
-      () => store.countAwaitingReconciliation(),
-    );
-
+    // One cache of the system accounts' ids for every repository that books entries.
+    const systemAccounts = createSystemAccounts();
     const outbox = startOutboxRelay({ knex, bus, logger });
     shutdown.add('outbox relay', () => outbox.stop());
     const currencies = createCurrencyDirectory({
@@ -121,7 +117,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       deps.provider ??
       (providerSettings.provider === 'stripe' ? createStripeProvider(providerSettings) : null);
     const providerPayments = createProviderPayments({
-      requests: createProviderPaymentRepository(knex),
+      requests: createProviderPaymentRepository(knex, systemAccounts),
       objects: createProviderObjectRepository(knex),
       provider,
       policy: providerObjectPolicyOf(config),
@@ -131,7 +127,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     });
     if (provider) shutdown.add('provider requests', () => providerPayments.stop());
     const settlement = createSettlement({
-      store: createSettlementRepository(knex),
+      store: createSettlementRepository(knex, systemAccounts),
       providerPayments,
       outbox,
       logger,
@@ -141,24 +137,22 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     });
     shutdown.add('transfer settlements', () => settlement.stop());
     const reversals = createReversals({
-      store: createReversalRepository(knex),
+      store: createReversalRepository(knex, systemAccounts),
       providerPayments,
       outbox,
       metrics,
     });
-    const reconciliation =
-      provider &&
-      startProviderReconciliation({
-        store,
-        provider,
-        outbox,
-        logger,
-        metrics,
-        intervalMs: config.RECONCILIATION_INTERVAL_SECONDS * 1000,
-        graceMs: config.RECONCILIATION_GRACE_SECONDS * 1000,
-        lookbackMs: config.RECONCILIATION_LOOKBACK_SECONDS * 1000,
-      });
-    if (reconciliation) shutdown.add('provider reconciliation', () => reconciliation.stop());
+    const reconciliation = createReconciliation({
+      store: createReconciliationRepository(knex, systemAccounts),
+      provider,
+      outbox,
+      logger,
+      metrics,
+      intervalMs: config.RECONCILIATION_INTERVAL_SECONDS * 1000,
+      graceMs: config.RECONCILIATION_GRACE_SECONDS * 1000,
+      lookbackMs: config.RECONCILIATION_LOOKBACK_SECONDS * 1000,
+    });
+    if (provider) shutdown.add('provider reconciliation', () => reconciliation.stop());
     const consumer = await startLedgerConsumer({
       bus,
       settlement,
@@ -176,7 +170,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       bus,
     });
     const maintenance = startMaintenance({
-      store: createMaintenanceRepository(knex),
+      store: createMaintenanceRepository(knex, systemAccounts),
       outbox,
       logger,
       holdExpiryMs: config.HOLD_EXPIRY_SECONDS * 1000,
@@ -196,7 +190,6 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       linkOnWithdrawal,
     });
     const httpDeps: LedgerHttpDeps = {
-      store,
       accounts,
       moneyRequests: createMoneyRequests({
         store: createMoneyRequestRepository(knex),

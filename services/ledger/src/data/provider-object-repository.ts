@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { Knex } from '@payments/service-kit';
 import { isUuid } from '../domain/identifiers.js';
 import type { KnownObject, RecordedRequest } from '../domain/provider-object.js';
+import type { Mismatch } from '../domain/reconciliation.js';
 import type { ProviderObjectStore } from '../use-cases/provider-payments.js';
-import { recordUnmatchedObject } from './reconciliation.js';
 import { unitOfWork } from './unit-of-work.js';
 
 interface RequestRow {
@@ -52,6 +53,36 @@ async function findKnownObject(knex: Knex, objectId: string, hint: string | null
       ? { transactionId: hinted.transaction_id, request: hinted.has_request ? toRequest(hinted) : null }
       : null,
   };
+}
+
+/**
+ * Records a provider object that moved no money here because the ledger never asked for it: a case, unless its
+ * reference has an open one already (reconciliation's, say, which sees its whole picture), or any case at all when
+ * `unlessKnown` (a refund or dispute of an object already looked at: giving an extra capture back refunds it), or
+ * this very one was seen before. True when a case opened.
+ */
+async function recordUnmatchedObject(knex: Knex, mismatch: Mismatch, unlessKnown = false): Promise<boolean> {
+  const { rowCount } = await knex.raw(
+    `INSERT INTO reconciliation_cases
+       (id, kind, provider_reference, transaction_id, currency, provider_amount, ledger_amount)
+     SELECT ?, ?, ?, ?, ?, ?, ?
+     WHERE NOT EXISTS (
+       SELECT 1 FROM reconciliation_cases WHERE provider_reference = ? AND (status = 'open' OR ?)
+     )
+     ON CONFLICT (kind, provider_reference, provider_amount, ledger_amount) DO NOTHING`,
+    [
+      randomUUID(),
+      mismatch.kind,
+      mismatch.reference,
+      mismatch.transactionId,
+      mismatch.currency,
+      mismatch.providerAmount.toString(),
+      mismatch.ledgerAmount.toString(),
+      mismatch.reference,
+      unlessKnown,
+    ],
+  );
+  return rowCount === 1;
 }
 
 /** The provider objects the ledger knows (its requests, removed users' deposits), and the ones it does not. */

@@ -2,7 +2,7 @@ import { toMinorUnits } from '@payments/contracts';
 import type { Knex } from '@payments/service-kit';
 import type { TransactionStatus } from '../domain/transaction.js';
 import type { ProviderPayment, ProviderRequestStore } from '../use-cases/provider-requests.js';
-import { recordMismatches } from './reconciliation.js';
+import { recordMismatches } from './reconciliation-repository.js';
 import { settlementUnitOf } from './settlement-repository.js';
 import { createSystemAccounts, type SystemAccounts } from './system-accounts.js';
 import { unitOfWork } from './unit-of-work.js';

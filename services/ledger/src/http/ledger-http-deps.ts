@@ -1,17 +1,15 @@
-import type { LedgerStore } from '../data/ledger-store.js';
-import type { ProviderReconciliation } from '../events/provider-reconciliation.js';
 import type { Accounts } from '../use-cases/accounts.js';
 import type { AdminActions } from '../use-cases/admin-actions.js';
 import type { CurrencyDirectory } from '../use-cases/currencies.js';
 import type { Maintenance } from '../use-cases/maintenance.js';
 import type { MoneyRequests } from '../use-cases/money-requests.js';
 import type { PayoutAccounts } from '../use-cases/payout-accounts.js';
+import type { Reconciliation } from '../use-cases/reconciliation.js';
 import type { Reversals } from '../use-cases/reversals.js';
 import type { Statements } from '../use-cases/statements.js';
 import type { Transactions } from '../use-cases/transactions.js';
 
 export interface LedgerHttpDeps {
-  store: LedgerStore;
   accounts: Accounts;
   transactions: Transactions;
   statements: Statements;
@@ -23,6 +21,5 @@ export interface LedgerHttpDeps {
   adminActions: AdminActions;
   reversals: Pick<Reversals, 'overdrawn'>;
   maintenance: Pick<Maintenance, 'audit'>;
-  /** Reconciliation with the provider's records; null without a provider. */
-  reconciliation: Pick<ProviderReconciliation, 'run' | 'resolve'> | null;
+  reconciliation: Reconciliation;
 }
