@@ -1,5 +1,6 @@
 import { enqueueEvents, type Knex } from '@payments/service-kit';
 import type { AccountStore, AccountUnit } from '../use-cases/accounts.js';
+import { readPage } from './pages.js';
 import { keepRemovedDeposits } from './platform-losses.js';
 import { ACCOUNT_COLUMNS, toAccount, USER_ACCOUNT, type AccountRow } from './records.js';
 import { unitOfWork } from './unit-of-work.js';
@@ -118,17 +119,11 @@ export function createAccountRepository(knex: Knex): AccountStore {
       return row ? toAccount(row) : null;
     },
 
-    async listUserAccounts(userId, page) {
-      const mine = () => knex('accounts').where({ user_id: userId, kind: 'user' });
-      const [rows, [count]] = await Promise.all([
-        mine()
-          .select<AccountRow[]>(ACCOUNT_COLUMNS)
-          .orderBy([{ column: 'created_at' }, { column: 'id' }])
-          .limit(page.limit)
-          .offset(page.offset),
-        mine().count<{ count: string }[]>('*'),
-      ]);
-      return { data: rows.map(toAccount), total: Number(count?.count ?? 0) };
-    },
+    listUserAccounts: (userId, page) =>
+      readPage(() => knex('accounts').where({ user_id: userId, kind: 'user' }), page, {
+        columns: ACCOUNT_COLUMNS,
+        order: [{ column: 'created_at' }, { column: 'id' }],
+        toItem: toAccount,
+      }),
   };
 }

@@ -7,6 +7,7 @@ import type {
   AdminActionStore,
   NewAdminAction,
 } from '../use-cases/admin-actions.js';
+import { readPage } from './pages.js';
 import { INBOX_CONSUMER } from './unit-of-work.js';
 
 interface AdminActionRow {
@@ -41,7 +42,7 @@ export async function recordAdminAction(knex: Knex, action: NewAdminAction): Pro
 }
 
 /** The trail of admin actions, oldest first. */
-async function listAdminActions(
+function listAdminActions(
   knex: Knex,
   filter: AdminActionFilter,
   page: PageRequest,
@@ -52,16 +53,10 @@ async function listAdminActions(
     if (filter.owner !== undefined) query.where({ owner: filter.owner });
     return query;
   };
-  const [rows, [count]] = await Promise.all([
-    scope()
-      .select<AdminActionRow[]>('*')
-      .orderBy([{ column: 'created_at' }, { column: 'id' }])
-      .limit(page.limit)
-      .offset(page.offset),
-    scope().count<{ count: string }[]>('*'),
-  ]);
-  return {
-    data: rows.map((row) => ({
+  return readPage(scope, page, {
+    columns: '*',
+    order: [{ column: 'created_at' }, { column: 'id' }],
+    toItem: (row: AdminActionRow) => ({
       id: row.id,
       actor: row.actor,
       action: row.action,
@@ -70,9 +65,8 @@ async function listAdminActions(
       reason: row.reason,
       detail: row.detail,
       createdAt: row.created_at,
-    })),
-    total: Number(count?.count ?? 0),
-  };
+    }),
+  });
 }
 
 export function createAdminActionRepository(knex: Knex): AdminActionStore {

@@ -1,15 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { ReconciliationDecision } from '@payments/contracts';
 import type { Knex } from '@payments/service-kit';
-import type { Page, PageRequest } from '../domain/history.js';
 import type { Mismatch, MismatchKind } from '../domain/reconciliation.js';
-import type {
-  ReconciliationCaseRecord,
-  ReconciliationStore,
-  UnconfirmedWithdrawal,
-} from '../use-cases/reconciliation.js';
+import type { ReconciliationCaseRecord, ReconciliationStore } from '../use-cases/reconciliation.js';
 import { recordAdminAction } from './admin-action-repository.js';
 import { ledgerSides, removedAmong } from './ledger-sides.js';
+import { readPage } from './pages.js';
 import { toTransaction, type TransactionRow } from './records.js';
 import { reversalUnitOf } from './reversal-repository.js';
 import { createSystemAccounts, type SystemAccounts } from './system-accounts.js';
@@ -123,25 +119,6 @@ async function openCaseCounts(knex: Knex): Promise<Map<MismatchKind, number>> {
   return new Map(rows.map((row) => [row.kind, Number(row.count)]));
 }
 
-/** Cases in the order found; `status` narrows them (open ones by default in the API). */
-async function listCases(
-  knex: Knex,
-  status: ReconciliationCaseRecord['status'] | null,
-  page: PageRequest,
-): Promise<Page<ReconciliationCaseRecord>> {
-  const scope = () =>
-    status ? knex('reconciliation_cases').where({ status }) : knex('reconciliation_cases');
-  const [rows, [count]] = await Promise.all([
-    scope()
-      .select<CaseRow[]>('*')
-      .orderBy([{ column: 'found_at' }, { column: 'id' }])
-      .limit(page.limit)
-      .offset(page.offset),
-    scope().count<{ count: string }[]>('*'),
-  ]);
-  return { data: rows.map(toCase), total: Number(count?.count ?? 0) };
-}
-
 async function findCase(
   knex: Knex,
   id: string,
@@ -203,38 +180,27 @@ async function requestTransferReversal(
     });
 }
 
-/** Pending withdrawals awaiting reconciliation, longest waiting first. */
-async function listAwaitingReconciliation(
-  knex: Knex,
-  page: PageRequest,
-): Promise<Page<UnconfirmedWithdrawal>> {
-  const flagged = () =>
-    knex('transactions').where('status', 'pending').whereNotNull('reconciliation_required_at');
-  const [rows, [count]] = await Promise.all([
-    flagged()
-      .select<(TransactionRow & { reconciliation_required_at: Date })[]>('*')
-      .orderBy([{ column: 'reconciliation_required_at' }, { column: 'id' }])
-      .limit(page.limit)
-      .offset(page.offset),
-    flagged().count<{ count: string }[]>('*'),
-  ]);
-  return {
-    data: rows.map((row) => ({ transaction: toTransaction(row), flaggedAt: row.reconciliation_required_at })),
-    total: Number(count?.count ?? 0),
-  };
-}
-
 export function createReconciliationRepository(
   knex: Knex,
   systemAccounts: SystemAccounts = createSystemAccounts(),
 ): ReconciliationStore {
+  // Withdrawals the provider may have received that outlived their hold expiry.
+  const flagged = () =>
+    knex('transactions').where('status', 'pending').whereNotNull('reconciliation_required_at');
+
   return {
-    listAwaitingReconciliation: (page) => listAwaitingReconciliation(knex, page),
+    /** Longest waiting first. */
+    listAwaitingReconciliation: (page) =>
+      readPage(flagged, page, {
+        columns: '*',
+        order: [{ column: 'reconciliation_required_at' }, { column: 'id' }],
+        toItem: (row: TransactionRow & { reconciliation_required_at: Date }) => ({
+          transaction: toTransaction(row),
+          flaggedAt: row.reconciliation_required_at,
+        }),
+      }),
     async countAwaitingReconciliation() {
-      const [count] = await knex('transactions')
-        .where('status', 'pending')
-        .whereNotNull('reconciliation_required_at')
-        .count<{ count: string }[]>('*');
+      const [count] = await flagged().count<{ count: string }[]>('*');
       return Number(count?.count ?? 0);
     },
     ledgerSides: (ids) => ledgerSides(knex, ids),
@@ -244,7 +210,13 @@ export function createReconciliationRepository(
     recordMismatches: (mismatches) => recordMismatches(knex, mismatches),
     clearAgreed: (references) => clearAgreed(knex, references),
     openCaseCounts: () => openCaseCounts(knex),
-    listCases: (status, page) => listCases(knex, status, page),
+    /** In the order found; `status` narrows them (open ones by default in the API). */
+    listCases: (status, page) =>
+      readPage(
+        () => (status ? knex('reconciliation_cases').where({ status }) : knex('reconciliation_cases')),
+        page,
+        { columns: '*', order: [{ column: 'found_at' }, { column: 'id' }], toItem: toCase },
+      ),
     findCase: (id) => findCase(knex, id),
     withCase: (caseId, work) =>
       retryingConflicts(() =>

@@ -3,6 +3,7 @@ import type { Knex } from '@payments/service-kit';
 import { lossOf } from '../domain/settlement.js';
 import type { ReversalStore, ReversalUnit } from '../use-cases/reversals.js';
 import { createJournal } from './journal.js';
+import { readPage } from './pages.js';
 import { findRemovedDeposits, insertPlatformLoss, toLoss, type PlatformLossRow } from './platform-losses.js';
 import { ACCOUNT_COLUMNS, toAccount, USER_ACCOUNT, type AccountRow } from './records.js';
 import { settlementUnitOf } from './settlement-repository.js';
@@ -86,17 +87,12 @@ export function createReversalRepository(
     ...unitOfWork(knex, (trx) => reversalUnitOf(trx, systemAccounts)),
 
     /** Furthest below zero first. */
-    async listOverdrawnAccounts(page) {
-      const [rows, [count]] = await Promise.all([
-        overdrawn()
-          .select<AccountRow[]>(ACCOUNT_COLUMNS)
-          .orderBy([{ column: 'available_balance' }, { column: 'id' }])
-          .limit(page.limit)
-          .offset(page.offset),
-        overdrawn().count<{ count: string }[]>('*'),
-      ]);
-      return { data: rows.map(toAccount), total: Number(count?.count ?? 0) };
-    },
+    listOverdrawnAccounts: (page) =>
+      readPage(overdrawn, page, {
+        columns: ACCOUNT_COLUMNS,
+        order: [{ column: 'available_balance' }, { column: 'id' }],
+        toItem: toAccount,
+      }),
 
     async countOverdrawnAccounts() {
       const [count] = await overdrawn().count<{ count: string }[]>('*');

@@ -7,6 +7,7 @@ import {
   ACCOUNT_COLUMNS,
   toAccount,
   toTransaction,
+  transactionColumns,
   type AccountRow,
   type TransactionRow,
 } from './records.js';
@@ -76,25 +77,7 @@ export function settlementUnitOf(trx: Knex.Transaction, systemAccounts: SystemAc
   return {
     async insertTransaction(transaction) {
       const rows: TransactionRow[] = await trx('transactions')
-        .insert({
-          id: transaction.id,
-          account_id: transaction.accountId,
-          user_id: transaction.userId,
-          type: transaction.type,
-          amount: transaction.amount.toString(),
-          currency: transaction.currency,
-          fee: transaction.fee.toString(),
-          counterparty_account_id: transaction.counterpartyAccountId,
-          counterparty_user_id: transaction.counterpartyUserId,
-          exchange_rate: transaction.exchangeRate,
-          converted_amount: transaction.convertedAmount?.toString() ?? null,
-          converted_currency: transaction.convertedCurrency,
-          payment_id: transaction.paymentId,
-          original_transaction_id: transaction.originalTransactionId ?? null,
-          reversal_reason: transaction.reversalReason ?? null,
-          reversal_key: transaction.reversalKey ?? null,
-          held_amount: transaction.heldAmount?.toString() ?? null,
-        })
+        .insert({ ...transactionColumns(transaction), reversal_key: transaction.reversalKey ?? null })
         .returning('*');
       return toTransaction(rows[0] as TransactionRow);
     },
