@@ -45,7 +45,7 @@ export interface DrillReport {
 
 /**
  * How long the ledger leaves a call to the provider that a crash cut short before making it again (LEASE_MS in
- * services/ledger/src/events/provider-requests.ts): a drill that kills the ledger settles for at least this long.
+ * services/ledger/src/use-cases/provider-requests.ts): a drill that kills the ledger settles for at least this long.
  */
 export const PROVIDER_CALL_LEASE_MS = 45_000;
 

@@ -18,7 +18,6 @@ import {
   startInboxRetention,
   startOutboxRelay,
   followIdentityRevocations,
-  type AdminAction,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -28,21 +27,39 @@ import {
   providerSettingsOf,
   type LedgerConfig,
 } from './config.js';
+import { createAccountRepository } from './data/account-repository.js';
+import { createAdminActionRepository } from './data/admin-action-repository.js';
 import { createCurrencyDirectory } from './data/currency-directory.js';
-import { createLedgerStore } from './data/ledger-store.js';
+import { createMaintenanceRepository } from './data/maintenance-repository.js';
+import { createMoneyRequestRepository } from './data/money-request-repository.js';
+import { createPayoutAccountRepository } from './data/payout-account-repository.js';
+import { createProviderObjectRepository } from './data/provider-object-repository.js';
+import { createProviderPaymentRepository } from './data/provider-payment-repository.js';
+import { createReconciliationRepository } from './data/reconciliation-repository.js';
+import { createReversalRepository } from './data/reversal-repository.js';
+import { createSettlementRepository } from './data/settlement-repository.js';
+import { createStatementRepository } from './data/statement-repository.js';
+import { createSystemAccounts } from './data/system-accounts.js';
+import { createTransactionRepository } from './data/transaction-repository.js';
 import { migrations } from './data/migrations.js';
 import { privileges } from './data/privileges.js';
 import { feeRule, type FeeSchedule } from './domain/fees.js';
 import { startLedgerConsumer } from './events/ledger-consumer.js';
-import { startMaintenance } from './events/maintenance.js';
-import { startProviderRequests } from './events/provider-requests.js';
 import { createStripeProvider } from './provider/stripe-provider.js';
 import type { PaymentProvider } from './provider/payment-provider.js';
-import { createTransferSettler } from './events/transfer-settler.js';
 import type { LedgerHttpDeps } from './http/ledger-http-deps.js';
 import { mountLedgerRoutes } from './http/ledger-routes.js';
-import { startProviderReconciliation } from './events/provider-reconciliation.js';
+import { createAccounts } from './use-cases/accounts.js';
+import { createAdminActions } from './use-cases/admin-actions.js';
+import { startMaintenance } from './use-cases/maintenance.js';
+import { createMoneyRequests } from './use-cases/money-requests.js';
 import { createPayoutAccounts } from './use-cases/payout-accounts.js';
+import { createProviderPayments } from './use-cases/provider-payments.js';
+import { createReconciliation } from './use-cases/reconciliation.js';
+import { createReversals } from './use-cases/reversals.js';
+import { createSettlement } from './use-cases/settlement.js';
+import { createStatements } from './use-cases/statements.js';
+import { createTransactions } from './use-cases/transactions.js';
 
 export function feeScheduleOf(config: LedgerConfig): FeeSchedule {
   return {
@@ -79,60 +96,71 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     shutdown.add('database pool', () => knex.destroy());
     const metrics = createMetrics('ledger');
     const bus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
-    const store = createLedgerStore(knex);
-    metrics.gauge(
-      'ledger_withdrawals_awaiting_reconciliation',
-      'Pending withdrawals handed to the provider that outlived their hold expiry',
-      () => store.countAwaitingReconciliation(),
-    );
-    metrics.gauge(
-      'ledger_accounts_overdrawn_by_reversal',
-      'User accounts a refund or lost dispute took below zero (listed at GET /admin/overdrawn-accounts)',
-      () => store.countOverdrawnAccounts(),
-    );
-    metrics.gauge(
-      'ledger_platform_losses',
-      "Refunds and lost disputes of removed users' deposits booked against the platform loss accounts " +
-        '(listed at GET /admin/overdrawn-accounts)',
-      () => store.countPlatformLosses(),
-    );
-
+    // One cache of the system accounts' ids for every repository that books entries.
+    const systemAccounts = createSystemAccounts();
     const outbox = startOutboxRelay({ knex, bus, logger });
     shutdown.add('outbox relay', () => outbox.stop());
-    const transfers = createTransferSettler({
-      store,
+    const currencies = createCurrencyDirectory({
+      baseUrl: config.CURRENCY_URL,
+      ttlMs: config.CURRENCY_CACHE_TTL_SECONDS * 1000,
+      rateTtlMs: config.RATE_CACHE_TTL_SECONDS * 1000,
+      rateStaleGraceMs: config.RATE_STALE_GRACE_SECONDS * 1000,
+      logger,
+    });
+    const adminActions = createAdminActions({ store: createAdminActionRepository(knex) });
+    const accounts = createAccounts({
+      store: createAccountRepository(knex),
+      currencies,
+      outbox,
+      maxAccountsPerUser: config.MAX_ACCOUNTS_PER_USER,
+    });
+    const provider =
+      deps.provider ??
+      (providerSettings.provider === 'stripe' ? createStripeProvider(providerSettings) : null);
+    const providerPayments = createProviderPayments({
+      requests: createProviderPaymentRepository(knex, systemAccounts),
+      objects: createProviderObjectRepository(knex),
+      provider,
+      policy: providerObjectPolicyOf(config),
+      outbox,
+      logger,
+      metrics,
+    });
+    if (provider) shutdown.add('provider requests', () => providerPayments.stop());
+    const settlement = createSettlement({
+      store: createSettlementRepository(knex, systemAccounts),
+      providerPayments,
       outbox,
       logger,
       holdExpiryMs: config.HOLD_EXPIRY_SECONDS * 1000,
       recoveryIntervalMs: Math.min(config.HOLD_SWEEP_INTERVAL_MS, 5_000),
+      afterConfirmationCommit: deps.afterConfirmationCommit,
     });
-    shutdown.add('transfer settlements', () => transfers.stop());
-    const provider =
-      deps.provider ??
-      (providerSettings.provider === 'stripe' ? createStripeProvider(providerSettings) : null);
-    const providerRequests = provider && startProviderRequests({ store, provider, outbox, logger, metrics });
-    if (providerRequests) shutdown.add('provider requests', () => providerRequests.stop());
-    const reconciliation =
-      provider &&
-      startProviderReconciliation({
-        store,
-        provider,
-        outbox,
-        logger,
-        metrics,
-        intervalMs: config.RECONCILIATION_INTERVAL_SECONDS * 1000,
-        graceMs: config.RECONCILIATION_GRACE_SECONDS * 1000,
-        lookbackMs: config.RECONCILIATION_LOOKBACK_SECONDS * 1000,
-      });
-    if (reconciliation) shutdown.add('provider reconciliation', () => reconciliation.stop());
+    shutdown.add('transfer settlements', () => settlement.stop());
+    const reversals = createReversals({
+      store: createReversalRepository(knex, systemAccounts),
+      providerPayments,
+      outbox,
+      metrics,
+    });
+    const reconciliation = createReconciliation({
+      store: createReconciliationRepository(knex, systemAccounts),
+      provider,
+      outbox,
+      logger,
+      metrics,
+      intervalMs: config.RECONCILIATION_INTERVAL_SECONDS * 1000,
+      graceMs: config.RECONCILIATION_GRACE_SECONDS * 1000,
+      lookbackMs: config.RECONCILIATION_LOOKBACK_SECONDS * 1000,
+    });
+    if (provider) shutdown.add('provider reconciliation', () => reconciliation.stop());
     const consumer = await startLedgerConsumer({
       bus,
-      store,
-      outbox,
-      afterConfirmationCommit: deps.afterConfirmationCommit,
-      objects: providerObjectPolicyOf(config),
-      provider:
-        provider && providerRequests ? { name: provider.name, requests: providerRequests } : undefined,
+      settlement,
+      reversals,
+      accounts,
+      adminActions,
+      providerPayments,
     });
     shutdown.add('ledger consumer', () => consumer.stop());
     const followed = await followIdentityRevocations({
@@ -143,7 +171,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       bus,
     });
     const maintenance = startMaintenance({
-      store,
+      store: createMaintenanceRepository(knex, systemAccounts),
       outbox,
       logger,
       holdExpiryMs: config.HOLD_EXPIRY_SECONDS * 1000,
@@ -156,24 +184,31 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     shutdown.add('inbox retention', () => inboxRetention.stop());
 
     const verifier = await identityTokenVerifier(config, { followed, bus, shutdown, logger });
-    const currencies = createCurrencyDirectory({
-      baseUrl: config.CURRENCY_URL,
-      ttlMs: config.CURRENCY_CACHE_TTL_SECONDS * 1000,
-      rateTtlMs: config.RATE_CACHE_TTL_SECONDS * 1000,
-      rateStaleGraceMs: config.RATE_STALE_GRACE_SECONDS * 1000,
-      logger,
-    });
     const auth = requireAuth(verifier);
-    const httpDeps: LedgerHttpDeps = {
-      store,
-      currencies,
-      outbox,
-      transfers,
-      fees,
-      maxAmount: config.MAX_AMOUNT,
-      maxAccountsPerUser: config.MAX_ACCOUNTS_PER_USER,
+    const payoutAccounts = createPayoutAccounts({
+      store: createPayoutAccountRepository(knex),
       provider,
-      payoutAccounts: provider && createPayoutAccounts({ store, provider, linkOnWithdrawal }),
+      linkOnWithdrawal,
+    });
+    const httpDeps: LedgerHttpDeps = {
+      accounts,
+      moneyRequests: createMoneyRequests({
+        store: createMoneyRequestRepository(knex),
+        currencies,
+        fees,
+        maxAmount: config.MAX_AMOUNT,
+        payoutAccounts,
+        paysOutThroughProvider: provider !== null,
+        settleTransfer: settlement.submitTransfer,
+        outbox,
+      }),
+      transactions: createTransactions({ store: createTransactionRepository(knex), accounts }),
+      statements: createStatements({ store: createStatementRepository(knex), accounts }),
+      payoutAccounts,
+      adminActions,
+      reversals,
+      maintenance,
+      currencies,
       reconciliation,
     };
     const app = createHttpApp(
@@ -190,8 +225,9 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       (routes) => {
         mountLedgerRoutes(routes, auth, httpDeps);
         // The ledger keeps the trail: its own admins' replays go straight into it.
-        const trail = { record: (action: AdminAction) => store.adminActions.record(action) };
-        routes.use(deadLetterRoutes({ bus, queues: busRightsOf('ledger').consumes, auth, trail }));
+        routes.use(
+          deadLetterRoutes({ bus, queues: busRightsOf('ledger').consumes, auth, trail: adminActions }),
+        );
       },
     );
     const address = await serveHttp('ledger', app, config, shutdown);

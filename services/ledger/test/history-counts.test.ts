@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { Knex } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
-import { runAudit, type AuditReport } from '../src/data/audit.js';
+import { runAudit } from '../src/data/audit.js';
 import {
   compactHistoryCounts,
   countHistory,
@@ -11,6 +11,7 @@ import {
 } from '../src/data/history-counts.js';
 import type { HistoryFilter } from '../src/domain/history.js';
 import { TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../src/domain/transaction.js';
+import type { AuditReport } from '../src/use-cases/maintenance.js';
 import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 /** A date range that holds every transaction: the history then counts rows instead of reading counters. */

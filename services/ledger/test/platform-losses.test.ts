@@ -8,9 +8,9 @@ import {
   type Knex,
 } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
-import { createLedgerStore } from '../src/data/ledger-store.js';
+import { createReversalRepository } from '../src/data/reversal-repository.js';
 import type { Adjustment } from '../src/domain/reversal.js';
-import { adjustDeposit } from '../src/events/settlement-flows.js';
+import { adjustDeposit } from '../src/use-cases/reversals.js';
 import type { ProviderPaymentRecord } from '../src/provider/payment-provider.js';
 import { createFakeProvider } from './support/fake-provider.js';
 import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
@@ -286,7 +286,7 @@ describe("ledger: a removed user's deposit taken back by the provider is the pla
 
   it('books refunds of one deposit racing each other by what each total adds: never more than the largest', async () => {
     const { depositId } = await leaver(100);
-    const store = createLedgerStore(ledger.db);
+    const store = createReversalRepository(ledger.db);
     const logger = createLogger('platform-losses-test', 'silent');
     const refund = (total: number) =>
       store.processEventsOnce([randomUUID()], (unit) =>

@@ -17,8 +17,12 @@ import {
 } from '@payments/service-kit';
 import { closedPort, eventually } from '@payments/testkit';
 import { ProviderSandboxConfigSchema, startProviderSandbox } from '@payments/provider-sandbox';
-import { createLedgerStore, type LedgerStore } from '../src/data/ledger-store.js';
-import { startProviderRequests, type ProviderRequests } from '../src/events/provider-requests.js';
+import { createProviderPaymentRepository } from '../src/data/provider-payment-repository.js';
+import {
+  startProviderRequests,
+  type ProviderRequests,
+  type ProviderRequestStore,
+} from '../src/use-cases/provider-requests.js';
 import { createStripeProvider } from '../src/provider/stripe-provider.js';
 import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
 
@@ -92,7 +96,7 @@ describe('ledger: one worker at a time makes the calls of a provider request', f
   this.timeout(60_000);
   let sandbox: RunningService;
   let ledger: LedgerHarness;
-  let store: LedgerStore;
+  let store: ProviderRequestStore;
   let proxy: SlowProxy;
   const bus = createMemoryBus(silent, { deployment: { sandbox: true } });
   const loops: ProviderRequests[] = [];
@@ -110,7 +114,7 @@ describe('ledger: one worker at a time makes the calls of a provider request', f
     sandbox = await startProviderSandbox(config, { bus, logger: silent });
     // The ledgers ask no provider themselves: the request loops under test are the only ones.
     ledger = await startLedgerHarness();
-    store = createLedgerStore(ledger.db);
+    store = createProviderPaymentRepository(ledger.db);
   });
   afterEach(async () => {
     await Promise.all(loops.splice(0).map((loop) => loop.stop()));
@@ -164,9 +168,7 @@ describe('ledger: one worker at a time makes the calls of a provider request', f
     });
     expect(accepted.status, accepted.text).to.equal(202);
     const id = accepted.body.id as string;
-    expect(
-      await store.providerPayments.record({ transactionId: id, kind: 'payout', provider: 'stripe' }),
-    ).to.equal(true);
+    expect(await store.record({ transactionId: id, kind: 'payout', provider: 'stripe' })).to.equal(true);
     return id;
   };
   const requestOf = (id: string) => ledger.db('provider_payments').where({ transaction_id: id }).first();

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { createEvent } from '@payments/contracts';
 import { eventually } from '@payments/testkit';
 import { ProviderRefusal } from '../src/provider/payment-provider.js';
-import { retryDelayMs } from '../src/events/provider-requests.js';
+import { retryDelayMs } from '../src/use-cases/provider-requests.js';
 import { createFakeProvider } from './support/fake-provider.js';
 import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
 

@@ -9,7 +9,7 @@ import {
 } from '../src/domain/statement.js';
 import { renderStatement, renderStatementCsv } from '../src/http/presenters.js';
 import type { Account } from '../src/domain/transaction.js';
-import type { StatementSlice } from '../src/data/ledger-store.js';
+import type { StatementSlice } from '../src/use-cases/statements.js';
 
 const NOW = new Date('2026-11-25T12:00:00.000Z');
 const DAY_MS = 86_400_000;

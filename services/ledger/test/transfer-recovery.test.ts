@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { AnyEvent } from '@payments/contracts';
 import { createLogger } from '@payments/service-kit';
-import { createLedgerStore } from '../src/data/ledger-store.js';
-import { createTransferSettler } from '../src/events/transfer-settler.js';
+import { createSettlementRepository } from '../src/data/settlement-repository.js';
+import { createTransferSettler } from '../src/use-cases/settlement.js';
 import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 /** A transfer as the acceptance writes it, `ageSeconds` ago, with its hold; no process has it to settle. */
@@ -134,7 +134,7 @@ describe('ledger transfer recovery at start', () => {
     );
     // A ledger restarted more often than its sweep interval (here 10 minutes) must still settle it.
     const restarted = createTransferSettler({
-      store: createLedgerStore(ledger.db),
+      store: createSettlementRepository(ledger.db),
       outbox: { wake: () => undefined },
       logger: createLogger('transfer-recovery-test', 'silent'),
       holdExpiryMs: 86_400_000,

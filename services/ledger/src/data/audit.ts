@@ -1,52 +1,5 @@
 import type { Knex } from '@payments/service-kit';
-
-export interface AuditReport {
-  ok: boolean;
-  checkedAt: Date;
-  counts: { accounts: number; transactions: number; entries: number };
-  /**
-   * The ledger's own accounts: provider clearing, fee revenue, FX, platform loss (and unclaimed funds in older
-   * books).
-   */
-  systemBalances: { code: string; currency: string; balance: bigint }[];
-  /** Transactions whose entries do not sum to zero in some currency. */
-  unbalancedTransactions: { transactionId: string; currency: string; sum: bigint }[];
-  /** Accounts whose balance differs from the sum of their entries. */
-  balanceMismatches: { accountId: string; balance: bigint; entries: bigint }[];
-  /**
-   * User accounts breaking available ≤ balance, or below zero further than reversals took them (or with no
-   * completed reversal to explain it).
-   */
-  invalidBalances: { accountId: string; balance: bigint; availableBalance: bigint }[];
-  /** Reported, not a fault: accounts a reversal took below zero (the provider took back money already spent). */
-  overdrawnAccounts: { accountId: string; balance: bigint; availableBalance: bigint }[];
-  /** User accounts whose held money differs from what their pending withdrawals and transfers hold. */
-  holdMismatches: { accountId: string; held: bigint; pending: bigint }[];
-  /** Completed transactions without entries, or unfinished ones with entries. */
-  misbookedTransactions: { transactionId: string; status: string; entries: number }[];
-  /** History counters (behind `pagination.total`) that differ from counting the transactions themselves. */
-  historyCountMismatches: HistoryCountMismatch[];
-  /**
-   * Reported, not a fault: per currency, what the provider took back from removed users' deposits and what the
-   * platform lost (that less the fee shares fee revenue gave back), as booked in platform_losses.
-   */
-  platformLosses: { currency: string; count: number; amount: bigint; loss: bigint }[];
-  /**
-   * Platform losses whose entries on the platform loss account are not exactly their loss, and entries on that
-   * account that no platform loss explains.
-   */
-  misbookedLosses: { transactionId: string; expected: bigint; entries: bigint }[];
-}
-
-export interface HistoryCountMismatch {
-  ownerKind: 'user' | 'account';
-  ownerId: string;
-  direction: 'sent' | 'received';
-  type: string;
-  status: string;
-  counted: number;
-  actual: number;
-}
+import type { AuditReport, HistoryCountMismatch } from '../use-cases/maintenance.js';
 
 const SAMPLE = 100;
 

@@ -1,26 +1,5 @@
 import { AppError, createServiceClient, type Logger } from '@payments/service-kit';
-import type { CurrencyUnit } from '../domain/money.js';
-
-export interface CurrencyInfo extends CurrencyUnit {
-  supported: boolean;
-}
-
-export interface ExchangeRate {
-  from: string;
-  to: string;
-  /** Units of `to` per unit of `from`, as the decimal string the currency service gave. */
-  rate: string;
-  asOf: string;
-}
-
-/** The currency service as the ledger sees it: exponents, the supported set and exchange rates, cached. */
-export interface CurrencyDirectory {
-  /** Null for a code the catalogue does not know. */
-  find(code: string): Promise<CurrencyInfo | null>;
-  supported(): Promise<CurrencyInfo[]>;
-  /** Null when there is no rate between the two. */
-  rate(from: string, to: string): Promise<ExchangeRate | null>;
-}
+import type { CurrencyDirectory, CurrencyInfo, ExchangeRate } from '../use-cases/currencies.js';
 
 export interface CurrencyDirectoryOptions {
   baseUrl: string;

@@ -1,4 +1,4 @@
-import { toMinorUnits, type MinorUnits } from '@payments/contracts';
+import { toMinorUnits } from '@payments/contracts';
 import type { Knex } from '@payments/service-kit';
 import {
   lossAsReversal,
@@ -33,7 +33,7 @@ interface KeptReversal {
   updated_at: string;
 }
 
-interface PlatformLossRow {
+export interface PlatformLossRow {
   id: string;
   deposit_id: string;
   reason: LossReason;
@@ -46,15 +46,7 @@ interface PlatformLossRow {
   created_at: Date;
 }
 
-/** Per currency: how many losses were booked, what the provider took back and what fee revenue gave back. */
-export interface LossTotal {
-  currency: string;
-  count: number;
-  amount: MinorUnits;
-  fee: MinorUnits;
-}
-
-const toLoss = (row: PlatformLossRow): PlatformLoss => ({
+export const toLoss = (row: PlatformLossRow): PlatformLoss => ({
   id: row.id,
   depositId: row.deposit_id,
   reason: row.reason,
@@ -190,52 +182,4 @@ export async function insertPlatformLoss(
     )
     .then((result: { rows: PlatformLossRow[] }) => result.rows);
   return rows[0] ? toLoss(rows[0]) : null;
-}
-
-/** The losses booked, newest first. */
-export async function listPlatformLosses(knex: Knex, limit: number): Promise<PlatformLoss[]> {
-  const rows: PlatformLossRow[] = await knex('platform_losses')
-    .orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ])
-    .limit(limit)
-    .select('*');
-  return rows.map(toLoss);
-}
-
-export async function platformLossTotals(knex: Knex): Promise<LossTotal[]> {
-  const rows: { currency: string; count: string; amount: string; fee: string }[] = await knex(
-    'platform_losses',
-  )
-    .groupBy('currency')
-    .orderBy('currency')
-    .select(
-      'currency',
-      knex.raw('count(*) AS count'),
-      knex.raw('sum(amount) AS amount'),
-      knex.raw('sum(fee) AS fee'),
-    );
-  return rows.map((row) => ({
-    currency: row.currency,
-    count: Number(row.count),
-    amount: toMinorUnits(row.amount),
-    fee: toMinorUnits(row.fee),
-  }));
-}
-
-export async function countPlatformLosses(knex: Knex): Promise<number> {
-  const [row] = await knex('platform_losses').count<{ count: string }[]>('*');
-  return Number(row?.count ?? 0);
-}
-
-/**
- * The transaction a provider reference was made for, among the deposits removed with their users (Stripe
- * disputes name the PaymentIntent only).
- */
-export async function removedDepositOfReference(knex: Knex, reference: string): Promise<string | null> {
-  const row: { deposit_id: string } | undefined = await knex('removed_deposits')
-    .where({ provider_reference: reference })
-    .first('deposit_id');
-  return row?.deposit_id ?? null;
 }

@@ -1,6 +1,7 @@
 import { toMinorUnits } from '@payments/contracts';
 import type {
   Account,
+  NewTransaction,
   ReversalReason,
   Transaction,
   TransactionStatus,
@@ -42,6 +43,13 @@ export interface TransactionRow {
   updated_at: Date;
   completed_at: Date | null;
 }
+
+/**
+ * "A user account", for look-ups by id. Written so that the planner cannot match it with the partial index
+ * accounts_user_created (user_id, created_at, id) WHERE kind = 'user': without statistics (autovacuum off) it
+ * otherwise prefers that index and walks every account of the user instead of one primary-key entry.
+ */
+export const USER_ACCOUNT = `(kind = 'user') IS TRUE`;
 
 export const ACCOUNT_COLUMNS = [
   'id',
@@ -95,14 +103,15 @@ export function toTransaction(row: TransactionRow): Transaction {
   };
 }
 
-/** A transaction as JSON (idempotent replays keep the first answer): bigints as strings, dates as ISO strings. */
-export function transactionSnapshot(transaction: Transaction): TransactionRow {
+/** The columns of what a transaction carries from its creation on, as they are written: bigints as strings. */
+export function transactionColumns(
+  transaction: Omit<NewTransaction, 'userId'> & Pick<Transaction, 'userId'>,
+): Omit<TransactionRow, 'status' | 'failure_reason' | 'created_at' | 'updated_at' | 'completed_at'> {
   return {
     id: transaction.id,
     account_id: transaction.accountId,
     user_id: transaction.userId,
     type: transaction.type,
-    status: transaction.status,
     amount: transaction.amount.toString(),
     currency: transaction.currency,
     fee: transaction.fee.toString(),
@@ -112,10 +121,18 @@ export function transactionSnapshot(transaction: Transaction): TransactionRow {
     converted_amount: transaction.convertedAmount?.toString() ?? null,
     converted_currency: transaction.convertedCurrency,
     payment_id: transaction.paymentId,
-    failure_reason: transaction.failureReason,
-    original_transaction_id: transaction.originalTransactionId,
-    reversal_reason: transaction.reversalReason,
+    original_transaction_id: transaction.originalTransactionId ?? null,
+    reversal_reason: transaction.reversalReason ?? null,
     held_amount: transaction.heldAmount?.toString() ?? null,
+  };
+}
+
+/** A transaction as JSON (idempotent replays keep the first answer): bigints as strings, dates as ISO strings. */
+export function transactionSnapshot(transaction: Transaction): TransactionRow {
+  return {
+    ...transactionColumns(transaction),
+    status: transaction.status,
+    failure_reason: transaction.failureReason,
     created_at: transaction.createdAt,
     updated_at: transaction.updatedAt,
     completed_at: transaction.completedAt,

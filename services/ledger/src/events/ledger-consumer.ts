@@ -1,43 +1,23 @@
 import { toMinorUnits } from '@payments/contracts';
-import {
-  createBatcher,
-  type Consumer,
-  type EventBus,
-  type Logger,
-  type OutboxRelay,
-} from '@payments/service-kit';
-import type { LedgerStore } from '../data/ledger-store.js';
-import type { ProviderRequests } from './provider-requests.js';
-import { isUuid } from '../domain/identifiers.js';
-import { matchProviderObject, type MatchPolicy, type ObjectClaim } from '../domain/provider-object.js';
-import {
-  adjustDeposit,
-  confirmPayment,
-  settle,
-  settleTransfer,
-  type SettlementRequest,
-} from './settlement-flows.js';
+import type { Consumer, EventBus } from '@payments/service-kit';
+import type { ObjectClaim } from '../domain/provider-object.js';
+import type { Accounts } from '../use-cases/accounts.js';
+import type { AdminActions } from '../use-cases/admin-actions.js';
+import type { ProviderPayments } from '../use-cases/provider-payments.js';
+import type { Reversals } from '../use-cases/reversals.js';
+import type { Settlement } from '../use-cases/settlement.js';
 
-/** Deliveries in hand per consumer, and how many of them one database transaction settles at most. */
+/** Deliveries in hand per consumer (a batch of settlements is up to 50 of them, use-cases/settlement.ts). */
 const PREFETCH = 100;
-const BATCH_SIZE = 50;
 
 export interface LedgerConsumerDeps {
   bus: EventBus;
-  store: LedgerStore;
-  outbox: Pick<OutboxRelay, 'wake'>;
+  settlement: Pick<Settlement, 'confirmPayment' | 'settleRequestedTransfer'>;
+  reversals: Pick<Reversals, 'adjust'>;
+  accounts: Pick<Accounts, 'removeDeletedUser'>;
+  adminActions: Pick<AdminActions, 'recordAnnounced'>;
   prefetch?: number;
-  /** Called once a payment confirmation is committed and before it is acknowledged (test fault injection). */
-  afterConfirmationCommit?: (transactionId: string) => void;
-  /** Where deposits and payouts are asked of the payment provider; none: they wait for confirmations from outside. */
-  provider?: { name: string; requests: Pick<ProviderRequests, 'wake'> };
-  /** Which provider objects may move money: SPEC's stand-ins or not, and the provider's mode. */
-  objects: MatchPolicy;
-}
-
-/** Thrown for a provider object whose request the ledger may not have recorded yet: the broker redelivers it later. */
-export class ProviderObjectTooEarlyError extends Error {
-  override name = 'ProviderObjectTooEarlyError';
+  providerPayments: Pick<ProviderPayments, 'record'>;
 }
 
 /** What a provider event's object claims, from the event: `objectId` is the object whose recorded request counts. */
@@ -53,194 +33,83 @@ const claimOf = (
   account: data.account ?? null,
 });
 
-interface Settling {
-  eventId: string;
-  request: SettlementRequest;
-  afterCommit?: () => void;
-}
-
 /**
  * The ledger's queue: provider confirmations and adjustments, its own money requests, user deletions and the other
- * services' admin actions. Each event takes effect once (the inbox) and in the same database transaction as the
- * events it causes (the outbox).
- *
- * Confirmations and transfer settlements that arrive together are settled together: one database transaction
- * and a fixed number of statements for up to BATCH_SIZE of them (group commit), acknowledged one by one after
- * it commits. A batch that fails is retried one event at a time, so a poison event fails alone.
+ * services' admin actions, each handed to its use case as plain input. The use cases make each event take effect
+ * once (the inbox) and in the same database transaction as the events it causes (the outbox); a delivery is
+ * acknowledged once its use case has committed (confirmations in groups, use-cases/settlement.ts).
  */
 export function startLedgerConsumer({
   bus,
-  store,
-  outbox,
+  settlement,
+  reversals,
+  accounts,
+  adminActions,
   prefetch = PREFETCH,
-  afterConfirmationCommit,
-  provider,
-  objects,
+  providerPayments,
 }: LedgerConsumerDeps): Promise<Consumer> {
-  const settlements = createBatcher<Settling, void>(
-    async (batch) => {
-      const due: Settling[] = [];
-      await store.processEventsOnce(
-        batch.map((item) => item.eventId),
-        async (unit, fresh) => {
-          const claimed = new Set<string>();
-          for (const item of batch) {
-            if (!fresh.has(item.eventId) || claimed.has(item.eventId)) continue;
-            claimed.add(item.eventId);
-            due.push(item);
-          }
-          await settle(
-            unit,
-            due.map((item) => item.request),
-          );
-        },
-      );
-      for (const item of due) item.afterCommit?.();
-      outbox.wake();
-      return batch.map(() => undefined);
-    },
-    { maxSize: BATCH_SIZE },
-  );
-
-  /**
-   * The transaction a provider object may move money for (domain/provider-object.ts). An object the ledger did not
-   * ask for moves none: it is recorded as a reconciliation case, once per event. One whose request the ledger may
-   * not have recorded yet is handed back to the broker, to be looked at again.
-   */
-  const transactionFor = async (
-    eventId: string,
-    claim: ObjectClaim,
-    money: { currency?: string; amount: bigint; adjustment: boolean },
-    logger: Logger,
-  ): Promise<string | null> => {
-    const known = isUuid(claim.objectId)
-      ? { recorded: null, named: null }
-      : await store.providerPayments.knownObject(claim.objectId, claim.hint);
-    const match = matchProviderObject(claim, known, objects);
-    if (match.outcome === 'matched') return match.transactionId;
-    const about = { provider_object: claim.objectId, transaction_id: match.transactionId };
-    if (match.outcome === 'too_early') {
-      throw new ProviderObjectTooEarlyError(
-        `${claim.objectId} names ${match.transactionId}, whose request to the provider is not recorded yet`,
-      );
-    }
-    await store.processEventsOnce([eventId], async (unit) => {
-      const opened = await unit.recordUnmatchedObject(
-        {
-          kind: match.kind,
-          reference: claim.objectId,
-          transactionId: match.transactionId,
-          currency: money.currency ?? 'XXX',
-          providerAmount: money.adjustment ? -money.amount : money.amount,
-          ledgerAmount: 0n,
-        },
-        money.adjustment,
-      );
-      logger.warn(
-        { ...about, reason: match.reason, case_opened: opened },
-        'a provider object the ledger did not ask for moves no money; left for reconciliation',
-      );
-    });
-    return null;
-  };
-
-  const recordForProvider = async (transactionId: string, kind: 'payment' | 'payout') => {
-    if (!provider) return;
-    const recorded = await store.providerPayments.record({ transactionId, kind, provider: provider.name });
-    if (recorded) provider.requests.wake();
-  };
-
   return bus.consume(
     'ledger',
     {
       PaymentProcessed: async (event, { logger }) => {
         const { data } = event;
-        if (data.source !== 'provider' && !isUuid(data.payment_id)) {
-          // SPEC's payment webhooks name the transaction itself; anything else they name is not theirs to confirm.
-          logger.warn({ payment_id: data.payment_id }, 'a payment webhook names no transaction; ignored');
-          return;
-        }
-        const claim = claimOf(data, data.movement ?? 'payment', data.payment_id);
-        const moved = data.status === 'completed' ? BigInt(data.amount ?? 0) : 0n;
-        const money = { currency: data.currency, amount: moved, adjustment: false };
-        const transactionId = await transactionFor(event.id, claim, money, logger);
-        if (!transactionId) return;
-        const context = { correlationId: event.correlation_id, logger };
-        const confirmation = {
-          status: data.status,
-          amount: data.amount,
-          currency: data.currency,
-          movement: data.movement,
-          failureReason: data.failure_reason,
-          reference: data.payment_id,
-        };
-        await settlements.submit({
+        const report = {
           eventId: event.id,
-          request: confirmPayment(transactionId, confirmation, context),
-          afterCommit: () => afterConfirmationCommit?.(transactionId),
-        });
+          correlationId: event.correlation_id,
+          fromProvider: data.source === 'provider',
+          claim: claimOf(data, data.movement ?? 'payment', data.payment_id),
+          confirmation: {
+            status: data.status,
+            amount: data.amount,
+            currency: data.currency,
+            movement: data.movement,
+            failureReason: data.failure_reason,
+            reference: data.payment_id,
+          },
+        };
+        await settlement.confirmPayment(report, logger);
       },
 
-      // Refunds and disputes are rare: each in a database transaction of its own, under the deposit's row lock.
       PaymentAdjusted: async (event, { logger }) => {
         const { data } = event;
-        const claim = claimOf(data, 'payment', data.payment_reference ?? data.transaction_id);
-        const taken = data.adjustment === 'dispute_won' ? 0n : BigInt(data.amount);
-        const money = { currency: data.currency, amount: taken, adjustment: true };
-        const transactionId = await transactionFor(event.id, claim, money, logger);
-        if (!transactionId) return;
-        const context = { correlationId: event.correlation_id, logger };
-        const adjustment = {
-          kind: data.adjustment,
-          amount: toMinorUnits(data.amount),
-          currency: data.currency,
-          reference: data.reference,
-        };
-        await store.processEventsOnce([event.id], async (unit) => {
-          await adjustDeposit(unit, transactionId, adjustment, context);
-        });
-        outbox.wake();
-      },
-
-      // The ledger's own requests, consumed after the commit that accepted them: recorded for the provider calls
-      // (provider-requests.ts), which take them from there. Recording twice records once.
-      DepositRequested: (event) => recordForProvider(event.data.transaction_id, 'payment'),
-      WithdrawalRequested: (event) => recordForProvider(event.data.transaction_id, 'payout'),
-
-      TransferRequested: async (event, { logger }) => {
-        const context = { correlationId: event.correlation_id, logger };
-        await settlements.submit({
+        const report = {
           eventId: event.id,
-          request: settleTransfer(event.data.transaction_id, context),
-        });
+          correlationId: event.correlation_id,
+          claim: claimOf(data, 'payment', data.payment_reference ?? data.transaction_id),
+          adjustment: {
+            kind: data.adjustment,
+            amount: toMinorUnits(data.amount),
+            currency: data.currency,
+            reference: data.reference,
+          },
+        };
+        await reversals.adjust(report, logger);
       },
 
-      // Identity deletes a user only after the ledger removed them (POST /internal/users/:id/removal), so this
-      // finds nothing to do. Should it find money or pending work, it leaves them for an operator: it never
-      // cancels a withdrawal the provider may be paying out, nor moves money anywhere on its own.
-      UserDeleted: async (event, { logger }) => {
-        const userId = event.data.user_id;
-        await store.processEventsOnce([event.id], async (unit) => {
-          const removal = await unit.removeUserIfClear(userId);
-          if (!removal.removed) {
-            logger.error(
-              { user_id: userId, obstacles: removal.obstacles },
-              'a deleted user still holds money or pending transactions in the ledger; left for an operator',
-            );
-          } else if (removal.accounts > 0 || removal.transactions > 0) {
-            logger.info(
-              { user_id: userId, accounts: removal.accounts, transactions: removal.transactions },
-              'removed what was left of a deleted user',
-            );
-          }
-        });
-      },
+      // The ledger's own requests, consumed after the commit that accepted them (ADR 0102 says why they stay events).
+      DepositRequested: (event) => providerPayments.record(event.data.transaction_id, 'payment'),
+      WithdrawalRequested: (event) => providerPayments.record(event.data.transaction_id, 'payout'),
+
+      TransferRequested: (event, { logger }) =>
+        settlement.settleRequestedTransfer(
+          {
+            eventId: event.id,
+            transactionId: event.data.transaction_id,
+            correlationId: event.correlation_id,
+          },
+          logger,
+        ),
+
+      // Identity deletes a user only after the ledger removed them (POST /internal/users/:id/removal).
+      UserDeleted: (event, { logger }) =>
+        accounts.removeDeletedUser({ eventId: event.id, userId: event.data.user_id }, logger),
 
       // Another service's admin acted on a resource not theirs: kept in the trail, once, as of when it happened.
       AdminActionTaken: async (event) => {
-        await store.adminActions.recordAnnounced(event.id, {
-          ...event.data,
-          createdAt: new Date(event.occurred_at),
+        await adminActions.recordAnnounced({
+          eventId: event.id,
+          occurredAt: new Date(event.occurred_at),
+          action: event.data,
         });
       },
     },

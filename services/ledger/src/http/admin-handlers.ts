@@ -5,9 +5,10 @@ import {
   ReconciliationDecisionRequest,
   ReconciliationQuery,
 } from '@payments/contracts';
-import { accessDenied, apiVersionOf, AppError, bodyValidator, queryValidator } from '@payments/service-kit';
-import type { ReconciliationCaseRecord } from '../data/ledger-store.js';
-import { exponentsFor, pathId, viewerOf } from './access.js';
+import { accessDenied, apiVersionOf, bodyValidator, queryValidator } from '@payments/service-kit';
+import { exponentsFor } from '../use-cases/currencies.js';
+import type { ReconciliationCaseRecord } from '../use-cases/reconciliation.js';
+import { pathId, viewerOf } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import {
   exponentIn,
@@ -27,11 +28,6 @@ const readAdminActionQuery = queryValidator(AdminActionQuery);
 const readReconciliationQuery = queryValidator(ReconciliationQuery);
 const readDecision = bodyValidator(ReconciliationDecisionRequest);
 
-/** The most rows the CSV report holds of each part (it is not paged). */
-const REPORT_ROWS = 10_000;
-/** The platform losses listed with the overdrawn accounts, newest first (`by_currency` counts every one). */
-const LOSSES_SHOWN = 100;
-
 type AdminHandler =
   | 'listReconciliation'
   | 'showReconciliationCase'
@@ -42,7 +38,8 @@ type AdminHandler =
 
 /** Operators' views of the ledger and their decisions, through the gateway with an admin token. */
 export function createAdminHandlers({
-  store,
+  reversals,
+  adminActions,
   currencies,
   reconciliation,
 }: LedgerHttpDeps): Record<AdminHandler, RequestHandler> {
@@ -50,14 +47,6 @@ export function createAdminHandlers({
     const viewer = viewerOf(req);
     if (viewer.role !== 'admin') throw accessDenied(`Only an administrator may ${what}`);
     return viewer;
-  };
-  const withProvider = () => {
-    if (!reconciliation)
-      throw new AppError(
-        'BUSINESS_RULE_VIOLATION',
-        'No payment provider is configured: there are no provider records to reconcile with',
-      );
-    return reconciliation;
   };
   /** A case's currency may be one the catalogue does not serve (money unknown to the ledger): ISO's 2 then. */
   const caseExponents = async (codes: Iterable<string>): Promise<Exponents> => {
@@ -76,13 +65,10 @@ export function createAdminHandlers({
     adminOnly(req, 'see reconciliation');
     const { limit, offset, format } = readReconciliationQuery(req);
     if (format === 'csv') {
-      const [withdrawals, cases] = await Promise.all([
-        store.listAwaitingReconciliation({ limit: REPORT_ROWS, offset: 0 }),
-        store.reconciliation.listCases('open', { limit: REPORT_ROWS, offset: 0 }),
-      ]);
+      const { withdrawals, cases } = await reconciliation.report();
       const exponents = await caseExponents([
-        ...withdrawals.data.map((found) => found.transaction.currency),
-        ...cases.data.map((found) => found.currency),
+        ...withdrawals.map((found) => found.transaction.currency),
+        ...cases.map((found) => found.currency),
       ]);
       res
         .type('text/csv; charset=utf-8')
@@ -91,43 +77,35 @@ export function createAdminHandlers({
           'Content-Disposition',
           `attachment; filename="reconciliation-${new Date().toISOString().slice(0, 10)}.csv"`,
         )
-        .send(renderReconciliationCsv(withdrawals.data, cases.data, exponents));
+        .send(renderReconciliationCsv(withdrawals, cases, exponents));
       return;
     }
-    const withdrawals = await store.listAwaitingReconciliation({ limit, offset });
-    const room = limit - withdrawals.data.length;
-    const cases = await store.reconciliation.listCases('open', {
-      limit: Math.max(room, 1),
-      offset: Math.max(0, offset - withdrawals.total),
-    });
-    const shown = room > 0 ? cases.data.slice(0, room) : [];
+    const { withdrawals, cases, total } = await reconciliation.waiting({ limit, offset });
     const exponents = await exponentsFor(
       currencies,
-      withdrawals.data.map((found) => found.transaction.currency),
+      withdrawals.map((found) => found.transaction.currency),
     );
-    const caseUnits = await caseExponents(shown.map((found) => found.currency));
+    const caseUnits = await caseExponents(cases.map((found) => found.currency));
     const version = apiVersionOf(req);
     res.json({
       data: [
-        ...withdrawals.data.map((found) => renderUnconfirmedWithdrawal(found, exponents, version)),
-        ...shown.map((found) => renderMismatchCase(found, exponentIn(caseUnits, found.currency))),
+        ...withdrawals.map((found) => renderUnconfirmedWithdrawal(found, exponents, version)),
+        ...cases.map((found) => renderMismatchCase(found, exponentIn(caseUnits, found.currency))),
       ],
-      pagination: renderPagination(limit, offset, withdrawals.total + cases.total),
+      pagination: renderPagination(limit, offset, total),
     });
   };
 
   const showReconciliationCase: RequestHandler = async (req, res) => {
     adminOnly(req, 'see reconciliation');
-    const found = await store.reconciliation.findCase(pathId(req, 'Reconciliation case'));
-    if (!found) throw new AppError('RESOURCE_NOT_FOUND', 'Reconciliation case not found');
-    res.json(await renderCase(found));
+    res.json(await renderCase(await reconciliation.findCase(pathId(req, 'Reconciliation case'))));
   };
 
   /** An admin's decision on a case: `book` what the provider's records say, or `nothing_owed`; with a reason. */
   const resolveReconciliationCase: RequestHandler = async (req, res) => {
     const admin = adminOnly(req, 'decide reconciliation cases');
     const { decision, reason } = readDecision(req);
-    const decided = await withProvider().resolve(pathId(req, 'Reconciliation case'), {
+    const decided = await reconciliation.withProvider().resolve(pathId(req, 'Reconciliation case'), {
       decision,
       reason,
       actor: admin.userId,
@@ -138,13 +116,13 @@ export function createAdminHandlers({
   /** Reconciles now, rather than at the next interval. */
   const runReconciliation: RequestHandler = async (req, res) => {
     adminOnly(req, 'run reconciliation');
-    res.json(await withProvider().run());
+    res.json(await reconciliation.withProvider().run());
   };
 
   const listAdminActions: RequestHandler = async (req, res) => {
     adminOnly(req, 'read the trail of admin actions');
     const { limit, offset, actor, owner } = readAdminActionQuery(req);
-    const page = await store.adminActions.list(
+    const page = await adminActions.list(
       { actor: actor?.toLowerCase(), owner: owner?.toLowerCase() },
       { limit, offset },
     );
@@ -161,12 +139,7 @@ export function createAdminHandlers({
   const listOverdrawnAccounts: RequestHandler = async (req, res) => {
     adminOnly(req, 'see overdrawn accounts');
     const { limit, offset } = readPage(req);
-    const [page, overdrawn, lossTotals, losses] = await Promise.all([
-      store.listOverdrawnAccounts({ limit, offset }),
-      store.overdrawnTotals(),
-      store.platformLossTotals(),
-      store.listPlatformLosses(LOSSES_SHOWN),
-    ]);
+    const { accounts: page, overdrawn, lossTotals, losses } = await reversals.overdrawn({ limit, offset });
     const exponents = await exponentsFor(currencies, [
       ...page.data.map((account) => account.currency),
       ...overdrawn.map((total) => total.currency),

@@ -1,13 +1,15 @@
 import type { RequestHandler } from 'express';
-import { apiVersionOf, notFound } from '@payments/service-kit';
-import { removalRefused } from '../domain/user-removal.js';
-import { currencyUnitOf, exponentsFor, pathId } from './access.js';
+import { apiVersionOf } from '@payments/service-kit';
+import { currencyUnitOf, exponentsFor } from '../use-cases/currencies.js';
+import { pathId } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { renderAccount, renderAudit, renderPayment, renderTransaction } from './presenters.js';
 
 /** For other services on the internal network (identity's user removal, operators); the gateway never routes here. */
 export function createInternalHandlers({
-  store,
+  accounts,
+  transactions,
+  maintenance,
   currencies,
 }: LedgerHttpDeps): Record<
   'removeUser' | 'showAudit' | 'showPayment' | 'renderTransaction' | 'renderAccount',
@@ -16,31 +18,22 @@ export function createInternalHandlers({
   /** Identity's deletion asks the ledger to decide: removed (200), or refused with why (422), nothing changed. */
   const removeUser: RequestHandler = async (req, res) => {
     const userId = pathId(req, 'User');
-    const removal = await store.inTransaction((unit) => unit.removeUserIfClear(userId));
-    if (!removal.removed) throw removalRefused(removal.obstacles);
-    req.log.info(
-      { user_id: userId, accounts: removal.accounts, transactions: removal.transactions },
-      'removed a user from the ledger',
-    );
-    res.json({ user_id: userId, accounts: removal.accounts, transactions: removal.transactions });
+    const removed = await accounts.removeUser(userId, req.log);
+    res.json({ user_id: userId, accounts: removed.accounts, transactions: removed.transactions });
   };
 
   const showAudit: RequestHandler = async (_req, res) => {
-    res.json(renderAudit(await store.audit()));
+    res.json(renderAudit(await maintenance.audit()));
   };
 
   /** What a deposit or withdrawal is for, so webhook-ingest confirms it for exactly that amount and currency. */
   const showPayment: RequestHandler = async (req, res) => {
-    const transaction = await store.findTransaction(pathId(req, 'Payment'));
-    const payment = transaction?.type === 'deposit' || transaction?.type === 'withdrawal';
-    if (!transaction || !payment) throw notFound('Payment');
-    res.json(renderPayment(transaction));
+    res.json(renderPayment(await transactions.findPayment(pathId(req, 'Payment'))));
   };
 
   /** A transaction as the public API renders it at X-API-Version, for webhook-delivery's event payloads. */
   const showTransaction: RequestHandler = async (req, res) => {
-    const transaction = await store.findTransaction(pathId(req, 'Transaction'));
-    if (!transaction) throw notFound('Transaction');
+    const transaction = await transactions.find(pathId(req, 'Transaction'));
     const codes = [
       transaction.currency,
       ...(transaction.convertedCurrency ? [transaction.convertedCurrency] : []),
@@ -51,8 +44,7 @@ export function createInternalHandlers({
 
   /** An account as the public API renders it, for webhook-delivery's event payloads. */
   const showAccount: RequestHandler = async (req, res) => {
-    const account = await store.findUserAccount(pathId(req, 'Account'));
-    if (!account) throw notFound('Account');
+    const account = await accounts.find(pathId(req, 'Account'));
     res.json(renderAccount(account, (await currencyUnitOf(currencies, account.currency)).exponent));
   };
 

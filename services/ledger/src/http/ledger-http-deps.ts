@@ -1,26 +1,25 @@
-import type { OutboxRelay } from '@payments/service-kit';
-import type { CurrencyDirectory } from '../data/currency-directory.js';
-import type { LedgerStore } from '../data/ledger-store.js';
-import type { FeeSchedule } from '../domain/fees.js';
-import type { ProviderReconciliation } from '../events/provider-reconciliation.js';
-import type { TransferSettler } from '../events/transfer-settler.js';
-import type { PaymentProvider } from '../provider/payment-provider.js';
+import type { Accounts } from '../use-cases/accounts.js';
+import type { AdminActions } from '../use-cases/admin-actions.js';
+import type { CurrencyDirectory } from '../use-cases/currencies.js';
+import type { Maintenance } from '../use-cases/maintenance.js';
+import type { MoneyRequests } from '../use-cases/money-requests.js';
 import type { PayoutAccounts } from '../use-cases/payout-accounts.js';
+import type { Reconciliation } from '../use-cases/reconciliation.js';
+import type { Reversals } from '../use-cases/reversals.js';
+import type { Statements } from '../use-cases/statements.js';
+import type { Transactions } from '../use-cases/transactions.js';
 
 export interface LedgerHttpDeps {
-  store: LedgerStore;
+  accounts: Accounts;
+  transactions: Transactions;
+  statements: Statements;
+  moneyRequests: MoneyRequests;
+  /** For rendering amounts in their currencies' units. */
   currencies: CurrencyDirectory;
-  outbox: Pick<OutboxRelay, 'wake'>;
-  /** Settles the transfers this process accepts. */
-  transfers: Pick<TransferSettler, 'submit'>;
-  fees: FeeSchedule;
-  /** Largest amount per operation, in major units. */
-  maxAmount: number;
-  maxAccountsPerUser: number;
-  /** The payment provider deposits and payouts are asked of; null: none (confirmations come from outside). */
-  provider: PaymentProvider | null;
-  /** Where each user's withdrawals are paid out through the provider; null without a provider. */
-  payoutAccounts: PayoutAccounts | null;
-  /** Reconciliation with the provider's records; null without a provider. */
-  reconciliation: Pick<ProviderReconciliation, 'run' | 'resolve'> | null;
+  /** Where each user's withdrawals are paid out through the provider. */
+  payoutAccounts: PayoutAccounts;
+  adminActions: AdminActions;
+  reversals: Pick<Reversals, 'overdrawn'>;
+  maintenance: Pick<Maintenance, 'audit'>;
+  reconciliation: Reconciliation;
 }

@@ -1,9 +1,9 @@
 import type { RequestHandler } from 'express';
-import { AppError, notFound } from '@payments/service-kit';
+import type { PayoutAccount } from '../use-cases/payout-accounts.js';
 import { viewerOf } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 
-const render = (linked: { provider: string; account: string; createdAt: Date }, onboardingUrl?: string) => ({
+const render = (linked: PayoutAccount, onboardingUrl?: string) => ({
   provider: linked.provider,
   account: linked.account,
   ...(onboardingUrl && { onboarding_url: onboardingUrl }),
@@ -12,7 +12,6 @@ const render = (linked: { provider: string; account: string; createdAt: Date }, 
 
 /** The connected account at the provider a user's withdrawals are paid out to (use-cases/payout-accounts.ts). */
 export function createPayoutAccountHandlers({
-  store,
   payoutAccounts,
 }: LedgerHttpDeps): Record<'linkPayoutAccount' | 'showPayoutAccount', RequestHandler> {
   /**
@@ -21,18 +20,13 @@ export function createPayoutAccountHandlers({
    */
   const linkPayoutAccount: RequestHandler = async (req, res) => {
     const viewer = viewerOf(req);
-    if (!payoutAccounts) {
-      throw new AppError('BUSINESS_RULE_VIOLATION', 'No payment provider is configured to pay out through');
-    }
     const linked = await payoutAccounts.link(viewer.userId, req.log);
     const onboardingUrl = await payoutAccounts.onboardingLink(linked.account, req.log);
     res.status(linked.created ? 201 : 200).json(render(linked, onboardingUrl));
   };
 
   const showPayoutAccount: RequestHandler = async (req, res) => {
-    const linked = await store.providerPayments.findPayoutAccount(viewerOf(req).userId);
-    if (!linked) throw notFound('Payout account');
-    res.json(render(linked));
+    res.json(render(await payoutAccounts.find(viewerOf(req).userId)));
   };
 
   return { linkPayoutAccount, showPayoutAccount };

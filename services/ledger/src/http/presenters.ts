@@ -5,19 +5,15 @@ import {
   versionAtLeast,
   type ApiVersion,
 } from '@payments/contracts';
-import type {
-  AdminAction,
-  AuditReport,
-  LossTotal,
-  OverdrawnTotal,
-  ProviderPayment,
-  ReconciliationCase,
-  ReconciliationCaseRecord,
-  StatementSlice,
-} from '../data/ledger-store.js';
 import { lossAmountOf, type PlatformLoss } from '../domain/platform-loss.js';
 import { withRunningBalance, type StatementPeriod } from '../domain/statement.js';
 import type { Account, Transaction } from '../domain/transaction.js';
+import type { AdminAction } from '../use-cases/admin-actions.js';
+import type { AuditReport } from '../use-cases/maintenance.js';
+import type { ProviderPayment } from '../use-cases/provider-requests.js';
+import type { ReconciliationCaseRecord, UnconfirmedWithdrawal } from '../use-cases/reconciliation.js';
+import type { LossTotal, OverdrawnTotal } from '../use-cases/reversals.js';
+import type { StatementSlice } from '../use-cases/statements.js';
 
 /** Exponent by currency code, for turning minor units into JSON numbers at the edge. */
 export type Exponents = ReadonlyMap<string, number>;
@@ -174,7 +170,7 @@ export function renderPagination(limit: number, offset: number, total: number) {
 }
 
 export function renderUnconfirmedWithdrawal(
-  found: ReconciliationCase,
+  found: UnconfirmedWithdrawal,
   exponents: Exponents,
   version: ApiVersion,
 ) {
@@ -219,7 +215,7 @@ export const RECONCILIATION_CSV_COLUMNS = [
 
 /** The reconciliation report: what waits for an operator, one RFC 4180 row each, amounts as exact decimals. */
 export function renderReconciliationCsv(
-  withdrawals: readonly ReconciliationCase[],
+  withdrawals: readonly UnconfirmedWithdrawal[],
   cases: readonly ReconciliationCaseRecord[],
   exponents: Exponents,
 ): string {

@@ -1,8 +1,9 @@
 import type { RequestHandler } from 'express';
 import { BalanceQuery, StatementQuery } from '@payments/contracts';
-import { queryValidator, validationError } from '@payments/service-kit';
+import { queryValidator } from '@payments/service-kit';
 import { readBalanceMoment, readStatementPeriod } from '../domain/statement.js';
-import { currencyUnitOf, pathId, readableAccount, viewerOf } from './access.js';
+import { currencyUnitOf } from '../use-cases/currencies.js';
+import { pathId, viewerOf } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { renderBalance, renderPastBalance, renderStatement, renderStatementCsv } from './presenters.js';
 
@@ -10,24 +11,19 @@ const readStatementQuery = queryValidator(StatementQuery);
 const readBalanceQuery = queryValidator(BalanceQuery);
 
 export function createStatementHandlers({
-  store,
+  statements,
   currencies,
 }: LedgerHttpDeps): Record<'showStatement' | 'showBalance', RequestHandler> {
   /** Opening and closing balance of a period and a page of its entries with the running balance, JSON or CSV. */
   const showStatement: RequestHandler = async (req, res) => {
     const query = readStatementQuery(req);
     const period = readStatementPeriod(query.from, query.to, new Date());
-    const account = await readableAccount(store, pathId(req, 'Account'), viewerOf(req));
-    const slice = await store.readStatement(account.id, period, {
-      startingAfter: query.starting_after,
-      limit: query.limit,
+    const { account, slice } = await statements.statement({
+      accountId: pathId(req, 'Account'),
+      viewer: viewerOf(req),
+      period,
+      page: { startingAfter: query.starting_after, limit: query.limit },
     });
-    if (!slice) {
-      throw validationError(
-        [{ field: 'starting_after', message: 'must be the id of an entry of this statement' }],
-        'Invalid query parameters',
-      );
-    }
     const { exponent } = await currencyUnitOf(currencies, account.currency);
     res.set('Cache-Control', 'no-store');
     if (query.format === 'json') return void res.json(renderStatement(account, period, slice, exponent));
@@ -58,10 +54,14 @@ export function createStatementHandlers({
   const showBalance: RequestHandler = async (req, res) => {
     const { at } = readBalanceQuery(req);
     const moment = at === undefined ? null : readBalanceMoment(at, new Date());
-    const account = await readableAccount(store, pathId(req, 'Account'), viewerOf(req));
+    const { account, balanceAt } = await statements.balance({
+      accountId: pathId(req, 'Account'),
+      viewer: viewerOf(req),
+      at: moment,
+    });
     const { exponent } = await currencyUnitOf(currencies, account.currency);
-    if (!moment) return void res.json(renderBalance(account, exponent));
-    res.json(renderPastBalance(account, await store.balanceAt(account.id, moment), moment, exponent));
+    if (!moment || balanceAt === null) return void res.json(renderBalance(account, exponent));
+    res.json(renderPastBalance(account, balanceAt, moment, exponent));
   };
 
   return { showStatement, showBalance };

@@ -1,10 +1,10 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { HistoryQuery } from '@payments/contracts';
-import { accessDenied, apiVersionOf, notFound, queryValidator } from '@payments/service-kit';
-import type { HistoryScope } from '../data/ledger-store.js';
+import { apiVersionOf, queryValidator } from '@payments/service-kit';
 import { readDateRange } from '../domain/history.js';
-import { canRead, type Transaction } from '../domain/transaction.js';
-import { exponentsFor, pathId, readableAccount, viewerOf } from './access.js';
+import type { Transaction } from '../domain/transaction.js';
+import { exponentsFor } from '../use-cases/currencies.js';
+import { pathId, viewerOf } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { renderPagination, renderProviderPayment, renderTransaction } from './presenters.js';
 
@@ -14,38 +14,34 @@ const currenciesOf = (transactions: Transaction[]) =>
   transactions.flatMap((t) => (t.convertedCurrency ? [t.currency, t.convertedCurrency] : [t.currency]));
 
 export function createTransactionHandlers({
-  store,
+  transactions,
   currencies,
 }: LedgerHttpDeps): Record<
   'showTransaction' | 'listTransactions' | 'listAccountTransactions',
   RequestHandler
 > {
   const showTransaction: RequestHandler = async (req, res) => {
-    const viewer = viewerOf(req);
-    const transaction = await store.findTransaction(pathId(req, 'Transaction'));
-    if (!transaction) throw notFound('Transaction');
-    if (!canRead(transaction, viewer)) throw accessDenied('This transaction belongs to another user');
-    const [exponents, payment] = await Promise.all([
-      exponentsFor(currencies, currenciesOf([transaction])),
-      store.providerPayments.find(transaction.id),
-    ]);
+    const { transaction, providerPayment, showSecret } = await transactions.show(
+      pathId(req, 'Transaction'),
+      viewerOf(req),
+    );
+    const exponents = await exponentsFor(currencies, currenciesOf([transaction]));
     const body = renderTransaction(transaction, exponents, apiVersionOf(req));
-    const payable = transaction.userId === viewer.userId && transaction.status === 'pending';
-    const shown = payment && renderProviderPayment(payment, payable);
+    const shown = providerPayment && renderProviderPayment(providerPayment, showSecret);
     res.json(shown ? { ...body, provider_payment: shown } : body);
   };
 
+  /** A page of history: the caller's, or with `accountIdOf` one account's (after the query is read). */
   const sendHistory = async (
-    req: Parameters<RequestHandler>[0],
-    res: Parameters<RequestHandler>[1],
-    scopeOf: (query: ReturnType<typeof readHistoryQuery>) => Promise<HistoryScope>,
+    req: Request,
+    res: Response,
+    accountIdOf: (query: { account_id?: string }) => string | null,
   ) => {
     const query = readHistoryQuery(req);
     const range = readDateRange(query.from, query.to);
-    const scope = await scopeOf(query);
     const { limit, offset } = query;
-    const page = await store.listTransactions(
-      scope,
+    const page = await transactions.history(
+      { accountId: accountIdOf(query), viewer: viewerOf(req) },
       { type: query.type, status: query.status, ...range },
       { limit, offset },
     );
@@ -59,18 +55,10 @@ export function createTransactionHandlers({
 
   /** The caller's transactions, or one of their accounts' with `account_id`. */
   const listTransactions: RequestHandler = (req, res) =>
-    sendHistory(req, res, async (query) => {
-      const viewer = viewerOf(req);
-      if (!query.account_id) return { userId: viewer.userId };
-      const account = await readableAccount(store, query.account_id.toLowerCase(), viewer);
-      return { accountId: account.id };
-    });
+    sendHistory(req, res, (query) => query.account_id?.toLowerCase() ?? null);
 
   const listAccountTransactions: RequestHandler = (req, res) =>
-    sendHistory(req, res, async () => {
-      const account = await readableAccount(store, pathId(req, 'Account'), viewerOf(req));
-      return { accountId: account.id };
-    });
+    sendHistory(req, res, () => pathId(req, 'Account'));
 
   return { showTransaction, listTransactions, listAccountTransactions };
 }

@@ -1,11 +1,17 @@
-import { AppError, type Logger } from '@payments/service-kit';
-import type { LedgerStore } from '../data/ledger-store.js';
+import type { Logger } from '@payments/service-kit';
 import { ProviderRefusal, type PaymentProvider } from '../provider/payment-provider.js';
+import { refusalsOf } from './errors.js';
 
-export interface LinkedPayoutAccount {
+/** What linking and reading payout accounts may refuse with. */
+export type PayoutAccountError = 'BUSINESS_RULE_VIOLATION' | 'SERVICE_UNAVAILABLE' | 'RESOURCE_NOT_FOUND';
+
+export interface PayoutAccount {
   provider: string;
   account: string;
   createdAt: Date;
+}
+
+export interface LinkedPayoutAccount extends PayoutAccount {
   /** Linked by this call, rather than found linked. */
   created: boolean;
 }
@@ -20,36 +26,61 @@ export interface PayoutAccounts {
   link(userId: string, log: Pick<Logger, 'error'>): Promise<LinkedPayoutAccount>;
   /** Where the user completes (or resumes) the provider's onboarding of their account. */
   onboardingLink(account: string, log: Pick<Logger, 'error'>): Promise<string>;
+  /** The account linked for the user. */
+  find(userId: string): Promise<PayoutAccount>;
   /** A withdrawal by a user with none links one first (PAYOUT_ACCOUNT_AUTO_LINK, ADR 0099). */
   readonly linkOnWithdrawal: boolean;
 }
+
+export interface PayoutAccountStore {
+  findPayoutAccount(userId: string): Promise<PayoutAccount | null>;
+  /** Links a user's connected account, unless one is linked already; resolves with the one linked. */
+  linkPayoutAccount(link: {
+    userId: string;
+    provider: string;
+    account: string;
+  }): Promise<LinkedPayoutAccount>;
+}
+
+const refuse = refusalsOf<PayoutAccountError>();
 
 export function createPayoutAccounts({
   store,
   provider,
   linkOnWithdrawal,
 }: {
-  store: LedgerStore;
-  provider: PaymentProvider;
+  store: PayoutAccountStore;
+  /** None: nothing is paid out through a provider, and no account can be linked. */
+  provider: PaymentProvider | null;
   linkOnWithdrawal: boolean;
 }): PayoutAccounts {
+  const configured = () => {
+    if (!provider)
+      throw refuse('BUSINESS_RULE_VIOLATION', 'No payment provider is configured to pay out through');
+    return provider;
+  };
+
   const asking = async <T>(log: Pick<Logger, 'error'>, call: () => Promise<T>): Promise<T> => {
     try {
       return await call();
     } catch (error) {
       if (error instanceof ProviderRefusal) {
-        throw new AppError('BUSINESS_RULE_VIOLATION', `The payment provider refused: ${error.reason}`);
+        throw refuse('BUSINESS_RULE_VIOLATION', `The payment provider refused: ${error.reason}`);
       }
       log.error({ err: error }, 'the payment provider did not make or link a payout account');
-      throw new AppError('SERVICE_UNAVAILABLE', 'The payment provider cannot be reached; try again shortly');
+      throw refuse('SERVICE_UNAVAILABLE', 'The payment provider cannot be reached; try again shortly');
     }
   };
 
-  const linkNow = async (userId: string, log: Pick<Logger, 'error'>): Promise<LinkedPayoutAccount> => {
-    const existing = await store.providerPayments.findPayoutAccount(userId);
+  const linkNow = async (
+    userId: string,
+    asked: PaymentProvider,
+    log: Pick<Logger, 'error'>,
+  ): Promise<LinkedPayoutAccount> => {
+    const existing = await store.findPayoutAccount(userId);
     if (existing) return { ...existing, created: false };
-    const account = await asking(log, () => provider.createPayoutAccount({ userId }));
-    return store.providerPayments.linkPayoutAccount({ userId, provider: provider.name, account });
+    const account = await asking(log, () => asked.createPayoutAccount({ userId }));
+    return store.linkPayoutAccount({ userId, provider: asked.name, account });
   };
 
   // Concurrent requests of one user (two withdrawals at once) join this process's link under way; another
@@ -58,14 +89,20 @@ export function createPayoutAccounts({
   const underWay = new Map<string, Promise<LinkedPayoutAccount>>();
 
   return {
-    linkOnWithdrawal,
+    linkOnWithdrawal: provider !== null && linkOnWithdrawal,
     async link(userId, log) {
+      const asked = configured();
       const joined = underWay.get(userId);
       if (joined) return { ...(await joined), created: false };
-      const linking = linkNow(userId, log).finally(() => underWay.delete(userId));
+      const linking = linkNow(userId, asked, log).finally(() => underWay.delete(userId));
       underWay.set(userId, linking);
       return linking;
     },
-    onboardingLink: (account, log) => asking(log, () => provider.onboardingLink(account)),
+    onboardingLink: (account, log) => asking(log, () => configured().onboardingLink(account)),
+    async find(userId) {
+      const linked = await store.findPayoutAccount(userId);
+      if (!linked) throw refuse('RESOURCE_NOT_FOUND', 'Payout account not found');
+      return linked;
+    },
   };
 }

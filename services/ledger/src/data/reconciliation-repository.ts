@@ -1,24 +1,15 @@
-import type { ReconciliationDecision } from '@payments/contracts';
 import { randomUUID } from 'node:crypto';
+import type { ReconciliationDecision } from '@payments/contracts';
 import type { Knex } from '@payments/service-kit';
-import type { Page, PageRequest } from '../domain/history.js';
-import type { LedgerSide, Mismatch, MismatchKind } from '../domain/reconciliation.js';
-import { recordAdminAction } from './admin-actions.js';
-import { findRemovedDeposits } from './platform-losses.js';
+import type { Mismatch, MismatchKind } from '../domain/reconciliation.js';
+import type { ReconciliationCaseRecord, ReconciliationStore } from '../use-cases/reconciliation.js';
+import { recordAdminAction } from './admin-action-repository.js';
+import { ledgerSides, removedAmong } from './ledger-sides.js';
+import { readPage } from './pages.js';
 import { toTransaction, type TransactionRow } from './records.js';
-
-/** A mismatch found between the provider's records and the books, and what became of it. */
-export interface ReconciliationCaseRecord extends Mismatch {
-  id: string;
-  /** open: waiting for an admin; cleared: the two agree again (a late event); resolved: an admin decided. */
-  status: 'open' | 'cleared' | 'resolved';
-  decision: ReconciliationDecision | null;
-  reason: string | null;
-  resolvedBy: string | null;
-  foundAt: Date;
-  lastSeenAt: Date;
-  resolvedAt: Date | null;
-}
+import { reversalUnitOf } from './reversal-repository.js';
+import { createSystemAccounts, type SystemAccounts } from './system-accounts.js';
+import { retryingConflicts } from './unit-of-work.js';
 
 interface CaseRow {
   id: string;
@@ -54,80 +45,11 @@ const toCase = (row: CaseRow): ReconciliationCaseRecord => ({
   resolvedAt: row.resolved_at,
 });
 
-/** Which of these transactions were removed with their users. */
-export async function removedAmong(knex: Knex, transactionIds: string[]): Promise<Set<string>> {
-  if (transactionIds.length === 0) return new Set();
-  const removed: string[] = await knex('removed_transactions')
-    .whereRaw('transaction_id = ANY(?::uuid[])', [transactionIds])
-    .pluck('transaction_id');
-  return new Set(removed);
-}
-
-/**
- * The transactions the provider's records name, with their reversals and any undo still to be made; a deposit
- * removed with its user as it was kept, the platform losses booked on it counted as its reversals.
- */
-export async function ledgerSides(knex: Knex, transactionIds: string[]): Promise<Map<string, LedgerSide>> {
-  const sides = new Map<string, LedgerSide>();
-  if (transactionIds.length === 0) return sides;
-  // One after the other: `knex` may be a database transaction, one connection.
-  const transactions = await knex('transactions')
-    .whereRaw('id = ANY(?::uuid[])', [transactionIds])
-    .select<TransactionRow[]>('*');
-  const reversals = await knex('transactions')
-    .whereRaw('original_transaction_id = ANY(?::uuid[])', [transactionIds])
-    .select<TransactionRow[]>('*');
-  const requests: {
-    transaction_id: string;
-    kind: 'payment' | 'payout';
-    state: string;
-    reference: string | null;
-    transfer: string | null;
-    cancel_requested: boolean;
-  }[] = await knex('provider_payments')
-    .whereRaw('transaction_id = ANY(?::uuid[])', [transactionIds])
-    .select('transaction_id', 'kind', 'state', 'reference', 'transfer', 'cancel_requested');
-  const asked = new Map(requests.map((request) => [request.transaction_id, request]));
-  for (const row of transactions) {
-    const request = asked.get(row.id);
-    sides.set(row.id, {
-      transaction: toTransaction(row),
-      reversals: [],
-      undoPending:
-        request !== undefined &&
-        request.cancel_requested &&
-        (request.state === 'requested' || request.state === 'created'),
-      // A payout's money moved by its transfer: that is the object reconciliation reads.
-      asked: request
-        ? {
-            state: request.state,
-            reference: request.kind === 'payout' ? request.transfer : request.reference,
-          }
-        : null,
-    });
-  }
-  for (const row of reversals) {
-    const reversal = toTransaction(row);
-    sides.get(reversal.originalTransactionId as string)?.reversals.push(reversal);
-  }
-  const gone = transactionIds.filter((id) => !sides.has(id));
-  for (const [id, { deposit, reversals: kept, providerReference }] of await findRemovedDeposits(knex, gone)) {
-    sides.set(id, {
-      transaction: deposit,
-      reversals: kept,
-      undoPending: false,
-      asked: providerReference ? { state: 'created', reference: providerReference } : null,
-      removed: true,
-    });
-  }
-  return sides;
-}
-
 /**
  * Claims the job for `leaseMs` (one run at a time across the ledger's processes); null while another run holds it.
  * Answers the cursor the last run left (null before the first).
  */
-export async function claimRun(knex: Knex, leaseMs: number): Promise<{ cursor: Date | null } | null> {
+async function claimRun(knex: Knex, leaseMs: number): Promise<{ cursor: Date | null } | null> {
   const { rows }: { rows: { cursor: Date | null }[] } = await knex.raw(
     `UPDATE reconciliation_state SET running_until = now() + ? * interval '1 millisecond'
      WHERE running_until IS NULL OR running_until < now()
@@ -138,7 +60,7 @@ export async function claimRun(knex: Knex, leaseMs: number): Promise<{ cursor: D
 }
 
 /** Ends a run: the next one starts from `cursor`; `summary` is what this one found. */
-export async function finishRun(knex: Knex, cursor: Date | null, summary: object): Promise<void> {
+async function finishRun(knex: Knex, cursor: Date | null, summary: object): Promise<void> {
   await knex('reconciliation_state').update({
     cursor: cursor ?? knex.raw('cursor'),
     running_until: null,
@@ -180,42 +102,8 @@ export async function recordMismatches(knex: Knex, found: Mismatch[]): Promise<n
   return rows.filter((row) => row.opened).length;
 }
 
-/**
- * Records a provider object that moved no money here because the ledger never asked for it: a case, unless its
- * reference has an open one already (reconciliation's, say, which sees its whole picture), or any case at all when
- * `unlessKnown` (a refund or dispute of an object already looked at: giving an extra capture back refunds it), or
- * this very one was seen before. True when a case opened.
- */
-export async function recordUnmatchedObject(
-  knex: Knex,
-  mismatch: Mismatch,
-  unlessKnown = false,
-): Promise<boolean> {
-  const { rowCount } = await knex.raw(
-    `INSERT INTO reconciliation_cases
-       (id, kind, provider_reference, transaction_id, currency, provider_amount, ledger_amount)
-     SELECT ?, ?, ?, ?, ?, ?, ?
-     WHERE NOT EXISTS (
-       SELECT 1 FROM reconciliation_cases WHERE provider_reference = ? AND (status = 'open' OR ?)
-     )
-     ON CONFLICT (kind, provider_reference, provider_amount, ledger_amount) DO NOTHING`,
-    [
-      randomUUID(),
-      mismatch.kind,
-      mismatch.reference,
-      mismatch.transactionId,
-      mismatch.currency,
-      mismatch.providerAmount.toString(),
-      mismatch.ledgerAmount.toString(),
-      mismatch.reference,
-      unlessKnown,
-    ],
-  );
-  return rowCount === 1;
-}
-
 /** Clears the open cases of these references: the provider and the books agree about them now. */
-export async function clearAgreed(knex: Knex, references: string[]): Promise<number> {
+async function clearAgreed(knex: Knex, references: string[]): Promise<number> {
   if (references.length === 0) return 0;
   return knex('reconciliation_cases')
     .whereRaw('provider_reference = ANY(?::text[])', [references])
@@ -223,7 +111,7 @@ export async function clearAgreed(knex: Knex, references: string[]): Promise<num
     .update({ status: 'cleared', last_seen_at: knex.fn.now() });
 }
 
-export async function openCaseCounts(knex: Knex): Promise<Map<MismatchKind, number>> {
+async function openCaseCounts(knex: Knex): Promise<Map<MismatchKind, number>> {
   const rows: { kind: MismatchKind; count: string }[] = await knex('reconciliation_cases')
     .where({ status: 'open' })
     .groupBy('kind')
@@ -231,26 +119,7 @@ export async function openCaseCounts(knex: Knex): Promise<Map<MismatchKind, numb
   return new Map(rows.map((row) => [row.kind, Number(row.count)]));
 }
 
-/** Cases in the order found; `status` narrows them (open ones by default in the API). */
-export async function listCases(
-  knex: Knex,
-  status: ReconciliationCaseRecord['status'] | null,
-  page: PageRequest,
-): Promise<Page<ReconciliationCaseRecord>> {
-  const scope = () =>
-    status ? knex('reconciliation_cases').where({ status }) : knex('reconciliation_cases');
-  const [rows, [count]] = await Promise.all([
-    scope()
-      .select<CaseRow[]>('*')
-      .orderBy([{ column: 'found_at' }, { column: 'id' }])
-      .limit(page.limit)
-      .offset(page.offset),
-    scope().count<{ count: string }[]>('*'),
-  ]);
-  return { data: rows.map(toCase), total: Number(count?.count ?? 0) };
-}
-
-export async function findCase(
+async function findCase(
   knex: Knex,
   id: string,
   options: { lock?: boolean } = {},
@@ -261,7 +130,7 @@ export async function findCase(
 }
 
 /** Records an admin's decision on an open case, with its entry in the trail of admin actions. */
-export async function recordDecision(
+async function recordDecision(
   knex: Knex,
   decided: { caseId: string; decision: ReconciliationDecision; reason: string; actor: string },
   detail: Record<string, unknown>,
@@ -293,7 +162,7 @@ export async function recordDecision(
  * due with what the provider's records name, whatever state it had reached. Its undo's keys count afresh: a whole
  * reversal cannot happen twice at the provider, whatever the key.
  */
-export async function requestTransferReversal(
+async function requestTransferReversal(
   knex: Knex,
   transactionId: string,
   found: { payout: string | null; transfer: string },
@@ -309,4 +178,56 @@ export async function requestTransferReversal(
       next_attempt_at: knex.fn.now(),
       updated_at: knex.fn.now(),
     });
+}
+
+export function createReconciliationRepository(
+  knex: Knex,
+  systemAccounts: SystemAccounts = createSystemAccounts(),
+): ReconciliationStore {
+  // Withdrawals the provider may have received that outlived their hold expiry.
+  const flagged = () =>
+    knex('transactions').where('status', 'pending').whereNotNull('reconciliation_required_at');
+
+  return {
+    /** Longest waiting first. */
+    listAwaitingReconciliation: (page) =>
+      readPage(flagged, page, {
+        columns: '*',
+        order: [{ column: 'reconciliation_required_at' }, { column: 'id' }],
+        toItem: (row: TransactionRow & { reconciliation_required_at: Date }) => ({
+          transaction: toTransaction(row),
+          flaggedAt: row.reconciliation_required_at,
+        }),
+      }),
+    async countAwaitingReconciliation() {
+      const [count] = await flagged().count<{ count: string }[]>('*');
+      return Number(count?.count ?? 0);
+    },
+    ledgerSides: (ids) => ledgerSides(knex, ids),
+    removedAmong: (ids) => removedAmong(knex, ids),
+    claimRun: (leaseMs) => claimRun(knex, leaseMs),
+    finishRun: (cursor, summary) => finishRun(knex, cursor, summary),
+    recordMismatches: (mismatches) => recordMismatches(knex, mismatches),
+    clearAgreed: (references) => clearAgreed(knex, references),
+    openCaseCounts: () => openCaseCounts(knex),
+    /** In the order found; `status` narrows them (open ones by default in the API). */
+    listCases: (status, page) =>
+      readPage(
+        () => (status ? knex('reconciliation_cases').where({ status }) : knex('reconciliation_cases')),
+        page,
+        { columns: '*', order: [{ column: 'found_at' }, { column: 'id' }], toItem: toCase },
+      ),
+    findCase: (id) => findCase(knex, id),
+    withCase: (caseId, work) =>
+      retryingConflicts(() =>
+        knex.transaction(async (trx) =>
+          work(reversalUnitOf(trx, systemAccounts), {
+            case: await findCase(trx, caseId, { lock: true }),
+            sides: (ids) => ledgerSides(trx, ids),
+            decide: (decided, detail) => recordDecision(trx, decided, detail),
+            reverseTransfer: (transactionId, found) => requestTransferReversal(trx, transactionId, found),
+          }),
+        ),
+      ),
+  };
 }

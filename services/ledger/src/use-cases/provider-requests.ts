@@ -1,11 +1,80 @@
 import { randomUUID } from 'node:crypto';
+import type { MinorUnits } from '@payments/contracts';
 import { startPoller, type Logger, type Metrics, type OutboxRelay } from '@payments/service-kit';
-import type { LedgerStore, ProviderClaim, ProviderWork } from '../data/ledger-store.js';
+import type { Mismatch } from '../domain/reconciliation.js';
+import type { TransactionStatus } from '../domain/transaction.js';
 import { ProviderRefusal, type PaymentProvider } from '../provider/payment-provider.js';
-import { refusedByProvider, settle } from './settlement-flows.js';
+import { refusedByProvider, settle, type SettlementUnit } from './settlement-requests.js';
+import type { UnitOfWork } from './unit-of-work.js';
+
+/** What the ledger asked the provider for one transaction, and where that stands. */
+export interface ProviderPayment {
+  transactionId: string;
+  kind: 'payment' | 'payout';
+  provider: string;
+  /** expired: its idempotency keys outlived the provider's memory of them; made no more (an operator's case). */
+  state: 'requested' | 'created' | 'refused' | 'skipped' | 'closed' | 'expired';
+  reference: string | null;
+  clientSecret: string | null;
+  /** Payouts: the connected account paid out to, and the transfer that funded it. */
+  destination: string | null;
+  transfer: string | null;
+  /** The transaction ended otherwise than paid: its payment is canceled, or its payout's transfer reversed. */
+  cancelRequested: boolean;
+  /** Claims so far; each claim counts one, so it is also the claim's fencing token. */
+  attempts: number;
+  lastError: string | null;
+}
+
+/** One claim on a request: only its holder, with the request's attempts as they were claimed, may record. */
+export type ProviderClaim = Pick<ProviderPayment, 'transactionId' | 'attempts' | 'state'>;
+
+/** Work claimed for a while (the lease): the request and the transaction as it stood when claimed. */
+export interface ProviderWork extends ProviderPayment {
+  transactionStatus: TransactionStatus;
+  amount: MinorUnits;
+  currency: string;
+  /**
+   * How long ago this phase's idempotency keys were first used: the creation's since it was first claimed, an
+   * undo's (cancellation, reversal) since the undo was.
+   */
+  keysAgeMs: number;
+}
+
+/** What is asked of the provider, from consuming a transaction's request until it is done (provider_payments). */
+export interface ProviderRequestStore extends UnitOfWork<SettlementUnit> {
+  /**
+   * Records that a pending transaction is to be asked of the provider; false when it was already, or is not pending.
+   * A payout goes to the connected account its user linked, as it is when recorded (null: none, refused later).
+   */
+  record(request: {
+    transactionId: string;
+    kind: ProviderPayment['kind'];
+    provider: string;
+  }): Promise<boolean>;
+  /** Claims up to `limit` due requests, each for `leaseMs`; concurrent claimants skip each other's rows. */
+  claim(limit: number, leaseMs: number): Promise<ProviderWork[]>;
+  /** Extends a claim's lease; false once it was lost (claimed again, or ended). */
+  renew(claim: ProviderClaim, leaseMs: number): Promise<boolean>;
+  /** What a claim's holder found out; recorded only while the claim still holds. */
+  created(
+    claim: ProviderClaim,
+    created: { reference: string; clientSecret?: string | null; transfer?: string },
+  ): Promise<{ recorded: boolean; cancel: boolean }>;
+  done(
+    claim: ProviderClaim,
+    state: 'refused' | 'skipped' | 'closed' | 'expired',
+    error?: string | null,
+  ): Promise<boolean>;
+  retry(claim: ProviderClaim, delayMs: number, error: string): Promise<void>;
+  /** Requests still waiting for the provider, and the age of the oldest in seconds. */
+  backlog(): Promise<{ waiting: number; oldestSeconds: number }>;
+  /** Opens reconciliation cases (a request whose keys expired); answers how many are new. */
+  recordMismatches(mismatches: Mismatch[]): Promise<number>;
+}
 
 export interface ProviderRequestsOptions {
-  store: LedgerStore;
+  store: ProviderRequestStore;
   provider: PaymentProvider;
   outbox: Pick<OutboxRelay, 'wake'>;
   logger: Logger;
@@ -17,8 +86,8 @@ export interface ProviderRequestsOptions {
 }
 
 export interface ProviderRequests {
-  /** Work was recorded: look for it now. */
-  wake(): void;
+  /** Records that a consumed request's transaction is to be asked of the provider, once, and looks for it now. */
+  record(transactionId: string, kind: ProviderPayment['kind']): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -72,9 +141,9 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
     ['call', 'outcome'],
   );
   // Both gauges are read in the same scrape: one query answers both.
-  let reading: ReturnType<typeof store.providerPayments.backlog> | null = null;
+  let reading: ReturnType<typeof store.backlog> | null = null;
   const backlog = () =>
-    (reading ??= store.providerPayments.backlog().finally(() => {
+    (reading ??= store.backlog().finally(() => {
       reading = null;
     }));
   options.metrics.gauge(
@@ -104,7 +173,7 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
     let renewal = Promise.resolve();
     const renew = () => {
       const renewed = renewal.then(async () => {
-        if (!lost && !(await store.providerPayments.renew(work, leaseMs))) lost = true;
+        if (!lost && !(await store.renew(work, leaseMs))) lost = true;
       });
       renewal = renewed.catch(() => undefined);
       return renewed;
@@ -138,7 +207,7 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
       return;
     }
     if (error instanceof ProviderRefusal) {
-      if (!(await store.providerPayments.renew(work, leaseMs))) return failedFor(work, call, claimLost(work));
+      if (!(await store.renew(work, leaseMs))) return failedFor(work, call, claimLost(work));
       calls.inc({ call, outcome: 'refused' });
       logger.warn(
         { transaction_id: work.transactionId, code: error.code, reason: error.reason },
@@ -148,7 +217,7 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
       await store.inTransaction((unit) =>
         settle(unit, [refusedByProvider(work.transactionId, error.reason, context)]),
       );
-      await store.providerPayments.done(work, 'refused', error.reason);
+      await store.done(work, 'refused', error.reason);
       outbox.wake();
       return;
     }
@@ -159,7 +228,7 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
       { transaction_id: work.transactionId, attempts: work.attempts, retry_in_ms: delayMs, err: message },
       'a call to the payment provider failed; it will be tried again',
     );
-    await store.providerPayments.retry(work, delayMs, message);
+    await store.retry(work, delayMs, message);
     poller.wakeAt(Date.now() + delayMs);
   };
 
@@ -181,7 +250,7 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
   const expire = async (work: ProviderWork, call: string) => {
     // The case is about what the provider made, if that is known (a payout's transfer), else about the transaction.
     const reference = (work.kind === 'payout' ? work.transfer : null) ?? work.reference ?? work.transactionId;
-    await store.reconciliation.recordMismatches([
+    await store.recordMismatches([
       {
         kind: 'request_expired',
         reference,
@@ -191,7 +260,7 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
         ledgerAmount: work.amount,
       },
     ]);
-    if (!(await store.providerPayments.done(work, 'expired', work.lastError))) return;
+    if (!(await store.done(work, 'expired', work.lastError))) return;
     calls.inc({ call, outcome: 'expired' });
     logger.error(
       {
@@ -209,7 +278,7 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
     const call = work.kind === 'payment' ? 'create_payment' : 'create_payout';
     if (work.transactionStatus !== 'pending' && work.attempts === 1) {
       // It ended before anything was asked: nothing to create (nor to undo).
-      await store.providerPayments.done(work, 'skipped');
+      await store.done(work, 'skipped');
       return;
     }
     if (work.keysAgeMs >= keysUsableForMs) {
@@ -226,7 +295,7 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
       await failedFor(work, call, error);
       return;
     }
-    const { recorded, cancel } = await store.providerPayments.created(work, created);
+    const { recorded, cancel } = await store.created(work, created);
     if (!recorded) {
       await failedFor(work, call, claimLost(work));
       return;
@@ -263,11 +332,11 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
         `the provider refused to ${call}`,
       );
       calls.inc({ call, outcome: 'refused' });
-      await store.providerPayments.done(work, 'closed', error.reason);
+      await store.done(work, 'closed', error.reason);
       return;
     }
     calls.inc({ call, outcome: 'done' });
-    await store.providerPayments.done(work, 'closed');
+    await store.done(work, 'closed');
   };
 
   const perform = (work: ProviderWork) => (work.state === 'requested' ? create(work) : undo(work));
@@ -276,7 +345,7 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
     intervalMs: options.intervalMs ?? 1_000,
     idleMaxMs: 5_000,
     task: async () => {
-      const due = await store.providerPayments.claim(BATCH, leaseMs);
+      const due = await store.claim(BATCH, leaseMs);
       await Promise.all(
         due.map((work) =>
           perform(work).catch((error: unknown) =>
@@ -293,5 +362,11 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
   });
   poller.wake();
 
-  return { wake: () => poller.wake(), stop: () => poller.stop() };
+  return {
+    async record(transactionId, kind) {
+      // Recording twice records once.
+      if (await store.record({ transactionId, kind, provider: provider.name })) poller.wake();
+    },
+    stop: () => poller.stop(),
+  };
 }

@@ -1,22 +1,7 @@
 import { toMinorUnits } from '@payments/contracts';
 import type { Knex } from '@payments/service-kit';
 import { sumsFromLatest, type StatementEntry, type StatementPeriod } from '../domain/statement.js';
-
-export interface StatementPageRequest {
-  /** The id of the last entry of the previous page. */
-  startingAfter?: string;
-  limit: number;
-}
-
-/** Balances in minor units at the period's edges, and one page of its entries, oldest first. */
-export interface StatementSlice {
-  opening: bigint;
-  closing: bigint;
-  /** The balance before the page's first entry. */
-  pageStart: bigint;
-  entries: StatementEntry[];
-  hasMore: boolean;
-}
+import type { StatementPageRequest, StatementSlice, StatementStore } from '../use-cases/statements.js';
 
 interface EntryRow {
   id: string;
@@ -34,7 +19,7 @@ const sumOf = (value: string | null) => toMinorUnits(value ?? '0');
  * closing even while money moves. Entries are ordered by (created_at, id); every query here is a range of the
  * entries_account_created index. Resolves null when `startingAfter` is not an entry of this statement.
  */
-export async function readStatement(
+async function readStatement(
   knex: Knex,
   accountId: string,
   period: StatementPeriod,
@@ -134,12 +119,7 @@ async function edgeBalances(
 }
 
 /** The balance at `at`: the balance at the edge of the empty period [at, at), from one snapshot. */
-export async function balanceAt(
-  knex: Knex,
-  accountId: string,
-  at: Date,
-  now: Date = new Date(),
-): Promise<bigint> {
+async function balanceAt(knex: Knex, accountId: string, at: Date, now: Date = new Date()): Promise<bigint> {
   return knex.transaction(
     async (trx) => (await edgeBalances(trx, accountId, { from: at, to: at }, now)).opening,
     { isolationLevel: 'repeatable read', readOnly: true },
@@ -154,5 +134,12 @@ function toStatementEntry(row: EntryRow): StatementEntry {
     counterpartyAccountId: row.counterparty_account_id,
     amount: toMinorUnits(row.amount),
     createdAt: row.created_at,
+  };
+}
+
+export function createStatementRepository(knex: Knex): StatementStore {
+  return {
+    readStatement: (accountId, period, page) => readStatement(knex, accountId, period, page),
+    balanceAt: (accountId, at) => balanceAt(knex, accountId, at),
   };
 }

@@ -1,33 +1,8 @@
-import type { AnyEvent, MinorUnits } from '@payments/contracts';
 import { createBatcher, type Knex } from '@payments/service-kit';
 import type { NewTransaction, Transaction } from '../domain/transaction.js';
-import { fromSnapshot, transactionSnapshot } from './records.js';
-
-/** A money request to accept: the transaction, what it holds, its requested event and its idempotency key. */
-export interface AcceptanceRequest {
-  draft: NewTransaction;
-  hold: MinorUnits;
-  /** The destination account's currency as the request saw it (transfers); it must still hold it. */
-  counterpartyCurrency: string | null;
-  /** The event announcing the request, recorded in the outbox with it; null records none. */
-  event: AnyEvent | null;
-  /** A withdrawal paid out through a provider: refused, once its funds are there, while its user has none linked. */
-  payoutAccountRequired: boolean;
-  idempotency: { key: string; fingerprint: string } | null;
-}
-
-/** Nothing is written for any outcome but `accepted`. */
-export type AcceptanceOutcome =
-  | { kind: 'accepted'; transaction: Transaction }
-  | { kind: 'replay'; fingerprint: string; transaction: Transaction }
-  | {
-      kind:
-        | 'account_not_found'
-        | 'forbidden'
-        | 'insufficient_funds'
-        | 'destination_not_found'
-        | 'payout_account_missing';
-    };
+import type { AcceptanceOutcome, AcceptanceRequest, MoneyRequestStore } from '../use-cases/money-requests.js';
+import { fromSnapshot, transactionSnapshot, USER_ACCOUNT } from './records.js';
+import { retryingConflicts } from './unit-of-work.js';
 
 interface OutcomeRow {
   o_index: number;
@@ -118,8 +93,6 @@ async function acceptTogether(knex: Knex, requests: AcceptanceRequest[]): Promis
   return requests.map((request, index) => outcomeOf(request, byIndex.get(index)));
 }
 
-export type Acceptor = (request: AcceptanceRequest) => Promise<AcceptanceOutcome>;
-
 /**
  * Money requests that arrive together are accepted together (group commit, the kit's batcher): one statement and
  * one commit for up to BATCH_SIZE of them. A request reusing the idempotency key of one still under way waits for
@@ -127,9 +100,9 @@ export type Acceptor = (request: AcceptanceRequest) => Promise<AcceptanceOutcome
  * fails (it rolled back entirely) is retried request by request (the batcher), so a request that cannot be
  * accepted fails alone.
  */
-export function createAcceptor(knex: Knex, retrying: <T>(attempt: () => Promise<T>) => Promise<T>): Acceptor {
+function createAcceptor(knex: Knex): MoneyRequestStore['accept'] {
   const batcher = createBatcher<AcceptanceRequest, AcceptanceOutcome>(
-    (requests) => retrying(() => acceptTogether(knex, requests)),
+    (requests) => retryingConflicts(() => acceptTogether(knex, requests)),
     { maxSize: BATCH_SIZE },
   );
   const keysUnderWay = new Map<string, Promise<unknown>>();
@@ -147,5 +120,18 @@ export function createAcceptor(knex: Knex, retrying: <T>(attempt: () => Promise<
     } finally {
       if (keysUnderWay.get(key) === accepting) keysUnderWay.delete(key);
     }
+  };
+}
+
+export function createMoneyRequestRepository(knex: Knex): MoneyRequestStore {
+  return {
+    async findAccountFacts(accountIds) {
+      const { rows }: { rows: { id: string; user_id: string; currency: string }[] } = await knex.raw(
+        `SELECT id, user_id, currency FROM accounts WHERE id = ANY(?::uuid[]) AND ${USER_ACCOUNT}`,
+        [accountIds],
+      );
+      return rows.map((row) => ({ id: row.id, userId: row.user_id, currency: row.currency }));
+    },
+    accept: createAcceptor(knex),
   };
 }

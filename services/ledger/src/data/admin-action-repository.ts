@@ -1,27 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Knex } from '@payments/service-kit';
+import { processOnce, type Knex } from '@payments/service-kit';
 import type { Page, PageRequest } from '../domain/history.js';
-
-/** An admin's action, as the append-only trail keeps it: who, what, on what, whose, why. */
-export interface AdminAction {
-  id: string;
-  actor: string;
-  action: string;
-  subject: string;
-  /** The user the resource belongs to; null for the platform's own (a dead-letter queue, a provider's record). */
-  owner: string | null;
-  reason: string | null;
-  detail: Record<string, unknown>;
-  createdAt: Date;
-}
-
-export type NewAdminAction = Omit<AdminAction, 'id' | 'createdAt'> & { id?: string; createdAt?: Date };
-
-/** Narrows the trail to one admin's actions, or to the actions on one user's resources. */
-export interface AdminActionFilter {
-  actor?: string;
-  owner?: string;
-}
+import type {
+  AdminAction,
+  AdminActionFilter,
+  AdminActionStore,
+  NewAdminAction,
+} from '../use-cases/admin-actions.js';
+import { readPage } from './pages.js';
+import { INBOX_CONSUMER } from './unit-of-work.js';
 
 interface AdminActionRow {
   id: string;
@@ -55,7 +42,7 @@ export async function recordAdminAction(knex: Knex, action: NewAdminAction): Pro
 }
 
 /** The trail of admin actions, oldest first. */
-export async function listAdminActions(
+function listAdminActions(
   knex: Knex,
   filter: AdminActionFilter,
   page: PageRequest,
@@ -66,16 +53,10 @@ export async function listAdminActions(
     if (filter.owner !== undefined) query.where({ owner: filter.owner });
     return query;
   };
-  const [rows, [count]] = await Promise.all([
-    scope()
-      .select<AdminActionRow[]>('*')
-      .orderBy([{ column: 'created_at' }, { column: 'id' }])
-      .limit(page.limit)
-      .offset(page.offset),
-    scope().count<{ count: string }[]>('*'),
-  ]);
-  return {
-    data: rows.map((row) => ({
+  return readPage(scope, page, {
+    columns: '*',
+    order: [{ column: 'created_at' }, { column: 'id' }],
+    toItem: (row: AdminActionRow) => ({
       id: row.id,
       actor: row.actor,
       action: row.action,
@@ -84,7 +65,16 @@ export async function listAdminActions(
       reason: row.reason,
       detail: row.detail,
       createdAt: row.created_at,
-    })),
-    total: Number(count?.count ?? 0),
+    }),
+  });
+}
+
+export function createAdminActionRepository(knex: Knex): AdminActionStore {
+  return {
+    record: (action) => recordAdminAction(knex, action),
+    async recordOnce(eventId, action) {
+      await processOnce(knex, INBOX_CONSUMER, eventId, (trx) => recordAdminAction(trx, action));
+    },
+    list: (filter, page) => listAdminActions(knex, filter, page),
   };
 }
