@@ -79,11 +79,12 @@ function accountUnitOf(trx: Knex.Transaction): AccountUnit {
 
     async removeUser(userId) {
       // A completed transfer with another user is part of their history too: it stays, without this user.
-      const shared = (query: Knex.QueryBuilder) =>
+      const shared = (query: Knex.QueryBuilder) => {
         query
           .where({ type: 'transfer', status: 'completed' })
           .whereNotNull('counterparty_user_id')
           .whereNot('counterparty_user_id', userId);
+      };
       // What the provider made for them stays in its records: reconciliation knows these left with their user, and
       // a refund or dispute of a deposit coming later is the platform's loss, decided from what is kept of it.
       await keepRemovedDeposits(trx, userId);

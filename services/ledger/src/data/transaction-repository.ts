@@ -36,7 +36,9 @@ async function listTransactions(
     filtered(
       knex('transactions')
         .where({ [receivedColumn]: owner.id, type: 'transfer', status: 'completed' })
-        .where((q) => q.whereNot(ownColumn, owner.id).orWhereNull(ownColumn)),
+        .where((q) => {
+          q.whereNot(ownColumn, owner.id).orWhereNull(ownColumn);
+        }),
     );
   const newestFirst = [
     { column: 'created_at', order: 'desc' as const },

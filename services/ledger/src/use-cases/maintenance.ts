@@ -125,7 +125,9 @@ function repeat<T>(intervalMs: number, task: () => Promise<T>, onError: (error: 
     });
     return running;
   };
-  const timer = setInterval(() => run().catch(onError), intervalMs);
+  const timer = setInterval(() => {
+    run().catch(onError);
+  }, intervalMs);
   timer.unref();
   return {
     run,
