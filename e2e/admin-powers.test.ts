@@ -3,9 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { createPaymentsClient } from '@payments/client';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { runPayments } from '../cli/test/run-cli.js';
-import { rawApi, signUp, type RawApi, type TestUser } from './support/api.js';
+import { eventually, startSystem, type TestSystem, runPayments } from '@payments/testkit';
+import { rawApi, signUp, type RawApi, type TestUser } from '@payments/test-support';
 
 const ADMIN = { username: 'powers_admin', email: 'powers-admin@example.com', password: 'admin-pass-123' };
 

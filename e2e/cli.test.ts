@@ -3,8 +3,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { closedPort, startSystem, type TestSystem } from '@payments/testkit';
-import { runPayments, runPaymentsOnTerminal } from '../cli/test/run-cli.js';
+import {
+  closedPort,
+  startSystem,
+  type TestSystem,
+  runPayments,
+  runPaymentsOnTerminal,
+} from '@payments/testkit';
 import { createPaymentsClient } from '@payments/client';
 
 describe('the payments CLI against the running system', function () {

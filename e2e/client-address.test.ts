@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { expect } from 'chai';
 import { startSystem, type TestSystem } from '@payments/testkit';
-import { rawApi, type ApiResponse, type RawApi } from './support/api.js';
+import { rawApi, type ApiResponse, type RawApi } from '@payments/test-support';
 
 const REGISTRATION_LIMIT = 5;
 /** Identity's login limits here: failures per account from one address, per account, per address. */

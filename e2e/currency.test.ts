@@ -4,11 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { expect } from 'chai';
 import { data as isoCurrencies } from 'currency-codes';
-import type { CurrencyStatisticsView, CurrencyView } from '@payments/contracts';
-import { formatMinor } from '@payments/contracts';
+import { type CurrencyStatisticsView, type CurrencyView, formatMinor } from '@payments/contracts';
 import type { Static } from '@sinclair/typebox';
 import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { depositConfirmed, rawApi, signUp, type ApiResponse, type RawApi } from './support/api.js';
+import { depositConfirmed, rawApi, signUp, type ApiResponse, type RawApi } from '@payments/test-support';
 
 type CurrencyRecord = Static<typeof CurrencyView>;
 type Statistics = Static<typeof CurrencyStatisticsView>;

@@ -1,10 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { eventually, findInfrastructure, startSystem, type TestSystem } from '@payments/testkit';
+import {
+  eventually,
+  findInfrastructure,
+  startSystem,
+  type TestSystem,
+  tapEvents,
+  type EventTap,
+} from '@payments/testkit';
 import { createPaymentsClient } from '@payments/client';
 import { createEvent } from '@payments/contracts';
-import { rawApi, signUp, type RawApi, type TestUser } from './support/api.js';
-import { tapEvents, type EventTap } from './support/event-tap.js';
+import { rawApi, signUp, type RawApi, type TestUser } from '@payments/test-support';
 
 const ADMIN = { username: 'dlq_admin', email: 'dlq-admin@example.com', password: 'admin-pass-123' };
 

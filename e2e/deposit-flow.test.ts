@@ -8,7 +8,7 @@ import {
   type TestSystem,
 } from '@payments/testkit';
 import { startProcessSystem, type ProcessSystem } from '@payments/infra';
-import { rawApi, signUp, type RawApi, type TestUser } from './support/api.js';
+import { rawApi, signUp, type RawApi, type TestUser } from '@payments/test-support';
 
 describe('deposit flow end to end, every service in its own process', function () {
   this.timeout(120_000);

@@ -11,7 +11,7 @@ import {
   type TcpProxy,
   type TestSystem,
 } from '@payments/testkit';
-import { rawApi, signUp, type ApiResponse, type RawApi, type TestUser } from './support/api.js';
+import { rawApi, signUp, type ApiResponse, type RawApi, type TestUser } from '@payments/test-support';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 
 const LOGIN_MAX_FAILURES = 3;

@@ -3,11 +3,16 @@ import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { expect } from 'chai';
 import { serviceDirectory, type ServiceName } from '@payments/infra';
-import { closedPort, eventually, freePort, startSystem, type TestSystem } from '@payments/testkit';
+import {
+  closedPort,
+  eventually,
+  freePort,
+  startSystem,
+  type TestSystem,
+  expectBooksBalance,
+} from '@payments/testkit';
 import type { PaymentsClient } from '@payments/client';
-import { rawApi, signUp, type RawApi } from './support/api.js';
-import { expectBooksBalance } from './support/ledger-audit.js';
-import { signedProviderEvent } from './support/provider-events.js';
+import { rawApi, signUp, type RawApi, signedProviderEvent } from '@payments/test-support';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const MAX_BODY_BYTES = 4096;

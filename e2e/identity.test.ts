@@ -1,5 +1,11 @@
-import { createHmac, createPublicKey, randomBytes, randomUUID } from 'node:crypto';
-import type { JsonWebKey, KeyObject } from 'node:crypto';
+import {
+  createHmac,
+  createPublicKey,
+  randomBytes,
+  randomUUID,
+  type JsonWebKey,
+  type KeyObject,
+} from 'node:crypto';
 import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
 import { generateTokenKeyPair } from '@payments/service-kit';
@@ -13,7 +19,7 @@ import {
   type ApiResponse,
   type RawApi,
   type TestUser,
-} from './support/api.js';
+} from '@payments/test-support';
 
 const ISSUER = 'payments-identity';
 const AUDIENCE = 'payments-api';

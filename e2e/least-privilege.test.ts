@@ -9,12 +9,23 @@ import { privileges as ledgerPrivileges } from '@payments/ledger';
 import type { RuntimePrivileges } from '@payments/service-kit';
 import { privileges as deliveryPrivileges } from '@payments/webhook-delivery';
 import { privileges as ingestPrivileges } from '@payments/webhook-ingest';
-import { eventually, findInfrastructure, startSystem, type TestSystem } from '@payments/testkit';
+import {
+  eventually,
+  findInfrastructure,
+  startSystem,
+  type TestSystem,
+  expectBooksBalance,
+} from '@payments/testkit';
 import type { PaymentsClient } from '@payments/client';
-import { rawApi, signUp, type RawApi } from './support/api.js';
+import {
+  rawApi,
+  signUp,
+  type RawApi,
+  nowSeconds,
+  providerSignature,
+  signedProviderEvent,
+} from '@payments/test-support';
 import { sleep } from './support/concurrency.js';
-import { expectBooksBalance } from './support/ledger-audit.js';
-import { nowSeconds, providerSignature, signedProviderEvent } from './support/provider-events.js';
 
 /** Long enough for a message that got through to be consumed and credited. */
 const SETTLE_MS = 1000;

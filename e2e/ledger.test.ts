@@ -1,12 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { ProcessSystem } from '@payments/infra';
-import { eventually, findInfrastructure, startSystem, type TestSystem } from '@payments/testkit';
+import {
+  eventually,
+  findInfrastructure,
+  startSystem,
+  type TestSystem,
+  tapEvents,
+  type EventTap,
+  expectBooksBalance,
+  systemBalance,
+} from '@payments/testkit';
 import type { PaymentsClient } from '@payments/client';
-import { rawApi, signUp, type ApiResponse, type RawApi } from './support/api.js';
+import { rawApi, signUp, type ApiResponse, type RawApi } from '@payments/test-support';
 import { inPool, sleep } from './support/concurrency.js';
-import { tapEvents, type EventTap } from './support/event-tap.js';
-import { expectBooksBalance, systemBalance } from './support/ledger-audit.js';
 import { startCopy } from './support/system-copies.js';
 
 const V1_1 = { 'x-api-version': '1.1' };

@@ -1,12 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
+import {
+  eventually,
+  startSystem,
+  type TestSystem,
+  auditOf,
+  expectBooksBalance,
+  systemBalance,
+  type AuditReport,
+} from '@payments/testkit';
 import { createPaymentsClient, type PaymentsClient } from '@payments/client';
-import { rawApi, signUp as signUpAt, type ApiResponse, type RawApi } from './support/api.js';
+import {
+  rawApi,
+  signUp as signUpAt,
+  type ApiResponse,
+  type RawApi,
+  providerEvent,
+  providerSignature,
+} from '@payments/test-support';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 import { inPool, sleep } from './support/concurrency.js';
-import { auditOf, expectBooksBalance, systemBalance, type AuditReport } from './support/ledger-audit.js';
-import { providerEvent, providerSignature } from './support/provider-events.js';
 
 const ADMIN = {
   username: 'attacks_admin',

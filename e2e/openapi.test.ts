@@ -1,14 +1,22 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { createPaymentsClient } from '@payments/client';
-import { depositConfirmed, rawApi, signUp, type RawApi, type RawCall } from './support/api.js';
-import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
-import { providerSignature } from './support/provider-events.js';
 import {
+  eventually,
+  startSystem,
+  type TestSystem,
   startTestReceiver,
   type TestReceiver,
-} from '../services/webhook-delivery/test/support/test-receiver.js';
+} from '@payments/testkit';
+import { createPaymentsClient } from '@payments/client';
+import {
+  depositConfirmed,
+  rawApi,
+  signUp,
+  type RawApi,
+  type RawCall,
+  providerSignature,
+} from '@payments/test-support';
+import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 
 const ADMIN = { username: 'openapi_admin', email: 'openapi-admin@example.com', password: 'admin-pass-123' };
 

@@ -6,17 +6,18 @@ import { expect } from 'chai';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import Stripe from 'stripe';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { runPayments } from '../cli/test/run-cli.js';
-import type { PaymentsClient } from '@payments/client';
-import { rawApi, signUp, type RawApi } from './support/api.js';
-import { providerSignature } from './support/provider-events.js';
-import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 import {
+  eventually,
+  startSystem,
+  type TestSystem,
+  runPayments,
   startTestReceiver,
   type ReceivedCall,
   type TestReceiver,
-} from '../services/webhook-delivery/test/support/test-receiver.js';
+} from '@payments/testkit';
+import type { PaymentsClient } from '@payments/client';
+import { rawApi, signUp, type RawApi, providerSignature } from '@payments/test-support';
+import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 
 const stripe = new Stripe('sk_test_unused');
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;

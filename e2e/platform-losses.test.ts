@@ -1,11 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import Stripe from 'stripe';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
+import {
+  eventually,
+  startSystem,
+  type TestSystem,
+  auditOf,
+  expectBooksBalance,
+  systemBalance,
+} from '@payments/testkit';
 import { createPaymentsClient, type PaymentsClient } from '@payments/client';
-import { rawApi, signUp, type RawApi, type TestUser } from './support/api.js';
-import { auditOf, expectBooksBalance, systemBalance } from './support/ledger-audit.js';
-import { nowSeconds, providerSignature } from './support/provider-events.js';
+import {
+  rawApi,
+  signUp,
+  type RawApi,
+  type TestUser,
+  nowSeconds,
+  providerSignature,
+} from '@payments/test-support';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 
 const ADMIN = { username: 'losses_admin', email: 'losses-admin@example.com', password: 'losses-admin-pw-1' };

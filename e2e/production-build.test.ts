@@ -12,10 +12,10 @@ import {
   startSystem,
   testServiceToken,
   type TestSystem,
+  expectBooksBalance,
+  pnpmCommand,
 } from '@payments/testkit';
-import { rawApi, signUp } from './support/api.js';
-import { expectBooksBalance } from './support/ledger-audit.js';
-import { pnpmCommand } from './support/pnpm-start.js';
+import { rawApi, signUp } from '@payments/test-support';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');

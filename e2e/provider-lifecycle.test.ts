@@ -4,11 +4,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import Stripe from 'stripe';
-import { runPayments } from '../cli/test/run-cli.js';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
+import {
+  runPayments,
+  eventually,
+  startSystem,
+  type TestSystem,
+  auditOf,
+  expectBooksBalance,
+  systemBalance,
+} from '@payments/testkit';
 import { createPaymentsClient, type PaymentsClient } from '@payments/client';
-import { rawApi, signUp, type RawApi } from './support/api.js';
-import { auditOf, expectBooksBalance, systemBalance } from './support/ledger-audit.js';
+import { rawApi, signUp, type RawApi } from '@payments/test-support';
 
 /** stripe-node pointed at the system's sandbox, with the key the ledger calls it with: the platform's view. */
 function sandboxStripe(system: TestSystem): Stripe {

@@ -1,9 +1,15 @@
 import { expect } from 'chai';
 import Stripe from 'stripe';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
+import {
+  eventually,
+  startSystem,
+  type TestSystem,
+  auditOf,
+  expectBooksBalance,
+  systemBalance,
+} from '@payments/testkit';
 import { createPaymentsClient } from '@payments/client';
-import { rawApi, signUp, type RawApi } from './support/api.js';
-import { auditOf, expectBooksBalance, systemBalance } from './support/ledger-audit.js';
+import { rawApi, signUp, type RawApi } from '@payments/test-support';
 
 const ADMIN = { username: 'objects_admin', email: 'objects-admin@example.com', password: 'admin-pass-123' };
 

@@ -3,13 +3,26 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { runPayments } from '../cli/test/run-cli.js';
+import {
+  eventually,
+  startSystem,
+  type TestSystem,
+  runPayments,
+  auditOf,
+  expectBooksBalance,
+  systemBalance,
+} from '@payments/testkit';
 import { createPaymentsClient } from '@payments/client';
-import { rawApi, signUp, type ApiResponse, type RawApi, type TestUser } from './support/api.js';
+import {
+  rawApi,
+  signUp,
+  type ApiResponse,
+  type RawApi,
+  type TestUser,
+  providerEvent,
+  providerSignature,
+} from '@payments/test-support';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
-import { auditOf, expectBooksBalance, systemBalance } from './support/ledger-audit.js';
-import { providerEvent, providerSignature } from './support/provider-events.js';
 
 const ADMIN = {
   username: 'reversals_admin',

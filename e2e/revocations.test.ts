@@ -11,7 +11,7 @@ import {
   type TestSystem,
 } from '@payments/testkit';
 import { createPaymentsClient } from '@payments/client';
-import { rawApi, signUp, type RawApi } from './support/api.js';
+import { rawApi, signUp, type RawApi } from '@payments/test-support';
 
 /** Ports of the running system, so an extra process finds its peers. */
 const portsOf = (system: TestSystem) =>

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import { expect } from 'chai';
 import { developmentKeyPath } from '@payments/identity';
 import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { rawApi, signUp, type ApiResponse, type RawApi } from './support/api.js';
+import { rawApi, signUp, type ApiResponse, type RawApi } from '@payments/test-support';
 
 describe('a signing key identity removed stops working everywhere', function () {
   this.timeout(180_000);

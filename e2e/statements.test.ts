@@ -1,10 +1,9 @@
 import { expect } from 'chai';
-import { startSystem, type TestSystem } from '@payments/testkit';
+import { startSystem, type TestSystem, expectBooksBalance } from '@payments/testkit';
 import { createPaymentsClient, type PaymentsClient } from '@payments/client';
-import { depositConfirmed, rawApi, signUp, type ApiResponse, type RawApi } from './support/api.js';
+import { depositConfirmed, rawApi, signUp, type ApiResponse, type RawApi } from '@payments/test-support';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 import { sleep } from './support/concurrency.js';
-import { expectBooksBalance } from './support/ledger-audit.js';
 
 const ADMIN = {
   username: 'statements_admin',

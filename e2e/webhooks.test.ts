@@ -14,14 +14,22 @@ import {
   viaProxy,
   type TcpProxy,
   type TestSystem,
+  tapEvents,
+  type EventTap,
+  expectBooksBalance,
+  pnpmCommand,
 } from '@payments/testkit';
 import { createPaymentsClient, type PaymentsClient } from '@payments/client';
-import { rawApi, signUp, type ApiResponse, type RawApi } from './support/api.js';
+import {
+  rawApi,
+  signUp,
+  type ApiResponse,
+  type RawApi,
+  nowSeconds,
+  providerEvent,
+  providerSignature as signature,
+} from '@payments/test-support';
 import { sleep } from './support/concurrency.js';
-import { tapEvents, type EventTap } from './support/event-tap.js';
-import { expectBooksBalance } from './support/ledger-audit.js';
-import { pnpmCommand } from './support/pnpm-start.js';
-import { nowSeconds, providerEvent, providerSignature as signature } from './support/provider-events.js';
 import { portsOf, startCopy } from './support/system-copies.js';
 
 const run = promisify(execFile);

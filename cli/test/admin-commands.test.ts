@@ -15,7 +15,7 @@ import {
   type FakeGateway,
   type SeenRequest,
 } from './fake-gateway.js';
-import { runPayments } from './run-cli.js';
+import { runPayments } from '@payments/testkit';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

@@ -3,9 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { CURRENT_VERSION } from '@payments/contracts/versions';
-import { closedPort } from '@payments/testkit';
+import { closedPort, PAYMENTS_BIN, runPayments, runPaymentsOnTerminal } from '@payments/testkit';
 import { DECLINED_AMOUNT, startFakeGateway, STUCK_AMOUNT, type FakeGateway } from './fake-gateway.js';
-import { BIN, runPayments, runPaymentsOnTerminal } from './run-cli.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -164,7 +163,7 @@ describe('payments CLI', function () {
 
     it('answers the same through the installed command, bin/payments.js (the sources, in a checkout)', async () => {
       const env = { XDG_CONFIG_HOME: home, PAYMENTS_API_URL: gateway.url };
-      const installed = await runPayments(['whoami'], env, BIN);
+      const installed = await runPayments(['whoami'], env, PAYMENTS_BIN);
       expect(installed.code, installed.stderr).to.equal(0);
       expect(installed.stdout).to.equal((await payments('whoami')).stdout);
     });

@@ -1,10 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
 import {
+  eventually,
+  startSystem,
+  type TestSystem,
   startTestReceiver,
   type TestReceiver,
-} from '../../../services/webhook-delivery/test/support/test-receiver.js';
+  problemReply,
+  startStandInProxy,
+  type Action,
+  type StandInProxy,
+} from '@payments/testkit';
 import {
   AuthenticationError,
   BadRequestError,
@@ -28,7 +34,6 @@ import {
   type Transaction,
 } from '../src/index.js';
 import { recordingFetch, registerUser, signedInClient } from './support/client-fixtures.js';
-import { problemReply, startStandInProxy, type Action, type StandInProxy } from './support/stand-in-proxy.js';
 
 const ADMIN = { username: 'client_admin', email: 'client-admin@example.com', password: 'admin-pass-123' };
 

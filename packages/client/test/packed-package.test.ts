@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { startSystem, type TestSystem } from '@payments/testkit';
-import { pnpmCommand } from '../../../e2e/support/pnpm-start.js';
+import { startSystem, type TestSystem, pnpmCommand } from '@payments/testkit';
 
 const run = promisify(execFile);
 const PACKAGE = path.resolve(import.meta.dirname, '..');

@@ -60,7 +60,7 @@ export interface TestUser {
   client: PaymentsClient<'1.1'>;
 }
 
-/** Registers a new user and logs them in through the client. */
+/** Registers a new user and logs them in through the client: the user factory of the tests that drive the API. */
 export async function signUp(baseUrl: string, headers?: Record<string, string>): Promise<TestUser> {
   const username = `user_${randomBytes(5).toString('hex')}`;
   const password = `pw-${randomBytes(8).toString('hex')}`;
@@ -105,3 +105,4 @@ export async function depositConfirmed(
   const accepted = await client.money.deposit(accountId, { amount, currency });
   return confirmPayment(client, accepted.id);
 }
+
