@@ -6,7 +6,14 @@ import type {
 import { minor } from './minor-units.js';
 
 const compact = (id: string) => id.replaceAll('-', '');
-const aMinuteAgo = () => new Date(Date.now() - 60_000);
+
+/** What every record of a transaction holds: made a minute ago, in USD, for `amount` minor units. */
+const madeFor = (transactionId: string, amount: number | bigint) => ({
+  transactionId,
+  created: new Date(Date.now() - 60_000),
+  currency: 'USD',
+  amount: minor(amount),
+});
 
 /**
  * The provider's record of a deposit's PaymentIntent (`pi_<id>`), made a minute ago and paid in full: `amount` in
@@ -19,10 +26,7 @@ export const aPaymentRecord = (
 ): ProviderPaymentRecord => ({
   kind: 'payment',
   reference: `pi_${compact(transactionId)}`,
-  transactionId,
-  created: aMinuteAgo(),
-  currency: 'USD',
-  amount: minor(amount),
+  ...madeFor(transactionId, amount),
   captured: minor(amount),
   refunded: minor(0),
   disputes: [],
@@ -34,21 +38,21 @@ export const aPaymentRecord = (
  * The provider's record of a withdrawal's transfer (`tr_<id>`) and its payout (`po_<id>`), made a minute ago and
  * paid: `amount` in minor units of USD; `payout: null` for a transfer that was never paid out.
  */
-export const aPayoutRecord = (
+export function aPayoutRecord(
   transactionId: string,
   amount: number | bigint,
   over: Partial<ProviderPayoutRecord> = {},
-): ProviderPayoutRecord => ({
-  kind: 'payout',
-  reference: `tr_${compact(transactionId)}`,
-  payout: `po_${compact(transactionId)}`,
-  payoutAmount: over.payout === null ? null : minor(amount),
-  transactionId,
-  created: aMinuteAgo(),
-  currency: 'USD',
-  amount: minor(amount),
-  reversed: minor(0),
-  status: 'paid',
-  failureReason: null,
-  ...over,
-});
+): ProviderPayoutRecord {
+  const paidOut = over.payout !== null;
+  return {
+    kind: 'payout',
+    reference: `tr_${compact(transactionId)}`,
+    payout: paidOut ? `po_${compact(transactionId)}` : null,
+    payoutAmount: paidOut ? minor(amount) : null,
+    ...madeFor(transactionId, amount),
+    reversed: minor(0),
+    status: 'paid',
+    failureReason: null,
+    ...over,
+  };
+}

@@ -21,22 +21,22 @@ export function aTransaction(over: Partial<Transaction> = {}): Transaction {
     amount: minor(1000),
     currency: 'USD',
     fee: minor(0),
-    counterpartyAccountId: null,
-    counterpartyUserId: null,
-    exchangeRate: null,
-    convertedAmount: null,
-    convertedCurrency: null,
-    paymentId: null,
-    failureReason: null,
-    originalTransactionId: null,
-    reversalReason: null,
-    heldAmount: null,
+    ...NO_COUNTERPARTY,
+    ...NO_CONVERSION,
+    ...NO_PROVIDER_ANSWER,
+    ...NOT_A_REVERSAL,
     createdAt: now,
     updatedAt: now,
     completedAt: null,
     ...over,
   };
 }
+
+// What a plain deposit has none of.
+const NO_COUNTERPARTY = { counterpartyAccountId: null, counterpartyUserId: null };
+const NO_CONVERSION = { exchangeRate: null, convertedAmount: null, convertedCurrency: null };
+const NO_PROVIDER_ANSWER = { paymentId: null, failureReason: null };
+const NOT_A_REVERSAL = { originalTransactionId: null, reversalReason: null, heldAmount: null };
 
 /** A completed deposit, as a reversal, a late payment or a platform loss finds it. */
 export const aCompletedDeposit = (over: Partial<Transaction> = {}): Transaction =>
