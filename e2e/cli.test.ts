@@ -3,18 +3,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import {
-  closedPort,
-  startSystem,
-  type TestSystem,
-  runPayments,
-  runPaymentsOnTerminal,
-} from '@payments/testkit';
+import { closedPort, runPayments, runPaymentsOnTerminal, useSystem } from '@payments/testkit';
 import { createPaymentsClient } from '@payments/client';
 
 describe('the payments CLI against the running system', function () {
   this.timeout(120_000);
-  let system: TestSystem;
   let configHome: string;
   let accountId: string;
   const username = `cli_${randomBytes(4).toString('hex')}`;
@@ -27,20 +20,14 @@ describe('the payments CLI against the running system', function () {
     return { code: run.code, stdout: run.stdout.trim(), stderr: run.stderr.trim() };
   };
 
+  // The provider sandbox confirms deposits, so the CLI's wait ends with the credited balance.
+  const system = useSystem({ serviceEnv: { 'provider-sandbox': { SANDBOX_DELAY_MS: '100' } } });
+
   before(async () => {
-    // The provider sandbox confirms deposits, so the CLI's wait ends with the credited balance.
-    system = await startSystem({ serviceEnv: { 'provider-sandbox': { SANDBOX_DELAY_MS: '100' } } });
     configHome = await mkdtemp(path.join(tmpdir(), 'payments-cli-'));
   });
 
-  let failures = 0;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
-
   after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
     await rm(configHome, { recursive: true, force: true });
   });
 

@@ -9,7 +9,7 @@ import {
 import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
 import { generateTokenKeyPair } from '@payments/service-kit';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
+import { eventually, useSystem } from '@payments/testkit';
 import { createPaymentsClient } from '@payments/client';
 import {
   confirmPayment,
@@ -53,12 +53,11 @@ describe('identity and access end to end, through the gateway', function () {
   this.timeout(120_000);
   // Identity signs with this key, so the test can sign tokens that are valid in every respect but one.
   const signingKey = generateTokenKeyPair().privateKey;
-  let system: TestSystem;
   let api: RawApi;
   let kid: string;
 
-  before(async () => {
-    system = await startSystem({
+  const system = useSystem(
+    {
       serviceEnv: {
         'provider-sandbox': { SANDBOX_ENABLED: 'false' },
         // The test stands in for a load balancer: attacks below come "from" addresses of their own, so
@@ -67,26 +66,17 @@ describe('identity and access end to end, through the gateway', function () {
         'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
         identity: {
           JWT_PRIVATE_KEY: signingKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-          ADMIN_USERNAME: ADMIN.username,
-          ADMIN_EMAIL: ADMIN.email,
-          ADMIN_PASSWORD: ADMIN.password,
         },
       },
-    });
+    },
+    { admin: ADMIN },
+  );
+
+  before(async () => {
     api = rawApi(system.gatewayUrl);
     const jwks = await api.get('/.well-known/jwks.json');
     expect(jwks.status, jwks.text).to.equal(200);
     kid = (jwks.body.keys as { kid: string }[])[0]?.kid as string;
-  });
-
-  let failures = 0;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
-
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
   });
 
   const logIn = async ({ username, password }: { username: string; password: string }) =>

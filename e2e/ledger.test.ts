@@ -4,12 +4,11 @@ import type { ProcessSystem } from '@payments/infra';
 import {
   eventually,
   findInfrastructure,
-  startSystem,
-  type TestSystem,
   tapEvents,
   type EventTap,
   expectBooksBalance,
   systemBalance,
+  useSystem,
 } from '@payments/testkit';
 import type { PaymentsClient } from '@payments/client';
 import { rawApi, signUp, type ApiResponse, type RawApi } from '@payments/test-support';
@@ -29,34 +28,25 @@ interface Owner {
 
 describe('ledger end to end: money moves exactly, whatever the concurrency', function () {
   this.timeout(90_000);
-  let system: TestSystem;
   let api: RawApi;
   let tap: EventTap;
 
-  before(async () => {
-    system = await startSystem({
+  const system = useSystem(
+    {
       serviceEnv: {
         // Transfers cost 0.05 + 1 %; deposits and withdrawals are free, so their sums stay round.
         ledger: { FEE_TRANSFER_FIXED: '0.05', FEE_TRANSFER_PERCENT: '1' },
         'provider-sandbox': { SANDBOX_DELAY_MS: String(SANDBOX_DELAY_MS) },
       },
-    });
+    },
+    { booksBalance: true, beforeStop: () => tap?.close() },
+  );
+
+  before(async () => {
     api = rawApi(system.gatewayUrl);
     // The tap binds to every routing key and publishes as it likes: the administrator, not a service's user.
     const { amqpUrl } = await findInfrastructure();
     tap = await tapEvents(amqpUrl, system.environment('ledger').AMQP_NAMESPACE as string);
-  });
-
-  let failures = 0;
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-    await expectBooksBalance(system.urls.ledger);
-  });
-
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await tap?.close();
-    await system?.stop();
   });
 
   const openAccount = async ({ client }: Pick<Owner, 'client'>, currency = 'USD') =>
@@ -335,7 +325,7 @@ describe('ledger end to end: money moves exactly, whatever the concurrency', fun
     });
 
     after(async () => {
-      if (failures > 0 && secondLedger) console.error(secondLedger.logs());
+      if (system.failures > 0 && secondLedger) console.error(secondLedger.logs());
       await secondLedger?.stop();
     });
 

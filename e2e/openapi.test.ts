@@ -1,12 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import {
-  eventually,
-  startSystem,
-  type TestSystem,
-  startTestReceiver,
-  type TestReceiver,
-} from '@payments/testkit';
+import { eventually, useSystem, startTestReceiver, type TestReceiver } from '@payments/testkit';
 import { createPaymentsClient } from '@payments/client';
 import {
   depositConfirmed,
@@ -18,11 +12,8 @@ import {
 } from '@payments/test-support';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 
-const ADMIN = { username: 'openapi_admin', email: 'openapi-admin@example.com', password: 'admin-pass-123' };
-
 describe('the OpenAPI document against the running system', function () {
   this.timeout(120_000);
-  let system: TestSystem;
   let api: RawApi;
   let openapi: OpenApiValidator;
   let receiver: TestReceiver;
@@ -34,9 +25,8 @@ describe('the OpenAPI document against the running system', function () {
     return response;
   };
 
-  before(async () => {
-    receiver = await startTestReceiver();
-    system = await startSystem({
+  const system = useSystem(
+    {
       serviceEnv: {
         // The test receiver is on 127.0.0.1.
         'webhook-delivery': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', DELIVERY_POLL_INTERVAL_MS: '100' },
@@ -45,24 +35,18 @@ describe('the OpenAPI document against the running system', function () {
         'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
         // Reconciliation compares at once what the test just did.
         ledger: { RECONCILIATION_GRACE_SECONDS: '0' },
-        identity: {
-          ADMIN_USERNAME: ADMIN.username,
-          ADMIN_EMAIL: ADMIN.email,
-          ADMIN_PASSWORD: ADMIN.password,
-        },
       },
-    });
+    },
+    { admin: true },
+  );
+
+  before(async () => {
+    receiver = await startTestReceiver();
     api = rawApi(system.gatewayUrl);
     openapi = await loadOpenApiValidator(system.gatewayUrl);
   });
 
-  let failures = 0;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
   after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
     await receiver?.close();
   });
 
@@ -301,7 +285,7 @@ describe('the OpenAPI document against the running system', function () {
 
   it('documents administration, token refresh, logout and deletion', async () => {
     const admin = await call('POST', '/auth/login', {
-      body: { username: ADMIN.username, password: ADMIN.password },
+      body: { username: system.admin.username, password: system.admin.password },
     });
     expect(admin.status, admin.text).to.equal(200);
     const other = await signUp(system.gatewayUrl);

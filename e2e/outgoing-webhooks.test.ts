@@ -8,15 +8,15 @@ import addFormatsModule from 'ajv-formats';
 import Stripe from 'stripe';
 import {
   eventually,
-  startSystem,
-  type TestSystem,
   runPayments,
   startTestReceiver,
   type ReceivedCall,
   type TestReceiver,
+  useSystem,
+  DELIVERY_TO_RECEIVER,
 } from '@payments/testkit';
 import type { PaymentsClient } from '@payments/client';
-import { rawApi, signUp, type RawApi, providerSignature } from '@payments/test-support';
+import { rawApi, signUp, type RawApi, postProviderEvent } from '@payments/test-support';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 
 const stripe = new Stripe('sk_test_unused');
@@ -33,36 +33,23 @@ const eventOf = (call: ReceivedCall) => JSON.parse(call.body) as DeliveredEvent;
 
 describe('outgoing webhooks end to end, through the gateway', function () {
   this.timeout(180_000);
-  let system: TestSystem;
   let api: RawApi;
   let receiver: TestReceiver;
   let openapi: OpenApiValidator;
 
+  const system = useSystem({
+    serviceEnv: {
+      'webhook-delivery': { ...DELIVERY_TO_RECEIVER, DELIVERY_TIMEOUT_MS: '2000' },
+    },
+  });
+
   before(async () => {
     receiver = await startTestReceiver();
-    system = await startSystem({
-      serviceEnv: {
-        // The receiver listens on 127.0.0.1: allowed here only (development flag, off by default).
-        'webhook-delivery': {
-          WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-          DELIVERY_BACKOFF_BASE_MS: '100',
-          DELIVERY_BACKOFF_MAX_MS: '1000',
-          DELIVERY_POLL_INTERVAL_MS: '100',
-          DELIVERY_TIMEOUT_MS: '2000',
-        },
-      },
-    });
     api = rawApi(system.gatewayUrl);
     openapi = await loadOpenApiValidator(system.gatewayUrl);
   });
 
-  let failures = 0;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
   after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
     await receiver?.close();
   });
 
@@ -261,13 +248,7 @@ describe('outgoing webhooks end to end, through the gateway', function () {
         },
       },
     });
-    const refunded = await api.request('POST', '/webhook/provider', {
-      raw: body,
-      headers: {
-        'content-type': 'application/json',
-        'provider-signature': providerSignature(body, system.webhookSecret),
-      },
-    });
+    const refunded = await postProviderEvent(api, body, system.webhookSecret);
     expect(refunded.status, refunded.text).to.equal(200);
     const [call] = await eventually(
       async () => receiver.calls('/reversed'),

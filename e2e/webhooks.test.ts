@@ -9,11 +9,10 @@ import type { ProcessSystem } from '@payments/infra';
 import {
   eventually,
   findInfrastructure,
-  startSystem,
   startTcpProxy,
   viaProxy,
   type TcpProxy,
-  type TestSystem,
+  useSystem,
   tapEvents,
   type EventTap,
   expectBooksBalance,
@@ -51,7 +50,6 @@ function hostAndPort(url: string, fallbackPort: number) {
 
 describe('webhooks and events end to end: signed, never lost, never twice', function () {
   this.timeout(90_000);
-  let system: TestSystem;
   let api: RawApi;
   let tap: EventTap;
   let ledgerDb: pg.Client;
@@ -61,16 +59,31 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
   let ingest: ProcessSystem;
   let owner: Owner;
 
+  const system = useSystem(
+    async () => {
+      const { amqpUrl } = await findInfrastructure();
+      ledgerBroker = await startTcpProxy(hostAndPort(amqpUrl, 5672));
+      // No sandbox: the test plays the payment provider itself.
+      return {
+        serviceEnv: {
+          ledger: { AMQP_URL: viaProxy(amqpUrl, ledgerBroker) },
+          'provider-sandbox': { SANDBOX_ENABLED: 'false' },
+        },
+      };
+    },
+    {
+      booksBalance: true,
+      logs: () => [ingest?.logs()],
+      beforeStop: async () => {
+        await ledgerDb?.end();
+        await tap?.close();
+        await ingest?.stop();
+      },
+    },
+  );
+
   before(async () => {
     const { amqpUrl } = await findInfrastructure();
-    ledgerBroker = await startTcpProxy(hostAndPort(amqpUrl, 5672));
-    // No sandbox: the test plays the payment provider itself.
-    system = await startSystem({
-      serviceEnv: {
-        ledger: { AMQP_URL: viaProxy(amqpUrl, ledgerBroker) },
-        'provider-sandbox': { SANDBOX_ENABLED: 'false' },
-      },
-    });
     // webhook-ingest, replaced on its own port by one whose broker and database the tests can cut, with two
     // secrets configured as during a rotation.
     const env = system.environment('webhook-ingest');
@@ -94,18 +107,7 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
     owner = { token, client, accountId: account.id };
   });
 
-  let failures = 0;
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-    await expectBooksBalance(system.urls.ledger);
-  });
-
   after(async () => {
-    if (failures > 0) console.error(system?.logs(), ingest?.logs());
-    await ledgerDb?.end();
-    await tap?.close();
-    await ingest?.stop();
-    await system?.stop();
     for (const proxy of [ledgerBroker, ingestBroker, ingestDatabase]) await proxy?.close();
   });
 

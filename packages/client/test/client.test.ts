@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import {
   eventually,
-  startSystem,
-  type TestSystem,
+  useSystem,
   startTestReceiver,
   type TestReceiver,
   problemReply,
   startStandInProxy,
   type Action,
   type StandInProxy,
+  DELIVERY_TO_RECEIVER,
 } from '@payments/testkit';
 import {
   AuthenticationError,
@@ -35,8 +35,6 @@ import {
 } from '../src/index.js';
 import { recordingFetch, registerUser, signedInClient } from './support/client-fixtures.js';
 
-const ADMIN = { username: 'client_admin', email: 'client-admin@example.com', password: 'admin-pass-123' };
-
 /** What a call rejects with (it must reject). */
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(
@@ -47,41 +45,28 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 
 describe('@payments/client against the running system', function () {
   this.timeout(120_000);
-  let system: TestSystem;
   let proxy: StandInProxy;
   let receiver: TestReceiver;
 
-  before(async () => {
-    receiver = await startTestReceiver();
-    system = await startSystem({
+  const system = useSystem(
+    {
       serviceEnv: {
-        'webhook-delivery': {
-          WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-          DELIVERY_BACKOFF_BASE_MS: '100',
-          DELIVERY_BACKOFF_MAX_MS: '1000',
-          DELIVERY_POLL_INTERVAL_MS: '100',
-        },
-        identity: {
-          ADMIN_USERNAME: ADMIN.username,
-          ADMIN_EMAIL: ADMIN.email,
-          ADMIN_PASSWORD: ADMIN.password,
-        },
+        'webhook-delivery': DELIVERY_TO_RECEIVER,
         // A fee on transfers, so that version 1.1 has one to show.
         ledger: { FEE_TRANSFER_FIXED: '0.25' },
       },
-    });
+    },
+    { admin: true, beforeStop: () => proxy?.close() },
+  );
+
+  before(async () => {
+    receiver = await startTestReceiver();
     proxy = await startStandInProxy(system.gatewayUrl);
   });
 
-  let failures = 0;
-  afterEach(function () {
-    proxy?.use(() => undefined);
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
+  afterEach(() => proxy?.use(() => undefined));
+
   after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await proxy?.close();
-    await system?.stop();
     await receiver?.close();
   });
 
@@ -698,7 +683,7 @@ describe('@payments/client against the running system', function () {
     it('lets an admin disable a user and read the reconciliation, the trail and the overdrawn accounts', async () => {
       const admin = createPaymentsClient({
         baseUrl: system.gatewayUrl,
-        credentials: { username: ADMIN.username, password: ADMIN.password },
+        credentials: { username: system.admin.username, password: system.admin.password },
       });
       const { client, user } = await signedInClient(system.gatewayUrl);
       await client.accounts.listPage();

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startSystem, type TestSystem } from '@payments/testkit';
+import { useSystem } from '@payments/testkit';
 import { createPaymentsClient, type PaymentsClient } from '../src/index.js';
 import { recordingFetch, registerUser, type RecordedCall } from './support/client-fixtures.js';
 
@@ -10,21 +10,21 @@ const sequence = (calls: RecordedCall[]) =>
 
 describe('@payments/client sessions and rate limits, against the running system', function () {
   this.timeout(180_000);
-  let system: TestSystem;
   /** A client whose clock stands still from its login on: it never sees its token age. */
   let stopped: { client: PaymentsClient; calls: RecordedCall[]; loggedInAt: number };
 
-  before(async () => {
-    system = await startSystem({
-      serviceEnv: {
-        identity: { TOKEN_TTL_SECONDS: String(TOKEN_TTL_SECONDS) },
-        gateway: {
-          RATE_LIMIT_ENABLED: 'true',
-          RATE_LIMIT_ADDRESS_POINTS: '30',
-          RATE_LIMIT_ADDRESS_WINDOW_SECONDS: '3',
-        },
+  const system = useSystem({
+    serviceEnv: {
+      identity: { TOKEN_TTL_SECONDS: String(TOKEN_TTL_SECONDS) },
+      gateway: {
+        RATE_LIMIT_ENABLED: 'true',
+        RATE_LIMIT_ADDRESS_POINTS: '30',
+        RATE_LIMIT_ADDRESS_WINDOW_SECONDS: '3',
       },
-    });
+    },
+  });
+
+  before(async () => {
     // Logged in now, so that its token has expired by the time its test runs (the tests between take their time).
     const { credentials } = await registerUser(system.gatewayUrl);
     const recorder = recordingFetch();
@@ -37,15 +37,6 @@ describe('@payments/client sessions and rate limits, against the running system'
     });
     await client.accounts.open({ currency: 'USD' });
     stopped = { client, calls: recorder.calls, loggedInAt: Date.now() };
-  });
-
-  let failures = 0;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
   });
 
   it('refreshes the token before it expires, once however many calls wait for it', async () => {

@@ -5,6 +5,7 @@ import {
   type RawResponse,
   type Transaction,
 } from '@payments/client';
+import { providerSignature } from './provider-events.js';
 
 /** An answer as a test reads it: any status, the body parsed when it is JSON, and the text. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- responses are asserted field by field
@@ -106,3 +107,25 @@ export async function depositConfirmed(
   return confirmPayment(client, accepted.id);
 }
 
+/** A user with an account. */
+export type Customer = TestUser & { accountId: string };
+
+/** A new user with an account in `currency` (USD by default), and a linked payout account when asked. */
+export async function signUpWithAccount(
+  baseUrl: string,
+  options: { currency?: string; payoutAccount?: boolean } = {},
+): Promise<Customer> {
+  const user = await signUp(baseUrl);
+  const account = await user.client.accounts.open({ currency: options.currency ?? 'USD' });
+  if (options.payoutAccount) await user.client.payoutAccount.link();
+  return { ...user, accountId: account.id };
+}
+
+/** Posts a provider event (an object, or the exact body) to `/webhook/provider`, signed with `secret` as Stripe signs. */
+export function postProviderEvent(api: RawApi, event: object | string, secret: string): Promise<ApiResponse> {
+  const body = typeof event === 'string' ? event : JSON.stringify(event);
+  return api.request('POST', '/webhook/provider', {
+    raw: body,
+    headers: { 'content-type': 'application/json', 'provider-signature': providerSignature(body, secret) },
+  });
+}

@@ -1,5 +1,6 @@
 export * from './api.js';
 export * from './provider-events.js';
+export * from './sandbox.js';
 export * from './factories/minor-units.js';
 export * from './factories/transaction.js';
 export * from './factories/provider-records.js';

@@ -4,6 +4,7 @@ export * from './broker.js';
 export * from './tokens.js';
 export * from './ports.js';
 export * from './system.js';
+export * from './system-fixture.js';
 export * from './audit.js';
 export * from './build.js';
 export * from './tcp-proxy.js';
