@@ -6,3 +6,4 @@ export * from './factories/transaction.js';
 export * from './factories/provider-records.js';
 export * from './factories/adjustment.js';
 export * from './thrown.js';
+export * from './contract-stub.js';

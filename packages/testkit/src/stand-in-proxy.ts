@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { buildProblem, type ErrorCode } from '@payments/contracts';
 
 export interface SeenRequest {
   method: string;
@@ -34,18 +35,16 @@ export interface StandInProxy {
   close(): Promise<void>;
 }
 
-/** A problem+json body like the gateway's, for the answers the stand-in makes itself. */
-export const problemReply = (status: number, code: string, headers: Record<string, string> = {}): Reply => ({
+/** A problem+json answer as the services build it (the contracts' shape), for the answers the stand-in makes itself. */
+export const problemReply = (
+  status: number,
+  code: ErrorCode,
+  headers: Record<string, string> = {},
+  detail = `the stand-in answered ${status}`,
+): Reply => ({
   status,
   headers: { 'content-type': 'application/problem+json', ...headers },
-  body: JSON.stringify({
-    type: `/problems/${code.toLowerCase().replaceAll('_', '-')}`,
-    title: code,
-    status,
-    detail: `the stand-in answered ${status}`,
-    instance: '/',
-    code,
-  }),
+  body: JSON.stringify({ ...buildProblem(code, detail, '/'), status }),
 });
 
 /**
