@@ -147,12 +147,17 @@ describe('payments admin', function () {
   let api: ContractStub;
   let adminHome: string;
   let userHome: string;
+  /** Runs `payments` as the user logged in under `home`: the words of `command`, then `more` as they are. */
   const as =
     (home: string) =>
-    (...args: string[]) =>
-      runPayments(args, { XDG_CONFIG_HOME: home, PAYMENTS_API_URL: api.url, PAYMENTS_PASSWORD: 'pw-12345' });
-  const asAdmin = (...args: string[]) => as(adminHome)(...args);
-  const asUser = (...args: string[]) => as(userHome)(...args);
+    (command: string, ...more: string[]) =>
+      runPayments([...command.split(' '), ...more], {
+        XDG_CONFIG_HOME: home,
+        PAYMENTS_API_URL: api.url,
+        PAYMENTS_PASSWORD: 'pw-12345',
+      });
+  const asAdmin = (command: string, ...more: string[]) => as(adminHome)(command, ...more);
+  const asUser = (command: string, ...more: string[]) => as(userHome)(command, ...more);
   const requestsSince = (count: number, path: RegExp): StubRequest[] =>
     api.requests.slice(count).filter((r) => path.test(r.path));
   const lastRequest = () => api.requests.at(-1);
@@ -185,7 +190,7 @@ describe('payments admin', function () {
       [adminHome, ADMIN.username],
       [userHome, BOB.username],
     ] as const) {
-      const login = await as(home)('login', '--username', name);
+      const login = await as(home)(`login --username ${name}`);
       expect(login.code, login.stderr).to.equal(0);
     }
     const shown = /user id ([0-9a-f-]{36})/.exec((await asAdmin('whoami')).stdout)?.[1];
@@ -219,7 +224,7 @@ describe('payments admin', function () {
     });
 
     it('shows withdrawals and mismatch cases in one table, amounts in their currency', async () => {
-      const run = await asAdmin('admin', 'reconciliation', 'list');
+      const run = await asAdmin('admin reconciliation list');
       expect(run.code, run.stderr).to.equal(0);
       expect(cellsOf(run.stdout, /│/)).to.deep.equal([
         ['KIND', 'CASE', 'TRANSACTION', 'REFERENCE', 'PROVIDER', 'LEDGER', 'CURRENCY', 'SINCE'],
@@ -260,7 +265,7 @@ describe('payments admin', function () {
 
     it('asks for the page given by --limit and --offset', async () => {
       const before = api.requests.length;
-      const run = await asAdmin('admin', 'reconciliation', 'list', '--limit', '2', '--offset', '1');
+      const run = await asAdmin('admin reconciliation list --limit 2 --offset 1');
       expect(run.code, run.stderr).to.equal(0);
       expect(requestsSince(before, /^\/admin\//).map((r) => `${r.method} ${r.path}`)).to.deep.equal([
         'GET /admin/reconciliation?limit=2&offset=1',
@@ -273,14 +278,14 @@ describe('payments admin', function () {
     });
 
     it("prints the API's page with --json", async () => {
-      const run = await asAdmin('admin', 'reconciliation', 'list', '--json');
+      const run = await asAdmin('admin reconciliation list --json');
       expect(run.code, run.stderr).to.equal(0);
       expect(JSON.parse(run.stdout)).to.deep.equal(page(WAITING));
     });
 
     it("prints the API's CSV report as it came with --csv", async () => {
       const before = api.requests.length;
-      const run = await asAdmin('admin', 'reconciliation', 'list', '--csv');
+      const run = await asAdmin('admin reconciliation list --csv');
       expect(run.code, run.stderr).to.equal(0);
       const rows = run.stdout.split('\r\n');
       expect(rows[0]).to.equal(
@@ -300,7 +305,7 @@ describe('payments admin', function () {
 
     it('refuses --csv with --limit before asking the API, the report being unpaged (exit 2)', async () => {
       const before = api.requests.length;
-      const run = await asAdmin('admin', 'reconciliation', 'list', '--csv', '--limit', '5');
+      const run = await asAdmin('admin reconciliation list --csv --limit 5');
       expect(run.code).to.equal(2);
       expect(run.stderr).to.include('leave out --limit and --offset');
       expect(requestsSince(before, /^\/admin\//)).to.deep.equal([]);
@@ -316,7 +321,7 @@ describe('payments admin', function () {
 
     it('shows a case with both sides of the amount', async () => {
       const before = api.requests.length;
-      const run = await asAdmin('admin', 'reconciliation', 'show', CASES.unexplained);
+      const run = await asAdmin(`admin reconciliation show ${CASES.unexplained}`);
       expect(run.code, run.stderr).to.equal(0);
       expect(run.stdout).to.match(new RegExp(`^Case: +${CASES.unexplained}$`, 'm'));
       expect(run.stdout).to.match(/^Kind: +amount_differs$/m);
@@ -330,12 +335,12 @@ describe('payments admin', function () {
     });
 
     it('says when the ledger has no transaction for the case', async () => {
-      const run = await asAdmin('admin', 'reconciliation', 'show', CASES.unknown);
+      const run = await asAdmin(`admin reconciliation show ${CASES.unknown}`);
       expect(run.stdout).to.match(/^Transaction: +\(none in the ledger\)$/m);
     });
 
     it("prints the API's case with --json", async () => {
-      const run = await asAdmin('admin', 'reconciliation', 'show', CASES.bookable, '--json');
+      const run = await asAdmin(`admin reconciliation show ${CASES.bookable} --json`);
       expect(run.code, run.stderr).to.equal(0);
       expect(JSON.parse(run.stdout)).to.deep.equal(bookable);
     });
@@ -347,7 +352,7 @@ describe('payments admin', function () {
         `/admin/reconciliation/cases/${missing}`,
         contractProblem('RESOURCE_NOT_FOUND', 'Reconciliation case not found'),
       );
-      const run = await asAdmin('admin', 'reconciliation', 'show', missing);
+      const run = await asAdmin(`admin reconciliation show ${missing}`);
       expect(run.code).to.equal(4);
       expect(run.stderr).to.include('Reconciliation case not found');
     });
@@ -387,7 +392,7 @@ describe('payments admin', function () {
 
     it('refuses a missing --reason before any request (exit 2)', async () => {
       const before = api.requests.length;
-      const run = await asAdmin('admin', 'reconciliation', 'resolve', CASES.bookable, '--decision', 'book');
+      const run = await asAdmin(`admin reconciliation resolve ${CASES.bookable} --decision book`);
       expect(run.code).to.equal(2);
       expect(run.stderr).to.include('Missing required argument: reason');
       expect(api.requests.length).to.equal(before);
@@ -396,25 +401,13 @@ describe('payments admin', function () {
     it('refuses a reason under 3 characters, and a decision it does not know, before any request (exit 2)', async () => {
       const before = api.requests.length;
       const short = await asAdmin(
-        'admin',
-        'reconciliation',
-        'resolve',
-        CASES.bookable,
-        '--decision',
-        'book',
-        '--reason',
+        `admin reconciliation resolve ${CASES.bookable} --decision book --reason`,
         ' ok ',
       );
       expect(short.code).to.equal(2);
       expect(short.stderr).to.include('--reason must say why in 3 to 1000 characters');
       const unknownDecision = await asAdmin(
-        'admin',
-        'reconciliation',
-        'resolve',
-        CASES.bookable,
-        '--decision',
-        'waive',
-        '--reason',
+        `admin reconciliation resolve ${CASES.bookable} --decision waive --reason`,
         'refund missed',
       );
       expect(unknownDecision.code).to.equal(2);
@@ -424,13 +417,7 @@ describe('payments admin', function () {
 
     it("exits 5 with the API's detail when the provider's records do not explain the difference (409)", async () => {
       const run = await asAdmin(
-        'admin',
-        'reconciliation',
-        'resolve',
-        CASES.unexplained,
-        '--decision',
-        'book',
-        '--reason',
+        `admin reconciliation resolve ${CASES.unexplained} --decision book --reason`,
         'provider says so',
       );
       expect(run.code).to.equal(5);
@@ -440,13 +427,7 @@ describe('payments admin', function () {
 
     it('puts the problem body on stderr with --json (409)', async () => {
       const run = await asAdmin(
-        'admin',
-        'reconciliation',
-        'resolve',
-        CASES.unexplained,
-        '--decision',
-        'book',
-        '--reason',
+        `admin reconciliation resolve ${CASES.unexplained} --decision book --reason`,
         'provider says so',
         '--json',
       );
@@ -456,13 +437,7 @@ describe('payments admin', function () {
 
     it('exits 5 when there is nothing in the ledger to book against (422)', async () => {
       const run = await asAdmin(
-        'admin',
-        'reconciliation',
-        'resolve',
-        CASES.unknown,
-        '--decision',
-        'book',
-        '--reason',
+        `admin reconciliation resolve ${CASES.unknown} --decision book --reason`,
         'stranger payment',
       );
       expect(run.code).to.equal(5);
@@ -478,13 +453,7 @@ describe('payments admin', function () {
       );
       const before = api.requests.length;
       const run = await asAdmin(
-        'admin',
-        'reconciliation',
-        'resolve',
-        CASES.bookable,
-        '--decision',
-        'book',
-        '--reason',
+        `admin reconciliation resolve ${CASES.bookable} --decision book --reason`,
         reason,
       );
       expect(run.code, run.stderr).to.equal(0);
@@ -505,13 +474,7 @@ describe('payments admin', function () {
         contractProblem('CONFLICT', 'This case was already decided: book'),
       );
       const run = await asAdmin(
-        'admin',
-        'reconciliation',
-        'resolve',
-        CASES.bookable,
-        '--decision',
-        'nothing_owed',
-        '--reason',
+        `admin reconciliation resolve ${CASES.bookable} --decision nothing_owed --reason`,
         'changed my mind',
       );
       expect(run.code).to.equal(5);
@@ -523,13 +486,7 @@ describe('payments admin', function () {
       const answer = decided(unknown, 'nothing_owed', reason);
       api.on('POST', resolutionOf(CASES.unknown), contractReply(ProviderMismatchView, answer));
       const run = await asAdmin(
-        'admin',
-        'reconciliation',
-        'resolve',
-        CASES.unknown,
-        '--decision',
-        'nothing_owed',
-        '--reason',
+        `admin reconciliation resolve ${CASES.unknown} --decision nothing_owed --reason`,
         reason,
         '--json',
       );
@@ -555,7 +512,7 @@ describe('payments admin', function () {
 
     it('starts a run and prints its summary', async () => {
       const before = api.requests.length;
-      const run = await asAdmin('admin', 'reconciliation', 'run');
+      const run = await asAdmin('admin reconciliation run');
       expect(run.code, run.stderr).to.equal(0);
       expect(requestsSince(before, /^\/admin\//).map((r) => `${r.method} ${r.path}`)).to.deep.equal([
         'POST /admin/reconciliation/runs',
@@ -574,7 +531,7 @@ describe('payments admin', function () {
     });
 
     it("prints the API's summary with --json", async () => {
-      const run = await asAdmin('admin', 'reconciliation', 'run', '--json');
+      const run = await asAdmin('admin reconciliation run --json');
       expect(run.code, run.stderr).to.equal(0);
       expect(JSON.parse(run.stdout)).to.deep.equal(summary);
     });
@@ -616,7 +573,7 @@ describe('payments admin', function () {
     });
 
     it('lists the decisions in the trail, who took them and why', async () => {
-      const run = await asAdmin('admin', 'actions');
+      const run = await asAdmin('admin actions');
       expect(run.code, run.stderr).to.equal(0);
       const [head, ...rows] = cellsOf(run.stdout, /│/);
       expect(head).to.deep.equal(['ID', 'WHEN', 'ACTOR', 'ACTION', 'SUBJECT', 'OWNER', 'REASON']);
@@ -640,19 +597,19 @@ describe('payments admin', function () {
     });
 
     it("asks for one admin's actions with --actor, or those on one user's resources with --owner", async () => {
-      const mine = await asAdmin('admin', 'actions', '--actor', ADMIN.id, '--json');
+      const mine = await asAdmin(`admin actions --actor ${ADMIN.id} --json`);
       expect(mine.code, mine.stderr).to.equal(0);
       expect((JSON.parse(mine.stdout) as { data: unknown[] }).data).to.have.length(2);
       expect(lastRequest()?.path).to.equal(`/admin/actions?actor=${ADMIN.id}`);
       const someone = '1e2d3c4b-0000-4000-8000-00000000abcd';
-      const theirs = await asAdmin('admin', 'actions', '--owner', someone);
+      const theirs = await asAdmin(`admin actions --owner ${someone}`);
       expect(theirs.code, theirs.stderr).to.equal(0);
       expect(theirs.stdout).to.equal('(none)\n');
       expect(lastRequest()?.path).to.equal(`/admin/actions?owner=${someone}`);
     });
 
     it("prints the API's page with --json, paged by --limit and --offset", async () => {
-      const run = await asAdmin('admin', 'actions', '--limit', '1', '--offset', '1', '--json');
+      const run = await asAdmin('admin actions --limit 1 --offset 1 --json');
       expect(run.code, run.stderr).to.equal(0);
       expect(JSON.parse(run.stdout)).to.deep.equal(page(trail.slice(1), 1, 1, 2));
       expect(lastRequest()?.path).to.equal('/admin/actions?limit=1&offset=1');
@@ -720,7 +677,7 @@ describe('payments admin', function () {
 
     it('lists overdrawn accounts with how far below zero they are, then what users owe next to what the platform lost', async () => {
       const before = api.requests.length;
-      const run = await asAdmin('admin', 'overdrawn');
+      const run = await asAdmin('admin overdrawn');
       expect(run.code, run.stderr).to.equal(0);
       expect(cellsOf(run.stdout, /│/)).to.deep.equal([
         ['ACCOUNT', 'USER', 'CURRENCY', 'BALANCE', 'OVERDRAWN BY'],
@@ -737,7 +694,7 @@ describe('payments admin', function () {
     });
 
     it("prints the API's page with --json", async () => {
-      const run = await asAdmin('admin', 'overdrawn', '--offset', '1', '--json');
+      const run = await asAdmin('admin overdrawn --offset 1 --json');
       expect(run.code, run.stderr).to.equal(0);
       expect(JSON.parse(run.stdout)).to.deep.equal({ ...page([], 20, 1, 1), ...exposure });
     });
@@ -764,7 +721,7 @@ describe('payments admin', function () {
 
     it('finds users whose username or e-mail starts with --query, in a table', async () => {
       const before = api.requests.length;
-      const run = await asAdmin('admin', 'users', 'find', '--query', 'ali');
+      const run = await asAdmin('admin users find --query ali');
       expect(run.code, run.stderr).to.equal(0);
       expect(requestsSince(before, /^\/admin\//).map((r) => `${r.method} ${r.path}`)).to.deep.equal([
         'GET /admin/users?q=ali',
@@ -780,20 +737,7 @@ describe('payments admin', function () {
     it("sends every criterion and the page, and prints the API's page with --json", async () => {
       const before = api.requests.length;
       const run = await asAdmin(
-        'admin',
-        'users',
-        'find',
-        '--username',
-        'BOB',
-        '--email',
-        'bob@example.com',
-        '--status',
-        'active',
-        '--limit',
-        '5',
-        '--offset',
-        '0',
-        '--json',
+        'admin users find --username BOB --email bob@example.com --status active --limit 5 --offset 0 --json',
       );
       expect(run.code, run.stderr).to.equal(0);
       const [sent] = requestsSince(before, /^\/admin\//);
@@ -805,7 +749,7 @@ describe('payments admin', function () {
 
     it('refuses a status it does not know before any request (exit 2)', async () => {
       const before = api.requests.length;
-      const run = await asAdmin('admin', 'users', 'find', '--status', 'banished');
+      const run = await asAdmin('admin users find --status banished');
       expect(run.code).to.equal(2);
       expect(run.stderr).to.include('Invalid values');
       expect(requestsSince(before, /^\/admin\//)).to.deep.equal([]);
@@ -817,7 +761,7 @@ describe('payments admin', function () {
         contractReply(UserView, userView(BOB, (request.body as { status: 'active' | 'disabled' }).status)),
       );
       const before = api.requests.length;
-      const disabled = await asAdmin('admin', 'users', 'disable', BOB.id, '--reason', ' chargeback ring ');
+      const disabled = await asAdmin(`admin users disable ${BOB.id} --reason`, ' chargeback ring ');
       expect(disabled.code, disabled.stderr).to.equal(0);
       expect(disabled.stdout).to.equal(`User bob (${BOB.id}) is disabled; their tokens are revoked.\n`);
       const [sent] = requestsSince(before, /^\/admin\//);
@@ -825,17 +769,17 @@ describe('payments admin', function () {
       expect(sent?.body).to.deep.equal({ status: 'disabled', reason: 'chargeback ring' });
       // Their token is refused from now on.
       api.on('GET', '/accounts', contractProblem('AUTH_REQUIRED', 'The token was revoked'));
-      expect((await asUser('account', 'list')).code).to.equal(3);
-      const listed = await asAdmin('admin', 'users', 'find', '--status', 'disabled', '--json');
+      expect((await asUser('account list')).code).to.equal(3);
+      const listed = await asAdmin('admin users find --status disabled --json');
       expect((JSON.parse(listed.stdout) as { data: { id: string }[] }).data.map((u) => u.id)).to.deep.equal([
         BOB.id,
       ]);
 
-      const enabled = await asAdmin('admin', 'users', 'enable', BOB.id, '--json');
+      const enabled = await asAdmin(`admin users enable ${BOB.id} --json`);
       expect(enabled.code, enabled.stderr).to.equal(0);
       expect(JSON.parse(enabled.stdout)).to.include({ id: BOB.id, status: 'active' });
       expect(lastRequest()?.body).to.deep.equal({ status: 'active' });
-      const login = await as(userHome)('login', '--username', BOB.username);
+      const login = await as(userHome)(`login --username ${BOB.username}`);
       expect(login.code, login.stderr).to.equal(0);
     });
 
@@ -851,10 +795,10 @@ describe('payments admin', function () {
         `/admin/users/${ADMIN.id}/status`,
         contractProblem('BUSINESS_RULE_VIOLATION', 'An administrator cannot change their own status'),
       );
-      const missing = await asAdmin('admin', 'users', 'disable', nobody);
+      const missing = await asAdmin(`admin users disable ${nobody}`);
       expect(missing.code).to.equal(4);
       expect(missing.stderr).to.include('User not found');
-      const self = await asAdmin('admin', 'users', 'disable', ADMIN.id);
+      const self = await asAdmin(`admin users disable ${ADMIN.id}`);
       expect(self.code).to.equal(5);
       expect(self.stderr).to.include('An administrator cannot change their own status');
     });
@@ -903,7 +847,7 @@ describe('payments admin', function () {
 
     it("shows the delivery log of another user's endpoint", async () => {
       const before = api.requests.length;
-      const run = await asAdmin('admin', 'deliveries', WATCHED);
+      const run = await asAdmin(`admin deliveries ${WATCHED}`);
       expect(run.code, run.stderr).to.equal(0);
       expect(requestsSince(before, /^\/webhook-endpoints\//).map((r) => r.path)).to.deep.equal([
         `/webhook-endpoints/${WATCHED}/deliveries`,
@@ -918,16 +862,7 @@ describe('payments admin', function () {
     });
 
     it("filters by --status and pages with --limit, printing the API's page with --json", async () => {
-      const run = await asAdmin(
-        'admin',
-        'deliveries',
-        WATCHED,
-        '--status',
-        'failed',
-        '--limit',
-        '1',
-        '--json',
-      );
+      const run = await asAdmin(`admin deliveries ${WATCHED} --status failed --limit 1 --json`);
       expect(run.code, run.stderr).to.equal(0);
       expect(lastRequest()?.path).to.equal(`/webhook-endpoints/${WATCHED}/deliveries?status=failed&limit=1`);
       expect(JSON.parse(run.stdout)).to.deep.equal(page(log.slice(2), 1, 0, 1));
@@ -940,7 +875,7 @@ describe('payments admin', function () {
         `/webhook-endpoints/${nowhere}/deliveries`,
         contractProblem('RESOURCE_NOT_FOUND', 'Webhook endpoint not found'),
       );
-      const run = await asAdmin('admin', 'deliveries', nowhere);
+      const run = await asAdmin(`admin deliveries ${nowhere}`);
       expect(run.code).to.equal(4);
       expect(run.stderr).to.include('Webhook endpoint not found');
     });
@@ -978,7 +913,7 @@ describe('payments admin', function () {
 
     it('lists the dead letters of a queue: each event, and what is not JSON as it came', async () => {
       const before = api.requests.length;
-      const run = await asAdmin('admin', 'dead-letters', 'list', 'ledger');
+      const run = await asAdmin('admin dead-letters list ledger');
       expect(run.code, run.stderr).to.equal(0);
       expect(requestsSince(before, /^\/admin\//).map((r) => `${r.method} ${r.path}`)).to.deep.equal([
         'GET /admin/dead-letters/ledger',
@@ -992,7 +927,7 @@ describe('payments admin', function () {
     });
 
     it("asks for --limit of them and prints the API's answer with --json", async () => {
-      const run = await asAdmin('admin', 'dead-letters', 'list', 'ledger', '--limit', '1', '--json');
+      const run = await asAdmin('admin dead-letters list ledger --limit 1 --json');
       expect(run.code, run.stderr).to.equal(0);
       expect(lastRequest()?.path).to.equal('/admin/dead-letters/ledger?limit=1');
       expect(JSON.parse(run.stdout)).to.deep.equal({ queue: 'ledger', count: 2, data: [{ event: EVENT }] });
@@ -1001,7 +936,7 @@ describe('payments admin', function () {
     it('refuses a queue no service behind the gateway serves, before any request (exit 2)', async () => {
       const before = api.requests.length;
       for (const action of ['list', 'replay']) {
-        const run = await asAdmin('admin', 'dead-letters', action, 'provider-sandbox');
+        const run = await asAdmin(`admin dead-letters ${action} provider-sandbox`);
         expect(run.code, action).to.equal(2);
         expect(run.stderr, action).to.include('Invalid values');
       }
@@ -1010,18 +945,10 @@ describe('payments admin', function () {
 
     it('replays up to --limit of them, then all that are left without it', async () => {
       const before = api.requests.length;
-      const some = await asAdmin('admin', 'dead-letters', 'replay', 'ledger', '--limit', '1');
+      const some = await asAdmin('admin dead-letters replay ledger --limit 1');
       expect(some.code, some.stderr).to.equal(0);
       expect(some.stdout).to.equal('Replayed 1 dead letter(s) onto ledger.\n');
-      const all = await asAdmin(
-        'admin',
-        'dead-letters',
-        'replay',
-        'ledger',
-        '--reason',
-        'bug 12 fixed',
-        '--json',
-      );
+      const all = await asAdmin('admin dead-letters replay ledger --reason', 'bug 12 fixed', '--json');
       expect(all.code, all.stderr).to.equal(0);
       expect(JSON.parse(all.stdout)).to.deep.equal({ queue: 'ledger', replayed: 1 });
       const sent = requestsSince(before, /^\/admin\//);
@@ -1055,52 +982,41 @@ describe('payments admin', function () {
     });
 
     const commands = [
-      ['reconciliation', 'list'],
-      ['reconciliation', 'list', '--csv'],
-      ['reconciliation', 'show', CASES.unexplained],
-      [
-        'reconciliation',
-        'resolve',
-        CASES.unexplained,
-        '--decision',
-        'nothing_owed',
-        '--reason',
-        'not mine to say',
-      ],
-      ['reconciliation', 'run'],
+      ['reconciliation list'],
+      ['reconciliation list --csv'],
+      [`reconciliation show ${CASES.unexplained}`],
+      [`reconciliation resolve ${CASES.unexplained} --decision nothing_owed --reason`, 'not mine to say'],
+      ['reconciliation run'],
       ['actions'],
       ['overdrawn'],
     ];
 
     it("exits 3 with the API's detail when the user is not an admin (403)", async () => {
-      for (const args of commands) {
-        const run = await asUser('admin', ...args);
-        expect(run.code, args.join(' ')).to.equal(3);
-        expect(run.stdout, args.join(' ')).to.equal('');
-        expect(run.stderr, args.join(' ')).to.include('Only an administrator may use the admin routes');
+      for (const [command, ...more] of commands) {
+        const run = await asUser(`admin ${command}`, ...more);
+        expect(run.code, command).to.equal(3);
+        expect(run.stdout, command).to.equal('');
+        expect(run.stderr, command).to.include('Only an administrator may use the admin routes');
       }
     });
 
     it("exits 3 with the API's detail for the users, deliveries and dead-letters commands too", async () => {
-      for (const [args, detail] of [
-        [['users', 'find', '--query', 'a'], 'Only an administrator may manage users'],
-        [['users', 'disable', ADMIN.id], 'Only an administrator may manage users'],
-        [
-          ['deliveries', '653b6d43-0000-4000-8000-000000000001'],
-          'This webhook endpoint belongs to another user',
-        ],
-        [['dead-letters', 'list', 'ledger'], 'Only an administrator may read or replay dead letters'],
-        [['dead-letters', 'replay', 'ledger'], 'Only an administrator may read or replay dead letters'],
-      ] as const) {
-        const run = await asUser('admin', ...args);
-        expect(run.code, args.join(' ')).to.equal(3);
-        expect(run.stdout, args.join(' ')).to.equal('');
-        expect(run.stderr, args.join(' ')).to.include(detail);
+      for (const [command, detail] of [
+        ['users find --query a', 'Only an administrator may manage users'],
+        [`users disable ${ADMIN.id}`, 'Only an administrator may manage users'],
+        ['deliveries 653b6d43-0000-4000-8000-000000000001', 'This webhook endpoint belongs to another user'],
+        ['dead-letters list ledger', 'Only an administrator may read or replay dead letters'],
+        ['dead-letters replay ledger', 'Only an administrator may read or replay dead letters'],
+      ]) {
+        const run = await asUser(`admin ${command}`);
+        expect(run.code, command).to.equal(3);
+        expect(run.stdout, command).to.equal('');
+        expect(run.stderr, command).to.include(detail);
       }
     });
 
     it('puts the 403 problem body on stderr with --json', async () => {
-      const run = await asUser('admin', 'overdrawn', '--json');
+      const run = await asUser('admin overdrawn --json');
       expect(run.code).to.equal(3);
       expect(JSON.parse(run.stderr)).to.include({ status: 403, code: 'ACCESS_DENIED' });
     });
@@ -1109,7 +1025,7 @@ describe('payments admin', function () {
       const nobody = await mkdtemp(join(tmpdir(), 'payments-admin-'));
       try {
         const before = api.requests.length;
-        const run = await as(nobody)('admin', 'reconciliation', 'list');
+        const run = await as(nobody)('admin reconciliation list');
         expect(run.code).to.equal(3);
         expect(run.stderr).to.include('You are not logged in.');
         expect(requestsSince(before, /^\/admin\//)).to.deep.equal([]);
@@ -1123,7 +1039,7 @@ describe('payments admin', function () {
     it('lists the admin commands', async () => {
       const top = await asUser('--help');
       expect(top.stdout).to.match(/payments admin +Operators' commands/);
-      const admin = await asUser('admin', '--help');
+      const admin = await asUser('admin --help');
       for (const command of [
         'users',
         'reconciliation',
@@ -1134,15 +1050,15 @@ describe('payments admin', function () {
       ]) {
         expect(admin.stdout).to.match(new RegExp(`^  payments admin ${command} `, 'm'));
       }
-      const users = await asUser('admin', 'users', '--help');
+      const users = await asUser('admin users --help');
       for (const command of ['find', 'disable', 'enable']) {
         expect(users.stdout).to.match(new RegExp(`^  payments admin users ${command} `, 'm'));
       }
-      const deadLetters = await asUser('admin', 'dead-letters', '--help');
+      const deadLetters = await asUser('admin dead-letters --help');
       for (const command of ['list', 'replay']) {
         expect(deadLetters.stdout).to.match(new RegExp(`^  payments admin dead-letters ${command} `, 'm'));
       }
-      const reconciliation = await asUser('admin', 'reconciliation', '--help');
+      const reconciliation = await asUser('admin reconciliation --help');
       for (const command of ['list', 'show', 'resolve', 'run']) {
         expect(reconciliation.stdout).to.match(
           new RegExp(`^  payments admin reconciliation ${command} `, 'm'),

@@ -47,8 +47,9 @@ describe('payments CLI against the running system', function () {
   let home: string;
   let account: string;
 
-  const payments = (...args: string[]) =>
-    runPayments(args, { XDG_CONFIG_HOME: home, PAYMENTS_API_URL: gateway.url });
+  /** Runs `payments` as a user would: the words of `command`, then `more` as they are. */
+  const payments = (command: string, ...more: string[]) =>
+    runPayments([...command.split(' '), ...more], { XDG_CONFIG_HOME: home, PAYMENTS_API_URL: gateway.url });
   const withPassword = (args: string[], password: string, configHome = home) =>
     runPayments(args, {
       XDG_CONFIG_HOME: configHome,
@@ -63,23 +64,16 @@ describe('payments CLI against the running system', function () {
       token: string;
       expires_at: number;
     };
-  const newAccount = async (currency = 'USD') =>
-    (await payments('account', 'create', currency)).stdout.trim();
+  const newAccount = async (currency = 'USD') => (await payments(`account create ${currency}`)).stdout.trim();
 
   before(async () => {
     gateway = await startStandInProxy(system.gatewayUrl);
     home = await mkdtemp(join(tmpdir(), 'payments-cli-'));
     const registered = await payments(
-      'register',
-      '--username',
-      ALICE.username,
-      '--email',
-      ALICE.email,
-      '--password',
-      ALICE.password,
+      `register --username ${ALICE.username} --email ${ALICE.email} --password ${ALICE.password}`,
     );
     expect(registered.code, registered.stderr).to.equal(0);
-    const login = await payments('login', '--username', ALICE.username, '--password', ALICE.password);
+    const login = await payments(`login --username ${ALICE.username} --password ${ALICE.password}`);
     expect(login.code, login.stderr).to.equal(0);
     account = await newAccount();
   });
@@ -103,7 +97,7 @@ describe('payments CLI against the running system', function () {
     });
 
     it('does not ask for the current password to change only the username', async () => {
-      const run = await payments('user', 'update', '--username', 'alice');
+      const run = await payments('user update --username alice');
       expect(run.code, run.stderr).to.equal(0);
       expect(bodyOf(sent((r) => r.method === 'PUT').at(-1))).to.deep.equal({ username: 'alice' });
     });
@@ -111,15 +105,7 @@ describe('payments CLI against the running system', function () {
 
   describe('sign-up and session', () => {
     it('registers a user and says so', async () => {
-      const run = await payments(
-        'register',
-        '--username',
-        'bob',
-        '--email',
-        'bob@example.com',
-        '--password',
-        'pw-bob-123',
-      );
+      const run = await payments('register --username bob --email bob@example.com --password pw-bob-123');
       expect(run.code, run.stderr).to.equal(0);
       expect(run.stdout).to.match(/^Registered bob \(user id [0-9a-f-]{36}\)\.\n$/);
     });
@@ -181,13 +167,13 @@ describe('payments CLI against the running system', function () {
     });
 
     it('refuses to guess a password without a terminal (usage, exit 2)', async () => {
-      const run = await payments('login', '--username', ALICE.username);
+      const run = await payments(`login --username ${ALICE.username}`);
       expect(run.code).to.equal(2);
       expect(run.stderr).to.include('No password given');
     });
 
     it('exits 3 with the API detail on wrong credentials', async () => {
-      const run = await payments('login', '--username', ALICE.username, '--password', 'wrong-password');
+      const run = await payments(`login --username ${ALICE.username} --password wrong-password`);
       expect(run.code).to.equal(3);
       expect(run.stderr).to.include('The username, e-mail or password is not correct');
     });
@@ -209,15 +195,7 @@ describe('payments CLI against the running system', function () {
   describe('accounts and money', () => {
     it('creates an account and prints only its id', async () => {
       expect(account).to.match(UUID);
-      const run = await payments(
-        'account',
-        'create',
-        'EUR',
-        '--metadata',
-        'purpose=savings',
-        '--metadata',
-        'note=a=b',
-      );
+      const run = await payments('account create EUR --metadata purpose=savings --metadata note=a=b');
       expect(run.stdout).to.match(/^[0-9a-f-]{36}\n$/);
       expect(bodyOf(sent((r) => pathOf(r) === '/account').at(-1))).to.deep.equal({
         currency: 'EUR',
@@ -226,7 +204,7 @@ describe('payments CLI against the running system', function () {
     });
 
     it('deposits, waits for completion and prints the documented line', async () => {
-      const run = await payments('deposit', account, '100');
+      const run = await payments(`deposit ${account} 100`);
       expect(run.code, run.stderr).to.equal(0);
       expect(run.stdout).to.equal(`Deposited 100.00 to account ${account}. New balance: 100.00\n`);
       const request = depositsTo(account).at(-1);
@@ -235,38 +213,38 @@ describe('payments CLI against the running system', function () {
     });
 
     it('prints the documented balance line', async () => {
-      const run = await payments('balance', account);
+      const run = await payments(`balance ${account}`);
       expect(run.code, run.stderr).to.equal(0);
       expect(run.stdout).to.equal(`Account ${account} balance: 100.00 USD\n`);
     });
 
     it('keeps decimal amounts exact: 0.1 then 0.2 make 0.30', async () => {
       const id = await newAccount();
-      expect((await payments('deposit', id, '0.1')).stdout).to.equal(
+      expect((await payments(`deposit ${id} 0.1`)).stdout).to.equal(
         `Deposited 0.10 to account ${id}. New balance: 0.10\n`,
       );
-      expect((await payments('deposit', id, '0.2')).stdout).to.equal(
+      expect((await payments(`deposit ${id} 0.2`)).stdout).to.equal(
         `Deposited 0.20 to account ${id}. New balance: 0.30\n`,
       );
-      expect((await payments('balance', id)).stdout).to.equal(`Account ${id} balance: 0.30 USD\n`);
+      expect((await payments(`balance ${id}`)).stdout).to.equal(`Account ${id} balance: 0.30 USD\n`);
     });
 
     it('prints two decimals for a currency without minor units and three for one that has three', async () => {
       const yen = await newAccount('JPY');
-      expect((await payments('deposit', yen, '500')).stdout).to.equal(
+      expect((await payments(`deposit ${yen} 500`)).stdout).to.equal(
         `Deposited 500.00 to account ${yen}. New balance: 500.00\n`,
       );
       const dinar = await newAccount('KWD');
-      expect((await payments('deposit', dinar, '1.234')).stdout).to.equal(
+      expect((await payments(`deposit ${dinar} 1.234`)).stdout).to.equal(
         `Deposited 1.234 to account ${dinar}. New balance: 1.234\n`,
       );
-      expect((await payments('balance', dinar)).stdout).to.equal(`Account ${dinar} balance: 1.234 KWD\n`);
+      expect((await payments(`balance ${dinar}`)).stdout).to.equal(`Account ${dinar} balance: 1.234 KWD\n`);
     });
 
     it('sends the given Idempotency-Key and reuses it on a retry, which credits once', async () => {
       const id = await newAccount();
-      const first = await payments('deposit', id, '10', '--idempotency-key', 'retry-key-1');
-      const second = await payments('deposit', id, '10', '--idempotency-key', 'retry-key-1');
+      const first = await payments(`deposit ${id} 10 --idempotency-key retry-key-1`);
+      const second = await payments(`deposit ${id} 10 --idempotency-key retry-key-1`);
       expect(first.stdout).to.equal(`Deposited 10.00 to account ${id}. New balance: 10.00\n`);
       expect(second.stdout).to.equal(`Deposited 10.00 to account ${id}. New balance: 10.00\n`);
       expect(depositsTo(id).map((r) => r.headers['idempotency-key'])).to.deep.equal([
@@ -277,30 +255,30 @@ describe('payments CLI against the running system', function () {
 
     it('generates a fresh Idempotency-Key for each new command', async () => {
       const id = await newAccount();
-      await payments('deposit', id, '1');
-      await payments('deposit', id, '1');
+      await payments(`deposit ${id} 1`);
+      await payments(`deposit ${id} 1`);
       const keys = depositsTo(id).map((r) => r.headers['idempotency-key']);
       expect(keys).to.have.length(2);
       expect(keys[0]).not.to.equal(keys[1]);
-      expect((await payments('balance', id)).stdout).to.equal(`Account ${id} balance: 2.00 USD\n`);
+      expect((await payments(`balance ${id}`)).stdout).to.equal(`Account ${id} balance: 2.00 USD\n`);
     });
 
     it('returns at once with --no-wait, printing the pending transaction', async () => {
-      const run = await payments('deposit', account, '5', '--no-wait');
+      const run = await payments(`deposit ${account} 5 --no-wait`);
       expect(run.code, run.stderr).to.equal(0);
       expect(run.stdout).to.match(/^Deposit accepted: transaction [0-9a-f-]{36} is pending\.\n$/);
     });
 
     it('prints the reason and exits 1 when the transaction fails', async () => {
       // The sandbox declines a card for an amount whose minor units end in 13, then cancels the payment.
-      const run = await payments('deposit', account, '0.13');
+      const run = await payments(`deposit ${account} 0.13`);
       expect(run.code).to.equal(1);
       expect(run.stdout).to.equal('');
       expect(run.stderr).to.match(/Deposit [0-9a-f-]{36} canceled: canceled at the provider \(abandoned\)\./);
     });
 
     it('exits 7 with the transaction id when waiting times out', async () => {
-      const run = await payments('deposit', account, '3', '--timeout', '0.1');
+      const run = await payments(`deposit ${account} 3 --timeout 0.1`);
       expect(run.code).to.equal(7);
       expect(run.stderr).to.match(/still pending/);
       expect(run.stderr).to.match(/payments transaction [0-9a-f-]{36}/);
@@ -308,8 +286,8 @@ describe('payments CLI against the running system', function () {
 
     it('withdraws and prints the new balance (the development system links a payout account first)', async () => {
       const id = await newAccount();
-      await payments('deposit', id, '50');
-      const run = await payments('withdraw', id, '20.5');
+      await payments(`deposit ${id} 50`);
+      const run = await payments(`withdraw ${id} 20.5`);
       expect(run.code, run.stderr).to.equal(0);
       expect(run.stdout).to.equal(`Withdrew 20.50 from account ${id}. New balance: 29.50\n`);
     });
@@ -317,18 +295,18 @@ describe('payments CLI against the running system', function () {
     it('transfers and prints the new balance of the account it left', async () => {
       const from = await newAccount();
       const to = await newAccount();
-      await payments('deposit', from, '40');
-      const run = await payments('transfer', from, to, '30');
+      await payments(`deposit ${from} 40`);
+      const run = await payments(`transfer ${from} ${to} 30`);
       expect(run.code, run.stderr).to.equal(0);
       expect(run.stdout).to.equal(
         `Transferred 30.00 from account ${from} to account ${to}. New balance: 10.00\n`,
       );
-      expect((await payments('balance', to)).stdout).to.equal(`Account ${to} balance: 30.00 USD\n`);
+      expect((await payments(`balance ${to}`)).stdout).to.equal(`Account ${to} balance: 30.00 USD\n`);
     });
 
     it('rejects an amount the currency cannot hold before sending anything (exit 2)', async () => {
       const before = depositsTo(account).length;
-      const run = await payments('deposit', account, '1.005');
+      const run = await payments(`deposit ${account} 1.005`);
       expect(run.code).to.equal(2);
       expect(run.stderr).to.include('at most 2 decimal places');
       expect(depositsTo(account).length).to.equal(before);
@@ -337,8 +315,8 @@ describe('payments CLI against the running system', function () {
 
   describe('payout account', () => {
     let payer: string;
-    const asPayer = (...args: string[]) =>
-      runPayments(args, {
+    const asPayer = (command: string) =>
+      runPayments(command.split(' '), {
         XDG_CONFIG_HOME: payer,
         PAYMENTS_API_URL: gateway.url,
         PAYMENTS_PASSWORD: 'pw-payer-1',
@@ -346,28 +324,28 @@ describe('payments CLI against the running system', function () {
 
     before(async () => {
       payer = await mkdtemp(join(tmpdir(), 'payments-cli-'));
-      await asPayer('register', '--username', 'payer', '--email', 'payer@example.com');
-      await asPayer('login', '--username', 'payer');
+      await asPayer('register --username payer --email payer@example.com');
+      await asPayer('login --username payer');
     });
     after(async () => {
       if (payer) await rm(payer, { recursive: true, force: true });
     });
 
     it('shows none before one is linked (exit 4)', async () => {
-      const none = await asPayer('payout-account', 'show');
+      const none = await asPayer('payout-account show');
       expect(none.code).to.equal(4);
       expect(none.stderr).to.match(/payout account not found/i);
     });
 
     it('links it at the provider once: link keeps the one a withdrawal linked', async () => {
-      const id = (await asPayer('account', 'create', 'USD')).stdout.trim();
-      await asPayer('deposit', id, '10');
-      expect((await asPayer('withdraw', id, '5')).code).to.equal(0);
-      const shown = await asPayer('payout-account', 'show', '--json');
+      const id = (await asPayer('account create USD')).stdout.trim();
+      await asPayer(`deposit ${id} 10`);
+      expect((await asPayer(`withdraw ${id} 5`)).code).to.equal(0);
+      const shown = await asPayer('payout-account show --json');
       expect(shown.code, shown.stderr).to.equal(0);
       const { account: connected } = JSON.parse(shown.stdout) as { account: string };
       expect(connected).to.match(/^acct_/);
-      const linked = await asPayer('payout-account', 'link');
+      const linked = await asPayer('payout-account link');
       expect(linked.code, linked.stderr).to.equal(0);
       expect(linked.stdout.split('\n')[0]).to.equal(`Linked payout account ${connected} (stripe).`);
     });
@@ -375,7 +353,7 @@ describe('payments CLI against the running system', function () {
 
   describe('--json', () => {
     it('prints the settled transaction and the balance for deposit', async () => {
-      const run = await payments('deposit', account, '1.25', '--json');
+      const run = await payments(`deposit ${account} 1.25 --json`);
       expect(run.code, run.stderr).to.equal(0);
       const out = JSON.parse(run.stdout) as {
         transaction: { status: string; amount: number };
@@ -386,7 +364,7 @@ describe('payments CLI against the running system', function () {
     });
 
     it('prints the API body for balance', async () => {
-      const run = await payments('balance', account, '--json');
+      const run = await payments(`balance ${account} --json`);
       const out = JSON.parse(run.stdout) as Record<string, unknown>;
       expect(out).to.have.keys('account_id', 'balance', 'currency', 'available_balance');
       const { token } = await sessionOf();
@@ -395,20 +373,15 @@ describe('payments CLI against the running system', function () {
     });
 
     it('prints lists for accounts, transactions and currencies', async () => {
-      for (const args of [
-        ['account', 'list'],
-        ['transactions'],
-        ['currencies', 'list'],
-        ['account', 'show', account],
-      ]) {
-        const run = await payments(...args, '--json');
-        expect(run.code, `${args.join(' ')}: ${run.stderr}`).to.equal(0);
-        expect(() => JSON.parse(run.stdout) as unknown, args.join(' ')).not.to.throw();
+      for (const command of ['account list', 'transactions', 'currencies list', `account show ${account}`]) {
+        const run = await payments(`${command} --json`);
+        expect(run.code, `${command}: ${run.stderr}`).to.equal(0);
+        expect(() => JSON.parse(run.stdout) as unknown, command).not.to.throw();
       }
     });
 
     it('puts the problem body on stderr when a command fails', async () => {
-      const run = await payments('balance', '7a4c5f8e-0000-4000-8000-000000000000', '--json');
+      const run = await payments('balance 7a4c5f8e-0000-4000-8000-000000000000 --json');
       expect(run.code).to.equal(4);
       expect(JSON.parse(run.stderr)).to.include({ code: 'RESOURCE_NOT_FOUND', status: 404 });
     });
@@ -416,7 +389,7 @@ describe('payments CLI against the running system', function () {
 
   describe('tables', () => {
     it('lists accounts with formatted balances', async () => {
-      const run = await payments('account', 'list');
+      const run = await payments('account list');
       expect(run.code, run.stderr).to.equal(0);
       expect(run.stdout).to.include('BALANCE');
       expect(run.stdout).to.include(account);
@@ -435,10 +408,10 @@ describe('payments CLI against the running system', function () {
     before(async () => {
       statementAccount = await newAccount();
       for (const amount of ['10', '20.5', '0.25']) {
-        const deposited = await payments('deposit', statementAccount, amount);
+        const deposited = await payments(`deposit ${statementAccount} ${amount}`);
         expect(deposited.code, deposited.stderr).to.equal(0);
       }
-      expect((await payments('withdraw', statementAccount, '5')).code).to.equal(0);
+      expect((await payments(`withdraw ${statementAccount} 5`)).code).to.equal(0);
       afterwards = new Date(Date.now() + 1000).toISOString();
     });
     const statementRequests = () =>
@@ -454,7 +427,7 @@ describe('payments CLI against the running system', function () {
     it('prints every page as one table between the opening and the closing balance', async () => {
       pagesOfTwo();
       const before = statementRequests().length;
-      const run = await payments('statement', statementAccount, '--from', '2020-01-01');
+      const run = await payments(`statement ${statementAccount} --from 2020-01-01`);
       expect(run.code, run.stderr).to.equal(0);
       const lines = run.stdout.split('\n');
       expect(lines[0]).to.match(
@@ -483,7 +456,7 @@ describe('payments CLI against the running system', function () {
     it('writes the CSV of every page to a file with one header row', async () => {
       pagesOfTwo();
       const file = join(home, 'statement.csv');
-      const run = await payments('statement', statementAccount, '--from', '2020-01-01', '--csv', file);
+      const run = await payments(`statement ${statementAccount} --from 2020-01-01 --csv`, file);
       expect(run.code, run.stderr).to.equal(0);
       expect(run.stdout).to.equal(`Wrote 4 entries to ${file}.\n`);
       const rows = (await readFile(file, 'utf8')).split('\r\n').filter(Boolean);
@@ -504,7 +477,7 @@ describe('payments CLI against the running system', function () {
     });
 
     it('prints the balance at a past moment, a bare date meaning midnight UTC', async () => {
-      const run = await payments('balance', statementAccount, '--at', '2025-01-01');
+      const run = await payments(`balance ${statementAccount} --at 2025-01-01`);
       expect(run.code, run.stderr).to.equal(0);
       expect(run.stdout).to.equal(
         `Account ${statementAccount} balance at 2025-01-01T00:00:00.000Z: 0.00 USD\n`,
@@ -512,13 +485,13 @@ describe('payments CLI against the running system', function () {
       expect(sent().map((r) => pathOf(r))).to.include(
         `/account/${statementAccount}/balance?at=2025-01-01T00%3A00%3A00Z`,
       );
-      const later = await payments('balance', statementAccount, '--at', afterwards);
+      const later = await payments(`balance ${statementAccount} --at ${afterwards}`);
       expect(later.stdout).to.equal(`Account ${statementAccount} balance at ${afterwards}: 25.75 USD\n`);
     });
 
     it('refuses a moment it cannot read before asking the API (exit 2)', async () => {
       const before = sent().length;
-      const run = await payments('statement', statementAccount, '--from', '1st of May');
+      const run = await payments(`statement ${statementAccount} --from`, '1st of May');
       expect(run.code).to.equal(2);
       expect(run.stderr).to.include(
         '--from must be a date (YYYY-MM-DD, midnight UTC) or an RFC 3339 date-time',
@@ -533,21 +506,13 @@ describe('payments CLI against the running system', function () {
 
   describe('exit codes', () => {
     it('exits 2 on a usage error', async () => {
-      const run = await payments('deposit', account);
+      const run = await payments(`deposit ${account}`);
       expect(run.code).to.equal(2);
       expect(run.stderr).to.include('Not enough non-option arguments');
     });
 
     it('exits 2 and lists field errors on a 400 from the API', async () => {
-      const run = await payments(
-        'register',
-        '--username',
-        'carol',
-        '--email',
-        'not-an-email',
-        '--password',
-        'pw-carol-1',
-      );
+      const run = await payments('register --username carol --email not-an-email --password pw-carol-1');
       expect(run.code).to.equal(2);
       expect(run.stderr).to.include('The request is not valid');
       expect(run.stderr).to.include('email: must match format "email"');
@@ -562,39 +527,33 @@ describe('payments CLI against the running system', function () {
         () => api.get('/accounts', token).then((answer) => answer.status),
         (status) => status === 401,
       );
-      const run = await payments('balance', account);
+      const run = await payments(`balance ${account}`);
       expect(run.code).to.equal(3);
       expect(run.stderr).to.include('Your session has expired or was revoked.');
       expect(run.stderr).to.include('payments login');
       expect(
-        (await payments('login', '--username', ALICE.username, '--password', ALICE.password)).code,
+        (await payments(`login --username ${ALICE.username} --password ${ALICE.password}`)).code,
       ).to.equal(0);
     });
 
     it('exits 4 on a 404', async () => {
-      const run = await payments('balance', '7a4c5f8e-0000-4000-8000-000000000000');
+      const run = await payments('balance 7a4c5f8e-0000-4000-8000-000000000000');
       expect(run.code).to.equal(4);
       expect(run.stderr).to.include('Account not found');
     });
 
     it('exits 5 on a business rule violation (422)', async () => {
-      const created = await payments('account', 'create', 'XXX');
+      const created = await payments('account create XXX');
       expect(created.code).to.equal(5);
       expect(created.stderr).to.include('XXX');
-      const withdrawn = await payments('withdraw', account, '1000000');
+      const withdrawn = await payments(`withdraw ${account} 1000000`);
       expect(withdrawn.code).to.equal(5);
       expect(withdrawn.stderr).to.include('The available balance does not cover 1000000.00 USD');
     });
 
     it('exits 5 on a conflict (409)', async () => {
       const run = await payments(
-        'register',
-        '--username',
-        ALICE.username,
-        '--email',
-        'a2@example.com',
-        '--password',
-        'pw-pw-pw-1',
+        `register --username ${ALICE.username} --email a2@example.com --password pw-pw-pw-1`,
       );
       expect(run.code).to.equal(5);
       expect(run.stderr).to.include('already exists');
@@ -606,7 +565,7 @@ describe('payments CLI against the running system', function () {
           ? { reply: problemReply(500, 'INTERNAL_ERROR', {}, 'An unexpected error occurred') }
           : undefined,
       );
-      const run = await payments('balance', account);
+      const run = await payments(`balance ${account}`);
       expect(run.code).to.equal(6);
       expect(run.stderr).to.include('An unexpected error occurred');
     });
@@ -630,7 +589,7 @@ describe('payments CLI against the running system', function () {
         () => false,
       );
       expect(kept).to.equal(false);
-      const run = await payments('balance', account);
+      const run = await payments(`balance ${account}`);
       expect(run.code).to.equal(3);
       expect(run.stderr).to.include('You are not logged in.');
     });
