@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { eventually, runPayments, useSystem } from '@payments/testkit';
-import { rawApi, signUp, type RawApi, type TestUser } from '@payments/test-support';
+import { rawApi, signUp, type TestUser } from '@payments/test-support';
 
 interface TrailEntry {
   actor: string;
@@ -15,7 +15,6 @@ interface TrailEntry {
 
 describe('what an admin may do to another user, through the gateway, and the trail of it', function () {
   this.timeout(180_000);
-  let api: RawApi;
   let owner: TestUser;
 
   const system = useSystem(
@@ -27,9 +26,9 @@ describe('what an admin may do to another user, through the gateway, and the tra
     },
     { admin: true },
   );
+  const api = rawApi(system);
 
   before(async () => {
-    api = rawApi(system.gatewayUrl);
     owner = await signUp(system.gatewayUrl);
   });
 

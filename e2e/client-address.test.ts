@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { expect } from 'chai';
 import { useSystem } from '@payments/testkit';
-import { rawApi, type ApiResponse, type RawApi } from '@payments/test-support';
+import { rawApi, type ApiResponse } from '@payments/test-support';
 
 const REGISTRATION_LIMIT = 5;
 /** Identity's login limits here: failures per account from one address, per account, per address. */
@@ -48,7 +48,6 @@ function postFrom(
 
 describe('client addresses and per-address limits, through a load balancer', function () {
   this.timeout(120_000);
-  let api: RawApi;
 
   const system = useSystem({
     serviceEnv: {
@@ -64,10 +63,7 @@ describe('client addresses and per-address limits, through a load balancer', fun
       },
     },
   });
-
-  before(async () => {
-    api = rawApi(system.gatewayUrl);
-  });
+  const api = rawApi(system);
 
   /** A request as the load balancer passes it on for the client at `address`. */
   const from = (address: string) => ({ 'x-forwarded-for': address });

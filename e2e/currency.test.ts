@@ -7,7 +7,7 @@ import { data as isoCurrencies } from 'currency-codes';
 import { type CurrencyStatisticsView, type CurrencyView, formatMinor } from '@payments/contracts';
 import type { Static } from '@sinclair/typebox';
 import { eventually, useSystem } from '@payments/testkit';
-import { depositConfirmed, rawApi, signUp, type ApiResponse, type RawApi } from '@payments/test-support';
+import { depositConfirmed, rawApi, signUp, type ApiResponse } from '@payments/test-support';
 
 type CurrencyRecord = Static<typeof CurrencyView>;
 type Statistics = Static<typeof CurrencyStatisticsView>;
@@ -51,7 +51,6 @@ function expectProblem(response: ApiResponse, status: number, code: string) {
 
 describe('currencies end to end, through the gateway', function () {
   this.timeout(120_000);
-  let api: RawApi;
   let catalogue: CurrencyRecord[];
 
   const system = useSystem({
@@ -60,9 +59,9 @@ describe('currencies end to end, through the gateway', function () {
       'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
     },
   });
+  const api = rawApi(system);
 
   before(async () => {
-    api = rawApi(system.gatewayUrl);
     const all = await api.get('/api/currencies?limit=200');
     expect(all.status, all.text).to.equal(200);
     catalogue = all.body.data;

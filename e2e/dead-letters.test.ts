@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { eventually, findInfrastructure, tapEvents, type EventTap, useSystem } from '@payments/testkit';
 import { createEvent } from '@payments/contracts';
-import { rawApi, signUpWithAccount, type Customer, type RawApi } from '@payments/test-support';
+import { rawApi, signUpWithAccount, type Customer } from '@payments/test-support';
 
 describe('dead letters through the gateway, for admins', function () {
   this.timeout(120_000);
-  let api: RawApi;
   let tap: EventTap;
   let user: Customer;
 
@@ -21,9 +20,9 @@ describe('dead letters through the gateway, for admins', function () {
     },
     { admin: true, beforeStop: () => tap?.close() },
   );
+  const api = rawApi(system);
 
   before(async () => {
-    api = rawApi(system.gatewayUrl);
     tap = await tapEvents(
       (await findInfrastructure()).amqpUrl,
       system.environment('ledger').AMQP_NAMESPACE as string,

@@ -1,12 +1,11 @@
 import { expect } from 'chai';
 import { closedPort, eventually, freePort, testRuntime, useSystem } from '@payments/testkit';
 import { startProcessSystem, type ProcessSystem } from '@payments/infra';
-import { rawApi, signUp, type RawApi, type TestUser } from '@payments/test-support';
+import { rawApi, signUp, type TestUser } from '@payments/test-support';
 import { portsOf } from './support/system-copies.js';
 
 describe('deposit flow end to end, every service in its own process', function () {
   this.timeout(120_000);
-  let api: RawApi;
   let user: TestUser;
   let accountId: string;
 
@@ -16,9 +15,9 @@ describe('deposit flow end to end, every service in its own process', function (
     sandbox: false,
     serviceEnv: { 'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' } },
   });
+  const api = rawApi(system);
 
   before(async () => {
-    api = rawApi(system.gatewayUrl);
     user = await signUp(system.gatewayUrl);
     accountId = (await user.client.accounts.open({ currency: 'USD' })).id;
   });

@@ -10,14 +10,13 @@ import {
   type TcpProxy,
   useSystem,
 } from '@payments/testkit';
-import { rawApi, signUp, type ApiResponse, type RawApi, type TestUser } from '@payments/test-support';
+import { rawApi, signUp, type ApiResponse, type TestUser } from '@payments/test-support';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 
 const LOGIN_MAX_FAILURES = 3;
 
 describe('every error reaches the client in one shape, through the gateway', function () {
   this.timeout(120_000);
-  let api: RawApi;
   let openapi: OpenApiValidator;
   let line: TcpProxy;
   let ledgerDatabase: URL;
@@ -49,9 +48,9 @@ describe('every error reaches the client in one shape, through the gateway', fun
       },
     };
   });
+  const api = rawApi(system);
 
   before(async () => {
-    api = rawApi(system.gatewayUrl);
     openapi = await loadOpenApiValidator(system.gatewayUrl);
     // Every login happens here: the failed-login test below locks this address out of logging in.
     owner = await signUp(system.gatewayUrl);

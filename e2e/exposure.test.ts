@@ -7,7 +7,6 @@ import { closedPort, eventually, freePort, useSystem } from '@payments/testkit';
 import {
   rawApi,
   signUp,
-  type RawApi,
   signedProviderEvent,
   signUpWithAccount,
   type Customer,
@@ -52,7 +51,6 @@ function postChunked(url: string, chunks: string[], headers: Record<string, stri
 
 describe('what a stranger can reach: internal endpoints, probes, the unsigned webhook, chunked bodies', function () {
   this.timeout(120_000);
-  let api: RawApi;
   let victim: Customer;
 
   const balanceOf = async (owner: typeof victim) =>
@@ -71,9 +69,9 @@ describe('what a stranger can reach: internal endpoints, probes, the unsigned we
     },
     { booksBalance: true },
   );
+  const api = rawApi(system);
 
   before(async () => {
-    api = rawApi(system.gatewayUrl);
     victim = await openAccount();
     const deposit = await victim.client.money.deposit(victim.accountId, { amount: 50, currency: 'USD' });
     expect(deposit.status).to.equal('pending');

@@ -17,7 +17,6 @@ import {
   rawApi,
   signUp,
   type ApiResponse,
-  type RawApi,
   type TestUser,
 } from '@payments/test-support';
 
@@ -53,7 +52,6 @@ describe('identity and access end to end, through the gateway', function () {
   this.timeout(120_000);
   // Identity signs with this key, so the test can sign tokens that are valid in every respect but one.
   const signingKey = generateTokenKeyPair().privateKey;
-  let api: RawApi;
   let kid: string;
 
   const system = useSystem(
@@ -71,9 +69,9 @@ describe('identity and access end to end, through the gateway', function () {
     },
     { admin: ADMIN },
   );
+  const api = rawApi(system);
 
   before(async () => {
-    api = rawApi(system.gatewayUrl);
     const jwks = await api.get('/.well-known/jwks.json');
     expect(jwks.status, jwks.text).to.equal(200);
     kid = (jwks.body.keys as { kid: string }[])[0]?.kid as string;

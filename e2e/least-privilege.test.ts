@@ -11,14 +11,7 @@ import { privileges as deliveryPrivileges } from '@payments/webhook-delivery';
 import { privileges as ingestPrivileges } from '@payments/webhook-ingest';
 import { eventually, findInfrastructure, useSystem } from '@payments/testkit';
 import type { PaymentsClient } from '@payments/client';
-import {
-  rawApi,
-  signUp,
-  type RawApi,
-  nowSeconds,
-  providerSignature,
-  signedProviderEvent,
-} from '@payments/test-support';
+import { rawApi, signUp, nowSeconds, providerSignature, signedProviderEvent } from '@payments/test-support';
 import { sleep } from './support/concurrency.js';
 
 /** Long enough for a message that got through to be consumed and credited. */
@@ -103,7 +96,6 @@ async function tryAs(amqpUrl: string, work: (channel: amqp.Channel) => Promise<u
 
 describe('least privilege: every service logs in to RabbitMQ and PostgreSQL as itself', function () {
   this.timeout(90_000);
-  let api: RawApi;
   let exchange: string;
   let owner: { client: PaymentsClient<'1.1'>; accountId: string };
 
@@ -117,9 +109,9 @@ describe('least privilege: every service logs in to RabbitMQ and PostgreSQL as i
     },
     { booksBalance: true },
   );
+  const api = rawApi(system);
 
   before(async () => {
-    api = rawApi(system.gatewayUrl);
     exchange = `${system.environment('ledger').AMQP_NAMESPACE}payments.events`;
     const { client } = await signUp(system.gatewayUrl);
     const account = await client.accounts.open({ currency: 'USD' });

@@ -11,7 +11,7 @@ import {
   useSystem,
 } from '@payments/testkit';
 import type { PaymentsClient } from '@payments/client';
-import { rawApi, signUp, type ApiResponse, type RawApi } from '@payments/test-support';
+import { rawApi, signUp, type ApiResponse } from '@payments/test-support';
 import { inPool, sleep } from './support/concurrency.js';
 import { startCopy } from './support/system-copies.js';
 
@@ -28,7 +28,6 @@ interface Owner {
 
 describe('ledger end to end: money moves exactly, whatever the concurrency', function () {
   this.timeout(90_000);
-  let api: RawApi;
   let tap: EventTap;
 
   const system = useSystem(
@@ -41,9 +40,9 @@ describe('ledger end to end: money moves exactly, whatever the concurrency', fun
     },
     { booksBalance: true, beforeStop: () => tap?.close() },
   );
+  const api = rawApi(system);
 
   before(async () => {
-    api = rawApi(system.gatewayUrl);
     // The tap binds to every routing key and publishes as it likes: the administrator, not a service's user.
     const { amqpUrl } = await findInfrastructure();
     tap = await tapEvents(amqpUrl, system.environment('ledger').AMQP_NAMESPACE as string);

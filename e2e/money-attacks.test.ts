@@ -13,7 +13,6 @@ import {
   rawApi,
   signUp as signUpAt,
   type ApiResponse,
-  type RawApi,
   providerEvent,
   postProviderEvent,
 } from '@payments/test-support';
@@ -41,7 +40,6 @@ const unclaimedTotal = (report: AuditReport) =>
 
 describe('money attacks end to end: no value created, none lost', function () {
   this.timeout(180_000);
-  let api: RawApi;
   let openapi: OpenApiValidator;
 
   const system = useSystem(
@@ -60,9 +58,9 @@ describe('money attacks end to end: no value created, none lost', function () {
     },
     { admin: true },
   );
+  const api = rawApi(system);
 
   before(async () => {
-    api = rawApi(system.gatewayUrl);
     openapi = await loadOpenApiValidator(system.gatewayUrl);
   });
 

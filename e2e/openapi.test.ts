@@ -2,19 +2,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { eventually, useSystem, startTestReceiver, type TestReceiver } from '@payments/testkit';
 import { createPaymentsClient } from '@payments/client';
-import {
-  depositConfirmed,
-  rawApi,
-  signUp,
-  type RawApi,
-  type RawCall,
-  providerSignature,
-} from '@payments/test-support';
+import { depositConfirmed, rawApi, signUp, type RawCall, providerSignature } from '@payments/test-support';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 
 describe('the OpenAPI document against the running system', function () {
   this.timeout(120_000);
-  let api: RawApi;
   let openapi: OpenApiValidator;
   let receiver: TestReceiver;
 
@@ -39,10 +31,10 @@ describe('the OpenAPI document against the running system', function () {
     },
     { admin: true },
   );
+  const api = rawApi(system);
 
   before(async () => {
     receiver = await startTestReceiver();
-    api = rawApi(system.gatewayUrl);
     openapi = await loadOpenApiValidator(system.gatewayUrl);
   });
 

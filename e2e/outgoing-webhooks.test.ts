@@ -16,7 +16,7 @@ import {
   DELIVERY_TO_RECEIVER,
 } from '@payments/testkit';
 import type { PaymentsClient } from '@payments/client';
-import { rawApi, signUp, type RawApi, postProviderEvent } from '@payments/test-support';
+import { rawApi, signUp, postProviderEvent } from '@payments/test-support';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 
 const stripe = new Stripe('sk_test_unused');
@@ -33,7 +33,6 @@ const eventOf = (call: ReceivedCall) => JSON.parse(call.body) as DeliveredEvent;
 
 describe('outgoing webhooks end to end, through the gateway', function () {
   this.timeout(180_000);
-  let api: RawApi;
   let receiver: TestReceiver;
   let openapi: OpenApiValidator;
 
@@ -42,10 +41,10 @@ describe('outgoing webhooks end to end, through the gateway', function () {
       'webhook-delivery': { ...DELIVERY_TO_RECEIVER, DELIVERY_TIMEOUT_MS: '2000' },
     },
   });
+  const api = rawApi(system);
 
   before(async () => {
     receiver = await startTestReceiver();
-    api = rawApi(system.gatewayUrl);
     openapi = await loadOpenApiValidator(system.gatewayUrl);
   });
 

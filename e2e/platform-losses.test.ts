@@ -5,7 +5,6 @@ import { eventually, auditOf, expectBooksBalance, systemBalance, useSystem } fro
 import { createPaymentsClient, type PaymentsClient } from '@payments/client';
 import {
   rawApi,
-  type RawApi,
   nowSeconds,
   signUpWithAccount,
   postProviderEvent,
@@ -53,7 +52,6 @@ interface Report {
  */
 describe("platform losses: a deleted user's deposit refunded or lost in a dispute at the provider", function () {
   this.timeout(180_000);
-  let api: RawApi;
   let stripe: Stripe;
   let openapi: OpenApiValidator;
   let admin: PaymentsClient<'1.1'>;
@@ -77,9 +75,9 @@ describe("platform losses: a deleted user's deposit refunded or lost in a disput
     },
     { admin: true, booksBalance: true },
   );
+  const api = rawApi(system);
 
   before(async () => {
-    api = rawApi(system.gatewayUrl);
     openapi = await loadOpenApiValidator(system.gatewayUrl);
     stripe = sandboxStripe(system);
     admin = createPaymentsClient({

@@ -13,7 +13,7 @@ import {
   useSystem,
 } from '@payments/testkit';
 import { createPaymentsClient, type PaymentsClient } from '@payments/client';
-import { rawApi, sandboxStripe, signUp, type RawApi } from '@payments/test-support';
+import { rawApi, sandboxStripe, signUp } from '@payments/test-support';
 
 interface Payer {
   token: string;
@@ -28,7 +28,6 @@ interface Payer {
  */
 describe('deposits paid at the provider (the sandbox plays Stripe), end to end', function () {
   this.timeout(120_000);
-  let api: RawApi;
   let stripe: Stripe;
 
   // Nobody pays on their own here: each test pays as the client would, or does not.
@@ -36,9 +35,9 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
     { serviceEnv: { 'provider-sandbox': { SANDBOX_AUTO_CONFIRM: 'false' } } },
     { booksBalance: true },
   );
+  const api = rawApi(system);
 
   before(async () => {
-    api = rawApi(system.gatewayUrl);
     stripe = sandboxStripe(system);
   });
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type Stripe from 'stripe';
 import { eventually, auditOf, systemBalance, useSystem } from '@payments/testkit';
-import { rawApi, signUp, type RawApi, sandboxStripe } from '@payments/test-support';
+import { rawApi, signUp, sandboxStripe } from '@payments/test-support';
 
 interface CaseView {
   id: string;
@@ -19,7 +19,6 @@ interface CaseView {
  */
 describe('a provider object moves money only for the transaction that asked for it (the sandbox plays Stripe)', function () {
   this.timeout(120_000);
-  let api: RawApi;
   let stripe: Stripe;
 
   const system = useSystem(
@@ -31,9 +30,9 @@ describe('a provider object moves money only for the transaction that asked for 
     },
     { admin: true, booksBalance: true },
   );
+  const api = rawApi(system);
 
   before(async () => {
-    api = rawApi(system.gatewayUrl);
     stripe = sandboxStripe(system);
   });
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type Stripe from 'stripe';
 import { eventually, auditOf, systemBalance, useSystem } from '@payments/testkit';
-import { rawApi, signUp, type RawApi, sandboxStripe } from '@payments/test-support';
+import { rawApi, signUp, sandboxStripe } from '@payments/test-support';
 
 interface Forgotten {
   id: string;
@@ -17,7 +17,6 @@ interface Forgotten {
  */
 describe("reconciliation with the provider's records, when its events are lost (the sandbox plays Stripe)", function () {
   this.timeout(120_000);
-  let api: RawApi;
   let stripe: Stripe;
 
   const system = useSystem(
@@ -33,9 +32,9 @@ describe("reconciliation with the provider's records, when its events are lost (
     },
     { admin: true, booksBalance: true },
   );
+  const api = rawApi(system);
 
   before(async () => {
-    api = rawApi(system.gatewayUrl);
     stripe = sandboxStripe(system);
   });
 

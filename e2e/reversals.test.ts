@@ -7,7 +7,6 @@ import { eventually, runPayments, auditOf, systemBalance, useSystem } from '@pay
 import {
   rawApi,
   type ApiResponse,
-  type RawApi,
   providerEvent,
   signUpWithAccount,
   postProviderEvent,
@@ -28,7 +27,6 @@ interface TransactionBody {
 
 describe('reversals end to end: refunds and disputes through the gateway', function () {
   this.timeout(120_000);
-  let api: RawApi;
   let openapi: OpenApiValidator;
   let configHome: string;
 
@@ -43,9 +41,9 @@ describe('reversals end to end: refunds and disputes through the gateway', funct
     },
     { admin: true, booksBalance: true },
   );
+  const api = rawApi(system);
 
   before(async () => {
-    api = rawApi(system.gatewayUrl);
     openapi = await loadOpenApiValidator(system.gatewayUrl);
     configHome = await mkdtemp(path.join(tmpdir(), 'payments-cli-reversals-'));
   });

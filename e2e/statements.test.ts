@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { useSystem } from '@payments/testkit';
 import { createPaymentsClient, type PaymentsClient } from '@payments/client';
-import { depositConfirmed, rawApi, signUp, type ApiResponse, type RawApi } from '@payments/test-support';
+import { depositConfirmed, rawApi, signUp, type ApiResponse } from '@payments/test-support';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 import { sleep } from './support/concurrency.js';
 
@@ -26,7 +26,6 @@ function expectConsistent(body: StatementBody) {
 
 describe('statements and past balances through the gateway', function () {
   this.timeout(120_000);
-  let api: RawApi;
   let openapi: OpenApiValidator;
 
   /** Every answer is checked against the OpenAPI document the gateway serves. */
@@ -46,9 +45,9 @@ describe('statements and past balances through the gateway', function () {
     },
     { admin: true, booksBalance: true },
   );
+  const api = rawApi(system);
 
   before(async () => {
-    api = rawApi(system.gatewayUrl);
     openapi = await loadOpenApiValidator(system.gatewayUrl);
   });
 

@@ -23,7 +23,6 @@ import {
   rawApi,
   signUp,
   type ApiResponse,
-  type RawApi,
   nowSeconds,
   providerEvent,
   providerSignature as signature,
@@ -50,7 +49,6 @@ function hostAndPort(url: string, fallbackPort: number) {
 
 describe('webhooks and events end to end: signed, never lost, never twice', function () {
   this.timeout(90_000);
-  let api: RawApi;
   let tap: EventTap;
   let ledgerDb: pg.Client;
   let ledgerBroker: TcpProxy;
@@ -81,6 +79,7 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
       },
     },
   );
+  const api = rawApi(system);
 
   before(async () => {
     const { amqpUrl } = await findInfrastructure();
@@ -98,7 +97,6 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
         WEBHOOK_SECRETS: `${system.webhookSecret},${NEXT_SECRET}`,
       },
     });
-    api = rawApi(system.gatewayUrl);
     tap = await tapEvents(amqpUrl, env.AMQP_NAMESPACE as string);
     ledgerDb = new pg.Client({ connectionString: system.environment('ledger').DATABASE_URL });
     await ledgerDb.connect();

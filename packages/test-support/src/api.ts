@@ -25,12 +25,14 @@ export interface RawCall {
  * The HTTP a test asserts on, through `@payments/client`'s `rawRequest`: each path exactly as the test writes it
  * (an unprefixed API path is served in 1.0, `/v1.1/…` in 1.1; `/webhook/…`, probes and a service's own routes have
  * no version), with the token the test names or none, never retried, within 15 s. Only adapts call shapes: the
- * request itself is the client's.
+ * request itself is the client's. `target` is a base URL, or a system whose gateway is read at the first call (one
+ * a suite's fixture starts later).
  */
-export function rawApi(baseUrl: string) {
-  const client = createPaymentsClient({ baseUrl });
-  const request = (method: string, path: string, call: RawCall = {}): Promise<ApiResponse> =>
-    client.rawRequest(method, path, {
+export function rawApi(target: string | { readonly gatewayUrl: string }) {
+  let client: PaymentsClient | undefined;
+  const request = (method: string, path: string, call: RawCall = {}): Promise<ApiResponse> => {
+    client ??= createPaymentsClient({ baseUrl: typeof target === 'string' ? target : target.gatewayUrl });
+    return client.rawRequest(method, path, {
       versioned: false,
       timeoutMs: 15_000,
       ...(call.body !== undefined && { body: call.body }),
@@ -38,6 +40,7 @@ export function rawApi(baseUrl: string) {
       ...(call.headers && { headers: call.headers }),
       ...(call.token ? { token: call.token } : { auth: false }),
     });
+  };
   return {
     request,
     get: (path: string, token?: string) => request('GET', path, { token }),
