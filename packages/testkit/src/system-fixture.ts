@@ -24,63 +24,97 @@ export interface SystemFixtureOptions {
   beforeStop?: () => unknown;
 }
 
-export type SystemFixture = TestSystem & {
+export type SystemFixture = Started<TestSystem> & {
   /** The administrator of `admin: …`; reading it without having asked for one throws. */
   readonly admin: SystemAdmin;
-  /** How many of the suite's tests failed so far. */
-  readonly failures: number;
 };
 
+/** What a suite's fixture stands for: the thing it started, and how many of the suite's tests failed so far. */
+export type Started<T> = T & { readonly failures: number };
+
+export interface StartedOptions<T> {
+  /** After each test: what every test must leave true (the books balance). */
+  afterEach?: (started: T) => unknown;
+  /** What to print when a test failed (the processes' logs). */
+  logs?: (started: T) => (string | undefined)[];
+  /** Runs before the stop: what the suite made against it (a broker tap, a database client). */
+  beforeStop?: () => unknown;
+}
+
 /**
- * One whole system for the enclosing `describe`: started before its first test (with `startSystem`'s options, or
- * a function that makes them once something they name exists), stopped after its last; when a test failed, the
- * services' logs are printed first. It stands for the started system: `system.gatewayUrl` and the rest read
- * through to it, inside tests and hooks.
+ * Something a whole `describe` shares (a system, a service under test, a harness): started before its first test,
+ * stopped after its last, after printing what `logs` gives when a test failed. It stands for what was started:
+ * its properties read through, inside tests and hooks; reading one before the start throws.
  */
-export function useSystem(
-  options: TestSystemOptions | (() => TestSystemOptions | Promise<TestSystemOptions>) = {},
-  fixture: SystemFixtureOptions = {},
-): SystemFixture {
-  let started: TestSystem | undefined;
-  let admin: SystemAdmin | undefined;
+export function useStarted<T extends { stop(): Promise<void> }>(
+  start: () => Promise<T>,
+  options: StartedOptions<T> = {},
+): Started<T> {
+  let started: T | undefined;
   let failures = 0;
 
   before(async () => {
-    const given = typeof options === 'function' ? await options() : options;
-    const credentials = adminCredentials(fixture.admin);
-    started = await startSystem(credentials ? withAdmin(given, credentials) : given);
-    if (credentials) admin = await logIn(started.gatewayUrl, credentials);
+    started = await start();
   });
 
   afterEach(async function () {
     if (this.currentTest?.state === 'failed') failures += 1;
-    if (fixture.booksBalance && started) await expectBooksBalance(started.urls.ledger);
+    if (started) await options.afterEach?.(started);
   });
 
   after(async () => {
-    if (failures > 0 && started) console.error(started.logs(), ...(fixture.logs?.() ?? []));
+    if (failures > 0 && started && options.logs) console.error(...options.logs(started));
     try {
-      await fixture.beforeStop?.();
+      await options.beforeStop?.();
     } finally {
       await started?.stop();
     }
   });
 
-  return new Proxy({} as SystemFixture, {
+  return new Proxy({} as Started<T>, {
     get(_target, property) {
-      if (property === 'admin') {
-        if (!admin) throw new Error('this suite asked for no administrator (useSystem(…, { admin: true }))');
-        return admin;
-      }
       if (property === 'failures') return failures;
-      // Not a promise: `await system` must not look for `then` on a system not started yet.
+      // Not a promise: `await fixture` must not look for `then` on something not started yet.
       if (property === 'then') return undefined;
-      if (!started) {
-        throw new Error(
-          `the suite's system has not started: read system.${String(property)} in a test or hook`,
-        );
-      }
+      if (!started)
+        throw new Error(`the suite's fixture has not started: read .${String(property)} in a test or hook`);
       return Reflect.get(started, property);
+    },
+  });
+}
+
+/**
+ * One whole system for the enclosing `describe` (`useStarted`), with `startSystem`'s options, or a function that
+ * makes them once something they name exists; when a test failed, the services' logs are printed first.
+ */
+export function useSystem(
+  options: TestSystemOptions | (() => TestSystemOptions | Promise<TestSystemOptions>) = {},
+  fixture: SystemFixtureOptions = {},
+): SystemFixture {
+  const credentials = adminCredentials(fixture.admin);
+  let admin: SystemAdmin | undefined;
+  const system = useStarted(
+    async () => {
+      const given = typeof options === 'function' ? await options() : options;
+      const started = await startSystem(credentials ? withAdmin(given, credentials) : given);
+      if (credentials)
+        admin = await logIn(started.gatewayUrl, credentials).catch(async (error: unknown) => {
+          await started.stop();
+          throw error;
+        });
+      return started;
+    },
+    {
+      afterEach: (started) => (fixture.booksBalance ? expectBooksBalance(started.urls.ledger) : undefined),
+      logs: (started) => [started.logs(), ...(fixture.logs?.() ?? [])],
+      ...(fixture.beforeStop && { beforeStop: fixture.beforeStop }),
+    },
+  );
+  return new Proxy(system as SystemFixture, {
+    get(target, property) {
+      if (property !== 'admin') return Reflect.get(target, property);
+      if (!admin) throw new Error('this suite asked for no administrator (useSystem(…, { admin: true }))');
+      return admin;
     },
   });
 }

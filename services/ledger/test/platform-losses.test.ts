@@ -13,7 +13,7 @@ import { createLedgerStore } from '../src/data/ledger-store.js';
 import type { Adjustment } from '../src/domain/reversal.js';
 import { adjustDeposit } from '../src/events/settlement-flows.js';
 import { createFakeProvider } from './support/fake-provider.js';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 const compact = (id: string) => id.replaceAll('-', '');
 
@@ -48,23 +48,19 @@ async function lossesOf(db: Knex, depositId: string): Promise<LossRow[]> {
 describe("ledger: a removed user's deposit taken back by the provider is the platform's loss", function () {
   this.timeout(60_000);
   const provider = createFakeProvider();
-  let ledger: LedgerHarness;
   let admin: TestUser;
 
-  before(async () => {
-    ledger = await startLedgerHarness({
-      provider,
-      // A 1 % deposit fee: what is taken back gives back its share of it, as a reversal would.
-      env: {
-        FEE_DEPOSIT_PERCENT: '1',
-        RECONCILIATION_INTERVAL_SECONDS: '0',
-        RECONCILIATION_GRACE_SECONDS: '0',
-      },
-    });
-    admin = ledger.newUser('admin');
+  const ledger = useLedgerHarness({
+    provider,
+    // A 1 % deposit fee: what is taken back gives back its share of it, as a reversal would.
+    env: {
+      FEE_DEPOSIT_PERCENT: '1',
+      RECONCILIATION_INTERVAL_SECONDS: '0',
+      RECONCILIATION_GRACE_SECONDS: '0',
+    },
   });
-  after(async () => {
-    await ledger?.stop();
+  before(async () => {
+    admin = ledger.newUser('admin');
   });
   beforeEach(() => {
     provider.records = [];

@@ -4,31 +4,27 @@ import { aPaymentRecord, aPayoutRecord } from '@payments/test-support';
 import { eventually } from '@payments/testkit';
 import { ProviderRefusal } from '../src/provider/payment-provider.js';
 import { createFakeProvider } from './support/fake-provider.js';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 const compact = (id: string) => id.replaceAll('-', '');
 
 describe("ledger: reconciliation with the payment provider's own records", function () {
   this.timeout(60_000);
   const provider = createFakeProvider();
-  let ledger: LedgerHarness;
   let admin: TestUser;
 
-  before(async () => {
-    ledger = await startLedgerHarness({
+  const ledger = useLedgerHarness(
+    {
       provider,
       env: { RECONCILIATION_INTERVAL_SECONDS: '0', RECONCILIATION_GRACE_SECONDS: '0' },
-    });
+    },
+    { booksBalance: true },
+  );
+  before(async () => {
     admin = ledger.newUser('admin');
-  });
-  after(async () => {
-    await ledger?.stop();
   });
   beforeEach(() => {
     provider.records = [];
-  });
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
   });
 
   const run = async () => {

@@ -4,7 +4,7 @@ import type { AnyEvent } from '@payments/contracts';
 import { createLogger } from '@payments/service-kit';
 import { createLedgerStore } from '../src/data/ledger-store.js';
 import { createTransferSettler } from '../src/events/transfer-settler.js';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 /** A transfer as the acceptance writes it, `ageSeconds` ago, with its hold; no process has it to settle. */
 async function leavePendingTransfer(
@@ -39,13 +39,12 @@ async function leavePendingTransfer(
  * never settled (it crashed between acceptance and settlement) is settled by the maintenance sweep, once.
  */
 describe('ledger transfer settlement without the broker', () => {
-  let ledger: LedgerHarness;
   let alice: TestUser;
   let bob: TestUser;
   const published: AnyEvent[] = [];
 
-  before(async () => {
-    ledger = await startLedgerHarness({
+  const ledger = useLedgerHarness(
+    {
       env: { HOLD_SWEEP_INTERVAL_MS: '100' },
       wrapBus: (bus) => ({
         ...bus,
@@ -54,15 +53,12 @@ describe('ledger transfer settlement without the broker', () => {
           published.push(event);
         },
       }),
-    });
-  });
-  after(() => ledger?.stop());
+    },
+    { booksBalance: true },
+  );
   beforeEach(() => {
     alice = ledger.newUser();
     bob = ledger.newUser();
-  });
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
   });
 
   it('settles an accepted transfer in the accepting process: nothing goes through the broker but its outcome', async () => {
@@ -108,16 +104,11 @@ describe('ledger transfer settlement without the broker', () => {
 });
 
 describe('ledger transfer recovery at start', () => {
-  let ledger: LedgerHarness;
-
-  before(async () => {
-    // The harness's own ledger settles nothing here: its hold expiry (5 s) is shorter than the recovery age, so
-    // its sweep's window is empty, and its hold expiry pass comes only after 10 minutes.
-    ledger = await startLedgerHarness({
-      env: { HOLD_EXPIRY_SECONDS: '5', HOLD_SWEEP_INTERVAL_MS: '600000' },
-    });
+  // The harness's own ledger settles nothing here: its hold expiry (5 s) is shorter than the recovery age, so
+  // its sweep's window is empty, and its hold expiry pass comes only after 10 minutes.
+  const ledger = useLedgerHarness({
+    env: { HOLD_EXPIRY_SECONDS: '5', HOLD_SWEEP_INTERVAL_MS: '600000' },
   });
-  after(() => ledger?.stop());
 
   it('settles, as soon as a ledger starts, a transfer a crashed one left pending (not after its first interval)', async () => {
     const alice = ledger.newUser();
