@@ -1,6 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { eventually, useSystem, startTestReceiver, type TestReceiver } from '@payments/testkit';
+import {
+  eventually,
+  useSystem,
+  startTestReceiver,
+  type TestReceiver,
+  DELIVERY_TO_RECEIVER,
+} from '@payments/testkit';
 import { createPaymentsClient } from '@payments/client';
 import { depositConfirmed, rawApi, signUp, type RawCall, providerSignature } from '@payments/test-support';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
@@ -21,7 +27,7 @@ describe('the OpenAPI document against the running system', function () {
     {
       serviceEnv: {
         // The test receiver is on 127.0.0.1.
-        'webhook-delivery': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', DELIVERY_POLL_INTERVAL_MS: '100' },
+        'webhook-delivery': DELIVERY_TO_RECEIVER,
         // The ledger asks the sandbox for payments and payouts; the test pays the deposits itself, by webhook.
         'provider-sandbox': { SANDBOX_AUTO_CONFIRM: 'false' },
         'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },

@@ -36,6 +36,9 @@ const cellsOf = (line: string) => line.split('│').map((cell) => cell.trim());
  */
 describe('payments CLI against the running system', function () {
   this.timeout(120_000);
+  let gateway: StandInProxy;
+  let home: string;
+  let account: string;
   const system = useSystem({
     serviceEnv: {
       'provider-sandbox': { SANDBOX_DELAY_MS: '300' },
@@ -43,9 +46,6 @@ describe('payments CLI against the running system', function () {
       ledger: { MAX_ACCOUNTS_PER_USER: '20' },
     },
   });
-  let gateway: StandInProxy;
-  let home: string;
-  let account: string;
 
   /** Runs `payments` as a user would: the words of `command`, then `more` as they are. */
   const payments = (command: string, ...more: string[]) =>

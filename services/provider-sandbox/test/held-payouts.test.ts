@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { eventually, useStarted } from '@payments/testkit';
-import { API_KEY, startSandboxWithReceiver } from './support/stripe-sandbox.js';
+import { aConnectedAccount, API_KEY, startSandboxWithReceiver } from './support/stripe-sandbox.js';
 
 describe('provider-sandbox: payouts held until released (SANDBOX_HOLD_PAYOUTS)', () => {
   const sandbox = useStarted(() =>
@@ -12,17 +12,7 @@ describe('provider-sandbox: payouts held until released (SANDBOX_HOLD_PAYOUTS)',
 
   /** A payout of `amount` cents on a new connected account whose bank is `accountNumber`. */
   const payout = async (amount: number, accountNumber = '000123456789') => {
-    const account = await sandbox.stripe.accounts.create({
-      type: 'express',
-      country: 'US',
-      external_account: {
-        object: 'bank_account',
-        country: 'US',
-        currency: 'usd',
-        account_number: accountNumber,
-        routing_number: '110000000',
-      },
-    });
+    const account = await aConnectedAccount(sandbox.stripe, accountNumber);
     const transactionId = randomUUID();
     await sandbox.stripe.transfers.create({
       amount,

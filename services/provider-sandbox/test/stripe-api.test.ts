@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import Stripe from 'stripe';
 import { eventually, useStarted } from '@payments/testkit';
-import { startSandboxWithReceiver } from './support/stripe-sandbox.js';
+import { aConnectedAccount, startSandboxWithReceiver } from './support/stripe-sandbox.js';
 
 describe("provider-sandbox: Stripe's API, through the stripe library", () => {
   // Every PaymentIntent here is confirmed (or not) by the test alone.
@@ -133,21 +133,8 @@ describe("provider-sandbox: Stripe's API, through the stripe library", () => {
   });
 
   describe('Connect: paying a user out through their connected account', () => {
-    const connected = async (accountNumber?: string) =>
-      sandbox.stripe.accounts.create({
-        type: 'express',
-        country: 'US',
-        metadata: { user_id: randomUUID() },
-        ...(accountNumber && {
-          external_account: {
-            object: 'bank_account',
-            country: 'US',
-            currency: 'usd',
-            account_number: accountNumber,
-            routing_number: '110000000',
-          },
-        }),
-      });
+    const connected = (accountNumber?: string) =>
+      aConnectedAccount(sandbox.stripe, accountNumber, { user_id: randomUUID() });
     const fund = (account: string, amount: number, transactionId: string) =>
       sandbox.stripe.transfers.create({
         amount,

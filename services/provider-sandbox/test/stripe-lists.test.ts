@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import Stripe from 'stripe';
 import { useStarted } from '@payments/testkit';
-import { startEventReceiver, startStripeSandbox } from './support/stripe-sandbox.js';
+import { aConnectedAccount, startEventReceiver, startStripeSandbox } from './support/stripe-sandbox.js';
 
 interface Listed {
   id: string;
@@ -286,19 +286,7 @@ describe("provider-sandbox: Stripe's lists, paged through by the stripe library"
 
   describe('payouts, on a connected account (Stripe-Account)', () => {
     const funded = async (amount: number, accountNumber?: string) => {
-      const account = await stripe.accounts.create({
-        type: 'express',
-        country: 'US',
-        ...(accountNumber && {
-          external_account: {
-            object: 'bank_account',
-            country: 'US',
-            currency: 'usd',
-            account_number: accountNumber,
-            routing_number: '110000000',
-          },
-        }),
-      });
+      const account = await aConnectedAccount(stripe, accountNumber);
       await stripe.transfers.create({ amount, currency: 'usd', destination: account.id });
       return account.id;
     };

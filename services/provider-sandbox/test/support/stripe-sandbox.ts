@@ -110,3 +110,24 @@ export async function startSandboxWithReceiver(env: Record<string, string> = {})
     },
   };
 }
+
+/** A connected account in the US (a user's, for payouts), with a bank account numbered `accountNumber` if given. */
+export const aConnectedAccount = (
+  stripe: Stripe,
+  accountNumber?: string,
+  metadata?: Record<string, string>,
+) =>
+  stripe.accounts.create({
+    type: 'express',
+    country: 'US',
+    ...(metadata && { metadata }),
+    ...(accountNumber && {
+      external_account: {
+        object: 'bank_account',
+        country: 'US',
+        currency: 'usd',
+        account_number: accountNumber,
+        routing_number: '110000000',
+      },
+    }),
+  });
