@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { eventually, findInfrastructure, tapEvents, type EventTap, useSystem } from '@payments/testkit';
-import { createEvent } from '@payments/contracts';
-import { rawApi, signUpWithAccount, type Customer } from '@payments/test-support';
+import { rawApi, signUpWithAccount, type Customer, aPaymentConfirmation } from '@payments/test-support';
 
 describe('dead letters through the gateway, for admins', function () {
   this.timeout(120_000);
@@ -45,18 +44,7 @@ describe('dead letters through the gateway, for admins', function () {
     const deposit = await user.client.money.deposit(user.accountId, { amount: 6, currency: 'USD' });
     expect(deposit.status).to.equal('pending');
     const stranded = deposit.id;
-    const strandedEvent = createEvent(
-      'PaymentProcessed',
-      {
-        transaction_id: stranded,
-        payment_id: stranded,
-        status: 'completed',
-        source: 'payment',
-        amount: 600,
-        currency: 'USD',
-      },
-      { id: randomUUID(), correlationId: `stranded-${stranded}` },
-    );
+    const strandedEvent = aPaymentConfirmation(stranded, 600);
     await tap.sendToQueue('ledger.events.dlq', JSON.stringify(strandedEvent));
 
     const listed = await api.get('/admin/dead-letters/ledger', system.admin.token);

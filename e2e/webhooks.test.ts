@@ -26,6 +26,7 @@ import {
   nowSeconds,
   providerEvent,
   providerSignature as signature,
+  aPaymentConfirmation,
 } from '@payments/test-support';
 import { sleep } from './support/concurrency.js';
 import { portsOf, startCopy } from './support/system-copies.js';
@@ -608,21 +609,7 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
 
       // A confirmation dead-lettered earlier (say, while a bug was live), waiting for a replay.
       const stranded = await request('deposit', 6);
-      const strandedEvent = JSON.stringify({
-        id: randomUUID(),
-        type: 'PaymentProcessed',
-        version: 1,
-        occurred_at: new Date().toISOString(),
-        correlation_id: `stranded-${stranded}`,
-        data: {
-          transaction_id: stranded,
-          payment_id: stranded,
-          status: 'completed',
-          source: 'payment',
-          amount: 600,
-          currency: 'USD',
-        },
-      });
+      const strandedEvent = JSON.stringify(aPaymentConfirmation(stranded, 600));
       await tap.sendToQueue('ledger.events.dlq', strandedEvent);
 
       const env = {

@@ -39,19 +39,25 @@ describe('@payments/client sessions and rate limits, against the running system'
     stopped = { client, calls: recorder.calls, loggedInAt: Date.now() };
   });
 
-  it('refreshes the token before it expires, once however many calls wait for it', async () => {
+  /** A new user's client with a USD account, recording its calls, on a clock `skew` ms ahead of the machine's. */
+  const onSkewedClock = async () => {
     const { credentials } = await registerUser(system.gatewayUrl);
     const recorder = recordingFetch();
-    let skew = 0;
+    const clock = { skew: 0 };
     const client = createPaymentsClient({
       baseUrl: system.gatewayUrl,
       credentials,
-      clock: () => Date.now() + skew,
+      clock: () => Date.now() + clock.skew,
       fetch: recorder.fetch,
     });
     await client.accounts.open({ currency: 'USD' });
+    return { client, recorder, clock };
+  };
+
+  it('refreshes the token before it expires, once however many calls wait for it', async () => {
+    const { client, recorder, clock } = await onSkewedClock();
     // 20 s on: past the refresh point (half of a 30 s lifetime, shorter than the 60 s margin), not yet expired.
-    skew = 20_000;
+    clock.skew = 20_000;
     recorder.calls.length = 0;
     const pages = await Promise.all(Array.from({ length: 5 }, () => client.accounts.listPage()));
     expect(pages.every((page) => page.data.length === 1)).to.equal(true);
@@ -65,23 +71,14 @@ describe('@payments/client sessions and rate limits, against the running system'
   });
 
   it('logs in again when its refresh is refused (the token was refreshed elsewhere)', async () => {
-    const { credentials } = await registerUser(system.gatewayUrl);
-    const recorder = recordingFetch();
-    let skew = 0;
-    const client = createPaymentsClient({
-      baseUrl: system.gatewayUrl,
-      credentials,
-      clock: () => Date.now() + skew,
-      fetch: recorder.fetch,
-    });
-    await client.accounts.open({ currency: 'USD' });
+    const { client, recorder, clock } = await onSkewedClock();
     const token = recorder.calls.at(-1)?.headers.get('authorization') as string;
     const elsewhere = await fetch(`${system.gatewayUrl}/auth/refresh`, {
       method: 'POST',
       headers: { authorization: token },
     });
     expect(elsewhere.status).to.equal(200);
-    skew = 20_000;
+    clock.skew = 20_000;
     recorder.calls.length = 0;
     expect((await client.accounts.listPage()).data).to.have.length(1);
     expect(sequence(recorder.calls)).to.deep.equal([

@@ -7,3 +7,4 @@ export * from './factories/provider-records.js';
 export * from './factories/adjustment.js';
 export * from './thrown.js';
 export * from './contract-stub.js';
+export * from './factories/events.js';

@@ -7,6 +7,21 @@ import { createTransferSettler } from '../src/events/transfer-settler.js';
 import { useLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 /** A transfer as the acceptance writes it, `ageSeconds` ago, with its hold; no process has it to settle. */
+/** Alice funds an account with 10.00 and sends 6.00 to Bob's, accepted 15 s ago and left pending. */
+async function tenSentSixLeftPending(ledger: LedgerHarness, alice: TestUser, bob: TestUser) {
+  const source = await ledger.openAccount(alice);
+  const destination = await ledger.openAccount(bob);
+  await ledger.fund(alice, source.id, 10);
+  const id = await leavePendingTransfer(
+    ledger,
+    { user: alice, accountId: source.id },
+    { user: bob, accountId: destination.id },
+    600,
+    15,
+  );
+  return { source, destination, id };
+}
+
 async function leavePendingTransfer(
   ledger: LedgerHarness,
   from: { user: TestUser; accountId: string },
@@ -80,16 +95,7 @@ describe('ledger transfer settlement without the broker', () => {
   });
 
   it('settles, once, a transfer its ledger accepted but never settled (a crash in between)', async () => {
-    const source = await ledger.openAccount(alice);
-    const destination = await ledger.openAccount(bob);
-    await ledger.fund(alice, source.id, 10);
-    const id = await leavePendingTransfer(
-      ledger,
-      { user: alice, accountId: source.id },
-      { user: bob, accountId: destination.id },
-      600,
-      15,
-    );
+    const { source, destination, id } = await tenSentSixLeftPending(ledger, alice, bob);
     await ledger.waitForStatus(alice, id, 'completed', 5000);
     expect(await ledger.balanceOf(alice, source.id)).to.include({ balance: 4, available_balance: 4 });
     expect(await ledger.balanceOf(bob, destination.id)).to.include({ balance: 6, available_balance: 6 });
@@ -113,16 +119,7 @@ describe('ledger transfer recovery at start', () => {
   it('settles, as soon as a ledger starts, a transfer a crashed one left pending (not after its first interval)', async () => {
     const alice = ledger.newUser();
     const bob = ledger.newUser();
-    const source = await ledger.openAccount(alice);
-    const destination = await ledger.openAccount(bob);
-    await ledger.fund(alice, source.id, 10);
-    const id = await leavePendingTransfer(
-      ledger,
-      { user: alice, accountId: source.id },
-      { user: bob, accountId: destination.id },
-      600,
-      15,
-    );
+    const { source, destination, id } = await tenSentSixLeftPending(ledger, alice, bob);
     // A ledger restarted more often than its sweep interval (here 10 minutes) must still settle it.
     const restarted = createTransferSettler({
       store: createLedgerStore(ledger.db),
