@@ -4,8 +4,8 @@ import {
   eventually,
   useSystem,
   startTestReceiver,
-  type TestReceiver,
   DELIVERY_TO_RECEIVER,
+  useStarted,
 } from '@payments/testkit';
 import { createPaymentsClient } from '@payments/client';
 import { depositConfirmed, rawApi, signUp, type RawCall, providerSignature } from '@payments/test-support';
@@ -14,7 +14,6 @@ import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator
 describe('the OpenAPI document against the running system', function () {
   this.timeout(120_000);
   let openapi: OpenApiValidator;
-  let receiver: TestReceiver;
 
   /** Every answer of this suite is checked against the document the gateway serves. */
   const call = async (method: string, path: string, options: RawCall = {}) => {
@@ -39,13 +38,10 @@ describe('the OpenAPI document against the running system', function () {
   );
   const api = rawApi(system);
 
-  before(async () => {
-    receiver = await startTestReceiver();
-    openapi = await loadOpenApiValidator(system.gatewayUrl);
-  });
+  const receiver = useStarted(startTestReceiver);
 
-  after(async () => {
-    await receiver?.close();
+  before(async () => {
+    openapi = await loadOpenApiValidator(system.gatewayUrl);
   });
 
   let token: string;

@@ -11,9 +11,9 @@ import {
   runPayments,
   startTestReceiver,
   type ReceivedCall,
-  type TestReceiver,
   useSystem,
   DELIVERY_TO_RECEIVER,
+  useStarted,
 } from '@payments/testkit';
 import type { PaymentsClient } from '@payments/client';
 import { rawApi, signUp, postProviderEvent } from '@payments/test-support';
@@ -33,7 +33,6 @@ const eventOf = (call: ReceivedCall) => JSON.parse(call.body) as DeliveredEvent;
 
 describe('outgoing webhooks end to end, through the gateway', function () {
   this.timeout(180_000);
-  let receiver: TestReceiver;
   let openapi: OpenApiValidator;
 
   const system = useSystem({
@@ -43,13 +42,10 @@ describe('outgoing webhooks end to end, through the gateway', function () {
   });
   const api = rawApi(system);
 
-  before(async () => {
-    receiver = await startTestReceiver();
-    openapi = await loadOpenApiValidator(system.gatewayUrl);
-  });
+  const receiver = useStarted(startTestReceiver);
 
-  after(async () => {
-    await receiver?.close();
+  before(async () => {
+    openapi = await loadOpenApiValidator(system.gatewayUrl);
   });
 
   const call = async (

@@ -14,7 +14,7 @@ import {
   startStandInProxy,
   useSystem,
   type SeenRequest,
-  type StandInProxy,
+  useStarted,
 } from '@payments/testkit';
 import { rawApi } from '@payments/test-support';
 
@@ -36,7 +36,6 @@ const cellsOf = (line: string) => line.split('│').map((cell) => cell.trim());
  */
 describe('payments CLI against the running system', function () {
   this.timeout(120_000);
-  let gateway: StandInProxy;
   let home: string;
   let account: string;
   const system = useSystem({
@@ -46,6 +45,8 @@ describe('payments CLI against the running system', function () {
       ledger: { MAX_ACCOUNTS_PER_USER: '20' },
     },
   });
+  // Between the CLI and the gateway: what the CLI sent, and the answers the system cannot be made to give.
+  const gateway = useStarted(() => startStandInProxy(system.gatewayUrl));
 
   /** Runs `payments` as a user would: the words of `command`, then `more` as they are. */
   const payments = (command: string, ...more: string[]) =>
@@ -67,7 +68,6 @@ describe('payments CLI against the running system', function () {
   const newAccount = async (currency = 'USD') => (await payments(`account create ${currency}`)).stdout.trim();
 
   before(async () => {
-    gateway = await startStandInProxy(system.gatewayUrl);
     home = await mkdtemp(join(tmpdir(), 'payments-cli-'));
     const registered = await payments(
       `register --username ${ALICE.username} --email ${ALICE.email} --password ${ALICE.password}`,
@@ -79,7 +79,6 @@ describe('payments CLI against the running system', function () {
   });
   afterEach(() => gateway.use(() => undefined));
   after(async () => {
-    await gateway?.close();
     if (home) await rm(home, { recursive: true, force: true });
   });
 

@@ -4,12 +4,11 @@ import {
   eventually,
   useSystem,
   startTestReceiver,
-  type TestReceiver,
   problemReply,
   startStandInProxy,
   type Action,
-  type StandInProxy,
   DELIVERY_TO_RECEIVER,
+  useStarted,
 } from '@payments/testkit';
 import {
   AuthenticationError,
@@ -45,9 +44,6 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 
 describe('@payments/client against the running system', function () {
   this.timeout(120_000);
-  let proxy: StandInProxy;
-  let receiver: TestReceiver;
-
   const system = useSystem(
     {
       serviceEnv: {
@@ -56,19 +52,12 @@ describe('@payments/client against the running system', function () {
         ledger: { FEE_TRANSFER_FIXED: '0.25' },
       },
     },
-    { admin: true, beforeStop: () => proxy?.close() },
+    { admin: true },
   );
+  const receiver = useStarted(startTestReceiver);
+  const proxy = useStarted(() => startStandInProxy(system.gatewayUrl));
 
-  before(async () => {
-    receiver = await startTestReceiver();
-    proxy = await startStandInProxy(system.gatewayUrl);
-  });
-
-  afterEach(() => proxy?.use(() => undefined));
-
-  after(async () => {
-    await receiver?.close();
-  });
+  afterEach(() => proxy.use(() => undefined));
 
   /** A signed-in client with an open USD account holding `funds` (deposited and settled). */
   async function fundedAccount<V extends ApiVersion = '1.1'>(

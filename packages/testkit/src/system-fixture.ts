@@ -41,12 +41,15 @@ export interface StartedOptions<T> {
   beforeStop?: () => unknown;
 }
 
+/** What a fixture can end: a system or a harness stops, a stand-in (a receiver, a proxy) closes. */
+export type Stoppable = { stop(): Promise<unknown> } | { close(): Promise<unknown> };
+
 /**
- * Something a whole `describe` shares (a system, a service under test, a harness): started before its first test,
- * stopped after its last, after printing what `logs` gives when a test failed. It stands for what was started:
- * its properties read through, inside tests and hooks; reading one before the start throws.
+ * Something a whole `describe` shares (a system, a service under test, a harness, a stand-in): started before its
+ * first test, stopped (or closed) after its last, after printing what `logs` gives when a test failed. It stands
+ * for what was started: its properties read through, inside tests and hooks; reading one before the start throws.
  */
-export function useStarted<T extends { stop(): Promise<void> }>(
+export function useStarted<T extends Stoppable>(
   start: () => Promise<T>,
   options: StartedOptions<T> = {},
 ): Started<T> {
@@ -67,7 +70,7 @@ export function useStarted<T extends { stop(): Promise<void> }>(
     try {
       await options.beforeStop?.();
     } finally {
-      await started?.stop();
+      if (started) await ('stop' in started ? started.stop() : started.close());
     }
   });
 
