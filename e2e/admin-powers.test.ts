@@ -2,12 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { createPaymentsClient } from '@payments/client';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { runPayments } from '../cli/test/run-cli.js';
-import { rawApi, signUp, type RawApi, type TestUser } from './support/api.js';
-
-const ADMIN = { username: 'powers_admin', email: 'powers-admin@example.com', password: 'admin-pass-123' };
+import { eventually, runPayments, useSystem } from '@payments/testkit';
+import { rawApi, signUp, type TestUser } from '@payments/test-support';
 
 interface TrailEntry {
   actor: string;
@@ -19,48 +15,27 @@ interface TrailEntry {
 
 describe('what an admin may do to another user, through the gateway, and the trail of it', function () {
   this.timeout(180_000);
-  let system: TestSystem;
-  let api: RawApi;
-  let adminToken: string;
-  let adminId: string;
   let owner: TestUser;
 
-  before(async () => {
-    system = await startSystem({
+  const system = useSystem(
+    {
       serviceEnv: {
-        identity: {
-          ADMIN_USERNAME: ADMIN.username,
-          ADMIN_EMAIL: ADMIN.email,
-          ADMIN_PASSWORD: ADMIN.password,
-        },
         // Endpoints on 127.0.0.1 are allowed here only (development flag, off by default).
         'webhook-delivery': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' },
       },
-    });
-    api = rawApi(system.gatewayUrl);
-    adminToken = (
-      await createPaymentsClient({ baseUrl: system.gatewayUrl }).auth.login({
-        username: ADMIN.username,
-        password: ADMIN.password,
-      })
-    ).token;
-    adminId = JSON.parse(Buffer.from(adminToken.split('.')[1] as string, 'base64url').toString()).sub;
-    owner = await signUp(system.gatewayUrl);
-  });
+    },
+    { admin: true },
+  );
+  const api = rawApi(system);
 
-  let failures = 0;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
+  before(async () => {
+    owner = await signUp(system.gatewayUrl);
   });
 
   const trailOf = (userId: string, count: number) =>
     eventually(
       async () => {
-        const page = await api.get(`/admin/actions?owner=${userId}&limit=100`, adminToken);
+        const page = await api.get(`/admin/actions?owner=${userId}&limit=100`, system.admin.token);
         expect(page.status, page.text).to.equal(200);
         return page.body.data as TrailEntry[];
       },
@@ -74,7 +49,11 @@ describe('what an admin may do to another user, through the gateway, and the tra
       events: ['transaction.completed'],
     });
 
-    const rotation = await api.post(`/webhook-endpoints/${endpoint.id}/rotate-secret`, {}, adminToken);
+    const rotation = await api.post(
+      `/webhook-endpoints/${endpoint.id}/rotate-secret`,
+      {},
+      system.admin.token,
+    );
     expect(rotation.status, rotation.text).to.equal(403);
     expect(rotation.headers.get('content-type')).to.match(/^application\/problem\+json/);
     expect(rotation.body).to.include({ code: 'ACCESS_DENIED', status: 403 });
@@ -83,7 +62,7 @@ describe('what an admin may do to another user, through the gateway, and the tra
     const redirected = await api.put(
       `/webhook-endpoints/${endpoint.id}`,
       { url: 'http://127.0.0.1:9/admins-hooks' },
-      adminToken,
+      system.admin.token,
     );
     expect(redirected.status).to.equal(403);
     expect(redirected.body.code).to.equal('ACCESS_DENIED');
@@ -93,13 +72,13 @@ describe('what an admin may do to another user, through the gateway, and the tra
     const disabled = await api.put(
       `/webhook-endpoints/${endpoint.id}`,
       { enabled: false, reason: 'receiver answers with spam' },
-      adminToken,
+      system.admin.token,
     );
     expect(disabled.status, disabled.text).to.equal(200);
     expect(disabled.body.enabled).to.equal(false);
     const [entry] = await trailOf(owner.userId, 1);
     expect(entry).to.include({
-      actor: adminId,
+      actor: system.admin.id,
       action: 'webhook_endpoint.disable',
       subject: `webhook_endpoint:${endpoint.id}`,
       owner: owner.userId,
@@ -109,7 +88,7 @@ describe('what an admin may do to another user, through the gateway, and the tra
 
   it("lands an admin's change of a user's status in the same trail, which the CLI shows with whose it was", async () => {
     const locked = await api.request('PATCH', `/admin/users/${owner.userId}/status`, {
-      token: adminToken,
+      token: system.admin.token,
       body: { status: 'locked', reason: 'card testing from this account' },
     });
     expect(locked.status, locked.text).to.equal(200);
@@ -123,7 +102,7 @@ describe('what an admin may do to another user, through the gateway, and the tra
     try {
       const env = { PAYMENTS_API_URL: system.gatewayUrl, XDG_CONFIG_HOME: configHome };
       const login = await runPayments(
-        ['login', '--username', ADMIN.username, '--password', ADMIN.password],
+        ['login', '--username', system.admin.username, '--password', system.admin.password],
         env,
       );
       expect(login.code, login.stderr).to.equal(0);
@@ -132,7 +111,7 @@ describe('what an admin may do to another user, through the gateway, and the tra
       expect(shown.stdout).to.include('OWNER');
       const rows = shown.stdout.split('\n').filter((line) => line.includes(owner.userId));
       expect(rows).to.have.length(2);
-      expect(rows[1]).to.include('user.status_change').and.include(adminId);
+      expect(rows[1]).to.include('user.status_change').and.include(system.admin.id);
     } finally {
       await rm(configHome, { recursive: true, force: true });
     }

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { expect } from 'chai';
-import { startSystem, type TestSystem } from '@payments/testkit';
-import { rawApi, type ApiResponse, type RawApi } from './support/api.js';
+import { useSystem } from '@payments/testkit';
+import { rawApi, type ApiResponse } from '@payments/test-support';
 
 const REGISTRATION_LIMIT = 5;
 /** Identity's login limits here: failures per account from one address, per account, per address. */
@@ -48,35 +48,22 @@ function postFrom(
 
 describe('client addresses and per-address limits, through a load balancer', function () {
   this.timeout(120_000);
-  let system: TestSystem;
-  let api: RawApi;
 
-  before(async () => {
-    system = await startSystem({
-      serviceEnv: {
-        'provider-sandbox': { SANDBOX_ENABLED: 'false' },
-        // The test is the load balancer in front of the gateway (127.0.0.1); identity believes only the gateway.
-        gateway: { TRUSTED_PROXIES: '127.0.0.1' },
-        identity: {
-          TRUSTED_PROXIES: '127.0.0.1',
-          REGISTRATION_MAX_PER_WINDOW: String(REGISTRATION_LIMIT),
-          LOGIN_MAX_FAILURES: String(PAIR_LIMIT),
-          LOGIN_MAX_FAILURES_PER_ACCOUNT: String(ACCOUNT_LIMIT),
-          LOGIN_MAX_FAILURES_PER_ADDRESS: String(ADDRESS_LIMIT),
-        },
+  const system = useSystem({
+    serviceEnv: {
+      'provider-sandbox': { SANDBOX_ENABLED: 'false' },
+      // The test is the load balancer in front of the gateway (127.0.0.1); identity believes only the gateway.
+      gateway: { TRUSTED_PROXIES: '127.0.0.1' },
+      identity: {
+        TRUSTED_PROXIES: '127.0.0.1',
+        REGISTRATION_MAX_PER_WINDOW: String(REGISTRATION_LIMIT),
+        LOGIN_MAX_FAILURES: String(PAIR_LIMIT),
+        LOGIN_MAX_FAILURES_PER_ACCOUNT: String(ACCOUNT_LIMIT),
+        LOGIN_MAX_FAILURES_PER_ADDRESS: String(ADDRESS_LIMIT),
       },
-    });
-    api = rawApi(system.gatewayUrl);
+    },
   });
-
-  let failures = 0;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
-  });
+  const api = rawApi(system);
 
   /** A request as the load balancer passes it on for the client at `address`. */
   const from = (address: string) => ({ 'x-forwarded-for': address });

@@ -4,11 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { expect } from 'chai';
 import { data as isoCurrencies } from 'currency-codes';
-import type { CurrencyStatisticsView, CurrencyView } from '@payments/contracts';
-import { formatMinor } from '@payments/contracts';
+import { type CurrencyStatisticsView, type CurrencyView, formatMinor } from '@payments/contracts';
 import type { Static } from '@sinclair/typebox';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { depositConfirmed, rawApi, signUp, type ApiResponse, type RawApi } from './support/api.js';
+import { eventually, useSystem } from '@payments/testkit';
+import { depositConfirmed, rawApi, signUp, type ApiResponse } from '@payments/test-support';
 
 type CurrencyRecord = Static<typeof CurrencyView>;
 type Statistics = Static<typeof CurrencyStatisticsView>;
@@ -52,31 +51,20 @@ function expectProblem(response: ApiResponse, status: number, code: string) {
 
 describe('currencies end to end, through the gateway', function () {
   this.timeout(120_000);
-  let system: TestSystem;
-  let api: RawApi;
   let catalogue: CurrencyRecord[];
 
+  const system = useSystem({
+    serviceEnv: {
+      'provider-sandbox': { SANDBOX_ENABLED: 'false' },
+      'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
+    },
+  });
+  const api = rawApi(system);
+
   before(async () => {
-    system = await startSystem({
-      serviceEnv: {
-        'provider-sandbox': { SANDBOX_ENABLED: 'false' },
-        'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
-      },
-    });
-    api = rawApi(system.gatewayUrl);
     const all = await api.get('/api/currencies?limit=200');
     expect(all.status, all.text).to.equal(200);
     catalogue = all.body.data;
-  });
-
-  let failures = 0;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
-
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
   });
 
   const ok = async (path: string) => {
@@ -348,11 +336,10 @@ describe('currencies end to end, through the gateway', function () {
 
 describe('exchange rates through the gateway, from a URL source behind a one-second cache', function () {
   this.timeout(120_000);
-  let system: TestSystem;
   let source: Server;
   let fetches = 0;
 
-  before(async () => {
+  const system = useSystem(async () => {
     // Stands in for a rate provider outside the system: counts how often the currency service asks.
     source = createServer((_req, res) => {
       fetches += 1;
@@ -363,15 +350,14 @@ describe('exchange rates through the gateway, from a URL source behind a one-sec
     });
     await new Promise<void>((resolve) => source.listen(0, '127.0.0.1', resolve));
     const { port } = source.address() as AddressInfo;
-    system = await startSystem({
+    return {
       serviceEnv: {
         currency: { RATES_SOURCE_URL: `http://127.0.0.1:${port}/rates`, RATES_CACHE_TTL_SECONDS: '1' },
       },
-    });
+    };
   });
 
   after(async () => {
-    await system?.stop();
     await new Promise((resolve) => source?.close(resolve));
   });
 

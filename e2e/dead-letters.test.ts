@@ -1,60 +1,32 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { eventually, findInfrastructure, startSystem, type TestSystem } from '@payments/testkit';
-import { createPaymentsClient } from '@payments/client';
-import { createEvent } from '@payments/contracts';
-import { rawApi, signUp, type RawApi, type TestUser } from './support/api.js';
-import { tapEvents, type EventTap } from './support/event-tap.js';
-
-const ADMIN = { username: 'dlq_admin', email: 'dlq-admin@example.com', password: 'admin-pass-123' };
+import { eventually, findInfrastructure, tapEvents, type EventTap, useSystem } from '@payments/testkit';
+import { rawApi, signUpWithAccount, type Customer, aPaymentConfirmation } from '@payments/test-support';
 
 describe('dead letters through the gateway, for admins', function () {
   this.timeout(120_000);
-  let system: TestSystem;
-  let api: RawApi;
   let tap: EventTap;
-  let adminToken: string;
-  let adminId: string;
-  let user: TestUser & { accountId: string };
+  let user: Customer;
 
-  before(async () => {
-    system = await startSystem({
+  const system = useSystem(
+    {
       serviceEnv: {
         // Nothing confirms a deposit but the test.
         'provider-sandbox': { SANDBOX_ENABLED: 'false' },
-        identity: {
-          ADMIN_USERNAME: ADMIN.username,
-          ADMIN_EMAIL: ADMIN.email,
-          ADMIN_PASSWORD: ADMIN.password,
-        },
         // The replay's log line is at info.
         ledger: { LOG_LEVEL: 'info' },
       },
-    });
-    api = rawApi(system.gatewayUrl);
+    },
+    { admin: true, beforeStop: () => tap?.close() },
+  );
+  const api = rawApi(system);
+
+  before(async () => {
     tap = await tapEvents(
       (await findInfrastructure()).amqpUrl,
       system.environment('ledger').AMQP_NAMESPACE as string,
     );
-    const login = await createPaymentsClient({ baseUrl: system.gatewayUrl }).auth.login({
-      username: ADMIN.username,
-      password: ADMIN.password,
-    });
-    adminToken = login.token;
-    adminId = JSON.parse(Buffer.from(adminToken.split('.')[1] as string, 'base64url').toString()).sub;
-    const signedUp = await signUp(system.gatewayUrl);
-    const account = await signedUp.client.accounts.open({ currency: 'USD' });
-    user = { ...signedUp, accountId: account.id };
-  });
-
-  let failures = 0;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await tap?.close();
-    await system?.stop();
+    user = await signUpWithAccount(system.gatewayUrl);
   });
 
   const depth = (queue: string, wanted: number) =>
@@ -72,28 +44,17 @@ describe('dead letters through the gateway, for admins', function () {
     const deposit = await user.client.money.deposit(user.accountId, { amount: 6, currency: 'USD' });
     expect(deposit.status).to.equal('pending');
     const stranded = deposit.id;
-    const strandedEvent = createEvent(
-      'PaymentProcessed',
-      {
-        transaction_id: stranded,
-        payment_id: stranded,
-        status: 'completed',
-        source: 'payment',
-        amount: 600,
-        currency: 'USD',
-      },
-      { id: randomUUID(), correlationId: `stranded-${stranded}` },
-    );
+    const strandedEvent = aPaymentConfirmation(stranded, 600);
     await tap.sendToQueue('ledger.events.dlq', JSON.stringify(strandedEvent));
 
-    const listed = await api.get('/admin/dead-letters/ledger', adminToken);
+    const listed = await api.get('/admin/dead-letters/ledger', system.admin.token);
     expect(listed.status, listed.text).to.equal(200);
     expect(listed.body).to.deep.equal({
       queue: 'ledger',
       count: 2,
       data: [{ raw: poison }, { event: strandedEvent }],
     });
-    const first = await api.get('/admin/dead-letters/ledger?limit=1', adminToken);
+    const first = await api.get('/admin/dead-letters/ledger?limit=1', system.admin.token);
     expect(first.body.data).to.deep.equal([{ raw: poison }]);
     expect(first.body.count).to.equal(2);
     // Listing removes nothing.
@@ -111,7 +72,7 @@ describe('dead letters through the gateway, for admins', function () {
     expect(await tap.depth('ledger.events.dlq')).to.equal(2);
     expect((await user.client.transactions.get(stranded)).status).to.equal('pending');
 
-    const replayed = await api.post('/admin/dead-letters/ledger/replay', { limit: 10 }, adminToken);
+    const replayed = await api.post('/admin/dead-letters/ledger/replay', { limit: 10 }, system.admin.token);
     expect(replayed.status, replayed.text).to.equal(200);
     expect(replayed.body).to.deep.equal({ queue: 'ledger', replayed: 2 });
     const settled = await eventually(
@@ -122,7 +83,7 @@ describe('dead letters through the gateway, for admins', function () {
     expect((await user.client.balances.get(user.accountId)).balance).to.equal(6);
     // The poison goes straight back: replaying it cannot make it valid.
     expect(await depth('ledger.events.dlq', 1)).to.equal(1);
-    const again = await api.get('/admin/dead-letters/ledger', adminToken);
+    const again = await api.get('/admin/dead-letters/ledger', system.admin.token);
     expect(again.body).to.deep.equal({ queue: 'ledger', count: 1, data: [{ raw: poison }] });
 
     const logged = system
@@ -131,7 +92,7 @@ describe('dead letters through the gateway, for admins', function () {
       .filter((line) => line.includes('"replayed dead letters"'))
       .map((line) => JSON.parse(line.slice(line.indexOf('{'))) as Record<string, unknown>);
     expect(logged.map(({ admin_id, queue, replayed }) => ({ admin_id, queue, replayed }))).to.deep.equal([
-      { admin_id: adminId, queue: 'ledger', replayed: 2 },
+      { admin_id: system.admin.id, queue: 'ledger', replayed: 2 },
     ]);
   });
 
@@ -142,21 +103,23 @@ describe('dead letters through the gateway, for admins', function () {
     expect(await depth('currency.events.dlq', 1)).to.equal(1);
     expect(await depth('webhook-delivery.events.dlq', 1)).to.equal(1);
     for (const queue of ['currency', 'webhook-delivery']) {
-      const listed = await api.get(`/admin/dead-letters/${queue}`, adminToken);
+      const listed = await api.get(`/admin/dead-letters/${queue}`, system.admin.token);
       expect(listed.status, listed.text).to.equal(200);
       expect(listed.body).to.deep.equal({ queue, count: 1, data: [{ raw: poison }] });
       // Each service checks the token itself, currency included.
       expect((await api.get(`/admin/dead-letters/${queue}`, user.token)).status, queue).to.equal(403);
     }
-    const replayed = await api.request('POST', '/admin/dead-letters/currency/replay', { token: adminToken });
+    const replayed = await api.request('POST', '/admin/dead-letters/currency/replay', {
+      token: system.admin.token,
+    });
     expect(replayed.body).to.deep.equal({ queue: 'currency', replayed: 1 });
     expect(await tap.depth('webhook-delivery.events.dlq')).to.equal(1);
 
     // The sandbox's queue has no consumer behind the gateway, and a service serves only its own queue.
     for (const path of ['/admin/dead-letters/provider-sandbox', '/admin/dead-letters/nothing']) {
-      expect((await api.get(path, adminToken)).status, path).to.equal(404);
+      expect((await api.get(path, system.admin.token)).status, path).to.equal(404);
     }
-    const foreign = await rawApi(system.urls.ledger).get('/admin/dead-letters/currency', adminToken);
+    const foreign = await rawApi(system.urls.ledger).get('/admin/dead-letters/currency', system.admin.token);
     expect(foreign.status).to.equal(404);
   });
 });

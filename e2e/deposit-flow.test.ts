@@ -1,42 +1,25 @@
 import { expect } from 'chai';
-import {
-  closedPort,
-  eventually,
-  freePort,
-  startSystem,
-  testRuntime,
-  type TestSystem,
-} from '@payments/testkit';
+import { closedPort, eventually, freePort, testRuntime, useSystem } from '@payments/testkit';
 import { startProcessSystem, type ProcessSystem } from '@payments/infra';
-import { rawApi, signUp, type RawApi, type TestUser } from './support/api.js';
+import { rawApi, signUp, type TestUser } from '@payments/test-support';
+import { portsOf } from './support/system-copies.js';
 
 describe('deposit flow end to end, every service in its own process', function () {
   this.timeout(120_000);
-  let system: TestSystem;
-  let api: RawApi;
   let user: TestUser;
   let accountId: string;
 
+  // No sandbox here, as in production (no process, no queue for it): the test plays the payment provider itself,
+  // through the unsigned webhook it opts into.
+  const system = useSystem({
+    sandbox: false,
+    serviceEnv: { 'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' } },
+  });
+  const api = rawApi(system);
+
   before(async () => {
-    // No sandbox here, as in production (no process, no queue for it): the test plays the payment provider itself,
-    // through the unsigned webhook it opts into.
-    system = await startSystem({
-      sandbox: false,
-      serviceEnv: { 'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' } },
-    });
-    api = rawApi(system.gatewayUrl);
     user = await signUp(system.gatewayUrl);
     accountId = (await user.client.accounts.open({ currency: 'USD' })).id;
-  });
-
-  let failures = 0;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
-
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
   });
 
   const balanceOf = async (id: string) => (await user.client.balances.get(id)).balance;
@@ -138,9 +121,3 @@ describe('deposit flow end to end, every service in its own process', function (
     });
   });
 });
-
-function portsOf(system: TestSystem) {
-  return Object.fromEntries(
-    Object.entries(system.urls).map(([name, url]) => [name, Number(new URL(url).port)]),
-  ) as Record<keyof TestSystem['urls'], number>;
-}

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { answers, defaultPorts } from '@payments/infra';
-import { eventually, freePortBlock } from '@payments/testkit';
-import { rawApi } from './support/api.js';
-import { depositThrough, expectBalance, pnpmCommand } from './support/pnpm-start.js';
+import { eventually, freePortBlock, pnpmCommand } from '@payments/testkit';
+import { rawApi } from '@payments/test-support';
+import { depositThrough, expectBalance } from './support/pnpm-start.js';
 
 /** Whether any process is left in the process group `group`. */
 function groupAlive(group: number): boolean {

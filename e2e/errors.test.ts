@@ -5,21 +5,18 @@ import { ERRORS, problemType, type ErrorCode } from '@payments/contracts';
 import {
   eventually,
   findInfrastructure,
-  startSystem,
   startTcpProxy,
   viaProxy,
   type TcpProxy,
-  type TestSystem,
+  useSystem,
 } from '@payments/testkit';
-import { rawApi, signUp, type ApiResponse, type RawApi, type TestUser } from './support/api.js';
+import { rawApi, signUp, type ApiResponse, type TestUser } from '@payments/test-support';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 
 const LOGIN_MAX_FAILURES = 3;
 
 describe('every error reaches the client in one shape, through the gateway', function () {
   this.timeout(120_000);
-  let system: TestSystem;
-  let api: RawApi;
   let openapi: OpenApiValidator;
   let line: TcpProxy;
   let ledgerDatabase: URL;
@@ -28,14 +25,14 @@ describe('every error reaches the client in one shape, through the gateway', fun
   let accountId: string;
   const walked = new Set<ErrorCode>();
 
-  before(async () => {
+  const system = useSystem(async () => {
     const { postgresUrl } = await findInfrastructure();
     const server = new URL(postgresUrl);
     // The ledger reaches PostgreSQL through a hop the test can cut, so its database can fail for real.
     line = await startTcpProxy({ host: server.hostname, port: Number(server.port || 5432) });
     ledgerDatabase = new URL(viaProxy(postgresUrl, line));
     ledgerDatabase.pathname = `/payments_ledger_errors_${randomBytes(4).toString('hex')}`;
-    system = await startSystem({
+    return {
       serviceEnv: {
         'provider-sandbox': { SANDBOX_ENABLED: 'false' },
         'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
@@ -49,8 +46,11 @@ describe('every error reaches the client in one shape, through the gateway', fun
         },
         identity: { LOGIN_MAX_FAILURES: String(LOGIN_MAX_FAILURES) },
       },
-    });
-    api = rawApi(system.gatewayUrl);
+    };
+  });
+  const api = rawApi(system);
+
+  before(async () => {
     openapi = await loadOpenApiValidator(system.gatewayUrl);
     // Every login happens here: the failed-login test below locks this address out of logging in.
     owner = await signUp(system.gatewayUrl);
@@ -58,13 +58,8 @@ describe('every error reaches the client in one shape, through the gateway', fun
     accountId = (await owner.client.accounts.open({ currency: 'USD' })).id;
   });
 
-  let failures = 0;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
+  // After the system has stopped: its ledger's database was its own, through the hop.
   after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
     await line?.close();
     const admin = new pg.Client({ connectionString: (await findInfrastructure()).postgresUrl });
     await admin.connect();

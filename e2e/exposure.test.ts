@@ -3,11 +3,14 @@ import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { expect } from 'chai';
 import { serviceDirectory, type ServiceName } from '@payments/infra';
-import { closedPort, eventually, freePort, startSystem, type TestSystem } from '@payments/testkit';
-import type { PaymentsClient } from '@payments/client';
-import { rawApi, signUp, type RawApi } from './support/api.js';
-import { expectBooksBalance } from './support/ledger-audit.js';
-import { signedProviderEvent } from './support/provider-events.js';
+import { closedPort, eventually, freePort, useSystem } from '@payments/testkit';
+import {
+  rawApi,
+  signUp,
+  signedProviderEvent,
+  signUpWithAccount,
+  type Customer,
+} from '@payments/test-support';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const MAX_BODY_BYTES = 4096;
@@ -48,29 +51,27 @@ function postChunked(url: string, chunks: string[], headers: Record<string, stri
 
 describe('what a stranger can reach: internal endpoints, probes, the unsigned webhook, chunked bodies', function () {
   this.timeout(120_000);
-  let system: TestSystem;
-  let api: RawApi;
-  let victim: { token: string; userId: string; accountId: string; client: PaymentsClient<'1.1'> };
+  let victim: Customer;
 
   const balanceOf = async (owner: typeof victim) =>
     (await owner.client.balances.get(owner.accountId)).balance;
   const historyOf = async (owner: typeof victim) =>
     (await owner.client.transactions.historyPage(owner.accountId)).data;
-  const openAccount = async () => {
-    const { token, userId, client } = await signUp(system.gatewayUrl);
-    const account = await client.accounts.open({ currency: 'USD' });
-    return { token, userId, client, accountId: account.id };
-  };
+  const openAccount = () => signUpWithAccount(system.gatewayUrl);
 
-  before(async () => {
-    // Default settings but two: no sandbox (nothing confirms a deposit by itself) and a small body limit.
-    system = await startSystem({
+  // Default settings but two: no sandbox (nothing confirms a deposit by itself) and a small body limit.
+  const system = useSystem(
+    {
       serviceEnv: {
         'provider-sandbox': { SANDBOX_ENABLED: 'false' },
         gateway: { MAX_BODY_BYTES: String(MAX_BODY_BYTES) },
       },
-    });
-    api = rawApi(system.gatewayUrl);
+    },
+    { booksBalance: true },
+  );
+  const api = rawApi(system);
+
+  before(async () => {
     victim = await openAccount();
     const deposit = await victim.client.money.deposit(victim.accountId, { amount: 50, currency: 'USD' });
     expect(deposit.status).to.equal('pending');
@@ -89,16 +90,6 @@ describe('what a stranger can reach: internal endpoints, probes, the unsigned we
       () => balanceOf(victim),
       (balance) => balance === 50,
     );
-  });
-
-  let failures = 0;
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-    await expectBooksBalance(system.urls.ledger);
-  });
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
   });
 
   it("refuses every /internal path on every service's own port without the service credential", async () => {

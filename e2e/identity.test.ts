@@ -1,9 +1,15 @@
-import { createHmac, createPublicKey, randomBytes, randomUUID } from 'node:crypto';
-import type { JsonWebKey, KeyObject } from 'node:crypto';
+import {
+  createHmac,
+  createPublicKey,
+  randomBytes,
+  randomUUID,
+  type JsonWebKey,
+  type KeyObject,
+} from 'node:crypto';
 import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
 import { generateTokenKeyPair } from '@payments/service-kit';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
+import { eventually, useSystem } from '@payments/testkit';
 import { createPaymentsClient } from '@payments/client';
 import {
   confirmPayment,
@@ -11,9 +17,8 @@ import {
   rawApi,
   signUp,
   type ApiResponse,
-  type RawApi,
   type TestUser,
-} from './support/api.js';
+} from '@payments/test-support';
 
 const ISSUER = 'payments-identity';
 const AUDIENCE = 'payments-api';
@@ -47,12 +52,10 @@ describe('identity and access end to end, through the gateway', function () {
   this.timeout(120_000);
   // Identity signs with this key, so the test can sign tokens that are valid in every respect but one.
   const signingKey = generateTokenKeyPair().privateKey;
-  let system: TestSystem;
-  let api: RawApi;
   let kid: string;
 
-  before(async () => {
-    system = await startSystem({
+  const system = useSystem(
+    {
       serviceEnv: {
         'provider-sandbox': { SANDBOX_ENABLED: 'false' },
         // The test stands in for a load balancer: attacks below come "from" addresses of their own, so
@@ -61,26 +64,17 @@ describe('identity and access end to end, through the gateway', function () {
         'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
         identity: {
           JWT_PRIVATE_KEY: signingKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-          ADMIN_USERNAME: ADMIN.username,
-          ADMIN_EMAIL: ADMIN.email,
-          ADMIN_PASSWORD: ADMIN.password,
         },
       },
-    });
-    api = rawApi(system.gatewayUrl);
+    },
+    { admin: ADMIN },
+  );
+  const api = rawApi(system);
+
+  before(async () => {
     const jwks = await api.get('/.well-known/jwks.json');
     expect(jwks.status, jwks.text).to.equal(200);
     kid = (jwks.body.keys as { kid: string }[])[0]?.kid as string;
-  });
-
-  let failures = 0;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
-
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
   });
 
   const logIn = async ({ username, password }: { username: string; password: string }) =>

@@ -9,12 +9,10 @@ import { privileges as ledgerPrivileges } from '@payments/ledger';
 import type { RuntimePrivileges } from '@payments/service-kit';
 import { privileges as deliveryPrivileges } from '@payments/webhook-delivery';
 import { privileges as ingestPrivileges } from '@payments/webhook-ingest';
-import { eventually, findInfrastructure, startSystem, type TestSystem } from '@payments/testkit';
+import { eventually, findInfrastructure, useSystem } from '@payments/testkit';
 import type { PaymentsClient } from '@payments/client';
-import { rawApi, signUp, type RawApi } from './support/api.js';
+import { rawApi, signUp, nowSeconds, providerSignature, signedProviderEvent } from '@payments/test-support';
 import { sleep } from './support/concurrency.js';
-import { expectBooksBalance } from './support/ledger-audit.js';
-import { nowSeconds, providerSignature, signedProviderEvent } from './support/provider-events.js';
 
 /** Long enough for a message that got through to be consumed and credited. */
 const SETTLE_MS = 1000;
@@ -98,35 +96,26 @@ async function tryAs(amqpUrl: string, work: (channel: amqp.Channel) => Promise<u
 
 describe('least privilege: every service logs in to RabbitMQ and PostgreSQL as itself', function () {
   this.timeout(90_000);
-  let system: TestSystem;
-  let api: RawApi;
   let exchange: string;
   let owner: { client: PaymentsClient<'1.1'>; accountId: string };
 
-  before(async () => {
-    system = await startSystem({
+  const system = useSystem(
+    {
       serviceEnv: {
         // The test plays the payment provider, so nothing else confirms a deposit.
         'provider-sandbox': { SANDBOX_ENABLED: 'false' },
         'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
       },
-    });
-    api = rawApi(system.gatewayUrl);
+    },
+    { booksBalance: true },
+  );
+  const api = rawApi(system);
+
+  before(async () => {
     exchange = `${system.environment('ledger').AMQP_NAMESPACE}payments.events`;
     const { client } = await signUp(system.gatewayUrl);
     const account = await client.accounts.open({ currency: 'USD' });
     owner = { client, accountId: account.id };
-  });
-
-  let failures = 0;
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-    await expectBooksBalance(system.urls.ledger);
-  });
-
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
   });
 
   const amqpUrlOf = (service: ServiceName) => system.environment(service).AMQP_URL as string;

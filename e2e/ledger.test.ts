@@ -1,12 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { ProcessSystem } from '@payments/infra';
-import { eventually, findInfrastructure, startSystem, type TestSystem } from '@payments/testkit';
+import {
+  eventually,
+  findInfrastructure,
+  tapEvents,
+  type EventTap,
+  expectBooksBalance,
+  systemBalance,
+  useSystem,
+} from '@payments/testkit';
 import type { PaymentsClient } from '@payments/client';
-import { rawApi, signUp, type ApiResponse, type RawApi } from './support/api.js';
+import { rawApi, signUp, type ApiResponse } from '@payments/test-support';
 import { inPool, sleep } from './support/concurrency.js';
-import { tapEvents, type EventTap } from './support/event-tap.js';
-import { expectBooksBalance, systemBalance } from './support/ledger-audit.js';
 import { startCopy } from './support/system-copies.js';
 
 const V1_1 = { 'x-api-version': '1.1' };
@@ -22,34 +28,24 @@ interface Owner {
 
 describe('ledger end to end: money moves exactly, whatever the concurrency', function () {
   this.timeout(90_000);
-  let system: TestSystem;
-  let api: RawApi;
   let tap: EventTap;
 
-  before(async () => {
-    system = await startSystem({
+  const system = useSystem(
+    {
       serviceEnv: {
         // Transfers cost 0.05 + 1 %; deposits and withdrawals are free, so their sums stay round.
         ledger: { FEE_TRANSFER_FIXED: '0.05', FEE_TRANSFER_PERCENT: '1' },
         'provider-sandbox': { SANDBOX_DELAY_MS: String(SANDBOX_DELAY_MS) },
       },
-    });
-    api = rawApi(system.gatewayUrl);
+    },
+    { booksBalance: true, beforeStop: () => tap?.close() },
+  );
+  const api = rawApi(system);
+
+  before(async () => {
     // The tap binds to every routing key and publishes as it likes: the administrator, not a service's user.
     const { amqpUrl } = await findInfrastructure();
     tap = await tapEvents(amqpUrl, system.environment('ledger').AMQP_NAMESPACE as string);
-  });
-
-  let failures = 0;
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-    await expectBooksBalance(system.urls.ledger);
-  });
-
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await tap?.close();
-    await system?.stop();
   });
 
   const openAccount = async ({ client }: Pick<Owner, 'client'>, currency = 'USD') =>
@@ -328,7 +324,7 @@ describe('ledger end to end: money moves exactly, whatever the concurrency', fun
     });
 
     after(async () => {
-      if (failures > 0 && secondLedger) console.error(secondLedger.logs());
+      if (system.failures > 0 && secondLedger) console.error(secondLedger.logs());
       await secondLedger?.stop();
     });
 

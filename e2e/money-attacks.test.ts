@@ -1,18 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { createPaymentsClient, type PaymentsClient } from '@payments/client';
-import { rawApi, signUp as signUpAt, type ApiResponse, type RawApi } from './support/api.js';
+import {
+  eventually,
+  auditOf,
+  expectBooksBalance,
+  systemBalance,
+  type AuditReport,
+  useSystem,
+} from '@payments/testkit';
+import { type PaymentsClient } from '@payments/client';
+import {
+  rawApi,
+  signUp as signUpAt,
+  type ApiResponse,
+  providerEvent,
+  postProviderEvent,
+} from '@payments/test-support';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 import { inPool, sleep } from './support/concurrency.js';
-import { auditOf, expectBooksBalance, systemBalance, type AuditReport } from './support/ledger-audit.js';
-import { providerEvent, providerSignature } from './support/provider-events.js';
 
-const ADMIN = {
-  username: 'attacks_admin',
-  email: 'attacks-admin@example.com',
-  password: `admin-${randomUUID()}`,
-};
 const HOLD_EXPIRY_SECONDS = 3;
 const V1_1 = { 'x-api-version': '1.1' };
 /** Long enough for a duplicate or late event to (wrongly) land before a test checks nothing changed. */
@@ -34,13 +40,10 @@ const unclaimedTotal = (report: AuditReport) =>
 
 describe('money attacks end to end: no value created, none lost', function () {
   this.timeout(180_000);
-  let system: TestSystem;
-  let api: RawApi;
   let openapi: OpenApiValidator;
-  let adminToken: string;
 
-  before(async () => {
-    system = await startSystem({
+  const system = useSystem(
+    {
       serviceEnv: {
         // A 0.5 % deposit fee: small pieces are where half-up rounding used to let it vanish.
         ledger: {
@@ -51,32 +54,19 @@ describe('money attacks end to end: no value created, none lost', function () {
         },
         // The test plays the payment provider, late answers included.
         'provider-sandbox': { SANDBOX_ENABLED: 'false' },
-        identity: {
-          ADMIN_USERNAME: ADMIN.username,
-          ADMIN_EMAIL: ADMIN.email,
-          ADMIN_PASSWORD: ADMIN.password,
-        },
       },
-    });
-    api = rawApi(system.gatewayUrl);
+    },
+    { admin: true },
+  );
+  const api = rawApi(system);
+
+  before(async () => {
     openapi = await loadOpenApiValidator(system.gatewayUrl);
-    const login = await createPaymentsClient({ baseUrl: system.gatewayUrl }).auth.login({
-      username: ADMIN.username,
-      password: ADMIN.password,
-    });
-    adminToken = login.token;
   });
 
-  let failures = 0;
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
+  afterEach(async () => {
     const report = await expectBooksBalance(system.urls.ledger);
     expect(unclaimedTotal(report), 'money moved to unclaimed funds').to.equal(0n);
-  });
-
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
   });
 
   const signUp = async (): Promise<Owner> => {
@@ -98,14 +88,7 @@ describe('money attacks end to end: no value created, none lost', function () {
 
   /** A signed provider webhook, as the provider sends it; answered 200 once recorded and published. */
   const deliver = async (event: object) => {
-    const body = JSON.stringify(event);
-    const response = await api.request('POST', '/webhook/provider', {
-      raw: body,
-      headers: {
-        'content-type': 'application/json',
-        'provider-signature': providerSignature(body, system.webhookSecret),
-      },
-    });
+    const response = await postProviderEvent(api, event, system.webhookSecret);
     expect(response.status, response.text).to.equal(200);
   };
 
@@ -220,7 +203,7 @@ describe('money attacks end to end: no value created, none lost', function () {
       return Number(line?.split(' ').pop());
     };
 
-    const reconciliation = async (token = adminToken) => {
+    const reconciliation = async (token = system.admin.token) => {
       const response = await api.get('/admin/reconciliation?limit=100', token);
       openapi.check('GET', '/admin/reconciliation', response);
       return response;
@@ -365,7 +348,7 @@ describe('money attacks end to end: no value created, none lost', function () {
           expect(accepted(depositAnswers).map((a) => a.text)).to.deep.equal([]);
           expect(accepted(transferAnswers).map((a) => a.text)).to.deep.equal([]);
           expect((await balanceOf(sender, senderAccount)).balance).to.equal(senderBefore);
-          const gone = await api.get(`/account/${account}`, adminToken);
+          const gone = await api.get(`/account/${account}`, system.admin.token);
           expect(gone.status, gone.text).to.equal(404);
         } else {
           outcomes.push('refused');

@@ -3,18 +3,17 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
+import {
+  eventually,
+  useSystem,
+  startTestReceiver,
+  DELIVERY_TO_RECEIVER,
+  useStarted,
+} from '@payments/testkit';
 import { createPaymentsClient } from '@payments/client';
 import { DEAD_LETTER_QUEUES, OPERATIONS, SERVICES, type ServiceName } from '@payments/contracts/operations';
-import { depositConfirmed, rawApi, signUp, type RawApi, type RawCall } from './support/api.js';
+import { depositConfirmed, rawApi, signUp, type RawCall, providerSignature } from '@payments/test-support';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
-import { providerSignature } from './support/provider-events.js';
-import {
-  startTestReceiver,
-  type TestReceiver,
-} from '../services/webhook-delivery/test/support/test-receiver.js';
-
-const ADMIN = { username: 'openapi_admin', email: 'openapi-admin@example.com', password: 'admin-pass-123' };
 
 /** Writes each process's Express routes where the test finds them (see the module). */
 const ROUTE_RECORDER = new URL('./support/route-recorder.mjs', import.meta.url).href;
@@ -26,11 +25,7 @@ const routeKey = (method: string, route: string) =>
 
 describe('the OpenAPI document against the running system', function () {
   this.timeout(120_000);
-  let system: TestSystem;
-  let api: RawApi;
   let openapi: OpenApiValidator;
-  let receiver: TestReceiver;
-  let routeRecords: string;
 
   /** Every answer of this suite is checked against the document the gateway serves. */
   const call = async (method: string, path: string, options: RawCall = {}) => {
@@ -39,41 +34,33 @@ describe('the OpenAPI document against the running system', function () {
     return response;
   };
 
-  before(async () => {
-    receiver = await startTestReceiver();
-    routeRecords = await mkdtemp(path.join(tmpdir(), 'payments-routes-'));
-    system = await startSystem({
+  let routeRecords = '';
+  const system = useSystem(
+    async () => ({
       env: {
         NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${ROUTE_RECORDER}`].filter(Boolean).join(' '),
-        ROUTE_RECORD_DIR: routeRecords,
+        ROUTE_RECORD_DIR: (routeRecords = await mkdtemp(path.join(tmpdir(), 'payments-routes-'))),
       },
       serviceEnv: {
         // The test receiver is on 127.0.0.1.
-        'webhook-delivery': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', DELIVERY_POLL_INTERVAL_MS: '100' },
+        'webhook-delivery': DELIVERY_TO_RECEIVER,
         // The ledger asks the sandbox for payments and payouts; the test pays the deposits itself, by webhook.
         'provider-sandbox': { SANDBOX_AUTO_CONFIRM: 'false' },
         'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
         // Reconciliation compares at once what the test just did.
         ledger: { RECONCILIATION_GRACE_SECONDS: '0' },
-        identity: {
-          ADMIN_USERNAME: ADMIN.username,
-          ADMIN_EMAIL: ADMIN.email,
-          ADMIN_PASSWORD: ADMIN.password,
-        },
       },
-    });
-    api = rawApi(system.gatewayUrl);
+    }),
+    { admin: true },
+  );
+  const api = rawApi(system);
+
+  const receiver = useStarted(startTestReceiver);
+
+  before(async () => {
     openapi = await loadOpenApiValidator(system.gatewayUrl);
   });
-
-  let failures = 0;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
   after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
-    await receiver?.close();
     if (routeRecords) await rm(routeRecords, { recursive: true, force: true });
   });
 
@@ -338,7 +325,7 @@ describe('the OpenAPI document against the running system', function () {
 
   it('documents administration, token refresh, logout and deletion', async () => {
     const admin = await call('POST', '/auth/login', {
-      body: { username: ADMIN.username, password: ADMIN.password },
+      body: { username: system.admin.username, password: system.admin.password },
     });
     expect(admin.status, admin.text).to.equal(200);
     const other = await signUp(system.gatewayUrl);

@@ -6,17 +6,18 @@ import { expect } from 'chai';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import Stripe from 'stripe';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { runPayments } from '../cli/test/run-cli.js';
-import type { PaymentsClient } from '@payments/client';
-import { rawApi, signUp, type RawApi } from './support/api.js';
-import { providerSignature } from './support/provider-events.js';
-import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 import {
+  eventually,
+  runPayments,
   startTestReceiver,
   type ReceivedCall,
-  type TestReceiver,
-} from '../services/webhook-delivery/test/support/test-receiver.js';
+  useSystem,
+  DELIVERY_TO_RECEIVER,
+  useStarted,
+} from '@payments/testkit';
+import type { PaymentsClient } from '@payments/client';
+import { rawApi, signUp, postProviderEvent } from '@payments/test-support';
+import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 
 const stripe = new Stripe('sk_test_unused');
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -32,37 +33,19 @@ const eventOf = (call: ReceivedCall) => JSON.parse(call.body) as DeliveredEvent;
 
 describe('outgoing webhooks end to end, through the gateway', function () {
   this.timeout(180_000);
-  let system: TestSystem;
-  let api: RawApi;
-  let receiver: TestReceiver;
   let openapi: OpenApiValidator;
 
-  before(async () => {
-    receiver = await startTestReceiver();
-    system = await startSystem({
-      serviceEnv: {
-        // The receiver listens on 127.0.0.1: allowed here only (development flag, off by default).
-        'webhook-delivery': {
-          WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-          DELIVERY_BACKOFF_BASE_MS: '100',
-          DELIVERY_BACKOFF_MAX_MS: '1000',
-          DELIVERY_POLL_INTERVAL_MS: '100',
-          DELIVERY_TIMEOUT_MS: '2000',
-        },
-      },
-    });
-    api = rawApi(system.gatewayUrl);
-    openapi = await loadOpenApiValidator(system.gatewayUrl);
+  const system = useSystem({
+    serviceEnv: {
+      'webhook-delivery': { ...DELIVERY_TO_RECEIVER, DELIVERY_TIMEOUT_MS: '2000' },
+    },
   });
+  const api = rawApi(system);
 
-  let failures = 0;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
-    await receiver?.close();
+  const receiver = useStarted(startTestReceiver);
+
+  before(async () => {
+    openapi = await loadOpenApiValidator(system.gatewayUrl);
   });
 
   const call = async (
@@ -260,13 +243,7 @@ describe('outgoing webhooks end to end, through the gateway', function () {
         },
       },
     });
-    const refunded = await api.request('POST', '/webhook/provider', {
-      raw: body,
-      headers: {
-        'content-type': 'application/json',
-        'provider-signature': providerSignature(body, system.webhookSecret),
-      },
-    });
+    const refunded = await postProviderEvent(api, body, system.webhookSecret);
     expect(refunded.status, refunded.text).to.equal(200);
     const [call] = await eventually(
       async () => receiver.calls('/reversed'),

@@ -1,14 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import Stripe from 'stripe';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
+import type Stripe from 'stripe';
+import { eventually, auditOf, expectBooksBalance, systemBalance, useSystem } from '@payments/testkit';
 import { createPaymentsClient, type PaymentsClient } from '@payments/client';
-import { rawApi, signUp, type RawApi, type TestUser } from './support/api.js';
-import { auditOf, expectBooksBalance, systemBalance } from './support/ledger-audit.js';
-import { nowSeconds, providerSignature } from './support/provider-events.js';
+import {
+  rawApi,
+  nowSeconds,
+  signUpWithAccount,
+  postProviderEvent,
+  type Customer,
+  sandboxStripe,
+} from '@payments/test-support';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
-
-const ADMIN = { username: 'losses_admin', email: 'losses-admin@example.com', password: 'losses-admin-pw-1' };
 
 interface PlatformLoss {
   id: string;
@@ -36,8 +39,6 @@ interface Report {
   platform_losses: PlatformLoss[];
 }
 
-type Customer = TestUser & { accountId: string };
-
 /**
  * Money the provider takes back from a user who can no longer pay it, through the started system with the sandbox
  * playing Stripe: a user is paid out everything and deleted; then the platform refunds one of their deposits at the
@@ -51,16 +52,12 @@ type Customer = TestUser & { accountId: string };
  */
 describe("platform losses: a deleted user's deposit refunded or lost in a dispute at the provider", function () {
   this.timeout(180_000);
-  let system: TestSystem;
-  let api: RawApi;
   let stripe: Stripe;
   let openapi: OpenApiValidator;
   let admin: PaymentsClient<'1.1'>;
-  let adminToken: string;
-  let failures = 0;
 
-  before(async () => {
-    system = await startSystem({
+  const system = useSystem(
+    {
       serviceEnv: {
         // A 1 % deposit fee: what is taken back gives back its share of it.
         ledger: {
@@ -74,48 +71,22 @@ describe("platform losses: a deleted user's deposit refunded or lost in a disput
           SANDBOX_FORGET_EVENTS: '1',
           SANDBOX_FORGET_EVENT_TYPES: 'charge.dispute.created,charge.dispute.closed',
         },
-        identity: {
-          ADMIN_USERNAME: ADMIN.username,
-          ADMIN_EMAIL: ADMIN.email,
-          ADMIN_PASSWORD: ADMIN.password,
-        },
       },
-    });
-    api = rawApi(system.gatewayUrl);
+    },
+    { admin: true, booksBalance: true },
+  );
+  const api = rawApi(system);
+
+  before(async () => {
     openapi = await loadOpenApiValidator(system.gatewayUrl);
-    const sandbox = new URL(system.urls['provider-sandbox']);
-    stripe = new Stripe(system.sandboxApiKey, {
-      host: sandbox.hostname,
-      port: Number(sandbox.port),
-      protocol: 'http',
-      maxNetworkRetries: 0,
-    });
+    stripe = sandboxStripe(system);
     admin = createPaymentsClient({
       baseUrl: system.gatewayUrl,
-      credentials: { username: ADMIN.username, password: ADMIN.password },
+      credentials: { username: system.admin.username, password: system.admin.password },
     });
-    adminToken = (
-      await createPaymentsClient({ baseUrl: system.gatewayUrl }).auth.login({
-        username: ADMIN.username,
-        password: ADMIN.password,
-      })
-    ).token;
-  });
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-    await expectBooksBalance(system.urls.ledger);
-  });
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
   });
 
-  const customer = async (): Promise<Customer> => {
-    const user = await signUp(system.gatewayUrl);
-    const account = await user.client.accounts.open({ currency: 'USD' });
-    await user.client.payoutAccount.link();
-    return { ...user, accountId: account.id };
-  };
+  const customer = () => signUpWithAccount(system.gatewayUrl, { payoutAccount: true });
   const settled = (who: Customer, id: string, status: string) =>
     eventually(
       () => who.client.transactions.get(id),
@@ -139,7 +110,7 @@ describe("platform losses: a deleted user's deposit refunded or lost in a disput
     await settled(who, id, 'completed');
   };
   const report = async (): Promise<Report> => {
-    const answer = await api.get('/admin/overdrawn-accounts?limit=100', adminToken);
+    const answer = await api.get('/admin/overdrawn-accounts?limit=100', system.admin.token);
     openapi.check('GET', '/admin/overdrawn-accounts', answer);
     expect(answer.status, answer.text).to.equal(200);
     return answer.body as Report;
@@ -167,13 +138,7 @@ describe("platform losses: a deleted user's deposit refunded or lost in a disput
       created: nowSeconds(),
       data: { object },
     });
-    const answer = await api.request('POST', '/webhook/provider', {
-      raw: body,
-      headers: {
-        'content-type': 'application/json',
-        'provider-signature': providerSignature(body, system.webhookSecret),
-      },
-    });
+    const answer = await postProviderEvent(api, body, system.webhookSecret);
     expect(answer.status, answer.text).to.equal(200);
   };
 
@@ -187,7 +152,7 @@ describe("platform losses: a deleted user's deposit refunded or lost in a disput
     // 30.00 and 20.00 less their 1 % fees: everything goes out, and the user leaves.
     await withdraw(leaver, 49.5);
     await leaver.client.users.delete(leaver.userId, { confirm: true });
-    const gone = await api.get(`/v1.1/account/${leaver.accountId}`, adminToken);
+    const gone = await api.get(`/v1.1/account/${leaver.accountId}`, system.admin.token);
     expect(gone.status).to.equal(404);
 
     // A live user who spent their deposit before its refund: their shortfall stays theirs, below zero.

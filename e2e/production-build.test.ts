@@ -9,13 +9,13 @@ import { SERVICE_NAMES, serviceCommand, serviceDirectory } from '@payments/infra
 import {
   buildWorkspace,
   eventually,
-  startSystem,
   testServiceToken,
   type TestSystem,
+  useSystem,
+  expectBooksBalance,
+  pnpmCommand,
 } from '@payments/testkit';
-import { rawApi, signUp } from './support/api.js';
-import { expectBooksBalance } from './support/ledger-audit.js';
-import { pnpmCommand } from './support/pnpm-start.js';
+import { rawApi, signUp } from '@payments/test-support';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -50,9 +50,12 @@ async function expectAssetsServed(system: TestSystem): Promise<void> {
   expect(docs.text.length).to.be.greaterThan(100_000);
 }
 
+/** Packages of tests only, which nothing runs but mocha and no image holds: never built. */
+const TESTS_ONLY = ['e2e', 'packages/test-support'];
+
 /**
- * What `pnpm build` compiles: every workspace package but e2e (tests only), read from pnpm-workspace.yaml so that
- * a package added later is held to the same rules without editing a list here.
+ * What `pnpm build` compiles: every workspace package but those of tests only, read from pnpm-workspace.yaml so
+ * that a package added later is held to the same rules without editing a list here.
  */
 const COMPILED_PACKAGES = await workspacePackages();
 
@@ -71,7 +74,7 @@ async function workspacePackages(): Promise<string[]> {
       if (entry.isDirectory()) directories.push(`${parent}/${entry.name}`);
     }
   }
-  return directories.filter((directory) => directory !== 'e2e');
+  return directories.filter((directory) => !TESTS_ONLY.includes(directory));
 }
 
 interface PackageJson {
@@ -178,21 +181,10 @@ describe('the workspace stays buildable, and development keeps reading the sourc
 describe('the production build: pnpm build, then every service on plain node from dist/', function () {
   // A full `tsc -b` took 10–15 s on two busy cores here; after the global setup's build, an up-to-date tree ~3 s.
   this.timeout(300_000);
-  let system: TestSystem;
   let buildOutput: string;
-
-  before(async () => {
+  const system = useSystem(async () => {
     buildOutput = await buildWorkspace();
-    system = await startSystem({ runtime: 'compiled', env: PLAIN_NODE });
-  });
-
-  let failures = 0;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
-  after(async () => {
-    if (failures > 0 && system) console.error(system.logs());
-    await system?.stop();
+    return { runtime: 'compiled', env: PLAIN_NODE };
   });
 
   it('compiles every package without a diagnostic, into dist/ folders git ignores', async () => {
@@ -233,27 +225,28 @@ describe('the production images’ contents: per service, compiled code and prod
   this.timeout(300_000);
   const FOLDERS = [...SERVICE_NAMES, 'provision'];
   /** Development tools and test packages: none may reach an image. */
-  const DEVELOPMENT_ONLY = ['typescript', 'tsx', 'esbuild', 'mocha', 'chai', 'eslint', '@payments+testkit'];
+  const DEVELOPMENT_ONLY = [
+    'typescript',
+    'tsx',
+    'esbuild',
+    'mocha',
+    'chai',
+    'eslint',
+    '@payments+testkit',
+    '@payments+test-support',
+  ];
   let folders: string;
-  let system: TestSystem;
-
-  before(async () => {
+  const system = useSystem(async () => {
     folders = await mkdtemp(path.join(tmpdir(), 'payments-deploy-'));
     await run('bash', ['infra/deploy-folders.sh', folders], {
       cwd: ROOT,
       env: { ...process.env, PNPM: pnpmCommand().flat().join(' ') },
       timeout: 240_000,
     });
-    system = await startSystem({ runtime: { deployedAt: folders }, env: PLAIN_NODE });
+    return { runtime: { deployedAt: folders }, env: PLAIN_NODE };
   });
 
-  let failures = 0;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
   after(async () => {
-    if (failures > 0 && system) console.error(system.logs());
-    await system?.stop();
     if (folders) await rm(folders, { recursive: true, force: true });
   });
 

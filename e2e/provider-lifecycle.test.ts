@@ -4,22 +4,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import Stripe from 'stripe';
-import { runPayments } from '../cli/test/run-cli.js';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
+import {
+  runPayments,
+  eventually,
+  auditOf,
+  expectBooksBalance,
+  systemBalance,
+  useSystem,
+} from '@payments/testkit';
 import { createPaymentsClient, type PaymentsClient } from '@payments/client';
-import { rawApi, signUp, type RawApi } from './support/api.js';
-import { auditOf, expectBooksBalance, systemBalance } from './support/ledger-audit.js';
-
-/** stripe-node pointed at the system's sandbox, with the key the ledger calls it with: the platform's view. */
-function sandboxStripe(system: TestSystem): Stripe {
-  const sandbox = new URL(system.urls['provider-sandbox']);
-  return new Stripe(system.sandboxApiKey, {
-    host: sandbox.hostname,
-    port: Number(sandbox.port),
-    protocol: 'http',
-    maxNetworkRetries: 0,
-  });
-}
+import { rawApi, sandboxStripe, signUp } from '@payments/test-support';
 
 interface Payer {
   token: string;
@@ -34,24 +28,17 @@ interface Payer {
  */
 describe('deposits paid at the provider (the sandbox plays Stripe), end to end', function () {
   this.timeout(120_000);
-  let system: TestSystem;
-  let api: RawApi;
   let stripe: Stripe;
-  let failures = 0;
+
+  // Nobody pays on their own here: each test pays as the client would, or does not.
+  const system = useSystem(
+    { serviceEnv: { 'provider-sandbox': { SANDBOX_AUTO_CONFIRM: 'false' } } },
+    { booksBalance: true },
+  );
+  const api = rawApi(system);
 
   before(async () => {
-    // Nobody pays on their own here: each test pays as the client would, or does not.
-    system = await startSystem({ serviceEnv: { 'provider-sandbox': { SANDBOX_AUTO_CONFIRM: 'false' } } });
-    api = rawApi(system.gatewayUrl);
     stripe = sandboxStripe(system);
-  });
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-    await expectBooksBalance(system.urls.ledger);
-  });
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
   });
 
   const payer = async (): Promise<Payer> => {
@@ -291,20 +278,17 @@ describe('deposits paid at the provider (the sandbox plays Stripe), end to end',
 
 describe('an unpaid deposit expires, and its PaymentIntent is canceled at the provider (the sandbox), end to end', function () {
   this.timeout(120_000);
-  let system: TestSystem;
   let stripe: Stripe;
 
-  before(async () => {
-    system = await startSystem({
-      serviceEnv: {
-        ledger: { DEPOSIT_EXPIRY_SECONDS: '2', HOLD_SWEEP_INTERVAL_MS: '200' },
-        'provider-sandbox': { SANDBOX_AUTO_CONFIRM: 'false' },
-      },
-    });
-    stripe = sandboxStripe(system);
+  const system = useSystem({
+    serviceEnv: {
+      ledger: { DEPOSIT_EXPIRY_SECONDS: '2', HOLD_SWEEP_INTERVAL_MS: '200' },
+      'provider-sandbox': { SANDBOX_AUTO_CONFIRM: 'false' },
+    },
   });
-  after(async () => {
-    await system?.stop();
+
+  before(async () => {
+    stripe = sandboxStripe(system);
   });
 
   it('cancels the deposit and its PaymentIntent, which can then no longer be paid', async () => {

@@ -1,11 +1,7 @@
 import { expect } from 'chai';
-import Stripe from 'stripe';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { createPaymentsClient } from '@payments/client';
-import { rawApi, signUp, type RawApi } from './support/api.js';
-import { auditOf, expectBooksBalance, systemBalance } from './support/ledger-audit.js';
-
-const ADMIN = { username: 'objects_admin', email: 'objects-admin@example.com', password: 'admin-pass-123' };
+import type Stripe from 'stripe';
+import { eventually, auditOf, systemBalance, useSystem } from '@payments/testkit';
+import { rawApi, signUp, sandboxStripe } from '@payments/test-support';
 
 interface CaseView {
   id: string;
@@ -23,49 +19,25 @@ interface CaseView {
  */
 describe('a provider object moves money only for the transaction that asked for it (the sandbox plays Stripe)', function () {
   this.timeout(120_000);
-  let system: TestSystem;
-  let api: RawApi;
   let stripe: Stripe;
-  let admin: string;
-  let failures = 0;
 
-  before(async () => {
-    system = await startSystem({
+  const system = useSystem(
+    {
       serviceEnv: {
         'provider-sandbox': { SANDBOX_AUTO_CONFIRM: 'false' },
         ledger: { RECONCILIATION_INTERVAL_SECONDS: '0', RECONCILIATION_GRACE_SECONDS: '0' },
-        identity: {
-          ADMIN_USERNAME: ADMIN.username,
-          ADMIN_EMAIL: ADMIN.email,
-          ADMIN_PASSWORD: ADMIN.password,
-        },
       },
-    });
-    api = rawApi(system.gatewayUrl);
-    const sandbox = new URL(system.urls['provider-sandbox']);
-    stripe = new Stripe(system.sandboxApiKey, {
-      host: sandbox.hostname,
-      port: Number(sandbox.port),
-      protocol: 'http',
-      maxNetworkRetries: 0,
-    });
-    const login = await createPaymentsClient({ baseUrl: system.gatewayUrl }).auth.login({
-      username: ADMIN.username,
-      password: ADMIN.password,
-    });
-    admin = login.token;
-  });
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-    await expectBooksBalance(system.urls.ledger);
-  });
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
+    },
+    { admin: true, booksBalance: true },
+  );
+  const api = rawApi(system);
+
+  before(async () => {
+    stripe = sandboxStripe(system);
   });
 
   const cases = async (status = 'open') => {
-    const listed = await api.get('/admin/reconciliation?limit=100', admin);
+    const listed = await api.get('/admin/reconciliation?limit=100', system.admin.token);
     expect(listed.status, listed.text).to.equal(200);
     return (listed.body.data as CaseView[]).filter((found) => found.status === status);
   };
@@ -121,7 +93,7 @@ describe('a provider object moves money only for the transaction that asked for 
     expect(captured.clearing - before.clearing).to.equal(1000n);
 
     // Reconciliation sees the provider's whole picture of the deposit: a second capture.
-    const ran = await api.post('/admin/reconciliation/runs', {}, admin);
+    const ran = await api.post('/admin/reconciliation/runs', {}, system.admin.token);
     expect(ran.status, ran.text).to.equal(200);
     const found = (await cases()).filter((c) => c.transaction_id === deposit.id);
     expect(found).to.have.length(1);
@@ -134,19 +106,19 @@ describe('a provider object moves money only for the transaction that asked for 
     const decided = await api.post(
       `/admin/reconciliation/cases/${found[0]?.id}/resolution`,
       { decision: 'refund', reason: 'the payer was charged twice for one deposit' },
-      admin,
+      system.admin.token,
     );
     expect(decided.status, decided.text).to.equal(200);
 
     // Given back at the provider: the two agree again, and the user still has exactly their 10.00.
-    const again = await api.post('/admin/reconciliation/runs', {}, admin);
+    const again = await api.post('/admin/reconciliation/runs', {}, system.admin.token);
     expect(again.status, again.text).to.equal(200);
     expect((await cases()).filter((c) => c.transaction_id === deposit.id)).to.have.length(0);
     expect(await client.balances.get(account)).to.include({ balance: 10 });
     const settled = await providerBooks();
     expect(settled.held - before.held).to.equal(1000n);
     expect(settled.clearing - before.clearing).to.equal(1000n);
-    const trail = await api.get('/admin/actions?limit=100', admin);
+    const trail = await api.get('/admin/actions?limit=100', system.admin.token);
     expect(
       (trail.body.data as { action: string; subject: string }[]).some(
         (entry) => entry.action === 'reconciliation.refund' && entry.subject.endsWith(found[0]?.id as string),

@@ -1,11 +1,7 @@
 import { expect } from 'chai';
-import Stripe from 'stripe';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { createPaymentsClient } from '@payments/client';
-import { rawApi, signUp, type RawApi } from './support/api.js';
-import { auditOf, expectBooksBalance, systemBalance } from './support/ledger-audit.js';
-
-const ADMIN = { username: 'recon_admin', email: 'recon-admin@example.com', password: 'admin-pass-123' };
+import type Stripe from 'stripe';
+import { eventually, auditOf, systemBalance, useSystem } from '@payments/testkit';
+import { rawApi, signUp, sandboxStripe } from '@payments/test-support';
 
 interface Forgotten {
   id: string;
@@ -21,14 +17,10 @@ interface Forgotten {
  */
 describe("reconciliation with the provider's records, when its events are lost (the sandbox plays Stripe)", function () {
   this.timeout(120_000);
-  let system: TestSystem;
-  let api: RawApi;
   let stripe: Stripe;
-  let admin: string;
-  let failures = 0;
 
-  before(async () => {
-    system = await startSystem({
+  const system = useSystem(
+    {
       serviceEnv: {
         'provider-sandbox': {
           SANDBOX_AUTO_CONFIRM: 'false',
@@ -36,34 +28,14 @@ describe("reconciliation with the provider's records, when its events are lost (
           SANDBOX_FORGET_EVENT_TYPES: 'payment_intent.succeeded,charge.refunded,payout.paid',
         },
         ledger: { RECONCILIATION_INTERVAL_SECONDS: '0', RECONCILIATION_GRACE_SECONDS: '0' },
-        identity: {
-          ADMIN_USERNAME: ADMIN.username,
-          ADMIN_EMAIL: ADMIN.email,
-          ADMIN_PASSWORD: ADMIN.password,
-        },
       },
-    });
-    api = rawApi(system.gatewayUrl);
-    const sandbox = new URL(system.urls['provider-sandbox']);
-    stripe = new Stripe(system.sandboxApiKey, {
-      host: sandbox.hostname,
-      port: Number(sandbox.port),
-      protocol: 'http',
-      maxNetworkRetries: 0,
-    });
-    const login = await createPaymentsClient({ baseUrl: system.gatewayUrl }).auth.login({
-      username: ADMIN.username,
-      password: ADMIN.password,
-    });
-    admin = login.token;
-  });
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-    await expectBooksBalance(system.urls.ledger);
-  });
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
+    },
+    { admin: true, booksBalance: true },
+  );
+  const api = rawApi(system);
+
+  before(async () => {
+    stripe = sandboxStripe(system);
   });
 
   const forgotten = async (): Promise<Forgotten[]> => {
@@ -80,9 +52,9 @@ describe("reconciliation with the provider's records, when its events are lost (
     );
   /** Runs reconciliation and answers the open case of a transaction (exactly one). */
   const caseOf = async (transactionId: string) => {
-    const ran = await api.post('/admin/reconciliation/runs', {}, admin);
+    const ran = await api.post('/admin/reconciliation/runs', {}, system.admin.token);
     expect(ran.status, ran.text).to.equal(200);
-    const listed = await api.get('/admin/reconciliation?limit=100', admin);
+    const listed = await api.get('/admin/reconciliation?limit=100', system.admin.token);
     const cases = (listed.body.data as { kind: string; id: string; transaction_id: string }[]).filter(
       (item) => item.transaction_id === transactionId,
     );
@@ -93,7 +65,7 @@ describe("reconciliation with the provider's records, when its events are lost (
     const decided = await api.post(
       `/admin/reconciliation/cases/${caseId}/resolution`,
       { decision: 'book', reason: "as the provider's records say" },
-      admin,
+      system.admin.token,
     );
     expect(decided.status, decided.text).to.equal(200);
   };
@@ -144,9 +116,9 @@ describe("reconciliation with the provider's records, when its events are lost (
     expect(await balance()).to.include({ balance: 60, available_balance: 60 });
 
     // Nothing more to find, every decision in the trail, and the provider's books equal the ledger's.
-    const again = await api.post('/admin/reconciliation/runs', {}, admin);
+    const again = await api.post('/admin/reconciliation/runs', {}, system.admin.token);
     expect(again.body).to.include({ mismatches: 0 });
-    const trail = await api.get('/admin/actions?limit=100', admin);
+    const trail = await api.get('/admin/actions?limit=100', system.admin.token);
     const decided = new Set([captured.id, refunded.id, paidOut.id].map((id) => `reconciliation_case:${id}`));
     expect((trail.body.data as { subject: string }[]).filter((a) => decided.has(a.subject))).to.have.length(
       3,

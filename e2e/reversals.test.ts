@@ -3,19 +3,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { runPayments } from '../cli/test/run-cli.js';
-import { createPaymentsClient } from '@payments/client';
-import { rawApi, signUp, type ApiResponse, type RawApi, type TestUser } from './support/api.js';
+import { eventually, runPayments, auditOf, systemBalance, useSystem } from '@payments/testkit';
+import {
+  rawApi,
+  type ApiResponse,
+  providerEvent,
+  signUpWithAccount,
+  postProviderEvent,
+  type Customer,
+} from '@payments/test-support';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
-import { auditOf, expectBooksBalance, systemBalance } from './support/ledger-audit.js';
-import { providerEvent, providerSignature } from './support/provider-events.js';
-
-const ADMIN = {
-  username: 'reversals_admin',
-  email: 'reversals-admin@example.com',
-  password: 'reversals-admin-pw-1',
-};
 
 interface TransactionBody {
   id: string;
@@ -28,68 +25,36 @@ interface TransactionBody {
   reversal_reason?: string;
 }
 
-type Customer = TestUser & { accountId: string };
-
 describe('reversals end to end: refunds and disputes through the gateway', function () {
   this.timeout(120_000);
-  let system: TestSystem;
-  let api: RawApi;
   let openapi: OpenApiValidator;
-  let adminToken: string;
   let configHome: string;
 
-  before(async () => {
-    system = await startSystem({
+  const system = useSystem(
+    {
       serviceEnv: {
         // A 1 % deposit fee: a reversal gives back its share of it.
         ledger: { FEE_DEPOSIT_PERCENT: '1' },
         // The test plays the payment provider.
         'provider-sandbox': { SANDBOX_ENABLED: 'false' },
-        identity: {
-          ADMIN_USERNAME: ADMIN.username,
-          ADMIN_EMAIL: ADMIN.email,
-          ADMIN_PASSWORD: ADMIN.password,
-        },
       },
-    });
-    api = rawApi(system.gatewayUrl);
+    },
+    { admin: true, booksBalance: true },
+  );
+  const api = rawApi(system);
+
+  before(async () => {
     openapi = await loadOpenApiValidator(system.gatewayUrl);
-    const login = await createPaymentsClient({ baseUrl: system.gatewayUrl }).auth.login({
-      username: ADMIN.username,
-      password: ADMIN.password,
-    });
-    adminToken = login.token;
     configHome = await mkdtemp(path.join(tmpdir(), 'payments-cli-reversals-'));
   });
 
-  let failures = 0;
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-    await expectBooksBalance(system.urls.ledger);
-  });
-
   after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
     if (configHome) await rm(configHome, { recursive: true, force: true });
   });
 
-  const customer = async (): Promise<Customer> => {
-    const user = await signUp(system.gatewayUrl);
-    const account = await user.client.accounts.open({ currency: 'USD' });
-    return { ...user, accountId: account.id };
-  };
+  const customer = () => signUpWithAccount(system.gatewayUrl);
 
-  const deliver = async (event: object) => {
-    const body = JSON.stringify(event);
-    return api.request('POST', '/webhook/provider', {
-      raw: body,
-      headers: {
-        'content-type': 'application/json',
-        'provider-signature': providerSignature(body, system.webhookSecret),
-      },
-    });
-  };
+  const deliver = (event: object) => postProviderEvent(api, event, system.webhookSecret);
   const expect200 = (response: ApiResponse) => expect(response.status, response.text).to.equal(200);
 
   /** A deposit of `amount` USD, completed by a signed payment_intent.succeeded. */
@@ -274,7 +239,7 @@ describe('reversals end to end: refunds and disputes through the gateway', funct
     // 39.00 left, 99.00 taken back: 60.00 below zero.
     expect(await balance(owner)).to.include({ balance: -60, available_balance: -60 });
 
-    const flagged = await api.get('/admin/overdrawn-accounts?limit=100', adminToken);
+    const flagged = await api.get('/admin/overdrawn-accounts?limit=100', system.admin.token);
     openapi.check('GET', '/admin/overdrawn-accounts', flagged);
     expect(flagged.body.data.find((a: { id: string }) => a.id === owner.accountId)).to.include({
       overdrawn_by: 60,

@@ -3,15 +3,15 @@ import { startProcessSystem, type ProcessSystem, type ServiceName } from '@payme
 import {
   eventually,
   freePort,
-  startSystem,
   startTcpProxy,
   testRuntime,
   viaProxy,
   type TcpProxy,
   type TestSystem,
+  useSystem,
 } from '@payments/testkit';
 import { createPaymentsClient } from '@payments/client';
-import { rawApi, signUp, type RawApi } from './support/api.js';
+import { rawApi, signUp, type RawApi } from '@payments/test-support';
 
 /** Ports of the running system, so an extra process finds its peers. */
 const portsOf = (system: TestSystem) =>
@@ -26,9 +26,18 @@ const hostAndPort = (url: string) => {
 
 describe('revocations reach every process, whatever started first or reconnected', function () {
   this.timeout(120_000);
-  let system: TestSystem;
   const extras: ProcessSystem[] = [];
   const proxies: TcpProxy[] = [];
+  const system = useSystem(
+    { serviceEnv: { 'provider-sandbox': { SANDBOX_ENABLED: 'false' } } },
+    {
+      logs: () => extras.map((extra) => extra.logs()),
+      beforeStop: async () => {
+        for (const extra of extras) await extra.stop();
+        for (const proxy of proxies) await proxy.close();
+      },
+    },
+  );
 
   /** A second gateway and/or ledger joining the system, with some of its environment changed. */
   const startExtra = async (
@@ -67,25 +76,6 @@ describe('revocations reach every process, whatever started first or reconnected
     await user.client.auth.logout();
     return { user, token: user.token };
   };
-
-  before(async () => {
-    system = await startSystem({ serviceEnv: { 'provider-sandbox': { SANDBOX_ENABLED: 'false' } } });
-  });
-
-  let failures = 0;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
-
-  after(async () => {
-    if (failures > 0) {
-      console.error(system?.logs());
-      for (const extra of extras) console.error(extra.logs());
-    }
-    for (const extra of extras) await extra.stop();
-    for (const proxy of proxies) await proxy.close();
-    await system?.stop();
-  });
 
   it('a gateway and a ledger started while identity is down answer 503, then refuse a logged-out token once it is up', async () => {
     const { token } = await loggedOutToken();

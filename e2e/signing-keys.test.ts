@@ -1,26 +1,12 @@
 import { rm } from 'node:fs/promises';
 import { expect } from 'chai';
 import { developmentKeyPath } from '@payments/identity';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
-import { rawApi, signUp, type ApiResponse, type RawApi } from './support/api.js';
+import { eventually, useSystem } from '@payments/testkit';
+import { rawApi, signUp, type ApiResponse, type RawApi } from '@payments/test-support';
 
 describe('a signing key identity removed stops working everywhere', function () {
   this.timeout(180_000);
-  let system: TestSystem;
-  let failed = false;
-
-  before(async () => {
-    system = await startSystem({ serviceEnv: { 'provider-sandbox': { SANDBOX_ENABLED: 'false' } } });
-  });
-
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failed = true;
-  });
-
-  after(async () => {
-    if (failed) console.error(system?.logs());
-    await system?.stop();
-  });
+  const system = useSystem({ serviceEnv: { 'provider-sandbox': { SANDBOX_ENABLED: 'false' } } });
 
   /** Every verifier asked directly, and the gateway: each answers a request that needs a signed-in user. */
   const verifiers = (userId: string): [string, RawApi, string][] => [

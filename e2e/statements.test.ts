@@ -1,16 +1,9 @@
 import { expect } from 'chai';
-import { startSystem, type TestSystem } from '@payments/testkit';
+import { useSystem } from '@payments/testkit';
 import { createPaymentsClient, type PaymentsClient } from '@payments/client';
-import { depositConfirmed, rawApi, signUp, type ApiResponse, type RawApi } from './support/api.js';
+import { depositConfirmed, rawApi, signUp, type ApiResponse } from '@payments/test-support';
 import { loadOpenApiValidator, type OpenApiValidator } from './openapi-validator.js';
 import { sleep } from './support/concurrency.js';
-import { expectBooksBalance } from './support/ledger-audit.js';
-
-const ADMIN = {
-  username: 'statements_admin',
-  email: 'statements-admin@example.com',
-  password: 'admin-pass-123',
-};
 
 interface StatementBody {
   opening_balance: number;
@@ -33,8 +26,6 @@ function expectConsistent(body: StatementBody) {
 
 describe('statements and past balances through the gateway', function () {
   this.timeout(120_000);
-  let system: TestSystem;
-  let api: RawApi;
   let openapi: OpenApiValidator;
 
   /** Every answer is checked against the OpenAPI document the gateway serves. */
@@ -44,31 +35,20 @@ describe('statements and past balances through the gateway', function () {
     return response;
   };
 
-  before(async () => {
-    system = await startSystem({
+  const system = useSystem(
+    {
       serviceEnv: {
         'provider-sandbox': { SANDBOX_ENABLED: 'false' },
         'webhook-ingest': { UNSIGNED_WEBHOOK_ENABLED: 'true' },
         ledger: { FEE_TRANSFER_FIXED: '0.10', FEE_TRANSFER_PERCENT: '0' },
-        identity: {
-          ADMIN_USERNAME: ADMIN.username,
-          ADMIN_EMAIL: ADMIN.email,
-          ADMIN_PASSWORD: ADMIN.password,
-        },
       },
-    });
-    api = rawApi(system.gatewayUrl);
-    openapi = await loadOpenApiValidator(system.gatewayUrl);
-  });
+    },
+    { admin: true, booksBalance: true },
+  );
+  const api = rawApi(system);
 
-  let failures = 0;
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-    await expectBooksBalance(system.urls.ledger);
-  });
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
+  before(async () => {
+    openapi = await loadOpenApiValidator(system.gatewayUrl);
   });
 
   const openAccount = async (client: PaymentsClient<'1.1'>) =>
@@ -180,8 +160,8 @@ describe('statements and past balances through the gateway', function () {
       expect((await get(path)).status, path).to.equal(401);
     }
     const admin = await createPaymentsClient({ baseUrl: system.gatewayUrl }).auth.login({
-      username: ADMIN.username,
-      password: ADMIN.password,
+      username: system.admin.username,
+      password: system.admin.password,
     });
     const read = await get(`/account/${account}/statement`, admin.token);
     expect(read.status, read.text).to.equal(200);

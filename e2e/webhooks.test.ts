@@ -9,19 +9,26 @@ import type { ProcessSystem } from '@payments/infra';
 import {
   eventually,
   findInfrastructure,
-  startSystem,
   startTcpProxy,
   viaProxy,
   type TcpProxy,
-  type TestSystem,
+  useSystem,
+  tapEvents,
+  type EventTap,
+  expectBooksBalance,
+  pnpmCommand,
 } from '@payments/testkit';
 import { createPaymentsClient, type PaymentsClient } from '@payments/client';
-import { rawApi, signUp, type ApiResponse, type RawApi } from './support/api.js';
+import {
+  rawApi,
+  signUp,
+  type ApiResponse,
+  nowSeconds,
+  providerEvent,
+  providerSignature as signature,
+  aPaymentConfirmation,
+} from '@payments/test-support';
 import { sleep } from './support/concurrency.js';
-import { tapEvents, type EventTap } from './support/event-tap.js';
-import { expectBooksBalance } from './support/ledger-audit.js';
-import { pnpmCommand } from './support/pnpm-start.js';
-import { nowSeconds, providerEvent, providerSignature as signature } from './support/provider-events.js';
 import { portsOf, startCopy } from './support/system-copies.js';
 
 const run = promisify(execFile);
@@ -43,8 +50,6 @@ function hostAndPort(url: string, fallbackPort: number) {
 
 describe('webhooks and events end to end: signed, never lost, never twice', function () {
   this.timeout(90_000);
-  let system: TestSystem;
-  let api: RawApi;
   let tap: EventTap;
   let ledgerDb: pg.Client;
   let ledgerBroker: TcpProxy;
@@ -53,16 +58,32 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
   let ingest: ProcessSystem;
   let owner: Owner;
 
+  const system = useSystem(
+    async () => {
+      const { amqpUrl } = await findInfrastructure();
+      ledgerBroker = await startTcpProxy(hostAndPort(amqpUrl, 5672));
+      // No sandbox: the test plays the payment provider itself.
+      return {
+        serviceEnv: {
+          ledger: { AMQP_URL: viaProxy(amqpUrl, ledgerBroker) },
+          'provider-sandbox': { SANDBOX_ENABLED: 'false' },
+        },
+      };
+    },
+    {
+      booksBalance: true,
+      logs: () => [ingest?.logs()],
+      beforeStop: async () => {
+        await ledgerDb?.end();
+        await tap?.close();
+        await ingest?.stop();
+      },
+    },
+  );
+  const api = rawApi(system);
+
   before(async () => {
     const { amqpUrl } = await findInfrastructure();
-    ledgerBroker = await startTcpProxy(hostAndPort(amqpUrl, 5672));
-    // No sandbox: the test plays the payment provider itself.
-    system = await startSystem({
-      serviceEnv: {
-        ledger: { AMQP_URL: viaProxy(amqpUrl, ledgerBroker) },
-        'provider-sandbox': { SANDBOX_ENABLED: 'false' },
-      },
-    });
     // webhook-ingest, replaced on its own port by one whose broker and database the tests can cut, with two
     // secrets configured as during a rotation.
     const env = system.environment('webhook-ingest');
@@ -77,7 +98,6 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
         WEBHOOK_SECRETS: `${system.webhookSecret},${NEXT_SECRET}`,
       },
     });
-    api = rawApi(system.gatewayUrl);
     tap = await tapEvents(amqpUrl, env.AMQP_NAMESPACE as string);
     ledgerDb = new pg.Client({ connectionString: system.environment('ledger').DATABASE_URL });
     await ledgerDb.connect();
@@ -86,18 +106,7 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
     owner = { token, client, accountId: account.id };
   });
 
-  let failures = 0;
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-    await expectBooksBalance(system.urls.ledger);
-  });
-
   after(async () => {
-    if (failures > 0) console.error(system?.logs(), ingest?.logs());
-    await ledgerDb?.end();
-    await tap?.close();
-    await ingest?.stop();
-    await system?.stop();
     for (const proxy of [ledgerBroker, ingestBroker, ingestDatabase]) await proxy?.close();
   });
 
@@ -600,21 +609,7 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
 
       // A confirmation dead-lettered earlier (say, while a bug was live), waiting for a replay.
       const stranded = await request('deposit', 6);
-      const strandedEvent = JSON.stringify({
-        id: randomUUID(),
-        type: 'PaymentProcessed',
-        version: 1,
-        occurred_at: new Date().toISOString(),
-        correlation_id: `stranded-${stranded}`,
-        data: {
-          transaction_id: stranded,
-          payment_id: stranded,
-          status: 'completed',
-          source: 'payment',
-          amount: 600,
-          currency: 'USD',
-        },
-      });
+      const strandedEvent = JSON.stringify(aPaymentConfirmation(stranded, 600));
       await tap.sendToQueue('ledger.events.dlq', strandedEvent);
 
       const env = {

@@ -1,55 +1,31 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { cp } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 import { answers, defaultPorts } from '@payments/infra';
-import { eventually, freePort, freePortBlock } from '@payments/testkit';
+import {
+  eventually,
+  freePort,
+  freePortBlock,
+  pnpmCommand,
+  PINNED_PNPM,
+  runningPnpm,
+} from '@payments/testkit';
 import { createPaymentsClient } from '@payments/client';
-import { signUp } from './api.js';
+import { signUp } from '@payments/test-support';
 
 // `pnpm start` driven as a user drives it: in a process group of its own, as root or as another OS user,
 // from a copy of the checkout placed where the case needs it.
 
 const repo = path.resolve(import.meta.dirname, '..', '..');
-/** `pnpm@<version>`, as the root package.json pins it. */
-const PNPM = (JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')) as { packageManager: string })
-  .packageManager;
 
 /**
- * pnpm run by this node from its entry script, never one looked up on PATH (a fresh machine has none): the tests'
- * own (`npm_execpath`, when pnpm runs them), else the pinned version the README runs through npx. Not npx itself:
- * npx ends by the signal on Ctrl-C, where the tests check how `pnpm start` ends. Another OS user cannot read root's,
- * and runs its own (`installPnpm`), or npx before it has one.
+ * pnpm as the tests run it (`pnpmCommand`); another OS user cannot read root's, and runs its own (`installPnpm`), or
+ * npx before it has one.
  */
-export function pnpmCommand(user?: OsUser): [string, string[]] {
-  if (!user) return [process.execPath, [runningPnpm() ?? pinnedPnpm()]];
-  return user.pnpm ? [process.execPath, [user.pnpm]] : ['npx', ['--yes', PNPM]];
-}
-
-let pinned: string | undefined;
-/** The entry script of the pinned pnpm, fetched into npx's cache on first use (`mocha FILE` runs no pnpm). */
-function pinnedPnpm(): string {
-  pinned ??= execFileSync(
-    'npx',
-    [
-      '--yes',
-      '-p',
-      PNPM,
-      'node',
-      '-e',
-      "const { execSync } = require('node:child_process'); const { realpathSync } = require('node:fs');" +
-        "process.stdout.write(realpathSync(execSync('command -v pnpm', { encoding: 'utf8' }).trim()))",
-    ],
-    { encoding: 'utf8' },
-  );
-  return pinned;
-}
-
-/** The entry script of the pnpm running these tests (`pnpm test` names itself in npm_execpath), if pnpm does. */
-function runningPnpm(): string | undefined {
-  const execPath = process.env.npm_execpath;
-  return execPath && path.basename(execPath).startsWith('pnpm') ? execPath : undefined;
+function pnpmOf(user?: OsUser): [string, string[]] {
+  if (!user) return pnpmCommand();
+  return user.pnpm ? [process.execPath, [user.pnpm]] : ['npx', ['--yes', PINNED_PNPM]];
 }
 
 /**
@@ -150,7 +126,7 @@ export async function installPnpm(user: OsUser): Promise<string> {
     execFileSync('chown', ['-R', `${user.uid}:${user.gid}`, prefix]);
     return path.join(copy, 'bin', path.basename(running));
   }
-  execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, PNPM], {
+  execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, PINNED_PNPM], {
     uid: user.uid,
     gid: user.gid,
     env: loginEnvironment(user),
@@ -174,7 +150,7 @@ export interface Start {
 export function start(cwd: string, env: Record<string, string>, user?: OsUser): Start {
   let output = '';
   const base = user ? loginEnvironment(user) : process.env;
-  const [command, args] = pnpmCommand(user);
+  const [command, args] = pnpmOf(user);
   const child = spawn(command, [...args, 'start'], {
     cwd,
     detached: true,

@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { eventually, startSystem, type TestSystem } from '@payments/testkit';
 import {
+  eventually,
+  useSystem,
   startTestReceiver,
-  type TestReceiver,
-} from '../../../services/webhook-delivery/test/support/test-receiver.js';
+  problemReply,
+  startStandInProxy,
+  type Action,
+  DELIVERY_TO_RECEIVER,
+  useStarted,
+} from '@payments/testkit';
 import {
   AuthenticationError,
   BadRequestError,
@@ -28,9 +33,6 @@ import {
   type Transaction,
 } from '../src/index.js';
 import { recordingFetch, registerUser, signedInClient } from './support/client-fixtures.js';
-import { problemReply, startStandInProxy, type Action, type StandInProxy } from './support/stand-in-proxy.js';
-
-const ADMIN = { username: 'client_admin', email: 'client-admin@example.com', password: 'admin-pass-123' };
 
 /** What a call rejects with (it must reject). */
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -42,43 +44,20 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 
 describe('@payments/client against the running system', function () {
   this.timeout(120_000);
-  let system: TestSystem;
-  let proxy: StandInProxy;
-  let receiver: TestReceiver;
-
-  before(async () => {
-    receiver = await startTestReceiver();
-    system = await startSystem({
+  const system = useSystem(
+    {
       serviceEnv: {
-        'webhook-delivery': {
-          WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-          DELIVERY_BACKOFF_BASE_MS: '100',
-          DELIVERY_BACKOFF_MAX_MS: '1000',
-          DELIVERY_POLL_INTERVAL_MS: '100',
-        },
-        identity: {
-          ADMIN_USERNAME: ADMIN.username,
-          ADMIN_EMAIL: ADMIN.email,
-          ADMIN_PASSWORD: ADMIN.password,
-        },
+        'webhook-delivery': DELIVERY_TO_RECEIVER,
         // A fee on transfers, so that version 1.1 has one to show.
         ledger: { FEE_TRANSFER_FIXED: '0.25' },
       },
-    });
-    proxy = await startStandInProxy(system.gatewayUrl);
-  });
+    },
+    { admin: true },
+  );
+  const receiver = useStarted(startTestReceiver);
+  const proxy = useStarted(() => startStandInProxy(system.gatewayUrl));
 
-  let failures = 0;
-  afterEach(function () {
-    proxy?.use(() => undefined);
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await proxy?.close();
-    await system?.stop();
-    await receiver?.close();
-  });
+  afterEach(() => proxy.use(() => undefined));
 
   /** A signed-in client with an open USD account holding `funds` (deposited and settled). */
   async function fundedAccount<V extends ApiVersion = '1.1'>(
@@ -693,7 +672,7 @@ describe('@payments/client against the running system', function () {
     it('lets an admin disable a user and read the reconciliation, the trail and the overdrawn accounts', async () => {
       const admin = createPaymentsClient({
         baseUrl: system.gatewayUrl,
-        credentials: { username: ADMIN.username, password: ADMIN.password },
+        credentials: { username: system.admin.username, password: system.admin.password },
       });
       const { client, user } = await signedInClient(system.gatewayUrl);
       await client.accounts.listPage();

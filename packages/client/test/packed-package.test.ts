@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { startSystem, type TestSystem } from '@payments/testkit';
-import { pnpmCommand } from '../../../e2e/support/pnpm-start.js';
+import { useSystem, pnpmCommand } from '@payments/testkit';
 
 const run = promisify(execFile);
 const PACKAGE = path.resolve(import.meta.dirname, '..');
@@ -24,11 +23,11 @@ const versionIn = async (file: string) =>
 describe('@payments/client as a packed tarball, outside the workspace', function () {
   // pnpm pack builds and bundles the declarations (~30 s); npm installs TypeScript and @types/node.
   this.timeout(300_000);
-  let system: TestSystem;
   let scratch: string;
   let tarball: string;
 
-  before(async () => {
+  // Packed and installed first: the system is started once the project is ready.
+  const system = useSystem(async () => {
     scratch = await mkdtemp(path.join(tmpdir(), 'payments-client-pack-'));
     const [command, args] = pnpmCommand();
     await run(command, [...args, 'pack', '--pack-destination', scratch], {
@@ -78,20 +77,14 @@ describe('@payments/client as a packed tarball, outside the workspace', function
       ],
       { cwd: project, env: PLAIN_NODE, timeout: 240_000 },
     );
-    system = await startSystem({
+    return {
       serviceEnv: {
         'webhook-delivery': { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', DELIVERY_POLL_INTERVAL_MS: '100' },
       },
-    });
+    };
   });
 
-  let failures = 0;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
   after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
     if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startSystem, type TestSystem } from '@payments/testkit';
+import { useSystem } from '@payments/testkit';
 import { createPaymentsClient, type PaymentsClient } from '../src/index.js';
 import { recordingFetch, registerUser, type RecordedCall } from './support/client-fixtures.js';
 
@@ -10,21 +10,21 @@ const sequence = (calls: RecordedCall[]) =>
 
 describe('@payments/client sessions and rate limits, against the running system', function () {
   this.timeout(180_000);
-  let system: TestSystem;
   /** A client whose clock stands still from its login on: it never sees its token age. */
   let stopped: { client: PaymentsClient; calls: RecordedCall[]; loggedInAt: number };
 
-  before(async () => {
-    system = await startSystem({
-      serviceEnv: {
-        identity: { TOKEN_TTL_SECONDS: String(TOKEN_TTL_SECONDS) },
-        gateway: {
-          RATE_LIMIT_ENABLED: 'true',
-          RATE_LIMIT_ADDRESS_POINTS: '30',
-          RATE_LIMIT_ADDRESS_WINDOW_SECONDS: '3',
-        },
+  const system = useSystem({
+    serviceEnv: {
+      identity: { TOKEN_TTL_SECONDS: String(TOKEN_TTL_SECONDS) },
+      gateway: {
+        RATE_LIMIT_ENABLED: 'true',
+        RATE_LIMIT_ADDRESS_POINTS: '30',
+        RATE_LIMIT_ADDRESS_WINDOW_SECONDS: '3',
       },
-    });
+    },
+  });
+
+  before(async () => {
     // Logged in now, so that its token has expired by the time its test runs (the tests between take their time).
     const { credentials } = await registerUser(system.gatewayUrl);
     const recorder = recordingFetch();
@@ -39,28 +39,25 @@ describe('@payments/client sessions and rate limits, against the running system'
     stopped = { client, calls: recorder.calls, loggedInAt: Date.now() };
   });
 
-  let failures = 0;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failures += 1;
-  });
-  after(async () => {
-    if (failures > 0) console.error(system?.logs());
-    await system?.stop();
-  });
-
-  it('refreshes the token before it expires, once however many calls wait for it', async () => {
+  /** A new user's client with a USD account, recording its calls, on a clock `skew` ms ahead of the machine's. */
+  const onSkewedClock = async () => {
     const { credentials } = await registerUser(system.gatewayUrl);
     const recorder = recordingFetch();
-    let skew = 0;
+    const clock = { skew: 0 };
     const client = createPaymentsClient({
       baseUrl: system.gatewayUrl,
       credentials,
-      clock: () => Date.now() + skew,
+      clock: () => Date.now() + clock.skew,
       fetch: recorder.fetch,
     });
     await client.accounts.open({ currency: 'USD' });
+    return { client, recorder, clock };
+  };
+
+  it('refreshes the token before it expires, once however many calls wait for it', async () => {
+    const { client, recorder, clock } = await onSkewedClock();
     // 20 s on: past the refresh point (half of a 30 s lifetime, shorter than the 60 s margin), not yet expired.
-    skew = 20_000;
+    clock.skew = 20_000;
     recorder.calls.length = 0;
     const pages = await Promise.all(Array.from({ length: 5 }, () => client.accounts.listPage()));
     expect(pages.every((page) => page.data.length === 1)).to.equal(true);
@@ -74,23 +71,14 @@ describe('@payments/client sessions and rate limits, against the running system'
   });
 
   it('logs in again when its refresh is refused (the token was refreshed elsewhere)', async () => {
-    const { credentials } = await registerUser(system.gatewayUrl);
-    const recorder = recordingFetch();
-    let skew = 0;
-    const client = createPaymentsClient({
-      baseUrl: system.gatewayUrl,
-      credentials,
-      clock: () => Date.now() + skew,
-      fetch: recorder.fetch,
-    });
-    await client.accounts.open({ currency: 'USD' });
+    const { client, recorder, clock } = await onSkewedClock();
     const token = recorder.calls.at(-1)?.headers.get('authorization') as string;
     const elsewhere = await fetch(`${system.gatewayUrl}/auth/refresh`, {
       method: 'POST',
       headers: { authorization: token },
     });
     expect(elsewhere.status).to.equal(200);
-    skew = 20_000;
+    clock.skew = 20_000;
     recorder.calls.length = 0;
     expect((await client.accounts.listPage()).data).to.have.length(1);
     expect(sequence(recorder.calls)).to.deep.equal([

@@ -1,5 +1,4 @@
-import { createServer, type Server } from 'node:http';
-import { randomUUID, type KeyObject } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
 import { TOKEN_ALGORITHM } from '@payments/contracts';
@@ -7,44 +6,14 @@ import {
   createLogger,
   createRevocationList,
   createTokenVerifier,
-  generateTokenKeyPair,
   remoteTokenKeys,
   type RevocationList,
   type TokenVerifier,
 } from '@payments/service-kit';
+import { newSigningKey, startJwks, type SigningKey } from './support/signing-keys.js';
 
 const ISSUER = 'payments-identity';
 const AUDIENCE = 'payments-api';
-
-interface SigningKey {
-  kid: string;
-  privateKey: KeyObject;
-  jwk: object;
-}
-
-function newSigningKey(): SigningKey {
-  const { privateKey, publicKey } = generateTokenKeyPair();
-  const kid = randomUUID();
-  return { kid, privateKey, jwk: { ...publicKey.export({ format: 'jwk' }), kid, alg: TOKEN_ALGORITHM } };
-}
-
-/** A JWKS endpoint whose key set the test changes, as identity's does when it rotates or retires a key. */
-async function startJwks(initial: SigningKey[]) {
-  let served = initial;
-  const server: Server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ keys: served.map((key) => key.jwk) }));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}/.well-known/jwks.json`,
-    serve: (keys: SigningKey[]) => {
-      served = keys;
-    },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 const sign = (key: SigningKey, claims: { sub: string; jti?: string; iat: number; exp: number }) =>
   jwt.sign({ role: 'user', jti: randomUUID(), ...claims }, key.privateKey, {

@@ -1,5 +1,4 @@
-import { createServer, type Server } from 'node:http';
-import { randomUUID, type KeyObject } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
@@ -11,28 +10,16 @@ import {
   createRevocationList,
   createShutdown,
   createTokenVerifier,
-  generateTokenKeyPair,
   identityTokenVerifier,
   remoteTokenKeys,
   type TokenKeys,
   type TokenVerifier,
 } from '@payments/service-kit';
+import { newSigningKey, startJwks, type SigningKey } from './support/signing-keys.js';
 
 const ISSUER = 'payments-identity';
 const AUDIENCE = 'payments-api';
 const logger = createLogger('token-keys-test', 'silent');
-
-interface SigningKey {
-  kid: string;
-  privateKey: KeyObject;
-  jwk: object;
-}
-
-function newSigningKey(): SigningKey {
-  const { privateKey, publicKey } = generateTokenKeyPair();
-  const kid = randomUUID();
-  return { kid, privateKey, jwk: { ...publicKey.export({ format: 'jwk' }), kid, alg: TOKEN_ALGORITHM } };
-}
 
 const tokenOf = (key: SigningKey) =>
   jwt.sign({ sub: randomUUID(), role: 'user', jti: randomUUID() }, key.privateKey, {
@@ -42,28 +29,6 @@ const tokenOf = (key: SigningKey) =>
     audience: AUDIENCE,
     expiresIn: 900,
   });
-
-/**
- * Identity's JWKS as the test changes it. Each answer holds the set served when its request arrived, `delayMs`
- * later; `status` other than 200 stands for an identity that cannot answer.
- */
-async function startJwks(initial: SigningKey[]) {
-  const state = { served: initial, delayMs: 0, status: 200, requests: 0 };
-  const server: Server = createServer((_req, res) => {
-    state.requests += 1;
-    const body = JSON.stringify({ keys: state.served.map((key) => key.jwk) });
-    const status = state.status;
-    setTimeout(() => res.writeHead(status, { 'content-type': 'application/json' }).end(body), state.delayMs);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    state,
-    identityUrl: `http://127.0.0.1:${port}`,
-    url: `http://127.0.0.1:${port}/.well-known/jwks.json`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 async function refusal(verification: Promise<unknown>): Promise<Error> {
   const outcome = await verification.then(

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from '@payments/service-kit';
 import { IdentityConfigSchema } from '../src/index.js';
 import { loginLimits } from '../src/config.js';
 import { PASSWORD, startIdentityHarness, type IdentityHarness } from './identity-harness.js';
+import { useStarted } from '@payments/testkit';
 
 const count = (statuses: number[], status: number) => statuses.filter((s) => s === status).length;
 
@@ -17,16 +18,10 @@ const loginOf = (identity: () => IdentityHarness) => (name: string, password: st
 
 describe('identity: the failed-login limits count failures only', function () {
   this.timeout(120_000);
-  let identity: IdentityHarness;
 
-  before(async () => {
-    // The defaults: 10 failures per account from one address, 100 per account, 100 per address, 500 attempts per
-    // address, in 15 minutes.
-    identity = await startIdentityHarness();
-  });
-  after(async () => {
-    await identity?.stop();
-  });
+  // The defaults: 10 failures per account from one address, 100 per account, 100 per address, 500 attempts per
+  // address, in 15 minutes.
+  const identity = useStarted(() => startIdentityHarness());
 
   const login = loginOf(() => identity);
 
@@ -100,18 +95,14 @@ describe('identity: the failed-login limits count failures only', function () {
 
 describe('identity: the failed-login ceilings per account and per address', function () {
   this.timeout(120_000);
-  let identity: IdentityHarness;
 
-  before(async () => {
-    identity = await startIdentityHarness({
+  const identity = useStarted(() =>
+    startIdentityHarness({
       LOGIN_MAX_FAILURES: '3',
       LOGIN_MAX_FAILURES_PER_ACCOUNT: '12',
       LOGIN_MAX_FAILURES_PER_ADDRESS: '8',
-    });
-  });
-  after(async () => {
-    await identity?.stop();
-  });
+    }),
+  );
 
   const login = loginOf(() => identity);
 
@@ -167,14 +158,10 @@ describe('identity: the failed-login ceilings per account and per address', func
 
 describe('identity: the ceiling on login attempts per address', function () {
   this.timeout(60_000);
-  let identity: IdentityHarness;
 
+  const identity = useStarted(() => startIdentityHarness({ LOGIN_MAX_ATTEMPTS_PER_ADDRESS: '20' }));
   before(async () => {
-    identity = await startIdentityHarness({ LOGIN_MAX_ATTEMPTS_PER_ADDRESS: '20' });
     await identity.register('busy_user');
-  });
-  after(async () => {
-    await identity?.stop();
   });
 
   const login = (address: string) =>

@@ -1,20 +1,15 @@
 import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
 import { createLogger, createTokenVerifier, remoteTokenKeys } from '@payments/service-kit';
-import { PASSWORD, startIdentityHarness, type IdentityHarness } from './identity-harness.js';
+import { PASSWORD, startIdentityHarness } from './identity-harness.js';
+import { useStarted } from '@payments/testkit';
 
 const USER_FIELDS = ['created_at', 'email', 'id', 'role', 'status', 'updated_at', 'username'];
 
 describe('identity: registration and login', function () {
   this.timeout(60_000);
-  let identity: IdentityHarness;
 
-  before(async () => {
-    identity = await startIdentityHarness();
-  });
-  after(async () => {
-    await identity?.stop();
-  });
+  const identity = useStarted(() => startIdentityHarness());
 
   describe('POST /user', () => {
     it('creates the user and answers 201 with a Location and the user without any password', async () => {
@@ -193,17 +188,13 @@ describe('identity: registration and login', function () {
 
 describe('identity: registration limit and client addresses', function () {
   this.timeout(60_000);
-  let identity: IdentityHarness;
 
-  before(async () => {
-    identity = await startIdentityHarness({
+  const identity = useStarted(() =>
+    startIdentityHarness({
       REGISTRATION_MAX_PER_WINDOW: '3',
       LOGIN_MAX_FAILURES_PER_ADDRESS: '3',
-    });
-  });
-  after(async () => {
-    await identity?.stop();
-  });
+    }),
+  );
 
   const register = (username: string, address: string) =>
     identity.request('POST', '/user', {
@@ -243,18 +234,14 @@ describe('identity: registration limit and client addresses', function () {
 
 describe('identity: reached directly by a caller that is not its trusted proxy', function () {
   this.timeout(60_000);
-  let identity: IdentityHarness;
 
-  before(async () => {
-    // The test connects from 127.0.0.1; only a gateway at 192.0.2.254 would be believed.
-    identity = await startIdentityHarness({
+  // The test connects from 127.0.0.1; only a gateway at 192.0.2.254 would be believed.
+  const identity = useStarted(() =>
+    startIdentityHarness({
       TRUSTED_PROXIES: '192.0.2.254',
       LOGIN_MAX_FAILURES_PER_ADDRESS: '3',
-    });
-  });
-  after(async () => {
-    await identity?.stop();
-  });
+    }),
+  );
 
   it('limits it by its socket address whatever X-Forwarded-For it forges', async () => {
     const statuses = [];

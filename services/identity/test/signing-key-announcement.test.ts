@@ -1,17 +1,11 @@
 import { rm } from 'node:fs/promises';
 import { expect } from 'chai';
-import { eventually } from '@payments/testkit';
+import { eventually, useStarted } from '@payments/testkit';
 import { developmentKeyPath } from '../src/data/signing-key-files.js';
-import { startIdentityHarness, type IdentityHarness } from './identity-harness.js';
+import { startIdentityHarness } from './identity-harness.js';
 
 describe('identity: announcing its signing keys', () => {
-  let identity: IdentityHarness;
-
-  before(async () => {
-    identity = await startIdentityHarness();
-  });
-
-  after(() => identity.stop());
+  const identity = useStarted(() => startIdentityHarness());
 
   const servedKids = async () =>
     (await identity.request<{ keys: { kid: string }[] }>('GET', '/.well-known/jwks.json')).body.keys.map(

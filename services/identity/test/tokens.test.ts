@@ -2,14 +2,13 @@ import { createHmac, createPrivateKey, createPublicKey, randomUUID } from 'node:
 import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
 import { DEVELOPMENT_SERVICE_TOKEN, generateTokenKeyPair, serviceAuthorization } from '@payments/service-kit';
-import { eventually } from '@payments/testkit';
-import { startIdentityHarness, type IdentityHarness } from './identity-harness.js';
+import { eventually, useStarted } from '@payments/testkit';
+import { startIdentityHarness } from './identity-harness.js';
 
 const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 describe('identity: tokens, revocation and failed-login limits', function () {
   this.timeout(60_000);
-  let identity: IdentityHarness;
   let frank: { id: string };
   let kid: string;
 
@@ -29,14 +28,11 @@ describe('identity: tokens, revocation and failed-login limits', function () {
     );
   const readSelf = (token: string) => identity.request('GET', `/user/${frank.id}`, { token });
 
+  const identity = useStarted(() => startIdentityHarness());
   before(async () => {
-    identity = await startIdentityHarness();
     frank = await identity.register('frank');
     const token = await identity.login('frank');
     kid = jwt.decode(token, { complete: true })?.header.kid as string;
-  });
-  after(async () => {
-    await identity?.stop();
   });
 
   describe('verification', () => {
@@ -270,18 +266,16 @@ describe('identity: tokens, revocation and failed-login limits', function () {
 
 describe('identity: failed-login limit with a configured limit', function () {
   this.timeout(60_000);
-  let identity: IdentityHarness;
 
-  before(async () => {
-    identity = await startIdentityHarness({
+  const identity = useStarted(() =>
+    startIdentityHarness({
       LOGIN_MAX_FAILURES: '3',
       LOGIN_MAX_FAILURES_PER_ADDRESS: '5',
       LOGIN_WINDOW_SECONDS: '2',
-    });
+    }),
+  );
+  before(async () => {
     await identity.register('heidi');
-  });
-  after(async () => {
-    await identity?.stop();
   });
 
   const attempt = (identityName: string, password: string, forwardedFor: string) =>

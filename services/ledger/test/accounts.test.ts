@@ -3,31 +3,26 @@ import { expect } from 'chai';
 import { createEvent, type EventEnvelope } from '@payments/contracts';
 import type { Consumer } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 describe('ledger accounts', () => {
-  let ledger: LedgerHarness;
   let alice: TestUser;
   let currencyQueue: Consumer;
   const opened: EventEnvelope<'AccountOpened'>[] = [];
 
+  const ledger = useLedgerHarness(
+    { env: { MAX_ACCOUNTS_PER_USER: '3' } },
+    { booksBalance: true, beforeStop: () => currencyQueue?.stop() },
+  );
   before(async () => {
-    ledger = await startLedgerHarness({ env: { MAX_ACCOUNTS_PER_USER: '3' } });
     currencyQueue = await ledger.bus.consume('currency', {
       AccountOpened: async (event) => {
         opened.push(event);
       },
     });
   });
-  after(async () => {
-    await currencyQueue?.stop();
-    await ledger?.stop();
-  });
   beforeEach(() => {
     alice = ledger.newUser();
-  });
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
   });
 
   const open = (body: unknown, user = alice) => ledger.call('POST', '/account', { user, body });

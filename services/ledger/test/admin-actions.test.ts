@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createEvent, type EventData } from '@payments/contracts';
 import { eventually } from '@payments/testkit';
-import { startLedgerHarness, type LedgerHarness } from './support/ledger-harness.js';
+import { useLedgerHarness } from './support/ledger-harness.js';
 
 interface ListedAction {
   id: string;
@@ -17,12 +17,8 @@ interface ListedAction {
 
 describe("the trail of admin actions: every service's, kept by the ledger (HTTP, RabbitMQ, Postgres)", function () {
   this.timeout(60_000);
-  let ledger: LedgerHarness;
 
-  before(async () => {
-    ledger = await startLedgerHarness({ transport: 'amqp' });
-  });
-  after(() => ledger?.stop());
+  const ledger = useLedgerHarness({ transport: 'amqp' });
 
   const announce = (data: EventData<'AdminActionTaken'>, id = randomUUID(), occurredAt = new Date()) =>
     ledger.bus

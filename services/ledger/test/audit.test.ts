@@ -4,26 +4,22 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import type { Knex } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 const auditScript = fileURLToPath(new URL('../scripts/audit.ts', import.meta.url));
 
 describe('ledger audit and database backstops', function () {
   this.timeout(60_000);
-  let ledger: LedgerHarness;
   let knex: Knex;
   let alice: TestUser;
   let accountId: string;
 
+  const ledger = useLedgerHarness();
   before(async () => {
-    ledger = await startLedgerHarness();
     knex = ledger.db;
     alice = ledger.newUser();
     accountId = (await ledger.openAccount(alice)).id;
     await ledger.fund(alice, accountId, 25);
-  });
-  after(async () => {
-    await ledger?.stop();
   });
 
   const runScript = () =>

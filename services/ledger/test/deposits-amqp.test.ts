@@ -2,25 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { eventually } from '@payments/testkit';
 import { createFakeProvider } from './support/fake-provider.js';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 describe('ledger deposits over RabbitMQ', () => {
-  let ledger: LedgerHarness;
   let alice: TestUser;
   const provider = createFakeProvider();
   const asked = (transactionId: string) => provider.paymentsOf(transactionId).length > 0;
 
-  before(async () => {
-    ledger = await startLedgerHarness({ transport: 'amqp', provider });
-  });
-  after(async () => {
-    await ledger?.stop();
-  });
+  const ledger = useLedgerHarness({ transport: 'amqp', provider }, { booksBalance: true });
   beforeEach(() => {
     alice = ledger.newUser();
-  });
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
   });
 
   it('asks the provider through its own DepositRequested, and credits on PaymentProcessed', async () => {
@@ -86,15 +77,11 @@ describe('ledger deposits over RabbitMQ', () => {
 });
 
 describe('ledger requests over RabbitMQ where no provider sandbox is deployed', () => {
-  let ledger: LedgerHarness;
   let alice: TestUser;
 
+  const ledger = useLedgerHarness({ transport: 'amqp', sandbox: false });
   before(async () => {
-    ledger = await startLedgerHarness({ transport: 'amqp', sandbox: false });
     alice = ledger.newUser();
-  });
-  after(async () => {
-    await ledger?.stop();
   });
 
   const published = async (transactionId: string) =>

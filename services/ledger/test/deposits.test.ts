@@ -2,24 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { eventually } from '@payments/testkit';
 import { createFakeProvider } from './support/fake-provider.js';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 describe('ledger deposits (memory bus)', () => {
-  let ledger: LedgerHarness;
   let alice: TestUser;
   const provider = createFakeProvider();
 
-  before(async () => {
-    ledger = await startLedgerHarness({ provider });
-  });
-  after(async () => {
-    await ledger?.stop();
-  });
+  const ledger = useLedgerHarness({ provider }, { booksBalance: true });
   beforeEach(() => {
     alice = ledger.newUser();
-  });
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
   });
 
   const openAccount = (currency = 'USD') => ledger.openAccount(alice, currency);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 interface SystemBalance {
   code: string;
@@ -8,25 +8,21 @@ interface SystemBalance {
 }
 
 describe('ledger fees (v1.1)', () => {
-  let ledger: LedgerHarness;
   let alice: TestUser;
 
-  before(async () => {
-    ledger = await startLedgerHarness({
+  const ledger = useLedgerHarness(
+    {
       env: {
         FEE_DEPOSIT_FIXED: '0.30',
         FEE_WITHDRAWAL_FIXED: '0.25',
         FEE_WITHDRAWAL_PERCENT: '1',
         FEE_TRANSFER_PERCENT: '0.5',
       },
-    });
-  });
-  after(() => ledger?.stop());
+    },
+    { booksBalance: true },
+  );
   beforeEach(() => {
     alice = ledger.newUser();
-  });
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
   });
 
   const v11 = { 'x-api-version': '1.1' };

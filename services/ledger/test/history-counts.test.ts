@@ -12,7 +12,7 @@ import {
 import type { HistoryFilter } from '../src/domain/history.js';
 import { TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../src/domain/transaction.js';
 import type { AuditReport } from '../src/use-cases/maintenance.js';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 /** A date range that holds every transaction: the history then counts rows instead of reading counters. */
 const EVERYTHING = 'from=2000-01-01';
@@ -29,18 +29,11 @@ const FILTERS = [
 
 describe('ledger history totals (history counters)', function () {
   this.timeout(60_000);
-  let ledger: LedgerHarness;
   let knex: Knex;
 
+  const ledger = useLedgerHarness({}, { booksBalance: true });
   before(async () => {
-    ledger = await startLedgerHarness();
     knex = ledger.db;
-  });
-  after(async () => {
-    await ledger?.stop();
-  });
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
   });
 
   const total = async (user: TestUser, query: string, path = '/transactions') => {

@@ -1,18 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 const day = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
 
 describe('ledger transaction history', () => {
-  let ledger: LedgerHarness;
   let alice: TestUser;
   let usd: { id: string };
   let eur: { id: string };
   const ids: Record<string, string> = {};
 
+  const ledger = useLedgerHarness({}, { booksBalance: true });
   before(async () => {
-    ledger = await startLedgerHarness();
     alice = ledger.newUser();
     usd = await ledger.openAccount(alice, 'USD');
     eur = await ledger.openAccount(alice, 'EUR');
@@ -29,10 +28,6 @@ describe('ledger transaction history', () => {
         body: { amount: 10, currency: 'USD' },
       })
     ).body.id;
-  });
-  after(() => ledger?.stop());
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
   });
 
   const list = (query: string, path = '/transactions', user = alice) =>

@@ -3,12 +3,11 @@ import { expect } from 'chai';
 import type { AnyEvent, EventEnvelope, EventType } from '@payments/contracts';
 import { DEVELOPMENT_SERVICE_TOKEN, serviceAuthorization, type Consumer } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('ledger pending-hold expiry', () => {
-  let ledger: LedgerHarness;
   let alice: TestUser;
   let admin: TestUser;
   let provider: Consumer;
@@ -21,8 +20,8 @@ describe('ledger pending-hold expiry', () => {
   /** Every event the ledger's relay published. */
   const published: AnyEvent[] = [];
 
-  before(async () => {
-    ledger = await startLedgerHarness({
+  const ledger = useLedgerHarness(
+    {
       env: { HOLD_EXPIRY_SECONDS: '1', HOLD_SWEEP_INTERVAL_MS: '100' },
       wrapBus: (bus) => ({
         ...bus,
@@ -41,15 +40,18 @@ describe('ledger pending-hold expiry', () => {
           published.push(event);
         },
       }),
-    });
+    },
+    {
+      beforeStop: async () => {
+        releaseStalled();
+        await provider?.stop();
+      },
+    },
+  );
+  before(async () => {
     alice = ledger.newUser();
     admin = ledger.newUser('admin');
     provider = await ledger.recordProviderRequests('WithdrawalRequested', payoutRequests);
-  });
-  after(async () => {
-    releaseStalled();
-    await provider?.stop();
-    await ledger?.stop();
   });
   afterEach(async () => {
     refused.clear();

@@ -1,20 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 describe('ledger idempotency keys', () => {
-  let ledger: LedgerHarness;
   let alice: TestUser;
 
-  before(async () => {
-    ledger = await startLedgerHarness();
-  });
-  after(() => ledger?.stop());
+  const ledger = useLedgerHarness({}, { booksBalance: true });
   beforeEach(() => {
     alice = ledger.newUser();
-  });
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
   });
 
   const post = (path: string, body: unknown, key?: string, user = alice, version?: string) =>

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { toMinorUnits } from '@payments/contracts';
 import { AppError } from '@payments/service-kit';
+import { thrownBy } from '@payments/test-support';
 import { feeFor, feeRule } from '../src/domain/fees.js';
 import {
   convertAmount,
@@ -15,15 +16,7 @@ const JPY = { code: 'JPY', exponent: 0 };
 const KWD = { code: 'KWD', exponent: 3 };
 const minor = (value: number | bigint) => toMinorUnits(BigInt(value));
 
-function refusal(run: () => unknown): AppError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof AppError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
+const refusal = (run: () => unknown) => thrownBy(run, AppError);
 
 describe('money rules', () => {
   describe('readAmount', () => {

@@ -4,34 +4,20 @@ import { eventually } from '@payments/testkit';
 import { payoutAccountAutoLinkOf } from '../src/config.js';
 import { LedgerConfigSchema, startLedger } from '../src/index.js';
 import { createFakeProvider } from './support/fake-provider.js';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { aCustomer, useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 describe('ledger: a withdrawal links the payout account it needs (development systems)', function () {
   this.timeout(60_000);
   const provider = createFakeProvider();
-  let ledger: LedgerHarness;
 
-  before(async () => {
-    // PAYOUT_ACCOUNT_AUTO_LINK unset: on, as everywhere but production.
-    ledger = await startLedgerHarness({ provider });
-  });
-  after(async () => {
-    await ledger?.stop();
-  });
+  // PAYOUT_ACCOUNT_AUTO_LINK unset: on, as everywhere but production.
+  const ledger = useLedgerHarness({ provider }, { booksBalance: true });
   beforeEach(() => {
     provider.behave = () => undefined;
   });
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
-  });
 
   /** A user with 100 USD who never linked a payout account. */
-  const customer = async () => {
-    const user = ledger.newUser();
-    const account = await ledger.openAccount(user);
-    await ledger.fund(user, account.id, 100);
-    return { user, account };
-  };
+  const customer = () => aCustomer(ledger);
   const withdraw = (user: TestUser, accountId: string, body: Record<string, unknown>) =>
     ledger.call('POST', `/account/${accountId}/withdraw`, { user, body });
   const accountsMadeFor = (user: TestUser) =>

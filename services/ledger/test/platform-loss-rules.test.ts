@@ -1,41 +1,27 @@
 import { expect } from 'chai';
 import { toMinorUnits } from '@payments/contracts';
+import { aCompletedDeposit, anAdjustment as adjustment } from '@payments/test-support';
 import {
   decidePlatformLoss,
   lossAsReversal,
   type PlatformLoss,
   type RemovedDeposit,
 } from '../src/domain/platform-loss.js';
-import type { Adjustment } from '../src/domain/reversal.js';
 import { assertBalanced, lossOf } from '../src/domain/settlement.js';
 import type { Transaction } from '../src/domain/transaction.js';
 
 const DEPOSIT = '33333333-3333-4333-8333-333333333333';
 const at = new Date('2026-01-01T00:00:00Z');
 
-const deposit: Transaction = {
+const deposit = aCompletedDeposit({
   id: DEPOSIT,
-  accountId: '11111111-1111-4111-8111-111111111111',
   userId: null,
-  type: 'deposit',
-  status: 'completed',
   amount: toMinorUnits(10_000n),
-  currency: 'USD',
   fee: toMinorUnits(100n),
-  counterpartyAccountId: null,
-  counterpartyUserId: null,
-  exchangeRate: null,
-  convertedAmount: null,
-  convertedCurrency: null,
-  paymentId: null,
-  failureReason: null,
-  originalTransactionId: null,
-  reversalReason: null,
-  heldAmount: null,
   createdAt: at,
   updatedAt: at,
   completedAt: null,
-};
+});
 
 const loss = (over: Partial<PlatformLoss>): PlatformLoss => ({
   id: '44444444-4444-4444-8444-444444444444',
@@ -56,13 +42,6 @@ const removed = (reversals: Transaction[] = [], over: Partial<Transaction> = {})
   reversals,
   providerReference: 'pi_1',
   removedAt: at,
-});
-
-const adjustment = (kind: Adjustment['kind'], amount: bigint, reference = 'dp_1'): Adjustment => ({
-  kind,
-  amount: toMinorUnits(amount),
-  currency: 'usd',
-  reference,
 });
 
 describe("platform loss rules (a removed user's deposit taken back)", () => {

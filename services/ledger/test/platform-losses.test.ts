@@ -7,13 +7,13 @@ import {
   serviceAuthorization,
   type Knex,
 } from '@payments/service-kit';
+import { aPaymentRecord } from '@payments/test-support';
 import { eventually } from '@payments/testkit';
 import { createReversalRepository } from '../src/data/reversal-repository.js';
 import type { Adjustment } from '../src/domain/reversal.js';
 import { adjustDeposit } from '../src/use-cases/reversals.js';
-import type { ProviderPaymentRecord } from '../src/provider/payment-provider.js';
 import { createFakeProvider } from './support/fake-provider.js';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 const compact = (id: string) => id.replaceAll('-', '');
 
@@ -45,45 +45,22 @@ async function lossesOf(db: Knex, depositId: string): Promise<LossRow[]> {
   }));
 }
 
-/** What the provider's records say of a deposit's payment, paid in full (amounts in minor units of USD). */
-const paidPayment = (
-  transactionId: string,
-  amountMinor: number,
-  over: Partial<ProviderPaymentRecord> = {},
-): ProviderPaymentRecord => ({
-  kind: 'payment',
-  reference: `pi_${compact(transactionId)}`,
-  transactionId,
-  created: new Date(Date.now() - 60_000),
-  currency: 'USD',
-  amount: toMinorUnits(amountMinor),
-  captured: toMinorUnits(amountMinor),
-  refunded: toMinorUnits(0),
-  disputes: [],
-  settled: true,
-  ...over,
-});
-
 describe("ledger: a removed user's deposit taken back by the provider is the platform's loss", function () {
   this.timeout(60_000);
   const provider = createFakeProvider();
-  let ledger: LedgerHarness;
   let admin: TestUser;
 
-  before(async () => {
-    ledger = await startLedgerHarness({
-      provider,
-      // A 1 % deposit fee: what is taken back gives back its share of it, as a reversal would.
-      env: {
-        FEE_DEPOSIT_PERCENT: '1',
-        RECONCILIATION_INTERVAL_SECONDS: '0',
-        RECONCILIATION_GRACE_SECONDS: '0',
-      },
-    });
-    admin = ledger.newUser('admin');
+  const ledger = useLedgerHarness({
+    provider,
+    // A 1 % deposit fee: what is taken back gives back its share of it, as a reversal would.
+    env: {
+      FEE_DEPOSIT_PERCENT: '1',
+      RECONCILIATION_INTERVAL_SECONDS: '0',
+      RECONCILIATION_GRACE_SECONDS: '0',
+    },
   });
-  after(async () => {
-    await ledger?.stop();
+  before(async () => {
+    admin = ledger.newUser('admin');
   });
   beforeEach(() => {
     provider.records = [];
@@ -377,14 +354,14 @@ describe("ledger: a removed user's deposit taken back by the provider is the pla
       const { depositId } = await leaver(30);
       await ledger.adjust(depositId, 'refund', 1000, { reference: 're_agreed' });
       await settledLosses(depositId, 1);
-      provider.records = [paidPayment(depositId, 3000, { refunded: toMinorUnits(1000) })];
+      provider.records = [aPaymentRecord(depositId, 3000, { refunded: toMinorUnits(1000) })];
       expect(await run()).to.include({ checked: 1, agreed: 1, mismatches: 0, removed: 0 });
       expect(await openCasesOf(depositId)).to.deep.equal([]);
     });
 
     it('finds a refund the books never heard of, and an admin books it to the platform loss account once', async () => {
       const { depositId } = await leaver(50);
-      provider.records = [paidPayment(depositId, 5000, { refunded: toMinorUnits(2000) })];
+      provider.records = [aPaymentRecord(depositId, 5000, { refunded: toMinorUnits(2000) })];
       expect(await run()).to.include({ mismatches: 1, removed: 0 });
       const [found] = await openCasesOf(depositId);
       expect(found).to.include({ kind: 'credited_not_captured', provider_amount: 30, ledger_amount: 50 });

@@ -1,7 +1,12 @@
 import { expect } from 'chai';
 import { eventually } from '@payments/testkit';
 import { createFakeProvider } from './support/fake-provider.js';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import {
+  startLedgerHarness,
+  useLedgerHarness,
+  type LedgerHarness,
+  type TestUser,
+} from './support/ledger-harness.js';
 
 interface CaseView {
   kind: string;
@@ -13,22 +18,15 @@ interface CaseView {
 describe('ledger: a provider object moves money only for the transaction that asked for it', function () {
   this.timeout(60_000);
   const provider = createFakeProvider();
-  let ledger: LedgerHarness;
   let alice: TestUser;
   let admin: TestUser;
 
+  const ledger = useLedgerHarness({ transport: 'amqp', provider }, { booksBalance: true });
   before(async () => {
-    ledger = await startLedgerHarness({ transport: 'amqp', provider });
     admin = ledger.newUser('admin');
-  });
-  after(async () => {
-    await ledger?.stop();
   });
   beforeEach(() => {
     alice = ledger.newUser();
-  });
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
   });
 
   /** A deposit of 10.00 USD the ledger asked the provider for, with the PaymentIntent it recorded. */

@@ -1,70 +1,30 @@
 import { expect } from 'chai';
 import { toMinorUnits, type ReconciliationDecision } from '@payments/contracts';
+import { aPaymentRecord, aPayoutRecord } from '@payments/test-support';
 import { eventually } from '@payments/testkit';
-import {
-  ProviderRefusal,
-  type ProviderPaymentRecord,
-  type ProviderPayoutRecord,
-} from '../src/provider/payment-provider.js';
+import { ProviderRefusal } from '../src/provider/payment-provider.js';
 import { createFakeProvider } from './support/fake-provider.js';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 const compact = (id: string) => id.replaceAll('-', '');
-const aMinuteAgo = () => new Date(Date.now() - 60_000);
-
-/** A PaymentIntent the provider says was paid in full for a deposit of `amount` (major units of USD). */
-const paidPayment = (transactionId: string, amount: number, over: Partial<ProviderPaymentRecord> = {}) =>
-  ({
-    kind: 'payment',
-    reference: `pi_${compact(transactionId)}`,
-    transactionId,
-    created: aMinuteAgo(),
-    currency: 'USD',
-    amount: toMinorUnits(amount * 100),
-    captured: toMinorUnits(amount * 100),
-    refunded: toMinorUnits(0),
-    disputes: [],
-    settled: true,
-    ...over,
-  }) satisfies ProviderPaymentRecord;
-
-const payout = (transactionId: string, amount: number, over: Partial<ProviderPayoutRecord> = {}) =>
-  ({
-    kind: 'payout',
-    reference: `tr_${compact(transactionId)}`,
-    payout: `po_${compact(transactionId)}`,
-    payoutAmount: over.payout === null ? null : toMinorUnits(amount * 100),
-    transactionId,
-    created: aMinuteAgo(),
-    currency: 'USD',
-    amount: toMinorUnits(amount * 100),
-    reversed: toMinorUnits(0),
-    status: 'paid',
-    failureReason: null,
-    ...over,
-  }) satisfies ProviderPayoutRecord;
 
 describe("ledger: reconciliation with the payment provider's own records", function () {
   this.timeout(60_000);
   const provider = createFakeProvider();
-  let ledger: LedgerHarness;
   let admin: TestUser;
 
-  before(async () => {
-    ledger = await startLedgerHarness({
+  const ledger = useLedgerHarness(
+    {
       provider,
       env: { RECONCILIATION_INTERVAL_SECONDS: '0', RECONCILIATION_GRACE_SECONDS: '0' },
-    });
+    },
+    { booksBalance: true },
+  );
+  before(async () => {
     admin = ledger.newUser('admin');
-  });
-  after(async () => {
-    await ledger?.stop();
   });
   beforeEach(() => {
     provider.records = [];
-  });
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
   });
 
   const run = async () => {
@@ -123,7 +83,7 @@ describe("ledger: reconciliation with the payment provider's own records", funct
   it('finds a capture never credited, and an admin booking it credits the deposit once, in the trail', async () => {
     const user = ledger.newUser();
     const { account, id } = await pendingDeposit(user, 25);
-    provider.records = [paidPayment(id, 25)];
+    provider.records = [aPaymentRecord(id, 2500)];
 
     const summary = await run();
     expect(summary).to.include({ mismatches: 1, opened: 1 });
@@ -187,7 +147,9 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     const user = ledger.newUser();
     const { account, id } = await pendingDeposit(user, 20);
     provider.records = [
-      paidPayment(id, 20, { disputes: [{ id: 'dp_lost', amount: toMinorUnits(2000), outcome: 'lost' }] }),
+      aPaymentRecord(id, 2000, {
+        disputes: [{ id: 'dp_lost', amount: toMinorUnits(2000), outcome: 'lost' }],
+      }),
     ];
     await run();
     const found = await caseOf(id);
@@ -206,7 +168,7 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     const account = await ledger.openAccount(user);
     await ledger.fund(user, account.id, 40);
     const [deposit] = (await ledger.call('GET', `/account/${account.id}/transactions`, { user })).body.data;
-    provider.records = [paidPayment(deposit.id, 40, { refunded: toMinorUnits(1_000) })];
+    provider.records = [aPaymentRecord(deposit.id, 4000, { refunded: toMinorUnits(1_000) })];
     await run();
     const found = await caseOf(deposit.id);
     expect(found).to.include({ kind: 'credited_not_captured', provider_amount: 30, ledger_amount: 40 });
@@ -228,7 +190,7 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     );
     // Won at the provider; the ledger never heard.
     provider.records = [
-      paidPayment(deposit.id, 50, {
+      aPaymentRecord(deposit.id, 5000, {
         disputes: [{ id: 'dp_won', amount: toMinorUnits(2000), outcome: 'won' }],
       }),
     ];
@@ -241,7 +203,7 @@ describe("ledger: reconciliation with the payment provider's own records", funct
 
   it('finds a payout paid while its withdrawal still holds the money, and booking it debits the withdrawal', async () => {
     const { user, account, id } = await payoutMade(30);
-    provider.records = [payout(id, 30)];
+    provider.records = [aPayoutRecord(id, 3000)];
     await run();
     const found = await caseOf(id);
     expect(found).to.include({ kind: 'paid_out_still_held', provider_amount: 30, ledger_amount: 0 });
@@ -260,7 +222,7 @@ describe("ledger: reconciliation with the payment provider's own records", funct
       (calls) => calls.length === 1,
     );
     // The provider's records say the transfer was never reversed.
-    provider.records = [payout(id, 20, { status: 'failed', failureReason: 'account closed' })];
+    provider.records = [aPayoutRecord(id, 2000, { status: 'failed', failureReason: 'account closed' })];
     await run();
     const found = await caseOf(id);
     expect(found).to.include({ kind: 'transfer_not_reversed', provider_amount: 20, ledger_amount: 0 });
@@ -291,14 +253,14 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     await ledger.waitForStatus(user, withdrawal.body.id, 'completed');
     const removal = await ledger.call('POST', `/internal/users/${user.id}/removal`);
     expect(removal.status, removal.text).to.equal(200);
-    provider.records = [paidPayment(deposit.id, 10), payout(withdrawal.body.id, 10)];
+    provider.records = [aPaymentRecord(deposit.id, 1000), aPayoutRecord(withdrawal.body.id, 1000)];
     // The withdrawal's history left with the user; the deposit is kept, for what the provider may take back later.
     expect(await run()).to.include({ checked: 2, removed: 1, agreed: 1, mismatches: 0 });
   });
 
   it('records that nothing is owed for money unknown to the ledger; another decision after it is a 409', async () => {
     provider.records = [
-      paidPayment('00000000-0000-4000-8000-000000000000', 5, {
+      aPaymentRecord('00000000-0000-4000-8000-000000000000', 500, {
         reference: 'pi_elsewhere',
         transactionId: null,
       }),
@@ -327,7 +289,7 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     await ledger.fund(user, account.id, 10);
     const [deposit] = (await ledger.call('GET', `/account/${account.id}/transactions`, { user })).body.data;
     // The provider never captured it: nothing of its records can be booked to make the two agree.
-    provider.records = [paidPayment(deposit.id, 10, { captured: toMinorUnits(0) })];
+    provider.records = [aPaymentRecord(deposit.id, 1000, { captured: toMinorUnits(0) })];
     await run();
     const found = await caseOf(deposit.id);
     expect(found).to.include({ kind: 'credited_not_captured' });
@@ -343,10 +305,10 @@ describe("ledger: reconciliation with the payment provider's own records", funct
   it('keeps one open case per reference: the mismatch as it stands, the earlier one over', async () => {
     const user = ledger.newUser();
     const { id } = await pendingDeposit(user, 25);
-    provider.records = [paidPayment(id, 25)];
+    provider.records = [aPaymentRecord(id, 2500)];
     await run();
     const first = await caseOf(id);
-    provider.records = [paidPayment(id, 25, { refunded: toMinorUnits(500) })];
+    provider.records = [aPaymentRecord(id, 2500, { refunded: toMinorUnits(500) })];
     await run();
     const now = await caseOf(id);
     expect(now.id).to.not.equal(first.id);
@@ -367,7 +329,7 @@ describe("ledger: reconciliation with the payment provider's own records", funct
   it('clears a case once the late event makes the two agree, and reports the open ones as CSV', async () => {
     const user = ledger.newUser();
     const { id } = await pendingDeposit(user, 12);
-    provider.records = [paidPayment(id, 12)];
+    provider.records = [aPaymentRecord(id, 1200)];
     await run();
     const found = await caseOf(id);
     const report = await ledger.call('GET', '/admin/reconciliation?format=csv', { user: admin });
@@ -404,8 +366,8 @@ describe("ledger: reconciliation with the payment provider's own records", funct
         currency: 'USD',
       });
       await ledger.waitForStatus(user, id, 'completed');
-      const second = paidPayment(id, 10, { reference: 'pi_second_capture' });
-      provider.records = [paidPayment(id, 10), second];
+      const second = aPaymentRecord(id, 1000, { reference: 'pi_second_capture' });
+      provider.records = [aPaymentRecord(id, 1000), second];
       expect(await run()).to.include({ mismatches: 1, agreed: 1 });
       const found = await caseOf(id);
       expect(found).to.include({
@@ -424,7 +386,7 @@ describe("ledger: reconciliation with the payment provider's own records", funct
       expect(new Set(refunds.map((c) => ('idempotencyKey' in c ? c.idempotencyKey : '')))).to.have.length(1);
       expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 10 });
 
-      provider.records = [paidPayment(id, 10), { ...second, refunded: toMinorUnits(1000) }];
+      provider.records = [aPaymentRecord(id, 1000), { ...second, refunded: toMinorUnits(1000) }];
       expect(await run()).to.include({ mismatches: 0 });
       const trail = await ledger.call('GET', '/admin/actions?limit=100', { user: admin });
       expect(
@@ -437,7 +399,7 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     it("never refunds through reconciliation the payment the ledger asked for (that money is the user's)", async () => {
       const user = ledger.newUser();
       const { id } = await pendingDeposit(user, 15);
-      provider.records = [paidPayment(id, 15)];
+      provider.records = [aPaymentRecord(id, 1500)];
       await run();
       const found = await caseOf(id);
       expect(found).to.include({ kind: 'captured_not_credited' });
@@ -459,8 +421,8 @@ describe("ledger: reconciliation with the payment provider's own records", funct
       });
       await ledger.waitForStatus(user, id, 'completed');
       provider.records = [
-        payout(id, 30),
-        payout(id, 30, { reference: 'tr_second', payout: null, status: 'open' }),
+        aPayoutRecord(id, 3000),
+        aPayoutRecord(id, 3000, { reference: 'tr_second', payout: null, status: 'open' }),
       ];
       await run();
       const found = await caseOf(id);
@@ -478,7 +440,7 @@ describe("ledger: reconciliation with the payment provider's own records", funct
 
     it('finds a payout that paid another amount than its transfer moved', async () => {
       const { id } = await payoutMade(25);
-      provider.records = [payout(id, 25, { payoutAmount: toMinorUnits(2000) })];
+      provider.records = [aPayoutRecord(id, 2500, { payoutAmount: toMinorUnits(2000) })];
       await run();
       expect(await caseOf(id)).to.include({
         kind: 'payout_amount_differs',
@@ -504,7 +466,7 @@ describe("ledger: reconciliation with the payment provider's own records", funct
       await ledger.waitForStatus(user, id, 'failed');
       provider.behave = () => undefined;
       // The transfer went through before the payout was refused, and taking it back failed.
-      provider.records = [payout(id, 20, { payout: null, status: 'open' })];
+      provider.records = [aPayoutRecord(id, 2000, { payout: null, status: 'open' })];
       await run();
       const found = await caseOf(id);
       expect(found).to.include({ kind: 'transfer_not_reversed', provider_amount: 20, ledger_amount: 0 });
@@ -527,7 +489,7 @@ describe("ledger: reconciliation with the payment provider's own records", funct
       });
       expect(transfer.status, transfer.text).to.equal(202);
       await ledger.waitForStatus(user, transfer.body.id, 'completed');
-      provider.records = [paidPayment(transfer.body.id, 5, { reference: 'pi_naming_a_transfer' })];
+      provider.records = [aPaymentRecord(transfer.body.id, 500, { reference: 'pi_naming_a_transfer' })];
       await run();
       const found = await caseOf(transfer.body.id);
       expect(found).to.include({ kind: 'foreign_object', provider_amount: 5, ledger_amount: 0 });

@@ -2,34 +2,19 @@ import { expect } from 'chai';
 import { DEVELOPMENT_SERVICE_TOKEN, serviceAuthorization } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
 import { createFakeProvider } from './support/fake-provider.js';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { aCustomer, useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 describe("ledger: a provider request is made no more once its idempotency keys outlived the provider's memory", function () {
   this.timeout(60_000);
   const provider = createFakeProvider();
-  let ledger: LedgerHarness;
 
-  before(async () => {
-    ledger = await startLedgerHarness({ provider });
-  });
-  after(async () => {
-    await ledger?.stop();
-  });
+  const ledger = useLedgerHarness({ provider }, { booksBalance: true });
   beforeEach(() => {
     provider.behave = () => undefined;
   });
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
-  });
 
   /** A user with 100 USD and a linked payout account. */
-  const customer = async () => {
-    const user = ledger.newUser();
-    const account = await ledger.openAccount(user);
-    await ledger.fund(user, account.id, 100);
-    expect((await ledger.call('POST', '/payout-account', { user })).status).to.equal(201);
-    return { user, account };
-  };
+  const customer = () => aCustomer(ledger, { payoutAccount: true });
   const withdraw = async (user: TestUser, accountId: string, amount: number) => {
     const accepted = await ledger.call('POST', `/account/${accountId}/withdraw`, {
       user,

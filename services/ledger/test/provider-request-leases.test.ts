@@ -8,15 +8,8 @@ import {
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import Stripe from 'stripe';
-import {
-  createLogger,
-  createMemoryBus,
-  createMetrics,
-  loadConfig,
-  type RunningService,
-} from '@payments/service-kit';
-import { closedPort, eventually } from '@payments/testkit';
-import { ProviderSandboxConfigSchema, startProviderSandbox } from '@payments/provider-sandbox';
+import { createLogger, createMetrics } from '@payments/service-kit';
+import { eventually, useStarted } from '@payments/testkit';
 import { createProviderPaymentRepository } from '../src/data/provider-payment-repository.js';
 import {
   startProviderRequests,
@@ -24,9 +17,9 @@ import {
   type ProviderRequestStore,
 } from '../src/use-cases/provider-requests.js';
 import { createStripeProvider } from '../src/provider/stripe-provider.js';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { SANDBOX_KEY as KEY, startStripeSandbox } from './support/stripe-sandbox.js';
 
-const KEY = 'sk_test_ledger_lease_test';
 const silent = createLogger('provider-request-leases-test', 'silent');
 
 /** A POST to the provider as the proxy saw it: the transaction its idempotency key names, and what it asked for. */
@@ -94,36 +87,19 @@ async function startSlowProxy(target: string, delayMs: number): Promise<SlowProx
 
 describe('ledger: one worker at a time makes the calls of a provider request', function () {
   this.timeout(60_000);
-  let sandbox: RunningService;
-  let ledger: LedgerHarness;
   let store: ProviderRequestStore;
   let proxy: SlowProxy;
-  const bus = createMemoryBus(silent, { deployment: { sandbox: true } });
   const loops: ProviderRequests[] = [];
 
-  before(async () => {
-    const config = loadConfig(ProviderSandboxConfigSchema, {
-      PORT: '0',
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'silent',
-      WEBHOOK_INGEST_URL: `http://127.0.0.1:${await closedPort()}`,
-      SANDBOX_API_KEY: KEY,
-      SANDBOX_ENABLED: 'true',
-      SANDBOX_AUTO_CONFIRM: 'false',
-    });
-    sandbox = await startProviderSandbox(config, { bus, logger: silent });
-    // The ledgers ask no provider themselves: the request loops under test are the only ones.
-    ledger = await startLedgerHarness();
+  // The ledgers ask no provider themselves: the request loops under test are the only ones.
+  const ledger = useLedgerHarness();
+  const sandbox = useStarted(() => startStripeSandbox());
+  before(() => {
     store = createProviderPaymentRepository(ledger.db);
   });
   afterEach(async () => {
     await Promise.all(loops.splice(0).map((loop) => loop.stop()));
     await proxy?.close();
-  });
-  after(async () => {
-    await ledger?.stop();
-    await sandbox?.stop();
-    await bus.close();
   });
 
   const adapter = () =>

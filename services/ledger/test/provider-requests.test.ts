@@ -5,31 +5,25 @@ import { eventually } from '@payments/testkit';
 import { ProviderRefusal } from '../src/provider/payment-provider.js';
 import { retryDelayMs } from '../src/use-cases/provider-requests.js';
 import { createFakeProvider } from './support/fake-provider.js';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { aCustomer, useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 describe('ledger: asking the payment provider for each deposit', function () {
   this.timeout(60_000);
   const provider = createFakeProvider();
-  let ledger: LedgerHarness;
   let alice: TestUser;
 
-  before(async () => {
-    // Two processes over the real broker: both consume the requests and both make calls (competing claimants).
-    ledger = await startLedgerHarness({
+  // Two processes over the real broker: both consume the requests and both make calls (competing claimants).
+  const ledger = useLedgerHarness(
+    {
       transport: 'amqp',
       instances: 2,
       provider,
-    });
-  });
-  after(async () => {
-    await ledger?.stop();
-  });
+    },
+    { booksBalance: true },
+  );
   beforeEach(() => {
     alice = ledger.newUser();
     provider.behave = () => undefined;
-  });
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
   });
 
   const deposit = async (amount: number) => {
@@ -138,18 +132,14 @@ describe('ledger: asking the payment provider for each deposit', function () {
 describe('ledger: an expired deposit is canceled at the provider', function () {
   this.timeout(30_000);
   const provider = createFakeProvider();
-  let ledger: LedgerHarness;
   let alice: TestUser;
 
-  before(async () => {
-    ledger = await startLedgerHarness({
-      provider,
-      env: { DEPOSIT_EXPIRY_SECONDS: '1', HOLD_SWEEP_INTERVAL_MS: '200' },
-    });
-    alice = ledger.newUser();
+  const ledger = useLedgerHarness({
+    provider,
+    env: { DEPOSIT_EXPIRY_SECONDS: '1', HOLD_SWEEP_INTERVAL_MS: '200' },
   });
-  after(async () => {
-    await ledger?.stop();
+  before(async () => {
+    alice = ledger.newUser();
   });
 
   const deposit = async (amount: number) => {
@@ -219,30 +209,18 @@ describe('ledger: provider retry delays', () => {
 describe('ledger: paying withdrawals out through the provider (Connect)', function () {
   this.timeout(60_000);
   const provider = createFakeProvider();
-  let ledger: LedgerHarness;
 
-  before(async () => {
-    // As in production: a withdrawal links no payout account itself (payout-accounts.test.ts tests that it may).
-    ledger = await startLedgerHarness({ provider, env: { PAYOUT_ACCOUNT_AUTO_LINK: 'false' } });
-  });
-  after(async () => {
-    await ledger?.stop();
-  });
+  // As in production: a withdrawal links no payout account itself (payout-accounts.test.ts tests that it may).
+  const ledger = useLedgerHarness(
+    { provider, env: { PAYOUT_ACCOUNT_AUTO_LINK: 'false' } },
+    { booksBalance: true },
+  );
   beforeEach(() => {
     provider.behave = () => undefined;
   });
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
-  });
 
   /** A user with 100 USD and, unless told otherwise, a linked payout account. */
-  const customer = async (linked = true) => {
-    const user = ledger.newUser();
-    const account = await ledger.openAccount(user);
-    await ledger.fund(user, account.id, 100);
-    if (linked) expect((await ledger.call('POST', '/payout-account', { user })).status).to.equal(201);
-    return { user, account };
-  };
+  const customer = (linked = true) => aCustomer(ledger, { payoutAccount: linked });
   const withdraw = (user: TestUser, accountId: string, amount: number) =>
     ledger.call('POST', `/account/${accountId}/withdraw`, { user, body: { amount, currency: 'USD' } });
   const payoutOf = async (id: string) => {

@@ -1,47 +1,15 @@
 import { expect } from 'chai';
 import { toMinorUnits } from '@payments/contracts';
-import { decideReversal, disputeHoldOf, feeShareOf, type Adjustment } from '../src/domain/reversal.js';
+import { aCompletedDeposit, ACCOUNT_ID as ACCOUNT, anAdjustment as adjustment } from '@payments/test-support';
+import { decideReversal, disputeHoldOf, feeShareOf } from '../src/domain/reversal.js';
 import { accountChangesOf, completionOf } from '../src/domain/settlement.js';
 import type { Transaction } from '../src/domain/transaction.js';
 
-const ACCOUNT = '11111111-1111-4111-8111-111111111111';
-
-function transaction(overrides: Partial<Transaction> = {}): Transaction {
-  const now = new Date();
-  return {
-    id: '33333333-3333-4333-8333-333333333333',
-    accountId: ACCOUNT,
-    userId: 'user-a',
-    type: 'deposit',
-    status: 'completed',
-    amount: toMinorUnits(10_000n),
-    currency: 'USD',
-    fee: toMinorUnits(299n),
-    counterpartyAccountId: null,
-    counterpartyUserId: null,
-    exchangeRate: null,
-    convertedAmount: null,
-    convertedCurrency: null,
-    paymentId: null,
-    failureReason: null,
-    originalTransactionId: null,
-    reversalReason: null,
-    heldAmount: null,
-    createdAt: now,
-    updatedAt: now,
-    completedAt: now,
-    ...overrides,
-  };
-}
-
-const reversal = (overrides: Partial<Transaction>) =>
-  transaction({ type: 'reversal', originalTransactionId: 'x', heldAmount: toMinorUnits(0n), ...overrides });
-const adjustment = (kind: Adjustment['kind'], amount: bigint, reference = 'dp_1'): Adjustment => ({
-  kind,
-  amount: toMinorUnits(amount),
-  currency: 'usd',
-  reference,
-});
+/** What reversals take back from: a completed deposit of 100.00 USD with a 2.99 fee. */
+const transaction = (over: Partial<Transaction> = {}) =>
+  aCompletedDeposit({ amount: toMinorUnits(10_000n), fee: toMinorUnits(299n), ...over });
+const reversal = (over: Partial<Transaction>) =>
+  transaction({ type: 'reversal', originalTransactionId: 'x', heldAmount: toMinorUnits(0n), ...over });
 
 describe('reversal rules', () => {
   it('gives back the deposit fee in proportion, so partial reversals add up to the whole fee exactly', () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { DEVELOPMENT_SERVICE_TOKEN, serviceAuthorization } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 /** The reversals of a deposit as the ledger stored them, oldest first. */
 async function reversalsOf(ledger: LedgerHarness, depositId: string) {
@@ -22,22 +22,15 @@ async function quiesce(ledger: LedgerHarness) {
 }
 
 describe('ledger reversals (memory bus)', () => {
-  let ledger: LedgerHarness;
   let alice: TestUser;
   let admin: TestUser;
 
+  const ledger = useLedgerHarness({}, { booksBalance: true });
   before(async () => {
-    ledger = await startLedgerHarness();
     admin = ledger.newUser('admin');
-  });
-  after(async () => {
-    await ledger?.stop();
   });
   beforeEach(() => {
     alice = ledger.newUser();
-  });
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
   });
 
   const fundedDeposit = async (user: TestUser, amount: number) => {
@@ -412,15 +405,11 @@ describe('ledger reversals (memory bus)', () => {
 
 describe('ledger reversals with two ledger processes over RabbitMQ', function () {
   this.timeout(60_000);
-  let ledger: LedgerHarness;
   let alice: TestUser;
 
+  const ledger = useLedgerHarness({ transport: 'amqp', instances: 2 });
   before(async () => {
-    ledger = await startLedgerHarness({ transport: 'amqp', instances: 2 });
     alice = ledger.newUser();
-  });
-  after(async () => {
-    await ledger?.stop();
   });
 
   const shuffle = <T>(items: T[]) =>

@@ -2,20 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { Knex } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 /** Confirmations that arrive together are settled together: one database transaction for many of them. */
 describe('ledger settlement in batches over RabbitMQ', function () {
   this.timeout(60_000);
-  let ledger: LedgerHarness;
   let knex: Knex;
 
+  const ledger = useLedgerHarness({ transport: 'amqp' });
   before(async () => {
-    ledger = await startLedgerHarness({ transport: 'amqp' });
     knex = ledger.db;
-  });
-  after(async () => {
-    await ledger?.stop();
   });
 
   const pendingDeposits = async (user: TestUser, accountId: string, count: number) => {

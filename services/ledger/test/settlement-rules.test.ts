@@ -1,5 +1,10 @@
 import { expect } from 'chai';
 import { toMinorUnits } from '@payments/contracts';
+import {
+  aTransaction,
+  ACCOUNT_ID as SOURCE,
+  COUNTERPARTY_ACCOUNT_ID as DESTINATION,
+} from '@payments/test-support';
 import { decideConfirmation } from '../src/domain/confirmation.js';
 import {
   accountChangesOf,
@@ -8,38 +13,7 @@ import {
   releaseOf,
   type Leg,
 } from '../src/domain/settlement.js';
-import { canRead, canTransition, holdOf, type Transaction } from '../src/domain/transaction.js';
-
-const SOURCE = '11111111-1111-4111-8111-111111111111';
-const DESTINATION = '22222222-2222-4222-8222-222222222222';
-
-function transaction(overrides: Partial<Transaction> = {}): Transaction {
-  const now = new Date();
-  return {
-    id: '33333333-3333-4333-8333-333333333333',
-    accountId: SOURCE,
-    userId: 'user-a',
-    type: 'deposit',
-    status: 'pending',
-    amount: toMinorUnits(1000n),
-    currency: 'USD',
-    fee: toMinorUnits(0n),
-    counterpartyAccountId: null,
-    counterpartyUserId: null,
-    exchangeRate: null,
-    convertedAmount: null,
-    convertedCurrency: null,
-    paymentId: null,
-    failureReason: null,
-    originalTransactionId: null,
-    reversalReason: null,
-    heldAmount: null,
-    createdAt: now,
-    updatedAt: now,
-    completedAt: null,
-    ...overrides,
-  };
-}
+import { canRead, canTransition, holdOf } from '../src/domain/transaction.js';
 
 const sumsByCurrency = (legs: Leg[]) => {
   const sums: Record<string, bigint> = {};
@@ -49,7 +23,7 @@ const sumsByCurrency = (legs: Leg[]) => {
 
 describe('settlement rules', () => {
   it('completes a deposit: account credited net of fee, clearing debited, fee to revenue', () => {
-    const settlement = completionOf(transaction({ fee: toMinorUnits(30n) }));
+    const settlement = completionOf(aTransaction({ fee: toMinorUnits(30n) }));
     expect(sumsByCurrency(settlement.legs)).to.deep.equal({ USD: 0n });
     expect(accountChangesOf(settlement)).to.deep.equal([
       { accountId: SOURCE, balance: 970n, available: 970n },
@@ -61,7 +35,7 @@ describe('settlement rules', () => {
   });
 
   it('completes a withdrawal: balance debited with the fee, the hold released, available unchanged', () => {
-    const settlement = completionOf(transaction({ type: 'withdrawal', fee: toMinorUnits(35n) }));
+    const settlement = completionOf(aTransaction({ type: 'withdrawal', fee: toMinorUnits(35n) }));
     expect(sumsByCurrency(settlement.legs)).to.deep.equal({ USD: 0n });
     expect(accountChangesOf(settlement)).to.deep.equal([
       { accountId: SOURCE, balance: -1035n, available: 0n },
@@ -70,7 +44,7 @@ describe('settlement rules', () => {
 
   it('completes a same-currency transfer between two accounts', () => {
     const settlement = completionOf(
-      transaction({ type: 'transfer', fee: toMinorUnits(5n), counterpartyAccountId: DESTINATION }),
+      aTransaction({ type: 'transfer', fee: toMinorUnits(5n), counterpartyAccountId: DESTINATION }),
       { accountId: DESTINATION, currency: 'USD' },
     );
     expect(sumsByCurrency(settlement.legs)).to.deep.equal({ USD: 0n });
@@ -82,7 +56,7 @@ describe('settlement rules', () => {
 
   it('completes a cross-currency transfer through FX, balanced in each currency', () => {
     const settlement = completionOf(
-      transaction({
+      aTransaction({
         type: 'transfer',
         counterpartyAccountId: DESTINATION,
         exchangeRate: '0.9',
@@ -100,21 +74,21 @@ describe('settlement rules', () => {
   });
 
   it('refuses to settle a transfer without its destination or conversion', () => {
-    const transfer = transaction({ type: 'transfer', counterpartyAccountId: DESTINATION });
+    const transfer = aTransaction({ type: 'transfer', counterpartyAccountId: DESTINATION });
     expect(() => completionOf(transfer)).to.throw(/destination/);
     expect(() => completionOf(transfer, { accountId: DESTINATION, currency: 'EUR' })).to.throw(/conversion/);
   });
 
   it('releases exactly the hold on failure and writes no entries', () => {
-    expect(releaseOf(transaction())).to.deep.equal({ legs: [], release: null });
-    const failed = releaseOf(transaction({ type: 'withdrawal', fee: toMinorUnits(35n) }));
+    expect(releaseOf(aTransaction())).to.deep.equal({ legs: [], release: null });
+    const failed = releaseOf(aTransaction({ type: 'withdrawal', fee: toMinorUnits(35n) }));
     expect(failed.legs).to.deep.equal([]);
     expect(accountChangesOf(failed)).to.deep.equal([{ accountId: SOURCE, balance: 0n, available: 1035n }]);
   });
 
   it('lists account changes in id order, the lock order', () => {
     const settlement = completionOf(
-      transaction({ type: 'transfer', accountId: DESTINATION, counterpartyAccountId: SOURCE }),
+      aTransaction({ type: 'transfer', accountId: DESTINATION, counterpartyAccountId: SOURCE }),
       { accountId: SOURCE, currency: 'USD' },
     );
     expect(accountChangesOf(settlement).map((c) => c.accountId)).to.deep.equal([SOURCE, DESTINATION]);
@@ -141,13 +115,13 @@ describe('transaction state rules', () => {
   });
 
   it('holds amount plus fee for withdrawals and transfers, nothing for deposits', () => {
-    expect(holdOf(transaction({ fee: toMinorUnits(10n) }))).to.equal(0n);
-    expect(holdOf(transaction({ type: 'withdrawal', fee: toMinorUnits(10n) }))).to.equal(1010n);
-    expect(holdOf(transaction({ type: 'transfer', fee: toMinorUnits(10n) }))).to.equal(1010n);
+    expect(holdOf(aTransaction({ fee: toMinorUnits(10n) }))).to.equal(0n);
+    expect(holdOf(aTransaction({ type: 'withdrawal', fee: toMinorUnits(10n) }))).to.equal(1010n);
+    expect(holdOf(aTransaction({ type: 'transfer', fee: toMinorUnits(10n) }))).to.equal(1010n);
   });
 
   it('lets the owner, an admin and the receiver of a completed transfer read a transaction', () => {
-    const transfer = transaction({ type: 'transfer', counterpartyUserId: 'user-b' });
+    const transfer = aTransaction({ type: 'transfer', counterpartyUserId: 'user-b' });
     expect(canRead(transfer, { userId: 'user-a', role: 'user' })).to.equal(true);
     expect(canRead(transfer, { userId: 'admin', role: 'admin' })).to.equal(true);
     expect(canRead(transfer, { userId: 'user-b', role: 'user' })).to.equal(false);
@@ -159,10 +133,10 @@ describe('transaction state rules', () => {
 describe('confirmation decisions', () => {
   it('completes a pending deposit on a matching confirmation', () => {
     expect(
-      decideConfirmation(transaction(), { status: 'completed', amount: 1000, currency: 'USD' }),
+      decideConfirmation(aTransaction(), { status: 'completed', amount: 1000, currency: 'USD' }),
     ).to.deep.equal({ action: 'complete' });
     expect(
-      decideConfirmation(transaction(), {
+      decideConfirmation(aTransaction(), {
         status: 'completed',
         amount: 1000,
         currency: 'usd',
@@ -172,15 +146,17 @@ describe('confirmation decisions', () => {
   });
 
   it('fails on a reported failure, or when amount or currency disagree', () => {
-    expect(decideConfirmation(transaction(), { status: 'failed', failureReason: 'declined' })).to.deep.equal({
-      action: 'fail',
-      reason: 'declined',
-    });
+    expect(decideConfirmation(aTransaction(), { status: 'failed', failureReason: 'declined' })).to.deep.equal(
+      {
+        action: 'fail',
+        reason: 'declined',
+      },
+    );
     expect(
-      decideConfirmation(transaction(), { status: 'completed', amount: 999, currency: 'USD' }).action,
+      decideConfirmation(aTransaction(), { status: 'completed', amount: 999, currency: 'USD' }).action,
     ).to.equal('fail');
     expect(
-      decideConfirmation(transaction(), { status: 'completed', amount: 1000, currency: 'EUR' }).action,
+      decideConfirmation(aTransaction(), { status: 'completed', amount: 1000, currency: 'EUR' }).action,
     ).to.equal('fail');
   });
 
@@ -188,7 +164,7 @@ describe('confirmation decisions', () => {
     for (const type of ['deposit', 'withdrawal'] as const) {
       for (const confirmation of [{}, { amount: 1000 }, { currency: 'USD' }]) {
         expect(
-          decideConfirmation(transaction({ type }), { status: 'completed', ...confirmation }),
+          decideConfirmation(aTransaction({ type }), { status: 'completed', ...confirmation }),
         ).to.deep.equal({
           action: 'fail',
           reason: 'The payment confirmation did not say which amount and currency were paid',
@@ -196,51 +172,51 @@ describe('confirmation decisions', () => {
       }
     }
     // A reported failure needs neither: it moves no money.
-    expect(decideConfirmation(transaction(), { status: 'failed' }).action).to.equal('fail');
+    expect(decideConfirmation(aTransaction(), { status: 'failed' }).action).to.equal('fail');
   });
 
   it('ignores terminal transactions, transfers and the wrong kind of movement', () => {
     for (const status of ['completed', 'failed', 'canceled'] as const) {
-      expect(decideConfirmation(transaction({ status }), { status: 'completed' }).action).to.equal('ignore');
+      expect(decideConfirmation(aTransaction({ status }), { status: 'completed' }).action).to.equal('ignore');
     }
     // A repeat of the booked outcome is a duplicate; a completion that does not say what it captured contradicts.
     expect(
-      decideConfirmation(transaction({ status: 'completed' }), { status: 'completed' }),
+      decideConfirmation(aTransaction({ status: 'completed' }), { status: 'completed' }),
     ).not.to.have.property('contradicts');
-    expect(decideConfirmation(transaction({ status: 'failed' }), { status: 'completed' })).to.include({
+    expect(decideConfirmation(aTransaction({ status: 'failed' }), { status: 'completed' })).to.include({
       action: 'ignore',
       contradicts: true,
     });
     expect(
-      decideConfirmation(transaction({ status: 'completed' }), { status: 'failed', movement: 'payout' }),
+      decideConfirmation(aTransaction({ status: 'completed' }), { status: 'failed', movement: 'payout' }),
     ).not.to.have.property('contradicts');
     expect(
-      decideConfirmation(transaction({ type: 'withdrawal', status: 'canceled' }), { status: 'failed' }),
+      decideConfirmation(aTransaction({ type: 'withdrawal', status: 'canceled' }), { status: 'failed' }),
     ).not.to.have.property('contradicts');
-    expect(decideConfirmation(transaction({ type: 'transfer' }), { status: 'completed' }).action).to.equal(
+    expect(decideConfirmation(aTransaction({ type: 'transfer' }), { status: 'completed' }).action).to.equal(
       'ignore',
     );
-    expect(decideConfirmation(transaction(), { status: 'completed', movement: 'payout' }).action).to.equal(
+    expect(decideConfirmation(aTransaction(), { status: 'completed', movement: 'payout' }).action).to.equal(
       'ignore',
     );
     expect(
-      decideConfirmation(transaction({ type: 'withdrawal' }), { status: 'completed', movement: 'payment' })
+      decideConfirmation(aTransaction({ type: 'withdrawal' }), { status: 'completed', movement: 'payment' })
         .action,
     ).to.equal('ignore');
   });
   it('keeps a deposit pending on a failed attempt, recording why, and ignores one that comes after it ended', () => {
     expect(
-      decideConfirmation(transaction(), {
+      decideConfirmation(aTransaction(), {
         status: 'attempt_failed',
         failureReason: 'Your card was declined.',
       }),
     ).to.deep.equal({ action: 'note', reason: 'Your card was declined.' });
-    expect(decideConfirmation(transaction(), { status: 'attempt_failed' })).to.deep.equal({
+    expect(decideConfirmation(aTransaction(), { status: 'attempt_failed' })).to.deep.equal({
       action: 'note',
       reason: 'A payment attempt failed at the provider',
     });
     for (const status of ['completed', 'failed', 'canceled'] as const) {
-      const decision = decideConfirmation(transaction({ status }), { status: 'attempt_failed' });
+      const decision = decideConfirmation(aTransaction({ status }), { status: 'attempt_failed' });
       expect(decision.action).to.equal('ignore');
       expect(decision).not.to.have.property('contradicts');
     }
@@ -248,17 +224,17 @@ describe('confirmation decisions', () => {
 
   it('cancels a pending deposit the provider canceled; a cancellation after a completion contradicts it', () => {
     expect(
-      decideConfirmation(transaction(), {
+      decideConfirmation(aTransaction(), {
         status: 'canceled',
         failureReason: 'canceled at the provider (abandoned)',
       }),
     ).to.deep.equal({ action: 'cancel', reason: 'canceled at the provider (abandoned)' });
-    expect(decideConfirmation(transaction({ status: 'completed' }), { status: 'canceled' })).to.include({
+    expect(decideConfirmation(aTransaction({ status: 'completed' }), { status: 'canceled' })).to.include({
       action: 'ignore',
       contradicts: true,
     });
     expect(
-      decideConfirmation(transaction({ status: 'failed' }), { status: 'canceled' }),
+      decideConfirmation(aTransaction({ status: 'failed' }), { status: 'canceled' }),
     ).not.to.have.property('contradicts');
   });
 });
@@ -266,7 +242,7 @@ describe('confirmation decisions', () => {
 describe('money the provider gives back against the books', () => {
   it('credits back a paid payout that the provider reports failed', () => {
     expect(
-      decideConfirmation(transaction({ type: 'withdrawal', status: 'completed' }), {
+      decideConfirmation(aTransaction({ type: 'withdrawal', status: 'completed' }), {
         status: 'failed',
         movement: 'payout',
       }),
@@ -276,17 +252,17 @@ describe('money the provider gives back against the books', () => {
   it('credits a payment captured after its deposit ended, only for the amount and currency of the deposit', () => {
     for (const status of ['failed', 'canceled'] as const) {
       expect(
-        decideConfirmation(transaction({ status }), { status: 'completed', amount: 1000, currency: 'usd' }),
+        decideConfirmation(aTransaction({ status }), { status: 'completed', amount: 1000, currency: 'usd' }),
       ).to.include({ action: 'credit_back', kind: 'late_payment' });
     }
     expect(
-      decideConfirmation(transaction({ status: 'failed' }), {
+      decideConfirmation(aTransaction({ status: 'failed' }), {
         status: 'completed',
         amount: 999,
         currency: 'USD',
       }),
     ).to.include({ action: 'ignore', contradicts: true });
-    expect(decideConfirmation(transaction({ status: 'canceled' }), { status: 'completed' })).to.include({
+    expect(decideConfirmation(aTransaction({ status: 'canceled' }), { status: 'completed' })).to.include({
       action: 'ignore',
       contradicts: true,
     });
@@ -294,20 +270,20 @@ describe('money the provider gives back against the books', () => {
 
   it('leaves to an operator a payout paid after the ledger gave its hold back', () => {
     expect(
-      decideConfirmation(transaction({ type: 'withdrawal', status: 'canceled' }), { status: 'completed' }),
+      decideConfirmation(aTransaction({ type: 'withdrawal', status: 'canceled' }), { status: 'completed' }),
     ).to.include({ action: 'ignore', contradicts: true });
   });
 
   it('books a returned payout as its amount back from clearing, and a late payment as its deposit would have been', () => {
     const returned = completionOf(
-      transaction({ type: 'reversal', reversalReason: 'payout_returned', amount: toMinorUnits(1000n) }),
+      aTransaction({ type: 'reversal', reversalReason: 'payout_returned', amount: toMinorUnits(1000n) }),
     );
     expect(returned.legs.map((leg) => [leg.target, leg.amount])).to.deep.equal([
       [{ kind: 'account', accountId: SOURCE }, 1000n],
       [{ kind: 'system', code: 'provider_clearing' }, -1000n],
     ]);
     const late = completionOf(
-      transaction({
+      aTransaction({
         type: 'reversal',
         reversalReason: 'late_payment',
         amount: toMinorUnits(1000n),

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { AppError } from '@payments/service-kit';
+import { anAccount, thrownBy } from '@payments/test-support';
 import {
   readBalanceMoment,
   readStatementPeriod,
@@ -8,21 +9,12 @@ import {
   type StatementEntry,
 } from '../src/domain/statement.js';
 import { renderStatement, renderStatementCsv } from '../src/http/presenters.js';
-import type { Account } from '../src/domain/transaction.js';
 import type { StatementSlice } from '../src/use-cases/statements.js';
 
 const NOW = new Date('2026-11-25T12:00:00.000Z');
 const DAY_MS = 86_400_000;
 
-function refusal(run: () => unknown): AppError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof AppError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
+const refusal = (run: () => unknown) => thrownBy(run, AppError);
 
 const entry = (id: number, amount: bigint, at: string, type: string | null = 'deposit'): StatementEntry => ({
   id: String(id),
@@ -33,11 +25,7 @@ const entry = (id: number, amount: bigint, at: string, type: string | null = 'de
   createdAt: new Date(at),
 });
 
-const account = {
-  id: '11111111-1111-4111-8111-111111111111',
-  userId: '22222222-2222-4222-8222-222222222222',
-  currency: 'USD',
-} as Account;
+const account = anAccount({ userId: '22222222-2222-4222-8222-222222222222' });
 
 describe('statement rules', () => {
   describe('readStatementPeriod', () => {

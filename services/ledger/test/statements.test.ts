@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { eventually } from '@payments/testkit';
-import {
-  startLedgerHarness,
-  type ApiResponse,
-  type LedgerHarness,
-  type TestUser,
-} from './support/ledger-harness.js';
+import { useLedgerHarness, type ApiResponse, type TestUser } from './support/ledger-harness.js';
 
 interface StatementBody {
   opening_balance: number;
@@ -31,14 +26,12 @@ function expectConsistent(body: StatementBody) {
 
 describe('ledger statements and past balances', function () {
   this.timeout(60_000);
-  let ledger: LedgerHarness;
   let alice: TestUser;
 
+  const ledger = useLedgerHarness({ env: { FEE_TRANSFER_FIXED: '0.05', FEE_TRANSFER_PERCENT: '0' } });
   before(async () => {
-    ledger = await startLedgerHarness({ env: { FEE_TRANSFER_FIXED: '0.05', FEE_TRANSFER_PERCENT: '0' } });
     alice = ledger.newUser();
   });
-  after(() => ledger?.stop());
 
   const statement = (user: TestUser, accountId: string, query = '') =>
     ledger.call('GET', `/account/${accountId}/statement${query ? `?${query}` : ''}`, { user });

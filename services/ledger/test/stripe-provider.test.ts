@@ -2,42 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import Stripe from 'stripe';
 import { toMinorUnits } from '@payments/contracts';
-import { createLogger, createMemoryBus, loadConfig, type RunningService } from '@payments/service-kit';
-import { closedPort } from '@payments/testkit';
-import { ProviderSandboxConfigSchema, startProviderSandbox } from '@payments/provider-sandbox';
+import { closedPort, useStarted } from '@payments/testkit';
 import { ProviderRefusal, type ProviderRecord } from '../src/provider/payment-provider.js';
 import { createStripeProvider } from '../src/provider/stripe-provider.js';
-
-const KEY = 'sk_test_ledger_adapter_test';
-const silent = createLogger('stripe-provider-test', 'silent');
+import { SANDBOX_KEY as KEY, startStripeSandbox } from './support/stripe-sandbox.js';
 
 /** The Stripe adapter against the provider sandbox, which serves Stripe's API (its events go nowhere here). */
 describe('ledger: the Stripe adapter, against the sandbox', () => {
-  let sandbox: RunningService;
-  let url: string;
-  const bus = createMemoryBus(silent, { deployment: { sandbox: true } });
+  // Its bank answers a payout this soon.
+  const sandbox = useStarted(() => startStripeSandbox({ SANDBOX_DELAY_MS: '50' }));
 
-  before(async () => {
-    const config = loadConfig(ProviderSandboxConfigSchema, {
-      PORT: '0',
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'silent',
-      WEBHOOK_INGEST_URL: `http://127.0.0.1:${await closedPort()}`,
-      SANDBOX_API_KEY: KEY,
-      SANDBOX_ENABLED: 'true',
-      SANDBOX_AUTO_CONFIRM: 'false',
-      // Its bank answers a payout this soon.
-      SANDBOX_DELAY_MS: '50',
-    });
-    sandbox = await startProviderSandbox(config, { bus, logger: silent });
-    url = sandbox.url;
-  });
-  after(async () => {
-    await sandbox?.stop();
-    await bus.close();
-  });
-
-  const adapter = (secretKey = KEY, apiUrl = url) =>
+  const adapter = (secretKey = KEY, apiUrl = sandbox.url) =>
     createStripeProvider({
       secretKey,
       apiUrl,
@@ -45,7 +20,11 @@ describe('ledger: the Stripe adapter, against the sandbox', () => {
       maxNetworkRetries: 0,
     });
   const stripe = () =>
-    new Stripe(KEY, { host: '127.0.0.1', port: new URL(url).port as unknown as number, protocol: 'http' });
+    new Stripe(KEY, {
+      host: '127.0.0.1',
+      port: new URL(sandbox.url).port as unknown as number,
+      protocol: 'http',
+    });
   const money = (amount = 1234n) => ({
     transactionId: randomUUID(),
     amount: toMinorUnits(amount),

@@ -4,9 +4,24 @@ import type { AnyEvent } from '@payments/contracts';
 import { createLogger } from '@payments/service-kit';
 import { createSettlementRepository } from '../src/data/settlement-repository.js';
 import { createTransferSettler } from '../src/use-cases/settlement.js';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 /** A transfer as the acceptance writes it, `ageSeconds` ago, with its hold; no process has it to settle. */
+/** Alice funds an account with 10.00 and sends 6.00 to Bob's, accepted 15 s ago and left pending. */
+async function tenSentSixLeftPending(ledger: LedgerHarness, alice: TestUser, bob: TestUser) {
+  const source = await ledger.openAccount(alice);
+  const destination = await ledger.openAccount(bob);
+  await ledger.fund(alice, source.id, 10);
+  const id = await leavePendingTransfer(
+    ledger,
+    { user: alice, accountId: source.id },
+    { user: bob, accountId: destination.id },
+    600,
+    15,
+  );
+  return { source, destination, id };
+}
+
 async function leavePendingTransfer(
   ledger: LedgerHarness,
   from: { user: TestUser; accountId: string },
@@ -39,13 +54,12 @@ async function leavePendingTransfer(
  * never settled (it crashed between acceptance and settlement) is settled by the maintenance sweep, once.
  */
 describe('ledger transfer settlement without the broker', () => {
-  let ledger: LedgerHarness;
   let alice: TestUser;
   let bob: TestUser;
   const published: AnyEvent[] = [];
 
-  before(async () => {
-    ledger = await startLedgerHarness({
+  const ledger = useLedgerHarness(
+    {
       env: { HOLD_SWEEP_INTERVAL_MS: '100' },
       wrapBus: (bus) => ({
         ...bus,
@@ -54,15 +68,12 @@ describe('ledger transfer settlement without the broker', () => {
           published.push(event);
         },
       }),
-    });
-  });
-  after(() => ledger?.stop());
+    },
+    { booksBalance: true },
+  );
   beforeEach(() => {
     alice = ledger.newUser();
     bob = ledger.newUser();
-  });
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
   });
 
   it('settles an accepted transfer in the accepting process: nothing goes through the broker but its outcome', async () => {
@@ -84,16 +95,7 @@ describe('ledger transfer settlement without the broker', () => {
   });
 
   it('settles, once, a transfer its ledger accepted but never settled (a crash in between)', async () => {
-    const source = await ledger.openAccount(alice);
-    const destination = await ledger.openAccount(bob);
-    await ledger.fund(alice, source.id, 10);
-    const id = await leavePendingTransfer(
-      ledger,
-      { user: alice, accountId: source.id },
-      { user: bob, accountId: destination.id },
-      600,
-      15,
-    );
+    const { source, destination, id } = await tenSentSixLeftPending(ledger, alice, bob);
     await ledger.waitForStatus(alice, id, 'completed', 5000);
     expect(await ledger.balanceOf(alice, source.id)).to.include({ balance: 4, available_balance: 4 });
     expect(await ledger.balanceOf(bob, destination.id)).to.include({ balance: 6, available_balance: 6 });
@@ -108,30 +110,16 @@ describe('ledger transfer settlement without the broker', () => {
 });
 
 describe('ledger transfer recovery at start', () => {
-  let ledger: LedgerHarness;
-
-  before(async () => {
-    // The harness's own ledger settles nothing here: its hold expiry (5 s) is shorter than the recovery age, so
-    // its sweep's window is empty, and its hold expiry pass comes only after 10 minutes.
-    ledger = await startLedgerHarness({
-      env: { HOLD_EXPIRY_SECONDS: '5', HOLD_SWEEP_INTERVAL_MS: '600000' },
-    });
+  // The harness's own ledger settles nothing here: its hold expiry (5 s) is shorter than the recovery age, so
+  // its sweep's window is empty, and its hold expiry pass comes only after 10 minutes.
+  const ledger = useLedgerHarness({
+    env: { HOLD_EXPIRY_SECONDS: '5', HOLD_SWEEP_INTERVAL_MS: '600000' },
   });
-  after(() => ledger?.stop());
 
   it('settles, as soon as a ledger starts, a transfer a crashed one left pending (not after its first interval)', async () => {
     const alice = ledger.newUser();
     const bob = ledger.newUser();
-    const source = await ledger.openAccount(alice);
-    const destination = await ledger.openAccount(bob);
-    await ledger.fund(alice, source.id, 10);
-    const id = await leavePendingTransfer(
-      ledger,
-      { user: alice, accountId: source.id },
-      { user: bob, accountId: destination.id },
-      600,
-      15,
-    );
+    const { source, destination, id } = await tenSentSixLeftPending(ledger, alice, bob);
     // A ledger restarted more often than its sweep interval (here 10 minutes) must still settle it.
     const restarted = createTransferSettler({
       store: createSettlementRepository(ledger.db),

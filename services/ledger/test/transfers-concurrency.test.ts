@@ -1,20 +1,14 @@
 import { expect } from 'chai';
 import { eventually } from '@payments/testkit';
-import {
-  startLedgerHarness,
-  type ApiResponse,
-  type LedgerHarness,
-  type TestUser,
-} from './support/ledger-harness.js';
+import { useLedgerHarness, type ApiResponse, type TestUser } from './support/ledger-harness.js';
 
 describe('concurrent transfers with two ledger processes over RabbitMQ', function () {
   this.timeout(180_000);
-  let ledger: LedgerHarness;
   const owners: TestUser[] = [];
   const accounts: { id: string; owner: TestUser }[] = [];
 
+  const ledger = useLedgerHarness({ transport: 'amqp', instances: 2 });
   before(async () => {
-    ledger = await startLedgerHarness({ transport: 'amqp', instances: 2 });
     for (let i = 0; i < 5; i += 1) owners.push(ledger.newUser());
     for (const owner of owners) {
       for (let i = 0; i < 2; i += 1) {
@@ -24,7 +18,6 @@ describe('concurrent transfers with two ledger processes over RabbitMQ', functio
       }
     }
   });
-  after(() => ledger?.stop());
 
   const totalBalance = async () => {
     const balances = await Promise.all(accounts.map((a) => ledger.balanceOf(a.owner, a.id)));

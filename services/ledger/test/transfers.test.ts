@@ -1,22 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 describe('ledger transfers', () => {
-  let ledger: LedgerHarness;
   let alice: TestUser;
   let bob: TestUser;
 
-  before(async () => {
-    ledger = await startLedgerHarness();
-  });
-  after(() => ledger?.stop());
+  const ledger = useLedgerHarness({}, { booksBalance: true });
   beforeEach(() => {
     alice = ledger.newUser();
     bob = ledger.newUser();
-  });
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
   });
 
   const transfer = (

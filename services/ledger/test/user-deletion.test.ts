@@ -1,20 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createEvent } from '@payments/contracts';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('ledger user removal', () => {
-  let ledger: LedgerHarness;
-
-  before(async () => {
-    ledger = await startLedgerHarness();
-  });
-  after(() => ledger?.stop());
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
-  });
+  const ledger = useLedgerHarness({}, { booksBalance: true });
 
   const remove = (user: TestUser) => ledger.call('POST', `/internal/users/${user.id}/removal`);
   const publishUserDeleted = (user: TestUser) =>

@@ -2,27 +2,19 @@ import { expect } from 'chai';
 import type { EventEnvelope } from '@payments/contracts';
 import type { Consumer } from '@payments/service-kit';
 import { eventually } from '@payments/testkit';
-import { startLedgerHarness, type LedgerHarness, type TestUser } from './support/ledger-harness.js';
+import { useLedgerHarness, type TestUser } from './support/ledger-harness.js';
 
 describe('ledger withdrawals', () => {
-  let ledger: LedgerHarness;
   let alice: TestUser;
   let sandbox: Consumer;
   const requested: EventEnvelope<'WithdrawalRequested'>[] = [];
 
+  const ledger = useLedgerHarness({}, { booksBalance: true, beforeStop: () => sandbox?.stop() });
   before(async () => {
-    ledger = await startLedgerHarness();
     sandbox = await ledger.recordProviderRequests('WithdrawalRequested', requested);
-  });
-  after(async () => {
-    await sandbox?.stop();
-    await ledger?.stop();
   });
   beforeEach(() => {
     alice = ledger.newUser();
-  });
-  afterEach(async () => {
-    expect(await ledger.audit()).to.include({ ok: true });
   });
 
   const withdraw = (accountId: string, amount: number | string, user = alice, currency = 'USD') =>

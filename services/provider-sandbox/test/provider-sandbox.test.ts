@@ -1,88 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { expect } from 'chai';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { createEvent } from '@payments/contracts';
-import {
-  ConfigError,
-  createLogger,
-  DEVELOPMENT_SERVICE_TOKEN,
-  createMemoryBus,
-  loadConfig,
-  verifyWebhookSignature,
-  type EventBus,
-  type RunningService,
-} from '@payments/service-kit';
-import { eventually } from '@payments/testkit';
-import { ProviderSandboxConfigSchema, startProviderSandbox } from '../src/index.js';
-
-const SECRET = 'whsec_sandbox_test';
-const KEY = 'sk_test_sandbox_delivery_test';
-const silent = createLogger('provider-sandbox-test', 'silent');
-
-interface Delivery {
-  path: string;
-  headers: IncomingHttpHeaders;
-  raw: string;
-  event: Stripe.Event;
-}
-
-const transactionOf = (event: Stripe.Event) =>
-  (event.data.object as { metadata?: { transaction_id?: string } }).metadata?.transaction_id ?? '';
-
-/** Stands in for webhook-ingest: records every call and answers with the next scripted status (200 when none). */
-async function startReceiver() {
-  const deliveries: Delivery[] = [];
-  const script = new Map<string, number[]>();
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      const event = JSON.parse(raw) as Stripe.Event;
-      deliveries.push({ path: req.url ?? '', headers: req.headers, raw, event });
-      const status = script.get(transactionOf(event))?.shift() ?? 200;
-      res.writeHead(status).end(status === 200 ? '' : JSON.stringify({ error: 'scripted' }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}`,
-    /** Answers the next calls about this transaction with these statuses. */
-    answer: (transactionId: string, statuses: number[]) => script.set(transactionId, statuses),
-    for: (transactionId: string) => deliveries.filter((d) => transactionOf(d.event) === transactionId),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
+import { ConfigError, DEVELOPMENT_SERVICE_TOKEN, verifyWebhookSignature } from '@payments/service-kit';
+import { eventually, useStarted } from '@payments/testkit';
+import { API_KEY, startEventReceiver, startStripeSandbox, WEBHOOK_SECRET } from './support/stripe-sandbox.js';
 
 describe('provider-sandbox', () => {
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  const running: { service: RunningService; bus: EventBus }[] = [];
+  const receiver = useStarted(startEventReceiver);
+  const running: Awaited<ReturnType<typeof startStripeSandbox>>[] = [];
 
   const startSandbox = async (env: Record<string, string> = {}) => {
-    // A deployment that runs the sandbox: its queue exists.
-    const bus = createMemoryBus(silent, { deployment: { sandbox: true } });
-    const config = loadConfig(ProviderSandboxConfigSchema, {
-      PORT: '0',
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'silent',
-      WEBHOOK_INGEST_URL: receiver.url,
-      SANDBOX_WEBHOOK_SECRET: SECRET,
-      SANDBOX_API_KEY: KEY,
-      SANDBOX_AUTO_CONFIRM: 'false',
-      SANDBOX_ENABLED: 'true',
-      ...env,
-    });
-    const service = await startProviderSandbox(config, { bus, logger: silent });
-    running.push({ service, bus });
-    const stripe = new Stripe(KEY, {
-      host: '127.0.0.1',
-      port: service.port,
-      protocol: 'http',
-      maxNetworkRetries: 0,
-    });
-    return { service, bus, stripe };
+    const sandbox = await startStripeSandbox(receiver.url, { SANDBOX_AUTO_CONFIRM: 'false', ...env });
+    running.push(sandbox);
+    return sandbox;
   };
 
   /** A PaymentIntent paid at once, for a transaction of its own: two events about it (created, succeeded). */
@@ -103,17 +34,8 @@ describe('provider-sandbox', () => {
       (found) => found.length >= count,
     );
 
-  before(async () => {
-    receiver = await startReceiver();
-  });
   afterEach(async () => {
-    for (const { service, bus } of running.splice(0)) {
-      await service.stop();
-      await bus.close();
-    }
-  });
-  after(async () => {
-    await receiver.close();
+    for (const sandbox of running.splice(0)) await sandbox.stop();
   });
 
   it('signs each event for /webhook/provider with the webhook secret, in Provider-Signature', async () => {
@@ -123,7 +45,9 @@ describe('provider-sandbox', () => {
     expect(delivery?.path).to.equal('/webhook/provider');
     expect(delivery?.headers['content-type']).to.equal('application/json');
     const signature = delivery?.headers['provider-signature'] as string;
-    expect(verifyWebhookSignature(delivery?.raw ?? '', signature, [SECRET])).to.deep.include({ ok: true });
+    expect(verifyWebhookSignature(delivery?.raw ?? '', signature, [WEBHOOK_SECRET])).to.deep.include({
+      ok: true,
+    });
     expect(verifyWebhookSignature(delivery?.raw ?? '', signature, ['whsec_other']).ok).to.equal(false);
   });
 
@@ -142,7 +66,7 @@ describe('provider-sandbox', () => {
     expect(new Set(deliveries.slice(0, 3).map((d) => d.event.id)).size).to.equal(1);
     for (const delivery of deliveries) {
       const header = delivery.headers['provider-signature'] as string;
-      expect(verifyWebhookSignature(delivery.raw, header, [SECRET]).ok).to.equal(true);
+      expect(verifyWebhookSignature(delivery.raw, header, [WEBHOOK_SECRET]).ok).to.equal(true);
     }
   });
 
@@ -173,7 +97,7 @@ describe('provider-sandbox', () => {
     expect(deliveries[0]?.event.id).to.equal(deliveries[1]?.event.id);
   });
 
-  const forgottenEvents = async (url: string, key = KEY) => {
+  const forgottenEvents = async (url: string, key = API_KEY) => {
     const response = await fetch(`${url}/sandbox/forgotten-events`, {
       headers: { authorization: `Bearer ${key}` },
     });
@@ -292,7 +216,7 @@ describe('provider-sandbox', () => {
       const { service } = await startSandbox(env);
       const api = await fetch(`${service.url}/v1/payment_intents`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${KEY}` },
+        headers: { authorization: `Bearer ${API_KEY}` },
       });
       expect(api.status).to.equal(404);
       expect((await fetch(`${service.url}/health`)).status).to.equal(200);

@@ -1,94 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import { expect } from 'chai';
 import Stripe from 'stripe';
-import { createLogger, createMemoryBus, loadConfig, verifyWebhookSignature } from '@payments/service-kit';
-import { eventually } from '@payments/testkit';
-import { ProviderSandboxConfigSchema, startProviderSandbox } from '../src/index.js';
-
-const SECRET = 'whsec_sandbox_stripe_api_test';
-const KEY = 'sk_test_sandbox_stripe_api_test';
-const silent = createLogger('provider-sandbox-test', 'silent');
-
-interface Received {
-  event: Stripe.Event;
-  verified: boolean;
-}
-
-/** Stands in for webhook-ingest: keeps every event in the order it came, with whether its signature verifies. */
-async function startIngest() {
-  const received: Received[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      const signature = String(req.headers['provider-signature'] ?? '');
-      const verified = verifyWebhookSignature(raw, signature, [SECRET], 300).ok;
-      received.push({ event: JSON.parse(raw) as Stripe.Event, verified });
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}`,
-    /** The events about one object (a payment intent, a payout, a transfer), in the order they arrived. */
-    about: (objectId: string) =>
-      received.filter((r) => (r.event.data.object as { id?: string }).id === objectId),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-/** A sandbox playing Stripe, sending its events to `ingestUrl`, and stripe-node pointed at it. */
-async function startStripeSandbox(ingestUrl: string, env: Record<string, string>) {
-  const bus = createMemoryBus(silent, { deployment: { sandbox: true } });
-  const config = loadConfig(ProviderSandboxConfigSchema, {
-    PORT: '0',
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'silent',
-    WEBHOOK_INGEST_URL: ingestUrl,
-    SANDBOX_WEBHOOK_SECRET: SECRET,
-    SANDBOX_API_KEY: KEY,
-    SANDBOX_ENABLED: 'true',
-    ...env,
-  });
-  const service = await startProviderSandbox(config, { bus, logger: silent });
-  return {
-    port: service.port,
-    stripe: new Stripe(KEY, {
-      host: '127.0.0.1',
-      port: service.port,
-      protocol: 'http',
-      maxNetworkRetries: 0,
-    }),
-    async stop() {
-      await service.stop();
-      await bus.close();
-    },
-  };
-}
+import { eventually, useStarted } from '@payments/testkit';
+import { aConnectedAccount, startSandboxWithReceiver } from './support/stripe-sandbox.js';
 
 describe("provider-sandbox: Stripe's API, through the stripe library", () => {
-  let ingest: Awaited<ReturnType<typeof startIngest>>;
-  let stop: () => Promise<void>;
-  let stripe: Stripe;
-  let port: number;
-
-  before(async () => {
-    ingest = await startIngest();
-    // Every PaymentIntent here is confirmed (or not) by the test alone.
-    ({ port, stripe, stop } = await startStripeSandbox(ingest.url, { SANDBOX_AUTO_CONFIRM: 'false' }));
-  });
-
-  after(async () => {
-    await stop?.();
-    await ingest?.close();
-  });
+  // Every PaymentIntent here is confirmed (or not) by the test alone.
+  const sandbox = useStarted(() => startSandboxWithReceiver({ SANDBOX_AUTO_CONFIRM: 'false' }));
 
   const eventsOf = async (paymentIntentId: string, count: number) => {
     const found = await eventually(
-      async () => ingest.about(paymentIntentId),
+      async () => sandbox.receiver.about(paymentIntentId),
       (events) => events.length >= count,
     );
     expect(
@@ -100,7 +22,7 @@ describe("provider-sandbox: Stripe's API, through the stripe library", () => {
 
   it('creates a PaymentIntent and confirms it with pm_card_visa: succeeded, and the events in order', async () => {
     const transactionId = randomUUID();
-    const created = await stripe.paymentIntents.create({
+    const created = await sandbox.stripe.paymentIntents.create({
       amount: 1050,
       currency: 'usd',
       metadata: { transaction_id: transactionId },
@@ -110,9 +32,11 @@ describe("provider-sandbox: Stripe's API, through the stripe library", () => {
     expect(created.client_secret).to.match(new RegExp(`^${created.id}_secret_`));
     expect(created.metadata).to.deep.equal({ transaction_id: transactionId });
 
-    const confirmed = await stripe.paymentIntents.confirm(created.id, { payment_method: 'pm_card_visa' });
+    const confirmed = await sandbox.stripe.paymentIntents.confirm(created.id, {
+      payment_method: 'pm_card_visa',
+    });
     expect(confirmed).to.include({ status: 'succeeded', amount_received: 1050 });
-    expect((await stripe.paymentIntents.retrieve(created.id)).status).to.equal('succeeded');
+    expect((await sandbox.stripe.paymentIntents.retrieve(created.id)).status).to.equal('succeeded');
 
     const events = await eventsOf(created.id, 2);
     expect(events.map((e) => e.type)).to.deep.equal(['payment_intent.created', 'payment_intent.succeeded']);
@@ -123,8 +47,8 @@ describe("provider-sandbox: Stripe's API, through the stripe library", () => {
   });
 
   it('declines pm_card_chargeDeclined and insufficient funds as Stripe does; another method then succeeds', async () => {
-    const created = await stripe.paymentIntents.create({ amount: 2000, currency: 'eur' });
-    const declined = await stripe.paymentIntents
+    const created = await sandbox.stripe.paymentIntents.create({ amount: 2000, currency: 'eur' });
+    const declined = await sandbox.stripe.paymentIntents
       .confirm(created.id, { payment_method: 'pm_card_chargeDeclined' })
       .then(
         () => null,
@@ -132,14 +56,14 @@ describe("provider-sandbox: Stripe's API, through the stripe library", () => {
       );
     expect(declined).to.be.instanceOf(Stripe.errors.StripeCardError);
     expect(declined).to.include({ statusCode: 402, code: 'card_declined', decline_code: 'generic_decline' });
-    const poor = await stripe.paymentIntents
+    const poor = await sandbox.stripe.paymentIntents
       .confirm(created.id, { payment_method: 'pm_card_chargeDeclinedInsufficientFunds' })
       .then(
         () => null,
         (error: unknown) => error as Stripe.errors.StripeCardError,
       );
     expect(poor?.decline_code).to.equal('insufficient_funds');
-    const after = await stripe.paymentIntents.retrieve(created.id);
+    const after = await sandbox.stripe.paymentIntents.retrieve(created.id);
     expect(after.status).to.equal('requires_payment_method');
     expect(after.last_payment_error).to.include({
       code: 'card_declined',
@@ -147,7 +71,7 @@ describe("provider-sandbox: Stripe's API, through the stripe library", () => {
     });
 
     expect(
-      (await stripe.paymentIntents.confirm(created.id, { payment_method: 'pm_card_visa' })).status,
+      (await sandbox.stripe.paymentIntents.confirm(created.id, { payment_method: 'pm_card_visa' })).status,
     ).to.equal('succeeded');
     const events = await eventsOf(created.id, 4);
     expect(events.map((e) => e.type)).to.deep.equal([
@@ -159,22 +83,24 @@ describe("provider-sandbox: Stripe's API, through the stripe library", () => {
   });
 
   it('cancels a PaymentIntent with its reason, and refuses to cancel one that succeeded', async () => {
-    const open = await stripe.paymentIntents.create({ amount: 500, currency: 'usd' });
-    const canceled = await stripe.paymentIntents.cancel(open.id, { cancellation_reason: 'abandoned' });
+    const open = await sandbox.stripe.paymentIntents.create({ amount: 500, currency: 'usd' });
+    const canceled = await sandbox.stripe.paymentIntents.cancel(open.id, {
+      cancellation_reason: 'abandoned',
+    });
     expect(canceled).to.include({ status: 'canceled', cancellation_reason: 'abandoned' });
     expect((await eventsOf(open.id, 2)).map((e) => e.type)).to.deep.equal([
       'payment_intent.created',
       'payment_intent.canceled',
     ]);
 
-    const paid = await stripe.paymentIntents.create({
+    const paid = await sandbox.stripe.paymentIntents.create({
       amount: 700,
       currency: 'usd',
       payment_method: 'pm_card_visa',
       confirm: true,
     });
     expect(paid.status).to.equal('succeeded');
-    const refused = await stripe.paymentIntents.cancel(paid.id).then(
+    const refused = await sandbox.stripe.paymentIntents.cancel(paid.id).then(
       () => null,
       (error: unknown) => error as Stripe.errors.StripeInvalidRequestError,
     );
@@ -186,42 +112,31 @@ describe("provider-sandbox: Stripe's API, through the stripe library", () => {
     const idempotencyKey = `deposit-${randomUUID()}`;
     const params = { amount: 4200, currency: 'usd', metadata: { transaction_id: randomUUID() } };
     const [first, second] = await Promise.all([
-      stripe.paymentIntents.create(params, { idempotencyKey }),
-      stripe.paymentIntents.create(params, { idempotencyKey }),
+      sandbox.stripe.paymentIntents.create(params, { idempotencyKey }),
+      sandbox.stripe.paymentIntents.create(params, { idempotencyKey }),
     ]);
     expect(second.id).to.equal(first.id);
-    const third = await stripe.paymentIntents.create(params, { idempotencyKey });
+    const third = await sandbox.stripe.paymentIntents.create(params, { idempotencyKey });
     expect(third.id).to.equal(first.id);
     expect(third.lastResponse.headers['idempotent-replayed']).to.equal('true');
     await eventsOf(first.id, 1);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(ingest.about(first.id), 'one payment_intent.created').to.have.length(1);
+    expect(sandbox.receiver.about(first.id), 'one payment_intent.created').to.have.length(1);
 
-    const other = await stripe.paymentIntents.create({ ...params, amount: 4300 }, { idempotencyKey }).then(
-      () => null,
-      (error: unknown) => error,
-    );
+    const other = await sandbox.stripe.paymentIntents
+      .create({ ...params, amount: 4300 }, { idempotencyKey })
+      .then(
+        () => null,
+        (error: unknown) => error,
+      );
     expect(other).to.be.instanceOf(Stripe.errors.StripeIdempotencyError);
   });
 
   describe('Connect: paying a user out through their connected account', () => {
-    const connected = async (accountNumber?: string) =>
-      stripe.accounts.create({
-        type: 'express',
-        country: 'US',
-        metadata: { user_id: randomUUID() },
-        ...(accountNumber && {
-          external_account: {
-            object: 'bank_account',
-            country: 'US',
-            currency: 'usd',
-            account_number: accountNumber,
-            routing_number: '110000000',
-          },
-        }),
-      });
+    const connected = (accountNumber?: string) =>
+      aConnectedAccount(sandbox.stripe, accountNumber, { user_id: randomUUID() });
     const fund = (account: string, amount: number, transactionId: string) =>
-      stripe.transfers.create({
+      sandbox.stripe.transfers.create({
         amount,
         currency: 'usd',
         destination: account,
@@ -232,7 +147,7 @@ describe("provider-sandbox: Stripe's API, through the stripe library", () => {
     it('transfers to the account, pays out from it to its bank, and says so with events naming the account', async () => {
       const account = await connected();
       expect(account).to.include({ object: 'account', type: 'express', payouts_enabled: true });
-      const link = await stripe.accountLinks.create({
+      const link = await sandbox.stripe.accountLinks.create({
         account: account.id,
         type: 'account_onboarding',
         refresh_url: 'http://127.0.0.1:8080/payout-account',
@@ -247,7 +162,7 @@ describe("provider-sandbox: Stripe's API, through the stripe library", () => {
         destination: account.id,
         reversed: false,
       });
-      const payout = await stripe.payouts.create(
+      const payout = await sandbox.stripe.payouts.create(
         { amount: 2500, currency: 'usd', metadata: { transaction_id: transactionId } },
         { stripeAccount: account.id },
       );
@@ -260,7 +175,7 @@ describe("provider-sandbox: Stripe's API, through the stripe library", () => {
         metadata: { transaction_id: transactionId },
       });
       // Paid out, the account holds nothing more to pay out.
-      const again = await stripe.payouts
+      const again = await sandbox.stripe.payouts
         .create({ amount: 1, currency: 'usd' }, { stripeAccount: account.id })
         .catch((error: unknown) => error);
       expect(again).to.include({ statusCode: 400, code: 'balance_insufficient' });
@@ -270,29 +185,31 @@ describe("provider-sandbox: Stripe's API, through the stripe library", () => {
       const account = await connected('000111111113');
       const transactionId = randomUUID();
       const transfer = await fund(account.id, 1800, transactionId);
-      const payout = await stripe.payouts.create(
+      const payout = await sandbox.stripe.payouts.create(
         { amount: 1800, currency: 'usd', metadata: { transaction_id: transactionId } },
         { stripeAccount: account.id },
       );
       const events = await eventsOf(payout.id, 2);
       expect(events[1]?.type).to.equal('payout.failed');
       expect(events[1]?.data.object).to.deep.include({ status: 'failed', failure_code: 'account_closed' });
-      const reversal = await stripe.transfers.createReversal(transfer.id, {
+      const reversal = await sandbox.stripe.transfers.createReversal(transfer.id, {
         metadata: { transaction_id: transactionId },
       });
       expect(reversal).to.include({ object: 'transfer_reversal', amount: 1800, transfer: transfer.id });
-      expect(await stripe.transfers.retrieve(transfer.id)).to.include({
+      expect(await sandbox.stripe.transfers.retrieve(transfer.id)).to.include({
         reversed: true,
         amount_reversed: 1800,
       });
-      const twice = await stripe.transfers.createReversal(transfer.id).catch((error: unknown) => error);
+      const twice = await sandbox.stripe.transfers
+        .createReversal(transfer.id)
+        .catch((error: unknown) => error);
       expect(twice).to.be.instanceOf(Stripe.errors.StripeInvalidRequestError);
     });
 
     it('refuses a transfer to an account it does not know, and a payout without Stripe-Account', async () => {
       const unknown = await fund('acct_missing', 100, randomUUID()).catch((error: unknown) => error);
       expect(unknown).to.include({ statusCode: 400, code: 'resource_missing', param: 'destination' });
-      const platform = await stripe.payouts
+      const platform = await sandbox.stripe.payouts
         .create({ amount: 100, currency: 'usd' })
         .catch((error: unknown) => error);
       expect(platform).to.include({ statusCode: 400 });
@@ -302,7 +219,7 @@ describe("provider-sandbox: Stripe's API, through the stripe library", () => {
   it('refuses a wrong key, an unknown PaymentIntent and a missing amount with Stripe’s errors', async () => {
     const stranger = new Stripe('sk_test_wrong', {
       host: '127.0.0.1',
-      port,
+      port: sandbox.port,
       protocol: 'http',
       maxNetworkRetries: 0,
     });
@@ -312,13 +229,13 @@ describe("provider-sandbox: Stripe's API, through the stripe library", () => {
     );
     expect(unauthenticated).to.be.instanceOf(Stripe.errors.StripeAuthenticationError);
 
-    const missing = await stripe.paymentIntents.retrieve('pi_missing').then(
+    const missing = await sandbox.stripe.paymentIntents.retrieve('pi_missing').then(
       () => null,
       (error: unknown) => error as Stripe.errors.StripeInvalidRequestError,
     );
     expect(missing).to.include({ statusCode: 404, code: 'resource_missing' });
 
-    const incomplete = await stripe.paymentIntents
+    const incomplete = await sandbox.stripe.paymentIntents
       .create({ currency: 'usd' } as unknown as Stripe.PaymentIntentCreateParams)
       .then(
         () => null,
@@ -329,22 +246,12 @@ describe("provider-sandbox: Stripe's API, through the stripe library", () => {
 });
 
 describe('provider-sandbox: paying what no client confirmed (SANDBOX_AUTO_CONFIRM)', () => {
-  let ingest: Awaited<ReturnType<typeof startIngest>>;
-  let sandbox: Awaited<ReturnType<typeof startStripeSandbox>>;
-
-  before(async () => {
-    ingest = await startIngest();
-    sandbox = await startStripeSandbox(ingest.url, { SANDBOX_DELAY_MS: '200' });
-  });
-  after(async () => {
-    await sandbox?.stop();
-    await ingest?.close();
-  });
+  const sandbox = useStarted(() => startSandboxWithReceiver({ SANDBOX_DELAY_MS: '200' }));
 
   const typesOf = async (paymentIntentId: string, count: number) =>
     (
       await eventually(
-        async () => ingest.about(paymentIntentId),
+        async () => sandbox.receiver.about(paymentIntentId),
         (found) => found.length >= count,
       )
     ).map((r) => r.event.type);

@@ -1,30 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import { expect } from 'chai';
 import Stripe from 'stripe';
-import { createLogger, createMemoryBus, loadConfig, type EventBus } from '@payments/service-kit';
-import { ProviderSandboxConfigSchema, startProviderSandbox } from '../src/index.js';
-
-const KEY = 'sk_test_sandbox_lists_test';
-const silent = createLogger('provider-sandbox-test', 'silent');
+import { useStarted } from '@payments/testkit';
+import { aConnectedAccount, startEventReceiver, startStripeSandbox } from './support/stripe-sandbox.js';
 
 interface Listed {
   id: string;
   created: number;
-}
-
-/** Stands in for webhook-ingest: takes every event; these tests read the provider's records, not its events. */
-async function startSink() {
-  const server: Server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(200).end());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
 }
 
 /** Stripe's list order: newest first, and by id (greatest first) within a second. */
@@ -54,46 +36,20 @@ async function acrossASecond<T extends Listed>(
 }
 
 describe("provider-sandbox: Stripe's lists, paged through by the stripe library", () => {
-  let sink: Awaited<ReturnType<typeof startSink>>;
+  // The events go to a receiver these tests never read: they read the provider's records.
+  const receiver = useStarted(startEventReceiver);
+  let sandbox: Awaited<ReturnType<typeof startStripeSandbox>> | undefined;
   let stripe: Stripe;
-  let running: { stop(): Promise<unknown> } | undefined;
-  let bus: EventBus | undefined;
-
-  before(async () => {
-    sink = await startSink();
-  });
 
   // A sandbox of its own for each test, so a list holds exactly what the test made.
   beforeEach(async () => {
-    bus = createMemoryBus(silent, { deployment: { sandbox: true } });
-    const config = loadConfig(ProviderSandboxConfigSchema, {
-      PORT: '0',
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'silent',
-      WEBHOOK_INGEST_URL: sink.url,
-      SANDBOX_API_KEY: KEY,
-      SANDBOX_ENABLED: 'true',
+    sandbox = await startStripeSandbox(receiver.url, {
       SANDBOX_AUTO_CONFIRM: 'false',
       SANDBOX_DELAY_MS: '50',
     });
-    const service = await startProviderSandbox(config, { bus, logger: silent });
-    running = service;
-    stripe = new Stripe(KEY, {
-      host: '127.0.0.1',
-      port: service.port,
-      protocol: 'http',
-      maxNetworkRetries: 0,
-    });
+    stripe = sandbox.stripe;
   });
-
-  afterEach(async () => {
-    await running?.stop();
-    await bus?.close();
-  });
-
-  after(async () => {
-    await sink?.close();
-  });
+  afterEach(() => sandbox?.stop());
 
   const paid = (amount: number, paymentMethod = 'pm_card_visa') =>
     stripe.paymentIntents.create({
@@ -330,19 +286,7 @@ describe("provider-sandbox: Stripe's lists, paged through by the stripe library"
 
   describe('payouts, on a connected account (Stripe-Account)', () => {
     const funded = async (amount: number, accountNumber?: string) => {
-      const account = await stripe.accounts.create({
-        type: 'express',
-        country: 'US',
-        ...(accountNumber && {
-          external_account: {
-            object: 'bank_account',
-            country: 'US',
-            currency: 'usd',
-            account_number: accountNumber,
-            routing_number: '110000000',
-          },
-        }),
-      });
+      const account = await aConnectedAccount(stripe, accountNumber);
       await stripe.transfers.create({ amount, currency: 'usd', destination: account.id });
       return account.id;
     };

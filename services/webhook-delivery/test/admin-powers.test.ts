@@ -2,34 +2,26 @@ import { expect } from 'chai';
 import Stripe from 'stripe';
 import type { EventEnvelope } from '@payments/contracts';
 import type { Consumer } from '@payments/service-kit';
-import { eventually } from '@payments/testkit';
-import {
-  completedDeposit,
-  startDeliveryHarness,
-  type DeliveryHarness,
-  type TestUser,
-} from './support/delivery-harness.js';
+import { eventually, useStarted } from '@payments/testkit';
+import { completedDeposit, startDeliveryHarness, type TestUser } from './support/delivery-harness.js';
 
 const stripe = new Stripe('sk_test_unused');
 
 describe("what an admin may do to another user's webhook endpoint (HTTP, RabbitMQ, Postgres)", function () {
   this.timeout(60_000);
-  let harness: DeliveryHarness;
   let trail: Consumer;
   /** What reached the ledger's queue for the trail of admin actions. */
   const taken: EventEnvelope<'AdminActionTaken'>[] = [];
 
+  const harness = useStarted(() => startDeliveryHarness({ transport: 'amqp' }), {
+    beforeStop: () => trail?.stop(),
+  });
   before(async () => {
-    harness = await startDeliveryHarness({ transport: 'amqp' });
     trail = await harness.bus.consume('ledger', {
       AdminActionTaken: async (event) => {
         taken.push(event);
       },
     });
-  });
-  after(async () => {
-    await trail?.stop();
-    await harness?.stop();
   });
 
   const trailOf = (owner: TestUser, count: number) =>
@@ -181,12 +173,8 @@ describe("what an admin may do to another user's webhook endpoint (HTTP, RabbitM
 
 describe("an admin's action the trail cannot take is not done (HTTP, RabbitMQ, Postgres)", function () {
   this.timeout(60_000);
-  let harness: DeliveryHarness;
 
-  before(async () => {
-    harness = await startDeliveryHarness({ transport: 'amqp' });
-  });
-  after(() => harness?.stop());
+  const harness = useStarted(() => startDeliveryHarness({ transport: 'amqp' }));
 
   it('answers 503 and leaves the endpoint and its deliveries as they were while no queue takes the trail', async () => {
     const owner = harness.newUser();

@@ -3,8 +3,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { eventually, freePort } from '@payments/testkit';
-import { completedDeposit, startDeliveryHarness, type DeliveryHarness } from './support/delivery-harness.js';
+import { eventually, freePort, useStarted } from '@payments/testkit';
+import { completedDeposit, startDeliveryHarness } from './support/delivery-harness.js';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/main.ts');
 const TSX = createRequire(import.meta.url).resolve('tsx');
@@ -41,16 +41,13 @@ async function startChild(env: Record<string, string>): Promise<Child> {
 
 describe('webhook delivery across a crash (SIGKILL of the delivery process)', function () {
   this.timeout(90_000);
-  let harness: DeliveryHarness;
   let child: Child | null = null;
 
-  before(async () => {
-    harness = await startDeliveryHarness({ transport: 'amqp', noService: true });
-  });
-  after(async () => {
-    child?.process.kill('SIGKILL');
-    await child?.exited;
-    await harness?.stop();
+  const harness = useStarted(() => startDeliveryHarness({ transport: 'amqp', noService: true }), {
+    beforeStop: async () => {
+      child?.process.kill('SIGKILL');
+      await child?.exited;
+    },
   });
 
   it('loses no event and no delivery when the process dies mid-flight', async () => {

@@ -1,21 +1,17 @@
 import { expect } from 'chai';
 import Stripe from 'stripe';
 import { createLogger, loadConfig } from '@payments/service-kit';
-import { eventually } from '@payments/testkit';
+import { eventually, useStarted } from '@payments/testkit';
 import { createDeliveryRepository } from '../src/data/delivery-repository.js';
 import { startWebhookDelivery, WebhookDeliveryConfigSchema } from '../src/index.js';
-import { completedDeposit, startDeliveryHarness, type DeliveryHarness } from './support/delivery-harness.js';
+import { completedDeposit, startDeliveryHarness } from './support/delivery-harness.js';
 
 const stripe = new Stripe('sk_test_unused');
 
 describe('webhook deliveries', function () {
   this.timeout(40_000);
-  let harness: DeliveryHarness;
 
-  before(async () => {
-    harness = await startDeliveryHarness();
-  });
-  after(() => harness?.stop());
+  const harness = useStarted(() => startDeliveryHarness());
 
   it('delivers a subscribed event once, signed so that the stripe package verifies it', async () => {
     const user = harness.newUser();

@@ -5,13 +5,12 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import Stripe from 'stripe';
 import { createLogger, loadConfig, type RunningService } from '@payments/service-kit';
-import { eventually } from '@payments/testkit';
+import { eventually, useStarted } from '@payments/testkit';
 import { startWebhookDelivery, WebhookDeliveryConfigSchema } from '../src/index.js';
 import {
   completedDeposit,
   startDeliveryHarness,
   type ApiResponse,
-  type DeliveryHarness,
   type TestUser,
 } from './support/delivery-harness.js';
 
@@ -30,17 +29,13 @@ interface Service {
 
 describe('retiring an endpoint secrets key (HTTP, RabbitMQ, Postgres)', function () {
   this.timeout(90_000);
-  let harness: DeliveryHarness;
   let running: Service | null = null;
 
-  before(async () => {
-    harness = await startDeliveryHarness({ transport: 'amqp', noService: true });
-  });
+  const harness = useStarted(() => startDeliveryHarness({ transport: 'amqp', noService: true }));
   afterEach(async () => {
     await running?.stop();
     running = null;
   });
-  after(() => harness?.stop());
 
   /** The service on the harness's database and queue, with these keys (the first seals). */
   const startWith = async (...keys: string[]): Promise<Service> => {

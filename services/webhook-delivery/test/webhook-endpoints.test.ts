@@ -1,14 +1,11 @@
 import { expect } from 'chai';
-import { startDeliveryHarness, type DeliveryHarness } from './support/delivery-harness.js';
+import { startDeliveryHarness } from './support/delivery-harness.js';
+import { useStarted } from '@payments/testkit';
 
 describe('webhook endpoints API', function () {
   this.timeout(30_000);
-  let harness: DeliveryHarness;
 
-  before(async () => {
-    harness = await startDeliveryHarness();
-  });
-  after(() => harness?.stop());
+  const harness = useStarted(() => startDeliveryHarness());
 
   it('registers an endpoint and shows its signing secret once', async () => {
     const user = harness.newUser();
@@ -163,12 +160,8 @@ describe('webhook endpoints API', function () {
 
 describe('endpoint URL safety (SSRF)', function () {
   this.timeout(30_000);
-  let harness: DeliveryHarness;
 
-  before(async () => {
-    harness = await startDeliveryHarness({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'false' } });
-  });
-  after(() => harness?.stop());
+  const harness = useStarted(() => startDeliveryHarness({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'false' } }));
 
   it('refuses loopback, private, link-local and metadata addresses, literal or by name', async () => {
     const user = harness.newUser();

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
 import { createEvent, type EventData, type EventEnvelope } from '@payments/contracts';
 import {
   createAmqpBus,
@@ -21,6 +22,8 @@ import {
   createTestDatabase,
   eventually,
   startTestIssuer,
+  useStarted,
+  type Started,
   type TestBroker,
 } from '@payments/testkit';
 import { migrations } from '../../src/data/migrations.js';
@@ -292,4 +295,33 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
     },
   };
   return harness;
+}
+
+/**
+ * A ledger harness for the enclosing `describe` (the test kit's `useStarted`): started before its first test,
+ * stopped after its last, once `beforeStop` has ended what the suite made against it; with `booksBalance`, the
+ * ledger's audit must pass after each test.
+ */
+export function useLedgerHarness(
+  options: HarnessOptions = {},
+  fixture: { booksBalance?: boolean; beforeStop?: () => unknown } = {},
+): Started<LedgerHarness> {
+  return useStarted(() => startLedgerHarness(options), {
+    ...(fixture.booksBalance && {
+      afterEach: async (ledger: LedgerHarness) => expect(await ledger.audit()).to.include({ ok: true }),
+    }),
+    ...(fixture.beforeStop && { beforeStop: fixture.beforeStop }),
+  });
+}
+
+/** A new user with an account in USD holding `funds` (deposited and confirmed), and a linked payout account if asked. */
+export async function aCustomer(
+  ledger: LedgerHarness,
+  { funds = 100, payoutAccount = false }: { funds?: number; payoutAccount?: boolean } = {},
+): Promise<{ user: TestUser; account: { id: string; currency: string } }> {
+  const user = ledger.newUser();
+  const account = await ledger.openAccount(user);
+  if (funds > 0) await ledger.fund(user, account.id, funds);
+  if (payoutAccount) expect((await ledger.call('POST', '/payout-account', { user })).status).to.equal(201);
+  return { user, account };
 }

@@ -13,12 +13,18 @@ import {
   type RunningService,
   type Role,
 } from '@payments/service-kit';
-import { createTestBroker, createTestDatabase, startTestIssuer, type TestBroker } from '@payments/testkit';
+import {
+  createTestBroker,
+  createTestDatabase,
+  startTestIssuer,
+  type TestBroker,
+  startTestReceiver,
+  type TestReceiver,
+} from '@payments/testkit';
 import { migrations } from '../../src/data/migrations.js';
 import type { Resolver } from '../../src/delivery/address-guard.js';
 import { startWebhookDelivery, WebhookDeliveryConfigSchema } from '../../src/index.js';
 import { startOwnerStub, type OwnerStub } from './owner-stub.js';
-import { startTestReceiver, type TestReceiver } from './test-receiver.js';
 
 export interface ApiResponse {
   status: number;

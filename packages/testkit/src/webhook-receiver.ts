@@ -72,3 +72,11 @@ export async function startTestReceiver(): Promise<TestReceiver> {
       }),
   };
 }
+
+/** webhook-delivery's settings for a receiver on 127.0.0.1 (allowed in tests only), retried within a second. */
+export const DELIVERY_TO_RECEIVER: Record<string, string> = {
+  WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+  DELIVERY_BACKOFF_BASE_MS: '100',
+  DELIVERY_BACKOFF_MAX_MS: '1000',
+  DELIVERY_POLL_INTERVAL_MS: '100',
+};

@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { testRuntime } from '@payments/testkit';
+import path from 'node:path';
+import { testRuntime } from './system.js';
 
+/** The CLI's package in this checkout (the test kit sits at packages/testkit/src or /dist). */
+const CLI = path.resolve(import.meta.dirname, '..', '..', '..', 'cli');
 /** The command as installed: in a checkout it runs the sources through tsx, else the compiled dist/. */
-export const BIN = fileURLToPath(new URL('../bin/payments.js', import.meta.url));
+export const PAYMENTS_BIN = path.join(CLI, 'bin', 'payments.js');
 /** What the tests run: the compiled CLI the global setup built (~0.4 s of CPU a run, against ~1 s through tsx). */
-const ENTRY = testRuntime() === 'compiled' ? fileURLToPath(new URL('../dist/main.js', import.meta.url)) : BIN;
+const ENTRY = testRuntime() === 'compiled' ? path.join(CLI, 'dist', 'main.js') : PAYMENTS_BIN;
 
 export interface CliRun {
   code: number | null;

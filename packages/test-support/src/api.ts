@@ -5,6 +5,7 @@ import {
   type RawResponse,
   type Transaction,
 } from '@payments/client';
+import { providerSignature } from './provider-events.js';
 
 /** An answer as a test reads it: any status, the body parsed when it is JSON, and the text. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- responses are asserted field by field
@@ -24,12 +25,14 @@ export interface RawCall {
  * The HTTP a test asserts on, through `@payments/client`'s `rawRequest`: each path exactly as the test writes it
  * (an unprefixed API path is served in 1.0, `/v1.1/…` in 1.1; `/webhook/…`, probes and a service's own routes have
  * no version), with the token the test names or none, never retried, within 15 s. Only adapts call shapes: the
- * request itself is the client's.
+ * request itself is the client's. `target` is a base URL, or a system whose gateway is read at the first call (one
+ * a suite's fixture starts later).
  */
-export function rawApi(baseUrl: string) {
-  const client = createPaymentsClient({ baseUrl });
-  const request = (method: string, path: string, call: RawCall = {}): Promise<ApiResponse> =>
-    client.rawRequest(method, path, {
+export function rawApi(target: string | { readonly gatewayUrl: string }) {
+  let client: PaymentsClient | undefined;
+  const request = (method: string, path: string, call: RawCall = {}): Promise<ApiResponse> => {
+    client ??= createPaymentsClient({ baseUrl: typeof target === 'string' ? target : target.gatewayUrl });
+    return client.rawRequest(method, path, {
       versioned: false,
       timeoutMs: 15_000,
       ...(call.body !== undefined && { body: call.body }),
@@ -37,6 +40,7 @@ export function rawApi(baseUrl: string) {
       ...(call.headers && { headers: call.headers }),
       ...(call.token ? { token: call.token } : { auth: false }),
     });
+  };
   return {
     request,
     get: (path: string, token?: string) => request('GET', path, { token }),
@@ -60,7 +64,7 @@ export interface TestUser {
   client: PaymentsClient<'1.1'>;
 }
 
-/** Registers a new user and logs them in through the client. */
+/** Registers a new user and logs them in through the client: the user factory of the tests that drive the API. */
 export async function signUp(baseUrl: string, headers?: Record<string, string>): Promise<TestUser> {
   const username = `user_${randomBytes(5).toString('hex')}`;
   const password = `pw-${randomBytes(8).toString('hex')}`;
@@ -104,4 +108,27 @@ export async function depositConfirmed(
 ): Promise<Transaction<'1.1'>> {
   const accepted = await client.money.deposit(accountId, { amount, currency });
   return confirmPayment(client, accepted.id);
+}
+
+/** A user with an account. */
+export type Customer = TestUser & { accountId: string };
+
+/** A new user with an account in `currency` (USD by default), and a linked payout account when asked. */
+export async function signUpWithAccount(
+  baseUrl: string,
+  options: { currency?: string; payoutAccount?: boolean } = {},
+): Promise<Customer> {
+  const user = await signUp(baseUrl);
+  const account = await user.client.accounts.open({ currency: options.currency ?? 'USD' });
+  if (options.payoutAccount) await user.client.payoutAccount.link();
+  return { ...user, accountId: account.id };
+}
+
+/** Posts a provider event (an object, or the exact body) to `/webhook/provider`, signed with `secret` as Stripe signs. */
+export function postProviderEvent(api: RawApi, event: object | string, secret: string): Promise<ApiResponse> {
+  const body = typeof event === 'string' ? event : JSON.stringify(event);
+  return api.request('POST', '/webhook/provider', {
+    raw: body,
+    headers: { 'content-type': 'application/json', 'provider-signature': providerSignature(body, secret) },
+  });
 }

@@ -1,11 +1,14 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { buildProblem, type ErrorCode } from '@payments/contracts';
 
 export interface SeenRequest {
   method: string;
   /** The path and query, as the client sent them (with its version prefix). */
   url: string;
   headers: IncomingHttpHeaders;
+  /** The body as sent (empty without one). */
+  body: string;
   at: number;
 }
 
@@ -16,10 +19,12 @@ export interface Reply {
 }
 
 /**
- * What the stand-in does with a request: pass it on to the gateway (undefined), answer it itself, pass it on and
- * answer something else (the gateway acted, the answer is lost on the way back), hold it open, or drop the connection.
+ * What the stand-in does with a request: pass it on to the gateway (undefined), pass it on to another path and query
+ * (`forwardTo`), answer it itself, pass it on and answer something else (the gateway acted, the answer is lost on
+ * the way back), hold it open, or drop the connection.
  */
-export type Action = undefined | { reply: Reply } | { forwardThenReply: Reply } | 'hang' | 'reset';
+export type Action =
+  undefined | { forwardTo: string } | { reply: Reply } | { forwardThenReply: Reply } | 'hang' | 'reset';
 
 export interface StandInProxy {
   url: string;
@@ -30,24 +35,22 @@ export interface StandInProxy {
   close(): Promise<void>;
 }
 
-/** A problem+json body like the gateway's, for the answers the stand-in makes itself. */
-export const problemReply = (status: number, code: string, headers: Record<string, string> = {}): Reply => ({
+/** A problem+json answer as the services build it (the contracts' shape), for the answers the stand-in makes itself. */
+export const problemReply = (
+  status: number,
+  code: ErrorCode,
+  headers: Record<string, string> = {},
+  detail = `the stand-in answered ${status}`,
+): Reply => ({
   status,
   headers: { 'content-type': 'application/problem+json', ...headers },
-  body: JSON.stringify({
-    type: `/problems/${code.toLowerCase().replaceAll('_', '-')}`,
-    title: code,
-    status,
-    detail: `the stand-in answered ${status}`,
-    instance: '/',
-    code,
-  }),
+  body: JSON.stringify({ ...buildProblem(code, detail, '/'), status }),
 });
 
 /**
  * A small HTTP stand-in in front of the gateway, on 127.0.0.1: forwards each request as it came (hop-by-hop
- * headers aside) unless the current rule says otherwise, so that a test can make the network or the gateway fail
- * once and let everything else be the real system.
+ * headers aside) unless the current rule says otherwise, so that a test can see what a client sent, make the network
+ * or the gateway fail once, and let everything else be the real system.
  */
 export async function startStandInProxy(target: string): Promise<StandInProxy> {
   const seen: SeenRequest[] = [];
@@ -55,13 +58,13 @@ export async function startStandInProxy(target: string): Promise<StandInProxy> {
   const sockets = new Set<Socket>();
   const hanging = new Set<ServerResponse>();
 
-  const forward = async (request: SeenRequest, body: Buffer) => {
+  const forward = async (request: SeenRequest, body: Buffer, url = request.url) => {
     const headers = new Headers();
     for (const [name, value] of Object.entries(request.headers)) {
       if (value === undefined || ['host', 'connection', 'content-length'].includes(name)) continue;
       headers.set(name, Array.isArray(value) ? value.join(', ') : value);
     }
-    return fetch(target + request.url, {
+    return fetch(target + url, {
       method: request.method,
       headers,
       body: body.length > 0 ? body : undefined,
@@ -75,15 +78,16 @@ export async function startStandInProxy(target: string): Promise<StandInProxy> {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
+      const body = Buffer.concat(chunks);
       const request: SeenRequest = {
         method: req.method ?? 'GET',
         url: req.url ?? '/',
         headers: req.headers,
+        body: body.toString('utf8'),
         at: Date.now(),
       };
       seen.push(request);
       const action = rule(request);
-      const body = Buffer.concat(chunks);
       if (action === 'hang') {
         hanging.add(res);
         res.on('close', () => hanging.delete(res));
@@ -97,7 +101,7 @@ export async function startStandInProxy(target: string): Promise<StandInProxy> {
         send(res, action.reply);
         return;
       }
-      forward(request, body).then(
+      forward(request, body, action && 'forwardTo' in action ? action.forwardTo : undefined).then(
         async (answer) => {
           const text = Buffer.from(await answer.arrayBuffer());
           if (action && 'forwardThenReply' in action) return send(res, action.forwardThenReply);
