@@ -138,16 +138,18 @@ describe('the workspace stays buildable, and development keeps reading the sourc
     }
   });
 
-  it('exports every entry as its sources under `development` and its compiled file by default, and ships dist/', async () => {
+  it('exports every entry as its sources under `development` and its compiled file by default, and ships that file', async () => {
     for (const directory of COMPILED_PACKAGES) {
       const pkg = await readJson<PackageJson>(`${directory}/package.json`);
-      expect(pkg.files, directory).to.include('dist');
+      const shipped = (file: string) =>
+        (pkg.files ?? []).some((entry) => file === entry || file.startsWith(`${entry}/`));
       for (const [entry, target] of Object.entries(pkg.exports ?? {})) {
         const { development, default: compiled } = target as { development: string; default: string };
         expect(development, `${directory} ${entry}`).to.match(/^\.\/src\/.+\.ts$/);
         expect(compiled, `${directory} ${entry}`).to.equal(
           development.replace('./src/', './dist/').replace(/\.ts$/, '.js'),
         );
+        expect(shipped(compiled.slice(2)), `${directory} ships ${compiled}`).to.equal(true);
         await access(path.join(ROOT, directory, development));
       }
     }
