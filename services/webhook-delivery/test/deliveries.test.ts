@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import Stripe from 'stripe';
+import { createEvent } from '@payments/contracts';
 import { createLogger, loadConfig } from '@payments/service-kit';
 import { eventually, useStarted } from '@payments/testkit';
 import { createDeliveryRepository } from '../src/data/delivery-repository.js';
@@ -452,6 +454,63 @@ describe('webhook deliveries with two processes sharing the work', function () {
       expect(harness.receiver.mostOpen('/shared')).to.be.within(2, 3);
     } finally {
       await second.stop();
+      await harness.stop();
+    }
+  });
+
+  it('never lets two claims at once hold more than the per-endpoint limit between them', async () => {
+    // Deliveries whose fan-out commits late sort before those already there. A claim that runs beside another's
+    // uncommitted claim, and sees those late deliveries, would take them too: twice the limit between the two.
+    const harness = await startDeliveryHarness({ noService: true });
+    try {
+      const userId = randomUUID();
+      const endpointId = randomUUID();
+      await harness.db('webhook_endpoints').insert({
+        id: endpointId,
+        user_id: userId,
+        url: 'http://127.0.0.1:9/unused',
+        events: ['transaction.completed'],
+        api_version: '1.0',
+        secret: 'whsec_unused',
+      });
+      const fanOut = (knex: typeof harness.db, count: number) =>
+        createDeliveryRepository(knex).fanOut(
+          'claims-test',
+          Array.from({ length: count }, () => ({
+            event: createEvent('TransactionCompleted', completedDeposit(userId), {
+              id: randomUUID(),
+              correlationId: 'claims-test',
+            }),
+            userId,
+            eventType: 'transaction.completed' as const,
+          })),
+          new Date(Date.now() + 3_600_000),
+        );
+      const claim = { limit: 10, perEndpoint: 3, leaseMs: 60_000 };
+      const late = await harness.db.transaction();
+      await fanOut(late, 3);
+      await fanOut(harness.db, 3);
+      // Begun after both fan-outs, so every delivery is due by its clock.
+      const first = await harness.db.transaction();
+      try {
+        const firstClaimed = await createDeliveryRepository(first).claimDue(claim);
+        await late.commit();
+        const second = createDeliveryRepository(harness.db).claimDue(claim);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await first.commit();
+        expect(firstClaimed, 'the first claim').to.have.length(3);
+        expect(await second, 'the second claim').to.have.length(0);
+      } finally {
+        if (!late.isCompleted()) await late.rollback();
+        if (!first.isCompleted()) await first.rollback();
+      }
+      const [held] = (await harness
+        .db('webhook_deliveries')
+        .where({ endpoint_id: endpointId })
+        .andWhere('locked_until', '>', harness.db.fn.now())
+        .count({ n: '*' })) as { n: string }[];
+      expect(Number(held!.n)).to.equal(3);
+    } finally {
       await harness.stop();
     }
   });

@@ -176,8 +176,12 @@ export function createDeliveryRepository(knex: Knex): DeliveryRepository {
 
     async claimDue({ limit, perEndpoint, leaseMs }) {
       // The row lock of the UPDATE and its re-checked WHERE keep two processes from claiming the same delivery.
-      const { rows } = (await knex.raw(
-        `
+      // The per-endpoint limit counts what every process holds, so claims take turns: two at once would each
+      // count the other's claims as free and hold twice the limit between them. A claim is one short statement.
+      const { rows } = (await knex.transaction(async (trx) => {
+        await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', ['webhook_deliveries.claim']);
+        return trx.raw(
+          `
         WITH held AS (
           SELECT endpoint_id, count(*) AS n FROM webhook_deliveries
           WHERE status = 'pending' AND locked_until > now()
@@ -203,8 +207,9 @@ export function createDeliveryRepository(knex: Knex): DeliveryRepository {
           AND (d.locked_until IS NULL OR d.locked_until <= now())
         RETURNING d.*
         `,
-        { perEndpoint, limit, leaseSeconds: leaseMs / 1000 },
-      )) as { rows: DeliveryRow[] };
+          { perEndpoint, limit, leaseSeconds: leaseMs / 1000 },
+        );
+      })) as { rows: DeliveryRow[] };
       return rows.map(toDelivery);
     },
 
