@@ -181,7 +181,6 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
         conn.on('close', (error?: Error) => {
           if (connection === conn) onConnectionLost(error);
         });
-        coalesceWrites(conn);
         await ensureTopology(conn);
         const channel = await conn.createConfirmChannel();
         channel.on('return', (message: ConsumeMessage) => {
@@ -547,31 +546,5 @@ function createAckCoalescer(channel: Channel, logger: Logger): AckCoalescer {
       if (index >= 0) unsettled.splice(index, 1);
       settle(() => channel.nack(message, false, requeue));
     },
-  };
-}
-
-interface AmqplibMuxer {
-  out?: { cork?: () => void; uncork?: () => void };
-  _readIncoming?: () => void;
-}
-
-/**
- * amqplib writes every frame it has queued (publishes, acks, from all channels) to the socket in one pass, but
- * one `write` each: one system call per frame, for us and for the broker reading them. Corked around that pass,
- * the frames of a pass go out in one `writev`. Reaches into amqplib's connection (0.10: `connection.muxer`);
- * where that is not as expected, it changes nothing.
- */
-function coalesceWrites(conn: ChannelModel): void {
-  const muxer = (conn as unknown as { connection?: { muxer?: AmqplibMuxer } }).connection?.muxer;
-  const out = muxer?.out;
-  const pass = muxer?._readIncoming;
-  if (!muxer || !out || typeof out.cork !== 'function' || typeof out.uncork !== 'function' || !pass) return;
-  muxer._readIncoming = function corked(this: AmqplibMuxer) {
-    out.cork?.();
-    try {
-      pass.call(this);
-    } finally {
-      out.uncork?.();
-    }
   };
 }
