@@ -25,8 +25,6 @@ export default tseslint.config(
   },
   {
     files: ['**/*.ts'],
-    // Left out while the bus is being rewritten; removed when it lands.
-    ignores: ['packages/service-kit/src/bus/**'],
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',

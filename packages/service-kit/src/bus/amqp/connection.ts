@@ -1,0 +1,135 @@
+import amqp, {
+  type Channel,
+  type ChannelModel,
+  type ConfirmChannel,
+  type RecoveringChannelModel,
+} from 'amqplib';
+import type { Logger } from '../../logger.js';
+import { BusUnavailableError } from '../event-bus.js';
+
+export interface BrokerConnectionOptions {
+  url: string;
+  logger: Logger;
+  /**
+   * Run on every new connection before it counts as connected (topology, publisher, consumers); a failure closes
+   * that connection and a later attempt tries again.
+   */
+  setup: (model: ChannelModel) => Promise<void>;
+  /** Told when an established connection is lost; amqplib's recovery is already retrying. */
+  onLost: (error: Error) => void;
+}
+
+export interface BrokerConnection {
+  /** Starts connecting; resolves once connected, or after `timeoutMs` with the attempts going on behind. */
+  start(timeoutMs: number): Promise<void>;
+  /** The connection being set up or in use, or null while there is none. */
+  current(): ChannelModel | null;
+  /** Runs work on a channel of its own, closed afterwards (closing returns what it took unacknowledged). */
+  withChannel<T>(work: (channel: Channel) => Promise<T>): Promise<T>;
+  withConfirmChannel<T>(work: (channel: ConfirmChannel) => Promise<T>): Promise<T>;
+  /** Stops recovering and closes the connection. */
+  close(): Promise<void>;
+}
+
+/** Retries every 250 ms at first, then backs off to about 5 s; a broker that is down for long is retried forever. */
+const RECOVERY = {
+  initialDelay: 250,
+  factor: 2,
+  maxDelay: 5_000,
+  jitter: 0.2,
+  maxRetries: Infinity,
+} as const;
+
+/** A failed attempt is logged on the first and then every 20th, so a broker that stays down does not flood the log. */
+const LOG_EVERY_ATTEMPTS = 20;
+
+/** One connection to RabbitMQ, re-established by amqplib's connection recovery after a loss. */
+export function createBrokerConnection(options: BrokerConnectionOptions): BrokerConnection {
+  const { logger } = options;
+  let recovering: Promise<RecoveringChannelModel> | null = null;
+  let model: ChannelModel | null = null;
+  let closed = false;
+
+  const setup = async (opened: ChannelModel) => {
+    // Recovery listens for errors only once set-up is done; unheard, an error event would throw.
+    opened.on('error', () => undefined);
+    // Current from the start of set-up, so a consumer added meanwhile starts on it rather than waiting for the next.
+    model = opened;
+    try {
+      await options.setup(opened);
+    } catch (error) {
+      if (model === opened) model = null;
+      throw error;
+    }
+  };
+
+  const open = async (): Promise<RecoveringChannelModel> => {
+    const connection = await amqp.connect(options.url, {
+      clientProperties: { connection_name: 'payments' },
+      recovery: { ...RECOVERY, setup, waitForConnect: false },
+    });
+    connection.on('connect', () => logger.info('connected to RabbitMQ'));
+    connection.on('error', (error: Error) => logger.warn({ err: error }, 'RabbitMQ connection error'));
+    connection.on('disconnect', (error: Error) => {
+      model = null;
+      logger.warn({ err: error }, 'lost the RabbitMQ connection; reconnecting');
+      options.onLost(error);
+    });
+    connection.on('reconnect-scheduled', ({ attempt, error }: { attempt: number; error: Error }) => {
+      if (attempt === 1 || attempt % LOG_EVERY_ATTEMPTS === 0)
+        logger.warn({ err: error, attempt }, 'cannot reach RabbitMQ; retrying');
+    });
+    return connection;
+  };
+
+  const requireModel = () => {
+    if (!model) throw new BusUnavailableError('not connected to RabbitMQ');
+    return model;
+  };
+
+  return {
+    async start(timeoutMs) {
+      if (closed) return;
+      recovering ??= open();
+      const connection = await recovering;
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+      // The first connection may take longer than start is willing to wait; recovery keeps at it.
+      await Promise.race([
+        connection.waitForConnect().then(
+          () => undefined,
+          () => undefined,
+        ),
+        timeout,
+      ]);
+      clearTimeout(timer);
+    },
+
+    current: () => model,
+
+    async withChannel(work) {
+      const channel = await requireModel().createChannel();
+      try {
+        return await work(channel);
+      } finally {
+        await channel.close().catch(() => undefined);
+      }
+    },
+
+    async withConfirmChannel(work) {
+      const channel = await requireModel().createConfirmChannel();
+      try {
+        return await work(channel);
+      } finally {
+        await channel.close().catch(() => undefined);
+      }
+    },
+
+    async close() {
+      closed = true;
+      model = null;
+      const connection = await recovering;
+      await connection?.close().catch(() => undefined);
+    },
+  };
+}
