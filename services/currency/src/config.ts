@@ -29,9 +29,6 @@ export const CurrencyConfigSchema = Type.Object({
     default: 'http://127.0.0.1:3001',
     description: "Where identity answers (the revocations in force, for the admins' dead-letter routes)",
   }),
-  JWKS_URL: Type.Optional(
-    Url({ description: "The token keys; unset, identity's `/.well-known/jwks.json` (from IDENTITY_URL)" }),
-  ),
   ...TokenKeysConfig,
   SUPPORTED_CURRENCIES: Type.String({
     default: 'USD,EUR,GBP,JPY,CHF,CAD,AUD,KWD',

@@ -2,21 +2,19 @@ import { busRightsOf } from '@payments/contracts';
 import {
   connectBus,
   createHttpApp,
-  deadLetterRoutes,
-  followIdentityRevocations,
-  identityTokenVerifier,
-  requireAuth,
   createLogger,
   createMetrics,
-  createShutdown,
+  deadLetterRoutes,
+  followIdentityTokens,
   isDatabaseUp,
-  databaseOptions,
-  openDatabase,
+  openServiceDatabase,
   publishedAdminTrail,
   refuseDevelopmentSecrets,
+  requireAuth,
   resolveServiceCredential,
   serveHttp,
   startInboxRetention,
+  startService,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -50,10 +48,8 @@ export async function startCurrency(
   const rateSource =
     deps.rateSource ??
     (config.RATES_SOURCE_URL ? createUrlRateSource(config.RATES_SOURCE_URL) : createReferenceRateSource());
-  const shutdown = createShutdown(logger);
-  try {
-    const knex = await openDatabase(databaseOptions(config, { migrations, privileges, logger }));
-    shutdown.add('database pool', () => knex.destroy());
+  return startService(logger, async (shutdown) => {
+    const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const bus = await connectBus(config, logger, shutdown, deps.bus);
     const metrics = createMetrics('currency');
     const accounts = createAccountCountRepository(knex);
@@ -64,14 +60,13 @@ export async function startCurrency(
 
     // Only the admins' dead-letter routes take a token: readiness does not wait for the revocations, so the public
     // catalogue and rates never do.
-    const followed = await followIdentityRevocations({
-      identityUrl: config.IDENTITY_URL,
+    const { verifier } = await followIdentityTokens(config, {
       serviceToken: serviceCredential.token,
-      logger,
-      shutdown,
       bus,
+      shutdown,
+      logger,
     });
-    const auth = requireAuth(await identityTokenVerifier(config, { followed, bus, shutdown, logger }));
+    const auth = requireAuth(verifier);
 
     const rates = createRateCache({
       source: rateSource,
@@ -101,9 +96,6 @@ export async function startCurrency(
       { url: address.url, supported: catalogue.supported().map((c) => c.code), rates: rateSource.name },
       'currency service listening',
     );
-    return { ...address, stop: () => shutdown.run() };
-  } catch (error) {
-    await shutdown.run();
-    throw error;
-  }
+    return address;
+  });
 }

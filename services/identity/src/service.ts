@@ -4,14 +4,13 @@ import {
   createLogger,
   createMetrics,
   createRevocationList,
-  createShutdown,
-  databaseOptions,
-  openDatabase,
+  openServiceDatabase,
   refuseDevelopmentSecrets,
   resolveServiceCredential,
   serveHttp,
   splitList,
   startOutboxRelay,
+  startService,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -52,12 +51,10 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
     logger,
   );
   const limits = loginLimits(config);
-  const shutdown = createShutdown(logger);
-  try {
+  return startService(logger, async (shutdown) => {
     const keys = await loadSigningKeys(config, logger);
 
-    const knex = await openDatabase(databaseOptions(config, { migrations, privileges, logger }));
-    shutdown.add('database pool', () => knex.destroy());
+    const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const throttles = await createThrottleStore({ redisUrl: config.REDIS_URL, logger });
     shutdown.add('throttle store', () => throttles.close());
     const throttle = createLoginThrottle(throttles, limits);
@@ -155,9 +152,6 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
       verificationKeys(keys).map((key) => key.kid),
     );
     logger.info({ url: address.url }, 'identity is listening');
-    return { ...address, stop: () => shutdown.run() };
-  } catch (error) {
-    await shutdown.run();
-    throw error;
-  }
+    return address;
+  });
 }

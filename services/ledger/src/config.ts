@@ -39,9 +39,6 @@ export const LedgerConfigSchema = Type.Object({
     default: 'http://127.0.0.1:3001',
     description: 'Where identity answers (the revocations in force)',
   }),
-  JWKS_URL: Type.Optional(
-    Url({ description: "The token keys; unset, identity's `/.well-known/jwks.json` (from IDENTITY_URL)" }),
-  ),
   ...TokenKeysConfig,
   CURRENCY_URL: Url({
     default: 'http://127.0.0.1:3003',

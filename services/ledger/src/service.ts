@@ -2,22 +2,20 @@ import { busRightsOf } from '@payments/contracts';
 import {
   connectBus,
   createHttpApp,
-  deadLetterRoutes,
-  identityTokenVerifier,
   createLogger,
   createMetrics,
-  createShutdown,
+  deadLetterRoutes,
   DEVELOPMENT_SANDBOX_API_KEY,
+  followIdentityTokens,
   isDatabaseUp,
-  databaseOptions,
-  openDatabase,
+  openServiceDatabase,
   refuseDevelopmentSecrets,
   requireAuth,
   resolveServiceCredential,
   serveHttp,
   startInboxRetention,
   startOutboxRelay,
-  followIdentityRevocations,
+  startService,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -90,10 +88,8 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     },
     logger,
   );
-  const shutdown = createShutdown(logger);
-  try {
-    const knex = await openDatabase(databaseOptions(config, { migrations, privileges, logger }));
-    shutdown.add('database pool', () => knex.destroy());
+  return startService(logger, async (shutdown) => {
+    const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const metrics = createMetrics('ledger');
     const bus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
     // One cache of the system accounts' ids for every repository that books entries.
@@ -163,12 +159,11 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       providerPayments,
     });
     shutdown.add('ledger consumer', () => consumer.stop());
-    const followed = await followIdentityRevocations({
-      identityUrl: config.IDENTITY_URL,
+    const { verifier, followed } = await followIdentityTokens(config, {
       serviceToken: serviceCredential.token,
-      logger,
-      shutdown,
       bus,
+      shutdown,
+      logger,
     });
     const maintenance = startMaintenance({
       store: createMaintenanceRepository(knex, systemAccounts),
@@ -183,7 +178,6 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     const inboxRetention = startInboxRetention(knex, { retentionDays: config.INBOX_RETENTION_DAYS, logger });
     shutdown.add('inbox retention', () => inboxRetention.stop());
 
-    const verifier = await identityTokenVerifier(config, { followed, bus, shutdown, logger });
     const auth = requireAuth(verifier);
     const payoutAccounts = createPayoutAccounts({
       store: createPayoutAccountRepository(knex),
@@ -232,9 +226,6 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     );
     const address = await serveHttp('ledger', app, config, shutdown);
     logger.info({ url: address.url }, 'ledger listening');
-    return { ...address, stop: () => shutdown.run() };
-  } catch (error) {
-    await shutdown.run();
-    throw error;
-  }
+    return address;
+  });
 }

@@ -3,13 +3,13 @@ import {
   createHttpApp,
   createLogger,
   createMetrics,
-  createShutdown,
   DEVELOPMENT_SANDBOX_API_KEY,
   DEVELOPMENT_WEBHOOK_SECRET,
   refuseDevelopmentSecrets,
   resolveServiceCredential,
   serveHttp,
   splitList,
+  startService,
   type EventBus,
   type ReadinessCheck,
   type RunningService,
@@ -41,8 +41,7 @@ export async function startProviderSandbox(
     },
     logger,
   );
-  const shutdown = createShutdown(logger);
-  try {
+  return startService(logger, async (shutdown) => {
     const metrics = createMetrics(NAME);
     const readiness: ReadinessCheck[] = [];
     // Its queue exists only where a sandbox is deployed; a deployed sandbox consumes it whether it plays the provider or not.
@@ -94,9 +93,6 @@ export async function startProviderSandbox(
       { url: address.url, enabled: mode.enabled, webhook: config.WEBHOOK_INGEST_URL },
       'provider-sandbox listening',
     );
-    return { ...address, stop: () => shutdown.run() };
-  } catch (error) {
-    await shutdown.run();
-    throw error;
-  }
+    return address;
+  });
 }

@@ -27,9 +27,6 @@ export const WebhookDeliveryConfigSchema = Type.Object({
     default: 'http://127.0.0.1:3001',
     description: 'Where the revocations in force and users (rendered for `user.updated`) come from',
   }),
-  JWKS_URL: Type.Optional(
-    Url({ description: "The token keys; unset, identity's `/.well-known/jwks.json` (from IDENTITY_URL)" }),
-  ),
   ...TokenKeysConfig,
   LEDGER_URL: Url({
     default: 'http://127.0.0.1:3002',

@@ -2,21 +2,19 @@ import { busRightsOf } from '@payments/contracts';
 import {
   connectBus,
   createHttpApp,
-  deadLetterRoutes,
-  identityTokenVerifier,
   createLogger,
   createMetrics,
-  createShutdown,
+  deadLetterRoutes,
+  followIdentityTokens,
   isDatabaseUp,
-  databaseOptions,
-  openDatabase,
+  openServiceDatabase,
   publishedAdminTrail,
   refuseDevelopmentSecrets,
   requireAuth,
   resolveServiceCredential,
   serveHttp,
   startInboxRetention,
-  followIdentityRevocations,
+  startService,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -58,10 +56,8 @@ export async function startWebhookDelivery(
     },
     logger,
   );
-  const shutdown = createShutdown(logger);
-  try {
-    const knex = await openDatabase(databaseOptions(config, { migrations, privileges, logger }));
-    shutdown.add('database pool', () => knex.destroy());
+  return startService(logger, async (shutdown) => {
+    const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const metrics = createMetrics(NAME);
     const bus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
     const endpoints = createEndpointRepository(knex, createSecretBox(secretKeys.keys));
@@ -115,14 +111,12 @@ export async function startWebhookDelivery(
     });
     shutdown.add('event fan-out', () => fanOut.stop());
 
-    const followed = await followIdentityRevocations({
-      identityUrl: config.IDENTITY_URL,
+    const { verifier, followed } = await followIdentityTokens(config, {
       serviceToken: serviceCredential.token,
-      logger,
-      shutdown,
       bus,
+      shutdown,
+      logger,
     });
-    const verifier = await identityTokenVerifier(config, { followed, bus, shutdown, logger });
     // No outbox here: an admin's action is confirmed by the broker before it commits, or it is not done.
     const trail = publishedAdminTrail(bus);
 
@@ -156,9 +150,6 @@ export async function startWebhookDelivery(
     const address = await serveHttp(NAME, app, config, shutdown);
     if (allowPrivate) logger.warn('WEBHOOK_ALLOW_PRIVATE_URLS: endpoints may point to private addresses');
     logger.info({ url: address.url, worker: config.DELIVERY_WORKER_ENABLED }, 'webhook-delivery listening');
-    return { ...address, stop: () => shutdown.run() };
-  } catch (error) {
-    await shutdown.run();
-    throw error;
-  }
+    return address;
+  });
 }

@@ -3,14 +3,13 @@ import {
   createHttpApp,
   createLogger,
   createMetrics,
-  createShutdown,
   isDatabaseUp,
-  databaseOptions,
-  openDatabase,
+  openServiceDatabase,
   refuseDevelopmentSecrets,
   resolveServiceCredential,
   serveHttp,
   startRetention,
+  startService,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -38,10 +37,8 @@ export async function startWebhookIngest(
     { SERVICE_TOKEN: serviceCredential.development, WEBHOOK_SECRETS: settings.usesDevelopmentSecret },
     logger,
   );
-  const shutdown = createShutdown(logger);
-  try {
-    const knex = await openDatabase(databaseOptions(config, { migrations, privileges, logger }));
-    shutdown.add('database', () => knex.destroy());
+  return startService(logger, async (shutdown) => {
+    const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const bus = await connectBus(config, logger, shutdown, deps.bus);
 
     const metrics = createMetrics(NAME);
@@ -101,9 +98,6 @@ export async function startWebhookIngest(
       },
       'webhook-ingest listening',
     );
-    return { ...address, stop: () => shutdown.run() };
-  } catch (error) {
-    await shutdown.run();
-    throw error;
-  }
+    return address;
+  });
 }
