@@ -1,0 +1,27 @@
+import type { Knex } from '@payments/service-kit';
+
+export interface PageRequest {
+  limit: number;
+  offset: number;
+}
+
+export interface Page<T> {
+  data: T[];
+  total: number;
+}
+
+/** One page of what `scope` selects, newest first, and how many rows it selects in all: two queries at once. */
+export async function readNewestFirst<Row, T>(
+  scope: () => Knex.QueryBuilder,
+  { limit, offset }: PageRequest,
+  toItem: (row: Row) => T,
+): Promise<Page<T>> {
+  const [rows, [{ total }]] = await Promise.all([
+    scope()
+      .orderBy([{ column: 'created_at', order: 'desc' }, 'id'])
+      .limit(limit)
+      .offset(offset) as Promise<Row[]>,
+    scope().count({ total: '*' }) as unknown as Promise<[{ total: string }]>,
+  ]);
+  return { data: rows.map(toItem), total: Number(total) };
+}
