@@ -7,3 +7,4 @@ export * from './broker-admin.js';
 export * from './database-roles.js';
 export * from './provisioning.js';
 export * from './infra-files.js';
+export * from './compose-containers.js';
