@@ -1,7 +1,7 @@
 import type { ApiVersion, WebhookDeliveryStatus, WebhookEventType } from '@payments/contracts';
 import type { SubscribableEvent } from '../domain/event-payload.js';
-import type { Knex } from '@payments/service-kit';
-import { readNewestFirst, type Page, type PageRequest } from './pages.js';
+import type { Knex, Page, PageRequest } from '@payments/service-kit';
+import { readNewestFirst } from './pages.js';
 
 export interface Delivery {
   id: string;

@@ -1,7 +1,7 @@
 import type { ApiVersion, WebhookEventType } from '@payments/contracts';
-import type { Knex } from '@payments/service-kit';
+import type { Knex, Page, PageRequest } from '@payments/service-kit';
 import { isInGracePeriod, type EndpointSecrets, type WebhookEndpoint } from '../domain/endpoint.js';
-import { readNewestFirst, type Page, type PageRequest } from './pages.js';
+import { readNewestFirst } from './pages.js';
 import { UnknownSecretKeyError, type SecretBox } from './secret-box.js';
 
 interface EndpointRow {
@@ -89,10 +89,7 @@ export interface EndpointRepository {
   /** Refused (null) when the user already has `maxPerUser` endpoints; checked under a lock on the user. */
   insert(endpoint: NewEndpoint, maxPerUser: number): Promise<WebhookEndpoint | null>;
   find(id: string): Promise<WebhookEndpoint | null>;
-  list(
-    scope: { userId?: string },
-    page: PageRequest,
-  ): Promise<Page<WebhookEndpoint>>;
+  list(scope: { userId?: string }, page: PageRequest): Promise<Page<WebhookEndpoint>>;
   update(id: string, changes: EndpointChanges, beforeCommit?: BeforeCommit): Promise<WebhookEndpoint | null>;
   /**
    * The new secret signs from now; the current one keeps signing until `previousExpiresAt`, unless it cannot be

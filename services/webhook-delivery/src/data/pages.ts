@@ -1,14 +1,4 @@
-import type { Knex } from '@payments/service-kit';
-
-export interface PageRequest {
-  limit: number;
-  offset: number;
-}
-
-export interface Page<T> {
-  data: T[];
-  total: number;
-}
+import type { Knex, Page, PageRequest } from '@payments/service-kit';
 
 /** One page of what `scope` selects, newest first, and how many rows it selects in all: two queries at once. */
 export async function readNewestFirst<Row, T>(
