@@ -4,6 +4,7 @@ import { ConflictError } from '@payments/client';
 import { createHttpClient, type HttpClient } from '../harness/http-client.js';
 import { sleep } from '../harness/load.js';
 import { openLedgerDatabase, type LedgerDatabase } from '../harness/ledger-db.js';
+import { postUntilAnswered } from '../harness/post-until-answered.js';
 import { startTarget, type Target } from '../harness/target.js';
 import { clientFor, signUp, type BenchClient } from '../harness/users.js';
 import { platformLossCheck, type RefundedDeposit } from './adversarial-checks.js';
@@ -134,29 +135,17 @@ export async function runProviderDrill(
 
   /** A money request, retried with its Idempotency-Key through outages until it has an answer. */
   const request = async (payer: Payer, path: string, body: object, until: number) => {
-    // Raw: retried with one fixed Idempotency-Key on this schedule through the kills, every retry counted.
-    const key = randomUUID();
-    for (let attempt = 0; ; attempt += 1) {
-      const answer = await gateway
-        .send({
-          method: 'POST',
-          path,
-          headers: {
-            authorization: `Bearer ${payer.token}`,
-            'content-type': 'application/json',
-            'idempotency-key': key,
-          },
-          body: JSON.stringify(body),
-        })
-        .catch(() => null);
-      if (answer && answer.status < 500) return answer;
-      if (Date.now() > until + 30_000) {
-        stats.unresolved += 1;
-        return null;
-      }
-      stats.retries += 1;
-      await sleep(Math.min(100 * 2 ** attempt, 1_000));
-    }
+    const answer = await postUntilAnswered(gateway, {
+      path,
+      body,
+      token: payer.token,
+      giveUpAt: until + 30_000,
+      onRetry: () => {
+        stats.retries += 1;
+      },
+    });
+    if (!answer) stats.unresolved += 1;
+    return answer;
   };
 
   const admin = clientFor(target.gatewayUrl, ADMIN).admin;
