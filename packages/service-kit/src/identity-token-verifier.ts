@@ -4,6 +4,7 @@ import type { EventBus } from './bus/event-bus.js';
 import { Url } from './config.js';
 import type { Shutdown } from './lifecycle.js';
 import type { Logger } from './logger.js';
+import { TokenConfig } from './runtime.js';
 import { followIdentityRevocations } from './revocation-loader.js';
 import { remoteTokenKeys } from './token-keys.js';
 
@@ -21,6 +22,13 @@ export const TokenKeysConfig = {
       'when its SigningKeysChanged event is lost; identity unreachable for longer, tokens are answered 503',
   }),
 };
+
+/** What a service that verifies identity's tokens reads; `identityUrlDescription` says what else it asks identity. */
+export const IdentityTokensConfig = (identityUrlDescription: string) => ({
+  ...TokenConfig,
+  IDENTITY_URL: Url({ default: 'http://127.0.0.1:3001', description: identityUrlDescription }),
+  ...TokenKeysConfig,
+});
 
 export interface IdentityTokenVerifierConfig {
   JWKS_URL?: string;

@@ -3,7 +3,7 @@ import type { Deployment } from '@payments/contracts';
 import { Type } from '@sinclair/typebox';
 import { createAmqpBus } from './bus/amqp-bus.js';
 import type { DeliveryObserver, EventBus } from './bus/event-bus.js';
-import { Url } from './config.js';
+import { CommonConfig, DatabaseConfig, PortNumber, Url } from './config.js';
 import { databaseOptions, openDatabase, type DatabaseOptions, type Knex } from './data/database.js';
 import { listen } from './http/listen.js';
 import { createShutdown, type Shutdown } from './lifecycle.js';
@@ -34,6 +34,14 @@ export const BusConfig = {
     description: 'Prefix for exchange and queue names, so test runs and tenants never share a queue',
   }),
 };
+
+/** What every service with a database of its own reads first: the common variables, its port, database and broker. */
+export const DatabaseServiceConfig = (port: number, database: string) => ({
+  ...CommonConfig,
+  PORT: PortNumber(port),
+  ...DatabaseConfig(database),
+  ...BusConfig,
+});
 
 export const TokenConfig = {
   JWT_ISSUER: Type.String({
