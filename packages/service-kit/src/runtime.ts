@@ -4,7 +4,14 @@ import { Type } from '@sinclair/typebox';
 import { createAmqpBus } from './bus/amqp-bus.js';
 import type { DeliveryObserver, EventBus } from './bus/event-bus.js';
 import { CommonConfig, DatabaseConfig, PortNumber, Url } from './config.js';
-import { databaseOptions, openDatabase, type DatabaseOptions, type Knex } from './data/database.js';
+import {
+  databaseOptions,
+  isDatabaseUp,
+  openDatabase,
+  type DatabaseOptions,
+  type Knex,
+} from './data/database.js';
+import type { ReadinessCheck } from './http/app.js';
 import { listen } from './http/listen.js';
 import { createShutdown, type Shutdown } from './lifecycle.js';
 import type { Logger } from './logger.js';
@@ -99,6 +106,14 @@ export async function openServiceDatabase(
   const knex = await openDatabase(databaseOptions(config, rest));
   shutdown.add('database pool', () => knex.destroy());
   return knex;
+}
+
+/** A service's readiness on its database and the event bus, as `/ready` names them. */
+export function databaseAndBusReadiness(knex: Knex, bus: EventBus): ReadinessCheck[] {
+  return [
+    { name: 'database', check: () => isDatabaseUp(knex) },
+    { name: 'event bus', check: () => bus.isConnected() },
+  ];
 }
 
 /** Listens and registers the HTTP drain as the first thing to stop. */

@@ -4,9 +4,9 @@ import {
   createHttpApp,
   createLogger,
   createMetrics,
+  databaseAndBusReadiness,
   deadLetterRoutes,
   followIdentityTokens,
-  isDatabaseUp,
   openServiceDatabase,
   publishedAdminTrail,
   refuseDevelopmentSecrets,
@@ -80,10 +80,7 @@ export async function startCurrency(
         logger,
         metrics,
         serviceCredential,
-        readiness: [
-          { name: 'database', check: () => isDatabaseUp(knex) },
-          { name: 'event bus', check: () => bus.isConnected() },
-        ],
+        readiness: databaseAndBusReadiness(knex, bus),
       },
       (routes) => {
         mountCurrencyRoutes(routes, { catalogue, accounts, rates });
