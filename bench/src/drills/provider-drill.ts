@@ -8,6 +8,7 @@ import { postUntilAnswered } from '../harness/post-until-answered.js';
 import { startTarget, type Target } from '../harness/target.js';
 import { clientFor, signUp, type BenchClient } from '../harness/users.js';
 import { platformLossCheck, type RefundedDeposit } from './adversarial-checks.js';
+import { refundInParts } from './adversarial-provider.js';
 import { repeatFault } from './bank-drill.js';
 import { checkBooks, formatUsd, waitSettled } from './books.js';
 import { PROVIDER_CALL_LEASE_MS, type DrillFaults, type DrillReport } from './drill-context.js';
@@ -250,16 +251,10 @@ export async function runProviderDrill(
   );
   const refundedLeavers: RefundedDeposit[] = [];
   for (const leaver of leavers) {
-    const given: RefundedDeposit = { transactionId: leaver.id, currency: 'USD', refunded: 0n, refunds: 0 };
-    for (const amount of [(LEAVER_DEPOSIT * 100) / 4, undefined]) {
-      const refund = await stripe.refunds.create({
-        payment_intent: leaver.reference,
-        ...(amount === undefined ? {} : { amount }),
-      });
-      given.refunded += BigInt(refund.amount);
-      given.refunds += 1;
-    }
-    refundedLeavers.push(given);
+    const parts = [(LEAVER_DEPOSIT * 100) / 4, undefined];
+    refundedLeavers.push(
+      await refundInParts(stripe, leaver.reference, { transactionId: leaver.id, currency: 'USD' }, parts),
+    );
   }
   const lostOnLeavers = async () => {
     const { rows } = await context.ledgerDb.pool.query<{ taken: string | null }>(
