@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { HttpAnswer, HttpClient } from './http-client.js';
+import { bearerCall, type HttpAnswer, type HttpClient } from './http-client.js';
 import { sleep } from './load.js';
 
 export interface PostUntilAnswered {
@@ -22,16 +22,7 @@ export async function postUntilAnswered(
   const key = randomUUID();
   for (let attempt = 0; ; attempt += 1) {
     const answer = await gateway
-      .send({
-        method: 'POST',
-        path,
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          'idempotency-key': key,
-        },
-        body: JSON.stringify(body),
-      })
+      .send(bearerCall('POST', path, token, body, { 'idempotency-key': key }))
       .catch(() => null);
     if (answer && answer.status < 500) return answer;
     if (Date.now() > giveUpAt) return null;
