@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { ConflictError } from '@payments/client';
-import { createHttpClient, type HttpClient } from '../harness/http-client.js';
+import type { HttpClient } from '../harness/http-client.js';
 import { sleep } from '../harness/load.js';
-import { openLedgerDatabase, type LedgerDatabase } from '../harness/ledger-db.js';
+import type { LedgerDatabase } from '../harness/ledger-db.js';
 import { postUntilAnswered } from '../harness/post-until-answered.js';
-import { startTarget, type Target } from '../harness/target.js';
+import type { Target } from '../harness/target.js';
 import { clientFor, signUp, type BenchClient } from '../harness/users.js';
 import { platformLossCheck, type RefundedDeposit } from './adversarial-checks.js';
 import { refundInParts } from './adversarial-provider.js';
 import { repeatFault } from './bank-drill.js';
+import { startDrillSystem } from './drill-system.js';
 import { checkBooks, formatUsd, waitSettled } from './books.js';
 import { PROVIDER_CALL_LEASE_MS, type DrillFaults, type DrillReport } from './drill-context.js';
 import { referenceValuation } from './valuation.js';
@@ -61,7 +62,8 @@ interface Payer {
 export async function startProviderDrillSystem(
   options: Pick<ProviderDrillContext, 'seconds' | 'settleSeconds' | 'log'>,
 ): Promise<{ context: ProviderDrillContext; stop(): Promise<void> }> {
-  const target = await startTarget({
+  const { target, gateway, ledgerDb, stripe, system, stop } = await startDrillSystem('provider drill', {
+    gatewaySockets: 64,
     serviceEnv: {
       'provider-sandbox': { SANDBOX_DELAY_MS: '100', SANDBOX_FORGET_EVENTS: String(FORGET_EVENTS) },
       ledger: { RECONCILIATION_INTERVAL_SECONDS: '0', RECONCILIATION_GRACE_SECONDS: '0' },
@@ -73,31 +75,19 @@ export async function startProviderDrillSystem(
       },
     },
   });
-  const system = target.system;
-  if (!system) throw new Error('the provider drill needs a system it started itself');
-  const sandbox = new URL(system.urls['provider-sandbox']);
   const context: ProviderDrillContext = {
     ...options,
     target,
     system,
-    gateway: createHttpClient(target.gatewayUrl, 64),
-    ledgerDb: openLedgerDatabase(target.ledgerDatabaseUrl),
-    stripe: new Stripe(system.sandboxApiKey, {
-      host: sandbox.hostname,
-      port: Number(sandbox.port),
-      protocol: 'http',
-      maxNetworkRetries: 3,
-    }),
+    gateway,
+    ledgerDb,
+    stripe,
     sandboxUrl: system.urls['provider-sandbox'],
     sandboxApiKey: system.sandboxApiKey,
   };
   return {
     context,
-    async stop() {
-      context.gateway.close();
-      await context.ledgerDb.close();
-      await target.stop();
-    },
+    stop,
   };
 }
 
