@@ -47,6 +47,7 @@ import {
   type SandboxProvider,
 } from './adversarial-provider.js';
 import { runExpiredKeyAttack } from './adversarial-keys.js';
+import { bookedLosses } from './drill-queries.js';
 import { startDrillSystem } from './drill-system.js';
 import { checkBooks, waitSettled } from './books.js';
 import type { DrillReport } from './drill-context.js';
@@ -478,29 +479,14 @@ export async function checkAdversarialBooks(
   // Given back by the provider for deleted users' deposits: the platform's loss.
   const refundedTotal = new Map<string, bigint>();
   for (const deposit of record.refunded) addTo(refundedTotal, deposit.currency, deposit.refunded);
-  const { rows: losses } = await pool.query<{
-    deposit_id: string;
-    currency: string;
-    amount: string;
-    fee: string;
-  }>(`SELECT deposit_id, currency, amount, fee FROM platform_losses`);
+  const losses = await bookedLosses(context);
   checks.push(
     clearingCheck(valuation, partyMoney, clearing),
     providerBooksCheck(valuation, books.platform, clearing),
     leftoversCheck(valuation, books),
     partyValueCheck(valuation, partyMoney),
     totalValueCheck(valuation, partyMoney, usersHold, refundedTotal),
-    platformLossCheck(
-      valuation,
-      record.refunded,
-      losses.map((loss) => ({
-        depositId: loss.deposit_id,
-        currency: loss.currency,
-        amount: BigInt(loss.amount),
-        fee: BigInt(loss.fee),
-      })),
-      system('platform_loss'),
-    ),
+    platformLossCheck(valuation, record.refunded, losses, system('platform_loss')),
   );
 
   const { rows: completed } = await pool.query<{

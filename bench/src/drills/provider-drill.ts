@@ -10,6 +10,7 @@ import { clientFor, signUp, type BenchClient } from '../harness/users.js';
 import { platformLossCheck, type RefundedDeposit } from './adversarial-checks.js';
 import { refundInParts } from './adversarial-provider.js';
 import { repeatFault } from './bank-drill.js';
+import { bookedLosses } from './drill-queries.js';
 import { startDrillSystem } from './drill-system.js';
 import { checkBooks, formatUsd, waitSettled } from './books.js';
 import { PROVIDER_CALL_LEASE_MS, type DrillFaults, type DrillReport } from './drill-context.js';
@@ -485,12 +486,7 @@ export async function runProviderDrill(
   // The payers hold what is at the provider and what the platform lost on the leavers besides (no fees here).
   const lost = -(await systemBalance('platform_loss'));
   const checks = await checkBooks(context, { accountIds: ids, expectedTotalMinor: providerHolds + lost });
-  const { rows: losses } = await context.ledgerDb.pool.query<{
-    deposit_id: string;
-    currency: string;
-    amount: string;
-    fee: string;
-  }>(`SELECT deposit_id, currency, amount, fee FROM platform_losses`);
+  const losses = await bookedLosses(context);
   checks.push(
     {
       name: "the provider's books = the ledger's provider-clearing account",
@@ -500,17 +496,7 @@ export async function runProviderDrill(
     },
     await reconciliationCheck(context, reconciled),
     await foreignPaymentsCheck(context, attacks),
-    platformLossCheck(
-      await referenceValuation('USD'),
-      refundedLeavers,
-      losses.map((loss) => ({
-        depositId: loss.deposit_id,
-        currency: loss.currency,
-        amount: BigInt(loss.amount),
-        fee: BigInt(loss.fee),
-      })),
-      new Map([['USD', -lost]]),
-    ),
+    platformLossCheck(await referenceValuation('USD'), refundedLeavers, losses, new Map([['USD', -lost]])),
     {
       name: 'every request to the provider done',
       ok: waiting === 0,
