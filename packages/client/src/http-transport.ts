@@ -85,6 +85,8 @@ export interface Answer<T> {
 
 export interface Transport {
   call<T>(operation: OperationId, request?: CallRequest): Promise<Answer<T>>;
+  /** `call`'s answer body alone, which is all most operations need. */
+  body<T>(operation: OperationId, request?: CallRequest): Promise<T>;
   raw<T = unknown>(method: string, path: string, options?: RawRequestOptions): Promise<RawResponse<T>>;
   readonly apiVersion: ApiVersion;
 }
@@ -329,7 +331,10 @@ export function createTransport(settings: TransportSettings): Transport {
     }
   }
 
-  return { call, raw, apiVersion: settings.apiVersion };
+  const body = async <T>(operation: OperationId, request?: CallRequest): Promise<T> =>
+    (await call<T>(operation, request)).body;
+
+  return { call, body, raw, apiVersion: settings.apiVersion };
 }
 
 function parseJson<T>(text: string): T | null {
