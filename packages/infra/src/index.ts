@@ -8,3 +8,4 @@ export * from './database-roles.js';
 export * from './provisioning.js';
 export * from './infra-files.js';
 export * from './compose-containers.js';
+export * from './pg-client.js';
