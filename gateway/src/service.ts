@@ -1,11 +1,10 @@
 import {
+  checkedServiceCredential,
   connectBus,
   createHttpApp,
   createLogger,
   createMetrics,
   followIdentityTokens,
-  refuseDevelopmentSecrets,
-  resolveServiceCredential,
   serveHttp,
   startService,
   type RunningService,
@@ -21,8 +20,7 @@ import { createUpstreamProxy, type UpstreamProxy } from './http/upstream-proxy.j
 
 export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}): Promise<RunningService> {
   const logger = deps.logger ?? createLogger('gateway', config.LOG_LEVEL);
-  const serviceCredential = resolveServiceCredential(config);
-  refuseDevelopmentSecrets(config.HOST, { SERVICE_TOKEN: serviceCredential.development }, logger);
+  const serviceCredential = checkedServiceCredential(config, logger);
   return startService(logger, async (shutdown) => {
     const metrics = createMetrics('gateway');
 

@@ -1,5 +1,6 @@
 import { busRightsOf } from '@payments/contracts';
 import {
+  checkedServiceCredential,
   connectBus,
   createHttpApp,
   createLogger,
@@ -9,9 +10,7 @@ import {
   followIdentityTokens,
   openServiceDatabase,
   publishedAdminTrail,
-  refuseDevelopmentSecrets,
   requireAuth,
-  resolveServiceCredential,
   serveHttp,
   startInboxRetention,
   startService,
@@ -41,8 +40,7 @@ export async function startCurrency(
   deps: CurrencyDeps = {},
 ): Promise<RunningService> {
   const logger = deps.logger ?? createLogger('currency', config.LOG_LEVEL);
-  const serviceCredential = resolveServiceCredential(config);
-  refuseDevelopmentSecrets(config.HOST, { SERVICE_TOKEN: serviceCredential.development }, logger);
+  const serviceCredential = checkedServiceCredential(config, logger);
   // Settings are checked before anything is opened, so a bad code fails fast and leaves nothing to close.
   const catalogue = createConfiguredCatalogue(config);
   const rateSource =

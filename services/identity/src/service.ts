@@ -1,12 +1,11 @@
 import {
+  checkedServiceCredential,
   connectBus,
   createHttpApp,
   createLogger,
   createMetrics,
   createRevocationList,
   openServiceDatabase,
-  refuseDevelopmentSecrets,
-  resolveServiceCredential,
   serveHttp,
   splitList,
   startOutboxRelay,
@@ -40,16 +39,10 @@ const PRUNE_INTERVAL_MS = 3600_000;
 
 export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = {}): Promise<RunningService> {
   const logger = deps.logger ?? createLogger('identity', config.LOG_LEVEL);
-  const serviceCredential = resolveServiceCredential(config);
-  refuseDevelopmentSecrets(
-    config.HOST,
-    {
-      SERVICE_TOKEN: serviceCredential.development,
-      // Without a configured key, identity signs with one it generated under DATA_DIR.
-      JWT_PRIVATE_KEY: !config.JWT_PRIVATE_KEY && !config.JWT_PRIVATE_KEY_FILE,
-    },
-    logger,
-  );
+  const serviceCredential = checkedServiceCredential(config, logger, {
+    // Without a configured key, identity signs with one it generated under DATA_DIR.
+    JWT_PRIVATE_KEY: !config.JWT_PRIVATE_KEY && !config.JWT_PRIVATE_KEY_FILE,
+  });
   const limits = loginLimits(config);
   return startService(logger, async (shutdown) => {
     const keys = await loadSigningKeys(config, logger);

@@ -1,5 +1,6 @@
 import { busRightsOf } from '@payments/contracts';
 import {
+  checkedServiceCredential,
   connectBus,
   createHttpApp,
   createLogger,
@@ -9,9 +10,7 @@ import {
   DEVELOPMENT_SANDBOX_API_KEY,
   followIdentityTokens,
   openServiceDatabase,
-  refuseDevelopmentSecrets,
   requireAuth,
-  resolveServiceCredential,
   serveHttp,
   startInboxRetention,
   startOutboxRelay,
@@ -79,15 +78,9 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
   const fees = feeScheduleOf(config);
   const providerSettings = providerSettingsOf(config);
   const linkOnWithdrawal = payoutAccountAutoLinkOf(config);
-  const serviceCredential = resolveServiceCredential(config);
-  refuseDevelopmentSecrets(
-    config.HOST,
-    {
-      SERVICE_TOKEN: serviceCredential.development,
-      STRIPE_SECRET_KEY: config.STRIPE_SECRET_KEY === DEVELOPMENT_SANDBOX_API_KEY,
-    },
-    logger,
-  );
+  const serviceCredential = checkedServiceCredential(config, logger, {
+    STRIPE_SECRET_KEY: config.STRIPE_SECRET_KEY === DEVELOPMENT_SANDBOX_API_KEY,
+  });
   return startService(logger, async (shutdown) => {
     const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const metrics = createMetrics('ledger');

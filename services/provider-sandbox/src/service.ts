@@ -1,12 +1,11 @@
 import {
+  checkedServiceCredential,
   connectBus,
   createHttpApp,
   createLogger,
   createMetrics,
   DEVELOPMENT_SANDBOX_API_KEY,
   DEVELOPMENT_WEBHOOK_SECRET,
-  refuseDevelopmentSecrets,
-  resolveServiceCredential,
   serveHttp,
   splitList,
   startService,
@@ -31,16 +30,10 @@ export async function startProviderSandbox(
 ): Promise<RunningService> {
   const logger = deps.logger ?? createLogger(NAME, config.LOG_LEVEL);
   const mode = sandboxMode(config);
-  const serviceCredential = resolveServiceCredential(config);
-  refuseDevelopmentSecrets(
-    config.HOST,
-    {
-      SERVICE_TOKEN: serviceCredential.development,
-      SANDBOX_WEBHOOK_SECRET: mode.enabled && config.SANDBOX_WEBHOOK_SECRET === DEVELOPMENT_WEBHOOK_SECRET,
-      SANDBOX_API_KEY: mode.enabled && config.SANDBOX_API_KEY === DEVELOPMENT_SANDBOX_API_KEY,
-    },
-    logger,
-  );
+  const serviceCredential = checkedServiceCredential(config, logger, {
+    SANDBOX_WEBHOOK_SECRET: mode.enabled && config.SANDBOX_WEBHOOK_SECRET === DEVELOPMENT_WEBHOOK_SECRET,
+    SANDBOX_API_KEY: mode.enabled && config.SANDBOX_API_KEY === DEVELOPMENT_SANDBOX_API_KEY,
+  });
   return startService(logger, async (shutdown) => {
     const metrics = createMetrics(NAME);
     const readiness: ReadinessCheck[] = [];

@@ -1,5 +1,6 @@
 import { busRightsOf } from '@payments/contracts';
 import {
+  checkedServiceCredential,
   connectBus,
   createHttpApp,
   createLogger,
@@ -9,9 +10,7 @@ import {
   followIdentityTokens,
   openServiceDatabase,
   publishedAdminTrail,
-  refuseDevelopmentSecrets,
   requireAuth,
-  resolveServiceCredential,
   serveHttp,
   startInboxRetention,
   startService,
@@ -46,16 +45,10 @@ export async function startWebhookDelivery(
 ): Promise<RunningService> {
   const logger = deps.logger ?? createLogger(NAME, config.LOG_LEVEL);
   checkProductionSettings(config);
-  const serviceCredential = resolveServiceCredential(config);
   const secretKeys = resolveSecretKeys(config);
-  refuseDevelopmentSecrets(
-    config.HOST,
-    {
-      SERVICE_TOKEN: serviceCredential.development,
-      WEBHOOK_ENDPOINT_SECRETS_KEYS: secretKeys.development,
-    },
-    logger,
-  );
+  const serviceCredential = checkedServiceCredential(config, logger, {
+    WEBHOOK_ENDPOINT_SECRETS_KEYS: secretKeys.development,
+  });
   return startService(logger, async (shutdown) => {
     const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const metrics = createMetrics(NAME);

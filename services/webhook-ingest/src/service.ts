@@ -1,12 +1,11 @@
 import {
+  checkedServiceCredential,
   connectBus,
   createHttpApp,
   createLogger,
   createMetrics,
   isDatabaseUp,
   openServiceDatabase,
-  refuseDevelopmentSecrets,
-  resolveServiceCredential,
   serveHttp,
   startRetention,
   startService,
@@ -31,12 +30,9 @@ export async function startWebhookIngest(
 ): Promise<RunningService> {
   const logger = deps.logger ?? createLogger(NAME, config.LOG_LEVEL);
   const settings = resolveWebhookSettings(config);
-  const serviceCredential = resolveServiceCredential(config);
-  refuseDevelopmentSecrets(
-    config.HOST,
-    { SERVICE_TOKEN: serviceCredential.development, WEBHOOK_SECRETS: settings.usesDevelopmentSecret },
-    logger,
-  );
+  const serviceCredential = checkedServiceCredential(config, logger, {
+    WEBHOOK_SECRETS: settings.usesDevelopmentSecret,
+  });
   return startService(logger, async (shutdown) => {
     const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const bus = await connectBus(config, logger, shutdown, deps.bus);
