@@ -5,7 +5,6 @@ import { createEvent, type AdminActionPage, type EventData } from '@payments/con
 import { eventually } from '@payments/testkit';
 import { useLedgerHarness } from './support/ledger-harness.js';
 
-
 describe("the trail of admin actions: every service's, kept by the ledger (HTTP, RabbitMQ, Postgres)", function () {
   this.timeout(60_000);
 
