@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { privileges as currencyPrivileges } from '@payments/currency';
 import { privileges as identityPrivileges } from '@payments/identity';
-import { SERVICE_NAMES as EVERY_SERVICE, type ServiceName } from '@payments/infra';
+import { SERVICE_NAMES as EVERY_SERVICE, withPgClient, type ServiceName } from '@payments/infra';
 import { privileges as ledgerPrivileges } from '@payments/ledger';
 import type { RuntimePrivileges } from '@payments/service-kit';
 import { privileges as deliveryPrivileges } from '@payments/webhook-delivery';
@@ -25,17 +25,6 @@ const DECLARED: Record<string, RuntimePrivileges> = {
   'webhook-ingest': ingestPrivileges,
   'webhook-delivery': deliveryPrivileges,
 };
-
-/** Runs `work` on a connection of its own to `url`. */
-async function withConnection<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
 
 /** The SQLSTATE a statement fails with, or 'done' when it succeeds. */
 const outcomeOf = (client: pg.Client, sql: string) =>
@@ -358,7 +347,7 @@ describe('least privilege: every service logs in to RabbitMQ and PostgreSQL as i
       expect(decodeURIComponent(runtime.username), service).to.equal(
         `${decodeURIComponent(owner.username)}_runtime`,
       );
-      await withConnection(runtime.toString(), async (client) => {
+      await withPgClient(runtime.toString(), async (client) => {
         const { rows: owned } = await client.query<{ name: string }>(
           `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
            WHERE n.nspname = 'public' AND c.relowner = (SELECT oid FROM pg_roles WHERE rolname = current_user)`,
@@ -387,7 +376,7 @@ describe('least privilege: every service logs in to RabbitMQ and PostgreSQL as i
   });
 
   it("refuses the ledger's runtime connection every way of rewriting the books: triggers, entries, truncate, drop", async () => {
-    await withConnection(system.environment('ledger').DATABASE_URL as string, async (client) => {
+    await withPgClient(system.environment('ledger').DATABASE_URL as string, async (client) => {
       const { rows } = await client.query<{ id: string; amount: string }>(
         'SELECT id, amount FROM entries LIMIT 1',
       );

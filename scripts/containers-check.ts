@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseEnv, promisify } from 'node:util';
 import { signWebhookPayload } from '@payments/service-kit';
+import { composeContainers } from '@payments/infra';
 
 // `node --import tsx scripts/containers-check.ts` (infra/containers/proof.sh runs it): the end-to-end deposit flow
 // and the CLI against the system docker compose runs, through the edge published on 127.0.0.1 only. Plays the
@@ -190,18 +191,7 @@ async function cliFlow(secret: string) {
 async function forwardingTrust() {
   const project = process.env.COMPOSE_PROJECT_NAME ?? 'payments';
   const run = promisify(execFile);
-  const containerOf = async (service: string) => {
-    const { stdout } = await run('docker', [
-      'ps',
-      '--filter',
-      `label=com.docker.compose.project=${project}`,
-      '--filter',
-      `label=com.docker.compose.service=${service}`,
-      '--format',
-      '{{.Names}}',
-    ]);
-    return stdout.trim().split('\n')[0] as string;
-  };
+  const containerOf = async (service: string) => (await composeContainers(project, service))[0] as string;
   const registrations = async (container: string, url: string, prefix: string) => {
     const script = `(async()=>{const out=[];for(let i=1;i<=12;i++){const u='${prefix}_'+Math.random().toString(16).slice(2,10);
       const r=await fetch('${url}/user',{method:'POST',headers:{'content-type':'application/json','x-forwarded-for':'203.0.113.'+i},

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseEnv, promisify } from 'node:util';
+import { composeContainers } from '@payments/infra';
 
 // `node --import tsx scripts/containers-spread.ts` (infra/containers/proof.sh runs it after load): how the load
 // spread over the replicas of a compose project (COMPOSE_PROJECT_NAME, default payments). Per gateway: requests
@@ -17,18 +18,7 @@ const docker = async (...args: string[]) =>
 
 const env = parseEnv(await readFile(path.join(ROOT, '.env'), 'utf8')) as Record<string, string>;
 
-async function replicas(service: string): Promise<string[]> {
-  const names = await docker(
-    'ps',
-    '--filter',
-    `label=com.docker.compose.project=${project}`,
-    '--filter',
-    `label=com.docker.compose.service=${service}`,
-    '--format',
-    '{{.Names}}',
-  );
-  return names.split('\n').filter(Boolean).sort();
-}
+const replicas = (service: string) => composeContainers(project, service);
 
 /** The replica's own /metrics, fetched inside its container (its port is not published). */
 const metricsOf = (container: string) =>

@@ -30,9 +30,6 @@ export const GatewayConfigSchema = Type.Object({
   CURRENCY_URL: Upstream('http://127.0.0.1:3003', 'currency'),
   WEBHOOK_INGEST_URL: Upstream('http://127.0.0.1:3004', 'webhook-ingest'),
   WEBHOOK_DELIVERY_URL: Upstream('http://127.0.0.1:3006', 'webhook-delivery'),
-  JWKS_URL: Type.Optional(
-    Url({ description: "The token keys; unset, identity's `/.well-known/jwks.json` (from IDENTITY_URL)" }),
-  ),
   ...TokenKeysConfig,
   ...TokenConfig,
   AMQP_URL: Type.Optional(

@@ -1,14 +1,12 @@
 import {
+  checkedServiceCredential,
   connectBus,
   createHttpApp,
-  identityTokenVerifier,
   createLogger,
   createMetrics,
-  createShutdown,
-  refuseDevelopmentSecrets,
-  resolveServiceCredential,
+  followIdentityTokens,
   serveHttp,
-  followIdentityRevocations,
+  startService,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -22,117 +20,115 @@ import { createUpstreamProxy, type UpstreamProxy } from './http/upstream-proxy.j
 
 export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}): Promise<RunningService> {
   const logger = deps.logger ?? createLogger('gateway', config.LOG_LEVEL);
-  const serviceCredential = resolveServiceCredential(config);
-  refuseDevelopmentSecrets(config.HOST, { SERVICE_TOKEN: serviceCredential.development }, logger);
-  const shutdown = createShutdown(logger);
-  const metrics = createMetrics('gateway');
+  const serviceCredential = checkedServiceCredential(config, logger);
+  return startService(logger, async (shutdown) => {
+    const metrics = createMetrics('gateway');
 
-  const bus =
-    config.AMQP_URL || deps.bus
-      ? await connectBus(
-          { AMQP_URL: config.AMQP_URL ?? '', AMQP_NAMESPACE: config.AMQP_NAMESPACE },
-          logger,
-          shutdown,
-          deps.bus,
-        )
-      : null;
-  // Without a bus, reloading is how revocations arrive.
-  const followed = await followIdentityRevocations({
-    identityUrl: config.IDENTITY_URL,
-    serviceToken: serviceCredential.token,
-    logger,
-    shutdown,
-    bus,
-    reloadEveryMs: bus ? undefined : config.REVOCATIONS_RELOAD_SECONDS * 1000,
-  });
-  const verifier = await identityTokenVerifier(config, { followed, bus, shutdown, logger });
-
-  let limits: RateLimits | null = null;
-  if (config.RATE_LIMIT_ENABLED) {
-    const store = await createLimiterStore({
-      redisUrl: config.REDIS_URL,
-      keyPrefix: config.RATE_LIMIT_KEY_PREFIX,
+    const bus =
+      config.AMQP_URL || deps.bus
+        ? await connectBus(
+            { AMQP_URL: config.AMQP_URL ?? '', AMQP_NAMESPACE: config.AMQP_NAMESPACE },
+            logger,
+            shutdown,
+            deps.bus,
+          )
+        : null;
+    // Without a bus, reloading is how revocations arrive.
+    const { verifier, followed } = await followIdentityTokens(config, {
+      serviceToken: serviceCredential.token,
+      bus,
+      reloadEveryMs: bus ? undefined : config.REVOCATIONS_RELOAD_SECONDS * 1000,
+      shutdown,
       logger,
     });
-    shutdown.add('rate-limit store', () => store.close());
-    limits = {
-      address: store.limiter({
-        name: 'address',
-        quota: config.RATE_LIMIT_ADDRESS_POINTS,
-        windowSeconds: config.RATE_LIMIT_ADDRESS_WINDOW_SECONDS,
-      }),
-      webhook: store.limiter({
-        name: 'webhook',
-        quota: config.RATE_LIMIT_WEBHOOK_POINTS,
-        windowSeconds: config.RATE_LIMIT_WEBHOOK_WINDOW_SECONDS,
-      }),
-      user: store.limiter({
-        name: 'user',
-        quota: config.RATE_LIMIT_USER_POINTS,
-        windowSeconds: config.RATE_LIMIT_USER_WINDOW_SECONDS,
-      }),
+
+    let limits: RateLimits | null = null;
+    if (config.RATE_LIMIT_ENABLED) {
+      const store = await createLimiterStore({
+        redisUrl: config.REDIS_URL,
+        keyPrefix: config.RATE_LIMIT_KEY_PREFIX,
+        logger,
+      });
+      shutdown.add('rate-limit store', () => store.close());
+      limits = {
+        address: store.limiter({
+          name: 'address',
+          quota: config.RATE_LIMIT_ADDRESS_POINTS,
+          windowSeconds: config.RATE_LIMIT_ADDRESS_WINDOW_SECONDS,
+        }),
+        webhook: store.limiter({
+          name: 'webhook',
+          quota: config.RATE_LIMIT_WEBHOOK_POINTS,
+          windowSeconds: config.RATE_LIMIT_WEBHOOK_WINDOW_SECONDS,
+        }),
+        user: store.limiter({
+          name: 'user',
+          quota: config.RATE_LIMIT_USER_POINTS,
+          windowSeconds: config.RATE_LIMIT_USER_WINDOW_SECONDS,
+        }),
+      };
+    }
+
+    const upstreams: Record<UpstreamName, string> = {
+      identity: config.IDENTITY_URL,
+      ledger: config.LEDGER_URL,
+      currency: config.CURRENCY_URL,
+      'webhook-ingest': config.WEBHOOK_INGEST_URL,
+      'webhook-delivery': config.WEBHOOK_DELIVERY_URL,
     };
-  }
-
-  const upstreams: Record<UpstreamName, string> = {
-    identity: config.IDENTITY_URL,
-    ledger: config.LEDGER_URL,
-    currency: config.CURRENCY_URL,
-    'webhook-ingest': config.WEBHOOK_INGEST_URL,
-    'webhook-delivery': config.WEBHOOK_DELIVERY_URL,
-  };
-  const proxies = Object.fromEntries(
-    Object.entries(upstreams).map(([name, url]) => [
-      name,
-      createUpstreamProxy(
-        { name: name as UpstreamName, url },
-        {
-          timeoutMs: config.UPSTREAM_TIMEOUT_MS,
-          maxSockets: config.UPSTREAM_MAX_SOCKETS,
-          maxBodyBytes: config.MAX_BODY_BYTES,
-          logger,
-          // Express's req.ip: under 'trust proxy' (TRUSTED_PROXIES) what they forwarded, else the socket's address.
-          clientAddress: (req) => req.ip ?? req.socket.remoteAddress,
-          onResponse: (req, status) => {
-            const revocation = revokedThroughGateway(req, status);
-            if (revocation) followed.revocations.add(revocation);
+    const proxies = Object.fromEntries(
+      Object.entries(upstreams).map(([name, url]) => [
+        name,
+        createUpstreamProxy(
+          { name: name as UpstreamName, url },
+          {
+            timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+            maxSockets: config.UPSTREAM_MAX_SOCKETS,
+            maxBodyBytes: config.MAX_BODY_BYTES,
+            logger,
+            // Express's req.ip: under 'trust proxy' (TRUSTED_PROXIES) what they forwarded, else the socket's address.
+            clientAddress: (req) => req.ip ?? req.socket.remoteAddress,
+            onResponse: (req, status) => {
+              const revocation = revokedThroughGateway(req, status);
+              if (revocation) followed.revocations.add(revocation);
+            },
           },
-        },
-      ),
-    ]),
-  ) as Record<UpstreamName, UpstreamProxy>;
-  shutdown.add('upstream connections', () => {
-    for (const proxy of Object.values(proxies)) proxy.close();
-  });
+        ),
+      ]),
+    ) as Record<UpstreamName, UpstreamProxy>;
+    shutdown.add('upstream connections', () => {
+      for (const proxy of Object.values(proxies)) proxy.close();
+    });
 
-  const app = createHttpApp(
-    {
-      logger,
-      metrics,
-      serviceCredential,
-      // Readiness asks every service, so nobody may make the gateway do that without limit.
-      privateReadiness: true,
-      bodyParser: 'none',
-      early: gatewayEdge(),
-      renderError,
-      readiness: [
-        // Outgoing webhooks are not on any money path: their service being down must not take the gateway out.
-        ...Object.entries(upstreams)
-          .filter(([name]) => name !== 'webhook-delivery')
-          .map(([name, url]) => ({ name, check: () => answersReady(url) })),
-        { name: 'revocations', check: followed.sync.isLoaded },
-      ],
-    },
-    (app) => mountGatewayRoutes(app, config, { limits, verifier, metrics, proxies }),
-  );
-  const address = await serveHttp(
-    'gateway',
-    app,
-    { HOST: config.HOST, PORT: config.GATEWAY_PORT ?? config.PORT },
-    shutdown,
-  );
-  logger.info({ url: address.url }, 'gateway listening');
-  return { ...address, stop: () => shutdown.run() };
+    const app = createHttpApp(
+      {
+        logger,
+        metrics,
+        serviceCredential,
+        // Readiness asks every service, so nobody may make the gateway do that without limit.
+        privateReadiness: true,
+        bodyParser: 'none',
+        early: gatewayEdge(),
+        renderError,
+        readiness: [
+          // Outgoing webhooks are not on any money path: their service being down must not take the gateway out.
+          ...Object.entries(upstreams)
+            .filter(([name]) => name !== 'webhook-delivery')
+            .map(([name, url]) => ({ name, check: () => answersReady(url) })),
+          { name: 'revocations', check: followed.sync.isLoaded },
+        ],
+      },
+      (app) => mountGatewayRoutes(app, config, { limits, verifier, metrics, proxies }),
+    );
+    const address = await serveHttp(
+      'gateway',
+      app,
+      { HOST: config.HOST, PORT: config.GATEWAY_PORT ?? config.PORT },
+      shutdown,
+    );
+    logger.info({ url: address.url }, 'gateway listening');
+    return address;
+  });
 }
 
 async function answersReady(baseUrl: string): Promise<boolean> {

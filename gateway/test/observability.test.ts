@@ -1,18 +1,15 @@
 import { expect } from 'chai';
 import { createLogger } from '@payments/service-kit';
-import { startGatewayUnderTest, type GatewayUnderTest } from './harness.js';
+import { useStarted } from '@payments/testkit';
+import { startGatewayUnderTest } from './harness.js';
 
 const USER = '00000000-0000-4000-8000-00000000abcd';
 const ACCOUNT = '3b241101-e2bb-4255-8caf-4136c566a962';
 
 describe('gateway observability', () => {
-  let gw: GatewayUnderTest;
   const lines: Record<string, unknown>[] = [];
-  before(async () => {
-    const logger = createLogger('gateway', 'info', { write: (line: string) => lines.push(JSON.parse(line)) });
-    gw = await startGatewayUnderTest({}, { logger });
-  });
-  after(() => gw.stop());
+  const logger = createLogger('gateway', 'info', { write: (line: string) => lines.push(JSON.parse(line)) });
+  const gw = useStarted(() => startGatewayUnderTest({}, { logger }));
 
   const accessLine = (requestId: string) =>
     lines.find((line) => line.request_id === requestId && line.responseTime !== undefined);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
+import { useStarted } from '@payments/testkit';
 import { startGatewayUnderTest, type GatewayUnderTest } from './harness.js';
 import { findTestRedis } from './redis-server.js';
 
@@ -7,15 +8,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('gateway rate limits', () => {
   describe('per client address', () => {
-    let gw: GatewayUnderTest;
-    before(async () => {
-      gw = await startGatewayUnderTest({
+    const gw = useStarted(() =>
+      startGatewayUnderTest({
         RATE_LIMIT_ENABLED: true,
         RATE_LIMIT_ADDRESS_POINTS: 3,
         RATE_LIMIT_ADDRESS_WINDOW_SECONDS: 1,
-      });
-    });
-    after(() => gw.stop());
+      }),
+    );
 
     it('carries RateLimit headers on successful responses', async () => {
       const response = await gw.fetch('/api/currencies');
@@ -47,15 +46,13 @@ describe('gateway rate limits', () => {
   });
 
   describe('per user quota', () => {
-    let gw: GatewayUnderTest;
-    before(async () => {
-      gw = await startGatewayUnderTest({
+    const gw = useStarted(() =>
+      startGatewayUnderTest({
         RATE_LIMIT_ENABLED: true,
         RATE_LIMIT_USER_POINTS: 2,
         RATE_LIMIT_USER_WINDOW_SECONDS: 60,
-      });
-    });
-    after(() => gw.stop());
+      }),
+    );
 
     it('limits each user separately and reports both policies', async () => {
       const alice = gw.token();

@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { expect } from 'chai';
-import { startGatewayUnderTest, lastRequest, type GatewayUnderTest } from './harness.js';
+import { useStarted } from '@payments/testkit';
+import { startGatewayUnderTest, lastRequest } from './harness.js';
 
 interface ChunkedAnswer {
   status: number;
@@ -39,11 +40,7 @@ export function postChunked(
 }
 
 describe('gateway routing and edge authentication', () => {
-  let gw: GatewayUnderTest;
-  before(async () => {
-    gw = await startGatewayUnderTest();
-  });
-  after(() => gw.stop());
+  const gw = useStarted(() => startGatewayUnderTest());
 
   const table = [
     ['POST', '/auth/login', 'identity', false],

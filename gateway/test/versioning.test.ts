@@ -9,17 +9,14 @@ import {
   type HttpServer,
 } from '@payments/service-kit';
 import { versioning } from '../src/http/versioning.js';
-import { lastRequest, startGatewayUnderTest, type GatewayUnderTest } from './harness.js';
+import { useStarted } from '@payments/testkit';
+import { lastRequest, startGatewayUnderTest } from './harness.js';
 
 const DISCOVERY = { versions: ['1.0', '1.1'], current_version: '1.1', min_supported_version: '1.0' };
 const VENDOR_11 = 'application/vnd.service.v1.1+json';
 
 describe('gateway versioning', () => {
-  let gw: GatewayUnderTest;
-  before(async () => {
-    gw = await startGatewayUnderTest();
-  });
-  after(() => gw.stop());
+  const gw = useStarted(() => startGatewayUnderTest());
 
   for (const path of ['/', '/v1.0/', '/v1.1/', '/v1.1']) {
     it(`answers GET ${path} with the discovery body exactly`, async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, type Transaction } from '@payments/client';
-import type { HttpClient } from '../harness/http-client.js';
+import { bearerCall, type HttpClient } from '../harness/http-client.js';
 import type { LedgerDatabase } from '../harness/ledger-db.js';
 import { sleep } from '../harness/load.js';
 import { signUp, type BenchClient } from '../harness/users.js';
@@ -71,17 +71,7 @@ async function call(
   headers: Record<string, string> = {},
 ): Promise<Answer> {
   const answer = await arena.gateway
-    .send({
-      method,
-      path,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...V1_1,
-        ...headers,
-        ...(json !== undefined && { 'content-type': 'application/json' }),
-      },
-      body: json === undefined ? undefined : JSON.stringify(json),
-    })
+    .send(bearerCall(method, path, token, json, { ...V1_1, ...headers }))
     .catch(() => null);
   if (!answer) return { status: 0, body: {} };
   let body: Record<string, unknown> = {};

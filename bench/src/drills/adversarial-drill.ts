@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { createHttpClient, type HttpClient } from '../harness/http-client.js';
-import { openLedgerDatabase, type LedgerDatabase } from '../harness/ledger-db.js';
+import type { LedgerDatabase } from '../harness/ledger-db.js';
 import { sleep } from '../harness/load.js';
-import { startTarget, type Target } from '../harness/target.js';
+import type { Target } from '../harness/target.js';
 import { clientFor, type BenchClient } from '../harness/users.js';
 import {
   answersCheck,
@@ -47,6 +47,8 @@ import {
   type SandboxProvider,
 } from './adversarial-provider.js';
 import { runExpiredKeyAttack } from './adversarial-keys.js';
+import { bookedLosses } from './drill-queries.js';
+import { startDrillSystem } from './drill-system.js';
 import { checkBooks, waitSettled } from './books.js';
 import type { DrillReport } from './drill-context.js';
 import { addTo, referenceValuation, type Valuation } from './valuation.js';
@@ -92,7 +94,8 @@ export async function startAdversarialSystem(
   options: Pick<AdversarialContext, 'seconds' | 'settleSeconds' | 'log'>,
 ): Promise<AdversarialSystem> {
   const admin = { username: 'drill_admin', password: `admin-${randomBytes(12).toString('hex')}` };
-  const target = await startTarget({
+  const { target, gateway, ledgerDb, stripe, system, stop } = await startDrillSystem('adversarial drill', {
+    gatewaySockets: 128,
     serviceEnv: {
       'provider-sandbox': {
         SANDBOX_AUTO_CONFIRM: 'false',
@@ -120,32 +123,22 @@ export async function startAdversarialSystem(
       },
     },
   });
-  const system = target.system;
-  if (!system) throw new Error('the adversarial drill needs a system it started itself');
   const sandboxUrl = system.urls['provider-sandbox'];
-  const sandbox = new URL(sandboxUrl);
   const context: AdversarialContext = {
     ...options,
     target,
     admin,
-    gateway: createHttpClient(target.gatewayUrl, 128),
-    ledgerDb: openLedgerDatabase(target.ledgerDatabaseUrl),
-    stripe: new Stripe(system.sandboxApiKey, {
-      host: sandbox.hostname,
-      port: Number(sandbox.port),
-      protocol: 'http',
-      maxNetworkRetries: 3,
-    }),
+    gateway,
+    ledgerDb,
+    stripe,
     sandbox: createHttpClient(sandboxUrl, 16),
     sandboxApiKey: system.sandboxApiKey,
   };
   return {
     context,
     async stop() {
-      context.gateway.close();
       context.sandbox.close();
-      await context.ledgerDb.close();
-      await target.stop();
+      await stop();
     },
   };
 }
@@ -486,29 +479,14 @@ export async function checkAdversarialBooks(
   // Given back by the provider for deleted users' deposits: the platform's loss.
   const refundedTotal = new Map<string, bigint>();
   for (const deposit of record.refunded) addTo(refundedTotal, deposit.currency, deposit.refunded);
-  const { rows: losses } = await pool.query<{
-    deposit_id: string;
-    currency: string;
-    amount: string;
-    fee: string;
-  }>(`SELECT deposit_id, currency, amount, fee FROM platform_losses`);
+  const losses = await bookedLosses(context);
   checks.push(
     clearingCheck(valuation, partyMoney, clearing),
     providerBooksCheck(valuation, books.platform, clearing),
     leftoversCheck(valuation, books),
     partyValueCheck(valuation, partyMoney),
     totalValueCheck(valuation, partyMoney, usersHold, refundedTotal),
-    platformLossCheck(
-      valuation,
-      record.refunded,
-      losses.map((loss) => ({
-        depositId: loss.deposit_id,
-        currency: loss.currency,
-        amount: BigInt(loss.amount),
-        fee: BigInt(loss.fee),
-      })),
-      system('platform_loss'),
-    ),
+    platformLossCheck(valuation, record.refunded, losses, system('platform_loss')),
   );
 
   const { rows: completed } = await pool.query<{

@@ -3,6 +3,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { createPaymentsClient } from '@payments/client';
 import { developmentKeyPath } from '@payments/identity';
 import { TokenKeysConfig } from '@payments/service-kit';
+import { bearerCall } from '../harness/http-client.js';
 import { sleep } from '../harness/load.js';
 import { signUp } from '../harness/users.js';
 import type { Check } from './adversarial-checks.js';
@@ -125,18 +126,7 @@ async function answer(
   token: string,
   json?: unknown,
 ): Promise<{ status: number }> {
-  return context.gateway
-    .send({
-      method,
-      path,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...V1_1,
-        ...(json !== undefined && { 'content-type': 'application/json' }),
-      },
-      body: json === undefined ? undefined : JSON.stringify(json),
-    })
-    .catch(() => ({ status: 0 }));
+  return context.gateway.send(bearerCall(method, path, token, json, V1_1)).catch(() => ({ status: 0 }));
 }
 
 /** A new token with the claims of `model` (a new `jti`, issued now), signed with `key` under the model's `kid`. */

@@ -285,21 +285,14 @@ export async function refundDeletedDeposits(
   for (const { intent, transactionId } of chosen) {
     const half = Math.floor(intent.amount_received / 2);
     const parts = half >= 100 ? [half, undefined] : [undefined];
-    const given: RefundedDeposit = {
-      transactionId,
-      currency: intent.currency.toUpperCase(),
-      refunded: 0n,
-      refunds: 0,
-    };
-    for (const amount of parts) {
-      const refund = await stripe.refunds.create({
-        payment_intent: intent.id,
-        ...(amount === undefined ? {} : { amount }),
-      });
-      given.refunded += BigInt(refund.amount);
-      given.refunds += 1;
-    }
-    refunded.push(given);
+    refunded.push(
+      await refundInParts(
+        stripe,
+        intent.id,
+        { transactionId, currency: intent.currency.toUpperCase() },
+        parts,
+      ),
+    );
   }
   return refunded;
 }
@@ -347,4 +340,26 @@ export function startReconciliationDesk(admin: BenchClient, intervalMs: number):
       await loop;
     },
   };
+}
+
+/**
+ * Refunds a deposit's PaymentIntent at the sandbox, one refund per part (`undefined`: what is left), and what was
+ * given back, as the platform-loss check expects it.
+ */
+export async function refundInParts(
+  stripe: Stripe,
+  paymentIntent: string,
+  deposit: Pick<RefundedDeposit, 'transactionId' | 'currency'>,
+  parts: readonly (number | undefined)[],
+): Promise<RefundedDeposit> {
+  const given: RefundedDeposit = { ...deposit, refunded: 0n, refunds: 0 };
+  for (const amount of parts) {
+    const refund = await stripe.refunds.create({
+      payment_intent: paymentIntent,
+      ...(amount === undefined ? {} : { amount }),
+    });
+    given.refunded += BigInt(refund.amount);
+    given.refunds += 1;
+  }
+  return given;
 }

@@ -1,9 +1,9 @@
 import pg from 'pg';
-import Stripe from 'stripe';
-import { createHttpClient, type HttpClient } from '../harness/http-client.js';
+import type Stripe from 'stripe';
+import type { HttpClient } from '../harness/http-client.js';
 import { sleep } from '../harness/load.js';
-import { BENCH_APPLICATION, openLedgerDatabase, type LedgerDatabase } from '../harness/ledger-db.js';
-import { startTarget, type Target } from '../harness/target.js';
+import { BENCH_APPLICATION, type LedgerDatabase } from '../harness/ledger-db.js';
+import type { Target } from '../harness/target.js';
 import { openAccounts, payDeposits, requestDeposits, runBankClients } from './bank-clients.js';
 import { eventArrivals } from './bank-event-order.js';
 import {
@@ -14,6 +14,7 @@ import {
   runReversals,
   type ReversalPlan,
 } from './bank-reversals.js';
+import { startDrillSystem } from './drill-system.js';
 import { checkBooks, formatUsd, waitSettled } from './books.js';
 import { completedTransferTotals, completedWithdrawalTotals } from './drill-queries.js';
 import { PROVIDER_CALL_LEASE_MS, type DrillFaults, type DrillReport } from './drill-context.js';
@@ -64,7 +65,8 @@ export async function repeatFault(
 export async function startBankDrillSystem(
   options: Pick<BankDrillContext, 'seconds' | 'settleSeconds' | 'log'>,
 ): Promise<{ context: BankDrillContext; stop(): Promise<void> }> {
-  const target = await startTarget({
+  const { target, gateway, ledgerDb, stripe, system, stop } = await startDrillSystem('bank drill', {
+    gatewaySockets: 128,
     serviceEnv: {
       'provider-sandbox': {
         SANDBOX_AUTO_CONFIRM: 'false',
@@ -75,9 +77,6 @@ export async function startBankDrillSystem(
       identity: { TOKEN_TTL_SECONDS: '3600' },
     },
   });
-  const system = target.system;
-  if (!system) throw new Error('the bank drill needs a system it started itself');
-  const sandbox = new URL(system.urls['provider-sandbox']);
   const webhookDb = new pg.Pool({
     connectionString: target.webhookDatabaseUrl,
     max: 2,
@@ -88,23 +87,16 @@ export async function startBankDrillSystem(
     ...options,
     target,
     system,
-    gateway: createHttpClient(target.gatewayUrl, 128),
-    ledgerDb: openLedgerDatabase(target.ledgerDatabaseUrl),
+    gateway,
+    ledgerDb,
     webhookDb,
-    stripe: new Stripe(system.sandboxApiKey, {
-      host: sandbox.hostname,
-      port: Number(sandbox.port),
-      protocol: 'http',
-      maxNetworkRetries: 3,
-    }),
+    stripe,
   };
   return {
     context,
     async stop() {
-      context.gateway.close();
-      await context.ledgerDb.close();
       await context.webhookDb.end();
-      await target.stop();
+      await stop();
     },
   };
 }

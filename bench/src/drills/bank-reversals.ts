@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { sleep } from '../harness/load.js';
+import { postUntilAnswered } from '../harness/post-until-answered.js';
 import type { BankAccount, PaymentMethod, RequestedDeposit } from './bank-clients.js';
 import type { BankDrillContext } from './bank-drill.js';
 import type { DrillReport } from './drill-context.js';
@@ -227,26 +227,8 @@ export async function runReversals(
    * One request of the attacker's, retried with its Idempotency-Key while the ledger is down, so that a request
    * accepted just before a kill is known too.
    */
-  const sendUntilAnswered = async (path: string, body: object, token: string) => {
-    // Raw: the attack itself, retried with one fixed Idempotency-Key on this schedule until it has an answer.
-    const key = randomUUID();
-    for (let attempt = 0; ; attempt += 1) {
-      const answer = await gateway
-        .send({
-          method: 'POST',
-          path,
-          headers: {
-            authorization: `Bearer ${token}`,
-            'content-type': 'application/json',
-            'idempotency-key': key,
-          },
-          body: JSON.stringify(body),
-        })
-        .catch(() => null);
-      if ((answer && answer.status < 500) || Date.now() > until + 30_000) return answer;
-      await sleep(Math.min(100 * 2 ** attempt, 1000));
-    }
-  };
+  const sendUntilAnswered = (path: string, body: object, token: string) =>
+    postUntilAnswered(gateway, { path, body, token, giveUpAt: until + 30_000 });
   /** Once the refund shows, the owner tries to spend from below zero: every attempt must be refused. */
   const attackWhileOverdrawn = async ({ deposit: { account } }: ReversalPlan, to: string) => {
     const deadline = Date.now() + 10_000;

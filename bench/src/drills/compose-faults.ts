@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import type { ServiceName } from '@payments/infra';
+import { composeContainers, type ServiceName } from '@payments/infra';
 import type { Target } from '../harness/target.js';
 import type { DrillFaults } from './drill-context.js';
 
@@ -18,22 +18,8 @@ export function composeFaults(
 ): DrillFaults & { replicas(service: string): Promise<string[]>; findLedger(): Promise<void> } {
   const turn = new Map<string, number>();
   const killed = new Map<string, string>();
-  const replicas = async (service: string) =>
-    (
-      await docker(
-        'ps',
-        '-a',
-        '--filter',
-        `label=com.docker.compose.project=${project}`,
-        '--filter',
-        `label=com.docker.compose.service=${service}`,
-        '--format',
-        '{{.Names}}',
-      )
-    )
-      .split('\n')
-      .filter(Boolean)
-      .sort();
+  const replicas = (service: string) =>
+    composeContainers(project, service, { includeStopped: true, timeoutMs: 120_000 });
   const healthy = async (container: string) => {
     try {
       await docker(

@@ -1,3 +1,4 @@
+import type { BookedLoss } from './adversarial-checks.js';
 import type { DrillContext } from './drill-context.js';
 
 /** Completed transfers out of the accounts: how many, the money they moved and the fees they paid (minor units). */
@@ -72,4 +73,20 @@ export async function terminateBackends(
     [database, spare],
   );
   return rows.filter((row) => row.terminated).length;
+}
+
+/** Every platform loss the ledger booked. */
+export async function bookedLosses(context: Pick<DrillContext, 'ledgerDb'>): Promise<BookedLoss[]> {
+  const { rows } = await context.ledgerDb.pool.query<{
+    deposit_id: string;
+    currency: string;
+    amount: string;
+    fee: string;
+  }>(`SELECT deposit_id, currency, amount, fee FROM platform_losses`);
+  return rows.map((loss) => ({
+    depositId: loss.deposit_id,
+    currency: loss.currency,
+    amount: BigInt(loss.amount),
+    fee: BigInt(loss.fee),
+  }));
 }

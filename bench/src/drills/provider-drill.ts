@@ -1,13 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { ConflictError } from '@payments/client';
-import { createHttpClient, type HttpClient } from '../harness/http-client.js';
+import type { HttpClient } from '../harness/http-client.js';
 import { sleep } from '../harness/load.js';
-import { openLedgerDatabase, type LedgerDatabase } from '../harness/ledger-db.js';
-import { startTarget, type Target } from '../harness/target.js';
+import type { LedgerDatabase } from '../harness/ledger-db.js';
+import { postUntilAnswered } from '../harness/post-until-answered.js';
+import type { Target } from '../harness/target.js';
 import { clientFor, signUp, type BenchClient } from '../harness/users.js';
 import { platformLossCheck, type RefundedDeposit } from './adversarial-checks.js';
+import { refundInParts } from './adversarial-provider.js';
 import { repeatFault } from './bank-drill.js';
+import { bookedLosses } from './drill-queries.js';
+import { startDrillSystem } from './drill-system.js';
 import { checkBooks, formatUsd, waitSettled } from './books.js';
 import { PROVIDER_CALL_LEASE_MS, type DrillFaults, type DrillReport } from './drill-context.js';
 import { referenceValuation } from './valuation.js';
@@ -59,7 +63,8 @@ interface Payer {
 export async function startProviderDrillSystem(
   options: Pick<ProviderDrillContext, 'seconds' | 'settleSeconds' | 'log'>,
 ): Promise<{ context: ProviderDrillContext; stop(): Promise<void> }> {
-  const target = await startTarget({
+  const { target, gateway, ledgerDb, stripe, system, stop } = await startDrillSystem('provider drill', {
+    gatewaySockets: 64,
     serviceEnv: {
       'provider-sandbox': { SANDBOX_DELAY_MS: '100', SANDBOX_FORGET_EVENTS: String(FORGET_EVENTS) },
       ledger: { RECONCILIATION_INTERVAL_SECONDS: '0', RECONCILIATION_GRACE_SECONDS: '0' },
@@ -71,31 +76,19 @@ export async function startProviderDrillSystem(
       },
     },
   });
-  const system = target.system;
-  if (!system) throw new Error('the provider drill needs a system it started itself');
-  const sandbox = new URL(system.urls['provider-sandbox']);
   const context: ProviderDrillContext = {
     ...options,
     target,
     system,
-    gateway: createHttpClient(target.gatewayUrl, 64),
-    ledgerDb: openLedgerDatabase(target.ledgerDatabaseUrl),
-    stripe: new Stripe(system.sandboxApiKey, {
-      host: sandbox.hostname,
-      port: Number(sandbox.port),
-      protocol: 'http',
-      maxNetworkRetries: 3,
-    }),
+    gateway,
+    ledgerDb,
+    stripe,
     sandboxUrl: system.urls['provider-sandbox'],
     sandboxApiKey: system.sandboxApiKey,
   };
   return {
     context,
-    async stop() {
-      context.gateway.close();
-      await context.ledgerDb.close();
-      await target.stop();
-    },
+    stop,
   };
 }
 
@@ -134,29 +127,17 @@ export async function runProviderDrill(
 
   /** A money request, retried with its Idempotency-Key through outages until it has an answer. */
   const request = async (payer: Payer, path: string, body: object, until: number) => {
-    // Raw: retried with one fixed Idempotency-Key on this schedule through the kills, every retry counted.
-    const key = randomUUID();
-    for (let attempt = 0; ; attempt += 1) {
-      const answer = await gateway
-        .send({
-          method: 'POST',
-          path,
-          headers: {
-            authorization: `Bearer ${payer.token}`,
-            'content-type': 'application/json',
-            'idempotency-key': key,
-          },
-          body: JSON.stringify(body),
-        })
-        .catch(() => null);
-      if (answer && answer.status < 500) return answer;
-      if (Date.now() > until + 30_000) {
-        stats.unresolved += 1;
-        return null;
-      }
-      stats.retries += 1;
-      await sleep(Math.min(100 * 2 ** attempt, 1_000));
-    }
+    const answer = await postUntilAnswered(gateway, {
+      path,
+      body,
+      token: payer.token,
+      giveUpAt: until + 30_000,
+      onRetry: () => {
+        stats.retries += 1;
+      },
+    });
+    if (!answer) stats.unresolved += 1;
+    return answer;
   };
 
   const admin = clientFor(target.gatewayUrl, ADMIN).admin;
@@ -261,16 +242,10 @@ export async function runProviderDrill(
   );
   const refundedLeavers: RefundedDeposit[] = [];
   for (const leaver of leavers) {
-    const given: RefundedDeposit = { transactionId: leaver.id, currency: 'USD', refunded: 0n, refunds: 0 };
-    for (const amount of [(LEAVER_DEPOSIT * 100) / 4, undefined]) {
-      const refund = await stripe.refunds.create({
-        payment_intent: leaver.reference,
-        ...(amount === undefined ? {} : { amount }),
-      });
-      given.refunded += BigInt(refund.amount);
-      given.refunds += 1;
-    }
-    refundedLeavers.push(given);
+    const parts = [(LEAVER_DEPOSIT * 100) / 4, undefined];
+    refundedLeavers.push(
+      await refundInParts(stripe, leaver.reference, { transactionId: leaver.id, currency: 'USD' }, parts),
+    );
   }
   const lostOnLeavers = async () => {
     const { rows } = await context.ledgerDb.pool.query<{ taken: string | null }>(
@@ -511,12 +486,7 @@ export async function runProviderDrill(
   // The payers hold what is at the provider and what the platform lost on the leavers besides (no fees here).
   const lost = -(await systemBalance('platform_loss'));
   const checks = await checkBooks(context, { accountIds: ids, expectedTotalMinor: providerHolds + lost });
-  const { rows: losses } = await context.ledgerDb.pool.query<{
-    deposit_id: string;
-    currency: string;
-    amount: string;
-    fee: string;
-  }>(`SELECT deposit_id, currency, amount, fee FROM platform_losses`);
+  const losses = await bookedLosses(context);
   checks.push(
     {
       name: "the provider's books = the ledger's provider-clearing account",
@@ -526,17 +496,7 @@ export async function runProviderDrill(
     },
     await reconciliationCheck(context, reconciled),
     await foreignPaymentsCheck(context, attacks),
-    platformLossCheck(
-      await referenceValuation('USD'),
-      refundedLeavers,
-      losses.map((loss) => ({
-        depositId: loss.deposit_id,
-        currency: loss.currency,
-        amount: BigInt(loss.amount),
-        fee: BigInt(loss.fee),
-      })),
-      new Map([['USD', -lost]]),
-    ),
+    platformLossCheck(await referenceValuation('USD'), refundedLeavers, losses, new Map([['USD', -lost]])),
     {
       name: 'every request to the provider done',
       ok: waiting === 0,

@@ -8,6 +8,26 @@ export interface HttpCall {
   body?: string;
 }
 
+/** A call as an API client makes it: its bearer token, `headers`, and `json` as the body when there is one. */
+export function bearerCall(
+  method: string,
+  path: string,
+  token: string,
+  json?: unknown,
+  headers: Record<string, string> = {},
+): HttpCall {
+  return {
+    method,
+    path,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...headers,
+      ...(json !== undefined && { 'content-type': 'application/json' }),
+    },
+    body: json === undefined ? undefined : JSON.stringify(json),
+  };
+}
+
 export interface HttpAnswer {
   status: number;
   body: string;

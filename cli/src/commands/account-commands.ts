@@ -1,8 +1,10 @@
 import type { Argv } from 'yargs';
-import type { Account, Pagination } from '@payments/client';
+import type { Account } from '@payments/client';
 import { formatAmount } from '../amounts.js';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { usageError } from '../exit-codes.js';
+import { idArgument } from './id-argument.js';
+import { pageOptions, paginationNote, type PageArgs } from './paging.js';
 import type { Run } from './run.js';
 import { momentOf } from './statement-commands.js';
 
@@ -28,17 +30,6 @@ export async function describeAccount(ctx: CommandContext, account: Account): Pr
     ['Metadata', JSON.stringify(account.metadata ?? {})],
     ['Created', account.created_at ?? ''],
   ];
-}
-
-/** "Showing 21-40 of 95." under a page of a list (nothing for a list without pagination, or an empty one). */
-export function paginationNote(
-  ctx: CommandContext,
-  page: { data: unknown[]; pagination?: Pagination },
-): void {
-  const p = page.pagination;
-  if (!p || p.total === 0) return;
-  const last = Math.min(p.offset + page.data.length, p.total);
-  ctx.out.note(`Showing ${p.offset + 1}-${last} of ${p.total}.`, 'dim');
 }
 
 export function accountCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
@@ -75,12 +66,8 @@ export function accountCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
         .command(
           'list',
           'List your accounts',
-          (y) =>
-            y
-              .option('limit', { type: 'number', describe: 'Page size (1-100)' })
-              .option('offset', { type: 'number', describe: 'Skip this many' })
-              .example('$0 account list --limit 10', ''),
-          run(async (ctx, argv: { limit?: number; offset?: number }) => {
+          (y) => pageOptions(y).example('$0 account list --limit 10', ''),
+          run(async (ctx, argv: PageArgs) => {
             const body = await ctx.api.accounts.listPage({ limit: argv.limit, offset: argv.offset });
             if (ctx.out.json) return ctx.out.data(body);
             const rows = await Promise.all(
@@ -102,10 +89,7 @@ export function accountCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
         .command(
           'show <id>',
           'Show one account',
-          (y) =>
-            y
-              .positional('id', { type: 'string', demandOption: true, describe: 'Account id' })
-              .example('$0 account show 3f0c…', ''),
+          idArgument('id', 'Account id', '$0 account show 3f0c…'),
           run(async (ctx, argv: { id: string }) => {
             const body = await ctx.api.accounts.get(argv.id);
             if (ctx.out.json) return ctx.out.data(body);

@@ -1,7 +1,7 @@
 import type { Argv } from 'yargs';
 import type { Pagination } from '@payments/client';
 import type { CommandContext, GlobalArgs } from '../context.js';
-import { paginationNote } from './account-commands.js';
+import { paginationNote } from './paging.js';
 import type { Run } from './run.js';
 
 interface Currency {

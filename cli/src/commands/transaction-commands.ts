@@ -4,7 +4,8 @@ import { TRANSACTION_STATUSES, TRANSACTION_TYPES } from '@payments/contracts/enu
 import { formatAmount } from '../amounts.js';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { feeOf } from '../transaction-wait.js';
-import { paginationNote } from './account-commands.js';
+import { idArgument } from './id-argument.js';
+import { pageOptions, paginationNote } from './paging.js';
 import type { Run } from './run.js';
 
 interface TransactionFilters {
@@ -46,15 +47,14 @@ export function transactionCommands(cli: Argv<GlobalArgs>, run: Run): Argv<Globa
       'transactions',
       'List your transactions',
       (y) =>
-        y
-          .option('account', { type: 'string', describe: 'Only this account' })
-          .option('type', { type: 'string', choices: TRANSACTION_TYPES })
-          .option('status', { type: 'string', choices: TRANSACTION_STATUSES })
-          .option('from', { type: 'string', describe: 'From date, YYYY-MM-DD' })
-          .option('to', { type: 'string', describe: 'To date, YYYY-MM-DD' })
-          .option('limit', { type: 'number', describe: 'Page size (1-100)' })
-          .option('offset', { type: 'number', describe: 'Skip this many' })
-          .example('$0 transactions --account 3f0c… --type deposit --from 2025-01-01', ''),
+        pageOptions(
+          y
+            .option('account', { type: 'string', describe: 'Only this account' })
+            .option('type', { type: 'string', choices: TRANSACTION_TYPES })
+            .option('status', { type: 'string', choices: TRANSACTION_STATUSES })
+            .option('from', { type: 'string', describe: 'From date, YYYY-MM-DD' })
+            .option('to', { type: 'string', describe: 'To date, YYYY-MM-DD' }),
+        ).example('$0 transactions --account 3f0c… --type deposit --from 2025-01-01', ''),
       run(async (ctx, argv: TransactionFilters) => {
         const query: HistoryQuery = {
           type: argv.type,
@@ -87,10 +87,7 @@ export function transactionCommands(cli: Argv<GlobalArgs>, run: Run): Argv<Globa
     .command(
       'transaction <id>',
       'Show one transaction and its status',
-      (y) =>
-        y
-          .positional('id', { type: 'string', demandOption: true, describe: 'Transaction id' })
-          .example('$0 transaction 7a1c…', ''),
+      idArgument('id', 'Transaction id', '$0 transaction 7a1c…'),
       run(async (ctx, argv: { id: string }) => {
         const body = await ctx.api.transactions.get(argv.id);
         if (ctx.out.json) return ctx.out.data(body);

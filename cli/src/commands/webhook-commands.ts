@@ -11,7 +11,7 @@ import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES } from '@payments/contra
 import { API_VERSIONS } from '@payments/contracts/versions';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { usageError } from '../exit-codes.js';
-import { paginationNote } from './account-commands.js';
+import { pageOptions, paginationNote, type PageArgs } from './paging.js';
 import type { Run } from './run.js';
 
 function describeEndpoint(endpoint: WebhookEndpoint): [string, string][] {
@@ -107,11 +107,8 @@ export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
       .command(
         'list',
         'List your endpoints',
-        (y) =>
-          y
-            .option('limit', { type: 'number', describe: 'Page size (1-100)' })
-            .option('offset', { type: 'number', describe: 'Skip this many' }),
-        run(async (ctx, argv: { limit?: number; offset?: number }) => {
+        (y) => pageOptions(y),
+        run(async (ctx, argv: PageArgs) => {
           const body = await ctx.api.webhookEndpoints.listPage({ limit: argv.limit, offset: argv.offset });
           if (ctx.out.json) return ctx.out.data(body);
           ctx.out.table(

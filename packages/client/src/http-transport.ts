@@ -85,6 +85,8 @@ export interface Answer<T> {
 
 export interface Transport {
   call<T>(operation: OperationId, request?: CallRequest): Promise<Answer<T>>;
+  /** `call`'s answer body alone, which is all most operations need. */
+  body<T>(operation: OperationId, request?: CallRequest): Promise<T>;
   raw<T = unknown>(method: string, path: string, options?: RawRequestOptions): Promise<RawResponse<T>>;
   readonly apiVersion: ApiVersion;
 }
@@ -156,6 +158,25 @@ export function createTransport(settings: TransportSettings): Transport {
     return `${base}/v${settings.apiVersion}${path === '/' ? '' : path}${query}`;
   };
 
+  /**
+   * One attempt, never following a redirect: the response, or the ConnectionError when none came. A call cut short
+   * by its signal throws the signal's reason instead.
+   */
+  async function send(
+    url: string,
+    request: { method: string; headers: Headers; body: string | Uint8Array | undefined },
+    signal: AbortSignal,
+  ): Promise<Response | ConnectionError> {
+    try {
+      return await settings.fetch(url, { ...request, redirect: 'manual', signal });
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      return new ConnectionError(`${request.method} ${url} failed: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+  }
+
   async function call<T>(operation: OperationId, request: CallRequest = {}): Promise<Answer<T>> {
     const { method, authenticated } = OPERATIONS[operation];
     const url = urlOf(operation, request);
@@ -193,22 +214,10 @@ export function createTransport(settings: TransportSettings): Transport {
           request.bearer ?? (tokens ? await abortable(tokens.getToken(scope.signal), scope.signal) : null);
         if (token !== null) headers.set('authorization', `Bearer ${token}`);
         attempts += 1;
-        let response: Response;
-        try {
-          response = await settings.fetch(url, {
-            method,
-            headers,
-            body,
-            redirect: 'manual',
-            signal: scope.signal,
-          });
-        } catch (error) {
-          if (scope.signal.aborted) throw scope.signal.reason;
-          const failure = new ConnectionError(`${method} ${url} failed: ${(error as Error).message}`, {
-            cause: error,
-          });
-          if (!retryable || retries >= maxRetries) throw failure;
-          await pause(backoffMs(settings.retry, retries, settings.random), failure);
+        const response = await send(url, { method, headers, body }, scope.signal);
+        if (response instanceof ConnectionError) {
+          if (!retryable || retries >= maxRetries) throw response;
+          await pause(backoffMs(settings.retry, retries, settings.random), response);
           retries += 1;
           continue;
         }
@@ -294,22 +303,10 @@ export function createTransport(settings: TransportSettings): Transport {
             'authorization',
             `Bearer ${await abortable(tokens.getToken(scope.signal), scope.signal)}`,
           );
-        let response: Response;
-        try {
-          response = await settings.fetch(url, {
-            method,
-            headers,
-            body,
-            redirect: 'manual',
-            signal: scope.signal,
-          });
-        } catch (error) {
-          if (scope.signal.aborted) throw scope.signal.reason;
-          const failure = new ConnectionError(`${method} ${url} failed: ${(error as Error).message}`, {
-            cause: error,
-          });
+        const response = await send(url, { method, headers, body }, scope.signal);
+        if (response instanceof ConnectionError) {
           const delayMs = backoffMs(settings.retry, retries, settings.random);
-          if (!retryable || retries >= maxRetries || settings.now() + delayMs >= deadline) throw failure;
+          if (!retryable || retries >= maxRetries || settings.now() + delayMs >= deadline) throw response;
           await sleep(delayMs, scope.signal);
           retries += 1;
           continue;
@@ -334,7 +331,10 @@ export function createTransport(settings: TransportSettings): Transport {
     }
   }
 
-  return { call, raw, apiVersion: settings.apiVersion };
+  const body = async <T>(operation: OperationId, request?: CallRequest): Promise<T> =>
+    (await call<T>(operation, request)).body;
+
+  return { call, body, raw, apiVersion: settings.apiVersion };
 }
 
 function parseJson<T>(text: string): T | null {

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import { withPgClient } from './pg-client.js';
 import { runtimeRoleOf } from './topology.js';
 
 /**
@@ -16,16 +16,6 @@ export interface DatabaseLogin {
 
 /** Attributes of both roles: a login that may create no database or role and bypasses nothing. */
 const ROLE_ATTRIBUTES = 'LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS';
-
-const withClient = async <T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> => {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-};
 
 const onDatabase = (serverUrl: string, database: string) => {
   const url = new URL(serverUrl);
@@ -67,7 +57,7 @@ END $$`;
  * idempotent, so `pnpm start` runs it every time.
  */
 export async function provisionDatabases(serverUrl: string, logins: DatabaseLogin[]): Promise<void> {
-  await withClient(serverUrl, async (client) => {
+  await withPgClient(serverUrl, async (client) => {
     const ensureRole = async (name: string, password: string | undefined, extra = '') => {
       const role = client.escapeIdentifier(name);
       const exists = await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [name]);
@@ -94,7 +84,7 @@ export async function provisionDatabases(serverUrl: string, logins: DatabaseLogi
     }
   });
   for (const { database } of logins) {
-    await withClient(onDatabase(serverUrl, database), async (client) => {
+    await withPgClient(onDatabase(serverUrl, database), async (client) => {
       // Before PostgreSQL 15 every role may create in the public schema; no role but the owner may here.
       await client.query('REVOKE CREATE ON SCHEMA public FROM PUBLIC');
       await client.query(`SELECT set_config('payments.owner', $1, false)`, [database]);
@@ -105,7 +95,7 @@ export async function provisionDatabases(serverUrl: string, logins: DatabaseLogi
 
 /** Whether the URL's role may create the services' roles and databases (the provisioner needs a superuser). */
 export async function isSuperuser(serverUrl: string): Promise<boolean> {
-  return withClient(serverUrl, async (client) => {
+  return withPgClient(serverUrl, async (client) => {
     const { rows } = await client.query<{ rolsuper: boolean }>(
       'SELECT rolsuper FROM pg_roles WHERE rolname = current_user',
     );
@@ -115,7 +105,7 @@ export async function isSuperuser(serverUrl: string): Promise<boolean> {
 
 /** Drops each database and then its roles (tests). */
 export async function dropDatabasesAndRoles(serverUrl: string, databases: string[]): Promise<void> {
-  await withClient(serverUrl, async (client) => {
+  await withPgClient(serverUrl, async (client) => {
     for (const database of databases) {
       const name = client.escapeIdentifier(database);
       await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

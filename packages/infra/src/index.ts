@@ -7,3 +7,5 @@ export * from './broker-admin.js';
 export * from './database-roles.js';
 export * from './provisioning.js';
 export * from './infra-files.js';
+export * from './compose-containers.js';
+export * from './pg-client.js';

@@ -1,12 +1,18 @@
 import { Type } from '@sinclair/typebox';
 import { createTokenVerifier, type RevocationList, type TokenVerifier } from './auth.js';
 import type { EventBus } from './bus/event-bus.js';
+import { Url } from './config.js';
 import type { Shutdown } from './lifecycle.js';
 import type { Logger } from './logger.js';
+import { TokenConfig } from './runtime.js';
+import { followIdentityRevocations } from './revocation-loader.js';
 import { remoteTokenKeys } from './token-keys.js';
 
 /** The configuration of every process that verifies identity's tokens by its JWKS. */
 export const TokenKeysConfig = {
+  JWKS_URL: Type.Optional(
+    Url({ description: "The token keys; unset, identity's `/.well-known/jwks.json` (from IDENTITY_URL)" }),
+  ),
   JWKS_REFRESH_SECONDS: Type.Integer({
     minimum: 1,
     maximum: 3600,
@@ -16,6 +22,13 @@ export const TokenKeysConfig = {
       'when its SigningKeysChanged event is lost; identity unreachable for longer, tokens are answered 503',
   }),
 };
+
+/** What a service that verifies identity's tokens reads; `identityUrlDescription` says what else it asks identity. */
+export const IdentityTokensConfig = (identityUrlDescription: string) => ({
+  ...TokenConfig,
+  IDENTITY_URL: Url({ default: 'http://127.0.0.1:3001', description: identityUrlDescription }),
+  ...TokenKeysConfig,
+});
 
 export interface IdentityTokenVerifierConfig {
   JWKS_URL?: string;
@@ -64,4 +77,31 @@ export async function identityTokenVerifier(
     revocations: deps.followed.revocations,
     revocationsLoaded: deps.followed.sync.isLoaded,
   });
+}
+
+export interface IdentityTokensDeps {
+  serviceToken: string;
+  /** The TokenRevoked and SigningKeysChanged broadcasts; without a bus, `reloadEveryMs` is how revocations arrive. */
+  bus: EventBus | null;
+  reloadEveryMs?: number;
+  shutdown: Shutdown;
+  logger: Logger;
+}
+
+/** What every process that checks identity's tokens starts: the revocations it follows and the verifier over them. */
+export async function followIdentityTokens(
+  config: IdentityTokenVerifierConfig,
+  deps: IdentityTokensDeps,
+): Promise<{ verifier: TokenVerifier; followed: IdentityTokenVerifierDeps['followed'] }> {
+  const { bus, shutdown, logger } = deps;
+  const followed = await followIdentityRevocations({
+    identityUrl: config.IDENTITY_URL,
+    serviceToken: deps.serviceToken,
+    logger,
+    shutdown,
+    bus,
+    reloadEveryMs: deps.reloadEveryMs,
+  });
+  const verifier = await identityTokenVerifier(config, { followed, bus, shutdown, logger });
+  return { verifier, followed };
 }

@@ -20,6 +20,7 @@ export * from './http/listen.js';
 export * from './http/api-version.js';
 export * from './http/dead-letter-routes.js';
 export * from './data/database.js';
+export * from './data/page.js';
 export * from './data/migrate-main.js';
 export * from './data/inbox.js';
 export * from './data/outbox.js';

@@ -3,9 +3,17 @@ import type { Deployment } from '@payments/contracts';
 import { Type } from '@sinclair/typebox';
 import { createAmqpBus } from './bus/amqp-bus.js';
 import type { DeliveryObserver, EventBus } from './bus/event-bus.js';
-import { Url } from './config.js';
+import { CommonConfig, DatabaseConfig, PortNumber, Url } from './config.js';
+import {
+  databaseOptions,
+  isDatabaseUp,
+  openDatabase,
+  type DatabaseOptions,
+  type Knex,
+} from './data/database.js';
+import type { ReadinessCheck } from './http/app.js';
 import { listen } from './http/listen.js';
-import type { Shutdown } from './lifecycle.js';
+import { createShutdown, type Shutdown } from './lifecycle.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 
@@ -33,6 +41,14 @@ export const BusConfig = {
     description: 'Prefix for exchange and queue names, so test runs and tenants never share a queue',
   }),
 };
+
+/** What every service with a database of its own reads first: the common variables, its port, database and broker. */
+export const DatabaseServiceConfig = (port: number, database: string) => ({
+  ...CommonConfig,
+  PORT: PortNumber(port),
+  ...DatabaseConfig(database),
+  ...BusConfig,
+});
 
 export const TokenConfig = {
   JWT_ISSUER: Type.String({
@@ -81,6 +97,25 @@ export async function connectBus(
   return bus;
 }
 
+/** The service's pool, migrated as `databaseOptions` says, closed at shutdown. */
+export async function openServiceDatabase(
+  config: Parameters<typeof databaseOptions>[0],
+  rest: Pick<DatabaseOptions, 'migrations' | 'privileges' | 'logger'>,
+  shutdown: Shutdown,
+): Promise<Knex> {
+  const knex = await openDatabase(databaseOptions(config, rest));
+  shutdown.add('database pool', () => knex.destroy());
+  return knex;
+}
+
+/** A service's readiness on its database and the event bus, as `/ready` names them. */
+export function databaseAndBusReadiness(knex: Knex, bus: EventBus): ReadinessCheck[] {
+  return [
+    { name: 'database', check: () => isDatabaseUp(knex) },
+    { name: 'event bus', check: () => bus.isConnected() },
+  ];
+}
+
 /** Listens and registers the HTTP drain as the first thing to stop. */
 export async function serveHttp(
   name: string,
@@ -91,4 +126,22 @@ export async function serveHttp(
   const http = await listen(app, address.PORT, address.HOST);
   shutdown.add('http server', () => http.close());
   return { name, port: http.port, url: `http://${address.HOST}:${http.port}` };
+}
+
+/**
+ * Starts a service with its shutdown: what `start` opened is closed again when it fails part-way, and the running
+ * service's `stop` closes it all.
+ */
+export async function startService(
+  logger: Logger,
+  start: (shutdown: Shutdown) => Promise<Omit<RunningService, 'stop'>>,
+): Promise<RunningService> {
+  const shutdown = createShutdown(logger);
+  try {
+    const address = await start(shutdown);
+    return { ...address, stop: () => shutdown.run() };
+  } catch (error) {
+    await shutdown.run();
+    throw error;
+  }
 }

@@ -102,3 +102,17 @@ export function refuseDevelopmentSecrets(host: string, inUse: Record<string, boo
     'running with public DEVELOPMENT secrets: fine on this machine, refused beyond loopback',
   );
 }
+
+/**
+ * The service credential, with every development secret in use (the service token's, and the service's `others`)
+ * refused beyond loopback and warned about on it.
+ */
+export function checkedServiceCredential(
+  config: { HOST: string; NODE_ENV: string; SERVICE_TOKEN?: string },
+  logger: Logger,
+  others: Record<string, boolean> = {},
+): ServiceCredential {
+  const credential = resolveServiceCredential(config);
+  refuseDevelopmentSecrets(config.HOST, { SERVICE_TOKEN: credential.development, ...others }, logger);
+  return credential;
+}

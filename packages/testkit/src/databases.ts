@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { dropDatabasesAndRoles, provisionDatabases, runtimeRoleOf, withCredentials } from '@payments/infra';
+import {
+  dropDatabasesAndRoles,
+  provisionDatabases,
+  runtimeRoleOf,
+  withCredentials,
+  withPgClient,
+} from '@payments/infra';
 import { findInfrastructure } from './infrastructure.js';
 
 export interface TestDatabase {
@@ -40,11 +45,5 @@ export async function createTestDatabase(
 }
 
 async function dropDatabase(serverUrl: string, name: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  } finally {
-    await client.end();
-  }
+  await withPgClient(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
 }

@@ -1,4 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import { eventually, type EventuallyOptions } from './ports.js';
 
 export interface ReceivedCall {
   path: string;
@@ -15,6 +16,12 @@ export interface TestReceiver {
   url: string;
   port: number;
   calls(path?: string): ReceivedCall[];
+  /** The calls to `path` once `until` holds of them (by default, once there is one), waited for as `eventually`. */
+  waitForCalls(
+    path: string,
+    until?: (calls: ReceivedCall[]) => boolean,
+    options?: EventuallyOptions,
+  ): Promise<ReceivedCall[]>;
   on(path: string, behaviour: Behaviour): void;
   /** The most calls to a path that were open (received, not yet answered) at once. */
   mostOpen(path: string): number;
@@ -58,10 +65,13 @@ export async function startTestReceiver(): Promise<TestReceiver> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
+  const callsTo = (path?: string) => calls.filter((call) => path === undefined || call.path === path);
   return {
     url: `http://127.0.0.1:${port}`,
     port,
-    calls: (path) => calls.filter((call) => path === undefined || call.path === path),
+    calls: callsTo,
+    waitForCalls: (path, until = (found) => found.length > 0, options) =>
+      eventually(async () => callsTo(path), until, options),
     on: (path, behaviour) => behaviours.set(path, behaviour),
     mostOpen: (path) => mostOpen.get(path) ?? 0,
     close: () =>

@@ -3,7 +3,6 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import amqp from 'amqplib';
-import pg from 'pg';
 import {
   BUS_PARTICIPANTS,
   createEvent,
@@ -22,6 +21,7 @@ import {
   provisionLogins,
   removeLogins,
   withCredentials,
+  withPgClient,
 } from '@payments/infra';
 import { createAmqpBus, createLogger } from '@payments/service-kit';
 import { createTestBroker, findInfrastructure, type TestBroker } from '../src/index.js';
@@ -314,15 +314,7 @@ describe('provisioning', () => {
       }
       return url.toString();
     };
-    const query = async (url: string, sql: string) => {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        return await client.query(sql);
-      } finally {
-        await client.end();
-      }
-    };
+    const query = (url: string, sql: string) => withPgClient(url, (client) => client.query(sql));
 
     before(async () => {
       serverUrl = (await findInfrastructure()).postgresUrl;

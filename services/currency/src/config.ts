@@ -1,14 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import {
-  BusConfig,
-  CommonConfig,
   ConfigError,
-  DatabaseConfig,
+  DatabaseServiceConfig,
+  IdentityTokensConfig,
   InboxConfig,
-  PortNumber,
   splitList,
-  TokenConfig,
-  TokenKeysConfig,
   Url,
 } from '@payments/service-kit';
 import {
@@ -19,20 +15,11 @@ import {
 } from './domain/catalogue.js';
 
 export const CurrencyConfigSchema = Type.Object({
-  ...CommonConfig,
-  PORT: PortNumber(3003),
-  ...DatabaseConfig('payments_currency'),
-  ...BusConfig,
+  ...DatabaseServiceConfig(3003, 'payments_currency'),
   ...InboxConfig,
-  ...TokenConfig,
-  IDENTITY_URL: Url({
-    default: 'http://127.0.0.1:3001',
-    description: "Where identity answers (the revocations in force, for the admins' dead-letter routes)",
-  }),
-  JWKS_URL: Type.Optional(
-    Url({ description: "The token keys; unset, identity's `/.well-known/jwks.json` (from IDENTITY_URL)" }),
+  ...IdentityTokensConfig(
+    "Where identity answers (the revocations in force, for the admins' dead-letter routes)",
   ),
-  ...TokenKeysConfig,
   SUPPORTED_CURRENCIES: Type.String({
     default: 'USD,EUR,GBP,JPY,CHF,CAD,AUD,KWD',
     description:

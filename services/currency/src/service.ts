@@ -1,22 +1,19 @@
 import { busRightsOf } from '@payments/contracts';
 import {
+  checkedServiceCredential,
   connectBus,
   createHttpApp,
-  deadLetterRoutes,
-  followIdentityRevocations,
-  identityTokenVerifier,
-  requireAuth,
   createLogger,
   createMetrics,
-  createShutdown,
-  isDatabaseUp,
-  databaseOptions,
-  openDatabase,
+  databaseAndBusReadiness,
+  deadLetterRoutes,
+  followIdentityTokens,
+  openServiceDatabase,
   publishedAdminTrail,
-  refuseDevelopmentSecrets,
-  resolveServiceCredential,
+  requireAuth,
   serveHttp,
   startInboxRetention,
+  startService,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -43,17 +40,14 @@ export async function startCurrency(
   deps: CurrencyDeps = {},
 ): Promise<RunningService> {
   const logger = deps.logger ?? createLogger('currency', config.LOG_LEVEL);
-  const serviceCredential = resolveServiceCredential(config);
-  refuseDevelopmentSecrets(config.HOST, { SERVICE_TOKEN: serviceCredential.development }, logger);
+  const serviceCredential = checkedServiceCredential(config, logger);
   // Settings are checked before anything is opened, so a bad code fails fast and leaves nothing to close.
   const catalogue = createConfiguredCatalogue(config);
   const rateSource =
     deps.rateSource ??
     (config.RATES_SOURCE_URL ? createUrlRateSource(config.RATES_SOURCE_URL) : createReferenceRateSource());
-  const shutdown = createShutdown(logger);
-  try {
-    const knex = await openDatabase(databaseOptions(config, { migrations, privileges, logger }));
-    shutdown.add('database pool', () => knex.destroy());
+  return startService(logger, async (shutdown) => {
+    const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const bus = await connectBus(config, logger, shutdown, deps.bus);
     const metrics = createMetrics('currency');
     const accounts = createAccountCountRepository(knex);
@@ -64,14 +58,13 @@ export async function startCurrency(
 
     // Only the admins' dead-letter routes take a token: readiness does not wait for the revocations, so the public
     // catalogue and rates never do.
-    const followed = await followIdentityRevocations({
-      identityUrl: config.IDENTITY_URL,
+    const { verifier } = await followIdentityTokens(config, {
       serviceToken: serviceCredential.token,
-      logger,
-      shutdown,
       bus,
+      shutdown,
+      logger,
     });
-    const auth = requireAuth(await identityTokenVerifier(config, { followed, bus, shutdown, logger }));
+    const auth = requireAuth(verifier);
 
     const rates = createRateCache({
       source: rateSource,
@@ -85,10 +78,7 @@ export async function startCurrency(
         logger,
         metrics,
         serviceCredential,
-        readiness: [
-          { name: 'database', check: () => isDatabaseUp(knex) },
-          { name: 'event bus', check: () => bus.isConnected() },
-        ],
+        readiness: databaseAndBusReadiness(knex, bus),
       },
       (routes) => {
         mountCurrencyRoutes(routes, { catalogue, accounts, rates });
@@ -101,9 +91,6 @@ export async function startCurrency(
       { url: address.url, supported: catalogue.supported().map((c) => c.code), rates: rateSource.name },
       'currency service listening',
     );
-    return { ...address, stop: () => shutdown.run() };
-  } catch (error) {
-    await shutdown.run();
-    throw error;
-  }
+    return address;
+  });
 }

@@ -1,13 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import {
-  BusConfig,
-  CommonConfig,
-  ConfigError,
-  DatabaseConfig,
-  PortNumber,
-  TokenConfig,
-  Url,
-} from '@payments/service-kit';
+import { ConfigError, DatabaseServiceConfig, TokenConfig, Url } from '@payments/service-kit';
 import type { LoginThrottleOptions } from './data/login-throttle.js';
 
 /** No token lives longer than this whatever TOKEN_TTL_SECONDS was when it was issued (user-wide revocations last as long). */
@@ -17,10 +9,7 @@ const Optional = (description: string, production?: string) =>
   Type.Optional(Type.String({ minLength: 1, description, ...(production ? { production } : {}) }));
 
 export const IdentityConfigSchema = Type.Object({
-  ...CommonConfig,
-  PORT: PortNumber(3001),
-  ...DatabaseConfig('payments_identity'),
-  ...BusConfig,
+  ...DatabaseServiceConfig(3001, 'payments_identity'),
   ...TokenConfig,
   LEDGER_URL: Url({
     default: 'http://127.0.0.1:3002',

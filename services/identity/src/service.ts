@@ -1,17 +1,15 @@
 import {
+  checkedServiceCredential,
   connectBus,
   createHttpApp,
   createLogger,
   createMetrics,
   createRevocationList,
-  createShutdown,
-  databaseOptions,
-  openDatabase,
-  refuseDevelopmentSecrets,
-  resolveServiceCredential,
+  openServiceDatabase,
   serveHttp,
   splitList,
   startOutboxRelay,
+  startService,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -41,23 +39,15 @@ const PRUNE_INTERVAL_MS = 3600_000;
 
 export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = {}): Promise<RunningService> {
   const logger = deps.logger ?? createLogger('identity', config.LOG_LEVEL);
-  const serviceCredential = resolveServiceCredential(config);
-  refuseDevelopmentSecrets(
-    config.HOST,
-    {
-      SERVICE_TOKEN: serviceCredential.development,
-      // Without a configured key, identity signs with one it generated under DATA_DIR.
-      JWT_PRIVATE_KEY: !config.JWT_PRIVATE_KEY && !config.JWT_PRIVATE_KEY_FILE,
-    },
-    logger,
-  );
+  const serviceCredential = checkedServiceCredential(config, logger, {
+    // Without a configured key, identity signs with one it generated under DATA_DIR.
+    JWT_PRIVATE_KEY: !config.JWT_PRIVATE_KEY && !config.JWT_PRIVATE_KEY_FILE,
+  });
   const limits = loginLimits(config);
-  const shutdown = createShutdown(logger);
-  try {
+  return startService(logger, async (shutdown) => {
     const keys = await loadSigningKeys(config, logger);
 
-    const knex = await openDatabase(databaseOptions(config, { migrations, privileges, logger }));
-    shutdown.add('database pool', () => knex.destroy());
+    const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const throttles = await createThrottleStore({ redisUrl: config.REDIS_URL, logger });
     shutdown.add('throttle store', () => throttles.close());
     const throttle = createLoginThrottle(throttles, limits);
@@ -155,9 +145,6 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
       verificationKeys(keys).map((key) => key.kid),
     );
     logger.info({ url: address.url }, 'identity is listening');
-    return { ...address, stop: () => shutdown.run() };
-  } catch (error) {
-    await shutdown.run();
-    throw error;
-  }
+    return address;
+  });
 }

@@ -10,8 +10,9 @@ import {
   type EventBus,
   type RunningService,
 } from '@payments/service-kit';
+import { expect } from 'chai';
 import type { AnyEvent } from '@payments/contracts';
-import { createTestDatabase, type TestDatabase } from '@payments/testkit';
+import { createTestDatabase, useStarted, type Started, type TestDatabase } from '@payments/testkit';
 import { IdentityConfigSchema, startIdentity, type IdentityConfig } from '../src/index.js';
 import { developmentKeyPath } from '../src/data/signing-key-files.js';
 
@@ -59,6 +60,13 @@ export interface JsonResponse<T = Record<string, unknown>> {
   body: T;
 }
 
+/** A throttle's refusal: 429 RATE_LIMIT_EXCEEDED, with a Retry-After no longer than the 15-minute window. */
+export function expectRateLimited(answer: JsonResponse): void {
+  expect(answer.status).to.equal(429);
+  expect(answer.body.code).to.equal('RATE_LIMIT_EXCEEDED');
+  expect(Number(answer.headers.get('retry-after'))).to.be.within(1, 900);
+}
+
 export interface IdentityHarness {
   url: string;
   config: IdentityConfig;
@@ -92,6 +100,11 @@ export async function startIdentityHarnessWithAdmin(
     ADMIN_PASSWORD: admin.password,
   });
   return { identity, adminToken: await identity.login(admin.username, admin.password) };
+}
+
+/** An identity harness for the suite: started before its tests with `env` over the defaults, stopped after. */
+export function useIdentityHarness(env: Record<string, string> = {}): Started<IdentityHarness> {
+  return useStarted(() => startIdentityHarness(env));
 }
 
 export async function startIdentityHarness(env: Record<string, string> = {}): Promise<IdentityHarness> {

@@ -1,11 +1,11 @@
 import { rm } from 'node:fs/promises';
 import { expect } from 'chai';
-import { eventually, useStarted } from '@payments/testkit';
+import { eventually } from '@payments/testkit';
 import { developmentKeyPath } from '../src/data/signing-key-files.js';
-import { startIdentityHarness } from './identity-harness.js';
+import { useIdentityHarness } from './identity-harness.js';
 
 describe('identity: announcing its signing keys', () => {
-  const identity = useStarted(() => startIdentityHarness());
+  const identity = useIdentityHarness();
 
   const servedKids = async () =>
     (await identity.request<{ keys: { kid: string }[] }>('GET', '/.well-known/jwks.json')).body.keys.map(

@@ -2,8 +2,8 @@ import { createHmac, createPrivateKey, createPublicKey, randomUUID } from 'node:
 import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
 import { DEVELOPMENT_SERVICE_TOKEN, generateTokenKeyPair, serviceAuthorization } from '@payments/service-kit';
-import { eventually, useStarted } from '@payments/testkit';
-import { startIdentityHarness } from './identity-harness.js';
+import { eventually } from '@payments/testkit';
+import { useIdentityHarness } from './identity-harness.js';
 
 const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
@@ -28,7 +28,7 @@ describe('identity: tokens, revocation and failed-login limits', function () {
     );
   const readSelf = (token: string) => identity.request('GET', `/user/${frank.id}`, { token });
 
-  const identity = useStarted(() => startIdentityHarness());
+  const identity = useIdentityHarness();
   before(async () => {
     frank = await identity.register('frank');
     const token = await identity.login('frank');
@@ -267,13 +267,11 @@ describe('identity: tokens, revocation and failed-login limits', function () {
 describe('identity: failed-login limit with a configured limit', function () {
   this.timeout(60_000);
 
-  const identity = useStarted(() =>
-    startIdentityHarness({
-      LOGIN_MAX_FAILURES: '3',
-      LOGIN_MAX_FAILURES_PER_ADDRESS: '5',
-      LOGIN_WINDOW_SECONDS: '2',
-    }),
-  );
+  const identity = useIdentityHarness({
+    LOGIN_MAX_FAILURES: '3',
+    LOGIN_MAX_FAILURES_PER_ADDRESS: '5',
+    LOGIN_WINDOW_SECONDS: '2',
+  });
   before(async () => {
     await identity.register('heidi');
   });

@@ -1,14 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import {
-  BusConfig,
-  CommonConfig,
   ConfigError,
-  DatabaseConfig,
+  DatabaseServiceConfig,
   DEVELOPMENT_SANDBOX_API_KEY,
+  IdentityTokensConfig,
   InboxConfig,
-  PortNumber,
-  TokenConfig,
-  TokenKeysConfig,
   Url,
 } from '@payments/service-kit';
 import type { MatchPolicy } from './domain/provider-object.js';
@@ -29,20 +25,9 @@ const Seconds = (minimum: number, fallback: number, description: string) =>
   Type.Integer({ minimum, default: fallback, description });
 
 export const LedgerConfigSchema = Type.Object({
-  ...CommonConfig,
-  PORT: PortNumber(3002),
-  ...DatabaseConfig('payments_ledger'),
-  ...BusConfig,
+  ...DatabaseServiceConfig(3002, 'payments_ledger'),
   ...InboxConfig,
-  ...TokenConfig,
-  IDENTITY_URL: Url({
-    default: 'http://127.0.0.1:3001',
-    description: 'Where identity answers (the revocations in force)',
-  }),
-  JWKS_URL: Type.Optional(
-    Url({ description: "The token keys; unset, identity's `/.well-known/jwks.json` (from IDENTITY_URL)" }),
-  ),
-  ...TokenKeysConfig,
+  ...IdentityTokensConfig('Where identity answers (the revocations in force)'),
   CURRENCY_URL: Url({
     default: 'http://127.0.0.1:3003',
     description: 'Where currency answers (currencies and rates)',

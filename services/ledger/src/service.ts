@@ -1,23 +1,20 @@
 import { busRightsOf } from '@payments/contracts';
 import {
+  checkedServiceCredential,
   connectBus,
   createHttpApp,
-  deadLetterRoutes,
-  identityTokenVerifier,
   createLogger,
   createMetrics,
-  createShutdown,
+  databaseAndBusReadiness,
+  deadLetterRoutes,
   DEVELOPMENT_SANDBOX_API_KEY,
-  isDatabaseUp,
-  databaseOptions,
-  openDatabase,
-  refuseDevelopmentSecrets,
+  followIdentityTokens,
+  openServiceDatabase,
   requireAuth,
-  resolveServiceCredential,
   serveHttp,
   startInboxRetention,
   startOutboxRelay,
-  followIdentityRevocations,
+  startService,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -81,19 +78,11 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
   const fees = feeScheduleOf(config);
   const providerSettings = providerSettingsOf(config);
   const linkOnWithdrawal = payoutAccountAutoLinkOf(config);
-  const serviceCredential = resolveServiceCredential(config);
-  refuseDevelopmentSecrets(
-    config.HOST,
-    {
-      SERVICE_TOKEN: serviceCredential.development,
-      STRIPE_SECRET_KEY: config.STRIPE_SECRET_KEY === DEVELOPMENT_SANDBOX_API_KEY,
-    },
-    logger,
-  );
-  const shutdown = createShutdown(logger);
-  try {
-    const knex = await openDatabase(databaseOptions(config, { migrations, privileges, logger }));
-    shutdown.add('database pool', () => knex.destroy());
+  const serviceCredential = checkedServiceCredential(config, logger, {
+    STRIPE_SECRET_KEY: config.STRIPE_SECRET_KEY === DEVELOPMENT_SANDBOX_API_KEY,
+  });
+  return startService(logger, async (shutdown) => {
+    const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const metrics = createMetrics('ledger');
     const bus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
     // One cache of the system accounts' ids for every repository that books entries.
@@ -163,12 +152,11 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       providerPayments,
     });
     shutdown.add('ledger consumer', () => consumer.stop());
-    const followed = await followIdentityRevocations({
-      identityUrl: config.IDENTITY_URL,
+    const { verifier, followed } = await followIdentityTokens(config, {
       serviceToken: serviceCredential.token,
-      logger,
-      shutdown,
       bus,
+      shutdown,
+      logger,
     });
     const maintenance = startMaintenance({
       store: createMaintenanceRepository(knex, systemAccounts),
@@ -183,7 +171,6 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     const inboxRetention = startInboxRetention(knex, { retentionDays: config.INBOX_RETENTION_DAYS, logger });
     shutdown.add('inbox retention', () => inboxRetention.stop());
 
-    const verifier = await identityTokenVerifier(config, { followed, bus, shutdown, logger });
     const auth = requireAuth(verifier);
     const payoutAccounts = createPayoutAccounts({
       store: createPayoutAccountRepository(knex),
@@ -217,8 +204,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
         metrics,
         serviceCredential,
         readiness: [
-          { name: 'database', check: () => isDatabaseUp(knex) },
-          { name: 'event bus', check: () => bus.isConnected() },
+          ...databaseAndBusReadiness(knex, bus),
           { name: 'revocations', check: followed.sync.isLoaded },
         ],
       },
@@ -232,9 +218,6 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     );
     const address = await serveHttp('ledger', app, config, shutdown);
     logger.info({ url: address.url }, 'ledger listening');
-    return { ...address, stop: () => shutdown.run() };
-  } catch (error) {
-    await shutdown.run();
-    throw error;
-  }
+    return address;
+  });
 }

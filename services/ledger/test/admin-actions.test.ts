@@ -1,19 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { createEvent, type EventData } from '@payments/contracts';
+import type { Static } from '@sinclair/typebox';
+import { createEvent, type AdminActionPage, type EventData } from '@payments/contracts';
 import { eventually } from '@payments/testkit';
 import { useLedgerHarness } from './support/ledger-harness.js';
-
-interface ListedAction {
-  id: string;
-  actor: string;
-  action: string;
-  subject: string;
-  owner: string | null;
-  reason: string | null;
-  detail: Record<string, unknown>;
-  created_at: string;
-}
 
 describe("the trail of admin actions: every service's, kept by the ledger (HTTP, RabbitMQ, Postgres)", function () {
   this.timeout(60_000);
@@ -28,7 +18,7 @@ describe("the trail of admin actions: every service's, kept by the ledger (HTTP,
     const admin = ledger.newUser('admin');
     const answer = await ledger.call('GET', `/admin/actions?limit=100&${query}`, { user: admin });
     expect(answer.status, answer.text).to.equal(200);
-    return answer.body as { data: ListedAction[]; pagination: { total: number } };
+    return answer.body as Static<typeof AdminActionPage>;
   };
 
   it('keeps an action another service announces once, however often its event arrives, with whose it was', async () => {

@@ -144,10 +144,7 @@ describe('ledger audit and database backstops', function () {
     const deposit = await ledger.deposit(bob, bobAccount.id, 10);
     await ledger.confirm(deposit.body.id);
     await ledger.waitForStatus(bob, deposit.body.id, 'completed');
-    const sent = await ledger.call('POST', `/account/${bobAccount.id}/transfer`, {
-      user: bob,
-      body: { amount: 8, currency: 'USD', to_account_id: accountId },
-    });
+    const sent = await ledger.transfer(bob, bobAccount.id, accountId, 8);
     await ledger.waitForStatus(bob, sent.body.id, 'completed');
     await ledger.adjust(deposit.body.id, 'refund', 1000);
     await eventually(

@@ -96,11 +96,7 @@ describe('ledger requests over RabbitMQ where no provider sandbox is deployed', 
     await ledger.broker?.deleteQueue('provider-sandbox');
     const account = await ledger.openAccount(alice);
     await ledger.fund(alice, account.id, 20);
-    const withdraw = (amount: number) =>
-      ledger.call('POST', `/account/${account.id}/withdraw`, {
-        user: alice,
-        body: { amount, currency: 'USD' },
-      });
+    const withdraw = (amount: number) => ledger.withdraw(alice, account.id, amount);
     const first = await withdraw(5);
     const second = await withdraw(6);
     expect([first.status, second.status]).to.deep.equal([202, 202]);

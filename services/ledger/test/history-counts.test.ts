@@ -60,10 +60,7 @@ describe('ledger history totals (history counters)', function () {
   };
 
   const transfer = async (user: TestUser, from: string, to: string, amount: number) => {
-    const response = await ledger.call('POST', `/account/${from}/transfer`, {
-      user,
-      body: { to_account_id: to, amount, currency: 'USD' },
-    });
+    const response = await ledger.transfer(user, from, to, amount);
     expect(response.status).to.equal(202);
     await ledger.waitForStatus(user, response.body.id, 'completed');
     return response.body.id as string;
@@ -155,10 +152,7 @@ describe('ledger history totals (history counters)', function () {
     const bobUsd = await funded(bob, 30);
     await transfer(alice, aliceUsd.id, bobUsd.id, 10);
     await transfer(bob, bobUsd.id, aliceUsd.id, 4);
-    const payout = await ledger.call('POST', `/account/${aliceUsd.id}/withdraw`, {
-      user: alice,
-      body: { amount: 24, currency: 'USD' },
-    });
+    const payout = await ledger.withdraw(alice, aliceUsd.id, 24);
     await ledger.confirm(payout.body.id, 'completed', { movement: 'payout' });
     await ledger.waitForStatus(alice, payout.body.id, 'completed');
     expect(await total(alice, '')).to.equal(4);

@@ -22,12 +22,7 @@ describe('ledger transaction history', () => {
     await ledger.confirm(failed.body.id, 'failed');
     await ledger.waitForStatus(alice, failed.body.id, 'failed');
     ids.failedDeposit = failed.body.id;
-    ids.withdrawal = (
-      await ledger.call('POST', `/account/${usd.id}/withdraw`, {
-        user: alice,
-        body: { amount: 10, currency: 'USD' },
-      })
-    ).body.id;
+    ids.withdrawal = (await ledger.withdraw(alice, usd.id, 10)).body.id;
   });
 
   const list = (query: string, path = '/transactions', user = alice) =>

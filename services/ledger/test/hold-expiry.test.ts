@@ -60,11 +60,7 @@ describe('ledger pending-hold expiry', () => {
     expect(await ledger.audit()).to.include({ ok: true });
   });
 
-  const withdraw = (accountId: string, amount: number) =>
-    ledger.call('POST', `/account/${accountId}/withdraw`, {
-      user: alice,
-      body: { amount, currency: 'USD' },
-    });
+  const withdraw = (accountId: string, amount: number) => ledger.withdraw(alice, accountId, amount);
   const status = async (transactionId: string) =>
     (await ledger.call('GET', `/transaction/${transactionId}`, { user: alice })).body.status as string;
   const reconciliation = () => ledger.call('GET', '/admin/reconciliation', { user: admin });

@@ -101,10 +101,7 @@ describe("ledger: a removed user's deposit taken back by the provider is the pla
   /** Pays out everything the account has, through the provider. */
   const withdrawAll = async (user: TestUser, accountId: string) => {
     const { available_balance: available } = await ledger.balanceOf(user, accountId);
-    const accepted = await ledger.call('POST', `/account/${accountId}/withdraw`, {
-      user,
-      body: { amount: available, currency: 'USD' },
-    });
+    const accepted = await ledger.withdraw(user, accountId, available);
     expect(accepted.status, accepted.text).to.equal(202);
     await eventually(
       () => ledger.db('provider_payments').where({ transaction_id: accepted.body.id }).first(),
@@ -286,10 +283,7 @@ describe("ledger: a removed user's deposit taken back by the provider is the pla
     const account = await ledger.openAccount(alice);
     const bobAccount = await ledger.openAccount(bob);
     const depositId = await paidDeposit(alice, account.id, 100);
-    const sent = await ledger.call('POST', `/account/${account.id}/transfer`, {
-      user: alice,
-      body: { amount: 80, currency: 'USD', to_account_id: bobAccount.id },
-    });
+    const sent = await ledger.transfer(alice, account.id, bobAccount.id, 80);
     await ledger.waitForStatus(alice, sent.body.id, 'completed');
     await ledger.adjust(depositId, 'refund', 10000, { reference: 're_live' });
     await eventually(

@@ -67,10 +67,7 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     const account = await ledger.openAccount(user);
     await ledger.fund(user, account.id, 100);
     expect((await ledger.call('POST', '/payout-account', { user })).status).to.equal(201);
-    const accepted = await ledger.call('POST', `/account/${account.id}/withdraw`, {
-      user,
-      body: { amount, currency: 'USD' },
-    });
+    const accepted = await ledger.withdraw(user, account.id, amount);
     expect(accepted.status).to.equal(202);
     const id = accepted.body.id as string;
     await eventually(
@@ -245,10 +242,7 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     await ledger.fund(user, account.id, 10);
     const [deposit] = (await ledger.call('GET', `/account/${account.id}/transactions`, { user })).body.data;
     expect((await ledger.call('POST', '/payout-account', { user })).status).to.equal(201);
-    const withdrawal = await ledger.call('POST', `/account/${account.id}/withdraw`, {
-      user,
-      body: { amount: 10, currency: 'USD' },
-    });
+    const withdrawal = await ledger.withdraw(user, account.id, 10);
     await ledger.confirm(withdrawal.body.id, 'completed', { movement: 'payout' });
     await ledger.waitForStatus(user, withdrawal.body.id, 'completed');
     const removal = await ledger.call('POST', `/internal/users/${user.id}/removal`);
@@ -458,10 +452,7 @@ describe("ledger: reconciliation with the payment provider's own records", funct
         if (call.call === 'createPayout')
           throw new ProviderRefusal('Payouts are not enabled for this account');
       };
-      const accepted = await ledger.call('POST', `/account/${account.id}/withdraw`, {
-        user,
-        body: { amount: 20, currency: 'USD' },
-      });
+      const accepted = await ledger.withdraw(user, account.id, 20);
       const id = accepted.body.id as string;
       await ledger.waitForStatus(user, id, 'failed');
       provider.behave = () => undefined;
@@ -483,10 +474,7 @@ describe("ledger: reconciliation with the payment provider's own records", funct
       const from = await ledger.openAccount(user);
       const to = await ledger.openAccount(user);
       await ledger.fund(user, from.id, 10);
-      const transfer = await ledger.call('POST', `/account/${from.id}/transfer`, {
-        user,
-        body: { amount: 5, currency: 'USD', to_account_id: to.id },
-      });
+      const transfer = await ledger.transfer(user, from.id, to.id, 5);
       expect(transfer.status, transfer.text).to.equal(202);
       await ledger.waitForStatus(user, transfer.body.id, 'completed');
       provider.records = [aPaymentRecord(transfer.body.id, 500, { reference: 'pi_naming_a_transfer' })];

@@ -16,10 +16,7 @@ describe("ledger: a provider request is made no more once its idempotency keys o
   /** A user with 100 USD and a linked payout account. */
   const customer = () => aCustomer(ledger, { payoutAccount: true });
   const withdraw = async (user: TestUser, accountId: string, amount: number) => {
-    const accepted = await ledger.call('POST', `/account/${accountId}/withdraw`, {
-      user,
-      body: { amount, currency: 'USD' },
-    });
+    const accepted = await ledger.withdraw(user, accountId, amount);
     expect(accepted.status, accepted.text).to.equal(202);
     return accepted.body.id as string;
   };

@@ -138,10 +138,7 @@ describe('ledger: one worker at a time makes the calls of a provider request', f
   };
   /** A withdrawal accepted by the ledger, recorded as a payout to ask the provider for. */
   const withdrawal = async (user: TestUser, accountId: string, amount: number) => {
-    const accepted = await ledger.call('POST', `/account/${accountId}/withdraw`, {
-      user,
-      body: { amount, currency: 'USD' },
-    });
+    const accepted = await ledger.withdraw(user, accountId, amount);
     expect(accepted.status, accepted.text).to.equal(202);
     const id = accepted.body.id as string;
     expect(await store.record({ transactionId: id, kind: 'payout', provider: 'stripe' })).to.equal(true);

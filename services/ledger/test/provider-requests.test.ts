@@ -222,7 +222,7 @@ describe('ledger: paying withdrawals out through the provider (Connect)', functi
   /** A user with 100 USD and, unless told otherwise, a linked payout account. */
   const customer = (linked = true) => aCustomer(ledger, { payoutAccount: linked });
   const withdraw = (user: TestUser, accountId: string, amount: number) =>
-    ledger.call('POST', `/account/${accountId}/withdraw`, { user, body: { amount, currency: 'USD' } });
+    ledger.withdraw(user, accountId, amount);
   const payoutOf = async (id: string) => {
     const [asked] = await eventually(
       async () => provider.callsAbout(id).filter((c) => c.call === 'createPayout'),

@@ -166,17 +166,11 @@ describe('ledger reversals (memory bus)', () => {
     expect(open).to.include({ status: 'pending', amount: 6000, reversal_reason: 'dispute' });
 
     // The held money cannot leave: not by a withdrawal, not by a transfer.
-    const withdraw = await ledger.call('POST', `/account/${account.id}/withdraw`, {
-      user: alice,
-      body: { amount: 41, currency: 'USD' },
-    });
+    const withdraw = await ledger.withdraw(alice, account.id, 41);
     expect(withdraw.status).to.equal(422);
     expect(withdraw.body.code).to.equal('INSUFFICIENT_FUNDS');
     const other = await ledger.openAccount(ledger.newUser());
-    const transfer = await ledger.call('POST', `/account/${account.id}/transfer`, {
-      user: alice,
-      body: { amount: 41, currency: 'USD', to_account_id: other.id },
-    });
+    const transfer = await ledger.transfer(alice, account.id, other.id, 41);
     expect(transfer.status).to.equal(422);
 
     await ledger.adjust(depositId, 'dispute_won', 6000, { reference: 'dp_won' });
@@ -318,10 +312,7 @@ describe('ledger reversals (memory bus)', () => {
       const bob = ledger.newUser();
       const bobAccount = await ledger.openAccount(bob);
       const { account, depositId } = await fundedDeposit(alice, 100);
-      const sent = await ledger.call('POST', `/account/${account.id}/transfer`, {
-        user: alice,
-        body: { amount: 80, currency: 'USD', to_account_id: bobAccount.id },
-      });
+      const sent = await ledger.transfer(alice, account.id, bobAccount.id, 80);
       await ledger.waitForStatus(alice, sent.body.id, 'completed');
       await ledger.adjust(depositId, 'refund', 10000);
       await waitForReversals(depositId, 1);
@@ -343,27 +334,14 @@ describe('ledger reversals (memory bus)', () => {
 
       // The attack: spend from a negative balance, at once and many times over.
       const attempts = await Promise.all([
-        ...Array.from({ length: 10 }, () =>
-          ledger.call('POST', `/account/${account.id}/withdraw`, {
-            user: alice,
-            body: { amount: 1, currency: 'USD' },
-          }),
-        ),
-        ...Array.from({ length: 10 }, () =>
-          ledger.call('POST', `/account/${account.id}/transfer`, {
-            user: alice,
-            body: { amount: 0.01, currency: 'USD', to_account_id: bobAccount.id },
-          }),
-        ),
+        ...Array.from({ length: 10 }, () => ledger.withdraw(alice, account.id, 1)),
+        ...Array.from({ length: 10 }, () => ledger.transfer(alice, account.id, bobAccount.id, 0.01)),
       ]);
       expect(attempts.map((a) => a.status)).to.deep.equal(Array(20).fill(422));
       // A deposit makes it up; only what is above zero may be spent again.
       await ledger.fund(alice, account.id, 100);
       expect(await ledger.balanceOf(alice, account.id)).to.include({ balance: 20, available_balance: 20 });
-      const tooMuch = await ledger.call('POST', `/account/${account.id}/withdraw`, {
-        user: alice,
-        body: { amount: 21, currency: 'USD' },
-      });
+      const tooMuch = await ledger.withdraw(alice, account.id, 21);
       expect(tooMuch.status).to.equal(422);
       const flaggedAfter = await ledger.call('GET', '/admin/overdrawn-accounts?limit=100', { user: admin });
       expect(flaggedAfter.body.data.map((a: { id: string }) => a.id)).not.to.include(account.id);
@@ -373,10 +351,7 @@ describe('ledger reversals (memory bus)', () => {
       const bob = ledger.newUser();
       const bobAccount = await ledger.openAccount(bob);
       const { account, depositId } = await fundedDeposit(alice, 100);
-      const sent = await ledger.call('POST', `/account/${account.id}/transfer`, {
-        user: alice,
-        body: { amount: 70, currency: 'USD', to_account_id: bobAccount.id },
-      });
+      const sent = await ledger.transfer(alice, account.id, bobAccount.id, 70);
       await ledger.waitForStatus(alice, sent.body.id, 'completed');
       await ledger.adjust(depositId, 'dispute_opened', 10000, { reference: 'dp_short' });
       await waitForBalance(account.id, (b) => b.available_balance === 0);

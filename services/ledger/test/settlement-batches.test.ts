@@ -95,10 +95,7 @@ describe('ledger settlement in batches over RabbitMQ', function () {
     const source = await ledger.openAccount(alice);
     const target = await ledger.openAccount(bob);
     await ledger.fund(alice, source.id, 50);
-    const withdrawal = await ledger.call('POST', `/account/${source.id}/withdraw`, {
-      user: alice,
-      body: { amount: 20, currency: 'USD' },
-    });
+    const withdrawal = await ledger.withdraw(alice, source.id, 20);
     expect(withdrawal.status).to.equal(202);
     // Tampered so that paying the withdrawal out would take the balance below zero: the CHECK refuses it.
     await knex('accounts').where({ id: source.id }).update({ balance: 1000, available_balance: 0 });

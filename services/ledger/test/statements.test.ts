@@ -67,10 +67,7 @@ describe('ledger statements and past balances', function () {
     const savings = await ledger.openAccount(alice);
     const start = new Date().toISOString();
     await ledger.fund(alice, main.id, 100);
-    const transfer = await ledger.call('POST', `/account/${main.id}/transfer`, {
-      user: alice,
-      body: { to_account_id: savings.id, amount: 30, currency: 'USD' },
-    });
+    const transfer = await ledger.transfer(alice, main.id, savings.id, 30);
     expect(transfer.status, JSON.stringify(transfer.body)).to.equal(202);
     await ledger.waitForStatus(alice, transfer.body.id, 'completed');
     await ledger.fund(alice, main.id, 0.5);

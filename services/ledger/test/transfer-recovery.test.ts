@@ -80,10 +80,7 @@ describe('ledger transfer settlement without the broker', () => {
     const source = await ledger.openAccount(alice);
     const destination = await ledger.openAccount(bob);
     await ledger.fund(alice, source.id, 10);
-    const response = await ledger.call('POST', `/account/${source.id}/transfer`, {
-      user: alice,
-      body: { amount: 4, currency: 'USD', to_account_id: destination.id },
-    });
+    const response = await ledger.transfer(alice, source.id, destination.id, 4);
     expect(response.status).to.equal(202);
     expect(response.body.status).to.equal('pending');
     await ledger.waitForStatus(alice, response.body.id, 'completed');

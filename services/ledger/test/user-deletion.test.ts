@@ -26,20 +26,11 @@ describe('ledger user removal', () => {
     const bobAccount = await ledger.openAccount(bob);
     await ledger.fund(alice, aliceAccount.id, 30);
     await ledger.fund(bob, bobAccount.id, 30);
-    const toBob = await ledger.call('POST', `/account/${aliceAccount.id}/transfer`, {
-      user: alice,
-      body: { to_account_id: bobAccount.id, amount: 10, currency: 'USD' },
-    });
-    const toAlice = await ledger.call('POST', `/account/${bobAccount.id}/transfer`, {
-      user: bob,
-      body: { to_account_id: aliceAccount.id, amount: 4, currency: 'USD' },
-    });
+    const toBob = await ledger.transfer(alice, aliceAccount.id, bobAccount.id, 10);
+    const toAlice = await ledger.transfer(bob, bobAccount.id, aliceAccount.id, 4);
     await ledger.waitForStatus(alice, toBob.body.id, 'completed');
     await ledger.waitForStatus(bob, toAlice.body.id, 'completed');
-    const payout = await ledger.call('POST', `/account/${aliceAccount.id}/withdraw`, {
-      user: alice,
-      body: { amount: 24, currency: 'USD' },
-    });
+    const payout = await ledger.withdraw(alice, aliceAccount.id, 24);
     await ledger.confirm(payout.body.id, 'completed', { movement: 'payout' });
     await ledger.waitForStatus(alice, payout.body.id, 'completed');
     const bobBefore = await ledger.call('GET', '/transactions', { user: bob });
@@ -64,10 +55,7 @@ describe('ledger user removal', () => {
     const account = await ledger.openAccount(carol);
     const daveAccount = await ledger.openAccount(dave);
     await ledger.fund(carol, account.id, 10);
-    const withdrawal = await ledger.call('POST', `/account/${account.id}/withdraw`, {
-      user: carol,
-      body: { amount: 10, currency: 'USD' },
-    });
+    const withdrawal = await ledger.withdraw(carol, account.id, 10);
     const holding = await remove(carol);
     expect(holding.status).to.equal(422);
     expect(holding.body.code).to.equal('BUSINESS_RULE_VIOLATION');
@@ -130,10 +118,7 @@ describe('ledger user removal', () => {
     const grace = ledger.newUser();
     const account = await ledger.openAccount(grace);
     await ledger.fund(grace, account.id, 10);
-    const pending = await ledger.call('POST', `/account/${account.id}/withdraw`, {
-      user: grace,
-      body: { amount: 3, currency: 'USD' },
-    });
+    const pending = await ledger.withdraw(grace, account.id, 3);
     const unclaimedBefore = await unclaimed();
     await publishUserDeleted(grace);
     await sleep(300);
@@ -164,10 +149,7 @@ describe('ledger user removal', () => {
       });
       const transfers = Array.from({ length: 5 }, async () => {
         await jitter();
-        return ledger.call('POST', `/account/${senderAccount.id}/transfer`, {
-          user: sender,
-          body: { amount: 2, currency: 'USD', to_account_id: account.id },
-        });
+        return ledger.transfer(sender, senderAccount.id, account.id, 2);
       });
       const removal = sleep(round % 3).then(() => remove(leaver));
       const [answers, removed] = await Promise.all([Promise.all([...deposits, ...transfers]), removal]);

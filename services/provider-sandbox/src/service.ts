@@ -1,15 +1,14 @@
 import {
+  checkedServiceCredential,
   connectBus,
   createHttpApp,
   createLogger,
   createMetrics,
-  createShutdown,
   DEVELOPMENT_SANDBOX_API_KEY,
   DEVELOPMENT_WEBHOOK_SECRET,
-  refuseDevelopmentSecrets,
-  resolveServiceCredential,
   serveHttp,
   splitList,
+  startService,
   type EventBus,
   type ReadinessCheck,
   type RunningService,
@@ -31,18 +30,11 @@ export async function startProviderSandbox(
 ): Promise<RunningService> {
   const logger = deps.logger ?? createLogger(NAME, config.LOG_LEVEL);
   const mode = sandboxMode(config);
-  const serviceCredential = resolveServiceCredential(config);
-  refuseDevelopmentSecrets(
-    config.HOST,
-    {
-      SERVICE_TOKEN: serviceCredential.development,
-      SANDBOX_WEBHOOK_SECRET: mode.enabled && config.SANDBOX_WEBHOOK_SECRET === DEVELOPMENT_WEBHOOK_SECRET,
-      SANDBOX_API_KEY: mode.enabled && config.SANDBOX_API_KEY === DEVELOPMENT_SANDBOX_API_KEY,
-    },
-    logger,
-  );
-  const shutdown = createShutdown(logger);
-  try {
+  const serviceCredential = checkedServiceCredential(config, logger, {
+    SANDBOX_WEBHOOK_SECRET: mode.enabled && config.SANDBOX_WEBHOOK_SECRET === DEVELOPMENT_WEBHOOK_SECRET,
+    SANDBOX_API_KEY: mode.enabled && config.SANDBOX_API_KEY === DEVELOPMENT_SANDBOX_API_KEY,
+  });
+  return startService(logger, async (shutdown) => {
     const metrics = createMetrics(NAME);
     const readiness: ReadinessCheck[] = [];
     // Its queue exists only where a sandbox is deployed; a deployed sandbox consumes it whether it plays the provider or not.
@@ -94,9 +86,6 @@ export async function startProviderSandbox(
       { url: address.url, enabled: mode.enabled, webhook: config.WEBHOOK_INGEST_URL },
       'provider-sandbox listening',
     );
-    return { ...address, stop: () => shutdown.run() };
-  } catch (error) {
-    await shutdown.run();
-    throw error;
-  }
+    return address;
+  });
 }

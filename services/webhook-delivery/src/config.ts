@@ -1,14 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import {
-  BusConfig,
-  CommonConfig,
   ConfigError,
-  DatabaseConfig,
+  DatabaseServiceConfig,
+  IdentityTokensConfig,
   InboxConfig,
-  PortNumber,
   splitList,
-  TokenConfig,
-  TokenKeysConfig,
   Url,
 } from '@payments/service-kit';
 import { DEVELOPMENT_ENDPOINT_SECRETS_KEY } from './data/secret-box.js';
@@ -17,20 +13,9 @@ const Bounded = (minimum: number, maximum: number, fallback: number, description
   Type.Integer({ minimum, maximum, default: fallback, description });
 
 export const WebhookDeliveryConfigSchema = Type.Object({
-  ...CommonConfig,
-  PORT: PortNumber(3006),
-  ...DatabaseConfig('payments_webhook_delivery'),
-  ...BusConfig,
+  ...DatabaseServiceConfig(3006, 'payments_webhook_delivery'),
   ...InboxConfig,
-  ...TokenConfig,
-  IDENTITY_URL: Url({
-    default: 'http://127.0.0.1:3001',
-    description: 'Where the revocations in force and users (rendered for `user.updated`) come from',
-  }),
-  JWKS_URL: Type.Optional(
-    Url({ description: "The token keys; unset, identity's `/.well-known/jwks.json` (from IDENTITY_URL)" }),
-  ),
-  ...TokenKeysConfig,
+  ...IdentityTokensConfig('Where the revocations in force and users (rendered for `user.updated`) come from'),
   LEDGER_URL: Url({
     default: 'http://127.0.0.1:3002',
     description:

@@ -1,22 +1,19 @@
 import { busRightsOf } from '@payments/contracts';
 import {
+  checkedServiceCredential,
   connectBus,
   createHttpApp,
-  deadLetterRoutes,
-  identityTokenVerifier,
   createLogger,
   createMetrics,
-  createShutdown,
-  isDatabaseUp,
-  databaseOptions,
-  openDatabase,
+  databaseAndBusReadiness,
+  deadLetterRoutes,
+  followIdentityTokens,
+  openServiceDatabase,
   publishedAdminTrail,
-  refuseDevelopmentSecrets,
   requireAuth,
-  resolveServiceCredential,
   serveHttp,
   startInboxRetention,
-  followIdentityRevocations,
+  startService,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -48,20 +45,12 @@ export async function startWebhookDelivery(
 ): Promise<RunningService> {
   const logger = deps.logger ?? createLogger(NAME, config.LOG_LEVEL);
   checkProductionSettings(config);
-  const serviceCredential = resolveServiceCredential(config);
   const secretKeys = resolveSecretKeys(config);
-  refuseDevelopmentSecrets(
-    config.HOST,
-    {
-      SERVICE_TOKEN: serviceCredential.development,
-      WEBHOOK_ENDPOINT_SECRETS_KEYS: secretKeys.development,
-    },
-    logger,
-  );
-  const shutdown = createShutdown(logger);
-  try {
-    const knex = await openDatabase(databaseOptions(config, { migrations, privileges, logger }));
-    shutdown.add('database pool', () => knex.destroy());
+  const serviceCredential = checkedServiceCredential(config, logger, {
+    WEBHOOK_ENDPOINT_SECRETS_KEYS: secretKeys.development,
+  });
+  return startService(logger, async (shutdown) => {
+    const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const metrics = createMetrics(NAME);
     const bus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
     const endpoints = createEndpointRepository(knex, createSecretBox(secretKeys.keys));
@@ -115,14 +104,12 @@ export async function startWebhookDelivery(
     });
     shutdown.add('event fan-out', () => fanOut.stop());
 
-    const followed = await followIdentityRevocations({
-      identityUrl: config.IDENTITY_URL,
+    const { verifier, followed } = await followIdentityTokens(config, {
       serviceToken: serviceCredential.token,
-      logger,
-      shutdown,
       bus,
+      shutdown,
+      logger,
     });
-    const verifier = await identityTokenVerifier(config, { followed, bus, shutdown, logger });
     // No outbox here: an admin's action is confirmed by the broker before it commits, or it is not done.
     const trail = publishedAdminTrail(bus);
 
@@ -132,8 +119,7 @@ export async function startWebhookDelivery(
         metrics,
         serviceCredential,
         readiness: [
-          { name: 'database', check: () => isDatabaseUp(knex) },
-          { name: 'event bus', check: () => bus.isConnected() },
+          ...databaseAndBusReadiness(knex, bus),
           { name: 'revocations', check: followed.sync.isLoaded },
         ],
       },
@@ -156,9 +142,6 @@ export async function startWebhookDelivery(
     const address = await serveHttp(NAME, app, config, shutdown);
     if (allowPrivate) logger.warn('WEBHOOK_ALLOW_PRIVATE_URLS: endpoints may point to private addresses');
     logger.info({ url: address.url, worker: config.DELIVERY_WORKER_ENABLED }, 'webhook-delivery listening');
-    return { ...address, stop: () => shutdown.run() };
-  } catch (error) {
-    await shutdown.run();
-    throw error;
-  }
+    return address;
+  });
 }

@@ -65,11 +65,7 @@ describe("what an admin may do to another user's webhook endpoint (HTTP, RabbitM
     expect(after).to.deep.equal(stored);
 
     await harness.publish('TransactionCompleted', completedDeposit(owner.id));
-    const [call] = await eventually(
-      async () => harness.receiver.calls('/guarded'),
-      (calls) => calls.length > 0,
-      { timeoutMs: 10_000 },
-    );
+    const [call] = await harness.receiver.waitForCalls('/guarded');
     const header = call!.headers['stripe-signature'] as string;
     expect(header.match(/v1=/g)).to.have.length(1);
     expect(() => stripe.webhooks.constructEvent(call!.body, header, endpoint.secret)).to.not.throw();
@@ -83,11 +79,7 @@ describe("what an admin may do to another user's webhook endpoint (HTTP, RabbitM
     const admin = harness.newUser('admin');
     const endpoint = await harness.register(owner, '/moderated');
     await harness.publish('TransactionCompleted', completedDeposit(owner.id));
-    await eventually(
-      async () => harness.receiver.calls('/moderated'),
-      (calls) => calls.length === 1,
-      { timeoutMs: 10_000 },
-    );
+    await harness.receiver.waitForCalls('/moderated', (calls) => calls.length === 1);
     const [delivery] = (
       await harness.call('GET', `/webhook-endpoints/${endpoint.id}/deliveries`, { user: admin })
     ).body.data as { id: string; event_id: string }[];
@@ -181,11 +173,7 @@ describe("an admin's action the trail cannot take is not done (HTTP, RabbitMQ, P
     const admin = harness.newUser('admin');
     const endpoint = await harness.register(owner, '/unrecorded');
     await harness.publish('TransactionCompleted', completedDeposit(owner.id));
-    await eventually(
-      async () => harness.receiver.calls('/unrecorded'),
-      (calls) => calls.length === 1,
-      { timeoutMs: 10_000 },
-    );
+    await harness.receiver.waitForCalls('/unrecorded', (calls) => calls.length === 1);
     const [delivery] = (
       await harness.call('GET', `/webhook-endpoints/${endpoint.id}/deliveries`, { user: admin })
     ).body.data as { id: string; updated_at: string }[];

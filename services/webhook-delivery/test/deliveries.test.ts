@@ -20,11 +20,7 @@ describe('webhook deliveries', function () {
     const endpoint = await harness.register(user, '/signed');
     await harness.register(harness.newUser(), '/someone-else');
     const event = await harness.publish('TransactionCompleted', completedDeposit(user.id));
-    const [call] = await eventually(
-      async () => harness.receiver.calls('/signed'),
-      (calls) => calls.length > 0,
-      { timeoutMs: 10_000 },
-    );
+    const [call] = await harness.receiver.waitForCalls('/signed');
     expect(call, 'delivered').to.not.equal(undefined);
     const verified = stripe.webhooks.constructEvent(
       call!.body,
@@ -88,10 +84,7 @@ describe('webhook deliveries', function () {
     await harness.call('PUT', `/webhook-endpoints/${disabled.id}`, { user, body: { enabled: false } });
     await harness.publish('TransactionCompleted', completedDeposit(user.id));
     await harness.publish('TransactionFailed', { ...completedDeposit(user.id), failure_reason: 'declined' });
-    await eventually(
-      async () => harness.receiver.calls('/picky'),
-      (calls) => calls.length > 0,
-    );
+    await harness.receiver.waitForCalls('/picky');
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(harness.receiver.calls('/picky')).to.have.length(1);
     expect(JSON.parse(harness.receiver.calls('/picky')[0]!.body).type).to.equal('transaction.failed');
@@ -105,10 +98,7 @@ describe('webhook deliveries', function () {
     const data = completedDeposit(user.id);
     const first = await harness.publish('TransactionCompleted', data);
     await harness.publish('TransactionCompleted', data, first.id);
-    await eventually(
-      async () => harness.receiver.calls('/dedup'),
-      (calls) => calls.length > 0,
-    );
+    await harness.receiver.waitForCalls('/dedup');
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect(harness.receiver.calls('/dedup')).to.have.length(1);
     const log = await harness.call('GET', `/webhook-endpoints/${endpoint.id}/deliveries`, { user });
@@ -122,11 +112,7 @@ describe('webhook deliveries', function () {
       n <= 3 ? { status: 500, body: 'x'.repeat(5000) } : { status: 204 },
     );
     await harness.publish('TransactionCompleted', completedDeposit(user.id));
-    await eventually(
-      async () => harness.receiver.calls('/flaky'),
-      (calls) => calls.length >= 4,
-      { timeoutMs: 10_000 },
-    );
+    await harness.receiver.waitForCalls('/flaky', (calls) => calls.length >= 4);
     const calls = harness.receiver.calls('/flaky');
     expect(calls).to.have.length(4);
     expect(calls.map((c) => c.body)).to.satisfy((bodies: string[]) => bodies.every((b) => b === bodies[0]));
@@ -213,17 +199,10 @@ describe('webhook deliveries', function () {
     harness.receiver.on('/hang', () => 'hang');
     for (let i = 0; i < 30; i += 1)
       await harness.publish('TransactionCompleted', completedDeposit(slowUser.id));
-    await eventually(
-      async () => harness.receiver.calls('/hang'),
-      (calls) => calls.length >= 1,
-    );
+    await harness.receiver.waitForCalls('/hang', (calls) => calls.length >= 1);
     const sent = Date.now();
     await harness.publish('TransactionCompleted', completedDeposit(fastUser.id));
-    await eventually(
-      async () => harness.receiver.calls('/fast'),
-      (calls) => calls.length === 1,
-      { timeoutMs: 5000 },
-    );
+    await harness.receiver.waitForCalls('/fast', (calls) => calls.length === 1, { timeoutMs: 5000 });
     expect(Date.now() - sent, 'the fast endpoint waited on the hanging one').to.be.below(1500);
     // At most DELIVERY_ENDPOINT_CONCURRENCY (4) calls are held open at the hanging endpoint.
     expect(harness.receiver.calls('/hang').length).to.be.at.most(4);
@@ -234,11 +213,7 @@ describe('webhook deliveries', function () {
     const endpoint = await harness.register(user, '/owner-down');
     harness.owners.failNext(2);
     await harness.publish('TransactionCompleted', completedDeposit(user.id));
-    const [call] = await eventually(
-      async () => harness.receiver.calls('/owner-down'),
-      (calls) => calls.length === 1,
-      { timeoutMs: 10_000 },
-    );
+    const [call] = await harness.receiver.waitForCalls('/owner-down', (calls) => calls.length === 1);
     expect(JSON.parse(call!.body)).to.have.nested.property('data.object.amount', 12.34);
     const log = await harness.call('GET', `/webhook-endpoints/${endpoint.id}/deliveries`, { user });
     // The receiver has the call before the delivery records the answer to it.
@@ -260,10 +235,7 @@ describe('webhook deliveries', function () {
     const endpoint = await harness.register(user, '/rotating');
     const rotated = await harness.call('POST', `/webhook-endpoints/${endpoint.id}/rotate-secret`, { user });
     await harness.publish('TransactionCompleted', completedDeposit(user.id));
-    const [call] = await eventually(
-      async () => harness.receiver.calls('/rotating'),
-      (c) => c.length === 1,
-    );
+    const [call] = await harness.receiver.waitForCalls('/rotating', (c) => c.length === 1);
     const header = call!.headers['stripe-signature'] as string;
     expect(header.match(/v1=/g)).to.have.length(2);
     for (const secret of [endpoint.secret, rotated.body.secret]) {
@@ -274,10 +246,7 @@ describe('webhook deliveries', function () {
       body: { grace_period_seconds: 0 },
     });
     await harness.publish('TransactionCompleted', completedDeposit(user.id));
-    const calls = await eventually(
-      async () => harness.receiver.calls('/rotating'),
-      (c) => c.length === 2,
-    );
+    const calls = await harness.receiver.waitForCalls('/rotating', (c) => c.length === 2);
     expect((calls[1]!.headers['stripe-signature'] as string).match(/v1=/g)).to.have.length(1);
   });
 
@@ -303,10 +272,7 @@ describe('webhook deliveries', function () {
       username: 'someone',
       email: 'someone@example.com',
     });
-    const calls = await eventually(
-      async () => harness.receiver.calls('/v11'),
-      (c) => c.length === 3,
-    );
+    const calls = await harness.receiver.waitForCalls('/v11', (c) => c.length === 3);
     const bodies = calls.map(
       (c) =>
         JSON.parse(c.body) as {
@@ -340,11 +306,7 @@ describe('webhook deliveries with a poll interval of a minute', function () {
       harness.receiver.on('/twice-down', (n) => (n <= 2 ? { status: 503 } : { status: 204 }));
       const published = Date.now();
       await harness.publish('TransactionCompleted', completedDeposit(user.id));
-      const calls = await eventually(
-        async () => harness.receiver.calls('/twice-down'),
-        (list) => list.length >= 3,
-        { timeoutMs: 10_000 },
-      );
+      const calls = await harness.receiver.waitForCalls('/twice-down', (list) => list.length >= 3);
       expect(calls).to.have.length(3);
       expect(calls[0]!.at - published).to.be.below(2_000);
       // Each retry waits 200–400 ms (400 ms with equal jitter), not for the next poll a minute away.
@@ -366,10 +328,7 @@ describe('delivery log retention', function () {
       const endpoint = await harness.register(user, '/kept');
       harness.receiver.on('/kept', (n) => (n <= 2 ? { status: 200 } : { status: 500 }));
       for (let i = 0; i < 3; i += 1) await harness.publish('TransactionCompleted', completedDeposit(user.id));
-      await eventually(
-        async () => harness.receiver.calls('/kept'),
-        (calls) => calls.length >= 3,
-      );
+      await harness.receiver.waitForCalls('/kept', (calls) => calls.length >= 3);
       await eventually(
         () => harness.db('webhook_deliveries').where({ endpoint_id: endpoint.id, status: 'succeeded' }),
         (rows) => rows.length === 2,
@@ -439,11 +398,9 @@ describe('webhook deliveries with two processes sharing the work', function () {
       for (let i = 0; i < 60; i += 1) {
         events.push(await harness.publish('TransactionCompleted', completedDeposit(user.id)));
       }
-      const calls = await eventually(
-        async () => harness.receiver.calls('/shared'),
-        (found) => found.length >= 60,
-        { timeoutMs: 20_000 },
-      );
+      const calls = await harness.receiver.waitForCalls('/shared', (found) => found.length >= 60, {
+        timeoutMs: 20_000,
+      });
       await new Promise((resolve) => setTimeout(resolve, 500));
       const ids = harness.receiver
         .calls('/shared')
@@ -522,10 +479,7 @@ describe('webhook deliveries with two processes sharing the work', function () {
       const endpoint = await harness.register(user, '/gone');
       harness.receiver.on('/gone', () => ({ status: 500 }));
       await harness.publish('TransactionCompleted', completedDeposit(user.id));
-      await eventually(
-        async () => harness.receiver.calls('/gone'),
-        (calls) => calls.length >= 1,
-      );
+      await harness.receiver.waitForCalls('/gone', (calls) => calls.length >= 1);
       await harness.publish('UserDeleted', { user_id: user.id });
       await eventually(
         () => harness.db('webhook_endpoints').where({ id: endpoint.id }).first(),

@@ -134,11 +134,7 @@ describe('retiring an endpoint secrets key (HTTP, RabbitMQ, Postgres)', function
     expect(listed.body.data.map((e: { id: string }) => e.id)).to.deep.equal([rotating.id]);
     expect((await after.call('GET', `/webhook-endpoints/${plain.id}`, other)).status).to.equal(200);
     await harness.publish('TransactionCompleted', completedDeposit(owner.id));
-    const [call] = await eventually(
-      async () => harness.receiver.calls('/rotating'),
-      (calls) => calls.length > 0,
-      { timeoutMs: 10_000 },
-    );
+    const [call] = await harness.receiver.waitForCalls('/rotating');
     const header = call!.headers['stripe-signature'] as string;
     for (const secret of [rotating.secret, rotated.body.secret as string]) {
       expect(() => stripe.webhooks.constructEvent(call!.body, header, secret)).to.not.throw();
@@ -172,11 +168,7 @@ describe('retiring an endpoint secrets key (HTTP, RabbitMQ, Postgres)', function
     );
 
     await harness.publish('TransactionCompleted', completedDeposit(owner.id));
-    await eventually(
-      async () => harness.receiver.calls('/kept'),
-      (calls) => calls.length === 1,
-      { timeoutMs: 10_000 },
-    );
+    await harness.receiver.waitForCalls('/kept', (calls) => calls.length === 1);
     const [waiting] = await eventually(
       async () =>
         (await running!.call('GET', `/webhook-endpoints/${lost.id}/deliveries`, owner)).body.data as {
@@ -195,11 +187,9 @@ describe('retiring an endpoint secrets key (HTTP, RabbitMQ, Postgres)', function
     // The secret nobody can open signs nothing, so no grace period keeps it.
     expect(rotated.body.previous_secret_expires_at).to.equal(null);
     expect((await running!.call('GET', `/webhook-endpoints/${lost.id}`, owner)).status).to.equal(200);
-    const [call] = await eventually(
-      async () => harness.receiver.calls('/lost'),
-      (calls) => calls.length > 0,
-      { timeoutMs: 15_000 },
-    );
+    const [call] = await harness.receiver.waitForCalls('/lost', (calls) => calls.length > 0, {
+      timeoutMs: 15_000,
+    });
     const header = call!.headers['stripe-signature'] as string;
     expect(header.match(/v1=/g)).to.have.length(1);
     expect(() => stripe.webhooks.constructEvent(call!.body, header, rotated.body.secret)).to.not.throw();

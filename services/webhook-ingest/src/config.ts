@@ -1,14 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
 import {
-  BusConfig,
-  CommonConfig,
   ConfigError,
-  DatabaseConfig,
+  DatabaseServiceConfig,
   DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
   DEVELOPMENT_WEBHOOK_SECRET,
-  PortNumber,
-  Url,
   splitList,
+  Url,
 } from '@payments/service-kit';
 
 export { DEVELOPMENT_WEBHOOK_SECRET };
@@ -20,10 +17,7 @@ export const MINIMUM_WEBHOOK_SECRET_BYTES = 32;
 export const DEFAULT_WEBHOOK_EVENT_RETENTION_DAYS = 35;
 
 export const WebhookIngestConfigSchema = Type.Object({
-  ...CommonConfig,
-  PORT: PortNumber(3004),
-  ...DatabaseConfig('payments_webhook_ingest'),
-  ...BusConfig,
+  ...DatabaseServiceConfig(3004, 'payments_webhook_ingest'),
   LEDGER_URL: Url({
     default: 'http://127.0.0.1:3002',
     description: 'Asked what a payment is for when a webhook does not say its amount and currency',

@@ -1,16 +1,14 @@
 import {
+  checkedServiceCredential,
   connectBus,
   createHttpApp,
   createLogger,
   createMetrics,
-  createShutdown,
   isDatabaseUp,
-  databaseOptions,
-  openDatabase,
-  refuseDevelopmentSecrets,
-  resolveServiceCredential,
+  openServiceDatabase,
   serveHttp,
   startRetention,
+  startService,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -32,16 +30,11 @@ export async function startWebhookIngest(
 ): Promise<RunningService> {
   const logger = deps.logger ?? createLogger(NAME, config.LOG_LEVEL);
   const settings = resolveWebhookSettings(config);
-  const serviceCredential = resolveServiceCredential(config);
-  refuseDevelopmentSecrets(
-    config.HOST,
-    { SERVICE_TOKEN: serviceCredential.development, WEBHOOK_SECRETS: settings.usesDevelopmentSecret },
-    logger,
-  );
-  const shutdown = createShutdown(logger);
-  try {
-    const knex = await openDatabase(databaseOptions(config, { migrations, privileges, logger }));
-    shutdown.add('database', () => knex.destroy());
+  const serviceCredential = checkedServiceCredential(config, logger, {
+    WEBHOOK_SECRETS: settings.usesDevelopmentSecret,
+  });
+  return startService(logger, async (shutdown) => {
+    const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const bus = await connectBus(config, logger, shutdown, deps.bus);
 
     const metrics = createMetrics(NAME);
@@ -101,9 +94,6 @@ export async function startWebhookIngest(
       },
       'webhook-ingest listening',
     );
-    return { ...address, stop: () => shutdown.run() };
-  } catch (error) {
-    await shutdown.run();
-    throw error;
-  }
+    return address;
+  });
 }

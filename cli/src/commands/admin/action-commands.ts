@@ -1,8 +1,7 @@
 import type { Argv } from 'yargs';
 import type { GlobalArgs } from '../../context.js';
-import { paginationNote } from '../account-commands.js';
 import type { Run } from '../run.js';
-import { pageOptions, type PageArgs } from './admin-options.js';
+import { pageOptions, paginationNote, type PageArgs } from '../paging.js';
 
 /** The trail of what admins did: who, when, what, whose and why. */
 export function adminActionCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {

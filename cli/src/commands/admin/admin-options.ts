@@ -1,12 +1,6 @@
-import type { Argv } from 'yargs';
 import { formatAmount } from '../../amounts.js';
 import type { CommandContext } from '../../context.js';
 import { usageError } from '../../exit-codes.js';
-
-export interface PageArgs {
-  limit?: number;
-  offset?: number;
-}
 
 /** The reason goes into the append-only trail of admin actions: it has to say something. */
 export const REASON_LENGTH = { min: 3, max: 1000 };
@@ -26,11 +20,6 @@ export function optionalReason(reason: string | undefined): { reason?: string } 
   }
   return { reason: trimmed };
 }
-
-export const pageOptions = <T>(y: Argv<T>) =>
-  y
-    .option('limit', { type: 'number', describe: 'Page size (1-100)' })
-    .option('offset', { type: 'number', describe: 'Skip this many' });
 
 /** An amount in a currency, formatted with the currency's decimals. */
 export async function money(ctx: CommandContext, value: number | string, currency: string): Promise<string> {

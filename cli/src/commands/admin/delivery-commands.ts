@@ -3,7 +3,7 @@ import { WEBHOOK_DELIVERY_STATUSES } from '@payments/contracts/enums';
 import type { GlobalArgs } from '../../context.js';
 import type { Run } from '../run.js';
 import { printDeliveryLog, type DeliveryLogQuery } from '../webhook-commands.js';
-import { pageOptions } from './admin-options.js';
+import { pageOptions } from '../paging.js';
 
 /** Any user's webhook deliveries, as their owner sees them. */
 export function adminDeliveryCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {

@@ -1,9 +1,9 @@
 import type { Argv } from 'yargs';
 import type { OverdrawnReport } from '@payments/contracts';
 import type { CommandContext, GlobalArgs } from '../../context.js';
-import { paginationNote } from '../account-commands.js';
 import type { Run } from '../run.js';
-import { money, pageOptions, type PageArgs } from './admin-options.js';
+import { pageOptions, paginationNote, type PageArgs } from '../paging.js';
+import { money } from './admin-options.js';
 
 /**
  * Per currency, what live users owe back next to what the platform lost for good on deleted users' deposits; then

@@ -8,10 +8,11 @@ import type {
 import { RECONCILIATION_DECISIONS } from '@payments/contracts/enums';
 import type { CommandContext, GlobalArgs } from '../../context.js';
 import { CliError, EXIT, usageError } from '../../exit-codes.js';
-import { paginationNote } from '../account-commands.js';
 import type { Run } from '../run.js';
 import { isCsv } from '../statement-commands.js';
-import { money, pageOptions, REASON_LENGTH, type PageArgs } from './admin-options.js';
+import { idArgument } from '../id-argument.js';
+import { pageOptions, paginationNote, type PageArgs } from '../paging.js';
+import { money, REASON_LENGTH } from './admin-options.js';
 
 type Decision = ReconciliationDecisionRequest['decision'];
 
@@ -123,10 +124,7 @@ export function reconciliationCommands(admin: Argv<GlobalArgs>, run: Run): Argv<
         .command(
           'show <case-id>',
           'Show one mismatch case and any decision on it',
-          (y) =>
-            y
-              .positional('case-id', { type: 'string', demandOption: true, describe: 'Case id' })
-              .example('$0 admin reconciliation show 5d1e…', ''),
+          idArgument('case-id', 'Case id', '$0 admin reconciliation show 5d1e…'),
           run(async (ctx, argv: { caseId: string }) => {
             await printCase(ctx, await ctx.api.admin.reconciliation.getCase(argv.caseId));
           }),

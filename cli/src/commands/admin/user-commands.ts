@@ -2,11 +2,18 @@ import type { Argv } from 'yargs';
 import type { StatusChangeRequest } from '@payments/client';
 import { USER_STATUSES } from '@payments/contracts/enums';
 import type { CommandContext, GlobalArgs } from '../../context.js';
-import { paginationNote } from '../account-commands.js';
 import type { Run } from '../run.js';
-import { OPTIONAL_REASON, optionalReason, pageOptions, type PageArgs } from './admin-options.js';
+import { idArgument } from '../id-argument.js';
+import { pageOptions, paginationNote, type PageArgs } from '../paging.js';
+import { OPTIONAL_REASON, optionalReason } from './admin-options.js';
 
 type UserStatus = StatusChangeRequest['status'];
+
+/** The arguments of a change of a user's status: whose, and why. */
+const userAndReason =
+  (example: string) =>
+  <T>(y: Argv<T>) =>
+    idArgument('user-id', 'User id', example)(y).option('reason', OPTIONAL_REASON);
 
 export function adminUserCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
   const setStatus =
@@ -65,21 +72,13 @@ export function adminUserCommands(admin: Argv<GlobalArgs>, run: Run): Argv<Globa
       .command(
         'disable <user-id>',
         'Disable a user: their tokens are revoked at once and their logins refused',
-        (y) =>
-          y
-            .positional('user-id', { type: 'string', demandOption: true, describe: 'User id' })
-            .option('reason', OPTIONAL_REASON)
-            .example('$0 admin users disable 6801acf0… --reason "chargeback ring, ticket 77"', ''),
+        userAndReason('$0 admin users disable 6801acf0… --reason "chargeback ring, ticket 77"'),
         run(setStatus('disabled', 'is disabled; their tokens are revoked')),
       )
       .command(
         'enable <user-id>',
         'Make a disabled or locked user active again',
-        (y) =>
-          y
-            .positional('user-id', { type: 'string', demandOption: true, describe: 'User id' })
-            .option('reason', OPTIONAL_REASON)
-            .example('$0 admin users enable 6801acf0…', ''),
+        userAndReason('$0 admin users enable 6801acf0…'),
         run(setStatus('active', 'is active')),
       )
       .demandCommand(1, 'Say what to do with users: find, disable or enable.'),

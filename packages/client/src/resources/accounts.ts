@@ -16,18 +16,18 @@ import type { ResourceDeps } from './resource-deps.js';
 
 export function accountsResource({ transport }: ResourceDeps) {
   const listPage = async (query: PageQuery = {}, options?: RequestOptions) =>
-    (await transport.call<Page<Account>>('listAccounts', { query, options })).body;
+    transport.body<Page<Account>>('listAccounts', { query, options });
   return {
     /** Opens an account in a supported currency (else 422 INVALID_CURRENCY). */
     async open(account: OpenAccountRequest, options?: RequestOptions): Promise<Account> {
-      return (await transport.call<Account>('openAccount', { body: account, options })).body;
+      return transport.body<Account>('openAccount', { body: account, options });
     },
     /** Your accounts, every page. */
     list: (query: PageQuery = {}, options?: RequestOptions): PagedList<Account> =>
       pagedList((window) => listPage({ ...query, ...window }, options), query),
     listPage,
     async get(accountId: string, options?: RequestOptions): Promise<Account> {
-      return (await transport.call<Account>('getAccount', { params: { id: accountId }, options })).body;
+      return transport.body<Account>('getAccount', { params: { id: accountId }, options });
     },
   };
 }
@@ -36,17 +36,15 @@ export function balancesResource({ transport }: ResourceDeps) {
   return {
     /** The booked and the available balance now. */
     async get(accountId: string, options?: RequestOptions): Promise<Balance> {
-      return (await transport.call<Balance>('getBalance', { params: { id: accountId }, options })).body;
+      return transport.body<Balance>('getBalance', { params: { id: accountId }, options });
     },
     /** The booked balance at a past moment (entries booked before it); a future moment answers as of now. */
     async at(accountId: string, moment: Date | string, options?: RequestOptions): Promise<PastBalance> {
-      return (
-        await transport.call<PastBalance>('getBalance', {
-          params: { id: accountId },
-          query: { at: moment },
-          options,
-        })
-      ).body;
+      return transport.body<PastBalance>('getBalance', {
+        params: { id: accountId },
+        query: { at: moment },
+        options,
+      });
     },
   };
 }
@@ -60,7 +58,7 @@ function nextPageQuery(link: string | null): Record<string, string> | null {
 
 export function statementsResource({ transport }: ResourceDeps) {
   const get = async (accountId: string, query: StatementQuery = {}, options?: RequestOptions) =>
-    (await transport.call<Statement>('getStatement', { params: { id: accountId }, query, options })).body;
+    transport.body<Statement>('getStatement', { params: { id: accountId }, query, options });
   return {
     /** One page of a statement of `[from, to)`: opening balance, entries with running balance, closing balance. */
     get,
@@ -104,10 +102,10 @@ export function payoutAccountResource({ transport }: ResourceDeps) {
   return {
     /** Makes and links your account at the payment provider (or returns it, with a fresh onboarding link). */
     async link(options?: RequestOptions): Promise<PayoutAccount> {
-      return (await transport.call<PayoutAccount>('linkPayoutAccount', { options })).body;
+      return transport.body<PayoutAccount>('linkPayoutAccount', { options });
     },
     async get(options?: RequestOptions): Promise<PayoutAccount> {
-      return (await transport.call<PayoutAccount>('getPayoutAccount', { options })).body;
+      return transport.body<PayoutAccount>('getPayoutAccount', { options });
     },
   };
 }

@@ -26,11 +26,11 @@ import { adminUsersResource } from './users.js';
 export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
   const { transport } = deps;
   const reconciliationPage = async (query: ReconciliationQuery = {}, options?: RequestOptions) =>
-    (await transport.call<Page<ReconciliationItem<V>>>('listReconciliation', { query, options })).body;
+    transport.body<Page<ReconciliationItem<V>>>('listReconciliation', { query, options });
   const actionsPage = async (query: AdminActionQuery = {}, options?: RequestOptions) =>
-    (await transport.call<Page<AdminAction>>('listAdminActions', { query, options })).body;
+    transport.body<Page<AdminAction>>('listAdminActions', { query, options });
   const overdrawnPage = async (query: PageQuery = {}, options?: RequestOptions) =>
-    (await transport.call<OverdrawnReport>('listOverdrawnAccounts', { query, options })).body;
+    transport.body<OverdrawnReport>('listOverdrawnAccounts', { query, options });
 
   return {
     users: adminUsersResource(deps),
@@ -41,22 +41,18 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
       listPage: reconciliationPage,
       /** The whole list as a CSV report, unpaged. */
       async csv(options?: RequestOptions): Promise<string> {
-        return (
-          await transport.call<string>('listReconciliation', {
-            query: { format: 'csv' },
-            read: 'text',
-            options,
-          })
-        ).body;
+        return transport.body<string>('listReconciliation', {
+          query: { format: 'csv' },
+          read: 'text',
+          options,
+        });
       },
       /** Reconciles with the provider's records now; 409 while a run is under way. */
       async run(options?: RequestOptions): Promise<ReconciliationRun> {
-        return (await transport.call<ReconciliationRun>('runReconciliation', { options })).body;
+        return transport.body<ReconciliationRun>('runReconciliation', { options });
       },
       async getCase(caseId: string, options?: RequestOptions): Promise<ProviderMismatch> {
-        return (
-          await transport.call<ProviderMismatch>('getReconciliationCase', { params: { id: caseId }, options })
-        ).body;
+        return transport.body<ProviderMismatch>('getReconciliationCase', { params: { id: caseId }, options });
       },
       /**
        * Decides a case (`book`, `refund`, `reverse` or `nothing_owed`) with a reason kept in the trail of admin
@@ -67,13 +63,11 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
         decision: ReconciliationDecisionRequest,
         options?: RequestOptions,
       ): Promise<ProviderMismatch> {
-        return (
-          await transport.call<ProviderMismatch>('resolveReconciliationCase', {
-            params: { id: caseId },
-            body: decision,
-            options,
-          })
-        ).body;
+        return transport.body<ProviderMismatch>('resolveReconciliationCase', {
+          params: { id: caseId },
+          body: decision,
+          options,
+        });
       },
     },
     actions: {
@@ -89,9 +83,7 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
         query: DeadLetterQuery = {},
         options?: RequestOptions,
       ): Promise<DeadLetterList> {
-        return (
-          await transport.call<DeadLetterList>('listDeadLetters', { params: { queue }, query, options })
-        ).body;
+        return transport.body<DeadLetterList>('listDeadLetters', { params: { queue }, query, options });
       },
       /** Moves dead letters back onto their queue (all of them without a `limit`); each applies once. */
       async replay(
@@ -99,13 +91,11 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
         replay: DeadLetterReplayRequest = {},
         options?: RequestOptions,
       ): Promise<DeadLetterReplay> {
-        return (
-          await transport.call<DeadLetterReplay>('replayDeadLetters', {
-            params: { queue },
-            body: replay,
-            options,
-          })
-        ).body;
+        return transport.body<DeadLetterReplay>('replayDeadLetters', {
+          params: { queue },
+          body: replay,
+          options,
+        });
       },
     },
     overdrawnAccounts: {

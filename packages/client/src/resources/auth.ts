@@ -31,7 +31,7 @@ export function authResource({ transport, session, now }: ResourceDeps) {
 
     /** The public keys tokens are signed with (JWKS). */
     async signingKeys(options?: RequestOptions): Promise<SigningKeys> {
-      return (await transport.call<SigningKeys>('getSigningKeys', { options })).body;
+      return transport.body<SigningKeys>('getSigningKeys', { options });
     },
   };
 }
@@ -40,7 +40,7 @@ export function discoveryResource({ transport }: ResourceDeps) {
   return {
     /** The versions the API serves. */
     async versions(options?: RequestOptions): Promise<Discovery> {
-      return (await transport.call<Discovery>('discoverVersions', { options })).body;
+      return transport.body<Discovery>('discoverVersions', { options });
     },
   };
 }

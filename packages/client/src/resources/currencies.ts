@@ -30,9 +30,9 @@ export function currenciesResource({ transport }: ResourceDeps) {
       | 'searchCurrencies',
     request: { params?: Record<string, string>; query?: Record<string, string> },
     options: RequestOptions | undefined,
-  ) => (await transport.call<T>(operation, { ...request, options })).body;
+  ) => transport.body<T>(operation, { ...request, options });
   const listPage = async (query: CurrencyPageQuery = {}, options?: RequestOptions) =>
-    (await transport.call<Page<Currency>>('listCurrencies', { query, options })).body;
+    transport.body<Page<Currency>>('listCurrencies', { query, options });
 
   return {
     /** Every active ISO 4217 currency. */
@@ -61,10 +61,10 @@ export function ratesResource({ transport }: ResourceDeps) {
   return {
     /** Every rate against one base (the default currency when left out). */
     async list(query: RatesQuery = {}, options?: RequestOptions): Promise<RateTable> {
-      return (await transport.call<RateTable>('listExchangeRates', { query, options })).body;
+      return transport.body<RateTable>('listExchangeRates', { query, options });
     },
     async get(from: string, to: string, options?: RequestOptions): Promise<ExchangeRate> {
-      return (await transport.call<ExchangeRate>('getExchangeRate', { params: { from, to }, options })).body;
+      return transport.body<ExchangeRate>('getExchangeRate', { params: { from, to }, options });
     },
   };
 }

@@ -20,14 +20,12 @@ export function moneyResource<V extends ApiVersion>({ transport }: ResourceDeps)
     <Body extends MoneyRequest>(operation: 'deposit' | 'withdraw' | 'transfer') =>
     async (accountId: string, body: Body, options: MoneyOptions = {}): Promise<Transaction<V>> => {
       const { idempotencyKey = randomUUID(), ...rest } = options;
-      return (
-        await transport.call<Transaction<V>>(operation, {
-          params: { id: accountId },
-          body,
-          idempotencyKey,
-          options: rest,
-        })
-      ).body;
+      return transport.body<Transaction<V>>(operation, {
+        params: { id: accountId },
+        body,
+        idempotencyKey,
+        options: rest,
+      });
     };
   return {
     /** Pending until the payment provider confirms it; see `transactions.waitUntilSettled`. */
@@ -48,17 +46,15 @@ export interface WaitOptions extends RequestOptions {
 
 export function transactionsResource<V extends ApiVersion>({ transport }: ResourceDeps) {
   const listPage = async (query: HistoryQuery = {}, options?: RequestOptions) =>
-    (await transport.call<Page<Transaction<V>>>('listTransactions', { query, options })).body;
+    transport.body<Page<Transaction<V>>>('listTransactions', { query, options });
   const historyPage = async (accountId: string, query: HistoryQuery = {}, options?: RequestOptions) =>
-    (
-      await transport.call<Page<Transaction<V>>>('listAccountTransactions', {
-        params: { id: accountId },
-        query,
-        options,
-      })
-    ).body;
+    transport.body<Page<Transaction<V>>>('listAccountTransactions', {
+      params: { id: accountId },
+      query,
+      options,
+    });
   const get = async (transactionId: string, options?: RequestOptions): Promise<Transaction<V>> =>
-    (await transport.call<Transaction<V>>('getTransaction', { params: { id: transactionId }, options })).body;
+    transport.body<Transaction<V>>('getTransaction', { params: { id: transactionId }, options });
 
   return {
     /** Your transactions, newest first, every page; filter by account, type, status and day. */

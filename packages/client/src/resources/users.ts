@@ -20,24 +20,22 @@ export function usersResource({ transport }: ResourceDeps) {
   return {
     /** Registers a user (no token needed). */
     async register(user: NewUserRequest, options?: RequestOptions): Promise<User> {
-      return (await transport.call<User>('registerUser', { body: user, options })).body;
+      return transport.body<User>('registerUser', { body: user, options });
     },
 
     async get(userId: string, options?: RequestOptions): Promise<User> {
-      return (await transport.call<User>('getUser', { params: { id: userId }, options })).body;
+      return transport.body<User>('getUser', { params: { id: userId }, options });
     },
 
     /** A partial update; a new e-mail or password needs `current_password`. */
     async update(userId: string, changes: UserUpdateRequest, options: UserUpdateOptions = {}): Promise<User> {
       const { ifMatch, ...rest } = options;
-      return (
-        await transport.call<User>('updateUser', {
-          params: { id: userId },
-          body: changes,
-          ...(ifMatch !== undefined && { ifMatch }),
-          options: rest,
-        })
-      ).body;
+      return transport.body<User>('updateUser', {
+        params: { id: userId },
+        body: changes,
+        ...(ifMatch !== undefined && { ifMatch }),
+        options: rest,
+      });
     },
 
     /**
@@ -58,7 +56,7 @@ export function usersResource({ transport }: ResourceDeps) {
 
 export function adminUsersResource({ transport }: ResourceDeps) {
   const findPage = async (query: UserSearchQuery = {}, options?: RequestOptions) =>
-    (await transport.call<Page<User>>('findUsers', { query, options })).body;
+    transport.body<Page<User>>('findUsers', { query, options });
   return {
     /** Users by exact `username` or `email`, the start of either (`q`), or `status`; every page, by username. */
     find: (query: UserSearchQuery = {}, options?: RequestOptions): PagedList<User> =>
@@ -66,8 +64,7 @@ export function adminUsersResource({ transport }: ResourceDeps) {
     findPage,
     /** Activates, disables or locks a user (admins only); disabling or locking revokes their tokens. */
     async setStatus(userId: string, change: StatusChangeRequest, options?: RequestOptions): Promise<User> {
-      return (await transport.call<User>('setUserStatus', { params: { id: userId }, body: change, options }))
-        .body;
+      return transport.body<User>('setUserStatus', { params: { id: userId }, body: change, options });
     },
   };
 }

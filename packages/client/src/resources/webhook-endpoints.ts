@@ -18,19 +18,17 @@ import type { ResourceDeps } from './resource-deps.js';
 /** Where the system POSTs events about your transactions, accounts and user; verify them with `verifyWebhookEvent`. */
 export function webhookEndpointsResource({ transport }: ResourceDeps) {
   const listPage = async (query: WebhookEndpointListQuery = {}, options?: RequestOptions) =>
-    (await transport.call<Page<WebhookEndpoint>>('listWebhookEndpoints', { query, options })).body;
+    transport.body<Page<WebhookEndpoint>>('listWebhookEndpoints', { query, options });
   const deliveriesPage = async (
     endpointId: string,
     query: WebhookDeliveryListQuery = {},
     options?: RequestOptions,
   ) =>
-    (
-      await transport.call<Page<WebhookDelivery>>('listWebhookDeliveries', {
-        params: { id: endpointId },
-        query,
-        options,
-      })
-    ).body;
+    transport.body<Page<WebhookDelivery>>('listWebhookDeliveries', {
+      params: { id: endpointId },
+      query,
+      options,
+    });
 
   return {
     /** Registers an endpoint; the answer holds its signing `secret`, shown this once. Objects in its events are
@@ -39,17 +37,13 @@ export function webhookEndpointsResource({ transport }: ResourceDeps) {
       endpoint: NewWebhookEndpointRequest,
       options?: RequestOptions,
     ): Promise<WebhookEndpointWithSecret> {
-      return (
-        await transport.call<WebhookEndpointWithSecret>('createWebhookEndpoint', { body: endpoint, options })
-      ).body;
+      return transport.body<WebhookEndpointWithSecret>('createWebhookEndpoint', { body: endpoint, options });
     },
     list: (query: WebhookEndpointListQuery = {}, options?: RequestOptions): PagedList<WebhookEndpoint> =>
       pagedList((window) => listPage({ ...query, ...window }, options), query),
     listPage,
     async get(endpointId: string, options?: RequestOptions): Promise<WebhookEndpoint> {
-      return (
-        await transport.call<WebhookEndpoint>('getWebhookEndpoint', { params: { id: endpointId }, options })
-      ).body;
+      return transport.body<WebhookEndpoint>('getWebhookEndpoint', { params: { id: endpointId }, options });
     },
     /**
      * A partial update: url, events, description, enabled, api_version. An admin may only enable or disable
@@ -60,13 +54,11 @@ export function webhookEndpointsResource({ transport }: ResourceDeps) {
       changes: WebhookEndpointUpdateRequest,
       options?: RequestOptions,
     ): Promise<WebhookEndpoint> {
-      return (
-        await transport.call<WebhookEndpoint>('updateWebhookEndpoint', {
-          params: { id: endpointId },
-          body: changes,
-          options,
-        })
-      ).body;
+      return transport.body<WebhookEndpoint>('updateWebhookEndpoint', {
+        params: { id: endpointId },
+        body: changes,
+        options,
+      });
     },
     /** Deletes an endpoint; an admin deleting another user's may say why (`reason`, kept in the trail). */
     async delete(
@@ -86,13 +78,11 @@ export function webhookEndpointsResource({ transport }: ResourceDeps) {
       rotation: RotateSecretRequest = {},
       options?: RequestOptions,
     ): Promise<WebhookEndpointWithSecret> {
-      return (
-        await transport.call<WebhookEndpointWithSecret>('rotateWebhookEndpointSecret', {
-          params: { id: endpointId },
-          body: rotation,
-          options,
-        })
-      ).body;
+      return transport.body<WebhookEndpointWithSecret>('rotateWebhookEndpointSecret', {
+        params: { id: endpointId },
+        body: rotation,
+        options,
+      });
     },
     deliveries: {
       /** An endpoint's delivery log, newest first, every page. */
@@ -109,12 +99,10 @@ export function webhookEndpointsResource({ transport }: ResourceDeps) {
         deliveryId: string,
         options?: RequestOptions,
       ): Promise<WebhookDeliveryDetail> {
-        return (
-          await transport.call<WebhookDeliveryDetail>('getWebhookDelivery', {
-            params: { id: endpointId, delivery_id: deliveryId },
-            options,
-          })
-        ).body;
+        return transport.body<WebhookDeliveryDetail>('getWebhookDelivery', {
+          params: { id: endpointId, delivery_id: deliveryId },
+          options,
+        });
       },
       /**
        * Sends a delivery again now, with a fresh retry window (409 while an attempt is in flight); an admin doing
@@ -126,13 +114,11 @@ export function webhookEndpointsResource({ transport }: ResourceDeps) {
         redelivery: AdminReasonRequest = {},
         options?: RequestOptions,
       ): Promise<WebhookDelivery> {
-        return (
-          await transport.call<WebhookDelivery>('redeliverWebhook', {
-            params: { id: endpointId, delivery_id: deliveryId },
-            ...(redelivery.reason !== undefined && { body: redelivery }),
-            options,
-          })
-        ).body;
+        return transport.body<WebhookDelivery>('redeliverWebhook', {
+          params: { id: endpointId, delivery_id: deliveryId },
+          ...(redelivery.reason !== undefined && { body: redelivery }),
+          options,
+        });
       },
     },
   };

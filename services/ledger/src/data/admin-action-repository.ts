@@ -10,16 +10,8 @@ import type {
 import { readPage } from './pages.js';
 import { INBOX_CONSUMER } from './unit-of-work.js';
 
-interface AdminActionRow {
-  id: string;
-  actor: string;
-  action: string;
-  subject: string;
-  owner: string | null;
-  reason: string | null;
-  detail: Record<string, unknown>;
-  created_at: Date;
-}
+/** The row is the action but for its timestamp's column name. */
+type AdminActionRow = Omit<AdminAction, 'createdAt'> & { created_at: Date };
 
 /**
  * Appends an action to the trail, in the caller's transaction when `knex` is one. An action whose id is there
@@ -56,15 +48,9 @@ function listAdminActions(
   return readPage(scope, page, {
     columns: '*',
     order: [{ column: 'created_at' }, { column: 'id' }],
-    toItem: (row: AdminActionRow) => ({
-      id: row.id,
-      actor: row.actor,
-      action: row.action,
-      subject: row.subject,
-      owner: row.owner,
-      reason: row.reason,
-      detail: row.detail,
-      createdAt: row.created_at,
+    toItem: ({ created_at, ...action }: AdminActionRow): AdminAction => ({
+      ...action,
+      createdAt: created_at,
     }),
   });
 }

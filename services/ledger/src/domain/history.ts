@@ -10,15 +10,7 @@ export interface HistoryFilter {
   before?: Date;
 }
 
-export interface PageRequest {
-  limit: number;
-  offset: number;
-}
-
-export interface Page<T> {
-  data: T[];
-  total: number;
-}
+export type { Page, PageRequest } from '@payments/service-kit';
 
 const DAY_MS = 86_400_000;
 

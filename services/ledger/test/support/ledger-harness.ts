@@ -85,6 +85,14 @@ export interface LedgerHarness {
     amount: number | string,
     currency?: string,
   ): Promise<ApiResponse>;
+  withdraw(user: TestUser, accountId: string, amount: number, currency?: string): Promise<ApiResponse>;
+  transfer(
+    user: TestUser,
+    accountId: string,
+    toAccountId: string,
+    amount: number,
+    currency?: string,
+  ): Promise<ApiResponse>;
   /** Publishes a PaymentProcessed for a transaction, as webhook-ingest would; returns the event id. */
   confirm(
     transactionId: string,
@@ -219,6 +227,13 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
       } as EventHandlers),
     deposit: (user, accountId, amount, currency = 'USD') =>
       call('POST', `/account/${accountId}/deposit`, { user, body: { amount, currency } }),
+    withdraw: (user, accountId, amount, currency = 'USD') =>
+      call('POST', `/account/${accountId}/withdraw`, { user, body: { amount, currency } }),
+    transfer: (user, accountId, toAccountId, amount, currency = 'USD') =>
+      call('POST', `/account/${accountId}/transfer`, {
+        user,
+        body: { to_account_id: toAccountId, amount, currency },
+      }),
     async confirm(transactionId, status = 'completed', extra = {}, eventId = randomUUID()) {
       // Like webhook-ingest, say what was paid: the ledger credits nothing on a confirmation without it.
       const paid = isUuid(transactionId)

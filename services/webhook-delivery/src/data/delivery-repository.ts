@@ -1,6 +1,7 @@
 import type { ApiVersion, WebhookDeliveryStatus, WebhookEventType } from '@payments/contracts';
 import type { SubscribableEvent } from '../domain/event-payload.js';
-import type { Knex } from '@payments/service-kit';
+import type { Knex, Page, PageRequest } from '@payments/service-kit';
+import { readNewestFirst } from './pages.js';
 
 export interface Delivery {
   id: string;
@@ -116,8 +117,8 @@ export interface DeliveryRepository {
   list(
     endpointId: string,
     filter: { status?: WebhookDeliveryStatus },
-    page: { limit: number; offset: number },
-  ): Promise<{ data: Delivery[]; total: number }>;
+    page: PageRequest,
+  ): Promise<Page<Delivery>>;
   /**
    * Due again now, with a fresh retry window; refused (null) while an attempt is in flight. `beforeCommit` runs
    * in the same transaction: throwing undoes the redelivery.
@@ -277,19 +278,12 @@ export function createDeliveryRepository(knex: Knex): DeliveryRepository {
       }));
     },
 
-    async list(endpointId, filter, { limit, offset }) {
+    async list(endpointId, filter, page) {
       const filtered = () => {
         const query = table().where({ endpoint_id: endpointId });
         return filter.status ? query.andWhere({ status: filter.status }) : query;
       };
-      const [rows, [{ total }]] = await Promise.all([
-        filtered()
-          .orderBy([{ column: 'created_at', order: 'desc' }, 'id'])
-          .limit(limit)
-          .offset(offset),
-        filtered().count({ total: '*' }) as unknown as Promise<[{ total: string }]>,
-      ]);
-      return { data: (rows as DeliveryRow[]).map(toDelivery), total: Number(total) };
+      return readNewestFirst(filtered, page, toDelivery);
     },
 
     async redeliver(id, retryUntil, beforeCommit) {

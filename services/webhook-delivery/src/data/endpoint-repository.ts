@@ -1,6 +1,7 @@
 import type { ApiVersion, WebhookEventType } from '@payments/contracts';
-import type { Knex } from '@payments/service-kit';
+import type { Knex, Page, PageRequest } from '@payments/service-kit';
 import { isInGracePeriod, type EndpointSecrets, type WebhookEndpoint } from '../domain/endpoint.js';
+import { readNewestFirst } from './pages.js';
 import { UnknownSecretKeyError, type SecretBox } from './secret-box.js';
 
 interface EndpointRow {
@@ -88,10 +89,7 @@ export interface EndpointRepository {
   /** Refused (null) when the user already has `maxPerUser` endpoints; checked under a lock on the user. */
   insert(endpoint: NewEndpoint, maxPerUser: number): Promise<WebhookEndpoint | null>;
   find(id: string): Promise<WebhookEndpoint | null>;
-  list(
-    scope: { userId?: string },
-    page: { limit: number; offset: number },
-  ): Promise<{ data: WebhookEndpoint[]; total: number }>;
+  list(scope: { userId?: string }, page: PageRequest): Promise<Page<WebhookEndpoint>>;
   update(id: string, changes: EndpointChanges, beforeCommit?: BeforeCommit): Promise<WebhookEndpoint | null>;
   /**
    * The new secret signs from now; the current one keeps signing until `previousExpiresAt`, unless it cannot be
@@ -138,16 +136,9 @@ export function createEndpointRepository(knex: Knex, box: SecretBox): EndpointRe
       const row = await table().where({ id }).first();
       return row ? toEndpoint(row as EndpointRow) : null;
     },
-    async list(scope, { limit, offset }) {
+    async list(scope, page) {
       const filtered = () => (scope.userId ? table().where({ user_id: scope.userId }) : table());
-      const [rows, [{ total }]] = await Promise.all([
-        filtered()
-          .orderBy([{ column: 'created_at', order: 'desc' }, 'id'])
-          .limit(limit)
-          .offset(offset),
-        filtered().count({ total: '*' }) as unknown as Promise<[{ total: string }]>,
-      ]);
-      return { data: (rows as EndpointRow[]).map(toEndpoint), total: Number(total) };
+      return readNewestFirst(filtered, page, toEndpoint);
     },
     async update(id, changes, beforeCommit) {
       return knex.transaction(async (trx) => {
