@@ -113,6 +113,26 @@ export interface BrokerTopology {
   bindings: { exchange: string; queue: string; routingKey: string }[];
 }
 
+/** What declaring a topology needs of a broker channel (amqplib's `Channel` has it). */
+export interface TopologyChannel {
+  assertExchange(name: string, type: string, options: { durable: boolean }): Promise<unknown>;
+  assertQueue(
+    name: string,
+    options: { durable: boolean; arguments: Record<string, string | number> },
+  ): Promise<unknown>;
+  bindQueue(queue: string, exchange: string, routingKey: string): Promise<unknown>;
+}
+
+/** Declares every exchange, queue and binding of `topology`, durable; what is there already is left as it is. */
+export async function declareTopology(channel: TopologyChannel, topology: BrokerTopology): Promise<void> {
+  for (const { name, type } of topology.exchanges)
+    await channel.assertExchange(name, type, { durable: true });
+  for (const queue of topology.queues)
+    await channel.assertQueue(queue.name, { durable: true, arguments: queue.arguments });
+  for (const { queue, exchange, routingKey } of topology.bindings)
+    await channel.bindQueue(queue, exchange, routingKey);
+}
+
 /**
  * Every exchange, queue and binding of a deployment under a namespace: what the provisioner declares (and what the
  * RabbitMQ definitions files hold), and what each service checks is there before it publishes or consumes. An

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import amqp, { type ChannelModel } from 'amqplib';
 import {
+  declareTopology,
   absentQueues,
   brokerTopology,
   deadLetterQueueName,
@@ -232,12 +233,7 @@ export async function declareBrokerTopology(
   const connection = await amqp.connect(amqpUrl);
   try {
     const channel = await connection.createChannel();
-    for (const { name, type } of topology.exchanges)
-      await channel.assertExchange(name, type, { durable: true });
-    for (const queue of topology.queues)
-      await channel.assertQueue(queue.name, { durable: true, arguments: queue.arguments });
-    for (const { queue, exchange, routingKey } of topology.bindings)
-      await channel.bindQueue(queue, exchange, routingKey);
+    await declareTopology(channel, topology);
     await channel.close();
     return await removeAbsentQueues(connection, namespace, deployment);
   } finally {

@@ -1,5 +1,5 @@
 import type { ChannelModel } from 'amqplib';
-import type { BrokerTopology } from '@payments/contracts';
+import { declareTopology, type BrokerTopology } from '@payments/contracts';
 
 /** Passive checks need no permission, so a service whose broker user may not declare can still verify. */
 async function topologyIsDeclared(model: ChannelModel, topology: BrokerTopology): Promise<boolean> {
@@ -26,12 +26,7 @@ export async function ensureTopology(model: ChannelModel, topology: BrokerTopolo
   const channel = await model.createChannel();
   channel.on('error', () => undefined);
   try {
-    for (const { name, type } of topology.exchanges)
-      await channel.assertExchange(name, type, { durable: true });
-    for (const queue of topology.queues)
-      await channel.assertQueue(queue.name, { durable: true, arguments: queue.arguments });
-    for (const { queue, exchange, routingKey } of topology.bindings)
-      await channel.bindQueue(queue, exchange, routingKey);
+    await declareTopology(channel, topology);
   } catch (error) {
     if (/ACCESS[-_]REFUSED/.test(String((error as Error).message))) {
       const exchanges = topology.exchanges.map(({ name }) => name).join(', ');
