@@ -13,6 +13,22 @@ export interface Migration {
   down(knex: Knex): Promise<void>;
 }
 
+/** One step of a migration: SQL sent as written, or a function for what the SQL is made by (a shared trigger). */
+export type MigrationStep = string | ((knex: Knex) => Promise<void>);
+
+/**
+ * A migration's `up` that takes its steps in order, each SQL statement sent to the database as written: a
+ * migration reads as its SQL, as an `up.sql` would.
+ */
+export function sqlSteps(...steps: MigrationStep[]): (knex: Knex) => Promise<void> {
+  return async (knex) => {
+    for (const step of steps) {
+      if (typeof step === 'string') await knex.raw(step);
+      else await step(knex);
+    }
+  };
+}
+
 /** What a service's runtime role may do to the rows of one of its tables. */
 export type RowPrivilege = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE';
 

@@ -1,4 +1,4 @@
-import type { Migration } from '@payments/service-kit';
+import { sqlSteps, type Migration } from '@payments/service-kit';
 
 /**
  * Accounts, and the first balance guard (accounts_user_balances: a user's balances never below zero, the available
@@ -6,8 +6,8 @@ import type { Migration } from '@payments/service-kit';
  */
 export const accounts: Migration = {
   name: '001_accounts',
-  async up(knex) {
-    await knex.raw(`
+  up: sqlSteps(
+    `
       CREATE TABLE accounts (
         id uuid PRIMARY KEY,
         user_id uuid,
@@ -27,14 +27,10 @@ export const accounts: Migration = {
         CONSTRAINT accounts_user_balances CHECK (
           kind = 'system' OR (balance >= 0 AND available_balance >= 0 AND available_balance <= balance)
         )
-      )`);
-    await knex.raw(
-      `CREATE UNIQUE INDEX accounts_system_code_currency ON accounts (system_code, currency) WHERE kind = 'system'`,
-    );
-    await knex.raw(
-      `CREATE INDEX accounts_user_created ON accounts (user_id, created_at, id) WHERE kind = 'user'`,
-    );
-  },
+      )`,
+    `CREATE UNIQUE INDEX accounts_system_code_currency ON accounts (system_code, currency) WHERE kind = 'system'`,
+    `CREATE INDEX accounts_user_created ON accounts (user_id, created_at, id) WHERE kind = 'user'`,
+  ),
   async down(knex) {
     await knex.schema.dropTable('accounts');
   },

@@ -1,9 +1,9 @@
-import type { Migration } from '@payments/service-kit';
+import { sqlSteps, type Migration } from '@payments/service-kit';
 
 export const transactions: Migration = {
   name: '002_transactions',
-  async up(knex) {
-    await knex.raw(`
+  up: sqlSteps(
+    `
       CREATE TABLE transactions (
         id uuid PRIMARY KEY,
         account_id uuid NOT NULL,
@@ -30,23 +30,19 @@ export const transactions: Migration = {
         ),
         CONSTRAINT transactions_owner CHECK (user_id IS NOT NULL OR (type = 'transfer' AND status = 'completed')),
         CONSTRAINT transactions_completed_at CHECK ((status = 'completed') = (completed_at IS NOT NULL))
-      )`);
-    await knex.raw(
-      `CREATE INDEX transactions_user_created ON transactions (user_id, created_at DESC, id DESC)`,
-    );
-    await knex.raw(
-      `CREATE INDEX transactions_account_created ON transactions (account_id, created_at DESC, id DESC)`,
-    );
-    await knex.raw(`
+      )`,
+    `CREATE INDEX transactions_user_created ON transactions (user_id, created_at DESC, id DESC)`,
+    `CREATE INDEX transactions_account_created ON transactions (account_id, created_at DESC, id DESC)`,
+    `
       CREATE INDEX transactions_counterparty_account_created
       ON transactions (counterparty_account_id, created_at DESC, id DESC)
-      WHERE counterparty_account_id IS NOT NULL`);
-    await knex.raw(`
+      WHERE counterparty_account_id IS NOT NULL`,
+    `
       CREATE INDEX transactions_counterparty_user_created
       ON transactions (counterparty_user_id, created_at DESC, id DESC)
-      WHERE counterparty_user_id IS NOT NULL`);
-    await knex.raw(`CREATE INDEX transactions_pending ON transactions (created_at) WHERE status = 'pending'`);
-  },
+      WHERE counterparty_user_id IS NOT NULL`,
+    `CREATE INDEX transactions_pending ON transactions (created_at) WHERE status = 'pending'`,
+  ),
   async down(knex) {
     await knex.schema.dropTable('transactions');
   },

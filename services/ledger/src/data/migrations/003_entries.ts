@@ -1,4 +1,4 @@
-import type { Migration } from '@payments/service-kit';
+import { sqlSteps, type Migration } from '@payments/service-kit';
 
 /**
  * The journal, guarded by the database: entries_refuse_change makes it append-only, and entries_check_balanced
@@ -6,9 +6,9 @@ import type { Migration } from '@payments/service-kit';
  */
 export const entries: Migration = {
   name: '003_entries',
-  async up(knex) {
+  up: sqlSteps(
     // No foreign keys: the journal outlives the accounts and transactions of a deleted user.
-    await knex.raw(`
+    `
       CREATE TABLE entries (
         id bigserial PRIMARY KEY,
         transaction_id uuid NOT NULL,
@@ -16,21 +16,21 @@ export const entries: Migration = {
         amount bigint NOT NULL CHECK (amount <> 0),
         currency char(3) NOT NULL,
         created_at timestamptz NOT NULL DEFAULT now()
-      )`);
-    await knex.raw(`CREATE INDEX entries_transaction ON entries (transaction_id)`);
-    await knex.raw(`CREATE INDEX entries_account ON entries (account_id)`);
-    await knex.raw(`
+      )`,
+    `CREATE INDEX entries_transaction ON entries (transaction_id)`,
+    `CREATE INDEX entries_account ON entries (account_id)`,
+    `
       CREATE FUNCTION entries_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         RAISE EXCEPTION 'entries are append-only' USING ERRCODE = 'restrict_violation';
-      END $$`);
-    await knex.raw(`
+      END $$`,
+    `
       CREATE TRIGGER entries_append_only BEFORE UPDATE OR DELETE ON entries
-      FOR EACH ROW EXECUTE FUNCTION entries_refuse_change()`);
-    await knex.raw(`
+      FOR EACH ROW EXECUTE FUNCTION entries_refuse_change()`,
+    `
       CREATE TRIGGER entries_no_truncate BEFORE TRUNCATE ON entries
-      FOR EACH STATEMENT EXECUTE FUNCTION entries_refuse_change()`);
-    await knex.raw(`
+      FOR EACH STATEMENT EXECUTE FUNCTION entries_refuse_change()`,
+    `
       CREATE FUNCTION entries_check_balanced() RETURNS trigger LANGUAGE plpgsql AS $$
       DECLARE total numeric;
       BEGIN
@@ -41,12 +41,12 @@ export const entries: Migration = {
             USING ERRCODE = 'check_violation';
         END IF;
         RETURN NULL;
-      END $$`);
+      END $$`,
     // Checked at commit, once every entry of the transaction is in.
-    await knex.raw(`
+    `
       CREATE CONSTRAINT TRIGGER entries_balanced AFTER INSERT ON entries
-      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION entries_check_balanced()`);
-  },
+      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION entries_check_balanced()`,
+  ),
   async down(knex) {
     await knex.schema.dropTable('entries');
     await knex.raw('DROP FUNCTION entries_check_balanced()');

@@ -1,9 +1,9 @@
-import type { Migration } from '@payments/service-kit';
+import { sqlSteps, type Migration } from '@payments/service-kit';
 
 export const idempotencyKeys: Migration = {
   name: '004_idempotency_keys',
-  async up(knex) {
-    await knex.raw(`
+  up: sqlSteps(
+    `
       CREATE TABLE idempotency_keys (
         user_id uuid NOT NULL,
         key text NOT NULL,
@@ -12,9 +12,9 @@ export const idempotencyKeys: Migration = {
         response jsonb,
         created_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (user_id, key)
-      )`);
-    await knex.raw(`CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at)`);
-  },
+      )`,
+    `CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at)`,
+  ),
   async down(knex) {
     await knex.schema.dropTable('idempotency_keys');
   },

@@ -1,4 +1,4 @@
-import type { Migration } from '@payments/service-kit';
+import { sqlSteps, type Migration } from '@payments/service-kit';
 
 /**
  * Reversals, and the balance guard as it stands (accounts_user_balances): a user's available balance goes below
@@ -6,11 +6,11 @@ import type { Migration } from '@payments/service-kit';
  */
 export const reversals: Migration = {
   name: '008_reversals',
-  async up(knex) {
+  up: sqlSteps(
     // A reversal undoes (part of) a completed deposit the provider took back: a refund, or a dispute (pending and
     // holding while open, canceled when won, completed when lost). The deposit itself never changes.
-    await knex.raw(`ALTER TABLE transactions DROP CONSTRAINT transactions_type_check`);
-    await knex.raw(`
+    `ALTER TABLE transactions DROP CONSTRAINT transactions_type_check`,
+    `
       ALTER TABLE transactions
         ADD CONSTRAINT transactions_type_check CHECK (type IN ('deposit', 'withdrawal', 'transfer', 'reversal')),
         ADD COLUMN original_transaction_id uuid,
@@ -24,23 +24,21 @@ export const reversals: Migration = {
           AND (type = 'reversal') = (reversal_reason IS NOT NULL)
           AND (type = 'reversal') = (reversal_key IS NOT NULL)
           AND (type = 'reversal') = (held_amount IS NOT NULL)
-        )`);
-    await knex.raw(`
+        )`,
+    `
       CREATE UNIQUE INDEX transactions_reversal_key ON transactions (original_transaction_id, reversal_key)
-      WHERE type = 'reversal'`);
+      WHERE type = 'reversal'`,
     // How far reversals have taken an account's available balance below zero and not yet made up. Only the
     // reversal path raises it; every other balance move may only lower it, so nothing else overdraws.
-    await knex.raw(`
+    `
       ALTER TABLE accounts
         ADD COLUMN reversal_shortfall bigint NOT NULL DEFAULT 0 CHECK (reversal_shortfall >= 0),
         DROP CONSTRAINT accounts_user_balances,
         ADD CONSTRAINT accounts_user_balances CHECK (
           kind = 'system' OR (available_balance <= balance AND available_balance >= -reversal_shortfall)
-        )`);
-    await knex.raw(
-      `CREATE INDEX accounts_overdrawn ON accounts (id) WHERE kind = 'user' AND available_balance < 0`,
-    );
-  },
+        )`,
+    `CREATE INDEX accounts_overdrawn ON accounts (id) WHERE kind = 'user' AND available_balance < 0`,
+  ),
   async down(knex) {
     // Refused (by the restored checks) while an account is overdrawn or a reversal exists.
     await knex.raw(`DROP INDEX accounts_overdrawn`);

@@ -1,4 +1,4 @@
-import type { Migration } from '@payments/service-kit';
+import { sqlSteps, type Migration } from '@payments/service-kit';
 
 /** The money requests one acceptance statement takes, as ledger_accept_requests reads them from JSON. */
 export const REQUEST_COLUMNS = `
@@ -21,8 +21,8 @@ export const REQUEST_COLUMNS = `
  */
 export const acceptRequestsFunction: Migration = {
   name: '009_accept_requests_function',
-  async up(knex) {
-    await knex.raw(`
+  up: sqlSteps(
+    `
       CREATE FUNCTION ledger_accept_requests(p_requests jsonb)
       RETURNS TABLE (o_index int, o_outcome text, o_fingerprint text, o_response jsonb, o_created_at timestamptz)
       LANGUAGE plpgsql AS $$
@@ -114,8 +114,8 @@ export const acceptRequestsFunction: Migration = {
         FROM jsonb_to_recordset(p_requests) AS x(${REQUEST_COLUMNS})
         WHERE x.i = ANY (v_accepted) AND x.event IS NOT NULL
         ORDER BY x.i;
-      END $$`);
-  },
+      END $$`,
+  ),
   async down(knex) {
     await knex.raw('DROP FUNCTION ledger_accept_requests');
   },

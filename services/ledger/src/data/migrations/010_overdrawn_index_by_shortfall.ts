@@ -1,4 +1,4 @@
-import type { Migration } from '@payments/service-kit';
+import { sqlSteps, type Migration } from '@payments/service-kit';
 
 /**
  * The overdrawn-accounts index keyed on the reversal shortfall instead of the balance: an index (or its
@@ -9,12 +9,10 @@ import type { Migration } from '@payments/service-kit';
  */
 export const overdrawnByShortfall: Migration = {
   name: '010_overdrawn_index_by_shortfall',
-  async up(knex) {
-    await knex.raw(`DROP INDEX accounts_overdrawn`);
-    await knex.raw(
-      `CREATE INDEX accounts_overdrawn ON accounts (id) WHERE kind = 'user' AND reversal_shortfall > 0`,
-    );
-  },
+  up: sqlSteps(
+    `DROP INDEX accounts_overdrawn`,
+    `CREATE INDEX accounts_overdrawn ON accounts (id) WHERE kind = 'user' AND reversal_shortfall > 0`,
+  ),
   async down(knex) {
     await knex.raw(`DROP INDEX accounts_overdrawn`);
     await knex.raw(

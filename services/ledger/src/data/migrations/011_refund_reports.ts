@@ -1,4 +1,4 @@
-import type { Migration } from '@payments/service-kit';
+import { sqlSteps, type Migration } from '@payments/service-kit';
 
 /**
  * The provider's highest refunded total for each deposit. A refund that an open dispute leaves no room for is
@@ -6,15 +6,15 @@ import type { Migration } from '@payments/service-kit';
  */
 export const refundReports: Migration = {
   name: '011_refund_reports',
-  async up(knex) {
-    await knex.raw(`
+  up: sqlSteps(
+    `
       CREATE TABLE refund_reports (
         deposit_id uuid PRIMARY KEY REFERENCES transactions (id) ON DELETE CASCADE,
         refunded_total bigint NOT NULL CHECK (refunded_total > 0),
         reference text NOT NULL,
         reported_at timestamptz NOT NULL DEFAULT now()
-      )`);
-  },
+      )`,
+  ),
   async down(knex) {
     await knex.schema.dropTable('refund_reports');
   },

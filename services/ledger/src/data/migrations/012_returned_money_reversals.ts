@@ -1,15 +1,15 @@
-import type { Migration } from '@payments/service-kit';
+import { sqlSteps, type Migration } from '@payments/service-kit';
 
 /** Money the provider gives back against the books is booked as a reversal of the transaction it contradicts. */
 export const returnedMoney: Migration = {
   name: '012_returned_money_reversals',
-  async up(knex) {
-    await knex.raw(`
+  up: sqlSteps(
+    `
       ALTER TABLE transactions
         DROP CONSTRAINT transactions_reversal_reason_check,
         ADD CONSTRAINT transactions_reversal_reason_check
-          CHECK (reversal_reason IN ('refund', 'dispute', 'payout_returned', 'late_payment'))`);
-  },
+          CHECK (reversal_reason IN ('refund', 'dispute', 'payout_returned', 'late_payment'))`,
+  ),
   async down(knex) {
     await knex.raw(`
       ALTER TABLE transactions

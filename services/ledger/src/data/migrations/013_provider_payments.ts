@@ -1,4 +1,4 @@
-import type { Migration } from '@payments/service-kit';
+import { sqlSteps, type Migration } from '@payments/service-kit';
 
 /**
  * What the ledger asked the payment provider for each deposit (and, later, each payout): the request recorded
@@ -7,8 +7,8 @@ import type { Migration } from '@payments/service-kit';
  */
 export const providerPayments: Migration = {
   name: '013_provider_payments',
-  async up(knex) {
-    await knex.raw(`
+  up: sqlSteps(
+    `
       CREATE TABLE provider_payments (
         transaction_id uuid PRIMARY KEY REFERENCES transactions (id) ON DELETE CASCADE,
         kind text NOT NULL CHECK (kind IN ('payment', 'payout')),
@@ -25,11 +25,11 @@ export const providerPayments: Migration = {
         created_at timestamptz NOT NULL DEFAULT now(),
         updated_at timestamptz NOT NULL DEFAULT now(),
         CHECK (state <> 'created' OR reference IS NOT NULL)
-      )`);
-    await knex.raw(`
+      )`,
+    `
       CREATE INDEX provider_payments_due ON provider_payments (next_attempt_at)
-      WHERE next_attempt_at IS NOT NULL`);
-  },
+      WHERE next_attempt_at IS NOT NULL`,
+  ),
   async down(knex) {
     await knex.schema.dropTable('provider_payments');
   },

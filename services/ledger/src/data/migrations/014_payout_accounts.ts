@@ -1,4 +1,4 @@
-import type { Migration } from '@payments/service-kit';
+import { sqlSteps, type Migration } from '@payments/service-kit';
 
 /**
  * Where each user is paid out: their connected account at the provider (Stripe Connect), one per user. A payout
@@ -7,16 +7,16 @@ import type { Migration } from '@payments/service-kit';
  */
 export const payoutAccounts: Migration = {
   name: '014_payout_accounts',
-  async up(knex) {
-    await knex.raw(`
+  up: sqlSteps(
+    `
       CREATE TABLE payout_accounts (
         user_id uuid PRIMARY KEY,
         provider text NOT NULL,
         account text NOT NULL UNIQUE,
         created_at timestamptz NOT NULL DEFAULT now()
-      )`);
-    await knex.raw(`ALTER TABLE provider_payments ADD COLUMN transfer text`);
-  },
+      )`,
+    `ALTER TABLE provider_payments ADD COLUMN transfer text`,
+  ),
   async down(knex) {
     await knex.raw(`ALTER TABLE provider_payments DROP COLUMN transfer`);
     await knex.schema.dropTable('payout_accounts');

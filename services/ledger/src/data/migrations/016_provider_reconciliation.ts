@@ -1,4 +1,4 @@
-import type { Migration } from '@payments/service-kit';
+import { sqlSteps, type Migration } from '@payments/service-kit';
 import { refuseChanges } from './append-only.js';
 
 /**
@@ -8,8 +8,8 @@ import { refuseChanges } from './append-only.js';
  */
 export const providerReconciliation: Migration = {
   name: '016_provider_reconciliation',
-  async up(knex) {
-    await knex.raw(`
+  up: sqlSteps(
+    `
       CREATE TABLE reconciliation_cases (
         id uuid PRIMARY KEY,
         kind text NOT NULL,
@@ -26,23 +26,21 @@ export const providerReconciliation: Migration = {
         last_seen_at timestamptz NOT NULL DEFAULT now(),
         resolved_at timestamptz,
         CHECK ((status = 'resolved') = (decision IS NOT NULL))
-      )`);
+      )`,
     // The same mismatch seen again is the same case (a decided one stays decided).
-    await knex.raw(`
+    `
       CREATE UNIQUE INDEX reconciliation_cases_mismatch
-      ON reconciliation_cases (kind, provider_reference, provider_amount, ledger_amount)`);
-    await knex.raw(
-      `CREATE INDEX reconciliation_cases_open ON reconciliation_cases (found_at, id) WHERE status = 'open'`,
-    );
-    await knex.raw(`
+      ON reconciliation_cases (kind, provider_reference, provider_amount, ledger_amount)`,
+    `CREATE INDEX reconciliation_cases_open ON reconciliation_cases (found_at, id) WHERE status = 'open'`,
+    `
       CREATE TABLE reconciliation_state (
         id boolean PRIMARY KEY DEFAULT true CHECK (id),
         cursor timestamptz,
         running_until timestamptz,
         last_run jsonb
-      )`);
-    await knex.raw(`INSERT INTO reconciliation_state DEFAULT VALUES`);
-    await knex.raw(`
+      )`,
+    `INSERT INTO reconciliation_state DEFAULT VALUES`,
+    `
       CREATE TABLE admin_actions (
         id uuid PRIMARY KEY,
         actor uuid NOT NULL,
@@ -51,10 +49,10 @@ export const providerReconciliation: Migration = {
         reason text NOT NULL,
         detail jsonb NOT NULL DEFAULT '{}',
         created_at timestamptz NOT NULL DEFAULT now()
-      )`);
-    await knex.raw(`CREATE INDEX admin_actions_created ON admin_actions (created_at, id)`);
-    await refuseChanges(knex, 'admin_actions', 'admin actions');
-  },
+      )`,
+    `CREATE INDEX admin_actions_created ON admin_actions (created_at, id)`,
+    (knex) => refuseChanges(knex, 'admin_actions', 'admin actions'),
+  ),
   async down(knex) {
     await knex.schema.dropTable('admin_actions');
     await knex.raw('DROP FUNCTION admin_actions_refuse_change()');

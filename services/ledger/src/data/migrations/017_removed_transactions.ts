@@ -1,4 +1,4 @@
-import type { Migration } from '@payments/service-kit';
+import { sqlSteps, type Migration } from '@payments/service-kit';
 
 /**
  * The deposits and withdrawals removed with their users: the provider keeps its records of them, and reconciliation
@@ -6,13 +6,13 @@ import type { Migration } from '@payments/service-kit';
  */
 export const removedTransactions: Migration = {
   name: '017_removed_transactions',
-  async up(knex) {
-    await knex.raw(`
+  up: sqlSteps(
+    `
       CREATE TABLE removed_transactions (
         transaction_id uuid PRIMARY KEY,
         removed_at timestamptz NOT NULL DEFAULT now()
-      )`);
-  },
+      )`,
+  ),
   async down(knex) {
     await knex.schema.dropTable('removed_transactions');
   },

@@ -1,4 +1,4 @@
-import type { Migration } from '@payments/service-kit';
+import { sqlSteps, type Migration } from '@payments/service-kit';
 import { refuseChanges } from './append-only.js';
 
 /**
@@ -9,8 +9,8 @@ import { refuseChanges } from './append-only.js';
  */
 export const platformLosses: Migration = {
   name: '018_platform_losses',
-  async up(knex) {
-    await knex.raw(`
+  up: sqlSteps(
+    `
       CREATE TABLE removed_deposits (
         deposit_id uuid PRIMARY KEY,
         account_id uuid NOT NULL,
@@ -24,11 +24,11 @@ export const platformLosses: Migration = {
         reversals jsonb NOT NULL DEFAULT '[]',
         created_at timestamptz NOT NULL,
         removed_at timestamptz NOT NULL DEFAULT now()
-      )`);
-    await knex.raw(`
+      )`,
+    `
       CREATE UNIQUE INDEX removed_deposits_reference ON removed_deposits (provider_reference)
-      WHERE provider_reference IS NOT NULL`);
-    await knex.raw(`
+      WHERE provider_reference IS NOT NULL`,
+    `
       CREATE TABLE platform_losses (
         id uuid PRIMARY KEY,
         deposit_id uuid NOT NULL REFERENCES removed_deposits (deposit_id),
@@ -43,10 +43,10 @@ export const platformLosses: Migration = {
         correlation_id text NOT NULL,
         created_at timestamptz NOT NULL DEFAULT now(),
         UNIQUE (deposit_id, loss_key)
-      )`);
-    await knex.raw(`CREATE INDEX platform_losses_created ON platform_losses (created_at DESC, id DESC)`);
-    await refuseChanges(knex, 'platform_losses', 'platform losses');
-  },
+      )`,
+    `CREATE INDEX platform_losses_created ON platform_losses (created_at DESC, id DESC)`,
+    (knex) => refuseChanges(knex, 'platform_losses', 'platform losses'),
+  ),
   async down(knex) {
     await knex.schema.dropTable('platform_losses');
     await knex.raw('DROP FUNCTION platform_losses_refuse_change()');

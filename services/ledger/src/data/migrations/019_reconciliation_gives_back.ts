@@ -1,4 +1,4 @@
-import type { Migration } from '@payments/service-kit';
+import { sqlSteps, type Migration } from '@payments/service-kit';
 
 /**
  * Reconciliation of the provider's whole picture: an extra capture is refunded and an extra transfer reversed at the
@@ -7,15 +7,13 @@ import type { Migration } from '@payments/service-kit';
  */
 export const reconciliationGivesBack: Migration = {
   name: '019_reconciliation_gives_back',
-  async up(knex) {
-    await knex.raw(`ALTER TABLE reconciliation_cases DROP CONSTRAINT reconciliation_cases_decision_check`);
-    await knex.raw(`
+  up: sqlSteps(
+    `ALTER TABLE reconciliation_cases DROP CONSTRAINT reconciliation_cases_decision_check`,
+    `
       ALTER TABLE reconciliation_cases ADD CONSTRAINT reconciliation_cases_decision_check
-      CHECK (decision IN ('book', 'refund', 'reverse', 'nothing_owed'))`);
-    await knex.raw(
-      `CREATE INDEX reconciliation_cases_reference ON reconciliation_cases (provider_reference)`,
-    );
-  },
+      CHECK (decision IN ('book', 'refund', 'reverse', 'nothing_owed'))`,
+    `CREATE INDEX reconciliation_cases_reference ON reconciliation_cases (provider_reference)`,
+  ),
   async down(knex) {
     await knex.raw(`DROP INDEX reconciliation_cases_reference`);
     await knex.raw(`ALTER TABLE reconciliation_cases DROP CONSTRAINT reconciliation_cases_decision_check`);

@@ -1,4 +1,4 @@
-import type { Migration } from '@payments/service-kit';
+import { sqlSteps, type Migration } from '@payments/service-kit';
 
 /**
  * Whose resource each admin action touched (`owner`: the user it belongs to, null for the platform's own), and a
@@ -7,14 +7,12 @@ import type { Migration } from '@payments/service-kit';
  */
 export const adminActionOwner: Migration = {
   name: '020_admin_action_owner',
-  async up(knex) {
-    await knex.raw(`ALTER TABLE admin_actions ADD COLUMN owner uuid`);
-    await knex.raw(`ALTER TABLE admin_actions ALTER COLUMN reason DROP NOT NULL`);
-    await knex.raw(`CREATE INDEX admin_actions_actor ON admin_actions (actor, created_at, id)`);
-    await knex.raw(
-      `CREATE INDEX admin_actions_owner ON admin_actions (owner, created_at, id) WHERE owner IS NOT NULL`,
-    );
-  },
+  up: sqlSteps(
+    `ALTER TABLE admin_actions ADD COLUMN owner uuid`,
+    `ALTER TABLE admin_actions ALTER COLUMN reason DROP NOT NULL`,
+    `CREATE INDEX admin_actions_actor ON admin_actions (actor, created_at, id)`,
+    `CREATE INDEX admin_actions_owner ON admin_actions (owner, created_at, id) WHERE owner IS NOT NULL`,
+  ),
   async down(knex) {
     await knex.raw(`DROP INDEX admin_actions_owner`);
     await knex.raw(`DROP INDEX admin_actions_actor`);

@@ -1,4 +1,4 @@
-import type { Migration } from '@payments/service-kit';
+import { sqlSteps, type Migration } from '@payments/service-kit';
 import { acceptRequestsFunction, REQUEST_COLUMNS } from './009_accept_requests_function.js';
 
 /** As REQUEST_COLUMNS, and whether the request needs a payout account (a withdrawal paid out through a provider). */
@@ -15,8 +15,8 @@ const PAYOUT_REQUEST_COLUMNS = `${REQUEST_COLUMNS}, payout_account_required bool
  */
 export const acceptRequestsPayoutAccount: Migration = {
   name: '021_accept_requests_payout_account',
-  async up(knex) {
-    await knex.raw(`
+  up: sqlSteps(
+    `
       CREATE OR REPLACE FUNCTION ledger_accept_requests(p_requests jsonb)
       RETURNS TABLE (o_index int, o_outcome text, o_fingerprint text, o_response jsonb, o_created_at timestamptz)
       LANGUAGE plpgsql AS $$
@@ -117,8 +117,8 @@ export const acceptRequestsPayoutAccount: Migration = {
         FROM jsonb_to_recordset(p_requests) AS x(${PAYOUT_REQUEST_COLUMNS})
         WHERE x.i = ANY (v_accepted) AND x.event IS NOT NULL
         ORDER BY x.i;
-      END $$`);
-  },
+      END $$`,
+  ),
   async down(knex) {
     await knex.raw('DROP FUNCTION ledger_accept_requests');
     await acceptRequestsFunction.up(knex);

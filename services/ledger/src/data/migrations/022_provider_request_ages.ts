@@ -1,4 +1,4 @@
-import type { Migration } from '@payments/service-kit';
+import { sqlSteps, type Migration } from '@payments/service-kit';
 
 const PROVIDER_PAYMENT_STATES = `'requested', 'created', 'refused', 'skipped', 'closed'`;
 
@@ -10,18 +10,18 @@ const PROVIDER_PAYMENT_STATES = `'requested', 'created', 'refused', 'skipped', '
  */
 export const providerRequestAges: Migration = {
   name: '022_provider_request_ages',
-  async up(knex) {
-    await knex.raw(`
+  up: sqlSteps(
+    `
       ALTER TABLE provider_payments
         ADD COLUMN create_keys_first_used_at timestamptz,
         ADD COLUMN undo_keys_first_used_at timestamptz,
         DROP CONSTRAINT provider_payments_state_check,
-        ADD CONSTRAINT provider_payments_state_check CHECK (state IN (${PROVIDER_PAYMENT_STATES}, 'expired'))`);
-    await knex.raw(`UPDATE provider_payments SET create_keys_first_used_at = created_at WHERE attempts > 0`);
-    await knex.raw(`
+        ADD CONSTRAINT provider_payments_state_check CHECK (state IN (${PROVIDER_PAYMENT_STATES}, 'expired'))`,
+    `UPDATE provider_payments SET create_keys_first_used_at = created_at WHERE attempts > 0`,
+    `
       UPDATE provider_payments SET undo_keys_first_used_at = created_at
-      WHERE state = 'created' AND cancel_requested`);
-  },
+      WHERE state = 'created' AND cancel_requested`,
+  ),
   async down(knex) {
     // An expired request goes back to the phase it stopped in, not due: it is not made again.
     await knex.raw(`
