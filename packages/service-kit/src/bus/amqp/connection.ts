@@ -87,6 +87,19 @@ export function createBrokerConnection(options: BrokerConnectionOptions): Broker
     return model;
   };
 
+  /** Runs work on a channel opened for it, closed afterwards whatever the work came to. */
+  const onOwnChannel = async <C extends Channel, T>(
+    open: (opened: ChannelModel) => Promise<C>,
+    work: (channel: C) => Promise<T>,
+  ): Promise<T> => {
+    const channel = await open(requireModel());
+    try {
+      return await work(channel);
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  };
+
   return {
     async start(timeoutMs) {
       if (closed) return;
@@ -107,23 +120,9 @@ export function createBrokerConnection(options: BrokerConnectionOptions): Broker
 
     current: () => model,
 
-    async withChannel(work) {
-      const channel = await requireModel().createChannel();
-      try {
-        return await work(channel);
-      } finally {
-        await channel.close().catch(() => undefined);
-      }
-    },
+    withChannel: (work) => onOwnChannel((opened) => opened.createChannel(), work),
 
-    async withConfirmChannel(work) {
-      const channel = await requireModel().createConfirmChannel();
-      try {
-        return await work(channel);
-      } finally {
-        await channel.close().catch(() => undefined);
-      }
-    },
+    withConfirmChannel: (work) => onOwnChannel((opened) => opened.createConfirmChannel(), work),
 
     async close() {
       closed = true;
