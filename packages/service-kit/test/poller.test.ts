@@ -90,8 +90,9 @@ describe('poller', function () {
     await poller.stop();
     const after = starts.slice(base).map((at) => at - asked);
     expect(after).to.have.length(2);
-    expect(after[0]).to.be.within(150, 400);
-    expect(after[1]).to.be.within(300, 550);
+    // Node's timers may fire a millisecond before the time asked for, which the poller counts as reached.
+    expect(after[0]).to.be.within(149, 400);
+    expect(after[1]).to.be.within(299, 550);
   });
 
   it('serves a time asked for once, even when its timer fires before the clock reaches that time', async () => {
