@@ -46,7 +46,9 @@ const integer = (name: string, fallback: number) => {
 const seconds = integer('DRILL_SECONDS', short ? 10 : 60);
 const settings = {
   seconds,
-  settleSeconds: integer('DRILL_SETTLE_SECONDS', short ? 30 : 60),
+  // The work left when the faults stop grows with their length (the provider drill's thousands of reconciliation
+  // cases); a drill that settled sooner ends sooner.
+  settleSeconds: integer('DRILL_SETTLE_SECONDS', short ? 30 : 2 * seconds),
   killEverySeconds: integer('DRILL_KILL_EVERY_SECONDS', 10),
   cutEverySeconds: integer('DRILL_CUT_EVERY_SECONDS', 2),
   webhookRate: integer('DRILL_WEBHOOK_RATE', 30),

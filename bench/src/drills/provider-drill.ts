@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type Stripe from 'stripe';
 import { ConflictError } from '@payments/client';
 import type { HttpClient } from '../harness/http-client.js';
-import { sleep } from '../harness/load.js';
+import { createWorkPool, sleep } from '../harness/load.js';
 import type { LedgerDatabase } from '../harness/ledger-db.js';
 import { postUntilAnswered } from '../harness/post-until-answered.js';
 import type { Target } from '../harness/target.js';
@@ -27,6 +27,8 @@ const DECLINED_ONE_IN = 6;
 const FORGET_EVENTS = 0.05;
 /** Cases about money the books never took in: an operator gives it back at the provider rather than booking it. */
 const NEVER_TAKEN_IN = ['duplicate_capture', 'duplicate_transfer', 'foreign_object', 'unknown_to_ledger'];
+/** Reconciliation cases the drill's operator decides at once. */
+const DECIDING_AT_ONCE = 8;
 /** The types whose loss always leaves the books short of the provider's records until reconciliation. */
 const ALWAYS_FOUND = ['payment_intent.succeeded', 'payout.paid', 'payout.failed'];
 const ADMIN = { username: 'provider_drill_admin', password: `drill-${randomUUID()}` };
@@ -142,37 +144,74 @@ export async function runProviderDrill(
 
   const admin = clientFor(target.gatewayUrl, ADMIN).admin;
   const reconciled = { runs: 0, booked: 0, givenBack: 0, unexplained: new Set<string>() };
+  /** The reconciliation job as the ledger's database holds it: a run under way, and what the last one found. */
+  const runState = async () => {
+    const { rows } = await context.ledgerDb.pool.query<{ running: boolean; last: string | null }>(
+      `SELECT coalesce(running_until > now(), false) AS running, last_run::text AS last FROM reconciliation_state`,
+    );
+    return rows[0] ?? { running: false, last: null };
+  };
+  /**
+   * Asks for a run and waits until one asked for then has ended; false when none did within a minute (the ledger
+   * down). A run over tens of thousands of provider records outlasts the gateway's UPSTREAM_TIMEOUT_MS, whose 503
+   * leaves it running: its end is read in the ledger's database, as an operator would read the cases it opened.
+   */
+  const runReconciliation = async () => {
+    const giveUp = Date.now() + 60_000;
+    while (Date.now() < giveUp) {
+      const before = await runState();
+      if (before.running) {
+        // Another ask's run (one whose answer was a 503): it started before this ask, so wait for it, then ask.
+        await sleep(250);
+        continue;
+      }
+      const asked = await admin.reconciliation.run({ maxRetries: 0 }).then(
+        () => 'answered' as const,
+        (error: unknown) => (error instanceof ConflictError ? ('busy' as const) : ('unanswered' as const)),
+      );
+      if (asked === 'answered') return true;
+      if (asked === 'busy') continue;
+      for (; Date.now() < giveUp; await sleep(250)) {
+        const now = await runState();
+        if (!now.running && now.last !== before.last) return true;
+      }
+    }
+    return false;
+  };
   /**
    * Reconciles now and decides every open case as an operator would: money the books never took in (a second
    * capture, an object naming a transaction that never asked for it) is given back at the provider; anything else
-   * is booked as the provider's records say.
+   * is booked as the provider's records say. Answers how many cases were open, or null when no run ended.
    */
-  const reconcileAll = async () => {
-    const ran = await admin.reconciliation.run().then(
-      () => true,
-      () => false,
-    );
-    if (!ran) return;
+  const reconcileAll = async (): Promise<number | null> => {
+    if (!(await runReconciliation())) return null;
     reconciled.runs += 1;
     const { rows } = await context.ledgerDb.pool.query<{
       id: string;
       kind: string;
       provider_reference: string;
     }>(`SELECT id, kind, provider_reference FROM reconciliation_cases WHERE status = 'open'`);
-    for (const { id, kind, provider_reference: reference } of rows) {
-      const giveBack = NEVER_TAKEN_IN.includes(kind);
-      try {
-        await admin.reconciliation.resolveCase(id, {
-          decision: giveBack ? (reference.startsWith('pi_') ? 'refund' : 'reverse') : 'book',
-          reason: giveBack
-            ? "the drill's operator: money the books never took in goes back"
-            : "the drill's operator: as the provider's records say",
-        });
-        reconciled[giveBack ? 'givenBack' : 'booked'] += 1;
-      } catch (error) {
-        if (error instanceof ConflictError) reconciled.unexplained.add(id);
-      }
-    }
+    // Thousands at a time under load (with no grace, every event still on its way is a case): a few at once.
+    const decisions = createWorkPool<(typeof rows)[number]>(
+      DECIDING_AT_ONCE,
+      async ({ id, kind, provider_reference: reference }) => {
+        const giveBack = NEVER_TAKEN_IN.includes(kind);
+        try {
+          await admin.reconciliation.resolveCase(id, {
+            decision: giveBack ? (reference.startsWith('pi_') ? 'refund' : 'reverse') : 'book',
+            reason: giveBack
+              ? "the drill's operator: money the books never took in goes back"
+              : "the drill's operator: as the provider's records say",
+          });
+          reconciled[giveBack ? 'givenBack' : 'booked'] += 1;
+        } catch (error) {
+          if (error instanceof ConflictError) reconciled.unexplained.add(id);
+        }
+      },
+    );
+    for (const row of rows) decisions.push(row);
+    await decisions.drained();
+    return rows.length;
   };
   let reconciledAt = 0;
   /** Reconciles at most every few seconds (a run reads every record since the lookback). */
@@ -436,8 +475,9 @@ export async function runProviderDrill(
   ]);
 
   // A call the crash cut short is made again once its lease (45 s) is over, and a payout that fails asks for its
-  // transfer back only then; what the sandbox never told is found by reconciliation, every few seconds: settled is
-  // when nothing is pending and nothing waits for the provider, twice running.
+  // transfer back only then; what the sandbox never told is found by reconciliation, every few seconds. Settled is
+  // when nothing is pending, nothing waits for the provider, and a run after that leaves no case to decide: money
+  // can still move without leaving anything pending (a refund or a dispute's event on its way, a lost one).
   const settleDeadline = Date.now() + settleSeconds * 1000 + PROVIDER_CALL_LEASE_MS;
   reconciledAt = Date.now();
   const unfinished = async () => {
@@ -448,18 +488,21 @@ export async function runProviderDrill(
     );
     return { pending: Number(rows[0]?.pending ?? 0), waiting: Number(rows[0]?.waiting ?? 0) };
   };
-  let quiet = 0;
   let left = await unfinished();
-  while (quiet < 2 && Date.now() < settleDeadline) {
-    await sleep(300);
-    await reconcileNowAndThen();
+  let settled = false;
+  while (!settled && Date.now() < settleDeadline) {
+    if (left.pending === 0 && left.waiting === 0) settled = (await reconcileAll()) === 0;
+    else {
+      await sleep(300);
+      await reconcileNowAndThen();
+    }
     left = await unfinished();
-    quiet = left.pending === 0 && left.waiting === 0 ? quiet + 1 : 0;
   }
   const waiting = left.waiting;
   const stillPending = await waitSettled(context, ids, 0);
   log(
-    `provider drill: settled (${stillPending} pending, ${waiting} provider requests waiting); checking the books`,
+    `provider drill: ${settled ? 'settled' : 'not settled by the deadline'} (${stillPending} pending, ${waiting} ` +
+      `provider requests waiting, ${reconciled.runs} reconciliation runs); checking the books`,
   );
   const { rows: stuck } = await context.ledgerDb.pool.query<{ about: string }>(
     `SELECT p.kind || ' ' || p.state || ' (' || t.status || ', ' || p.attempts || ' attempts): ' ||
@@ -478,9 +521,8 @@ export async function runProviderDrill(
     );
     return BigInt(rows[0]?.balance ?? 0);
   };
+  // One after the other, with nothing left to move either.
   const clearing = await systemBalance('provider_clearing');
-  // Once more, after everything settled: nothing is left for reconciliation to find.
-  await reconcileAll();
   const providerHolds = await atProvider();
   const ledgerSays = -clearing;
   // The payers hold what is at the provider and what the platform lost on the leavers besides (no fees here).
