@@ -87,7 +87,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     const bus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
     // One cache of the system accounts' ids for every repository that books entries.
     const systemAccounts = createSystemAccounts();
-    const outbox = startOutboxRelay({ knex, bus, logger });
+    const outbox = startOutboxRelay({ knex, bus, logger, metrics });
     shutdown.add('outbox relay', () => outbox.stop());
     const currencies = createCurrencyDirectory({
       baseUrl: config.CURRENCY_URL,
