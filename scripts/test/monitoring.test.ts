@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import GithubSlugger from 'github-slugger';
 import { parse } from 'yaml';
 import { INFRA_FILES, RULES_FILE } from '@payments/infra';
-import { createMetrics } from '@payments/service-kit';
+import { useSystem } from '@payments/testkit';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const MONITORING = path.join(ROOT, 'infra/monitoring');
@@ -86,40 +86,13 @@ function metricNamesIn(expr: string): string[] {
   return [...names];
 }
 
-/** Every .ts file under a folder, test folders left out. */
-async function sourceFiles(folder: string): Promise<string[]> {
-  const entries = await readdir(folder, { withFileTypes: true, recursive: true });
-  return entries
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts'))
-    .map((entry) => path.join(entry.parentPath, entry.name))
-    .filter((file) => !/[/\\](test|node_modules|dist)[/\\]/.test(file));
-}
-
-/** The series names the services register: prom-client's defaults, then every metric named in their source. */
-async function registeredSeries(): Promise<Set<string>> {
-  const series = new Set<string>();
-  const add = (name: string, type: string) => {
-    series.add(name);
-    if (type === 'histogram')
-      for (const suffix of ['_bucket', '_count', '_sum']) series.add(`${name}${suffix}`);
-    if (type === 'summary') for (const suffix of ['_count', '_sum']) series.add(`${name}${suffix}`);
-  };
-  for (const metric of await createMetrics('monitoring-test').registry.getMetricsAsJSON())
-    add(metric.name, String(metric.type));
-  const folders = ['gateway/src', 'packages', 'services'].map((folder) => path.join(ROOT, folder));
-  for (const folder of folders)
-    for (const file of await sourceFiles(folder)) {
-      const text = await readFile(file, 'utf8');
-      for (const match of text.matchAll(
-        /\.(?:counter|gauge|labelledGauge)\(\s*['"]([a-z_:][a-z0-9_:]*)['"]/g,
-      ))
-        add(match[1] as string, 'counter');
-      for (const match of text.matchAll(
-        /new (Counter|Gauge|Histogram|Summary)\(\{\s*name:\s*['"]([^'"]+)['"]/g,
-      ))
-        add(match[2] as string, (match[1] as string).toLowerCase());
-    }
-  return series;
+/** The series names a /metrics answer declares (`# TYPE`), a histogram's and a summary's parts included. */
+function seriesDeclaredIn(exposition: string): string[] {
+  return [...exposition.matchAll(/^# TYPE (\S+) (\S+)$/gm)].flatMap(([, name, type]) => {
+    const suffixes =
+      type === 'histogram' ? ['_bucket', '_count', '_sum'] : type === 'summary' ? ['_count', '_sum'] : [];
+    return [name as string, ...suffixes.map((suffix) => `${name}${suffix}`)];
+  });
 }
 
 describe('alerts and dashboard (infra/monitoring)', function () {
@@ -208,31 +181,6 @@ describe('alerts and dashboard (infra/monitoring)', function () {
     expect(config.scrape_configs.map((job) => job.job_name)).to.include.members(['payments', 'rabbitmq']);
   });
 
-  it('uses only metrics the services register or an assumed exporter serves, in every rule and panel', async () => {
-    const known = new Set([...(await registeredSeries()), ...Object.values(EXPORTED_ELSEWHERE).flat()]);
-    // The collection finds what the code registers, and the parser finds a misspelt name.
-    expect(known).to.include.members([
-      'outbox_oldest_unpublished_seconds',
-      'gateway_upstream_duration_seconds_bucket',
-    ]);
-    expect(
-      metricNamesIn('sum by (le) (rate(ledger_provider_calls_totl{outcome="done"}[5m])) > 0'),
-    ).to.deep.equal(['ledger_provider_calls_totl']);
-    const used = [
-      ...alerts().map((rule) => ({ where: rule.alert, expr: rule.expr })),
-      ...dashboard.panels.flatMap((panel) =>
-        panel.targets.map((target) => ({ where: panel.title, ...target })),
-      ),
-    ];
-    expect(used.length).to.be.greaterThan(40);
-    for (const { where, expr } of used) {
-      const names = metricNamesIn(expr);
-      expect(names, `${where}: ${expr}`).to.have.length.greaterThan(0);
-      for (const name of names)
-        expect(known.has(name), `${where} uses ${name}, which nothing exports`).to.equal(true);
-    }
-  });
-
   it('has a dashboard with the panels an operator opens first, each with a query', () => {
     const titles = dashboard.panels.map((panel) => panel.title.toLowerCase());
     for (const topic of [
@@ -262,6 +210,52 @@ describe('alerts and dashboard (infra/monitoring)', function () {
       expect(runbook, rule.alert).to.match(/^docs\/operations\.md#/);
       expect(anchors.has(runbook.split('#')[1] as string), `${rule.alert}: ${runbook}`).to.equal(true);
       expect(rule.annotations?.summary, rule.alert).to.be.a('string');
+    }
+  });
+});
+
+describe('alerts and dashboard against a running system', function () {
+  this.timeout(120_000);
+  const system = useSystem();
+  let groups: RuleGroup[];
+  let dashboard: Dashboard;
+
+  before(async () => {
+    groups = (parse(await readFile(path.join(ROOT, RULES_FILE), 'utf8')) as { groups: RuleGroup[] }).groups;
+    dashboard = JSON.parse(await readFile(path.join(MONITORING, 'dashboard.json'), 'utf8')) as Dashboard;
+  });
+
+  const alerts = () => groups.flatMap((group) => group.rules.filter((rule) => rule.alert));
+
+  it('uses only metrics the services serve at /metrics or an assumed exporter serves, in every rule and panel', async () => {
+    const known = new Set(Object.values(EXPORTED_ELSEWHERE).flat());
+    for (const url of Object.values(system.urls)) {
+      const response = await fetch(`${url}/metrics`, {
+        headers: { authorization: `Bearer ${system.serviceToken}` },
+      });
+      expect(response.status, url).to.equal(200);
+      for (const name of seriesDeclaredIn(await response.text())) known.add(name);
+    }
+    // The scrape finds what the code registers, and the parser finds a misspelt name.
+    expect(known).to.include.members([
+      'outbox_oldest_unpublished_seconds',
+      'gateway_upstream_duration_seconds_bucket',
+    ]);
+    expect(
+      metricNamesIn('sum by (le) (rate(ledger_provider_calls_totl{outcome="done"}[5m])) > 0'),
+    ).to.deep.equal(['ledger_provider_calls_totl']);
+    const used = [
+      ...alerts().map((rule) => ({ where: rule.alert, expr: rule.expr })),
+      ...dashboard.panels.flatMap((panel) =>
+        panel.targets.map((target) => ({ where: panel.title, ...target })),
+      ),
+    ];
+    expect(used.length).to.be.greaterThan(40);
+    for (const { where, expr } of used) {
+      const names = metricNamesIn(expr);
+      expect(names, `${where}: ${expr}`).to.have.length.greaterThan(0);
+      for (const name of names)
+        expect(known.has(name), `${where} uses ${name}, which nothing exports`).to.equal(true);
     }
   });
 });
