@@ -9,6 +9,10 @@ import { Job } from 'kubernetes-models/batch/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import {
+  PrometheusRule,
+  ServiceMonitor,
+} from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const K8S = path.join(ROOT, 'infra/k8s');
@@ -27,6 +31,8 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
   'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+  'monitoring.coreos.com/v1/PrometheusRule': PrometheusRule,
+  'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
 };
 
 interface Manifest {
@@ -183,6 +189,9 @@ describe('Kubernetes manifests (infra/k8s) are valid and follow docker-compose.y
     const misspelt = structuredClone(named('Deployment', 'ledger')) as Manifest;
     delete (misspelt.spec as { selector?: unknown }).selector;
     expect(() => validateManifest(misspelt)).to.throw(/selector/);
+    const monitor = structuredClone(named('ServiceMonitor', 'payments')) as Manifest;
+    (monitor.spec as { endpoints: unknown }).endpoints = 'http';
+    expect(() => validateManifest(monitor)).to.throw(/endpoints/);
     expect(() => validateManifest({ ...misspelt, kind: 'Deployement' })).to.throw(/no schema/);
     expect(() => parseManifests('broken.yaml', 'kind: [Deployment\n')).to.throw(/broken\.yaml/);
   });
@@ -384,5 +393,43 @@ describe('Kubernetes manifests (infra/k8s) are valid and follow docker-compose.y
     expect(open.map((policy) => policy.spec?.podSelector)).to.deep.equal([
       { matchLabels: { 'app.kubernetes.io/name': 'gateway' } },
     ]);
+  });
+
+  it('scrapes every application Service’s /metrics with a Bearer token from a Secret, past default-deny', () => {
+    const monitor = named('ServiceMonitor', 'payments') as Manifest;
+    const spec = monitor.spec as {
+      jobLabel: string;
+      selector: { matchLabels: Record<string, string> };
+      endpoints: {
+        port: string;
+        path: string;
+        authorization: { credentials: { name: string; key: string } };
+      }[];
+    };
+    const endpoint = spec.endpoints[0];
+    expect(endpoint).to.include({ port: 'http', path: '/metrics' });
+    const secret = named('Secret', endpoint?.authorization.credentials.name ?? '') as Manifest;
+    expect(secret.stringData).to.have.key(String(endpoint?.authorization.credentials.key));
+    const services = manifests.filter((manifest) => manifest.kind === 'Service');
+    for (const [name] of appServices()) {
+      const service = services.find((manifest) => manifest.metadata.name === name) as Manifest & {
+        metadata: { labels: Record<string, string> };
+      };
+      expect(service.metadata.labels, name).to.include(spec.selector.matchLabels);
+      // The rules ask for job="payments", as compose's scrape job is named.
+      expect(service.metadata.labels[spec.jobLabel], name).to.equal('payments');
+      const ports = (service.spec as { ports: { name: string; port: number }[] }).ports;
+      expect(
+        ports.map((port) => port.name),
+        name,
+      ).to.include('http');
+      const admitted = manifests.some(
+        (policy) =>
+          policy.kind === 'NetworkPolicy' &&
+          JSON.stringify(policy.spec).includes('namespaceSelector') &&
+          JSON.stringify(policy.spec).includes(`{"port":${ports[0]?.port}}`),
+      );
+      expect(admitted, `${name} scrapeable from the monitoring namespace`).to.equal(true);
+    }
   });
 });

@@ -9,3 +9,4 @@ export * from './provisioning.js';
 export * from './infra-files.js';
 export * from './compose-containers.js';
 export * from './pg-client.js';
+export * from './monitoring-files.js';

@@ -1,6 +1,7 @@
 import type { Deployment } from '@payments/contracts';
 import { brokerDefinitions, defaultBrokerUsers } from './broker-permissions.js';
 import { databaseInitSql } from './database-roles.js';
+import { renderPrometheusRuleFromCheckout } from './monitoring-files.js';
 import { passwordVariablePrefix } from './provisioning.js';
 import { DATABASES, SERVICE_NAMES } from './topology.js';
 
@@ -34,4 +35,5 @@ export const INFRA_FILES = {
   'infra/rabbitmq/definitions.json': () => renderBrokerDefinitions({ sandbox: false }),
   'infra/rabbitmq/definitions-with-sandbox.json': () => renderBrokerDefinitions({ sandbox: true }),
   'infra/postgres/init.sql': renderDatabaseInitSql,
+  'infra/k8s/prometheus-rules.yaml': renderPrometheusRuleFromCheckout,
 } as const;

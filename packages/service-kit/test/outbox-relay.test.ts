@@ -5,6 +5,7 @@ import type { AnyEvent } from '@payments/contracts';
 import { createTestDatabase, eventually, type TestDatabase } from '@payments/testkit';
 import {
   createLogger,
+  createMetrics,
   enqueueEvents,
   openDatabase,
   outboxMigration,
@@ -193,6 +194,33 @@ describe('outbox relay', function () {
       }
       // Each found within two or three fast polls, not after a backed-off wait.
       expect(Math.max(...lags)).to.be.below(200);
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  it('exports the age of the oldest unpublished event, and 0 once the broker took it', async () => {
+    let refusing = true;
+    const bus = {
+      publish: async () => {
+        if (refusing) throw new Error('broker unavailable');
+      },
+    } as unknown as EventBus;
+    const metrics = createMetrics('outbox-test');
+    const relay = startOutboxRelay({ knex, bus, logger, metrics, pollMs: 20, idlePollMaxMs: 100 });
+    const age = async () => {
+      const gauge = await metrics.registry.getSingleMetric('outbox_oldest_unpublished_seconds')?.get();
+      return gauge?.values[0]?.value ?? Number.NaN;
+    };
+    try {
+      expect(await age(), 'nothing waits').to.equal(0);
+      const event = someEvent();
+      await knex('outbox').insert({ event_id: event.id, event, created_at: new Date(Date.now() - 90_000) });
+      expect(await age(), 'refused for 90 s').to.be.within(89, 120);
+      refusing = false;
+      expect(await eventually(age, (seconds) => seconds === 0, { timeoutMs: 5000, intervalMs: 20 })).to.equal(
+        0,
+      );
     } finally {
       await relay.stop();
     }

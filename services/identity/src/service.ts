@@ -56,9 +56,10 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
       windowSeconds: config.REGISTRATION_WINDOW_SECONDS,
     });
     const bus = await connectBus(config, logger, shutdown, deps.bus);
+    const metrics = createMetrics('identity');
 
     const store = createIdentityStore(knex);
-    const relay = startOutboxRelay({ knex, bus, logger });
+    const relay = startOutboxRelay({ knex, bus, logger, metrics });
     shutdown.add('outbox relay', () => relay.stop());
     const revocations = createRevocationService({
       store,
@@ -121,7 +122,7 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
     const app = createHttpApp(
       {
         logger,
-        metrics: createMetrics('identity'),
+        metrics,
         serviceCredential,
         readiness: [
           { name: 'database', check: () => store.isUp() },

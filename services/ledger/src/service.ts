@@ -33,6 +33,7 @@ import { createPayoutAccountRepository } from './data/payout-account-repository.
 import { createProviderObjectRepository } from './data/provider-object-repository.js';
 import { createProviderPaymentRepository } from './data/provider-payment-repository.js';
 import { createReconciliationRepository } from './data/reconciliation-repository.js';
+import { createPendingTransactionRepository } from './data/pending-transaction-repository.js';
 import { createReversalRepository } from './data/reversal-repository.js';
 import { createSettlementRepository } from './data/settlement-repository.js';
 import { createStatementRepository } from './data/statement-repository.js';
@@ -53,6 +54,7 @@ import { createMoneyRequests } from './use-cases/money-requests.js';
 import { createPayoutAccounts } from './use-cases/payout-accounts.js';
 import { createProviderPayments } from './use-cases/provider-payments.js';
 import { createReconciliation } from './use-cases/reconciliation.js';
+import { exportPendingTransactions } from './use-cases/pending-transactions.js';
 import { createReversals } from './use-cases/reversals.js';
 import { createSettlement } from './use-cases/settlement.js';
 import { createStatements } from './use-cases/statements.js';
@@ -87,7 +89,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     const bus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
     // One cache of the system accounts' ids for every repository that books entries.
     const systemAccounts = createSystemAccounts();
-    const outbox = startOutboxRelay({ knex, bus, logger });
+    const outbox = startOutboxRelay({ knex, bus, logger, metrics });
     shutdown.add('outbox relay', () => outbox.stop());
     const currencies = createCurrencyDirectory({
       baseUrl: config.CURRENCY_URL,
@@ -143,6 +145,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       lookbackMs: config.RECONCILIATION_LOOKBACK_SECONDS * 1000,
     });
     if (provider) shutdown.add('provider reconciliation', () => reconciliation.stop());
+    exportPendingTransactions({ store: createPendingTransactionRepository(knex), metrics });
     const consumer = await startLedgerConsumer({
       bus,
       settlement,

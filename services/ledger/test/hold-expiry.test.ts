@@ -249,10 +249,21 @@ describe('ledger pending-hold expiry', () => {
     expect((await ledger.call('GET', '/admin/reconciliation?limit=0', { user: admin })).status).to.equal(400);
   });
 
-  it('leaves a pending deposit alone: it holds nothing', async () => {
+  /** A sample's value from the ledger's /metrics, by the start of its line (`name{labels}`). */
+  const sample = async (series: string) => {
+    const response = await fetch(`${ledger.url}/metrics`, {
+      headers: serviceAuthorization(DEVELOPMENT_SERVICE_TOKEN),
+    });
+    const line = (await response.text()).split('\n').find((l) => l.startsWith(`${series} `));
+    return Number(line?.split(' ').pop());
+  };
+
+  it('leaves a pending deposit alone: it holds nothing, and /metrics counts it as pending', async () => {
     const account = await ledger.openAccount(alice);
     const deposit = await ledger.deposit(alice, account.id, 5);
     await sleep(1500);
     expect(await status(deposit.body.id)).to.equal('pending');
+    expect(await sample('ledger_transactions_pending{type="deposit",service="ledger"}')).to.be.at.least(1);
+    expect(await sample('ledger_oldest_pending_transaction_seconds{service="ledger"}')).to.be.at.least(1.5);
   });
 });

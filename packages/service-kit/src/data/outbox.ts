@@ -3,6 +3,7 @@ import type { ClientBase } from 'pg';
 import type { AnyEvent } from '@payments/contracts';
 import type { EventBus } from '../bus/event-bus.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
 import { startPoller } from '../poller.js';
 import type { RuntimePrivileges } from './database.js';
 
@@ -78,6 +79,24 @@ export interface OutboxRelayOptions {
   batchSize?: number;
   /** Published rows older than this are deleted. */
   retainMs?: number;
+  /** Where to export `outbox_oldest_unpublished_seconds`, read at each scrape. */
+  metrics?: Metrics;
+}
+
+/** Age of the oldest event not yet published (0 when none waits): it grows while the broker cannot take them. */
+function exportOutboxAge(knex: Knex, metrics: Metrics): void {
+  metrics.gauge(
+    'outbox_oldest_unpublished_seconds',
+    'Age in seconds of the oldest outbox event not yet published (0 when none waits)',
+    async () => {
+      // The partial index outbox_unpublished finds the first row at once, however long the backlog.
+      const result = await knex.raw<{ rows: { age: number | string | null }[] }>(
+        `SELECT extract(epoch FROM now() - created_at) AS age FROM outbox
+         WHERE published_at IS NULL ORDER BY seq LIMIT 1`,
+      );
+      return Math.max(0, Number(result.rows[0]?.age ?? 0));
+    },
+  );
 }
 
 /**
@@ -95,6 +114,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   let stopped = false;
   let failures = 0;
   let lastCleanup = 0;
+  if (options.metrics) exportOutboxAge(knex, options.metrics);
 
   // Claims and marks a batch in one statement, sent with the BEGIN in one round trip; the marks commit only once
   // the broker confirmed every event (a failure rolls them back, and the rows are published again later).
