@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { Agent, get as httpGet } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { eventually } from '@payments/testkit';
@@ -36,6 +37,15 @@ function startProcess(drainSeconds: number): Promise<Started> {
   });
 }
 
+/** A GET over a keep-alive agent, as the gateway's upstream calls are; resolves with the Connection header. */
+const keptAliveConnection = (url: string, agent: Agent) =>
+  new Promise<string | undefined>((resolve, reject) => {
+    httpGet(url, { agent }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.headers.connection));
+    }).on('error', reject);
+  });
+
 /** A request on a connection of its own, as a new client's would be. */
 const get = (url: string) =>
   fetch(url, { headers: { connection: 'close' }, signal: AbortSignal.timeout(2000) }).then(
@@ -57,6 +67,9 @@ describe('shutdown drain', function () {
     started = await startProcess(2);
     const { child, url, exited } = started;
     expect((await get(`${url}/ready`)).status).to.equal(200);
+    const before = new Agent({ keepAlive: true });
+    expect(await keptAliveConnection(`${url}/work`, before)).to.equal('keep-alive');
+    before.destroy();
 
     const signalled = Date.now();
     child.kill('SIGTERM');
@@ -67,6 +80,10 @@ describe('shutdown drain', function () {
     );
     expect(ready.body).to.deep.include({ status: 'stopping' });
     expect(Date.now() - signalled).to.be.below(1000);
+
+    const agent = new Agent({ keepAlive: true });
+    expect(await keptAliveConnection(`${url}/work`, agent), 'told to reconnect elsewhere').to.equal('close');
+    agent.destroy();
 
     for (let i = 0; i < 3; i++) {
       expect(await get(`${url}/work`)).to.deep.equal({ status: 200, body: { done: true } });

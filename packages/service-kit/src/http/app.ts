@@ -101,6 +101,15 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
 
   app.use(logRequests(options.logger));
   app.use(options.metrics.middleware);
+  const { shutdown } = options;
+  if (shutdown) {
+    // While draining, each answer closes its connection: keep-alive clients (the gateway's agents) reconnect to a
+    // replica that stays, rather than find the socket cut when the drain ends.
+    app.use((_req, res, next) => {
+      if (shutdown.isStopping()) res.set('connection', 'close');
+      next();
+    });
+  }
   for (const middleware of options.early ?? []) app.use(middleware);
 
   const serviceOnly = requireServiceCredential(options.serviceCredential);
