@@ -57,7 +57,9 @@ interface Container {
   env: EnvVar[];
   securityContext: Record<string, unknown>;
   readinessProbe?: { httpGet?: { path: string }; exec?: { command: string[] } };
-  livenessProbe?: { httpGet: { path: string } };
+  livenessProbe?: { httpGet: { path: string }; initialDelaySeconds?: number };
+  startupProbe?: { httpGet?: { path: string }; periodSeconds: number; failureThreshold: number };
+  lifecycle?: { preStop?: { exec?: { command: string[] } } };
   resources?: { requests?: Record<string, string> };
 }
 interface ComposeService {
@@ -86,7 +88,15 @@ function validateManifest(manifest: Manifest): void {
 interface PodSpec {
   containers: Container[];
   initContainers?: Container[];
+  terminationGracePeriodSeconds?: number;
+  topologySpreadConstraints?: {
+    topologyKey: string;
+    whenUnsatisfiable: string;
+    labelSelector: { matchLabels: Record<string, string> };
+  }[];
 }
+/** The longest the shutdown steps after the drain may take: the HTTP close's 5 s grace, then the pools and consumers. */
+const SHUTDOWN_STEPS_SECONDS = 15;
 const podOf = (manifest: Manifest) => (manifest.spec as { template: { spec: PodSpec } }).template.spec;
 
 /** The one container of a Deployment or Job. */
@@ -378,10 +388,45 @@ describe('Kubernetes manifests (infra/k8s) are valid and follow docker-compose.y
       expect(isPrivateIPv4Range(entry), entry).to.equal(false);
   });
 
-  it('autoscales ledger, webhook-ingest and gateway, and lets only the gateway in from outside', () => {
-    for (const name of ['ledger', 'webhook-ingest', 'gateway']) {
+  it('drains each service on a rollout: startup probe, preStop, then SHUTDOWN_DRAIN_SECONDS within the grace period', () => {
+    for (const [name] of appServices()) {
+      const deployment = named('Deployment', name) as Manifest;
+      const container = containerOf(deployment);
+      expect(container.startupProbe?.httpGet?.path, name).to.equal('/health');
+      const startup = container.startupProbe as { periodSeconds: number; failureThreshold: number };
+      expect(startup.periodSeconds * startup.failureThreshold, name).to.be.at.least(60);
+      expect(container.livenessProbe?.initialDelaySeconds, name).to.equal(undefined);
+      const [sleep, seconds] = container.lifecycle?.preStop?.exec?.command ?? [];
+      expect(sleep, name).to.equal('sleep');
+      const preStop = Number(seconds);
+      expect(preStop, name).to.be.within(2, 15);
+      const drain = Number(container.env.find((v) => v.name === 'SHUTDOWN_DRAIN_SECONDS')?.value);
+      expect(drain, name).to.be.within(5, 60);
+      expect(podOf(deployment).terminationGracePeriodSeconds, name).to.be.above(
+        preStop + drain + SHUTDOWN_STEPS_SECONDS,
+      );
+    }
+  });
+
+  it('spreads each service over nodes (strictly) and zones (where it can)', () => {
+    for (const [name] of appServices()) {
+      const constraints = podOf(named('Deployment', name) as Manifest).topologySpreadConstraints ?? [];
+      const byKey = Object.fromEntries(constraints.map((c) => [c.topologyKey, c]));
+      expect(byKey['kubernetes.io/hostname']?.whenUnsatisfiable, name).to.equal('DoNotSchedule');
+      // A cluster without zone labels must still schedule.
+      expect(byKey['topology.kubernetes.io/zone']?.whenUnsatisfiable, name).to.equal('ScheduleAnyway');
+      for (const constraint of constraints)
+        expect(constraint.labelSelector.matchLabels, name).to.deep.equal({ 'app.kubernetes.io/name': name });
+    }
+  });
+
+  it('autoscales every service from two replicas, and lets only the gateway in from outside', () => {
+    for (const [name] of appServices()) {
       const hpa = named('HorizontalPodAutoscaler', name) as Manifest;
-      expect((hpa.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name).to.equal(name);
+      expect(hpa, name).to.not.equal(undefined);
+      const spec = hpa.spec as { scaleTargetRef: { name: string }; minReplicas: number };
+      expect(spec.scaleTargetRef.name).to.equal(name);
+      expect(spec.minReplicas, name).to.be.at.least(2);
     }
     const policies = manifests.filter((manifest) => manifest.kind === 'NetworkPolicy');
     const deny = policies.find((policy) => policy.metadata.name === 'default-deny-ingress') as Manifest;

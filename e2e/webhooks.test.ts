@@ -521,10 +521,17 @@ describe('webhooks and events end to end: signed, never lost, never twice', func
       let ids: string[] = [];
       try {
         await eventually(
-          () => ready(system.urls.ledger),
-          (s) => s === 503,
+          async () => {
+            const metrics = await fetch(new URL('/metrics', system.urls.ledger), {
+              headers: { authorization: `Bearer ${system.serviceToken}` },
+            });
+            return /^event_bus_connected(?:\{[^}]*\})? 0$/m.test(await metrics.text());
+          },
+          Boolean,
+          { what: 'the ledger to see the broker gone' },
         );
-        // Accepted all the same: the DepositRequested events wait in the ledger's outbox.
+        // Ready and accepting all the same: the DepositRequested events wait in the ledger's outbox.
+        expect(await ready(system.urls.ledger)).to.equal(200);
         ids = [await request('deposit', 1), await request('deposit', 2), await request('deposit', 3)];
         await sleep(SETTLE_MS);
         expect(ids.flatMap((id) => published('DepositRequested', id))).to.deep.equal([]);

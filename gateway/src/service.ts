@@ -5,6 +5,7 @@ import {
   createLogger,
   createMetrics,
   followIdentityTokens,
+  measureBusConnection,
   serveHttp,
   startService,
   type RunningService,
@@ -21,7 +22,7 @@ import { createUpstreamProxy, type UpstreamProxy } from './http/upstream-proxy.j
 export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}): Promise<RunningService> {
   const logger = deps.logger ?? createLogger('gateway', config.LOG_LEVEL);
   const serviceCredential = checkedServiceCredential(config, logger);
-  return startService(logger, async (shutdown) => {
+  return startService(logger, { drainSeconds: config.SHUTDOWN_DRAIN_SECONDS }, async (shutdown) => {
     const metrics = createMetrics('gateway');
 
     const bus =
@@ -33,6 +34,7 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
             deps.bus,
           )
         : null;
+    if (bus) measureBusConnection(metrics, bus);
     // Without a bus, reloading is how revocations arrive.
     const { verifier, followed } = await followIdentityTokens(config, {
       serviceToken: serviceCredential.token,
@@ -105,18 +107,13 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
         logger,
         metrics,
         serviceCredential,
-        // Readiness asks every service, so nobody may make the gateway do that without limit.
         privateReadiness: true,
         bodyParser: 'none',
         early: gatewayEdge(),
         renderError,
-        readiness: [
-          // Outgoing webhooks are not on any money path: their service being down must not take the gateway out.
-          ...Object.entries(upstreams)
-            .filter(([name]) => name !== 'webhook-delivery')
-            .map(([name, url]) => ({ name, check: () => answersReady(url) })),
-          { name: 'revocations', check: followed.sync.isLoaded },
-        ],
+        // Only what this process needs: an upstream that is down answers 503 on its own routes (docs/adr/0110).
+        readiness: [{ name: 'revocations', check: followed.sync.isLoaded }],
+        shutdown,
       },
       (app) => mountGatewayRoutes(app, config, { limits, verifier, metrics, proxies }),
     );
@@ -129,10 +126,4 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
     logger.info({ url: address.url }, 'gateway listening');
     return address;
   });
-}
-
-async function answersReady(baseUrl: string): Promise<boolean> {
-  const response = await fetch(new URL('/ready', baseUrl), { signal: AbortSignal.timeout(2000) });
-  await response.body?.cancel();
-  return response.ok;
 }

@@ -102,12 +102,8 @@ describe('gateway with a failing upstream', () => {
     }
   });
 
-  it('reports not ready while a service is down', async () => {
-    const response = await gw.fetch('/ready', { service: true });
-    expect(response.status).to.equal(503);
-    expect(((await response.json()) as { checks: Record<string, boolean> }).checks).to.include({
-      ledger: false,
-    });
+  it("stays ready while a service is down: only that service's routes answer 503", async () => {
+    expect((await gw.fetch('/ready', { service: true })).status).to.equal(200);
   });
 
   it('keeps the webhook error shape when webhook-ingest is down', async () => {

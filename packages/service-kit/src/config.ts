@@ -28,6 +28,15 @@ export const CommonConfig = {
     { default: 'info', description: 'The least severe level logged' },
   ),
   HOST: Type.String({ default: '127.0.0.1', description: 'The address to listen on' }),
+  SHUTDOWN_DRAIN_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 300,
+    default: 0,
+    description:
+      'On SIGTERM or SIGINT, `/ready` answers 503 at once and the process keeps serving this long before it ' +
+      'closes, so a load balancer stops sending it requests first. 0 (development, tests) closes at once; ' +
+      'Kubernetes sets 15, below terminationGracePeriodSeconds less the preStop sleep (docs/deployment.md)',
+  }),
   SERVICE_TOKEN: Type.Optional(
     Type.String({
       description:

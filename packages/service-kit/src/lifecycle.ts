@@ -4,7 +4,13 @@ import { createLogger, type Logger } from './logger.js';
 export interface Shutdown {
   /** Registers a step; steps run in reverse order of registration (last opened, first closed). */
   add(name: string, step: () => Promise<unknown> | unknown): void;
-  run(): Promise<void>;
+  /**
+   * Stops: for `drainMs` the process keeps serving while `/ready` answers 503 (so a load balancer stops sending it
+   * requests), then the steps run. A start that failed part-way runs with no drain.
+   */
+  run(options?: { drainMs?: number }): Promise<void>;
+  /** True from the moment `run` is called: `/ready` answers 503 from then on. */
+  isStopping(): boolean;
 }
 
 export function createShutdown(logger: Logger, stepTimeoutMs = 10_000): Shutdown {
@@ -14,8 +20,13 @@ export function createShutdown(logger: Logger, stepTimeoutMs = 10_000): Shutdown
     add(name, step) {
       steps.push({ name, step });
     },
-    run() {
+    isStopping: () => running !== null,
+    run({ drainMs = 0 } = {}) {
       running ??= (async () => {
+        if (drainMs > 0) {
+          logger.info({ drain_ms: drainMs }, 'draining: not ready, still serving');
+          await new Promise((resolve) => setTimeout(resolve, drainMs));
+        }
         for (const { name, step } of steps.reverse()) {
           const timeout = new Promise((resolve) => setTimeout(resolve, stepTimeoutMs, 'timeout').unref());
           const outcome = await Promise.race([Promise.resolve().then(step), timeout]).catch(

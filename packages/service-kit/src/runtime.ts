@@ -108,12 +108,21 @@ export async function openServiceDatabase(
   return knex;
 }
 
-/** A service's readiness on its database and the event bus, as `/ready` names them. */
-export function databaseAndBusReadiness(knex: Knex, bus: EventBus): ReadinessCheck[] {
-  return [
-    { name: 'database', check: () => isDatabaseUp(knex) },
-    { name: 'event bus', check: () => bus.isConnected() },
-  ];
+/**
+ * `/ready`'s check on the service's database, for a service that cannot answer its requests without it. The broker is
+ * never a readiness check (docs/adr/0110): while it is away consumers wait, and `event_bus_connected` says so.
+ */
+export function databaseReadiness(knex: Knex): ReadinessCheck {
+  return { name: 'database', check: () => isDatabaseUp(knex) };
+}
+
+/** `event_bus_connected`: 1 while the process is connected to the broker, 0 while it reconnects and its consumers wait. */
+export function measureBusConnection(metrics: Metrics, bus: EventBus): void {
+  metrics.gauge(
+    'event_bus_connected',
+    'Whether this process is connected to the broker (1) or reconnecting while its consumers wait (0)',
+    () => Promise.resolve(bus.isConnected() ? 1 : 0),
+  );
 }
 
 /** Listens and registers the HTTP drain as the first thing to stop. */
@@ -130,16 +139,17 @@ export async function serveHttp(
 
 /**
  * Starts a service with its shutdown: what `start` opened is closed again when it fails part-way, and the running
- * service's `stop` closes it all.
+ * service's `stop` drains for `drainSeconds` (SHUTDOWN_DRAIN_SECONDS) and then closes it all.
  */
 export async function startService(
   logger: Logger,
+  lifetime: { drainSeconds: number },
   start: (shutdown: Shutdown) => Promise<Omit<RunningService, 'stop'>>,
 ): Promise<RunningService> {
   const shutdown = createShutdown(logger);
   try {
     const address = await start(shutdown);
-    return { ...address, stop: () => shutdown.run() };
+    return { ...address, stop: () => shutdown.run({ drainMs: lifetime.drainSeconds * 1000 }) };
   } catch (error) {
     await shutdown.run();
     throw error;

@@ -5,7 +5,7 @@ import {
   createHttpApp,
   createLogger,
   createMetrics,
-  databaseAndBusReadiness,
+  measureBusConnection,
   deadLetterRoutes,
   followIdentityTokens,
   openServiceDatabase,
@@ -46,10 +46,11 @@ export async function startCurrency(
   const rateSource =
     deps.rateSource ??
     (config.RATES_SOURCE_URL ? createUrlRateSource(config.RATES_SOURCE_URL) : createReferenceRateSource());
-  return startService(logger, async (shutdown) => {
+  return startService(logger, { drainSeconds: config.SHUTDOWN_DRAIN_SECONDS }, async (shutdown) => {
     const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const bus = await connectBus(config, logger, shutdown, deps.bus);
     const metrics = createMetrics('currency');
+    measureBusConnection(metrics, bus);
     const accounts = createAccountCountRepository(knex);
     const consumer = await startAccountEventConsumer(bus, accounts, metrics);
     shutdown.add('event consumer', () => consumer.stop());
@@ -78,7 +79,9 @@ export async function startCurrency(
         logger,
         metrics,
         serviceCredential,
-        readiness: databaseAndBusReadiness(knex, bus),
+        // The catalogue and the rates are served from memory; only /statistics reads the database (docs/adr/0110).
+        readiness: [],
+        shutdown,
       },
       (routes) => {
         mountCurrencyRoutes(routes, { catalogue, accounts, rates });

@@ -4,6 +4,7 @@ import {
   createHttpApp,
   createLogger,
   createMetrics,
+  measureBusConnection,
   createRevocationList,
   openServiceDatabase,
   serveHttp,
@@ -44,7 +45,7 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
     JWT_PRIVATE_KEY: !config.JWT_PRIVATE_KEY && !config.JWT_PRIVATE_KEY_FILE,
   });
   const limits = loginLimits(config);
-  return startService(logger, async (shutdown) => {
+  return startService(logger, { drainSeconds: config.SHUTDOWN_DRAIN_SECONDS }, async (shutdown) => {
     const keys = await loadSigningKeys(config, logger);
 
     const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
@@ -57,6 +58,7 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
     });
     const bus = await connectBus(config, logger, shutdown, deps.bus);
     const metrics = createMetrics('identity');
+    measureBusConnection(metrics, bus);
 
     const store = createIdentityStore(knex);
     const relay = startOutboxRelay({ knex, bus, logger, metrics });
@@ -124,10 +126,9 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
         logger,
         metrics,
         serviceCredential,
-        readiness: [
-          { name: 'database', check: () => store.isUp() },
-          { name: 'event bus', check: () => bus.isConnected() },
-        ],
+        // Its events wait in the outbox while the broker is away; logins need only the database.
+        readiness: [{ name: 'database', check: () => store.isUp() }],
+        shutdown,
       },
       (routes) => {
         const trusted = splitList(config.TRUSTED_PROXIES);

@@ -5,7 +5,8 @@ import {
   createHttpApp,
   createLogger,
   createMetrics,
-  databaseAndBusReadiness,
+  measureBusConnection,
+  databaseReadiness,
   deadLetterRoutes,
   DEVELOPMENT_SANDBOX_API_KEY,
   followIdentityTokens,
@@ -83,10 +84,11 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
   const serviceCredential = checkedServiceCredential(config, logger, {
     STRIPE_SECRET_KEY: config.STRIPE_SECRET_KEY === DEVELOPMENT_SANDBOX_API_KEY,
   });
-  return startService(logger, async (shutdown) => {
+  return startService(logger, { drainSeconds: config.SHUTDOWN_DRAIN_SECONDS }, async (shutdown) => {
     const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const metrics = createMetrics('ledger');
     const bus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
+    measureBusConnection(metrics, bus);
     // One cache of the system accounts' ids for every repository that books entries.
     const systemAccounts = createSystemAccounts();
     const outbox = startOutboxRelay({ knex, bus, logger, metrics });
@@ -206,10 +208,9 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
         logger,
         metrics,
         serviceCredential,
-        readiness: [
-          ...databaseAndBusReadiness(knex, bus),
-          { name: 'revocations', check: followed.sync.isLoaded },
-        ],
+        // Money requests go through the outbox: the ledger serves them while the broker is away.
+        readiness: [databaseReadiness(knex), { name: 'revocations', check: followed.sync.isLoaded }],
+        shutdown,
       },
       (routes) => {
         mountLedgerRoutes(routes, auth, httpDeps);

@@ -4,13 +4,13 @@ import {
   createHttpApp,
   createLogger,
   createMetrics,
+  measureBusConnection,
   DEVELOPMENT_SANDBOX_API_KEY,
   DEVELOPMENT_WEBHOOK_SECRET,
   serveHttp,
   splitList,
   startService,
   type EventBus,
-  type ReadinessCheck,
   type RunningService,
   type ServiceDeps,
 } from '@payments/service-kit';
@@ -34,15 +34,15 @@ export async function startProviderSandbox(
     SANDBOX_WEBHOOK_SECRET: mode.enabled && config.SANDBOX_WEBHOOK_SECRET === DEVELOPMENT_WEBHOOK_SECRET,
     SANDBOX_API_KEY: mode.enabled && config.SANDBOX_API_KEY === DEVELOPMENT_SANDBOX_API_KEY,
   });
-  return startService(logger, async (shutdown) => {
+  return startService(logger, { drainSeconds: config.SHUTDOWN_DRAIN_SECONDS }, async (shutdown) => {
     const metrics = createMetrics(NAME);
-    const readiness: ReadinessCheck[] = [];
     // Its queue exists only where a sandbox is deployed; a deployed sandbox consumes it whether it plays the provider or not.
     const bus: EventBus = await connectBus(config, logger, shutdown, deps.bus, {
       metrics,
       deployment: { sandbox: true },
     });
-    readiness.push({ name: 'bus', check: () => bus.isConnected() });
+    // Its Stripe API lives in memory; its queue's drain waits for the broker.
+    measureBusConnection(metrics, bus);
     const client = createProviderWebhookClient({
       webhookIngestUrl: config.WEBHOOK_INGEST_URL,
       secret: config.SANDBOX_WEBHOOK_SECRET,
@@ -55,7 +55,7 @@ export async function startProviderSandbox(
     shutdown.add('sandbox drain', () => drain.stop());
     // Form-encoded like Stripe's API, so no JSON body parsing; served only while the sandbox plays the provider.
     const app = createHttpApp(
-      { logger, metrics, serviceCredential, readiness, bodyParser: 'none' },
+      { logger, metrics, serviceCredential, shutdown, bodyParser: 'none' },
       (routes) => {
         if (mode.enabled) {
           const platform = createPlatformBalance();

@@ -5,7 +5,8 @@ import {
   createHttpApp,
   createLogger,
   createMetrics,
-  databaseAndBusReadiness,
+  measureBusConnection,
+  databaseReadiness,
   deadLetterRoutes,
   followIdentityTokens,
   openServiceDatabase,
@@ -49,10 +50,11 @@ export async function startWebhookDelivery(
   const serviceCredential = checkedServiceCredential(config, logger, {
     WEBHOOK_ENDPOINT_SECRETS_KEYS: secretKeys.development,
   });
-  return startService(logger, async (shutdown) => {
+  return startService(logger, { drainSeconds: config.SHUTDOWN_DRAIN_SECONDS }, async (shutdown) => {
     const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const metrics = createMetrics(NAME);
     const bus = await connectBus(config, logger, shutdown, deps.bus, { metrics });
+    measureBusConnection(metrics, bus);
     const endpoints = createEndpointRepository(knex, createSecretBox(secretKeys.keys));
     const deliveries = createDeliveryRepository(knex);
     const deliveryMetrics = createDeliveryMetrics(metrics, () => deliveries.countPending());
@@ -118,10 +120,9 @@ export async function startWebhookDelivery(
         logger,
         metrics,
         serviceCredential,
-        readiness: [
-          ...databaseAndBusReadiness(knex, bus),
-          { name: 'revocations', check: followed.sync.isLoaded },
-        ],
+        // Endpoints are managed in the database; deliveries wait for the broker in their fan-out.
+        readiness: [databaseReadiness(knex), { name: 'revocations', check: followed.sync.isLoaded }],
+        shutdown,
       },
       (routes) => {
         const auth = requireAuth(verifier);

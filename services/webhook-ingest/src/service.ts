@@ -4,7 +4,8 @@ import {
   createHttpApp,
   createLogger,
   createMetrics,
-  isDatabaseUp,
+  databaseReadiness,
+  measureBusConnection,
   openServiceDatabase,
   serveHttp,
   startRetention,
@@ -33,11 +34,12 @@ export async function startWebhookIngest(
   const serviceCredential = checkedServiceCredential(config, logger, {
     WEBHOOK_SECRETS: settings.usesDevelopmentSecret,
   });
-  return startService(logger, async (shutdown) => {
+  return startService(logger, { drainSeconds: config.SHUTDOWN_DRAIN_SECONDS }, async (shutdown) => {
     const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const bus = await connectBus(config, logger, shutdown, deps.bus);
 
     const metrics = createMetrics(NAME);
+    measureBusConnection(metrics, bus);
     const webhookMetrics = createWebhookMetrics(metrics);
     const events = createWebhookEventRepository(knex);
     const payments = createLedgerPayments(config.LEDGER_URL, serviceCredential.token);
@@ -71,10 +73,9 @@ export async function startWebhookIngest(
         serviceCredential,
         bodyParser: 'none',
         renderError: renderWebhookError,
-        readiness: [
-          { name: 'database', check: () => isDatabaseUp(knex) },
-          { name: 'bus', check: () => bus.isConnected() },
-        ],
+        // A webhook is answered only once its event is recorded and published (ADR 0009): no broker, nothing served.
+        readiness: [databaseReadiness(knex), { name: 'bus', check: () => bus.isConnected() }],
+        shutdown,
       },
       (routes) => mountWebhookRoutes(routes, routeDeps),
     );

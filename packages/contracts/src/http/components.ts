@@ -63,9 +63,11 @@ import { PaymentStatusWebhookBody, PaymentWebhookBody, ProviderEventBody } from 
 export const HealthView = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false });
 export const ReadinessView = Type.Object(
   {
-    status: Type.Union([Type.Literal('ready'), Type.Literal('not ready')]),
+    status: Type.Union([Type.Literal('ready'), Type.Literal('not ready'), Type.Literal('stopping')], {
+      description: '`stopping`: draining after SIGTERM, still serving, about to close',
+    }),
     checks: Type.Record(Type.String(), Type.Boolean(), {
-      description: 'Each dependency and whether it is up',
+      description: 'Each thing this process needs to serve, and whether it is up',
     }),
   },
   { additionalProperties: false },

@@ -48,9 +48,11 @@ export const GATEWAY_OPERATIONS = {
     owner: 'gateway',
     access: 'service',
     tag: 'Operations',
-    summary: 'Readiness: every service behind the gateway is ready',
-    description: 'Answers 503 with the same body while any service is not ready.',
-    success: { status: 200, description: 'Every service is ready', schema: 'Readiness' },
+    summary: 'Readiness: this gateway can serve',
+    description:
+      'Answers 503 with the same body until its revocations are loaded, and while it drains after SIGTERM. ' +
+      'It asks no other service: one that is down answers 503 on its own routes only.',
+    success: { status: 200, description: 'The gateway is ready', schema: 'Readiness' },
     alsoAnswers: [503],
     errors: [401],
   },

@@ -7,6 +7,7 @@ import express, {
 } from 'express';
 import { buildProblem, PROBLEM_CONTENT_TYPE, type Problem } from '@payments/contracts';
 import { AppError } from '../errors.js';
+import type { Shutdown } from '../lifecycle.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { requireServiceCredential, type ServiceCredential } from '../service-credential.js';
@@ -22,10 +23,13 @@ export interface HttpAppOptions {
   metrics: Metrics;
   /** JSON body limit; 'none' leaves body parsing to the routes (webhooks verify raw bytes first). */
   bodyParser?: { limit: string } | 'none';
+  /** What this process needs to serve its own requests; never another service's readiness. */
   readiness?: ReadinessCheck[];
+  /** Once it is stopping, `/ready` answers 503 whatever the checks say, while requests are still served. */
+  shutdown?: Pick<Shutdown, 'isStopping'>;
   /** Required on every `/internal` path and on `/metrics` (see service-credential.ts). */
   serviceCredential: ServiceCredential;
-  /** `/ready` needs the credential too: the gateway's fans out to every service. */
+  /** `/ready` needs the credential too: the gateway's is reachable from the internet. */
   privateReadiness?: boolean;
   /** Middleware run on every request before the probes and routes (the gateway resolves the API version there). */
   early?: RequestHandler[];
@@ -97,6 +101,15 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
 
   app.use(logRequests(options.logger));
   app.use(options.metrics.middleware);
+  const { shutdown } = options;
+  if (shutdown) {
+    // While draining, each answer closes its connection: keep-alive clients (the gateway's agents) reconnect to a
+    // replica that stays, rather than find the socket cut when the drain ends.
+    app.use((_req, res, next) => {
+      if (shutdown.isStopping()) res.set('connection', 'close');
+      next();
+    });
+  }
   for (const middleware of options.early ?? []) app.use(middleware);
 
   const serviceOnly = requireServiceCredential(options.serviceCredential);
@@ -114,6 +127,10 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
       ]),
     );
     const checks = Object.fromEntries(results) as Record<string, boolean>;
+    if (options.shutdown?.isStopping()) {
+      res.status(503).json({ status: 'stopping', checks });
+      return;
+    }
     const ready = Object.values(checks).every(Boolean);
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
   });
