@@ -68,6 +68,21 @@ describe('service-kit: the database pool is bounded and named', function () {
     }
   };
 
+  /** Statements of `name`'s connections sleeping in pg_sleep right now. */
+  const sleepersNamed = async (name: string) => {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ count: string }>(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event = 'PgSleep'",
+        [name],
+      );
+      return Number(rows[0]?.count);
+    } finally {
+      await client.end();
+    }
+  };
+
   beforeEach(async () => {
     database = await createTestDatabase('pool');
   });
@@ -187,7 +202,8 @@ describe('service-kit: the database pool is bounded and named', function () {
     it('answers 503 when no connection frees up within DATABASE_POOL_ACQUIRE_TIMEOUT_MS', async () => {
       // The pool's one connection is busy until its own statement is cancelled.
       held = fetch(`${base}/slow`).then((response) => response.text());
-      await new Promise((resolve) => setTimeout(resolve, 30));
+      while ((await sleepersNamed('pool-test')) === 0)
+        await new Promise((resolve) => setTimeout(resolve, 10));
       const response = await fetch(`${base}/read`);
       const text = await response.text();
       expect(response.status).to.equal(503);
