@@ -15,6 +15,7 @@ import {
   resolveServiceCredential,
   type HttpServer,
   type Knex,
+  type Logger,
   type Migration,
 } from '../src/index.js';
 
@@ -46,9 +47,13 @@ describe('service-kit: the database pool is bounded and named', function () {
   const opened: Knex[] = [];
 
   /** The service's pool as its configuration describes it, from environment variables. */
-  const openConfigured = async (env: Record<string, string> = {}, migrations: Migration[] = []) => {
+  const openConfigured = async (
+    env: Record<string, string> = {},
+    migrations: Migration[] = [],
+    log: Logger = logger,
+  ) => {
     const config = loadConfig(Schema, { DATABASE_URL: database.url, NODE_ENV: 'test', ...env });
-    const knex = await openDatabase(databaseOptions(config, { migrations, logger }));
+    const knex = await openDatabase(databaseOptions(config, { migrations, logger: log }));
     opened.push(knex);
     return knex;
   };
@@ -158,13 +163,21 @@ describe('service-kit: the database pool is bounded and named', function () {
     let http: HttpServer;
     let base: string;
     let held: Promise<unknown> | undefined;
+    let logLines: { msg?: string; knex?: string }[];
 
     beforeEach(async () => {
-      const knex = await openConfigured({
-        DATABASE_STATEMENT_TIMEOUT_MS: '1000',
-        DATABASE_POOL_MAX: '1',
-        DATABASE_POOL_ACQUIRE_TIMEOUT_MS: '100',
-      });
+      logLines = [];
+      const knex = await openConfigured(
+        {
+          DATABASE_STATEMENT_TIMEOUT_MS: '1000',
+          DATABASE_POOL_MAX: '1',
+          DATABASE_POOL_ACQUIRE_TIMEOUT_MS: '100',
+        },
+        [],
+        createLogger('database-pool-test', 'warn', {
+          write: (line: string) => logLines.push(JSON.parse(line)),
+        }),
+      );
       const app = createHttpApp(
         {
           logger,
@@ -209,6 +222,10 @@ describe('service-kit: the database pool is bounded and named', function () {
       expect(response.status).to.equal(503);
       expect(JSON.parse(text)).to.include({ code: 'SERVICE_UNAVAILABLE' });
       expect(text).not.to.match(/knex|pool|timeout acquiring/i);
+      // knex's own warning is a line of the service's JSON log, not coloured text on stdout.
+      expect(logLines.find((line) => line.msg === 'database pool')?.knex).to.match(
+        /^Acquire connection error/,
+      );
     });
   });
 });

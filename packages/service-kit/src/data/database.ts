@@ -132,9 +132,17 @@ const migrationSource = (migrations: Migration[]) => ({
   },
 });
 
-const openPool = (url: string, settings: PoolSettings) =>
+const openPool = (url: string, settings: PoolSettings, logger: Logger) =>
   createKnex({
     client: 'pg',
+    // knex's own messages (a connection that failed, an acquire that timed out) go to the service's log as JSON,
+    // not to stdout as coloured text.
+    log: {
+      warn: (message: string) => logger.warn({ knex: message }, 'database pool'),
+      error: (message: string) => logger.error({ knex: message }, 'database pool'),
+      deprecate: (message: string) => logger.warn({ knex: message }, 'database pool'),
+      debug: () => undefined,
+    },
     connection: {
       connectionString: url,
       connectionTimeoutMillis: settings.connectTimeoutMs,
@@ -154,8 +162,8 @@ const migrationName = (applicationName?: string) =>
   applicationName && `${applicationName.slice(0, 55)}-migrate`;
 
 /** The pool migrations run on: one connection, and no statement timeout, since a migration may rewrite a table. */
-const openMigrationPool = (url: string, applicationName?: string) =>
-  openPool(url, { ...DEFAULT_POOL, max: 1, applicationName: migrationName(applicationName) });
+const openMigrationPool = (url: string, logger: Logger, applicationName?: string) =>
+  openPool(url, { ...DEFAULT_POOL, max: 1, applicationName: migrationName(applicationName) }, logger);
 
 /** The role a PostgreSQL URL logs in as; null when it names none (the operating system user). */
 const roleOf = (url: string) => {
@@ -209,7 +217,7 @@ export async function migrateDatabase(options: MigrationOptions): Promise<void> 
     application_name: migrationName(options.applicationName),
   });
   await lock.connect();
-  const owner = openMigrationPool(options.migrationUrl, options.applicationName);
+  const owner = openMigrationPool(options.migrationUrl, options.logger, options.applicationName);
   try {
     await lock.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', ['payments:migrate']);
     await owner.migrate.latest(migrationSource(options.migrations));
@@ -261,14 +269,14 @@ export async function openDatabase(options: DatabaseOptions): Promise<Knex> {
   if (options.migrationUrl)
     await migrateDatabase({ ...options, migrationUrl: options.migrationUrl, applicationName });
   else await ensureDatabase(options.url, options.logger);
-  const knex = openPool(options.url, { ...DEFAULT_POOL, ...options.pool });
+  const knex = openPool(options.url, { ...DEFAULT_POOL, ...options.pool }, options.logger);
   try {
     if (options.leastPrivilege) await refuseSchemaRights(knex);
     const pending = await pendingMigrations(knex, options.migrations);
     if (pending?.length === 0) return knex;
     if (!options.migrationUrl) {
       // One role for both: it migrates (development; in production refuseSchemaRights stopped it above).
-      const migrator = openMigrationPool(options.url, applicationName);
+      const migrator = openMigrationPool(options.url, options.logger, applicationName);
       await migrator.migrate
         .latest(migrationSource(options.migrations))
         .catch((error: unknown) => {
