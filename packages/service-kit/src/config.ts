@@ -88,7 +88,7 @@ export const DatabaseConfig = (database: string, service: string) =>
       maximum: 120_000,
       default: DEFAULT_POOL.connectTimeoutMs,
       description:
-        'How long opening one connection may take (TCP, TLS, login) before it is abandoned and tried again, ' +
+        'How long opening one connection may take (TCP, TLS, login) before the query that wanted it fails, ' +
         'rather than waiting out the TCP timeout of an address that vanished in a failover',
     }),
     DATABASE_STATEMENT_TIMEOUT_MS: Type.Integer({
