@@ -1,3 +1,4 @@
+import { createServer, type Socket } from 'node:net';
 import { expect } from 'chai';
 import pg from 'pg';
 import { Type } from '@sinclair/typebox';
@@ -157,6 +158,29 @@ describe('service-kit: the database pool is bounded and named', function () {
       await observer.end();
     }
     expect(busiest).to.equal(3);
+  });
+
+  it('gives up on a server that accepts and never answers after DATABASE_CONNECT_TIMEOUT_MS', async () => {
+    // An address lost in a failover: the TCP handshake succeeds, the startup packet is never answered.
+    const held = new Set<Socket>();
+    const silent = createServer((socket) => held.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    const started = Date.now();
+    try {
+      const outcome = await openConfigured({
+        DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/payments_pool`,
+        DATABASE_CONNECT_TIMEOUT_MS: '300',
+      }).then(
+        () => 'opened',
+        (error: Error) => error.message,
+      );
+      expect(outcome).to.match(/timeout/i);
+      expect(Date.now() - started).to.be.below(3_000);
+    } finally {
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 
   describe('through the HTTP app', () => {

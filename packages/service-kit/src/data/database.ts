@@ -88,12 +88,16 @@ const codeOf = (error: unknown) => (error as { code?: string }).code;
  * A deployment gives each service a role that owns its database and may create none (the provisioner made it),
  * so an existing database is found by connecting to it, without touching the maintenance database.
  */
-export async function ensureDatabase(url: string, logger: Logger): Promise<void> {
+export async function ensureDatabase(
+  url: string,
+  logger: Logger,
+  connectTimeoutMs = DEFAULT_POOL.connectTimeoutMs,
+): Promise<void> {
   const target = new URL(url);
   const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name))
     throw new Error(`Unsupported database name in DATABASE_URL: ${name}`);
-  const probe = new pg.Client({ connectionString: url });
+  const probe = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs });
   try {
     await probe.connect();
     return;
@@ -104,7 +108,10 @@ export async function ensureDatabase(url: string, logger: Logger): Promise<void>
   }
   const admin = new URL(url);
   admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
+  const client = new pg.Client({
+    connectionString: admin.toString(),
+    connectionTimeoutMillis: connectTimeoutMs,
+  });
   await client.connect();
   try {
     await client.query(`CREATE DATABASE "${name}"`);
@@ -265,11 +272,12 @@ async function refuseSchemaRights(knex: Knex) {
  * current, or, with one role for both, migrated by it.
  */
 export async function openDatabase(options: DatabaseOptions): Promise<Knex> {
-  const applicationName = options.pool?.applicationName;
+  const pool = { ...DEFAULT_POOL, ...options.pool };
+  const { applicationName } = pool;
   if (options.migrationUrl)
     await migrateDatabase({ ...options, migrationUrl: options.migrationUrl, applicationName });
-  else await ensureDatabase(options.url, options.logger);
-  const knex = openPool(options.url, { ...DEFAULT_POOL, ...options.pool }, options.logger);
+  else await ensureDatabase(options.url, options.logger, pool.connectTimeoutMs);
+  const knex = openPool(options.url, pool, options.logger);
   try {
     if (options.leastPrivilege) await refuseSchemaRights(knex);
     const pending = await pendingMigrations(knex, options.migrations);
