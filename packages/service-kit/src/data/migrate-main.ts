@@ -13,7 +13,9 @@ export function runMigrations(
   database: string,
   schema: { migrations: Migration[]; privileges: RuntimePrivileges },
 ): void {
-  const config = loadConfig(Type.Object({ LOG_LEVEL: CommonConfig.LOG_LEVEL, ...DatabaseConfig(database, service) }));
+  const config = loadConfig(
+    Type.Object({ LOG_LEVEL: CommonConfig.LOG_LEVEL, ...DatabaseConfig(database, service) }),
+  );
   const logger = createLogger(`${service}-migrate`, config.LOG_LEVEL);
   if (!config.MIGRATION_DATABASE_URL) {
     logger.fatal('MIGRATION_DATABASE_URL is required: the owner role the migrations run as');
