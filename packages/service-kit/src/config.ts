@@ -1,5 +1,6 @@
 import { Ajv } from 'ajv';
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
+import { DEFAULT_POOL, DEFAULT_STATEMENT_TIMEOUT_MS } from './data/database.js';
 import { DEFAULT_INBOX_RETENTION_DAYS } from './data/inbox.js';
 
 export class ConfigError extends Error {
@@ -56,9 +57,10 @@ export const Url = (notes: VariableNotes & { default?: string }) =>
 
 /**
  * The service's own PostgreSQL database, named `database` on the local server by default: the runtime role it
- * connects as, and the owner role its migrations run as (docs/security.md, "Database and broker logins").
+ * connects as, and the owner role its migrations run as (docs/security.md, "Database and broker logins"); and its
+ * pool, bounded, with its connections named `service` in `pg_stat_activity` (ADR 0111).
  */
-export const DatabaseConfig = (database: string) =>
+export const DatabaseConfig = (database: string, service: string) =>
   ({
     DATABASE_URL: Url({
       default: `postgres://postgres@127.0.0.1:5432/${database}`,
@@ -75,6 +77,45 @@ export const DatabaseConfig = (database: string) =>
           'so the running service never holds this credential',
       }),
     ),
+    DATABASE_POOL_MAX: Type.Integer({
+      minimum: 1,
+      maximum: 100,
+      default: DEFAULT_POOL.max,
+      description:
+        'Connections this process holds to its database at most; a query finding all busy waits for one. ' +
+        'Replicas × this, summed over the services sharing a server, must stay under its max_connections (ADR 0111)',
+    }),
+    DATABASE_POOL_ACQUIRE_TIMEOUT_MS: Type.Integer({
+      minimum: 100,
+      maximum: 120_000,
+      default: DEFAULT_POOL.acquireTimeoutMs,
+      description:
+        'How long a query waits for a free connection (or a new one) before it fails; a request then gets 503',
+    }),
+    DATABASE_CONNECT_TIMEOUT_MS: Type.Integer({
+      minimum: 100,
+      maximum: 120_000,
+      default: DEFAULT_POOL.connectTimeoutMs,
+      description:
+        'How long opening one connection may take (TCP, TLS, login) before the query that wanted it fails, ' +
+        'rather than waiting out the TCP timeout of an address that vanished in a failover',
+    }),
+    DATABASE_STATEMENT_TIMEOUT_MS: Type.Integer({
+      minimum: 100,
+      maximum: 3_600_000,
+      default: DEFAULT_STATEMENT_TIMEOUT_MS,
+      description:
+        "PostgreSQL's statement_timeout on the service's connections: a statement (lock waits included) running " +
+        "longer is cancelled and the request gets 503. Migrations, and the ledger's `pnpm ledger:audit`, run " +
+        'without it (ADR 0111)',
+    }),
+    DATABASE_APPLICATION_NAME: Type.String({
+      pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,62}$',
+      default: service,
+      description:
+        "PostgreSQL's application_name on the service's connections, so that `pg_stat_activity` shows who holds " +
+        'each one; its migrations connect as `<name>-migrate`',
+    }),
   }) satisfies TProperties;
 
 /** A service that consumes events keeps an inbox (`processed_events`): how long it remembers each event. */

@@ -43,10 +43,10 @@ export const BusConfig = {
 };
 
 /** What every service with a database of its own reads first: the common variables, its port, database and broker. */
-export const DatabaseServiceConfig = (port: number, database: string) => ({
+export const DatabaseServiceConfig = (port: number, database: string, service: string) => ({
   ...CommonConfig,
   PORT: PortNumber(port),
-  ...DatabaseConfig(database),
+  ...DatabaseConfig(database, service),
   ...BusConfig,
 });
 

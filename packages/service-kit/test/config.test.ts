@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Type } from '@sinclair/typebox';
-import { CommonConfig, ConfigError, loadConfig, PortNumber, Url } from '../src/config.js';
+import { CommonConfig, ConfigError, DatabaseConfig, loadConfig, PortNumber, Url } from '../src/config.js';
 
 const Schema = Type.Object({
   ...CommonConfig,
@@ -39,4 +39,38 @@ describe('configuration', () => {
       .and.matches(/NODE_ENV/)
       .and.matches(/DATABASE_URL/);
   });
+});
+
+describe('configuration: the database pool', () => {
+  const PoolSchema = Type.Object(DatabaseConfig('payments_ledger', 'ledger'));
+
+  it('bounds the pool as before by default, adds a 30 s statement timeout, names it after the service', () => {
+    expect(loadConfig(PoolSchema, {})).to.include({
+      DATABASE_POOL_MAX: 10,
+      DATABASE_POOL_ACQUIRE_TIMEOUT_MS: 10_000,
+      DATABASE_CONNECT_TIMEOUT_MS: 10_000,
+      DATABASE_STATEMENT_TIMEOUT_MS: 30_000,
+      DATABASE_APPLICATION_NAME: 'ledger',
+    });
+  });
+
+  const refused: [variable: string, value: string, message: RegExp][] = [
+    ['DATABASE_POOL_MAX', '0', /DATABASE_POOL_MAX must be >= 1 \(got "0"\)/],
+    ['DATABASE_POOL_MAX', '500', /DATABASE_POOL_MAX must be <= 100 \(got "500"\)/],
+    ['DATABASE_POOL_MAX', 'ten', /DATABASE_POOL_MAX must be integer/],
+    ['DATABASE_POOL_ACQUIRE_TIMEOUT_MS', '10', /DATABASE_POOL_ACQUIRE_TIMEOUT_MS must be >= 100/],
+    ['DATABASE_CONNECT_TIMEOUT_MS', '600000', /DATABASE_CONNECT_TIMEOUT_MS must be <= 120000/],
+    ['DATABASE_STATEMENT_TIMEOUT_MS', '0', /DATABASE_STATEMENT_TIMEOUT_MS must be >= 100 \(got "0"\)/],
+    ['DATABASE_STATEMENT_TIMEOUT_MS', '1.5', /DATABASE_STATEMENT_TIMEOUT_MS must be integer/],
+    ['DATABASE_APPLICATION_NAME', 'ledger; drop', /DATABASE_APPLICATION_NAME must match pattern/],
+    ['DATABASE_APPLICATION_NAME', 'x'.repeat(64), /DATABASE_APPLICATION_NAME must match pattern/],
+  ];
+  for (const [variable, value, message] of refused) {
+    it(`refuses ${variable}=${value.length > 20 ? `${value.slice(0, 8)}…` : value}, naming it`, () => {
+      expect(() => loadConfig(PoolSchema, { [variable]: value }))
+        .to.throw(ConfigError)
+        .with.property('message')
+        .that.matches(message);
+    });
+  }
 });

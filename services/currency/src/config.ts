@@ -15,7 +15,7 @@ import {
 } from './domain/catalogue.js';
 
 export const CurrencyConfigSchema = Type.Object({
-  ...DatabaseServiceConfig(3003, 'payments_currency'),
+  ...DatabaseServiceConfig(3003, 'payments_currency', 'currency'),
   ...InboxConfig,
   ...IdentityTokensConfig(
     "Where identity answers (the revocations in force, for the admins' dead-letter routes)",

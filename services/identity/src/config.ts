@@ -9,7 +9,7 @@ const Optional = (description: string, production?: string) =>
   Type.Optional(Type.String({ minLength: 1, description, ...(production ? { production } : {}) }));
 
 export const IdentityConfigSchema = Type.Object({
-  ...DatabaseServiceConfig(3001, 'payments_identity'),
+  ...DatabaseServiceConfig(3001, 'payments_identity', 'identity'),
   ...TokenConfig,
   LEDGER_URL: Url({
     default: 'http://127.0.0.1:3002',

@@ -10,7 +10,8 @@ const knex = await openDatabase({
   url: config.DATABASE_URL,
   migrations,
   logger: createLogger('ledger-audit', 'warn'),
-  poolMax: 6,
+  // Without the service's statement timeout: the audit scans every entry, which at scale takes minutes.
+  pool: { max: 6, applicationName: 'ledger-audit' },
 });
 try {
   const report = await runAudit(knex);

@@ -25,7 +25,7 @@ const Seconds = (minimum: number, fallback: number, description: string) =>
   Type.Integer({ minimum, default: fallback, description });
 
 export const LedgerConfigSchema = Type.Object({
-  ...DatabaseServiceConfig(3002, 'payments_ledger'),
+  ...DatabaseServiceConfig(3002, 'payments_ledger', 'ledger'),
   ...InboxConfig,
   ...IdentityTokensConfig('Where identity answers (the revocations in force)'),
   CURRENCY_URL: Url({

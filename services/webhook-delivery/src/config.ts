@@ -13,7 +13,7 @@ const Bounded = (minimum: number, maximum: number, fallback: number, description
   Type.Integer({ minimum, maximum, default: fallback, description });
 
 export const WebhookDeliveryConfigSchema = Type.Object({
-  ...DatabaseServiceConfig(3006, 'payments_webhook_delivery'),
+  ...DatabaseServiceConfig(3006, 'payments_webhook_delivery', 'webhook-delivery'),
   ...InboxConfig,
   ...IdentityTokensConfig('Where the revocations in force and users (rendered for `user.updated`) come from'),
   LEDGER_URL: Url({

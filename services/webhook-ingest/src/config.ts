@@ -17,7 +17,7 @@ export const MINIMUM_WEBHOOK_SECRET_BYTES = 32;
 export const DEFAULT_WEBHOOK_EVENT_RETENTION_DAYS = 35;
 
 export const WebhookIngestConfigSchema = Type.Object({
-  ...DatabaseServiceConfig(3004, 'payments_webhook_ingest'),
+  ...DatabaseServiceConfig(3004, 'payments_webhook_ingest', 'webhook-ingest'),
   LEDGER_URL: Url({
     default: 'http://127.0.0.1:3002',
     description: 'Asked what a payment is for when a webhook does not say its amount and currency',

@@ -51,10 +51,30 @@ export interface DatabaseOptions {
   /** What the runtime role may do; granted by the owner after migrating, when the two roles differ. */
   privileges?: RuntimePrivileges;
   logger: Logger;
-  poolMax?: number;
+  /** The runtime pool's bounds; what is left out keeps DEFAULT_POOL's value. */
+  pool?: Partial<PoolSettings>;
   /** Refuse to run on a connection that may change the schema (a superuser, or an owner of a table): production. */
   leastPrivilege?: boolean;
 }
+
+/** How a pool is bounded: DatabaseConfig's DATABASE_POOL_* and timeouts. */
+export interface PoolSettings {
+  max: number;
+  /** How long a query waits for a free connection. */
+  acquireTimeoutMs: number;
+  /** How long opening one connection may take. */
+  connectTimeoutMs: number;
+  /** PostgreSQL cancels a statement running longer (SQLSTATE 57014); unset: never, as for migrations. */
+  statementTimeoutMs?: number;
+  /** What `pg_stat_activity` shows as the connection's `application_name`. */
+  applicationName?: string;
+}
+
+/** The pool as it was before it was configurable: 10 connections, a query waits 10 s for one. */
+export const DEFAULT_POOL: PoolSettings = { max: 10, acquireTimeoutMs: 10_000, connectTimeoutMs: 10_000 };
+
+/** Three times the gateway's upstream timeout: a request given up on frees its connection soon after. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 
 const DUPLICATE_DATABASE = '42P04';
 const UNIQUE_VIOLATION = '23505';
@@ -68,12 +88,16 @@ const codeOf = (error: unknown) => (error as { code?: string }).code;
  * A deployment gives each service a role that owns its database and may create none (the provisioner made it),
  * so an existing database is found by connecting to it, without touching the maintenance database.
  */
-export async function ensureDatabase(url: string, logger: Logger): Promise<void> {
+export async function ensureDatabase(
+  url: string,
+  logger: Logger,
+  connectTimeoutMs = DEFAULT_POOL.connectTimeoutMs,
+): Promise<void> {
   const target = new URL(url);
   const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name))
     throw new Error(`Unsupported database name in DATABASE_URL: ${name}`);
-  const probe = new pg.Client({ connectionString: url });
+  const probe = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs });
   try {
     await probe.connect();
     return;
@@ -84,7 +108,10 @@ export async function ensureDatabase(url: string, logger: Logger): Promise<void>
   }
   const admin = new URL(url);
   admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
+  const client = new pg.Client({
+    connectionString: admin.toString(),
+    connectionTimeoutMillis: connectTimeoutMs,
+  });
   await client.connect();
   try {
     await client.query(`CREATE DATABASE "${name}"`);
@@ -112,16 +139,38 @@ const migrationSource = (migrations: Migration[]) => ({
   },
 });
 
-const openPool = (url: string, max: number) =>
+const openPool = (url: string, settings: PoolSettings, logger: Logger) =>
   createKnex({
     client: 'pg',
-    connection: url,
+    // knex's own messages (a connection that failed, an acquire that timed out) go to the service's log as JSON,
+    // not to stdout as coloured text.
+    log: {
+      warn: (message: string) => logger.warn({ knex: message }, 'database pool'),
+      error: (message: string) => logger.error({ knex: message }, 'database pool'),
+      deprecate: (message: string) => logger.warn({ knex: message }, 'database pool'),
+      debug: () => undefined,
+    },
+    connection: {
+      connectionString: url,
+      connectionTimeoutMillis: settings.connectTimeoutMs,
+      // Sent in the startup packet, so they hold from the connection's first statement.
+      statement_timeout: settings.statementTimeoutMs,
+      application_name: settings.applicationName,
+    },
     // tarn looks for idle connections to close every reapIntervalMillis (1 s by default) for as long as the pool
     // holds one, which an idle service's polls keep alive: 10 s wakes it a tenth as often, and a connection idle
     // for 30 s is then closed within 40 s instead of 31.
-    pool: { min: 0, max, idleTimeoutMillis: 30_000, reapIntervalMillis: 10_000 },
-    acquireConnectionTimeout: 10_000,
+    pool: { min: 0, max: settings.max, idleTimeoutMillis: 30_000, reapIntervalMillis: 10_000 },
+    acquireConnectionTimeout: settings.acquireTimeoutMs,
   });
+
+/** Migrations' connections: `<service>-migrate`, within PostgreSQL's 63 characters. */
+const migrationName = (applicationName?: string) =>
+  applicationName && `${applicationName.slice(0, 55)}-migrate`;
+
+/** The pool migrations run on: one connection, and no statement timeout, since a migration may rewrite a table. */
+const openMigrationPool = (url: string, logger: Logger, applicationName?: string) =>
+  openPool(url, { ...DEFAULT_POOL, max: 1, applicationName: migrationName(applicationName) }, logger);
 
 /** The role a PostgreSQL URL logs in as; null when it names none (the operating system user). */
 const roleOf = (url: string) => {
@@ -157,6 +206,8 @@ export interface MigrationOptions {
   migrations: Migration[];
   privileges?: RuntimePrivileges;
   logger: Logger;
+  /** The service's application_name; its migration connections are named `<it>-migrate`. */
+  applicationName?: string;
 }
 
 /**
@@ -167,9 +218,13 @@ export async function migrateDatabase(options: MigrationOptions): Promise<void> 
   await ensureDatabase(options.migrationUrl, options.logger);
   // One run at a time per database, from the first statement: knex's own lock lives in a table that two first
   // runs would both try to create.
-  const lock = new pg.Client({ connectionString: options.migrationUrl });
+  const lock = new pg.Client({
+    connectionString: options.migrationUrl,
+    connectionTimeoutMillis: DEFAULT_POOL.connectTimeoutMs,
+    application_name: migrationName(options.applicationName),
+  });
   await lock.connect();
-  const owner = openPool(options.migrationUrl, 1);
+  const owner = openMigrationPool(options.migrationUrl, options.logger, options.applicationName);
   try {
     await lock.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', ['payments:migrate']);
     await owner.migrate.latest(migrationSource(options.migrations));
@@ -217,23 +272,30 @@ async function refuseSchemaRights(knex: Knex) {
  * current, or, with one role for both, migrated by it.
  */
 export async function openDatabase(options: DatabaseOptions): Promise<Knex> {
-  if (options.migrationUrl) await migrateDatabase({ ...options, migrationUrl: options.migrationUrl });
-  else await ensureDatabase(options.url, options.logger);
-  const knex = openPool(options.url, options.poolMax ?? 10);
+  const pool = { ...DEFAULT_POOL, ...options.pool };
+  const { applicationName } = pool;
+  if (options.migrationUrl)
+    await migrateDatabase({ ...options, migrationUrl: options.migrationUrl, applicationName });
+  else await ensureDatabase(options.url, options.logger, pool.connectTimeoutMs);
+  const knex = openPool(options.url, pool, options.logger);
   try {
     if (options.leastPrivilege) await refuseSchemaRights(knex);
     const pending = await pendingMigrations(knex, options.migrations);
     if (pending?.length === 0) return knex;
     if (!options.migrationUrl) {
       // One role for both: it migrates (development; in production refuseSchemaRights stopped it above).
-      await knex.migrate.latest(migrationSource(options.migrations)).catch((error: unknown) => {
-        if (codeOf(error) !== INSUFFICIENT_PRIVILEGE) throw error;
-        throw new Error(
-          "the schema is behind its migrations and DATABASE_URL's role may not migrate it: set " +
-            "MIGRATION_DATABASE_URL to the owner role's, or run the service's `migrate` first",
-          { cause: error },
-        );
-      });
+      const migrator = openMigrationPool(options.url, options.logger, applicationName);
+      await migrator.migrate
+        .latest(migrationSource(options.migrations))
+        .catch((error: unknown) => {
+          if (codeOf(error) !== INSUFFICIENT_PRIVILEGE) throw error;
+          throw new Error(
+            "the schema is behind its migrations and DATABASE_URL's role may not migrate it: set " +
+              "MIGRATION_DATABASE_URL to the owner role's, or run the service's `migrate` first",
+            { cause: error },
+          );
+        })
+        .finally(() => migrator.destroy());
       return knex;
     }
     throw new Error(`the schema is behind its migrations (${(pending ?? ['all']).join(', ')})`);
@@ -245,16 +307,41 @@ export async function openDatabase(options: DatabaseOptions): Promise<Knex> {
 
 /** The database options a service's configuration gives (see DatabaseConfig). */
 export function databaseOptions(
-  config: { DATABASE_URL: string; MIGRATION_DATABASE_URL?: string; NODE_ENV: string },
-  rest: Pick<DatabaseOptions, 'migrations' | 'privileges' | 'logger' | 'poolMax'>,
+  config: DatabaseServiceSettings,
+  rest: Pick<DatabaseOptions, 'migrations' | 'privileges' | 'logger'>,
 ): DatabaseOptions {
   return {
     url: config.DATABASE_URL,
     migrationUrl: config.MIGRATION_DATABASE_URL,
     leastPrivilege: config.NODE_ENV === 'production',
+    pool: poolSettings(config),
     ...rest,
   };
 }
+
+/** What `databaseOptions` reads of a service's configuration (DatabaseConfig's variables and NODE_ENV). */
+export interface DatabaseServiceSettings extends PoolVariables {
+  DATABASE_URL: string;
+  MIGRATION_DATABASE_URL?: string;
+  NODE_ENV: string;
+}
+
+export interface PoolVariables {
+  DATABASE_POOL_MAX: number;
+  DATABASE_POOL_ACQUIRE_TIMEOUT_MS: number;
+  DATABASE_CONNECT_TIMEOUT_MS: number;
+  DATABASE_STATEMENT_TIMEOUT_MS: number;
+  DATABASE_APPLICATION_NAME: string;
+}
+
+/** The pool DatabaseConfig's variables describe. */
+export const poolSettings = (config: PoolVariables): PoolSettings => ({
+  max: config.DATABASE_POOL_MAX,
+  acquireTimeoutMs: config.DATABASE_POOL_ACQUIRE_TIMEOUT_MS,
+  connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+  statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+  applicationName: config.DATABASE_APPLICATION_NAME,
+});
 
 export async function isDatabaseUp(knex: Knex): Promise<boolean> {
   try {

@@ -13,7 +13,9 @@ export function runMigrations(
   database: string,
   schema: { migrations: Migration[]; privileges: RuntimePrivileges },
 ): void {
-  const config = loadConfig(Type.Object({ LOG_LEVEL: CommonConfig.LOG_LEVEL, ...DatabaseConfig(database) }));
+  const config = loadConfig(
+    Type.Object({ LOG_LEVEL: CommonConfig.LOG_LEVEL, ...DatabaseConfig(database, service) }),
+  );
   const logger = createLogger(`${service}-migrate`, config.LOG_LEVEL);
   if (!config.MIGRATION_DATABASE_URL) {
     logger.fatal('MIGRATION_DATABASE_URL is required: the owner role the migrations run as');
@@ -22,6 +24,7 @@ export function runMigrations(
   migrateDatabase({
     migrationUrl: config.MIGRATION_DATABASE_URL,
     url: config.DATABASE_URL,
+    applicationName: config.DATABASE_APPLICATION_NAME,
     ...schema,
     logger,
   }).then(

@@ -51,6 +51,14 @@ export function sendProblem(res: Response, problem: Problem, headers: Record<str
   res.status(problem.status).set(headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
 }
 
+const QUERY_CANCELED = '57014';
+
+/** A statement cancelled by its statement_timeout, or no free connection in the pool in time: both pass. */
+const isDatabaseOverloaded = (error: unknown) => {
+  const { code, name } = (error ?? {}) as { code?: string; name?: string };
+  return code === QUERY_CANCELED || name === 'KnexTimeoutError';
+};
+
 /** Turns anything thrown into a problem; unknown errors become a 500 that reveals nothing. */
 function toProblem(error: unknown, req: Request): { problem: Problem; headers?: Record<string, string> } {
   const instance = requestPath(req);
@@ -58,6 +66,12 @@ function toProblem(error: unknown, req: Request): { problem: Problem; headers?: 
     return {
       problem: buildProblem(error.code, error.detail, instance, error.errors),
       headers: error.headers,
+    };
+  }
+  if (isDatabaseOverloaded(error)) {
+    return {
+      problem: buildProblem('SERVICE_UNAVAILABLE', 'The database is busy; try again shortly', instance),
+      headers: { 'Retry-After': '1' },
     };
   }
   const type = (error as { type?: string } | null)?.type;
