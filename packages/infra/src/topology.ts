@@ -135,7 +135,11 @@ export function serviceEnvironment(service: ServiceName, settings: SystemSetting
     LOG_LEVEL: settings.logLevel ?? 'info',
     HOST: host,
     PORT: String(settings.ports[service]),
-    AMQP_URL: withCredentials(settings.amqpUrl, settings.logins?.[service]?.broker),
+    // A cluster's nodes (comma-separated), each with the service's own login.
+    AMQP_URL: settings.amqpUrl
+      .split(',')
+      .map((node) => withCredentials(node.trim(), settings.logins?.[service]?.broker))
+      .join(','),
     AMQP_NAMESPACE: settings.amqpNamespace ?? '',
     IDENTITY_URL: url('identity'),
     LEDGER_URL: url('ledger'),

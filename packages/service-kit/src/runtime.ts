@@ -3,7 +3,7 @@ import type { Deployment } from '@payments/contracts';
 import { Type } from '@sinclair/typebox';
 import { createAmqpBus } from './bus/amqp-bus.js';
 import type { DeliveryObserver, EventBus } from './bus/event-bus.js';
-import { CommonConfig, DatabaseConfig, PortNumber, Url } from './config.js';
+import { CommonConfig, DatabaseConfig, PortNumber } from './config.js';
 import {
   databaseOptions,
   isDatabaseUp,
@@ -31,9 +31,12 @@ export interface RunningService {
 }
 
 export const BusConfig = {
-  AMQP_URL: Url({
+  AMQP_URL: Type.String({
     default: 'amqp://guest:guest@127.0.0.1:5672',
-    description: 'The RabbitMQ broker events travel on',
+    pattern: '^amqps?://[^,\\s]+(,amqps?://[^,\\s]+)*$',
+    description:
+      'The RabbitMQ broker events travel on: one URL, or the nodes of a cluster as URLs separated by commas. ' +
+      'A node that is lost or unreachable gives way to the next, in turn',
   }),
   AMQP_NAMESPACE: Type.String({
     default: '',

@@ -26,6 +26,7 @@ import {
   eventually,
   startTcpProxy,
   viaProxy,
+  type TcpProxy,
   type TestBroker,
   type TestDatabase,
 } from '@payments/testkit';
@@ -572,6 +573,54 @@ describe('event bus: AMQP adapter losing the broker', function () {
       process.off('unhandledRejection', record);
       await bus.close();
       await proxy.close();
+    }
+  });
+
+  it("moves to another of the cluster's nodes when the one it uses is lost for good, and past one down at start", async () => {
+    const target = new URL(broker.url);
+    const node = () => startTcpProxy({ host: target.hostname, port: Number(target.port || 5672) });
+    const first = await node();
+    const second = await node();
+    const nodes = (a: TcpProxy, b: TcpProxy) => `${viaProxy(broker.url, a)},${viaProxy(broker.url, b)}`;
+    const handled: string[] = [];
+    const publishedAndHandled = async (bus: EventBus) => {
+      const event = paymentProcessed();
+      await bus.publish(event);
+      await eventually(
+        async () => handled,
+        (ids) => ids.includes(event.id),
+        { timeoutMs: 10_000 },
+      );
+    };
+    // Connected through the first node, which is then lost and never comes back.
+    const lost = createAmqpBus({ url: nodes(first, second), namespace: broker.namespace, logger });
+    // The first node it names is down when it starts.
+    const late = createAmqpBus({ url: nodes(second, first), namespace: broker.namespace, logger });
+    try {
+      await lost.start();
+      const consumer = await lost.consume('ledger', {
+        PaymentProcessed: async (event) => void handled.push(event.id),
+      });
+      await publishedAndHandled(lost);
+      second.cut();
+      await late.start();
+      expect(late.isConnected()).to.equal(true);
+      first.cut();
+      for (const bus of [lost, late])
+        await eventually(
+          async () => bus.isConnected(),
+          (connected) => !connected,
+        );
+      second.restore();
+      expect(await eventually(async () => late.isConnected(), Boolean, { timeoutMs: 10_000 })).to.equal(true);
+      expect(await eventually(async () => lost.isConnected(), Boolean, { timeoutMs: 10_000 })).to.equal(true);
+      await publishedAndHandled(lost);
+      await publishedAndHandled(late);
+      expect(first.refused()).to.be.greaterThan(0);
+      await consumer.stop();
+    } finally {
+      await Promise.all([lost.close(), late.close()]);
+      await Promise.all([first.close(), second.close()]);
     }
   });
 

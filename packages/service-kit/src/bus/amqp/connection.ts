@@ -6,8 +6,10 @@ import amqp, {
 } from 'amqplib';
 import type { Logger } from '../../logger.js';
 import { BusUnavailableError } from '../event-bus.js';
+import { brokerNodes } from './broker-nodes.js';
 
 export interface BrokerConnectionOptions {
+  /** AMQP_URL: one broker, or a cluster's nodes separated by commas (each attempt after a failure tries the next). */
   url: string;
   logger: Logger;
   /**
@@ -43,9 +45,13 @@ const RECOVERY = {
 /** A failed attempt is logged on the first and then every 20th, so a broker that stays down does not flood the log. */
 const LOG_EVERY_ATTEMPTS = 20;
 
-/** One connection to RabbitMQ, re-established by amqplib's connection recovery after a loss. */
+/**
+ * One connection to RabbitMQ, re-established by amqplib's connection recovery after a loss: to the next of the
+ * cluster's nodes, so a node that is lost or cut off gives way to one that survives (quorum queues serve on any).
+ */
 export function createBrokerConnection(options: BrokerConnectionOptions): BrokerConnection {
   const { logger } = options;
+  const nodes = brokerNodes(options.url);
   let recovering: Promise<RecoveringChannelModel> | null = null;
   let model: ChannelModel | null = null;
   let closed = false;
@@ -64,20 +70,26 @@ export function createBrokerConnection(options: BrokerConnectionOptions): Broker
   };
 
   const open = async (): Promise<RecoveringChannelModel> => {
-    const connection = await amqp.connect(options.url, {
+    const connection = await amqp.connect(nodes.target, {
       clientProperties: { connection_name: 'payments' },
       recovery: { ...RECOVERY, setup, waitForConnect: false },
     });
-    connection.on('connect', () => logger.info('connected to RabbitMQ'));
+    connection.on('connect', () => logger.info({ broker: nodes.current() }, 'connected to RabbitMQ'));
     connection.on('error', (error: Error) => logger.warn({ err: error }, 'RabbitMQ connection error'));
     connection.on('disconnect', (error: Error) => {
       model = null;
-      logger.warn({ err: error }, 'lost the RabbitMQ connection; reconnecting');
+      logger.warn({ err: error, broker: nodes.current() }, 'lost the RabbitMQ connection; reconnecting');
       options.onLost(error);
     });
+    // Before every attempt after a loss or a failure: the node that failed is tried again only after the others.
     connection.on('reconnect-scheduled', ({ attempt, error }: { attempt: number; error: Error }) => {
+      const failed = nodes.current();
+      nodes.next();
       if (attempt === 1 || attempt % LOG_EVERY_ATTEMPTS === 0)
-        logger.warn({ err: error, attempt }, 'cannot reach RabbitMQ; retrying');
+        logger.warn(
+          { err: error, attempt, broker: failed, next: nodes.current() },
+          'cannot reach RabbitMQ; retrying',
+        );
     });
     return connection;
   };
