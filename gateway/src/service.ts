@@ -9,6 +9,7 @@ import {
   startService,
   type RunningService,
   type ServiceDeps,
+  startTracing,
 } from '@payments/service-kit';
 import type { GatewayConfig } from './config.js';
 import type { UpstreamName } from './domain/route-table.js';
@@ -22,6 +23,9 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
   const logger = deps.logger ?? createLogger('gateway', config.LOG_LEVEL);
   const serviceCredential = checkedServiceCredential(config, logger);
   return startService(logger, async (shutdown) => {
+    // First opened, last closed: the spans of the shutdown itself are still exported.
+    const tracing = startTracing('gateway', config);
+    shutdown.add('tracing', () => tracing.stop());
     const metrics = createMetrics('gateway');
 
     const bus =

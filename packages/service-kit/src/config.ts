@@ -1,6 +1,7 @@
 import { Ajv } from 'ajv';
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
 import { DEFAULT_INBOX_RETENTION_DAYS } from './data/inbox.js';
+import { TracingConfig } from './tracing.js';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -36,6 +37,7 @@ export const CommonConfig = {
       production: 'required, each at least 32 characters; the development value is refused',
     }),
   ),
+  ...TracingConfig,
 } satisfies TProperties;
 
 export const PortNumber = (fallback: number) =>

@@ -16,6 +16,7 @@ import {
   startService,
   type RunningService,
   type ServiceDeps,
+  startTracing,
 } from '@payments/service-kit';
 import { checkProductionSettings, resolveSecretKeys, type WebhookDeliveryConfig } from './config.js';
 import { createDeliveryRepository } from './data/delivery-repository.js';
@@ -50,6 +51,9 @@ export async function startWebhookDelivery(
     WEBHOOK_ENDPOINT_SECRETS_KEYS: secretKeys.development,
   });
   return startService(logger, async (shutdown) => {
+    // First opened, last closed: the spans of the shutdown itself are still exported.
+    const tracing = startTracing(NAME, config);
+    shutdown.add('tracing', () => tracing.stop());
     const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const metrics = createMetrics(NAME);
     const bus = await connectBus(config, logger, shutdown, deps.bus, { metrics });

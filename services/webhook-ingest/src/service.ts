@@ -11,6 +11,7 @@ import {
   startService,
   type RunningService,
   type ServiceDeps,
+  startTracing,
 } from '@payments/service-kit';
 import { resolveWebhookSettings, type WebhookIngestConfig } from './config.js';
 import { createLedgerPayments } from './data/ledger-payments.js';
@@ -34,6 +35,9 @@ export async function startWebhookIngest(
     WEBHOOK_SECRETS: settings.usesDevelopmentSecret,
   });
   return startService(logger, async (shutdown) => {
+    // First opened, last closed: the spans of the shutdown itself are still exported.
+    const tracing = startTracing(NAME, config);
+    shutdown.add('tracing', () => tracing.stop());
     const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const bus = await connectBus(config, logger, shutdown, deps.bus);
 
