@@ -128,6 +128,12 @@ export async function inSpan<T>(
   }
 }
 
+/** A link to the active span (none outside a span): a trace continued from elsewhere still points at its cause. */
+export function linksToActiveSpan(): Link[] {
+  const span = trace.getActiveSpan();
+  return span ? [{ context: span.spanContext() }] : [];
+}
+
 /** `trace_id` and `span_id` of the active span, for log lines; empty outside a span or with tracing off. */
 export function traceLogFields(): { trace_id?: string; span_id?: string } {
   const span = trace.getActiveSpan();

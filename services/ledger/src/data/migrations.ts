@@ -22,6 +22,7 @@ import { adminActionOwner } from './migrations/020_admin_action_owner.js';
 import { acceptRequestsPayoutAccount } from './migrations/021_accept_requests_payout_account.js';
 import { providerRequestAges } from './migrations/022_provider_request_ages.js';
 import { outboxTraceContext } from './migrations/023_outbox_trace_context.js';
+import { providerPaymentTraceContext } from './migrations/024_provider_payment_trace_context.js';
 
 /**
  * The ledger's schema, in the order it is built: one migration per file in migrations/, each file named as knex
@@ -58,4 +59,5 @@ export const migrations: Migration[] = [
   providerRequestAges,
   // The trace context with each outbox row; ledger_accept_requests as it stands.
   outboxTraceContext,
+  providerPaymentTraceContext,
 ];
