@@ -105,6 +105,10 @@ describe('tracing a deposit across every hop, exported by OTLP', function () {
     ).catch(() => undefined);
     const traced = inTrace();
     expect(namesIn(traced)).to.include.members(path);
+    // Its queries too: the acceptance's, the credit's.
+    expect(
+      traced.filter((span) => span.service === 'ledger' && /^(SELECT|WITH|INSERT|UPDATE)$/.test(span.name)),
+    ).to.have.length.greaterThan(0);
     // One trace: every span's parent is in it, or is the caller's.
     const ids = new Set([callerSpanId, ...traced.map((span) => span.spanId)]);
     const orphans = traced.filter((span) => span.parentSpanId && !ids.has(span.parentSpanId));

@@ -1,6 +1,8 @@
 import knexModule, { type Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from '../logger.js';
+import { isTracing } from '../tracing.js';
+import { traceQueries } from './query-tracing.js';
 
 // knex ships CommonJS; under NodeNext its default export arrives as the module object.
 const createKnex = knexModule as unknown as typeof knexModule.knex;
@@ -220,6 +222,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Knex> {
   if (options.migrationUrl) await migrateDatabase({ ...options, migrationUrl: options.migrationUrl });
   else await ensureDatabase(options.url, options.logger);
   const knex = openPool(options.url, options.poolMax ?? 10);
+  if (isTracing()) traceQueries(knex);
   try {
     if (options.leastPrivilege) await refuseSchemaRights(knex);
     const pending = await pendingMigrations(knex, options.migrations);
