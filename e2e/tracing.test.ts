@@ -95,6 +95,7 @@ describe('tracing a deposit across every hop, exported by OTLP', function () {
       'ledger: PaymentProcessed process',
       'ledger: TransactionCompleted publish',
       'webhook-delivery: TransactionCompleted process',
+      'webhook-delivery: webhook send transaction.completed',
     ];
     const namesIn = (spans: ExportedSpan[]) => spans.map((span) => `${span.service}: ${span.name}`);
     const inTrace = () => spansOf(collector).filter((span) => span.traceId === traceId);
