@@ -1,7 +1,27 @@
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
-import { trace } from '@opentelemetry/api';
-import { createLogger, currentTraceCarrier, inSpan, isTracing, startTracing } from '../src/index.js';
+import { context, propagation, trace } from '@opentelemetry/api';
+import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
+import {
+  contextFromCarrier,
+  createLogger,
+  currentTraceCarrier,
+  inSpan,
+  isTracing,
+  startTracing,
+} from '../src/index.js';
+
+/** A logger whose lines are kept, parsed. */
+function keptLogger() {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: createLogger('ledger', 'info', destination), lines };
+}
 
 describe('tracing', () => {
   it('starts no SDK when OTEL_EXPORTER_OTLP_ENDPOINT is unset', async () => {
@@ -18,20 +38,49 @@ describe('tracing', () => {
   });
 
   it('adds no trace fields to log lines when tracing is off', async () => {
-    const lines: string[] = [];
-    const destination = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
-    const logger = createLogger('ledger', 'info', destination);
+    const { logger, lines } = keptLogger();
     await inSpan('work', {}, () => {
       logger.info('inside a span');
       return Promise.resolve();
     });
-    const line = JSON.parse(lines[0] ?? '{}') as Record<string, unknown>;
-    expect(line).to.include({ msg: 'inside a span' });
-    expect(line).not.to.have.property('trace_id');
+    expect(lines[0]).to.include({ msg: 'inside a span' });
+    expect(lines[0]).not.to.have.property('trace_id');
+  });
+
+  describe('with an SDK registered in this process', () => {
+    const exporter = new InMemorySpanExporter();
+    let provider: NodeTracerProvider;
+
+    before(() => {
+      provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+      provider.register();
+    });
+    after(async () => {
+      await provider.shutdown();
+      // Back to the API's no-ops, for whatever this worker runs next.
+      trace.disable();
+      context.disable();
+      propagation.disable();
+    });
+
+    it('names the active span on every log line written inside it, and continues a carried trace', async () => {
+      expect(isTracing()).to.equal(true);
+      const { logger, lines } = keptLogger();
+      let carrier: ReturnType<typeof currentTraceCarrier> = null;
+      await inSpan('request', {}, async () => {
+        await new Promise((resolve) => setImmediate(resolve));
+        logger.info('after an await');
+        carrier = currentTraceCarrier();
+      });
+      const [request] = exporter.getFinishedSpans();
+      expect(lines[0]).to.include({
+        trace_id: request?.spanContext().traceId,
+        span_id: request?.spanContext().spanId,
+      });
+      await inSpan('consumer', { parent: contextFromCarrier(carrier) }, () => Promise.resolve());
+      const consumer = exporter.getFinishedSpans()[1];
+      expect(consumer?.spanContext().traceId).to.equal(request?.spanContext().traceId);
+      expect(consumer?.parentSpanContext?.spanId).to.equal(request?.spanContext().spanId);
+    });
   });
 });
