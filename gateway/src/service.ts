@@ -10,6 +10,7 @@ import {
   startService,
   type RunningService,
   type ServiceDeps,
+  startTracing,
 } from '@payments/service-kit';
 import type { GatewayConfig } from './config.js';
 import type { UpstreamName } from './domain/route-table.js';
@@ -23,6 +24,9 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
   const logger = deps.logger ?? createLogger('gateway', config.LOG_LEVEL);
   const serviceCredential = checkedServiceCredential(config, logger);
   return startService(logger, { drainSeconds: config.SHUTDOWN_DRAIN_SECONDS }, async (shutdown) => {
+    // First opened, last closed: the spans of the shutdown itself are still exported.
+    const tracing = startTracing('gateway', config);
+    shutdown.add('tracing', () => tracing.stop());
     const metrics = createMetrics('gateway');
 
     const bus =

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { Request, RequestHandler, Response } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { buildProblem } from '@payments/contracts';
-import { requestPath, type Logger } from '@payments/service-kit';
+import { injectTraceContext, requestPath, type Logger } from '@payments/service-kit';
 import type { UpstreamName } from '../domain/route-table.js';
 import { renderError } from './error-rendering.js';
 
@@ -101,6 +101,8 @@ export function createUpstreamProxy(upstream: Upstream, options: UpstreamProxyOp
     // The verified caller, for services' logs; a client cannot supply it. Services still verify the token.
     delete req.headers['x-user-id'];
     if (req.auth) req.headers['x-user-id'] = req.auth.userId;
+    // The service continues the gateway's span, not the client's (nothing when tracing is off).
+    injectTraceContext(req.headers);
     return proxy(req, res, next);
   };
   return { handler, close: () => agent.destroy() };

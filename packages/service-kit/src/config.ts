@@ -2,6 +2,7 @@ import { Ajv } from 'ajv';
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
 import { DEFAULT_POOL, DEFAULT_STATEMENT_TIMEOUT_MS } from './data/database.js';
 import { DEFAULT_INBOX_RETENTION_DAYS } from './data/inbox.js';
+import { TracingConfig } from './tracing.js';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -46,6 +47,7 @@ export const CommonConfig = {
       production: 'required, each at least 32 characters; the development value is refused',
     }),
   ),
+  ...TracingConfig,
 } satisfies TProperties;
 
 export const PortNumber = (fallback: number) =>

@@ -1,5 +1,6 @@
 export * from './config.js';
 export * from './logger.js';
+export * from './tracing.js';
 export * from './errors.js';
 export * from './metrics.js';
 export * from './auth.js';
@@ -15,6 +16,7 @@ export * from './service-client.js';
 export * from './service-credential.js';
 export * from './http/app.js';
 export * from './http/request-logging.js';
+export * from './http/request-tracing.js';
 export * from './http/validate.js';
 export * from './http/listen.js';
 export * from './http/api-version.js';

@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { traceLogFields } from './tracing.js';
 
 export type { Logger };
 
@@ -11,6 +12,8 @@ export function createLogger(
   const options = {
     level,
     base: { service },
+    // Every line written inside a span names its trace, so one deposit's lines are found across services.
+    mixin: traceLogFields,
     redact: {
       paths: [
         'req.headers.authorization',

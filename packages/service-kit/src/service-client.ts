@@ -1,5 +1,6 @@
 import { AppError } from './errors.js';
 import { serviceAuthorization } from './service-credential.js';
+import { injectTraceContext } from './tracing.js';
 
 export interface ServiceResponse<T> {
   status: number;
@@ -30,14 +31,16 @@ export function createServiceClient(baseUrl: string, options: ServiceClientOptio
     body?: unknown,
   ): Promise<ServiceResponse<T>> => {
     let response: Response;
+    const sent: Record<string, string> = {
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+      ...credential,
+    };
+    injectTraceContext(sent);
     try {
       response = await fetch(new URL(path, baseUrl), {
         method,
-        headers: {
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...headers,
-          ...credential,
-        },
+        headers: sent,
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
       });

@@ -39,7 +39,13 @@ describe('outbox relay', function () {
 
   before(async () => {
     database = await createTestDatabase('outbox_relay');
-    knex = await openDatabase({ url: database.url, migrations: [outboxMigration], logger });
+    // The column each service with an outbox adds in a migration of its own (ADR 0112).
+    const traceContext = {
+      name: '001_outbox_trace_context',
+      up: (db: Knex) => db.raw('ALTER TABLE outbox ADD COLUMN trace_context jsonb'),
+      down: (db: Knex) => db.raw('ALTER TABLE outbox DROP COLUMN trace_context'),
+    };
+    knex = await openDatabase({ url: database.url, migrations: [outboxMigration, traceContext], logger });
     // The relay queries on a pooled connection of its own (not through knex's query builder): count at the driver.
     const query = pg.Client.prototype.query;
     restoreQuery = () => {

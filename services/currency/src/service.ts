@@ -16,6 +16,7 @@ import {
   startService,
   type RunningService,
   type ServiceDeps,
+  startTracing,
 } from '@payments/service-kit';
 import { createConfiguredCatalogue, type CurrencyConfig } from './config.js';
 import { createAccountCountRepository } from './data/account-count-repository.js';
@@ -47,6 +48,9 @@ export async function startCurrency(
     deps.rateSource ??
     (config.RATES_SOURCE_URL ? createUrlRateSource(config.RATES_SOURCE_URL) : createReferenceRateSource());
   return startService(logger, { drainSeconds: config.SHUTDOWN_DRAIN_SECONDS }, async (shutdown) => {
+    // First opened, last closed: the spans of the shutdown itself are still exported.
+    const tracing = startTracing('currency', config);
+    shutdown.add('tracing', () => tracing.stop());
     const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const bus = await connectBus(config, logger, shutdown, deps.bus);
     const metrics = createMetrics('currency');

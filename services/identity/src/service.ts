@@ -13,6 +13,7 @@ import {
   startService,
   type RunningService,
   type ServiceDeps,
+  startTracing,
 } from '@payments/service-kit';
 import { loginLimits, MAX_TOKEN_TTL_SECONDS, type IdentityConfig } from './config.js';
 import { createIdentityStore } from './data/identity-store.js';
@@ -46,6 +47,9 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
   });
   const limits = loginLimits(config);
   return startService(logger, { drainSeconds: config.SHUTDOWN_DRAIN_SECONDS }, async (shutdown) => {
+    // First opened, last closed: the spans of the shutdown itself are still exported.
+    const tracing = startTracing('identity', config);
+    shutdown.add('tracing', () => tracing.stop());
     const keys = await loadSigningKeys(config, logger);
 
     const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);

@@ -18,6 +18,7 @@ import {
   startService,
   type RunningService,
   type ServiceDeps,
+  startTracing,
 } from '@payments/service-kit';
 import {
   payoutAccountAutoLinkOf,
@@ -85,6 +86,9 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     STRIPE_SECRET_KEY: config.STRIPE_SECRET_KEY === DEVELOPMENT_SANDBOX_API_KEY,
   });
   return startService(logger, { drainSeconds: config.SHUTDOWN_DRAIN_SECONDS }, async (shutdown) => {
+    // First opened, last closed: the spans of the shutdown itself are still exported.
+    const tracing = startTracing('ledger', config);
+    shutdown.add('tracing', () => tracing.stop());
     const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const metrics = createMetrics('ledger');
     const bus = await connectBus(config, logger, shutdown, deps.bus, { metrics });

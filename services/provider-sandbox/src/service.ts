@@ -13,6 +13,7 @@ import {
   type EventBus,
   type RunningService,
   type ServiceDeps,
+  startTracing,
 } from '@payments/service-kit';
 import { sandboxMode, type ProviderSandboxConfig } from './config.js';
 import { createProviderWebhookClient } from './events/provider-webhook-client.js';
@@ -35,6 +36,9 @@ export async function startProviderSandbox(
     SANDBOX_API_KEY: mode.enabled && config.SANDBOX_API_KEY === DEVELOPMENT_SANDBOX_API_KEY,
   });
   return startService(logger, { drainSeconds: config.SHUTDOWN_DRAIN_SECONDS }, async (shutdown) => {
+    // First opened, last closed: the spans of the shutdown itself are still exported.
+    const tracing = startTracing(NAME, config);
+    shutdown.add('tracing', () => tracing.stop());
     const metrics = createMetrics(NAME);
     // Its queue exists only where a sandbox is deployed; a deployed sandbox consumes it whether it plays the provider or not.
     const bus: EventBus = await connectBus(config, logger, shutdown, deps.bus, {

@@ -17,6 +17,7 @@ import {
   startService,
   type RunningService,
   type ServiceDeps,
+  startTracing,
 } from '@payments/service-kit';
 import { checkProductionSettings, resolveSecretKeys, type WebhookDeliveryConfig } from './config.js';
 import { createDeliveryRepository } from './data/delivery-repository.js';
@@ -51,6 +52,9 @@ export async function startWebhookDelivery(
     WEBHOOK_ENDPOINT_SECRETS_KEYS: secretKeys.development,
   });
   return startService(logger, { drainSeconds: config.SHUTDOWN_DRAIN_SECONDS }, async (shutdown) => {
+    // First opened, last closed: the spans of the shutdown itself are still exported.
+    const tracing = startTracing(NAME, config);
+    shutdown.add('tracing', () => tracing.stop());
     const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const metrics = createMetrics(NAME);
     const bus = await connectBus(config, logger, shutdown, deps.bus, { metrics });

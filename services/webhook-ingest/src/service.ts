@@ -12,6 +12,7 @@ import {
   startService,
   type RunningService,
   type ServiceDeps,
+  startTracing,
 } from '@payments/service-kit';
 import { resolveWebhookSettings, type WebhookIngestConfig } from './config.js';
 import { createLedgerPayments } from './data/ledger-payments.js';
@@ -35,6 +36,9 @@ export async function startWebhookIngest(
     WEBHOOK_SECRETS: settings.usesDevelopmentSecret,
   });
   return startService(logger, { drainSeconds: config.SHUTDOWN_DRAIN_SECONDS }, async (shutdown) => {
+    // First opened, last closed: the spans of the shutdown itself are still exported.
+    const tracing = startTracing(NAME, config);
+    shutdown.add('tracing', () => tracing.stop());
     const knex = await openServiceDatabase(config, { migrations, privileges, logger }, shutdown);
     const bus = await connectBus(config, logger, shutdown, deps.bus);
 

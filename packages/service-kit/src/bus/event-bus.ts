@@ -1,6 +1,7 @@
 import type { AnyEvent, BroadcastKey, EventEnvelope, EventType, QueueKey } from '@payments/contracts';
 import { validateEvent } from '@payments/contracts';
 import type { Logger } from '../logger.js';
+import { contextFromCarrier, inSpan, isTracing, SpanKind } from '../tracing.js';
 
 export interface DeliveryContext {
   /** 1 on the first delivery, then counts redeliveries. */
@@ -83,12 +84,16 @@ export function retryDelayMs(deliveryCount: number): number {
   return Math.min(100 * 2 ** (deliveryCount - 1), 5000);
 }
 
-/** The failure policy both adapters share: decode, validate, dispatch by type, and decide the outcome. */
+/**
+ * The failure policy both adapters share: decode, validate, dispatch by type, and decide the outcome. With tracing
+ * on, the handler runs in a CONSUMER span continuing the publisher's trace (`traceCarrier`: the message headers).
+ */
 export async function dispatchDelivery(
   body: string,
   handlers: EventHandlers,
   deliveryCount: number,
   logger: Logger,
+  traceCarrier?: unknown,
 ): Promise<DeliveryOutcome> {
   let parsed: unknown;
   try {
@@ -114,7 +119,23 @@ export async function dispatchDelivery(
     return 'ack';
   }
   try {
-    await handler(event, { deliveryCount, logger: eventLogger });
+    if (!isTracing()) await handler(event, { deliveryCount, logger: eventLogger });
+    else {
+      await inSpan(
+        `${event.type} process`,
+        {
+          kind: SpanKind.CONSUMER,
+          parent: contextFromCarrier(traceCarrier),
+          attributes: {
+            'messaging.system': 'rabbitmq',
+            'messaging.message.id': event.id,
+            'messaging.operation.type': 'process',
+            'payments.delivery_count': deliveryCount,
+          },
+        },
+        () => handler(event, { deliveryCount, logger: eventLogger }),
+      );
+    }
     return 'ack';
   } catch (error) {
     if (error instanceof PermanentEventError) {

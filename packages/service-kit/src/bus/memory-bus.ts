@@ -10,6 +10,7 @@ import {
   type QueueKey,
 } from '@payments/contracts';
 import type { Logger } from '../logger.js';
+import { currentTraceCarrier, type TraceCarrier } from '../tracing.js';
 import {
   dispatchDelivery,
   notDeployed,
@@ -23,6 +24,8 @@ import {
 interface Message {
   body: string;
   deliveryCount: number;
+  /** The publisher's trace context, as the AMQP adapter carries it in the message headers. */
+  trace: TraceCarrier | null;
 }
 
 interface QueueState {
@@ -81,15 +84,21 @@ export function createMemoryBus(logger: Logger, options: { deployment?: Deployme
 
   const deliver = async (queue: QueueState, consumer: MemoryConsumer, message: Message) => {
     const deliveryCount = message.deliveryCount + 1;
-    const outcome = await dispatchDelivery(message.body, consumer.handlers, deliveryCount, logger);
+    const outcome = await dispatchDelivery(
+      message.body,
+      consumer.handlers,
+      deliveryCount,
+      logger,
+      message.trace,
+    );
     if (outcome === 'ack') return;
     if (outcome === 'dead-letter' || deliveryCount >= queue.deliveryLimit) {
-      queue.deadLetters.push({ body: message.body, deliveryCount });
+      queue.deadLetters.push({ ...message, deliveryCount });
       return;
     }
     const timer = setTimeout(() => {
       timers.delete(timer);
-      queue.ready.push({ body: message.body, deliveryCount });
+      queue.ready.push({ ...message, deliveryCount });
       pump(queue);
     }, retryDelayMs(deliveryCount));
     timers.add(timer);
@@ -108,16 +117,17 @@ export function createMemoryBus(logger: Logger, options: { deployment?: Deployme
       if (!validation.ok)
         throw new Error(`refusing to publish an invalid event: ${validation.errors.join('; ')}`);
       const body = JSON.stringify(event);
+      const trace = currentTraceCarrier();
       for (const queue of queues.values()) {
         if (queue.events.includes(event.type)) {
-          queue.ready.push({ body, deliveryCount: 0 });
+          queue.ready.push({ body, deliveryCount: 0, trace });
           setImmediate(() => pump(queue));
         }
       }
       for (const [key, subscribers] of broadcasts) {
         if ((BROADCASTS[key].events as readonly EventType[]).includes(event.type)) {
           for (const handlers of subscribers)
-            setImmediate(() => void dispatchDelivery(body, handlers, 1, logger));
+            setImmediate(() => void dispatchDelivery(body, handlers, 1, logger, trace));
         }
       }
     },
@@ -156,7 +166,7 @@ export function createMemoryBus(logger: Logger, options: { deployment?: Deployme
     async replayDeadLetters(key, limit = Infinity) {
       const queue = queueOf(key);
       const moved = queue.deadLetters.splice(0, Math.min(limit, queue.deadLetters.length));
-      queue.ready.push(...moved.map((m) => ({ body: m.body, deliveryCount: 0 })));
+      queue.ready.push(...moved.map((m) => ({ ...m, deliveryCount: 0 })));
       pump(queue);
       return moved.length;
     },

@@ -1,6 +1,8 @@
 import knexModule, { type Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from '../logger.js';
+import { isTracing } from '../tracing.js';
+import { traceQueries } from './query-tracing.js';
 
 // knex ships CommonJS; under NodeNext its default export arrives as the module object.
 const createKnex = knexModule as unknown as typeof knexModule.knex;
@@ -278,6 +280,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Knex> {
     await migrateDatabase({ ...options, migrationUrl: options.migrationUrl, applicationName });
   else await ensureDatabase(options.url, options.logger, pool.connectTimeoutMs);
   const knex = openPool(options.url, pool, options.logger);
+  if (isTracing()) traceQueries(knex);
   try {
     if (options.leastPrivilege) await refuseSchemaRights(knex);
     const pending = await pendingMigrations(knex, options.migrations);

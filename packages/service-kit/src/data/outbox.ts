@@ -5,6 +5,14 @@ import type { EventBus } from '../bus/event-bus.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { startPoller } from '../poller.js';
+import {
+  contextFromCarrier,
+  currentTraceCarrier,
+  inSpan,
+  isTracing,
+  SpanKind,
+  type TraceCarrier,
+} from '../tracing.js';
 import type { RuntimePrivileges } from './database.js';
 
 /** What a service's runtime role does to the outbox: appends, claims and marks (FOR UPDATE), prunes. */
@@ -15,6 +23,8 @@ export const outboxPrivileges = {
 interface OutboxRow {
   seq: string;
   event: AnyEvent;
+  /** The trace the event was written in (null: tracing off, or a row from before the column). */
+  trace_context: TraceCarrier | null;
 }
 
 /** The part of knex's client the relay uses: a pooled pg connection, held for one batch. */
@@ -32,14 +42,21 @@ function compareSeq(a: string, b: string): number {
 const localRelays = new Set<() => void>();
 
 /**
- * The statement that records events to publish, with one parameter: the events as one JSON array
- * (JSON.stringify(events)). A fixed statement text whatever the count: no per-row placeholders for knex to build
- * or Postgres to parse. Rows are numbered (seq) in the array's order. A caller may embed it in a statement of its
- * own (a data-modifying WITH) and then calls wakeRelaysAfterCommit.
+ * The statement that records events to publish, with two parameters (outboxInsertBindings): the trace context they
+ * are written in and the events as one JSON array. A fixed statement text whatever the count: no per-row
+ * placeholders for knex to build or Postgres to parse. Rows are numbered (seq) in the array's order. A caller may
+ * embed it in a statement of its own (a data-modifying WITH) and then calls wakeRelaysAfterCommit.
  */
-export const OUTBOX_INSERT_SQL = `INSERT INTO outbox (event_id, event)
-  SELECT (e.event ->> 'id')::uuid, e.event FROM jsonb_array_elements(?::jsonb) WITH ORDINALITY AS e(event, n)
+export const OUTBOX_INSERT_SQL = `INSERT INTO outbox (event_id, event, trace_context)
+  SELECT (e.event ->> 'id')::uuid, e.event, ?::jsonb
+  FROM jsonb_array_elements(?::jsonb) WITH ORDINALITY AS e(event, n)
   ORDER BY e.n`;
+
+/** OUTBOX_INSERT_SQL's parameters: the active trace context (null with tracing off) and the events. */
+export function outboxInsertBindings(events: AnyEvent[]): [string | null, string] {
+  const carrier = currentTraceCarrier();
+  return [carrier && JSON.stringify(carrier), JSON.stringify(events)];
+}
 
 /** Wakes the relays of this process once `trx` commits (nothing if it rolls back). */
 export function wakeRelaysAfterCommit(trx: Knex.Transaction): void {
@@ -55,7 +72,7 @@ export function wakeRelaysAfterCommit(trx: Knex.Transaction): void {
  */
 export async function enqueueEvents(trx: Knex.Transaction, events: AnyEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await trx.raw(OUTBOX_INSERT_SQL, [JSON.stringify(events)]);
+  await trx.raw(OUTBOX_INSERT_SQL, outboxInsertBindings(events));
   wakeRelaysAfterCommit(trx);
 }
 
@@ -122,7 +139,25 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const claim =
     'BEGIN; UPDATE outbox SET published_at = now() WHERE seq = ANY(ARRAY(' +
     `SELECT seq FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT ${Number(batchSize)} ` +
-    'FOR UPDATE SKIP LOCKED)) RETURNING seq, event';
+    'FOR UPDATE SKIP LOCKED)) RETURNING seq, event, trace_context';
+
+  // Each row is published in the trace it was written in: the message headers carry it on to the consumers.
+  const publishRow = (row: OutboxRow): Promise<void> => {
+    if (!isTracing()) return bus.publish(row.event);
+    return inSpan(
+      `${row.event.type} publish`,
+      {
+        kind: SpanKind.PRODUCER,
+        parent: contextFromCarrier(row.trace_context),
+        attributes: {
+          'messaging.system': 'rabbitmq',
+          'messaging.message.id': row.event.id,
+          'messaging.operation.type': 'send',
+        },
+      },
+      () => bus.publish(row.event),
+    );
+  };
 
   /**
    * A pass on a connection of its own, outside knex's transaction machinery: two round trips a batch (claim,
@@ -136,7 +171,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       const results = (await connection.query(claim)) as unknown as { rows: OutboxRow[] }[];
       const rows = results[results.length - 1]?.rows ?? [];
       if (rows.length > 1) rows.sort((a, b) => compareSeq(a.seq, b.seq));
-      if (rows.length > 0) await Promise.all(rows.map((row) => bus.publish(row.event)));
+      if (rows.length > 0) await Promise.all(rows.map(publishRow));
       await connection.query('COMMIT');
       open = false;
       return rows.length;

@@ -11,7 +11,9 @@ import type { Shutdown } from '../lifecycle.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { requireServiceCredential, type ServiceCredential } from '../service-credential.js';
+import { isTracing } from '../tracing.js';
 import { logRequests } from './request-logging.js';
+import { traceRequests } from './request-tracing.js';
 
 export interface ReadinessCheck {
   name: string;
@@ -113,6 +115,8 @@ export function createHttpApp(options: HttpAppOptions, mountRoutes: (app: Expres
   app.set('trust proxy', false);
   app.set('etag', false);
 
+  // First, so the access line and everything after it run inside the request's span; absent when tracing is off.
+  if (isTracing()) app.use(traceRequests());
   app.use(logRequests(options.logger));
   app.use(options.metrics.middleware);
   const { shutdown } = options;

@@ -6,6 +6,7 @@ import { revocationsUniqueJtiMigration } from './migrations/004_revocations_uniq
 import { usersSearchMigration } from './migrations/005_users_search.js';
 import { revocationsByUserMigration } from './migrations/006_revocations_by_user.js';
 import { publishedSigningKeysMigration } from './migrations/007_published_signing_keys.js';
+import { outboxTraceContextMigration } from './migrations/008_outbox_trace_context.js';
 
 /**
  * Identity's schema, in the order it is built: one migration per file in migrations/, each file named as knex
@@ -20,4 +21,5 @@ export const migrations: Migration[] = [
   usersSearchMigration,
   revocationsByUserMigration,
   publishedSigningKeysMigration,
+  outboxTraceContextMigration,
 ];

@@ -1,5 +1,10 @@
 import type { AnyEvent } from '@payments/contracts';
-import { OUTBOX_INSERT_SQL, wakeRelaysAfterCommit, type Knex } from '@payments/service-kit';
+import {
+  OUTBOX_INSERT_SQL,
+  outboxInsertBindings,
+  wakeRelaysAfterCommit,
+  type Knex,
+} from '@payments/service-kit';
 import { accountChangesOf, type Settlement } from '../domain/settlement.js';
 import type { SystemAccounts } from './system-accounts.js';
 
@@ -101,7 +106,7 @@ export function createJournal(trx: Knex.Transaction, systemAccounts: SystemAccou
     const bindings: unknown[] = [];
     if (events.length > 0) {
       parts.push(`outboxed AS (${OUTBOX_INSERT_SQL})`);
-      bindings.push(JSON.stringify(events));
+      bindings.push(...outboxInsertBindings(events));
     }
     if (entries.length > 0) {
       parts.push(`journal AS (INSERT INTO entries ${ENTRY_ROWS})`);

@@ -21,6 +21,8 @@ import { reconciliationGivesBack } from './migrations/019_reconciliation_gives_b
 import { adminActionOwner } from './migrations/020_admin_action_owner.js';
 import { acceptRequestsPayoutAccount } from './migrations/021_accept_requests_payout_account.js';
 import { providerRequestAges } from './migrations/022_provider_request_ages.js';
+import { outboxTraceContext } from './migrations/023_outbox_trace_context.js';
+import { providerPaymentTraceContext } from './migrations/024_provider_payment_trace_context.js';
 
 /**
  * The ledger's schema, in the order it is built: one migration per file in migrations/, each file named as knex
@@ -55,4 +57,7 @@ export const migrations: Migration[] = [
   // ledger_accept_requests as it stands: the insufficient-funds and payout-account refusals.
   acceptRequestsPayoutAccount,
   providerRequestAges,
+  // The trace context with each outbox row; ledger_accept_requests as it stands.
+  outboxTraceContext,
+  providerPaymentTraceContext,
 ];

@@ -1,4 +1,4 @@
-import { createBatcher, type Knex } from '@payments/service-kit';
+import { createBatcher, currentTraceCarrier, type Knex, type TraceCarrier } from '@payments/service-kit';
 import type { NewTransaction, Transaction } from '../domain/transaction.js';
 import type { AcceptanceOutcome, AcceptanceRequest, MoneyRequestStore } from '../use-cases/money-requests.js';
 import { fromSnapshot, transactionSnapshot, USER_ACCOUNT } from './records.js';
@@ -11,6 +11,9 @@ interface OutcomeRow {
   o_response: Record<string, unknown> | null;
   o_created_at: Date;
 }
+
+/** A request with the trace it arrived in: requests accepted together each keep their own (ADR 0112). */
+type TracedRequest = AcceptanceRequest & { traceContext: TraceCarrier | null };
 
 const ACCEPT = `SELECT o_index, o_outcome, o_fingerprint, o_response, o_created_at FROM ledger_accept_requests(?::jsonb)`;
 
@@ -32,7 +35,7 @@ function pendingOf(draft: NewTransaction, createdAt: Date): Transaction {
   };
 }
 
-function requestRecord(request: AcceptanceRequest, index: number) {
+function requestRecord(request: TracedRequest, index: number) {
   const { draft, idempotency } = request;
   return {
     i: index,
@@ -56,6 +59,7 @@ function requestRecord(request: AcceptanceRequest, index: number) {
     key: idempotency?.key ?? null,
     fingerprint: idempotency?.fingerprint ?? null,
     payout_account_required: request.payoutAccountRequired,
+    trace_context: request.traceContext,
     // The timestamps are the database's: the statement sets them.
     snapshot: idempotency ? transactionSnapshot(pendingOf(draft, new Date(0))) : null,
   };
@@ -82,8 +86,8 @@ function outcomeOf(request: AcceptanceRequest, row: OutcomeRow | undefined): Acc
   }
 }
 
-/** Accepts the requests in one statement (ledger_accept_requests, migration 021): one round trip, one commit. */
-async function acceptTogether(knex: Knex, requests: AcceptanceRequest[]): Promise<AcceptanceOutcome[]> {
+/** Accepts the requests in one statement (ledger_accept_requests, migration 023): one round trip, one commit. */
+async function acceptTogether(knex: Knex, requests: TracedRequest[]): Promise<AcceptanceOutcome[]> {
   // Holds lock accounts in id order, the order settlements lock them in: the two never deadlock.
   const records = requests
     .map(requestRecord)
@@ -101,12 +105,13 @@ async function acceptTogether(knex: Knex, requests: AcceptanceRequest[]): Promis
  * accepted fails alone.
  */
 function createAcceptor(knex: Knex): MoneyRequestStore['accept'] {
-  const batcher = createBatcher<AcceptanceRequest, AcceptanceOutcome>(
+  const batcher = createBatcher<TracedRequest, AcceptanceOutcome>(
     (requests) => retryingConflicts(() => acceptTogether(knex, requests)),
     { maxSize: BATCH_SIZE },
   );
   const keysUnderWay = new Map<string, Promise<unknown>>();
-  return async (request) => {
+  return async (untraced) => {
+    const request = { ...untraced, traceContext: currentTraceCarrier() };
     const { idempotency, draft } = request;
     if (!idempotency) return batcher.submit(request);
     const key = `${draft.userId}\u0000${idempotency.key}`;

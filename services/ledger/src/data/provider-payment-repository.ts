@@ -1,5 +1,5 @@
 import { toMinorUnits } from '@payments/contracts';
-import type { Knex } from '@payments/service-kit';
+import { currentTraceCarrier, type Knex, type TraceCarrier } from '@payments/service-kit';
 import type { TransactionStatus } from '../domain/transaction.js';
 import type { ProviderPayment, ProviderRequestStore } from '../use-cases/provider-requests.js';
 import { recordMismatches } from './reconciliation-repository.js';
@@ -19,6 +19,7 @@ interface ProviderPaymentRow {
   cancel_requested: boolean;
   attempts: number;
   last_error: string | null;
+  trace_context?: TraceCarrier | null;
 }
 
 const toProviderPayment = (row: ProviderPaymentRow): ProviderPayment => ({
@@ -33,7 +34,14 @@ const toProviderPayment = (row: ProviderPaymentRow): ProviderPayment => ({
   cancelRequested: row.cancel_requested,
   attempts: row.attempts,
   lastError: row.last_error,
+  traceContext: row.trace_context ?? null,
 });
+
+/** The active trace context as a jsonb parameter: SQL NULL, not JSON null, when there is none. */
+const traceContextParameter = () => {
+  const carrier = currentTraceCarrier();
+  return carrier && JSON.stringify(carrier);
+};
 
 /** The longest an error message is kept (the provider's own words; never a secret). */
 const ERROR_LENGTH = 500;
@@ -64,12 +72,12 @@ export function createProviderPaymentRepository(
      */
     async record(request) {
       const { rowCount } = await knex.raw(
-        `INSERT INTO provider_payments (transaction_id, kind, provider, destination)
-         SELECT t.id, ?, ?, CASE WHEN ? = 'payout' THEN a.account END
+        `INSERT INTO provider_payments (transaction_id, kind, provider, destination, trace_context)
+         SELECT t.id, ?, ?, CASE WHEN ? = 'payout' THEN a.account END, ?::jsonb
          FROM transactions t LEFT JOIN payout_accounts a ON a.user_id = t.user_id
          WHERE t.id = ? AND t.status = 'pending'
          ON CONFLICT (transaction_id) DO NOTHING`,
-        [request.kind, request.provider, request.kind, request.transactionId],
+        [request.kind, request.provider, request.kind, traceContextParameter(), request.transactionId],
       );
       return rowCount === 1;
     },

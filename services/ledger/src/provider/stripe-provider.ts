@@ -1,5 +1,6 @@
 import Stripe from 'stripe';
 import { toMinorUnits } from '@payments/contracts';
+import { currentTraceCarrier } from '@payments/service-kit';
 import {
   ProviderRefusal,
   type PaymentProvider,
@@ -210,7 +211,8 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
           {
             amount: Number(amount),
             currency: currency.toLowerCase(),
-            metadata: { transaction_id: transactionId },
+            // Stripe returns the metadata with the payment's events: its webhook joins the deposit's trace.
+            metadata: { transaction_id: transactionId, ...currentTraceCarrier() },
             description: `Deposit ${transactionId}`,
           },
           { idempotencyKey: transactionId },

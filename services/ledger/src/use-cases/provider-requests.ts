@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { MinorUnits } from '@payments/contracts';
-import { startPoller, type Logger, type Metrics, type OutboxRelay } from '@payments/service-kit';
+import {
+  contextFromCarrier,
+  inSpan,
+  SpanKind,
+  startPoller,
+  type Logger,
+  type Metrics,
+  type OutboxRelay,
+  type TraceCarrier,
+} from '@payments/service-kit';
 import type { Mismatch } from '../domain/reconciliation.js';
 import type { TransactionStatus } from '../domain/transaction.js';
 import { ProviderRefusal, type PaymentProvider } from '../provider/payment-provider.js';
@@ -24,6 +33,8 @@ export interface ProviderPayment {
   /** Claims so far; each claim counts one, so it is also the claim's fencing token. */
   attempts: number;
   lastError: string | null;
+  /** The trace it was recorded in (the deposit's or withdrawal's): asked of the provider in it. */
+  traceContext?: TraceCarrier | null;
 }
 
 /** One claim on a request: only its holder, with the request's attempts as they were claimed, may record. */
@@ -290,7 +301,11 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
     // what it made then (or makes it now), so it is known, and undone below when the ending asked for that.
     let created;
     try {
-      created = await holdingClaim(work, (betweenCalls) => make(work, betweenCalls));
+      created = await inSpan(
+        `provider ${call}`,
+        { kind: SpanKind.CLIENT, parent: contextFromCarrier(work.traceContext) },
+        () => holdingClaim(work, (betweenCalls) => make(work, betweenCalls)),
+      );
     } catch (error) {
       await failedFor(work, call, error);
       return;

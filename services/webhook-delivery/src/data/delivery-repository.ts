@@ -1,6 +1,6 @@
 import type { ApiVersion, WebhookDeliveryStatus, WebhookEventType } from '@payments/contracts';
 import type { SubscribableEvent } from '../domain/event-payload.js';
-import type { Knex, Page, PageRequest } from '@payments/service-kit';
+import type { Knex, Page, PageRequest, TraceCarrier } from '@payments/service-kit';
 import { readNewestFirst } from './pages.js';
 
 export interface Delivery {
@@ -22,6 +22,8 @@ export interface Delivery {
   createdAt: Date;
   updatedAt: Date;
   deliveredAt: Date | null;
+  /** The trace of the event it sends (null: tracing off, or made before traces were kept). */
+  traceContext?: TraceCarrier | null;
 }
 
 export interface DeliveryAttempt {
@@ -53,6 +55,7 @@ interface DeliveryRow {
   created_at: Date;
   updated_at: Date;
   delivered_at: Date | null;
+  trace_context?: TraceCarrier | null;
 }
 
 const toDelivery = (row: DeliveryRow): Delivery => ({
@@ -74,6 +77,7 @@ const toDelivery = (row: DeliveryRow): Delivery => ({
   createdAt: row.created_at,
   updatedAt: row.updated_at,
   deliveredAt: row.delivered_at,
+  traceContext: row.trace_context ?? null,
 });
 
 /** An event to fan out: delivered to every enabled endpoint of `userId` subscribed to `eventType`. */
@@ -81,6 +85,8 @@ export interface FanOutEvent {
   event: SubscribableEvent;
   userId: string;
   eventType: WebhookEventType;
+  /** The trace the event arrived in, kept with its deliveries. */
+  traceContext?: TraceCarrier | null;
 }
 
 /** What one attempt came to; `nextAttemptAt` null with a failure means the delivery has failed for good. */
@@ -144,9 +150,10 @@ export function createDeliveryRepository(knex: Knex): DeliveryRepository {
       const { rows } = (await knex.raw(
         `
         WITH given AS (
-          SELECT * FROM unnest(?::uuid[], ?::uuid[], ?::text[], ?::text[]) AS g(event_id, user_id, event_type, event)
+          SELECT * FROM unnest(?::uuid[], ?::uuid[], ?::text[], ?::text[], ?::text[])
+            AS g(event_id, user_id, event_type, event, trace_context)
         ), targets AS (
-          SELECT g.event_id, g.event_type, g.event, e.id AS endpoint_id, e.api_version
+          SELECT g.event_id, g.event_type, g.event, g.trace_context, e.id AS endpoint_id, e.api_version
           FROM given g
           JOIN webhook_endpoints e ON e.user_id = g.user_id AND e.enabled AND g.event_type = ANY(e.events)
         ), fresh AS (
@@ -156,9 +163,10 @@ export function createDeliveryRepository(knex: Knex): DeliveryRepository {
           RETURNING event_id
         )
         INSERT INTO webhook_deliveries
-          (id, endpoint_id, event_id, event_type, event, api_version, status, next_attempt_at, retry_until)
+          (id, endpoint_id, event_id, event_type, event, api_version, status, next_attempt_at, retry_until,
+           trace_context)
         SELECT gen_random_uuid(), t.endpoint_id, t.event_id, t.event_type, t.event::jsonb, t.api_version,
-               'pending', now(), ?
+               'pending', now(), ?, nullif(t.trace_context, '')::jsonb
         FROM targets t JOIN fresh f ON f.event_id = t.event_id::text
         ON CONFLICT (endpoint_id, event_id) DO NOTHING
         RETURNING id
@@ -168,6 +176,8 @@ export function createDeliveryRepository(knex: Knex): DeliveryRepository {
           events.map((e) => e.userId),
           events.map((e) => e.eventType),
           events.map((e) => JSON.stringify(e.event)),
+          // Arrays of text carry no SQL NULL through knex's types: '' stands for none.
+          events.map((e) => (e.traceContext ? JSON.stringify(e.traceContext) : '')),
           consumer,
           retryUntil,
         ],

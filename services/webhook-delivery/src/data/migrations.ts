@@ -1,8 +1,14 @@
 import { inboxByAgeMigration, inboxMigration, type Migration } from '@payments/service-kit';
 import { webhookEndpoints } from './migrations/001_webhook_endpoints.js';
+import { deliveryTraceContext } from './migrations/002_delivery_trace_context.js';
 
 /**
  * webhook-delivery's schema, in the order it is built: one migration per file in migrations/, each file named as
  * knex records it. A migration that ran is never changed (e2e/migrations-forward pins its SQL): a change is a new one.
  */
-export const migrations: Migration[] = [inboxMigration, inboxByAgeMigration, webhookEndpoints];
+export const migrations: Migration[] = [
+  inboxMigration,
+  inboxByAgeMigration,
+  webhookEndpoints,
+  deliveryTraceContext,
+];

@@ -1,5 +1,11 @@
 import type { Logger } from '@payments/service-kit';
-import { signWebhookPayloadWithSecrets, startPoller } from '@payments/service-kit';
+import {
+  contextFromCarrier,
+  inSpan,
+  signWebhookPayloadWithSecrets,
+  SpanKind,
+  startPoller,
+} from '@payments/service-kit';
 import type { Delivery, DeliveryRepository } from '../data/delivery-repository.js';
 import type { EndpointRepository } from '../data/endpoint-repository.js';
 import { RENDER_TIMEOUT_MS, type ObjectRenderer } from '../data/object-renderer.js';
@@ -95,7 +101,20 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const attempt = async (delivery: Delivery) => {
     const endpoint = await deps.endpoints.find(delivery.endpointId);
     if (!endpoint) return;
-    const result = await sendTo(endpoint, delivery);
+    // Each attempt is a span in the trace of the event it sends (none is sent to the endpoint).
+    const result = await inSpan(
+      `webhook send ${delivery.eventType}`,
+      {
+        kind: SpanKind.CLIENT,
+        parent: contextFromCarrier(delivery.traceContext),
+        attributes: { 'payments.delivery_id': delivery.id, 'payments.attempt': delivery.attempts },
+      },
+      async (span) => {
+        const sent = await sendTo(endpoint, delivery);
+        if (sent.statusCode !== null) span.setAttribute('http.response.status_code', sent.statusCode);
+        return sent;
+      },
+    );
     const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const next = succeeded
       ? null

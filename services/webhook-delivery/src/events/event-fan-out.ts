@@ -1,4 +1,11 @@
-import { createBatcher, processOnce, type Consumer, type EventBus, type Knex } from '@payments/service-kit';
+import {
+  createBatcher,
+  currentTraceCarrier,
+  processOnce,
+  type Consumer,
+  type EventBus,
+  type Knex,
+} from '@payments/service-kit';
 import type { DeliveryRepository, FanOutEvent } from '../data/delivery-repository.js';
 import type { EndpointRepository } from '../data/endpoint-repository.js';
 import type { SubscribableEvent } from '../domain/event-payload.js';
@@ -61,8 +68,10 @@ export function startEventFanOut(deps: FanOutDeps): Promise<Consumer> {
     ));
 
   const fanOut = async (event: SubscribableEvent, userId: string) => {
+    // Taken in the delivery's span: events fanned out together each keep their own trace.
+    const traceContext = currentTraceCarrier();
     await gathered();
-    await fanOuts.submit({ event, userId, eventType: WEBHOOK_EVENT_OF[event.type] });
+    await fanOuts.submit({ event, userId, eventType: WEBHOOK_EVENT_OF[event.type], traceContext });
   };
 
   return deps.bus.consume(

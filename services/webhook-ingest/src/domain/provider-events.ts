@@ -192,3 +192,15 @@ export function parseProviderEvent(body: unknown): IncomingWebhookEvent | null {
     },
   };
 }
+
+/**
+ * The trace a provider's event belongs to: the one the ledger asked for the payment in, which the provider returns
+ * in the object's metadata (ADR 0112); null when it names none.
+ */
+export function traceCarrierOf(payload: unknown): Record<string, string> | null {
+  const metadata = (payload as { data?: { object?: { metadata?: unknown } } } | null)?.data?.object?.metadata;
+  if (!metadata || typeof metadata !== 'object') return null;
+  const { traceparent, tracestate } = metadata as Record<string, unknown>;
+  if (typeof traceparent !== 'string') return null;
+  return typeof tracestate === 'string' ? { traceparent, tracestate } : { traceparent };
+}

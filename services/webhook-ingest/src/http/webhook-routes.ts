@@ -1,9 +1,18 @@
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import type { Problem } from '@payments/contracts';
-import { AppError, verifyWebhookSignature, type Logger, type SignatureFailure } from '@payments/service-kit';
+import {
+  AppError,
+  contextFromCarrier,
+  inSpan,
+  isTracing,
+  linksToActiveSpan,
+  verifyWebhookSignature,
+  type Logger,
+  type SignatureFailure,
+} from '@payments/service-kit';
 import type { WebhookSettings } from '../config.js';
 import { parsePaymentStatusWebhook, parsePaymentWebhook } from '../domain/payment-webhooks.js';
-import { parseProviderEvent } from '../domain/provider-events.js';
+import { parseProviderEvent, traceCarrierOf } from '../domain/provider-events.js';
 import type { IncomingWebhookEvent, WebhookSource } from '../domain/webhook-event.js';
 import type { WebhookIntake } from '../events/webhook-intake.js';
 import type { WebhookMetrics } from '../webhook-metrics.js';
@@ -107,7 +116,15 @@ function handleWebhook(
     }
     // The request id becomes the event's correlation id, tying this call to the ledger change in the logs.
     const correlationId = req.get('x-request-id') as string;
-    const result = await intake.ingest(event, correlationId);
+    const carrier = isTracing() ? traceCarrierOf(event.payload) : null;
+    // A provider's event continues the trace its payment was asked in, linked to this request's own span.
+    const result = carrier
+      ? await inSpan(
+          `webhook ${event.type}`,
+          { parent: contextFromCarrier(carrier), links: linksToActiveSpan() },
+          () => intake.ingest(event, correlationId),
+        )
+      : await intake.ingest(event, correlationId);
     if (logger.isLevelEnabled('info')) {
       req.log.info(
         {

@@ -64,6 +64,7 @@ export function createConsumers(options: {
       subscription.handlers,
       deliveryCount,
       logger,
+      message.properties.headers,
     );
     if (subscription.kind === 'queue') {
       const key = subscription.key as QueueKey;

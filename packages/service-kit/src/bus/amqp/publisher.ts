@@ -1,6 +1,7 @@
 import type { ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { mustBeRouted, routingKeyOf, validateEvent, type AnyEvent } from '@payments/contracts';
 import type { Logger } from '../../logger.js';
+import { injectTraceContext } from '../../tracing.js';
 import { BusUnavailableError } from '../event-bus.js';
 
 export interface Publisher {
@@ -75,6 +76,9 @@ export function createPublisher(options: { exchange: string; logger: Logger; tim
           else resolve();
         };
         pending.set(seq, { reject: (error) => settle(error) });
+        const headers: Record<string, unknown> = { 'x-publish-seq': seq };
+        // The consumer continues the publisher's trace (an outbox row's, when the relay publishes it).
+        injectTraceContext(headers);
         try {
           target.publish(
             exchange,
@@ -89,7 +93,7 @@ export function createPublisher(options: { exchange: string; logger: Logger; tim
               correlationId: event.correlation_id,
               type: event.type,
               timestamp: Math.floor(Date.now() / 1000),
-              headers: { 'x-publish-seq': seq },
+              headers,
             },
             (error) => settle(error),
           );
