@@ -2,7 +2,7 @@ import { createServer, type Socket } from 'node:net';
 import { expect } from 'chai';
 import pg from 'pg';
 import { Type } from '@sinclair/typebox';
-import { createTestDatabase, type TestDatabase } from '@payments/testkit';
+import { createTestDatabase, startTcpProxy, viaProxy, type TestDatabase } from '@payments/testkit';
 import {
   CommonConfig,
   createHttpApp,
@@ -225,6 +225,78 @@ describe('service-kit: the database pool is bounded and named', function () {
     afterEach(async () => {
       await held;
       await http.close();
+    });
+
+    it('answers 503 while the database is gone (a failover, a restart), and serves again once it is back', async () => {
+      const target = new URL(database.url);
+      const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+      const config = loadConfig(Schema, {
+        DATABASE_URL: viaProxy(database.url, proxy),
+        NODE_ENV: 'test',
+        DATABASE_CONNECT_TIMEOUT_MS: '500',
+      });
+      const knex = await openDatabase(databaseOptions(config, { migrations: [], logger }));
+      opened.push(knex);
+      const app = createHttpApp(
+        {
+          logger,
+          metrics: createMetrics('database-gone-test'),
+          serviceCredential: resolveServiceCredential({ NODE_ENV: 'test', SERVICE_TOKEN: 'pool-test-token' }),
+        },
+        (routes) => {
+          routes.get('/read', async (_req, res) => {
+            await knex.raw('SELECT 1 AS secret_column');
+            res.json({});
+          });
+          routes.get('/terminated', async (_req, res) => {
+            // What a switchover does to the connections of the primary it demotes: 57P01.
+            await knex.raw('SELECT pg_terminate_backend(pg_backend_pid())');
+            res.json({});
+          });
+        },
+      );
+      const server = await listen(app, 0, '127.0.0.1');
+      const read = async () => {
+        const response = await fetch(`http://127.0.0.1:${server.port}/read`);
+        return {
+          status: response.status,
+          retryAfter: response.headers.get('retry-after'),
+          text: await response.text(),
+        };
+      };
+      /** Reads until one answers 200; each before it must be a 503 (a dead connection the pool still held). */
+      const readsUntilServed = async () => {
+        const answers = [];
+        for (let tries = 0; tries < 5; tries += 1) {
+          const answer = await read();
+          answers.push(answer.status);
+          if (answer.status === 200) break;
+        }
+        return answers;
+      };
+      try {
+        expect((await read()).status).to.equal(200);
+        for (const cut of ['a connection in the pool', 'a new connection']) {
+          proxy.cut();
+          const answer = await read();
+          expect(answer.status, cut).to.equal(503);
+          expect(answer.retryAfter).to.equal('1');
+          expect(JSON.parse(answer.text)).to.include({ code: 'SERVICE_UNAVAILABLE' });
+          expect(answer.text).not.to.match(/secret|SELECT|terminated|ECONN|127\.0\.0\.1/i);
+          proxy.restore();
+        }
+        const served = await readsUntilServed();
+        expect(served.at(-1)).to.equal(200);
+        expect(served.slice(0, -1).every((status) => status === 503)).to.equal(true);
+        const terminated = await fetch(`http://127.0.0.1:${server.port}/terminated`);
+        expect(terminated.status).to.equal(503);
+        const again = await readsUntilServed();
+        expect(again.at(-1)).to.equal(200);
+        expect(again.slice(0, -1).every((status) => status === 503)).to.equal(true);
+      } finally {
+        await server.close();
+        await proxy.close();
+      }
     });
 
     it('answers a statement cancelled by its timeout 503, without the SQL', async () => {

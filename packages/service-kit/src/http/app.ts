@@ -61,6 +61,33 @@ const isDatabaseOverloaded = (error: unknown) => {
   return code === QUERY_CANCELED || name === 'KnexTimeoutError';
 };
 
+/**
+ * The database went away or stopped being the primary: a failover (its connections end with 57P01 or without a
+ * word, the old primary turns read-only, the new one is not up yet), a restart, or a cut. The transaction under way
+ * was rolled back, so the request did nothing and may be sent again (with its Idempotency-Key where it moves money).
+ */
+const UNREACHABLE = new Set([
+  '57P01', // admin_shutdown: terminated, as a switchover or pg_terminate_backend does
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now: starting up, or in recovery
+  '25006', // read_only_sql_transaction: a connection to a primary since demoted
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+]);
+const isDatabaseUnreachable = (error: unknown) => {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (code.startsWith('08') || UNREACHABLE.has(code))) return true;
+  // node-postgres ends a query whose connection closed under it with this message and no code (knex puts the
+  // statement before it).
+  return (
+    typeof message === 'string' &&
+    /Connection terminated( unexpectedly| due to connection timeout)?$/.test(message)
+  );
+};
+
 /** Turns anything thrown into a problem; unknown errors become a 500 that reveals nothing. */
 function toProblem(error: unknown, req: Request): { problem: Problem; headers?: Record<string, string> } {
   const instance = requestPath(req);
@@ -73,6 +100,16 @@ function toProblem(error: unknown, req: Request): { problem: Problem; headers?: 
   if (isDatabaseOverloaded(error)) {
     return {
       problem: buildProblem('SERVICE_UNAVAILABLE', 'The database is busy; try again shortly', instance),
+      headers: { 'Retry-After': '1' },
+    };
+  }
+  if (isDatabaseUnreachable(error)) {
+    return {
+      problem: buildProblem(
+        'SERVICE_UNAVAILABLE',
+        'The database is unavailable; try again shortly',
+        instance,
+      ),
       headers: { 'Retry-After': '1' },
     };
   }

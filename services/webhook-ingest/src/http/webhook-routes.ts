@@ -160,6 +160,10 @@ function webhookErrorBody(problem: Problem): { error: string } {
   };
 }
 
+/**
+ * As SPEC.md says of webhooks: a database or bus failure is a 500, even where the API answers a database that is
+ * away 503 (ADR 0115); a provider retries either.
+ */
 export function renderWebhookError(problem: Problem, _req: Request, res: Response): void {
-  res.status(problem.status).json(webhookErrorBody(problem));
+  res.status(problem.status >= 500 ? 500 : problem.status).json(webhookErrorBody(problem));
 }
