@@ -10,3 +10,4 @@ export * from './infra-files.js';
 export * from './compose-containers.js';
 export * from './pg-client.js';
 export * from './monitoring-files.js';
+export * from './wait-for.js';

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -19,12 +20,21 @@ import {
   planLogins,
   provisionDatabases,
   provisionLogins,
+  provisioningDependencies,
   removeLogins,
+  waitForDependencies,
   withCredentials,
   withPgClient,
 } from '@payments/infra';
 import { createAmqpBus, createLogger } from '@payments/service-kit';
-import { createTestBroker, findInfrastructure, type TestBroker } from '../src/index.js';
+import {
+  createTestBroker,
+  findInfrastructure,
+  startTcpProxy,
+  viaProxy,
+  type TcpProxy,
+  type TestBroker,
+} from '../src/index.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -366,5 +376,89 @@ describe('provisioning', () => {
       const acl = await query(serverUrl, `SELECT datacl::text FROM pg_database WHERE datname = '${name}'`);
       expect(acl.rows[0].datacl).not.to.match(/(^|[{,])=/);
     });
+  });
+});
+
+describe('provisioning: waiting for what it needs', function () {
+  this.timeout(60_000);
+  let postgresUrl: string;
+  let proxy: TcpProxy;
+  /** The PostgreSQL server, reached through a proxy the test cuts and restores. */
+  let throughProxy: string;
+
+  beforeEach(async () => {
+    ({ postgresUrl } = await findInfrastructure());
+    const target = new URL(postgresUrl);
+    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    throughProxy = viaProxy(postgresUrl, proxy);
+  });
+  afterEach(() => proxy.close());
+
+  const postgresOnly = () =>
+    provisioningDependencies({ postgresUrl: throughProxy, amqpUrl: 'amqp://unused' })[0]!;
+
+  it('waits, bounded, for a database that comes up after it, and says what it waited for', async () => {
+    proxy.cut();
+    const lines: string[] = [];
+    setTimeout(() => proxy.restore(), 1_200);
+    await waitForDependencies([postgresOnly()], {
+      timeoutMs: 20_000,
+      intervalMs: 200,
+      log: (line) => lines.push(line),
+    });
+    expect(lines[0]).to.match(new RegExp(`^waiting for PostgreSQL at 127\\.0\\.0\\.1:${proxy.port} \\(`));
+    expect(lines[1]).to.match(
+      new RegExp(`^PostgreSQL at 127\\.0\\.0\\.1:${proxy.port} answers, after [0-9.]+ s$`),
+    );
+  });
+
+  it('gives up once the time is up, naming what did not answer', async () => {
+    proxy.cut();
+    const started = Date.now();
+    const error = await waitForDependencies([postgresOnly()], { timeoutMs: 1_000, intervalMs: 200 }).catch(
+      (failure: unknown) => failure as Error,
+    );
+    expect(error).to.be.instanceOf(Error);
+    expect((error as Error).message).to.match(
+      new RegExp(`^PostgreSQL at 127\\.0\\.0\\.1:${proxy.port} did not answer within 1 s \\(last: `),
+    );
+    expect((error as Error).message).not.to.include('postgres@');
+    expect(Date.now() - started).to.be.lessThan(5_000);
+  });
+
+  it('`pnpm provision` waits before it provisions anything, and exits 1 naming what never came', async () => {
+    proxy.cut();
+    const passwords = Object.fromEntries(
+      ['IDENTITY', 'LEDGER', 'CURRENCY', 'WEBHOOK_INGEST', 'WEBHOOK_DELIVERY'].flatMap((service) => [
+        [`${service}_DATABASE_PASSWORD`, 'unused'],
+        [`${service}_DATABASE_OWNER_PASSWORD`, 'unused'],
+      ]),
+    );
+    for (const service of ['IDENTITY', 'LEDGER', 'CURRENCY', 'WEBHOOK_INGEST', 'WEBHOOK_DELIVERY', 'GATEWAY'])
+      passwords[`${service}_AMQP_PASSWORD`] = 'unused';
+    // Not spawnSync: the proxy the child connects to answers from this process's event loop.
+    const child = spawn(
+      process.execPath,
+      ['--conditions=development', '--import', 'tsx', 'packages/infra/src/bin/provision.ts'],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          ...passwords,
+          DATABASE_URL: throughProxy,
+          AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672',
+          PROVISION_WAIT_SECONDS: '1',
+        },
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const status = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const outcome = { status, stderr };
+    expect(outcome.status).to.equal(1);
+    expect(outcome.stderr).to.match(/pnpm provision: waiting for PostgreSQL at 127\.0\.0\.1:\d+ \(/);
+    expect(outcome.stderr).to.match(
+      /pnpm provision failed: PostgreSQL at 127\.0\.0\.1:\d+ did not answer within 1 s/,
+    );
   });
 });

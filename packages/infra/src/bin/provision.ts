@@ -4,6 +4,8 @@ import {
   passwordVariablePrefix,
   planLogins,
   provisionLogins,
+  provisioningDependencies,
+  waitForDependencies,
   type ServiceName,
 } from '../index.js';
 
@@ -20,6 +22,7 @@ import {
 //   <SERVICE>_DATABASE_PASSWORD        IDENTITY, LEDGER, CURRENCY, WEBHOOK_INGEST, WEBHOOK_DELIVERY: runtime role
 //   <SERVICE>_DATABASE_OWNER_PASSWORD  the same services: the owner role (migrations only)
 //   <SERVICE>_AMQP_PASSWORD            the same and GATEWAY, and PROVIDER_SANDBOX with SANDBOX_DEPLOYED=true
+//   PROVISION_WAIT_SECONDS   how long to wait for PostgreSQL, RabbitMQ and its management API to answer (120)
 // Each service then connects as payments_<service>_runtime (database) and <service> (broker) with its password,
 // and its migrations run as payments_<service>.
 
@@ -55,9 +58,16 @@ if (missing.length > 0) {
   process.exit(1);
 }
 
+const waitSeconds = Number(env.PROVISION_WAIT_SECONDS || 120);
+if (!Number.isInteger(waitSeconds) || waitSeconds < 0) {
+  console.error('pnpm provision: PROVISION_WAIT_SECONDS must be a whole number of seconds');
+  process.exit(1);
+}
+
 const target = {
   postgresUrl: env.DATABASE_URL as string,
-  amqpUrl: env.AMQP_URL as string,
+  // A cluster's nodes (comma-separated): users, permissions and queues are the cluster's, made through one node.
+  amqpUrl: (env.AMQP_URL as string).split(',')[0]?.trim() as string,
   managementUrl: env.RABBITMQ_MANAGEMENT_URL || undefined,
   namespace: env.AMQP_NAMESPACE ?? '',
 };
@@ -67,6 +77,11 @@ const logins = planLogins(
   (service, kind) => env[variable(service, kind)] as string,
 );
 try {
+  // Started beside them (a compose one-shot, a Kubernetes Job), it may come up first: it waits, bounded, and says so.
+  await waitForDependencies(provisioningDependencies(target), {
+    timeoutMs: waitSeconds * 1000,
+    log: (line) => console.error(`pnpm provision: ${line}`),
+  });
   const changes = await provisionLogins(target, logins, deployment);
   for (const { queue, messages } of changes?.removed ?? [])
     console.log(`removed ${queue} (no sandbox is deployed; ${messages} unanswerable request(s) dropped)`);
