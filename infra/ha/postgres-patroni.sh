@@ -5,6 +5,8 @@
 #   bash infra/ha/postgres-patroni.sh up       # start (or find running), wait for a leader and a streaming sync standby
 #   bash infra/ha/postgres-patroni.sh status   # the cluster as Patroni sees it
 #   bash infra/ha/postgres-patroni.sh down     # stop everything it started and remove its data
+#   bash infra/ha/postgres-patroni.sh kill-node pg1   # lose a node: SIGKILL its Patroni, postmaster and backends
+#   bash infra/ha/postgres-patroni.sh start-node pg1  # bring it back; Patroni rejoins it (pg_rewind if need be)
 #
 # Clients connect to postgres://postgres@127.0.0.1:$HA_PG_PORT/postgres (HAProxy, 15432 by default). Nothing here
 # decides who the primary is: Patroni holds the leader key in etcd, HAProxy asks each node's `GET /primary`.
@@ -325,9 +327,43 @@ status() {
   return 1
 }
 
+node_name() {
+  case "${1:-}" in
+    "${NAMES[0]}" | "${NAMES[1]}") echo "$1" ;;
+    *) die "name a node: ${NAMES[*]}" ;;
+  esac
+}
+
+# A node lost as a machine is: Patroni first (so it cannot restart PostgreSQL), then the postmaster and every
+# process it forked, all with SIGKILL, nothing flushed or handed over.
+kill_node() {
+  local name pm children
+  name="$(node_name "${1:-}")"
+  [ -f "$BASE/run/$name.pid" ] && kill -KILL "$(cat "$BASE/run/$name.pid")" 2>/dev/null || true
+  rm -f "$BASE/run/$name.pid"
+  pm="$(postmaster_pid "$name")"
+  if [ -n "$pm" ] && kill -0 "$pm" 2>/dev/null; then
+    children="$(ps -o pid= --ppid "$pm" || true)"
+    kill -KILL "$pm" $children 2>/dev/null || true
+  fi
+  say "killed node $name (Patroni, postmaster ${pm:-none} and its processes)"
+}
+
+start_node() {
+  local name
+  name="$(node_name "${1:-}")"
+  check_tools
+  pid_alive "$BASE/run/$name.pid" && die "node $name runs already"
+  [ -f "$BASE/$name.yml" ] || die "no configuration for $name in $BASE: run up first"
+  start_detached "$name" patroni "$BASE/$name.yml"
+  say "started Patroni $name"
+}
+
 case "$ACTION" in
   up) up ;;
+  kill-node) kill_node "${2:-}" ;;
+  start-node) start_node "${2:-}" ;;
   down) down ;;
   status) status ;;
-  *) die "usage: $0 up|down|status" ;;
+  *) die "usage: $0 up|down|status|kill-node NAME|start-node NAME" ;;
 esac
