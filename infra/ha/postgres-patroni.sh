@@ -48,7 +48,7 @@ fi
 
 find_pg_bin() {
   if [ -n "${HA_PG_BIN_DIR:-}" ]; then
-    echo "$HA_PG_BIN_DIR"
+    [ -x "$HA_PG_BIN_DIR/postgres" ] && echo "$HA_PG_BIN_DIR"
     return
   fi
   local dir
@@ -63,7 +63,7 @@ check_tools() {
   command -v etcd >/dev/null || missing+=("etcd (apt-get install -y etcd-server)")
   command -v haproxy >/dev/null || missing+=("haproxy (apt-get install -y haproxy)")
   command -v curl >/dev/null || missing+=("curl")
-  PG_BIN="$(find_pg_bin)"
+  PG_BIN="$(find_pg_bin || true)"
   [ -n "$PG_BIN" ] || missing+=("a PostgreSQL server: /usr/lib/postgresql/<version>/bin/postgres (or set HA_PG_BIN_DIR)")
   if [ "${#missing[@]}" -gt 0 ]; then
     say "missing:"
