@@ -114,7 +114,6 @@ async function runHaPostgresDrill(context: HaDrillContext, drill: HaPostgresDril
   const started = Date.now();
   const observed = observeGateway(context.gateway);
   const accounts = await openFundedAccounts(context, ACCOUNTS, FUNDING_MINOR);
-  const logsBefore = logLines(context);
   const ids = accounts.map((account) => account.accountId);
   const before = await cluster.members();
   const leader = leaderOf(before);
@@ -204,7 +203,7 @@ async function runHaPostgresDrill(context: HaDrillContext, drill: HaPostgresDril
         ? `Patroni: ${survivor} leader at ${at(timeline.settledAt)} (HAProxy follows GET /primary)`
         : `Patroni: ${victim} out of synchronous_standby_names at ${at(timeline.settledAt)}; ${survivor} commits alone`,
       `clients: ${recovery}; slowest answer ${seen.slowestS.toFixed(1)} s`,
-      `services logged: ${servicesLogged(context, logsBefore)}`,
+      `services logged (of the last 200 lines each keeps): ${servicesLogged(context, timeline.faultAt)}`,
       `${victim} started again at ${at(timeline.backAt)}, sync standby again at ${at(timeline.rejoinedAt)}`,
     ],
     operations: {
@@ -223,27 +222,23 @@ async function runHaPostgresDrill(context: HaDrillContext, drill: HaPostgresDril
   };
 }
 
-/** How many lines each service has logged so far. */
-const logLines = (context: DrillContext) =>
-  new Map(
-    Object.keys(context.target.ports).map((service) => [
-      service,
-      context.system.logs(service as ServiceName).split('\n').length,
-    ]),
-  );
-
-/** The errors the services logged after the counts in `before`, by service and message, most first. */
-function servicesLogged(context: DrillContext, before: Map<string, number>): string {
+/**
+ * The errors the services logged from `since` on, by service and message, most first: a sample, since a system
+ * keeps only the last 200 lines of each service.
+ */
+function servicesLogged(context: DrillContext, since: number): string {
   const counts = new Map<string, number>();
-  for (const [service, from] of before) {
-    for (const line of context.system
-      .logs(service as ServiceName)
-      .split('\n')
-      .slice(from)) {
+  for (const service of Object.keys(context.target.ports)) {
+    for (const line of context.system.logs(service as ServiceName).split('\n')) {
       if (!line.startsWith('{')) continue;
       try {
-        const entry = JSON.parse(line) as { level?: number; msg?: string; err?: { message?: string } };
-        if ((entry.level ?? 0) < 50) continue;
+        const entry = JSON.parse(line) as {
+          level?: number;
+          time?: number;
+          msg?: string;
+          err?: { message?: string };
+        };
+        if ((entry.level ?? 0) < 50 || (entry.time ?? 0) < since) continue;
         const what = `${service}: ${entry.msg ?? ''}${entry.err?.message ? ` (${entry.err.message})` : ''}`;
         counts.set(what, (counts.get(what) ?? 0) + 1);
       } catch {
