@@ -36,6 +36,8 @@ interface Observed {
 function observeGateway(gateway: HttpClient) {
   const answers: Observed[] = [];
   const accepted = new Set<string>();
+  // A retry answered as a replay: the attempt that failed had committed (its answer, not its work, was lost).
+  const replays = { count: 0 };
   const client: HttpClient = {
     ...gateway,
     async send(call) {
@@ -48,12 +50,14 @@ function observeGateway(gateway: HttpClient) {
         throw error;
       }
       answers.push({ at: Date.now(), status: answer.status, ms: Date.now() - sent });
-      if (answer.status === 202 && call.path.endsWith('/transfer'))
+      if (answer.status === 202 && call.path.endsWith('/transfer')) {
         accepted.add((JSON.parse(answer.body) as { id: string }).id);
+        if (answer.headers['idempotent-replayed'] === 'true') replays.count += 1;
+      }
       return answer;
     },
   };
-  return { client, answers, accepted };
+  return { client, answers, accepted, replays };
 }
 
 const failed = (answer: Observed) => answer.status === null || answer.status >= 500;
@@ -213,6 +217,7 @@ async function runHaPostgresDrill(context: HaDrillContext, drill: HaPostgresDril
       'balance reads': stats.balanceReads,
       'failed attempts (5xx or connection)': stats.failedAttempts,
       ...seen.byStatus,
+      'retries answered as replays (the failed attempt had committed)': observed.replays.count,
       ...Object.fromEntries(Object.entries(stats.unexpected).map(([what, n]) => [`unexpected ${what}`, n])),
     },
     faults: 1,
