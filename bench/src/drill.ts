@@ -9,6 +9,11 @@ import { runBankDrill, startBankDrillSystem } from './drills/bank-drill.js';
 import { runProviderDrill, startProviderDrillSystem } from './drills/provider-drill.js';
 import { formatUsd } from './drills/books.js';
 import { runDatabaseCutDrill } from './drills/database-cut-drill.js';
+import {
+  HA_POSTGRES_DRILLS,
+  runHaPostgresDrills,
+  type HaPostgresDrill,
+} from './drills/ha-postgres-drills.js';
 import { discrepanciesOf, type DrillContext, type DrillReport } from './drills/drill-context.js';
 import { startTcpProxy } from '@payments/testkit';
 import {
@@ -18,7 +23,11 @@ import {
 } from './drills/webhook-drills.js';
 
 const DRILLS = ['bank', 'broker', 'database', 'ingest', 'duplicates', 'adversarial', 'provider'] as const;
-type Drill = (typeof DRILLS)[number];
+/**
+ * Drills run only when DRILL_ONLY names them, and alone: they start PostgreSQL under Patroni
+ * (infra/ha/postgres-patroni.sh, Debian's patroni, etcd-server and haproxy) and a system on it.
+ */
+type Drill = (typeof DRILLS)[number] | HaPostgresDrill;
 /**
  * DRILL_COMPOSE_PROJECT: drill a system docker compose runs (infra/containers/proof.sh) instead of starting one.
  * Its addresses come from BENCH_GATEWAY_URL, BENCH_POSTGRES_URL (a superuser, for the ledger's and webhook-ingest's
@@ -57,6 +66,12 @@ const settings = {
     env.DRILL_ONLY ? (env.DRILL_ONLY.split(',') as Drill[]) : composeProject ? COMPOSE_DRILLS : DRILLS,
   ),
 };
+const haDrills = HA_POSTGRES_DRILLS.filter((drill) => settings.only.has(drill));
+if (haDrills.length > 0 && (haDrills.length < settings.only.size || composeProject))
+  throw new Error(
+    `${HA_POSTGRES_DRILLS.join(', ')} run alone, on a system the drill starts on PostgreSQL under Patroni: ` +
+      'name no other drill in DRILL_ONLY',
+  );
 if (composeProject) {
   const unsupported = [...settings.only].filter((drill) => !COMPOSE_DRILLS.includes(drill));
   if (unsupported.length > 0)
@@ -214,6 +229,11 @@ async function runOnItsOwnSystem<Context>(
 async function main(): Promise<void> {
   const started = Date.now();
   const reports: DrillReport[] = [];
+  if (haDrills.length > 0)
+    await runHaPostgresDrills(haDrills, { ...settings, log }, (report) => {
+      reports.push(report);
+      printReport(report);
+    });
   if (settings.only.has('bank'))
     await runOnItsOwnSystem(
       reports,
