@@ -64,7 +64,8 @@ const isDatabaseOverloaded = (error: unknown) => {
 /**
  * The database went away or stopped being the primary: a failover (its connections end with 57P01 or without a
  * word, the old primary turns read-only, the new one is not up yet), a restart, or a cut. The transaction under way
- * was rolled back, so the request did nothing and may be sent again (with its Idempotency-Key where it moves money).
+ * was rolled back (or committed, its answer lost): nothing is half-done, and it may be sent again, with its
+ * Idempotency-Key where it moves money.
  */
 const UNREACHABLE = new Set([
   '57P01', // admin_shutdown: terminated, as a switchover or pg_terminate_backend does
