@@ -248,16 +248,42 @@ describe('every error reaches the client in one shape, through the gateway', fun
     expectProblem(correct, 'RATE_LIMIT_EXCEEDED', '/auth/login', { method: 'POST' });
   });
 
-  it('INTERNAL_ERROR: the ledger’s database goes away, and nothing internal leaks', async () => {
-    line.cut();
+  it('INTERNAL_ERROR: the ledger’s database fails (a table it needs is gone), and nothing internal leaks', async () => {
+    // Straight to the database, not through the hop: renamed away, the table fails every query on it (42P01).
+    const direct = new URL(ledgerDatabase);
+    const server = new URL((await findInfrastructure()).postgresUrl);
+    direct.hostname = server.hostname;
+    direct.port = server.port;
+    const admin = new pg.Client({ connectionString: direct.toString() });
+    await admin.connect();
     try {
+      await admin.query('ALTER TABLE accounts RENAME TO accounts_away');
       const response = await api.get('/v1.1/accounts', owner.token);
       expectProblem(response, 'INTERNAL_ERROR', '/v1.1/accounts', { method: 'GET' });
       expect(response.body.detail).to.equal('An unexpected error occurred');
+      expect(response.text).not.to.match(/accounts_away|relation|42P01|SELECT/i);
+    } finally {
+      await admin.query('ALTER TABLE accounts_away RENAME TO accounts');
+      await admin.end();
+    }
+    const recovered = await api.get('/accounts', owner.token);
+    expect(recovered.status, recovered.text).to.equal(200);
+  });
+
+  it('SERVICE_UNAVAILABLE: the ledger’s database goes away (a failover), with Retry-After, nothing internal leaked', async () => {
+    line.cut();
+    try {
+      const response = await api.get('/v1.1/accounts', owner.token);
+      expectProblem(response, 'SERVICE_UNAVAILABLE', '/v1.1/accounts', { method: 'GET' });
+      expect(response.headers.get('retry-after')).to.equal('1');
+      expect(response.text).not.to.match(/terminated|ECONN|SELECT|127\.0\.0\.1/i);
     } finally {
       line.restore();
     }
-    const recovered = await api.get('/accounts', owner.token);
+    // The pool may still hold connections the cut ended: each answers 503 once, then the ledger serves again.
+    let recovered = await api.get('/accounts', owner.token);
+    for (let tries = 0; recovered.status === 503 && tries < 20; tries += 1)
+      recovered = await api.get('/accounts', owner.token);
     expect(recovered.status, recovered.text).to.equal(200);
   });
 
