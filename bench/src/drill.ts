@@ -9,6 +9,14 @@ import { runBankDrill, startBankDrillSystem } from './drills/bank-drill.js';
 import { runProviderDrill, startProviderDrillSystem } from './drills/provider-drill.js';
 import { formatUsd } from './drills/books.js';
 import { runDatabaseCutDrill } from './drills/database-cut-drill.js';
+import {
+  killNode,
+  runHaBrokerDrill,
+  startBrokerCluster,
+  startHaSystem,
+  type BrokerCluster,
+  type BrokerFault,
+} from './drills/ha-broker-drill.js';
 import { discrepanciesOf, type DrillContext, type DrillReport } from './drills/drill-context.js';
 import { startTcpProxy } from '@payments/testkit';
 import {
@@ -18,7 +26,9 @@ import {
 } from './drills/webhook-drills.js';
 
 const DRILLS = ['bank', 'broker', 'database', 'ingest', 'duplicates', 'adversarial', 'provider'] as const;
-type Drill = (typeof DRILLS)[number];
+/** Run only when named: each starts a 3-node RabbitMQ cluster of local processes (infra/ha/rabbitmq-cluster.sh). */
+const HA_DRILLS = ['ha-broker-kill'] as const;
+type Drill = (typeof DRILLS)[number] | (typeof HA_DRILLS)[number];
 /**
  * DRILL_COMPOSE_PROJECT: drill a system docker compose runs (infra/containers/proof.sh) instead of starting one.
  * Its addresses come from BENCH_GATEWAY_URL, BENCH_POSTGRES_URL (a superuser, for the ledger's and webhook-ingest's
@@ -57,6 +67,16 @@ const settings = {
     env.DRILL_ONLY ? (env.DRILL_ONLY.split(',') as Drill[]) : composeProject ? COMPOSE_DRILLS : DRILLS,
   ),
 };
+const haDrills = HA_DRILLS.filter((drill) => settings.only.has(drill));
+if (haDrills.length > 0 && haDrills.length < settings.only.size)
+  throw new Error(
+    `${haDrills.join(', ')} run on a RabbitMQ cluster of their own: name them alone in DRILL_ONLY (the other drills use the machine's single broker)`,
+  );
+const unknown = [...settings.only].filter((drill) => ![...DRILLS, ...HA_DRILLS].includes(drill));
+if (unknown.length > 0)
+  throw new Error(
+    `DRILL_ONLY names unknown drills: ${unknown.join(', ')} (known: ${[...DRILLS, ...HA_DRILLS].join(', ')})`,
+  );
 if (composeProject) {
   const unsupported = [...settings.only].filter((drill) => !COMPOSE_DRILLS.includes(drill));
   if (unsupported.length > 0)
@@ -211,9 +231,39 @@ async function runOnItsOwnSystem<Context>(
   }
 }
 
+/**
+ * Each HA drill on a fresh cluster and a system of its own on it; the test kit takes the cluster's nodes from
+ * TEST_AMQP_URL (set before anything asks it where RabbitMQ is) and provisions through node 3's management API.
+ */
+async function runHaDrills(reports: DrillReport[]): Promise<void> {
+  const faults: Record<(typeof HA_DRILLS)[number], (cluster: BrokerCluster) => BrokerFault> = {
+    'ha-broker-kill': killNode,
+  };
+  for (const drill of haDrills) {
+    const cluster = await startBrokerCluster(log);
+    process.env.TEST_AMQP_URL = cluster.amqpUrl;
+    process.env.TEST_AMQP_MANAGEMENT_URL = cluster.managementUrl(3);
+    try {
+      await runOnItsOwnSystem(
+        reports,
+        `${drill} drill (AMQP_URL lists the three nodes)`,
+        async (options) => {
+          const ha = await startHaSystem(cluster, options);
+          return { context: ha, stop: ha.stop };
+        },
+        (ha) => runHaBrokerDrill(ha, faults[drill](cluster)),
+        (ha) => ha.context.system.logs(),
+      );
+    } finally {
+      await cluster.clean();
+    }
+  }
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   const reports: DrillReport[] = [];
+  if (haDrills.length > 0) await runHaDrills(reports);
   if (settings.only.has('bank'))
     await runOnItsOwnSystem(
       reports,
