@@ -11,6 +11,7 @@ import { formatUsd } from './drills/books.js';
 import { runDatabaseCutDrill } from './drills/database-cut-drill.js';
 import {
   killNode,
+  partitionNode,
   runHaBrokerDrill,
   startBrokerCluster,
   startHaSystem,
@@ -27,7 +28,7 @@ import {
 
 const DRILLS = ['bank', 'broker', 'database', 'ingest', 'duplicates', 'adversarial', 'provider'] as const;
 /** Run only when named: each starts a 3-node RabbitMQ cluster of local processes (infra/ha/rabbitmq-cluster.sh). */
-const HA_DRILLS = ['ha-broker-kill'] as const;
+const HA_DRILLS = ['ha-broker-kill', 'ha-broker-partition'] as const;
 type Drill = (typeof DRILLS)[number] | (typeof HA_DRILLS)[number];
 /**
  * DRILL_COMPOSE_PROJECT: drill a system docker compose runs (infra/containers/proof.sh) instead of starting one.
@@ -238,6 +239,9 @@ async function runOnItsOwnSystem<Context>(
 async function runHaDrills(reports: DrillReport[]): Promise<void> {
   const faults: Record<(typeof HA_DRILLS)[number], (cluster: BrokerCluster) => BrokerFault> = {
     'ha-broker-kill': killNode,
+    // Long enough for the others to notice (net_ticktime 10 s in the cluster script), healed with time to settle.
+    'ha-broker-partition': (cluster) =>
+      partitionNode(cluster, Math.max(15, Math.floor(settings.seconds / 2))),
   };
   for (const drill of haDrills) {
     const cluster = await startBrokerCluster(log);

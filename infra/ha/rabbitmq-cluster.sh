@@ -7,6 +7,8 @@
 #   infra/ha/rabbitmq-cluster.sh kill N       # SIGKILL node N's Erlang VM (a lost machine), left down
 #   infra/ha/rabbitmq-cluster.sh start-node N # start node N again; it rejoins from its data dir
 #   infra/ha/rabbitmq-cluster.sh pid N        # the pid of node N's Erlang VM
+#   infra/ha/rabbitmq-cluster.sh partition N  # cut node N's distribution traffic to and from the others
+#   infra/ha/rabbitmq-cluster.sh heal         # let it through again
 #   infra/ha/rabbitmq-cluster.sh stop         # stop every node, keep the data
 #   infra/ha/rabbitmq-cluster.sh clean        # stop, then delete the run dir
 #
@@ -15,6 +17,12 @@
 # Erlang cookie of their own there (HOME is the run dir). cluster_partition_handling = pause_minority
 # (docs/adr/0113). The machine's own RabbitMQ (rabbit@<host>, :5672) is never touched: other names, ports, cookie.
 # Idempotent: `start` on a running cluster changes nothing; a node already a member is not joined again.
+#
+# The partition is real packet loss on loopback: each node runs in a cgroup (v2) of its own, and an nftables table
+# (inet payments_ha_partition) drops, on output, every packet node N's sockets send to the other nodes'
+# distribution ports or from its own, and every packet anyone sends to its distribution port. AMQP, management and
+# epmd stay open: the nodes lose each other, the clients do not lose node N (pause_minority closes it to them).
+# Needs nft (apt-get install nftables) and a cgroup2 mount; `heal` deletes the table, `stop` and `clean` too.
 #
 # Environment (optional): PAYMENTS_HA_DIR (run dir, /tmp/payments-ha-rabbitmq), HA_WAIT_SECONDS (90),
 # HA_NET_TICKTIME (10: seconds until a silent peer counts as gone; Erlang's default 60 would make a partition take
@@ -39,6 +47,11 @@ amqp_port() { printf '568%s' "$1"; }
 dist_port() { printf '2568%s' "$1"; }
 management_port() { printf '1568%s' "$1"; }
 node_dir() { printf '%s/node%s' "$RUN_DIR" "$1"; }
+NFT_TABLE=payments_ha_partition
+
+# Where cgroup v2 is mounted (/sys/fs/cgroup, or /sys/fs/cgroup/unified beside v1), or nothing.
+cgroup2_mount() { awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts; }
+node_cgroup() { printf 'payments-ha-%s' "$1"; }
 
 # The server script itself, not Debian's /usr/sbin wrapper: that one switches to the rabbitmq user and its HOME,
 # whose cookie is the machine's node's.
@@ -106,7 +119,13 @@ start_node() {
     port_open "$port" && die "port $port is taken by something else: stop it or set other ports"
   done
   info "starting $(node_name "$n") (AMQP :$(amqp_port "$n"), management :$(management_port "$n"))"
+  local cgroups
+  cgroups="$(cgroup2_mount)"
   (
+    # In a cgroup of its own, so that a partition can tell its packets from the other nodes' (all on 127.0.0.1).
+    if [[ -n "$cgroups" ]] && mkdir -p "$cgroups/$(node_cgroup "$n")" 2>/dev/null; then
+      echo "$BASHPID" >"$cgroups/$(node_cgroup "$n")/cgroup.procs" || true
+    fi
     export HOME="$RUN_DIR"
     export RABBITMQ_NODENAME="$(node_name "$n")"
     export RABBITMQ_NODE_IP_ADDRESS=127.0.0.1
@@ -183,6 +202,53 @@ stop_node() {
   info "$(node_name "$n") stopped"
 }
 
+partition() {
+  local n="$1" cgroups others=()
+  command -v nft >/dev/null 2>&1 || die "a partition needs nft: apt-get install nftables"
+  cgroups="$(cgroup2_mount)"
+  [[ -n "$cgroups" && -d "$cgroups/$(node_cgroup "$n")" ]] ||
+    die "a partition needs node $n in a cgroup v2 of its own (started by this script on a machine with cgroup2 mounted)"
+  node_pid "$n" >/dev/null || die "$(node_name "$n") is not running"
+  for m in "${NODES[@]}"; do [[ "$m" == "$n" ]] || others+=("$(dist_port "$m")"); done
+  # nft names a cgroup by its path below /sys/fs/cgroup; level 1: directly below the cgroup2 root.
+  local path
+  path="$(node_cgroup "$n")"
+  [[ "$cgroups" == /sys/fs/cgroup ]] || path="${cgroups#/sys/fs/cgroup/}/$path"
+  local others_set
+  others_set="$(
+    IFS=,
+    printf '%s' "${others[*]}"
+  )"
+  nft -f - <<EOF || die "nft refused the partition rules"
+table inet $NFT_TABLE
+delete table inet $NFT_TABLE
+table inet $NFT_TABLE {
+  chain output {
+    type filter hook output priority 0; policy accept;
+    socket cgroupv2 level 1 "$path" tcp dport { $others_set } drop
+    socket cgroupv2 level 1 "$path" tcp sport $(dist_port "$n") drop
+    tcp dport $(dist_port "$n") drop
+  }
+}
+EOF
+  info "$(node_name "$n") cut off from the others (nft table inet $NFT_TABLE)"
+}
+
+heal() {
+  command -v nft >/dev/null 2>&1 || return 0
+  if nft list table inet "$NFT_TABLE" >/dev/null 2>&1; then
+    nft delete table inet "$NFT_TABLE"
+    info "partition healed"
+  fi
+}
+
+remove_cgroups() {
+  local cgroups
+  cgroups="$(cgroup2_mount)"
+  [[ -n "$cgroups" ]] || return 0
+  for n in "${NODES[@]}"; do rmdir "$cgroups/$(node_cgroup "$n")" 2>/dev/null || true; done
+}
+
 status() {
   for n in "${NODES[@]}"; do
     local pid
@@ -216,14 +282,25 @@ case "${1:-}" in
     require_tools
     start_node "$2"
     ;;
-  stop) for n in 3 2 1; do stop_node "$n"; done ;;
-  clean)
+  partition)
+    node_arg "${2:-}"
+    partition "$2"
+    ;;
+  heal) heal ;;
+  stop)
+    heal
     for n in 3 2 1; do stop_node "$n"; done
+    remove_cgroups
+    ;;
+  clean)
+    heal
+    for n in 3 2 1; do stop_node "$n"; done
+    remove_cgroups
     rm -rf "$RUN_DIR"
     info "removed $RUN_DIR"
     ;;
   *)
-    sed -n '2,12p' "$0" >&2
+    sed -n '2,14p' "$0" >&2
     exit 2
     ;;
 esac

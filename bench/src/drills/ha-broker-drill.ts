@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -27,6 +28,9 @@ export interface BrokerCluster {
   amqpUrl: string;
   managementUrl(node: number): string;
   kill(node: number): Promise<void>;
+  /** Drops node's distribution traffic to and from the others (nftables), until `heal`. */
+  partition(node: number): Promise<void>;
+  heal(): Promise<void>;
   clean(): Promise<void>;
 }
 
@@ -44,6 +48,8 @@ export async function startBrokerCluster(log: (message: string) => void): Promis
     amqpUrl: env.AMQP_URL as string,
     managementUrl: (node) => `http://127.0.0.1:1568${node}`,
     kill: async (node) => void (await run('kill', String(node))),
+    partition: async (node) => void (await run('partition', String(node))),
+    heal: async () => void (await run('heal')),
     clean: async () => void (await run('clean')),
   };
 }
@@ -250,11 +256,77 @@ export async function startHaSystem(
   };
 }
 
-/** What a drill does to the cluster: inject at the fault time, and say what it did. */
+/** What a drill does to the cluster: inject at the fault time, say what it did, and what to check after. */
 export interface BrokerFault {
   name: string;
   inject(node: number): Promise<string>;
+  checks?(): Promise<DrillReport['checks']>;
 }
+
+/**
+ * Whether node accepts connections on its AMQP port: a node paused by pause_minority closes its listener (a slow
+ * management API is no sign: a cut-off node answers late long before it notices it is in the minority).
+ */
+function nodeAnswers(cluster: BrokerCluster, node: number): Promise<boolean> {
+  const address = new URL(cluster.amqpUrl.split(',')[node - 1] as string);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: address.hostname, port: Number(address.port) });
+    const done = (answered: boolean) => {
+      socket.destroy();
+      resolve(answered);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/** Resolves with the time `node` answers `wanted`, polling every 250 ms, or null after `timeoutMs`. */
+async function nodeBecomes(cluster: BrokerCluster, node: number, wanted: boolean, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if ((await nodeAnswers(cluster, node)) === wanted) return Date.now();
+    await sleep(250);
+  }
+  return null;
+}
+
+/** Node `node` cut off from the other two for `holdSeconds`, then healed; it must pause, then rejoin. */
+export const partitionNode = (cluster: BrokerCluster, holdSeconds: number): BrokerFault => {
+  let running: string[] = [];
+  return {
+    name: 'partition of the broker node the ledger consumes from, healed',
+    async inject(node) {
+      await cluster.partition(node);
+      const cutAt = Date.now();
+      const pausedAt = nodeBecomes(cluster, node, false, holdSeconds * 1000);
+      await sleep(holdSeconds * 1000);
+      await cluster.heal();
+      const healedAt = Date.now();
+      const backAt = await nodeBecomes(cluster, node, true, 60_000);
+      const paused = await pausedAt;
+      const since = (at: number | null, from: number) =>
+        at === null ? 'never' : `${((at - from) / 1000).toFixed(1)} s`;
+      const nodes = await management<{ name: string; running: boolean }[]>(cluster, 'nodes');
+      running = nodes.filter((n) => n.running).map((n) => n.name);
+      return (
+        `payments-ha-${node} (the ledger's consumers were on it) cut off from the other two for ${holdSeconds} s ` +
+        `(nftables drops its Erlang distribution traffic on loopback); it paused itself (pause_minority) after ` +
+        `${since(paused, cutAt)}, and served again ${since(backAt, healedAt)} after the heal`
+      );
+    },
+    async checks() {
+      return [
+        {
+          name: 'the partitioned node rejoined: all three nodes running after the heal',
+          ok: running.length === NODES.length,
+          detail: `running: ${running.join(', ') || 'none'}`,
+          discrepancies: running.length === NODES.length ? 0 : 1,
+        },
+      ];
+    },
+  };
+};
 
 export const killNode = (cluster: BrokerCluster): BrokerFault => ({
   name: 'SIGKILL of the broker node the ledger consumes from, left down',
@@ -266,7 +338,7 @@ export const killNode = (cluster: BrokerCluster): BrokerFault => ({
 
 /**
  * Money moving (transfers, balance reads, deposits requested and confirmed by the provider's webhooks) while the
- * fault hits the node the ledger consumes from, a third into the drill; then the books, and the clients' view.
+ * fault hits the node the ledger consumes from, a quarter into the drill; then the books, and the clients' view.
  */
 export async function runHaBrokerDrill(ha: HaSystem, fault: BrokerFault): Promise<DrillReport> {
   const { context, cluster } = ha;
@@ -283,7 +355,7 @@ export async function runHaBrokerDrill(ha: HaSystem, fault: BrokerFault): Promis
 
   const until = Date.now() + seconds * 1000;
   const giveUpAt = until + settleSeconds * 1000;
-  const faultAt = Date.now() + (seconds * 1000) / 3;
+  const faultAt = Date.now() + (seconds * 1000) / 4;
   const timeline: Timeline = { attempts: [] };
   log(
     `${fault.name}: ${CLIENTS} clients and ${DEPOSITORS} depositors for ${seconds} s; the ledger consumes from node ${node}`,
@@ -347,6 +419,7 @@ export async function runHaBrokerDrill(ha: HaSystem, fault: BrokerFault): Promis
       discrepancies: movedTo.length > 0 && !movedTo.includes(node) ? 0 : 1,
     },
   );
+  if (fault.checks) checks.push(...(await fault.checks()));
   const recovery = Number.isNaN(outage.recoveryMs) ? 'never' : `${(outage.recoveryMs / 1000).toFixed(1)} s`;
   log(
     `recovery (first error to first success): ${recovery}; longest time without a credit: ${(creditGap / 1000).toFixed(1)} s`,
