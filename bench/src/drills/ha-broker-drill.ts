@@ -88,6 +88,23 @@ async function ledgerConsumerNodes(cluster: BrokerCluster, namespace: string): P
   ];
 }
 
+/**
+ * The ledger's consumer nodes once they satisfy `wanted`, or as last seen after 30 s: the management API lists
+ * consumers from statistics it gathers every 5 s.
+ */
+async function settledConsumerNodes(
+  cluster: BrokerCluster,
+  namespace: string,
+  wanted: (nodes: number[]) => boolean,
+): Promise<number[]> {
+  let nodes: number[] = [];
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(500)) {
+    nodes = await ledgerConsumerNodes(cluster, namespace).catch(() => nodes);
+    if (wanted(nodes)) break;
+  }
+  return nodes;
+}
+
 /** Each of the namespace's quorum queues with its members and leader. */
 async function quorumQueues(cluster: BrokerCluster, namespace: string) {
   const queues = await management<
@@ -349,9 +366,9 @@ export async function runHaBrokerDrill(ha: HaSystem, fault: BrokerFault): Promis
   const ids = accounts.map((account) => account.accountId);
   const queues = await quorumQueues(cluster, namespace);
   const underReplicated = queues.filter((queue) => (queue.members ?? []).length !== NODES.length);
-  const consumerNodes = await ledgerConsumerNodes(cluster, namespace);
+  const consumerNodes = await settledConsumerNodes(cluster, namespace, (nodes) => nodes.length > 0);
   const node = consumerNodes[0];
-  if (node === undefined) throw new Error("the ledger's consumer is on no node of the cluster");
+  if (node === undefined) throw new Error("within 30 s no node of the cluster lists the ledger's consumers");
 
   const until = Date.now() + seconds * 1000;
   const giveUpAt = until + settleSeconds * 1000;
@@ -380,7 +397,11 @@ export async function runHaBrokerDrill(ha: HaSystem, fault: BrokerFault): Promis
     confirmed: depositors.confirmed,
     confirmationsAllSucceed: true,
   });
-  const movedTo = await ledgerConsumerNodes(cluster, namespace).catch((): number[] => []);
+  const movedTo = await settledConsumerNodes(
+    cluster,
+    namespace,
+    (nodes) => nodes.length > 0 && !nodes.includes(node),
+  );
   const { rows: unpublished } = await context.webhookDb.query<{ count: string }>(
     `SELECT count(*) FROM webhook_events WHERE published_at IS NULL AND outcome <> 'ignored'`,
   );
