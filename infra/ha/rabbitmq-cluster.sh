@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# A 3-node RabbitMQ cluster as local processes on 127.0.0.1, for the HA drills (bench: DRILL_ONLY=ha-broker-kill).
+# A 3-node RabbitMQ cluster as local processes on 127.0.0.1, for the HA drills (bench: DRILL_ONLY=ha-broker-kill,ha-broker-partition).
 #
 #   infra/ha/rabbitmq-cluster.sh start        # start the three nodes, join them, wait until all three run
 #   infra/ha/rabbitmq-cluster.sh env          # AMQP_URL (all three nodes) and RABBITMQ_MANAGEMENT_URL, as shell
-#   infra/ha/rabbitmq-cluster.sh status       # each node: running or not, its pid, the cluster's members
+#   infra/ha/rabbitmq-cluster.sh status       # each node: running (with its pid) or down
 #   infra/ha/rabbitmq-cluster.sh kill N       # SIGKILL node N's Erlang VM (a lost machine), left down
 #   infra/ha/rabbitmq-cluster.sh start-node N # start node N again; it rejoins from its data dir
 #   infra/ha/rabbitmq-cluster.sh pid N        # the pid of node N's Erlang VM
