@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A 3-node RabbitMQ cluster as local processes on 127.0.0.1, for the HA drills (bench: DRILL_ONLY=ha-broker-kill,ha-broker-partition).
+# A 3-node RabbitMQ cluster as local processes on 127.0.0.1, for the HA drills
+# (DRILL_ONLY=ha-broker-kill,ha-broker-partition pnpm drill).
 #
 #   infra/ha/rabbitmq-cluster.sh start        # start the three nodes, join them, wait until all three run
 #   infra/ha/rabbitmq-cluster.sh env          # AMQP_URL (all three nodes) and RABBITMQ_MANAGEMENT_URL, as shell
@@ -300,7 +301,7 @@ case "${1:-}" in
     info "removed $RUN_DIR"
     ;;
   *)
-    sed -n '2,14p' "$0" >&2
+    sed -n '2,15p' "$0" >&2
     exit 2
     ;;
 esac
