@@ -14,6 +14,15 @@ import {
   runHaPostgresDrills,
   type HaPostgresDrill,
 } from './drills/ha-postgres-drills.js';
+import {
+  killNode,
+  partitionNode,
+  runHaBrokerDrill,
+  startBrokerCluster,
+  startHaSystem,
+  type BrokerCluster,
+  type BrokerFault,
+} from './drills/ha-broker-drill.js';
 import { discrepanciesOf, type DrillContext, type DrillReport } from './drills/drill-context.js';
 import { startTcpProxy } from '@payments/testkit';
 import {
@@ -24,10 +33,12 @@ import {
 
 const DRILLS = ['bank', 'broker', 'database', 'ingest', 'duplicates', 'adversarial', 'provider'] as const;
 /**
- * Drills run only when DRILL_ONLY names them, and alone: they start PostgreSQL under Patroni
- * (infra/ha/postgres-patroni.sh, Debian's patroni, etcd-server and haproxy) and a system on it.
+ * Drills run only when DRILL_ONLY names them, and alone (one family at a time): the `ha-postgres-*` ones start
+ * PostgreSQL under Patroni (infra/ha/postgres-patroni.sh, Debian's patroni, etcd-server and haproxy) and a system on
+ * it; the `ha-broker-*` ones a 3-node RabbitMQ cluster of local processes (infra/ha/rabbitmq-cluster.sh).
  */
-type Drill = (typeof DRILLS)[number] | HaPostgresDrill;
+const HA_BROKER_DRILLS = ['ha-broker-kill', 'ha-broker-partition'] as const;
+type Drill = (typeof DRILLS)[number] | HaPostgresDrill | (typeof HA_BROKER_DRILLS)[number];
 /**
  * DRILL_COMPOSE_PROJECT: drill a system docker compose runs (infra/containers/proof.sh) instead of starting one.
  * Its addresses come from BENCH_GATEWAY_URL, BENCH_POSTGRES_URL (a superuser, for the ledger's and webhook-ingest's
@@ -66,12 +77,22 @@ const settings = {
     env.DRILL_ONLY ? (env.DRILL_ONLY.split(',') as Drill[]) : composeProject ? COMPOSE_DRILLS : DRILLS,
   ),
 };
-const haDrills = HA_POSTGRES_DRILLS.filter((drill) => settings.only.has(drill));
-if (haDrills.length > 0 && (haDrills.length < settings.only.size || composeProject))
-  throw new Error(
-    `${HA_POSTGRES_DRILLS.join(', ')} run alone, on a system the drill starts on PostgreSQL under Patroni: ` +
-      'name no other drill in DRILL_ONLY',
-  );
+const haPostgresDrills = HA_POSTGRES_DRILLS.filter((drill) => settings.only.has(drill));
+const haBrokerDrills = HA_BROKER_DRILLS.filter((drill) => settings.only.has(drill));
+for (const [family, named, where] of [
+  [HA_POSTGRES_DRILLS, haPostgresDrills, 'on a system the drill starts on PostgreSQL under Patroni'],
+  [
+    HA_BROKER_DRILLS,
+    haBrokerDrills,
+    "on a RabbitMQ cluster of their own (the other drills use the machine's single broker)",
+  ],
+] as const)
+  if (named.length > 0 && (named.length < settings.only.size || composeProject))
+    throw new Error(`${family.join(', ')} run alone, ${where}: name no other drill in DRILL_ONLY`);
+const known: readonly string[] = [...DRILLS, ...HA_POSTGRES_DRILLS, ...HA_BROKER_DRILLS];
+const unknown = [...settings.only].filter((drill) => !known.includes(drill));
+if (unknown.length > 0)
+  throw new Error(`DRILL_ONLY names unknown drills: ${unknown.join(', ')} (known: ${known.join(', ')})`);
 if (composeProject) {
   const unsupported = [...settings.only].filter((drill) => !COMPOSE_DRILLS.includes(drill));
   if (unsupported.length > 0)
@@ -226,14 +247,50 @@ async function runOnItsOwnSystem<Context>(
   }
 }
 
+/**
+ * Each HA drill on a fresh cluster and a system of its own on it; the test kit takes the cluster's nodes from
+ * TEST_AMQP_URL (set before anything asks it where RabbitMQ is) and provisions through node 3's management API.
+ */
+async function runHaBrokerDrills(reports: DrillReport[]): Promise<void> {
+  const faults: Record<(typeof HA_BROKER_DRILLS)[number], (cluster: BrokerCluster) => BrokerFault> = {
+    'ha-broker-kill': killNode,
+    // Long enough for the others to notice (net_ticktime 10 s in the cluster script), healed with time to settle.
+    'ha-broker-partition': (cluster) =>
+      partitionNode(cluster, Math.max(15, Math.floor(settings.seconds / 2))),
+  };
+  for (const drill of haBrokerDrills) {
+    const cluster = await startBrokerCluster(log);
+    process.env.TEST_AMQP_URL = cluster.amqpUrl;
+    process.env.TEST_AMQP_MANAGEMENT_URL = cluster.managementUrl(3);
+    try {
+      await runOnItsOwnSystem(
+        reports,
+        `${drill} drill (AMQP_URL lists the three nodes)`,
+        async (options) => {
+          const ha = await startHaSystem(cluster, options);
+          // Removing the run's broker users fails if the fault took the node they are managed through; the cluster
+          // and its users are deleted right after anyway.
+          const stop = () => ha.stop().catch((error: Error) => log(`stopping the system: ${error.message}`));
+          return { context: ha, stop };
+        },
+        (ha) => runHaBrokerDrill(ha, faults[drill](cluster)),
+        (ha) => ha.context.system.logs(),
+      );
+    } finally {
+      await cluster.clean();
+    }
+  }
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   const reports: DrillReport[] = [];
-  if (haDrills.length > 0)
-    await runHaPostgresDrills(haDrills, { ...settings, log }, (report) => {
+  if (haPostgresDrills.length > 0)
+    await runHaPostgresDrills(haPostgresDrills, { ...settings, log }, (report) => {
       reports.push(report);
       printReport(report);
     });
+  if (haBrokerDrills.length > 0) await runHaBrokerDrills(reports);
   if (settings.only.has('bank'))
     await runOnItsOwnSystem(
       reports,

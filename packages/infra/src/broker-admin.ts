@@ -34,7 +34,33 @@ export const HOW_TO_ENABLE_BROKER_ADMIN =
   'rabbitmq_management; set RABBITMQ_MANAGEMENT_URL when it is not on the AMQP host at port 15672) or, for a ' +
   'broker on this machine, rabbitmqctl run as root or as the rabbitmq user.';
 
-const vhostOf = (amqpUrl: string) => decodeURIComponent(new URL(amqpUrl).pathname.slice(1)) || '/';
+const vhostOf = (amqpUrl: string) =>
+  decodeURIComponent(new URL(firstBrokerNode(amqpUrl)).pathname.slice(1)) || '/';
+
+/** The nodes an AMQP URL names: one URL, or a cluster's, comma-separated (as the services read AMQP_URL). */
+export function brokerNodeUrls(amqpUrl: string): string[] {
+  const nodes = amqpUrl
+    .split(',')
+    .map((node) => node.trim())
+    .filter(Boolean);
+  if (nodes.length === 0) throw new Error('the AMQP URL names no broker');
+  return nodes;
+}
+
+const firstBrokerNode = (amqpUrl: string) => brokerNodeUrls(amqpUrl)[0] as string;
+
+/** An administrative connection to the first of a cluster's nodes that answers. */
+export async function connectToAnyNode(amqpUrl: string): Promise<ChannelModel> {
+  const failures: string[] = [];
+  for (const node of brokerNodeUrls(amqpUrl)) {
+    try {
+      return await amqp.connect(node);
+    } catch (error) {
+      failures.push(`${new URL(node).host}: ${(error as Error).message}`);
+    }
+  }
+  throw new Error(`no broker node answers (${failures.join('; ')})`);
+}
 
 /**
  * Whether rabbitmqctl has answered in this process: each call starts an Erlang VM (about half a second of CPU), so
@@ -44,7 +70,7 @@ let rabbitmqctlAnswered = false;
 
 /** Finds a way to manage users on the broker behind `amqpUrl`, or says what to enable. */
 export async function openBrokerAdmin(options: BrokerAdminOptions): Promise<BrokerAdmin> {
-  const amqpUrl = new URL(options.amqpUrl);
+  const amqpUrl = new URL(firstBrokerNode(options.amqpUrl));
   const given = options.managementUrl;
   const managementUrl = given ?? `http://${amqpUrl.host.replace(/:\d+$/, '')}:15672`;
   const auth = {
@@ -230,7 +256,7 @@ export async function declareBrokerTopology(
   deployment: Deployment,
 ): Promise<TopologyChanges> {
   const topology = brokerTopology(namespace, deployment);
-  const connection = await amqp.connect(amqpUrl);
+  const connection = await connectToAnyNode(amqpUrl);
   try {
     const channel = await connection.createChannel();
     await declareTopology(channel, topology);

@@ -1,5 +1,4 @@
-import amqp from 'amqplib';
-import { openBrokerAdmin } from './broker-admin.js';
+import { brokerNodeUrls, connectToAnyNode, openBrokerAdmin } from './broker-admin.js';
 import { withPgClient } from './pg-client.js';
 
 /** What provisioning needs to answer before it starts: each checked until it does, or until the time is up. */
@@ -58,15 +57,15 @@ export function provisioningDependencies(target: {
       check: () => withPgClient(target.postgresUrl, async (client) => void (await client.query('SELECT 1'))),
     },
     {
-      name: `RabbitMQ at ${hostOf(target.amqpUrl)}`,
+      name: `RabbitMQ at ${brokerNodeUrls(target.amqpUrl).map(hostOf).join(' or ')}`,
       async check() {
-        const connection = await amqp.connect(target.amqpUrl, { timeout: 5_000 });
+        const connection = await connectToAnyNode(target.amqpUrl);
         await connection.close().catch(() => undefined);
       },
     },
     {
       // Up after the broker's AMQP port: a broker that answers AMQP may not serve its management API yet.
-      name: `RabbitMQ's user management (${target.managementUrl ?? `the management API on ${new URL(target.amqpUrl).hostname}:15672, or rabbitmqctl`})`,
+      name: `RabbitMQ's user management (${target.managementUrl ?? `the management API on ${new URL(brokerNodeUrls(target.amqpUrl)[0] as string).hostname}:15672, or rabbitmqctl`})`,
       check: async () => void (await openBrokerAdmin(target)),
     },
   ];

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import amqp from 'amqplib';
 import {
   DEAD_LETTER_EXCHANGE,
   EVENTS_EXCHANGE,
@@ -8,6 +7,7 @@ import {
   replayExchangeName,
   type QueueKey,
 } from '@payments/contracts';
+import { connectToAnyNode } from '@payments/infra';
 import { findInfrastructure } from './infrastructure.js';
 
 export interface TestBroker {
@@ -33,7 +33,7 @@ export async function createTestBroker(): Promise<TestBroker> {
 
 /** Deletes the queues (each with its dead-letter queue) and, when asked, the namespace's exchanges. */
 async function deleteQueues(url: string, names: string[], exchanges: string[] = []): Promise<void> {
-  const connection = await amqp.connect(url);
+  const connection = await connectToAnyNode(url);
   try {
     const channel = await connection.createChannel();
     for (const name of names) {

@@ -135,6 +135,23 @@ describe('provisioning', () => {
     expect((failure as Error).message).to.match(/rabbitmq-plugins enable rabbitmq_management/);
   });
 
+  it("declares the topology through the first of a cluster's nodes that answers", async function () {
+    this.timeout(30_000);
+    const broker = await createTestBroker();
+    // Port 1 on loopback: a node that refuses, listed first as a lost node would be.
+    const cluster = `amqp://guest:guest@127.0.0.1:1,${broker.url}`;
+    const connection = await amqp.connect(broker.url);
+    try {
+      await declareBrokerTopology(cluster, broker.namespace, { sandbox: false });
+      const channel = await connection.createChannel();
+      const queue = broker.namespace + QUEUES.ledger.name;
+      expect((await channel.checkQueue(queue)).queue).to.equal(queue);
+    } finally {
+      await connection.close();
+      await broker.cleanup();
+    }
+  });
+
   describe('broker users', () => {
     const namespace = `t-${randomBytes(4).toString('hex')}.`;
     const password = randomBytes(12).toString('hex');

@@ -67,7 +67,7 @@ if (!Number.isInteger(waitSeconds) || waitSeconds < 0) {
 const target = {
   postgresUrl: env.DATABASE_URL as string,
   // A cluster's nodes (comma-separated): users, permissions and queues are the cluster's, made through one node.
-  amqpUrl: (env.AMQP_URL as string).split(',')[0]?.trim() as string,
+  amqpUrl: env.AMQP_URL as string,
   managementUrl: env.RABBITMQ_MANAGEMENT_URL || undefined,
   namespace: env.AMQP_NAMESPACE ?? '',
 };
