@@ -23,6 +23,7 @@ import { acceptRequestsPayoutAccount } from './migrations/021_accept_requests_pa
 import { providerRequestAges } from './migrations/022_provider_request_ages.js';
 import { outboxTraceContext } from './migrations/023_outbox_trace_context.js';
 import { providerPaymentTraceContext } from './migrations/024_provider_payment_trace_context.js';
+import { acceptRequestsTraceContext } from './migrations/025_accept_requests_trace_context.js';
 
 /**
  * The ledger's schema, in the order it is built: one migration per file in migrations/, each file named as knex
@@ -54,10 +55,12 @@ export const migrations: Migration[] = [
   platformLosses,
   reconciliationGivesBack,
   adminActionOwner,
-  // ledger_accept_requests as it stands: the insufficient-funds and payout-account refusals.
+  // The insufficient-funds and payout-account refusals in ledger_accept_requests.
   acceptRequestsPayoutAccount,
   providerRequestAges,
-  // The trace context with each outbox row; ledger_accept_requests as it stands.
+  // The trace context with each outbox row and provider request.
   outboxTraceContext,
   providerPaymentTraceContext,
+  // ledger_accept_requests as it stands: 021's rules, each request's trace context with its outbox row.
+  acceptRequestsTraceContext,
 ];

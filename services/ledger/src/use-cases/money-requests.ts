@@ -101,7 +101,7 @@ export interface MoneyRequestStore {
   findAccountFacts(accountIds: string[]): Promise<AccountFacts[]>;
   /**
    * Accepts a money request in one statement with the requests that arrive meanwhile (group commit), through the
-   * database function ledger_accept_requests (migration 023_outbox_trace_context): the idempotency key,
+   * database function ledger_accept_requests (migration 025_accept_requests_trace_context): the idempotency key,
    * the destination's share lock, the hold (or the account's share lock) where the funds cover it, the payout
    * account's check, the transaction and its requested event. Refused or replayed requests write nothing.
    */
