@@ -1,7 +1,4 @@
-import pg from 'pg';
 import { findInfrastructure } from '@payments/testkit';
-import { createHttpClient } from './harness/http-client.js';
-import { BENCH_APPLICATION, openLedgerDatabase } from './harness/ledger-db.js';
 import { attachTarget, startTarget, type Target } from './harness/target.js';
 import { composeFaults } from './drills/compose-faults.js';
 import { runAdversarialDrill, startAdversarialSystem } from './drills/adversarial-drill.js';
@@ -23,7 +20,13 @@ import {
   type BrokerCluster,
   type BrokerFault,
 } from './drills/ha-broker-drill.js';
-import { discrepanciesOf, type DrillContext, type DrillReport } from './drills/drill-context.js';
+import {
+  closeDrillContext,
+  discrepanciesOf,
+  openDrillContext,
+  type DrillContext,
+  type DrillReport,
+} from './drills/drill-context.js';
 import { startTcpProxy } from '@payments/testkit';
 import {
   runBrokerOutageDrill,
@@ -131,24 +134,15 @@ async function runSharedSystemDrills(reports: DrillReport[]): Promise<void> {
   };
   const started = composeProject ? await attachCompose(composeProject) : await startOwnSystem();
   const { target, system, brokerProxy, postgresUrl } = started;
-  const context: DrillContext = {
+  const context = openDrillContext({
     target,
     system,
-    gateway: createHttpClient(target.gatewayUrl, 128),
-    ledgerDb: openLedgerDatabase(target.ledgerDatabaseUrl),
-    webhookDb: new pg.Pool({
-      connectionString: target.webhookDatabaseUrl,
-      max: 2,
-      application_name: BENCH_APPLICATION,
-    }),
-    adminDb: new pg.Pool({ connectionString: postgresUrl, max: 1, application_name: BENCH_APPLICATION }),
     brokerProxy,
+    postgresUrl,
     seconds: settings.seconds,
     settleSeconds: settings.settleSeconds,
     log,
-  };
-  context.webhookDb.on('error', () => undefined);
-  context.adminDb.on('error', () => undefined);
+  });
   try {
     await run('broker', () => runBrokerOutageDrill(context, settings.webhookRate, settings.outageSeconds));
     await run('database', () => runDatabaseCutDrill(context, settings.cutEverySeconds));
@@ -158,10 +152,7 @@ async function runSharedSystemDrills(reports: DrillReport[]): Promise<void> {
     console.error(system.logs());
     throw error;
   } finally {
-    context.gateway.close();
-    await context.ledgerDb.close();
-    await context.webhookDb.end();
-    await context.adminDb.end();
+    await closeDrillContext(context);
     await target.stop();
     await brokerProxy?.close();
   }

@@ -1,7 +1,7 @@
-import type pg from 'pg';
+import pg from 'pg';
 import type { TestSystem } from '@payments/testkit';
-import type { HttpClient } from '../harness/http-client.js';
-import type { LedgerDatabase } from '../harness/ledger-db.js';
+import { createHttpClient, type HttpClient } from '../harness/http-client.js';
+import { BENCH_APPLICATION, openLedgerDatabase, type LedgerDatabase } from '../harness/ledger-db.js';
 import type { Target } from '../harness/target.js';
 import type { TcpProxy } from '@payments/testkit';
 
@@ -51,3 +51,37 @@ export const PROVIDER_CALL_LEASE_MS = 45_000;
 
 export const discrepanciesOf = (report: DrillReport) =>
   report.checks.reduce((sum, check) => sum + check.discrepancies, 0);
+
+/**
+ * The handles a drill reads the system through, on `target`: raw HTTP, the ledger's and webhook-ingest's databases,
+ * and the server's maintenance database at `postgresUrl`.
+ */
+export function openDrillContext(
+  parts: Pick<DrillContext, 'target' | 'system' | 'brokerProxy' | 'seconds' | 'settleSeconds' | 'log'> & {
+    postgresUrl: string;
+  },
+): DrillContext {
+  const { postgresUrl, ...rest } = parts;
+  const context: DrillContext = {
+    ...rest,
+    gateway: createHttpClient(parts.target.gatewayUrl, 128),
+    ledgerDb: openLedgerDatabase(parts.target.ledgerDatabaseUrl),
+    webhookDb: new pg.Pool({
+      connectionString: parts.target.webhookDatabaseUrl,
+      max: 2,
+      application_name: BENCH_APPLICATION,
+    }),
+    adminDb: new pg.Pool({ connectionString: postgresUrl, max: 1, application_name: BENCH_APPLICATION }),
+  };
+  context.webhookDb.on('error', () => undefined);
+  context.adminDb.on('error', () => undefined);
+  return context;
+}
+
+/** Closes what openDrillContext opened (not the system). */
+export async function closeDrillContext(context: DrillContext): Promise<void> {
+  context.gateway.close();
+  await context.ledgerDb.close();
+  await context.webhookDb.end();
+  await context.adminDb.end();
+}

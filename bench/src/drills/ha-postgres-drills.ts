@@ -1,14 +1,11 @@
-import pg from 'pg';
 import type { ServiceName } from '@payments/infra';
 import type { HttpAnswer, HttpClient } from '../harness/http-client.js';
-import { createHttpClient } from '../harness/http-client.js';
 import { sleep } from '../harness/load.js';
-import { BENCH_APPLICATION, openLedgerDatabase } from '../harness/ledger-db.js';
 import { startTarget } from '../harness/target.js';
 import { openFundedAccounts, runBankClients } from './bank-clients.js';
 import { checkBooks, waitSettled } from './books.js';
 import { completedTransferTotals } from './drill-queries.js';
-import type { DrillContext, DrillReport } from './drill-context.js';
+import { closeDrillContext, openDrillContext, type DrillContext, type DrillReport } from './drill-context.js';
 import { startPatroniCluster, type PatroniCluster, type PatroniMember } from './patroni-cluster.js';
 
 export const HA_POSTGRES_DRILLS = ['ha-postgres-failover', 'ha-postgres-standby'] as const;
@@ -297,34 +294,24 @@ export async function runHaPostgresDrills(
     });
     if (!target.system) throw new Error('the PostgreSQL failover drills need a system they started');
     const context: HaDrillContext = {
-      target,
-      system: target.system,
-      gateway: createHttpClient(target.gatewayUrl, 128),
-      ledgerDb: openLedgerDatabase(target.ledgerDatabaseUrl),
-      webhookDb: new pg.Pool({
-        connectionString: target.webhookDatabaseUrl,
-        max: 2,
-        application_name: BENCH_APPLICATION,
+      ...openDrillContext({
+        target,
+        system: target.system,
+        brokerProxy: null,
+        postgresUrl: cluster.url,
+        seconds: settings.seconds,
+        settleSeconds: settings.settleSeconds,
+        log,
       }),
-      adminDb: new pg.Pool({ connectionString: cluster.url, max: 1, application_name: BENCH_APPLICATION }),
-      brokerProxy: null,
-      seconds: settings.seconds,
-      settleSeconds: settings.settleSeconds,
-      log,
       cluster,
     };
-    context.webhookDb.on('error', () => undefined);
-    context.adminDb.on('error', () => undefined);
     try {
       for (const drill of drills) report(await runHaPostgresDrill(context, drill));
     } catch (error) {
       console.error(target.system.logs());
       throw error;
     } finally {
-      context.gateway.close();
-      await context.ledgerDb.close();
-      await context.webhookDb.end();
-      await context.adminDb.end();
+      await closeDrillContext(context);
       await target.stop();
     }
   } finally {
