@@ -20,6 +20,7 @@ import {
   type EventBus,
   type Knex,
 } from '@payments/service-kit';
+import { createBrokerConnection } from '../src/bus/amqp/connection.js';
 import {
   createTestBroker,
   createTestDatabase,
@@ -621,6 +622,39 @@ describe('event bus: AMQP adapter losing the broker', function () {
     } finally {
       await Promise.all([lost.close(), late.close()]);
       await Promise.all([first.close(), second.close()]);
+    }
+  });
+
+  it('gives up a connection whose set-up never finishes, and sets up the next one', async () => {
+    // As a passive queue check can wait on a quorum queue electing its leader after a node's loss: the first set-up
+    // never ends. Held for ever, it would leave the bus connected but never able to publish.
+    const setups: string[] = [];
+    const connection = createBrokerConnection({
+      url: broker.url,
+      logger,
+      setupTimeoutMs: 300,
+      async setup(model) {
+        setups.push(setups.length === 0 ? 'hung' : 'done');
+        if (setups.length === 1) await new Promise(() => undefined);
+        await (await model.createChannel()).close();
+      },
+      onLost: () => undefined,
+    });
+    try {
+      await connection.start(5000);
+      await eventually(
+        async () => setups,
+        (calls) => calls.includes('done'),
+        { timeoutMs: 10_000 },
+      );
+      expect(setups.slice(0, 2)).to.deep.equal(['hung', 'done']);
+      expect(
+        await connection.withChannel(
+          async (channel) => (await channel.checkExchange('amq.direct')) !== undefined,
+        ),
+      ).to.equal(true);
+    } finally {
+      await connection.close();
     }
   });
 

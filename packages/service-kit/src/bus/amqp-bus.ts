@@ -56,8 +56,17 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
     url: options.url,
     logger,
     async setup(model) {
+      // A set-up given up for taking too long (connection.ts) goes no further on its connection.
+      const abandoned = () => {
+        if (connection.current() === model) return;
+        publisher.detach('the set-up of the connection to RabbitMQ was given up');
+        consumers.detachAll();
+        throw new Error('the set-up of this connection was given up');
+      };
       await ensureTopology(model, topology);
+      abandoned();
       await publisher.open(model);
+      abandoned();
       await consumers.startAll(model);
     },
     onLost() {

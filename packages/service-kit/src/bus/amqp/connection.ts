@@ -17,6 +17,12 @@ export interface BrokerConnectionOptions {
    * that connection and a later attempt tries again.
    */
   setup: (model: ChannelModel) => Promise<void>;
+  /**
+   * How long a set-up may take before that connection is given up and the next attempt (the next node) starts over:
+   * a channel call the broker never answers (a quorum queue whose leader is being elected after a node's loss)
+   * would otherwise hold the connection, set up halfway, for ever. Default 15 s.
+   */
+  setupTimeoutMs?: number;
   /** Told when an established connection is lost; amqplib's recovery is already retrying. */
   onLost: (error: Error) => void;
 }
@@ -56,16 +62,32 @@ export function createBrokerConnection(options: BrokerConnectionOptions): Broker
   let model: ChannelModel | null = null;
   let closed = false;
 
+  const setupTimeoutMs = options.setupTimeoutMs ?? 15_000;
   const setup = async (opened: ChannelModel) => {
     // Recovery listens for errors only once set-up is done; unheard, an error event would throw.
     opened.on('error', () => undefined);
     // Current from the start of set-up, so a consumer added meanwhile starts on it rather than waiting for the next.
     model = opened;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `setting up the connection to ${nodes.current()} took longer than ${setupTimeoutMs} ms; trying again`,
+            ),
+          ),
+        setupTimeoutMs,
+      );
+    });
     try {
-      await options.setup(opened);
+      // Given up, the set-up is no longer current (the bus's steps check) and recovery closes its connection.
+      await Promise.race([options.setup(opened), late]);
     } catch (error) {
       if (model === opened) model = null;
       throw error;
+    } finally {
+      clearTimeout(timer);
     }
   };
 
