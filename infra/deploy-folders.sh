@@ -2,8 +2,8 @@
 # What each production image holds: per service, a folder with its compiled code (dist/) and only its production
 # dependencies, the workspace packages it uses compiled too (`pnpm deploy --prod`). Started there with plain
 # `node dist/main.js`; the provisioner's folder (@payments/infra, packages/infra) with `node dist/bin/provision.js`.
-# Builds first (`pnpm build`, incremental). Needs no network when the pnpm store holds every package (after
-# `pnpm install` or `pnpm fetch`).
+# Installs (`pnpm install --frozen-lockfile`, a no-op when node_modules is current) and builds first (`pnpm build`,
+# incremental). Needs no network when the pnpm store holds every package (after `pnpm install` or `pnpm fetch`).
 #
 #   bash infra/deploy-folders.sh OUT_DIR [service ...]     # default: every service and the provisioner
 #
@@ -35,6 +35,9 @@ for name in "$@"; do
   [ -n "${PACKAGES[$name]:-}" ] || { echo "unknown service: $name (one of: ${!PACKAGES[*]})" >&2; exit 2; }
 done
 
+# A fresh clone has no node_modules yet (nothing to build with); an installed one is checked against the lockfile
+# in a second or two.
+pnpm install --frozen-lockfile --prefer-offline >&2
 pnpm build
 
 for name in "$@"; do

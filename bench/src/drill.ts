@@ -8,9 +8,11 @@ import { formatUsd } from './drills/books.js';
 import { runDatabaseCutDrill } from './drills/database-cut-drill.js';
 import {
   HA_POSTGRES_DRILLS,
+  runHaPostgresDrill,
   runHaPostgresDrills,
   type HaPostgresDrill,
 } from './drills/ha-postgres-drills.js';
+import { composeBrokerCluster, composePatroniCluster } from './drills/compose-ha.js';
 import {
   killNode,
   partitionNode,
@@ -48,7 +50,9 @@ type Drill = (typeof DRILLS)[number] | HaPostgresDrill | (typeof HA_BROKER_DRILL
  * databases), BENCH_WEBHOOK_SECRET and BENCH_SERVICE_TOKEN; the faults are `docker kill` / `docker start` of one
  * replica at a time. The broker outage needs a TCP proxy the drill puts between webhook-ingest and RabbitMQ, and
  * the bank, adversarial and provider drills a system configured their own way (the bank and provider drills a
- * sandbox the ledger asks as its provider): those run only on a system the drill starts.
+ * sandbox the ledger asks as its provider): those run only on a system the drill starts. The `ha-*` drills run
+ * against the compose `ha` profile (infra/compose/ha.yml; proof.sh --ha), all four in one run, on its own cluster:
+ * BENCH_AMQP_URL then names the broker's administrator.
  */
 const composeProject = process.env.DRILL_COMPOSE_PROJECT;
 const COMPOSE_DRILLS: readonly Drill[] = ['database', 'ingest', 'duplicates'];
@@ -90,14 +94,18 @@ for (const [family, named, where] of [
     "on a RabbitMQ cluster of their own (the other drills use the machine's single broker)",
   ],
 ] as const)
-  if (named.length > 0 && (named.length < settings.only.size || composeProject))
+  if (named.length > 0 && named.length < settings.only.size && !composeProject)
     throw new Error(`${family.join(', ')} run alone, ${where}: name no other drill in DRILL_ONLY`);
 const known: readonly string[] = [...DRILLS, ...HA_POSTGRES_DRILLS, ...HA_BROKER_DRILLS];
 const unknown = [...settings.only].filter((drill) => !known.includes(drill));
 if (unknown.length > 0)
   throw new Error(`DRILL_ONLY names unknown drills: ${unknown.join(', ')} (known: ${known.join(', ')})`);
 if (composeProject) {
-  const unsupported = [...settings.only].filter((drill) => !COMPOSE_DRILLS.includes(drill));
+  const ha: readonly string[] = [...HA_POSTGRES_DRILLS, ...HA_BROKER_DRILLS];
+  const named = [...settings.only];
+  if (named.some((drill) => ha.includes(drill)) && !named.every((drill) => ha.includes(drill)))
+    throw new Error(`against a compose system the ha-* drills run alone: name no other drill in DRILL_ONLY`);
+  const unsupported = named.filter((drill) => !COMPOSE_DRILLS.includes(drill) && !ha.includes(drill));
   if (unsupported.length > 0)
     throw new Error(
       `against a compose system only ${COMPOSE_DRILLS.join(', ')} run (not ${unsupported.join(', ')}: ` +
@@ -242,17 +250,17 @@ async function runOnItsOwnSystem<Context>(
  * Each HA drill on a fresh cluster and a system of its own on it; the test kit takes the cluster's nodes from
  * TEST_AMQP_URL (set before anything asks it where RabbitMQ is) and provisions through node 3's management API.
  */
+const brokerFaults: Record<(typeof HA_BROKER_DRILLS)[number], (cluster: BrokerCluster) => BrokerFault> = {
+  'ha-broker-kill': killNode,
+  // Long enough for the others to notice (net_ticktime 10 s in the cluster), healed with time to settle.
+  'ha-broker-partition': (cluster) => partitionNode(cluster, Math.max(15, Math.floor(settings.seconds / 2))),
+};
+
 async function runHaBrokerDrills(reports: DrillReport[]): Promise<void> {
-  const faults: Record<(typeof HA_BROKER_DRILLS)[number], (cluster: BrokerCluster) => BrokerFault> = {
-    'ha-broker-kill': killNode,
-    // Long enough for the others to notice (net_ticktime 10 s in the cluster script), healed with time to settle.
-    'ha-broker-partition': (cluster) =>
-      partitionNode(cluster, Math.max(15, Math.floor(settings.seconds / 2))),
-  };
   for (const drill of haBrokerDrills) {
     const cluster = await startBrokerCluster(log);
     process.env.TEST_AMQP_URL = cluster.amqpUrl;
-    process.env.TEST_AMQP_MANAGEMENT_URL = cluster.managementUrl(3);
+    process.env.TEST_AMQP_MANAGEMENT_URL = cluster.managementUrl;
     try {
       await runOnItsOwnSystem(
         reports,
@@ -264,7 +272,7 @@ async function runHaBrokerDrills(reports: DrillReport[]): Promise<void> {
           const stop = () => ha.stop().catch((error: Error) => log(`stopping the system: ${error.message}`));
           return { context: ha, stop };
         },
-        (ha) => runHaBrokerDrill(ha, faults[drill](cluster)),
+        (ha) => runHaBrokerDrill(ha, brokerFaults[drill](cluster)),
         (ha) => ha.context.system.logs(),
       );
     } finally {
@@ -273,15 +281,59 @@ async function runHaBrokerDrills(reports: DrillReport[]): Promise<void> {
   }
 }
 
+/**
+ * The HA drills against the compose `ha` profile (proof.sh --ha): its own clusters, broken with docker (kill, start,
+ * network disconnect); the PostgreSQL ones first, then the broker ones, the broker made whole between them.
+ */
+async function runComposeHaDrills(project: string, reports: DrillReport[]): Promise<void> {
+  const started = await attachCompose(project);
+  const context = openDrillContext({
+    ...started,
+    seconds: settings.seconds,
+    settleSeconds: settings.settleSeconds,
+    log,
+  });
+  const report = (drilled: DrillReport) => {
+    reports.push(drilled);
+    printReport(drilled);
+  };
+  try {
+    const patroni = composePatroniCluster(project, started.postgresUrl);
+    for (const drill of haPostgresDrills)
+      report(await runHaPostgresDrill({ ...context, cluster: patroni }, drill));
+    if (haBrokerDrills.length === 0) return;
+    if (!env.BENCH_AMQP_URL)
+      throw new Error('the ha-broker-* drills on compose need BENCH_AMQP_URL (the administrator)');
+    const cluster = composeBrokerCluster(project, env.BENCH_AMQP_URL);
+    for (const drill of haBrokerDrills) {
+      report(
+        await runHaBrokerDrill(
+          { context, cluster, stop: async () => undefined },
+          brokerFaults[drill](cluster),
+        ),
+      );
+      log('bringing the broker cluster back to three nodes');
+      await cluster.clean();
+    }
+  } finally {
+    await closeDrillContext(context);
+    await started.target.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   const reports: DrillReport[] = [];
-  if (haPostgresDrills.length > 0)
-    await runHaPostgresDrills(haPostgresDrills, { ...settings, log }, (report) => {
-      reports.push(report);
-      printReport(report);
-    });
-  if (haBrokerDrills.length > 0) await runHaBrokerDrills(reports);
+  if (composeProject && haPostgresDrills.length + haBrokerDrills.length > 0)
+    await runComposeHaDrills(composeProject, reports);
+  else {
+    if (haPostgresDrills.length > 0)
+      await runHaPostgresDrills(haPostgresDrills, { ...settings, log }, (report) => {
+        reports.push(report);
+        printReport(report);
+      });
+    if (haBrokerDrills.length > 0) await runHaBrokerDrills(reports);
+  }
   if (settings.only.has('bank'))
     await runOnItsOwnSystem(
       reports,

@@ -31,6 +31,9 @@ const passwords = [
   ...services.map((s) => `${s}_DATABASE_PASSWORD=${hex(24)}`),
   ...services.map((s) => `${s}_DATABASE_OWNER_PASSWORD=${hex(24)}`),
   ...[...services, 'PROVIDER_SANDBOX', 'GATEWAY'].map((s) => `${s}_AMQP_PASSWORD=${hex(24)}`),
+  // The `ha` profile's (infra/compose/ha.yml): PostgreSQL's replication role, and the secret the RabbitMQ nodes share.
+  `POSTGRES_REPLICATION_PASSWORD=${hex(24)}`,
+  `RABBITMQ_ERLANG_COOKIE=${hex(32)}`,
 ];
 if (process.env.EXISTING_ENV) {
   const present = new Set(readFileSync(process.env.EXISTING_ENV, 'utf8').match(/^[A-Z_][A-Z0-9_]*(?==)/gm));

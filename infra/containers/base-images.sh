@@ -3,9 +3,10 @@
 # from debootstrap (Debian's packages, reached from the host) imported with `docker import`, and on it the host's
 # own node binary, and PostgreSQL, RabbitMQ and nginx installed from Debian's packages. Named payments-local/*:
 # stand-ins that honour what docker-compose.yml gives the official images (environment, init scripts, the
-# healthchecks' commands), never the official images themselves.
+# healthchecks' commands), never the official images themselves. And the `ha` profile's image (postgres-ha):
+# Debian's patroni, postgresql-15, etcd-server and haproxy, which no official image bundles.
 #
-#   bash infra/containers/base-images.sh [--rebuild] [node|postgres|rabbitmq|nginx ...]   # as root
+#   bash infra/containers/base-images.sh [--rebuild] [node|postgres|rabbitmq|nginx|postgres-ha ...]   # as root
 #
 # An image that exists already is kept unless --rebuild. Work files (roots, the .deb cache) live under
 # CONTAINERS_WORK (default /var/tmp/payments-containers); the roots are removed once imported.
@@ -21,8 +22,8 @@ wanted=()
 for arg in "$@"; do
   case "$arg" in
     --rebuild) rebuild=true ;;
-    node | postgres | rabbitmq | nginx) wanted+=("$arg") ;;
-    *) echo "usage: $0 [--rebuild] [node|postgres|rabbitmq|nginx ...]" >&2; exit 2 ;;
+    node | postgres | rabbitmq | nginx | postgres-ha) wanted+=("$arg") ;;
+    *) echo "usage: $0 [--rebuild] [node|postgres|rabbitmq|nginx|postgres-ha ...]" >&2; exit 2 ;;
   esac
 done
 [ ${#wanted[@]} -gt 0 ] || wanted=(node postgres rabbitmq nginx)
@@ -106,12 +107,28 @@ build_nginx() {
     --change 'CMD ["nginx", "-g", "daemon off;"]'
 }
 
+# Patroni (its PostgreSQL 15 under it), etcd and HAProxy for the `ha` profile (infra/compose/ha.yml): one image, each
+# container running one of them as its command; Patroni's through patroni-entrypoint.sh, as the postgres user.
+build_postgres-ha() {
+  local root=$work/root-postgres-ha
+  bootstrap "$root" postgresql-15,patroni,python3-etcd,etcd-server,haproxy,curl
+  rm -rf "$root"/var/lib/postgresql/15/main "$root"/etc/postgresql/15/main
+  ln -sf /usr/lib/postgresql/15/bin/* "$root/usr/local/bin/"
+  install -m 0755 "$here/patroni-entrypoint.sh" "$root/usr/local/bin/patroni-entrypoint.sh"
+  mkdir -p "$root/var/lib/postgresql/data" "$root/var/run/postgresql" "$root/var/lib/etcd"
+  import_root "$root" "$POSTGRES_HA_IMAGE" \
+    --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    --change 'EXPOSE 5432 8008 2379 2380' \
+    --change 'CMD ["patroni-entrypoint.sh"]'
+}
+
 for name in "${wanted[@]}"; do
   case "$name" in
     node) image=$NODE_BASE_IMAGE ;;
     postgres) image=$POSTGRES_STANDIN_IMAGE ;;
     rabbitmq) image=$RABBITMQ_STANDIN_IMAGE ;;
     nginx) image=$EDGE_STANDIN_IMAGE ;;
+    postgres-ha) image=$POSTGRES_HA_IMAGE ;;
   esac
   if ! $rebuild && exists "$image"; then
     log "$image exists (--rebuild to make it again)"

@@ -10,25 +10,39 @@
 #  5. `pnpm drill` against the compose system (duplicates, ingest, database): 0 discrepancies;
 #  6. `compose down -v` (images stay), and a summary.
 #
-#   bash infra/containers/proof.sh [--smoke] [--keep] [--rebuild]
+#   bash infra/containers/proof.sh [--smoke | --ha] [--keep] [--rebuild]
 #
 # The edge is published on 127.0.0.1:${GATEWAY_PUBLISHED_PORT:-18080}; PostgreSQL on :15432, RabbitMQ on :15673 and :15672.
 # --smoke: only 1 and 2 with one replica each and the provider sandbox, then down (what a CI step could run).
+# --ha: the `ha` profile (infra/compose/ha.yml: RabbitMQ ×3, PostgreSQL under Patroni behind HAProxy): 1 and 2, then
+#   the four HA drills (`pnpm drill` with DRILL_ONLY=ha-postgres-failover,ha-postgres-standby,ha-broker-kill,
+#   ha-broker-partition: the primary killed, the standby stopped, the ledger's broker node killed, then partitioned
+#   and healed), each under load and ending at 0 discrepancies, then down.
 # --keep: leave it running.
 # DRILL_SECONDS (default 30) is each drill's fault phase; BENCH_SECONDS (default 10) each throughput run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root"
-smoke=false keep=false up_args=()
+smoke=false keep=false ha=false up_args=()
 for arg in "$@"; do
   case "$arg" in
     --smoke) smoke=true ;;
+    --ha) ha=true ;;
     --keep) keep=true ;;
     --rebuild) up_args+=(--rebuild) ;;
-    *) echo "usage: $0 [--smoke] [--keep] [--rebuild]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--smoke | --ha] [--keep] [--rebuild]" >&2; exit 2 ;;
   esac
 done
+$smoke && $ha && { echo "--smoke and --ha are two proofs: name one" >&2; exit 2; }
+profiles=(--profile sandbox)
+if $ha; then
+  # Every compose command below (down included) sees the ha services.
+  export CONTAINERS_COMPOSE_FILES=$here/../compose/ha.yml
+  profiles+=(--profile ha)
+  # The ha file's secrets, added to an .env written before it existed (before the first `down` reads it).
+  [ ! -e .env ] || bash infra/compose/generate-env.sh >&2
+fi
 export COMPOSE_PROJECT_NAME=${COMPOSE_PROJECT_NAME:-payments}
 # Not 8080, which `pnpm start` (or another checkout's) may hold on this machine.
 export GATEWAY_PUBLISHED_PORT=${GATEWAY_PUBLISHED_PORT:-18080}
@@ -45,7 +59,7 @@ finish() {
     echo "[proof] FAILED (exit $status); the containers' state:" >&2
     compose ps >&2 || true
   fi
-  if ! $keep; then compose --profile sandbox down -v --remove-orphans >/dev/null 2>&1 || true; fi
+  if ! $keep; then compose "${profiles[@]}" down -v --remove-orphans >/dev/null 2>&1 || true; fi
   echo
   echo "== containers proof: $([ $status -eq 0 ] && echo PASS || echo FAIL) in $SECONDS s"
   for line in "${summary[@]}"; do echo "   $line"; done
@@ -54,9 +68,12 @@ finish() {
 trap finish EXIT
 
 # 1. Images and the topology (from nothing: the volumes of an earlier run are dropped first).
-compose --profile sandbox down -v --remove-orphans >/dev/null 2>&1 || true
+compose "${profiles[@]}" down -v --remove-orphans >/dev/null 2>&1 || true
 step=$SECONDS
-if $smoke; then
+if $ha; then
+  export CONTAINERS_COMPOSE_FILES=$CONTAINERS_COMPOSE_FILES:$here/compose.drill.yml
+  bash "$here/up.sh" "${up_args[@]}" --ha --scale webhook-ingest=2 --scale gateway=2
+elif $smoke; then
   # With the provider sandbox, whose confirmations the CLI waits for (the drills below must not have it).
   bash "$here/up.sh" "${up_args[@]}" --profile sandbox
   # And the X-Forwarded-For attack on identity, which needs its default per-address limit (not compose.drill.yml).
@@ -83,6 +100,19 @@ export BENCH_POSTGRES_URL="postgres://postgres:$POSTGRES_PASSWORD@127.0.0.1:${DR
 export BENCH_AMQP_URL="amqp://$RABBITMQ_ADMIN_USER:$RABBITMQ_ADMIN_PASSWORD@127.0.0.1:${DRILL_AMQP_PORT:-15673}"
 export BENCH_WEBHOOK_SECRET=${WEBHOOK_SECRETS%%,*} BENCH_SERVICE_TOKEN=${SERVICE_TOKEN%%,*}
 export BENCH_SECONDS=${BENCH_SECONDS:-10}
+
+# --ha: the HA drills against the cluster, then down.
+if $ha; then
+  step=$SECONDS
+  log=${TMPDIR:-/tmp}/containers-ha-drill.log
+  DRILL_COMPOSE_PROJECT=$COMPOSE_PROJECT_NAME DRILL_SECONDS=${DRILL_SECONDS:-30} \
+    DRILL_ONLY=ha-postgres-failover,ha-postgres-standby,ha-broker-kill,ha-broker-partition \
+    pnpm --silent drill >"$log" 2>&1 || { tail -80 "$log" >&2; exit 1; }
+  while IFS= read -r line; do note "drill $line"; done < <(grep -E '^   injected: (clients|recovery)' "$log" | sed 's/^   injected: //')
+  while IFS= read -r line; do note "drill $line"; done < <(grep -E '^\| [a-zA-Z]' "$log" | grep -v '^| drill')
+  note "$(grep -E '^[0-9]+ drills, ' "$log") — $((SECONDS - step)) s (the whole report: $log)"
+  exit 0
+fi
 
 # 3. Throughput, one ledger consumer and then two.
 figure() {

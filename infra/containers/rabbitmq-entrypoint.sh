@@ -2,7 +2,8 @@
 # Entrypoint of the RabbitMQ stand-in (payments-local/rabbitmq, Debian's rabbitmq-server), honouring what
 # docker-compose.yml gives the official rabbitmq:*-management image: RABBITMQ_DEFAULT_USER / RABBITMQ_DEFAULT_PASS
 # (the account created on the first boot of an empty node), /etc/rabbitmq/rabbitmq.conf when mounted, and
-# RABBITMQ_DEFINITIONS_FILE when set (definitions imported at boot), with the management plugin on.
+# RABBITMQ_DEFINITIONS_FILE when set (definitions imported at boot), with the management plugin on; and, for the
+# nodes of a cluster (infra/compose/ha.yml), RABBITMQ_ERLANG_COOKIE: the secret every node of the cluster shares.
 set -euo pipefail
 if [ "${1:-rabbitmq-server}" != rabbitmq-server ]; then exec "$@"; fi
 
@@ -26,8 +27,12 @@ echo '[rabbitmq_management,rabbitmq_prometheus].' >"$data/enabled_plugins"
 chown rabbitmq:rabbitmq "$config" "$data/enabled_plugins"
 chmod 0600 "$config"
 
-# One Erlang cookie for the node and for root's CLI tools (the healthcheck runs rabbitmq-diagnostics as root).
-if [ ! -s "$data/.erlang.cookie" ]; then
+# One Erlang cookie for the node and for root's CLI tools (the healthcheck runs rabbitmq-diagnostics as root): the
+# cluster's when given, else one of its own.
+if [ -n "${RABBITMQ_ERLANG_COOKIE:-}" ]; then
+  rm -f "$data/.erlang.cookie"
+  printf '%s' "$RABBITMQ_ERLANG_COOKIE" >"$data/.erlang.cookie"
+elif [ ! -s "$data/.erlang.cookie" ]; then
   head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$data/.erlang.cookie"
 fi
 chown rabbitmq:rabbitmq "$data/.erlang.cookie"
@@ -35,5 +40,5 @@ chmod 0400 "$data/.erlang.cookie"
 install -m 0400 "$data/.erlang.cookie" /root/.erlang.cookie
 
 export RABBITMQ_CONFIG_FILE=$config RABBITMQ_ENABLED_PLUGINS_FILE=$data/enabled_plugins HOME=$data
-unset RABBITMQ_DEFAULT_USER RABBITMQ_DEFAULT_PASS
+unset RABBITMQ_DEFAULT_USER RABBITMQ_DEFAULT_PASS RABBITMQ_ERLANG_COOKIE
 exec setpriv --reuid=rabbitmq --regid=rabbitmq --init-groups rabbitmq-server

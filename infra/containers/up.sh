@@ -6,7 +6,10 @@
 #  3. .env with fresh secrets, unless there is one (infra/compose/generate-env.sh);
 #  4. `compose up -d` (compose.sh: `docker compose` or docker-compose), then waits until the edge answers.
 #
-#   bash infra/containers/up.sh [--rebuild] [--no-build] [--scale SERVICE=N ...] [--profile sandbox] [--with FILE]
+#   bash infra/containers/up.sh [--rebuild] [--no-build] [--scale SERVICE=N ...] [--profile sandbox] [--ha] [--with FILE]
+#
+# --ha: the `ha` profile (infra/compose/ha.yml laid over docker-compose.yml): a 3-node RabbitMQ cluster, PostgreSQL
+# under Patroni (two nodes, etcd ×3) behind HAProxy; its image (postgres-ha) is always made here from Debian's packages.
 #
 # As root. --with lays another compose file over docker-compose.yml (proof.sh: compose.drill.yml). --profile sandbox
 # also has the ledger ask the sandbox for each deposit's PaymentIntent and each withdrawal's payout (PROVIDER=stripe
@@ -19,18 +22,24 @@ root=$(cd "$here/../.." && pwd)
 # shellcheck source=infra/containers/images.env
 . "$here/images.env"
 
-rebuild=() build=true compose_args=()
+rebuild=() build=true compose_args=() profiles=() ha=false
 while [ $# -gt 0 ]; do
   case "$1" in
     --rebuild) rebuild=(--rebuild) ;;
     --no-build) build=false ;;
     --scale) compose_args+=(--scale "$2"); shift ;;
-    --profile) profile=$2; shift ;;
+    --profile) profiles+=(--profile "$2"); [ "$2" = sandbox ] && sandbox=true; [ "$2" = ha ] && ha=true; shift ;;
+    --ha) ha=true ;;
     --with) export CONTAINERS_COMPOSE_FILES="${CONTAINERS_COMPOSE_FILES:+$CONTAINERS_COMPOSE_FILES:}$2"; shift ;;
-    *) echo "usage: $0 [--rebuild] [--no-build] [--scale SERVICE=N ...] [--profile sandbox] [--with FILE]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--rebuild] [--no-build] [--scale SERVICE=N ...] [--profile sandbox] [--ha] [--with FILE]" >&2; exit 2 ;;
   esac
   shift
 done
+if $ha; then
+  [[ ":${CONTAINERS_COMPOSE_FILES:-}:" == *"/compose/ha.yml:"* ]] ||
+    export CONTAINERS_COMPOSE_FILES="$root/infra/compose/ha.yml${CONTAINERS_COMPOSE_FILES:+:$CONTAINERS_COMPOSE_FILES}"
+  [[ " ${profiles[*]} " == *" ha "* ]] || profiles+=(--profile ha)
+fi
 log() { echo "[up] $*" >&2; }
 command -v docker >/dev/null && docker info >/dev/null 2>&1 ||
   { echo "no Docker engine answers (apt-get install -y docker.io; then start dockerd)" >&2; exit 1; }
@@ -55,12 +64,13 @@ elif [ "$CONTAINERS_LOCAL_BASES" = 0 ]; then
 fi
 if $build; then
   step=$SECONDS
+  bases=(node)
   if $standins; then
     log "no registry: local stand-ins for the base images"
-    bash "$here/base-images.sh" "${rebuild[@]}" node postgres rabbitmq nginx
-  else
-    bash "$here/base-images.sh" "${rebuild[@]}" node
+    bases+=(postgres rabbitmq nginx)
   fi
+  $ha && bases+=(postgres-ha)
+  bash "$here/base-images.sh" "${rebuild[@]}" "${bases[@]}"
   log "base images: $((SECONDS - step)) s"
   # 2. The services' images, no network during the build.
   step=$SECONDS
@@ -70,7 +80,8 @@ fi
 
 # 3. Secrets, and which base images compose runs.
 cd "$root"
-[ -e .env ] || bash infra/compose/generate-env.sh
+# Writes .env when there is none; adds only what an older one lacks (the `ha` profile's secrets, say).
+bash infra/compose/generate-env.sh >&2
 if $standins && ! grep -q '^POSTGRES_IMAGE=' .env; then
   cat >>.env <<ENV
 # Added by infra/containers/up.sh: this machine cannot pull, so compose runs the local stand-ins (not the official
@@ -83,7 +94,7 @@ fi
 
 # With the sandbox, the ledger asks it for each deposit and payout as it would ask Stripe (read from .env, never
 # sourced).
-if [ "${profile:-}" = sandbox ] && [ -z "${PROVIDER:-}" ] && ! grep -q '^PROVIDER=' .env; then
+if [ "${sandbox:-}" = true ] && [ -z "${PROVIDER:-}" ] && ! grep -q '^PROVIDER=' .env; then
   sandbox_key=$(sed -n 's/^SANDBOX_API_KEY=//p' .env | tail -n 1 | tr -d "'\"")
   [ -n "$sandbox_key" ] ||
     { echo ".env has no SANDBOX_API_KEY for the sandbox (add SANDBOX_API_KEY=sk_test_<random>, as generate-env.sh does)" >&2; exit 1; }
@@ -93,7 +104,7 @@ fi
 
 # 4. Up, and wait until a request through the edge reaches a gateway.
 step=$SECONDS
-bash "$here/compose.sh" ${profile:+--profile "$profile"} up -d --no-build "${compose_args[@]}" >&2
+bash "$here/compose.sh" "${profiles[@]}" up -d --no-build "${compose_args[@]}" >&2
 url="http://127.0.0.1:${GATEWAY_PUBLISHED_PORT:-8080}"
 for _ in $(seq 1 120); do
   if node -e "fetch('$url/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" 2>/dev/null; then

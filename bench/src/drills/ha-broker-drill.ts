@@ -22,15 +22,30 @@ const CLIENTS = 10;
 const DEPOSITORS = 4;
 const FUNDING_MINOR = 100_000;
 
-/** The 3-node cluster infra/ha/rabbitmq-cluster.sh runs as local processes. */
+/**
+ * A 3-node RabbitMQ cluster the drills break: local processes (infra/ha/rabbitmq-cluster.sh) or the `ha` profile's
+ * containers (compose-ha.ts). Nodes are numbered 1–3.
+ */
 export interface BrokerCluster {
-  /** Every node's AMQP URL, comma-separated, as AMQP_URL takes them. */
-  amqpUrl: string;
-  managementUrl(node: number): string;
+  /** How a report names node `node`. */
+  nameOf(node: number): string;
+  /** The node (1–3) an Erlang node name (as the management API gives it) is. */
+  nodeOf(erlangNode: string): number | undefined;
+  /** Where node's management API is reached from this machine. */
+  management(node: number): Promise<{ host: string; port: number }>;
+  /**
+   * Whether node serves its clients: a node paused by pause_minority closes its listener (a slow management API is
+   * no sign: a cut-off node answers late long before it notices it is in the minority).
+   */
+  serves(node: number): Promise<boolean>;
+  /** The management API's credentials. */
+  credentials: { username: string; password: string };
   kill(node: number): Promise<void>;
-  /** Drops node's distribution traffic to and from the others (nftables), until `heal`. */
+  /** Cuts node off from the other two until `heal`; `partitionHow` says how, for the report. */
   partition(node: number): Promise<void>;
+  partitionHow: string;
   heal(): Promise<void>;
+  /** Stops it for good (local) or brings back what a drill took away, all three running again (compose). */
   clean(): Promise<void>;
 }
 
@@ -38,7 +53,9 @@ const run = async (...args: string[]) =>
   (await promisify(execFile)('bash', [SCRIPT, ...args], { timeout: 180_000 })).stdout.trim();
 
 /** Starts the cluster (or finds it running) with the script; `clean` stops it and deletes its data. */
-export async function startBrokerCluster(log: (message: string) => void): Promise<BrokerCluster> {
+export async function startBrokerCluster(
+  log: (message: string) => void,
+): Promise<BrokerCluster & { amqpUrl: string; managementUrl: string }> {
   log('starting a 3-node RabbitMQ cluster (infra/ha/rabbitmq-cluster.sh start)');
   await run('start');
   const env = Object.fromEntries(
@@ -46,21 +63,29 @@ export async function startBrokerCluster(log: (message: string) => void): Promis
   );
   return {
     amqpUrl: env.AMQP_URL as string,
-    managementUrl: (node) => `http://127.0.0.1:1568${node}`,
+    managementUrl: 'http://127.0.0.1:15683',
+    nameOf: (node) => `payments-ha-${node}`,
+    nodeOf: (erlangNode) => Number(/^payments-ha-(\d)@/.exec(erlangNode)?.[1]) || undefined,
+    management: async (node) => ({ host: '127.0.0.1', port: 15680 + node }),
+    serves: (node) => listens('127.0.0.1', 5680 + node),
+    credentials: { username: 'guest', password: 'guest' },
     kill: async (node) => void (await run('kill', String(node))),
     partition: async (node) => void (await run('partition', String(node))),
+    partitionHow: 'nftables drops its Erlang distribution traffic on loopback',
     heal: async () => void (await run('heal')),
     clean: async () => void (await run('clean')),
   };
 }
 
 /** A management API call answered by the first node that answers. */
-async function management<T>(cluster: BrokerCluster, apiPath: string): Promise<T> {
+export async function management<T>(cluster: BrokerCluster, apiPath: string): Promise<T> {
+  const { username, password } = cluster.credentials;
   const failures: string[] = [];
   for (const node of NODES) {
     try {
-      const response = await fetch(`${cluster.managementUrl(node)}/api/${apiPath}`, {
-        headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` },
+      const { host, port } = await cluster.management(node);
+      const response = await fetch(`http://${host}:${port}/api/${apiPath}`, {
+        headers: { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` },
         signal: AbortSignal.timeout(3000),
       });
       if (response.ok) return (await response.json()) as T;
@@ -83,7 +108,8 @@ async function ledgerConsumerNodes(cluster: BrokerCluster, namespace: string): P
     ...new Set(
       consumers
         .filter((consumer) => consumer.queue.name === queue)
-        .map((consumer) => Number(/payments-ha-(\d)@/.exec(consumer.channel_details.node)?.[1])),
+        .map((consumer) => cluster.nodeOf(consumer.channel_details.node))
+        .filter((node): node is number => node !== undefined),
     ),
   ];
 }
@@ -280,14 +306,10 @@ export interface BrokerFault {
   checks?(): Promise<DrillReport['checks']>;
 }
 
-/**
- * Whether node accepts connections on its AMQP port: a node paused by pause_minority closes its listener (a slow
- * management API is no sign: a cut-off node answers late long before it notices it is in the minority).
- */
-function nodeAnswers(cluster: BrokerCluster, node: number): Promise<boolean> {
-  const address = new URL(cluster.amqpUrl.split(',')[node - 1] as string);
+/** Whether something accepts TCP connections on host:port within a second. */
+export function listens(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = net.connect({ host: address.hostname, port: Number(address.port) });
+    const socket = net.connect({ host, port });
     const done = (answered: boolean) => {
       socket.destroy();
       resolve(answered);
@@ -302,7 +324,7 @@ function nodeAnswers(cluster: BrokerCluster, node: number): Promise<boolean> {
 async function nodeBecomes(cluster: BrokerCluster, node: number, wanted: boolean, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if ((await nodeAnswers(cluster, node)) === wanted) return Date.now();
+    if ((await cluster.serves(node).catch(() => false)) === wanted) return Date.now();
     await sleep(250);
   }
   return null;
@@ -327,8 +349,8 @@ export const partitionNode = (cluster: BrokerCluster, holdSeconds: number): Brok
       const nodes = await management<{ name: string; running: boolean }[]>(cluster, 'nodes');
       running = nodes.filter((n) => n.running).map((n) => n.name);
       return (
-        `payments-ha-${node} (the ledger's consumers were on it) cut off from the other two for ${holdSeconds} s ` +
-        `(nftables drops its Erlang distribution traffic on loopback); it paused itself (pause_minority) after ` +
+        `${cluster.nameOf(node)} (the ledger's consumers were on it) cut off from the other two for ${holdSeconds} s ` +
+        `(${cluster.partitionHow}); it paused itself (pause_minority) after ` +
         `${since(paused, cutAt)}, and served again ${since(backAt, healedAt)} after the heal`
       );
     },
@@ -349,7 +371,7 @@ export const killNode = (cluster: BrokerCluster): BrokerFault => ({
   name: 'SIGKILL of the broker node the ledger consumes from, left down',
   async inject(node) {
     await cluster.kill(node);
-    return `SIGKILL of payments-ha-${node} (the ledger's consumers were on it), left down to the end`;
+    return `SIGKILL of ${cluster.nameOf(node)} (the ledger's consumers were on it), left down to the end`;
   },
 });
 

@@ -100,7 +100,7 @@ async function waitForCluster(
   return null;
 }
 
-interface HaDrillContext extends DrillContext {
+export interface HaDrillContext extends DrillContext {
   cluster: PatroniCluster;
 }
 
@@ -110,7 +110,10 @@ interface HaDrillContext extends DrillContext {
  * the standby, so that the primary goes on alone. The lost node comes back three quarters into the load and must
  * rejoin as the synchronous standby.
  */
-async function runHaPostgresDrill(context: HaDrillContext, drill: HaPostgresDrill): Promise<DrillReport> {
+export async function runHaPostgresDrill(
+  context: HaDrillContext,
+  drill: HaPostgresDrill,
+): Promise<DrillReport> {
   const { seconds, settleSeconds, log, cluster } = context;
   const started = Date.now();
   const observed = observeGateway(context.gateway);
