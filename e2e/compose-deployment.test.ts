@@ -362,3 +362,104 @@ describe('docker compose runs like a least-privileged deployment (read from the 
     expect(images.size, 'an image per service').to.equal(APP_SERVICES.length + 1);
   });
 });
+
+describe('the compose ha profile: no single node whose loss stops the system (read from the files)', () => {
+  let dotEnv: Record<string, string>;
+  let base: Record<string, ComposeService>;
+  let ha: Record<string, ComposeService & { hostname?: string }>;
+  let haRaw: string;
+
+  before(async () => {
+    dotEnv = parseDotEnv((await generateEnv()).text);
+    const read = async (file: string) => readFile(path.join(ROOT, file), 'utf8');
+    base = (
+      parse(interpolate(await read('docker-compose.yml'), dotEnv), { merge: true }) as {
+        services: Record<string, ComposeService>;
+      }
+    ).services;
+    haRaw = await read('infra/compose/ha.yml');
+    ha = (parse(interpolate(haRaw, dotEnv), { merge: true }) as { services: typeof ha }).services;
+  });
+
+  it('asks only for secrets generate-env.sh writes, and puts every service it adds in the profile ha', () => {
+    const required = new Set([...haRaw.matchAll(/\$\{(\w+):\?/g)].map((match) => match[1] as string));
+    expect(required).to.include.members(['POSTGRES_REPLICATION_PASSWORD', 'RABBITMQ_ERLANG_COOKIE']);
+    expect(Object.keys(dotEnv)).to.include.members([...required]);
+    const added = Object.keys(ha).filter((name) => !(name in base));
+    expect(added).to.have.members([
+      'postgres-1',
+      'postgres-2',
+      'etcd-1',
+      'etcd-2',
+      'etcd-3',
+      'rabbitmq-2',
+      'rabbitmq-3',
+    ]);
+    for (const name of added) expect(ha[name]?.profiles, name).to.deep.equal(['ha']);
+  });
+
+  it('gives every service that uses the broker all three nodes, as its own broker user', () => {
+    const users = Object.entries(base).filter(([, service]) => service.environment?.AMQP_URL);
+    expect(users.length).to.be.greaterThan(7);
+    for (const [name, service] of users) {
+      const single = new URL(String(service.environment?.AMQP_URL));
+      const nodes = String(ha[name]?.environment?.AMQP_URL ?? '')
+        .split(',')
+        .map((url) => new URL(url));
+      expect(
+        nodes.map((node) => node.hostname),
+        name,
+      ).to.deep.equal(['rabbitmq', 'rabbitmq-2', 'rabbitmq-3']);
+      for (const node of nodes) {
+        expect([node.username, node.password], name).to.deep.equal([single.username, single.password]);
+        expect(node.searchParams.get('heartbeat'), name).to.equal('10');
+      }
+    }
+    // Provisioning declares the quorum queues once all three nodes run, so each has a member on every node.
+    expect(ha.provision?.depends_on).to.deep.include({
+      'rabbitmq-2': { condition: 'service_healthy' },
+      'rabbitmq-3': { condition: 'service_healthy' },
+    });
+  });
+
+  it('clusters the brokers with one cookie, pausing a node in the minority', async () => {
+    const conf = await readFile(path.join(ROOT, 'infra/compose/rabbitmq-ha.conf'), 'utf8');
+    expect(conf).to.match(/^cluster_partition_handling = pause_minority$/m);
+    const peers = [...conf.matchAll(/^cluster_formation\.classic_config\.nodes\.\d = rabbit@(\S+)$/gm)].map(
+      (match) => match[1],
+    );
+    expect(peers).to.deep.equal(['rabbitmq', 'rabbitmq-2', 'rabbitmq-3']);
+    for (const name of ['rabbitmq', 'rabbitmq-2', 'rabbitmq-3']) {
+      expect(ha[name]?.environment?.RABBITMQ_ERLANG_COOKIE, name).to.equal(dotEnv.RABBITMQ_ERLANG_COOKIE);
+      expect(ha[name]?.volumes, name).to.include(
+        './infra/compose/rabbitmq-ha.conf:/etc/rabbitmq/rabbitmq.conf:ro',
+      );
+    }
+    expect(ha['rabbitmq-2']?.hostname).to.equal('rabbitmq-2');
+  });
+
+  it('puts HAProxy where every DATABASE_URL points, following the node Patroni calls the primary, with etcd on three', async () => {
+    const postgres = ha.postgres;
+    expect(postgres?.command?.[0]).to.equal('haproxy');
+    expect(postgres?.depends_on).to.deep.equal({
+      'postgres-1': { condition: 'service_healthy' },
+      'postgres-2': { condition: 'service_healthy' },
+    });
+    const cfg = await readFile(path.join(ROOT, 'infra/compose/haproxy.cfg'), 'utf8');
+    expect(cfg).to.match(/http-check send meth GET uri \/primary/);
+    expect(cfg).to.match(/on-marked-down shutdown-sessions/);
+    for (const node of ['postgres-1', 'postgres-2']) {
+      expect(cfg).to.match(new RegExp(`server ${node} ${node}:5432 .*check port 8008`));
+      expect(ha[node]?.environment?.PATRONI_NAME).to.equal(node);
+      expect(ha[node]?.environment?.PATRONI_ETCD3_HOSTS).to.equal('etcd-1:2379,etcd-2:2379,etcd-3:2379');
+    }
+    for (const member of ['etcd-1', 'etcd-2', 'etcd-3'])
+      expect(ha[member]?.command).to.include(
+        '--initial-cluster=etcd-1=http://etcd-1:2380,etcd-2=http://etcd-2:2380,etcd-3=http://etcd-3:2380',
+      );
+    // Every service still names `postgres`, now the failover address.
+    for (const [name, service] of Object.entries(base))
+      if (service.environment?.DATABASE_URL)
+        expect(new URL(String(service.environment.DATABASE_URL)).host, name).to.equal('postgres:5432');
+  });
+});
