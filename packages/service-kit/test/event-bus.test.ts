@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { expect } from 'chai';
 import amqp from 'amqplib';
 import {
@@ -622,6 +623,32 @@ describe('event bus: AMQP adapter losing the broker', function () {
     } finally {
       await Promise.all([lost.close(), late.close()]);
       await Promise.all([first.close(), second.close()]);
+    }
+  });
+
+  it('gives up a node that accepts connections and never answers, and moves to the next', async () => {
+    // A black hole: the TCP connection is accepted, the AMQP handshake never answered.
+    const held = new Set<Socket>();
+    const silent = createServer((socket) => void held.add(socket.on('error', () => undefined)));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    const connection = createBrokerConnection({
+      url: `amqp://guest:guest@127.0.0.1:${port},${broker.url}`,
+      logger,
+      handshakeTimeoutMs: 300,
+      setup: async () => undefined,
+      onLost: () => undefined,
+    });
+    try {
+      await connection.start(5000);
+      expect(held.size).to.be.greaterThan(0);
+      expect(
+        await eventually(async () => connection.current() !== null, Boolean, { timeoutMs: 10_000 }),
+      ).to.equal(true);
+    } finally {
+      await connection.close();
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
     }
   });
 

@@ -23,6 +23,12 @@ export interface BrokerConnectionOptions {
    * would otherwise hold the connection, set up halfway, for ever. Default 15 s.
    */
   setupTimeoutMs?: number;
+  /**
+   * How long opening a connection may take, from the TCP connect to the end of the AMQP handshake: a node that
+   * accepts connections and never answers (cut off, or stalled) would otherwise hold the attempt for ever, and no
+   * other node would be tried. Default 10 s.
+   */
+  handshakeTimeoutMs?: number;
   /** Told when an established connection is lost; amqplib's recovery is already retrying. */
   onLost: (error: Error) => void;
 }
@@ -94,6 +100,8 @@ export function createBrokerConnection(options: BrokerConnectionOptions): Broker
   const open = async (): Promise<RecoveringChannelModel> => {
     const connection = await amqp.connect(nodes.target, {
       clientProperties: { connection_name: 'payments' },
+      // amqplib's socket timeout, lifted once the handshake is done.
+      timeout: options.handshakeTimeoutMs ?? 10_000,
       recovery: { ...RECOVERY, setup, waitForConnect: false },
     });
     connection.on('connect', () => logger.info({ broker: nodes.current() }, 'connected to RabbitMQ'));
