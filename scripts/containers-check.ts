@@ -49,7 +49,9 @@ async function confirmDeposit(transactionId: string, amountMinor: number, secret
     created: Math.floor(Date.now() / 1000),
     data: {
       object: {
-        id: `pi_${transactionId}`,
+        // SPEC's stand-in: with no provider asked (PROVIDER unset), the payment is the transaction itself; an object
+        // the ledger never asked for moves no money (docs/adr/0101).
+        id: transactionId,
         object: 'payment_intent',
         amount: amountMinor,
         currency: 'usd',

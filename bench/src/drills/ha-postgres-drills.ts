@@ -233,9 +233,11 @@ export async function runHaPostgresDrill(
  */
 function servicesLogged(context: DrillContext, since: number): string {
   const counts = new Map<string, number>();
+  let read = 0;
   for (const service of Object.keys(context.target.ports)) {
     for (const line of context.system.logs(service as ServiceName).split('\n')) {
       if (!line.startsWith('{')) continue;
+      read += 1;
       try {
         const entry = JSON.parse(line) as {
           level?: number;
@@ -251,6 +253,8 @@ function servicesLogged(context: DrillContext, since: number): string {
       }
     }
   }
+  // A compose system's logs are the containers' (docker logs), not read here.
+  if (read === 0) return context.system.logs();
   const top = [...counts].sort((a, b) => b[1] - a[1]).slice(0, 4);
   return top.length ? top.map(([what, n]) => `${what} ×${n}`).join('; ') : 'no errors';
 }
