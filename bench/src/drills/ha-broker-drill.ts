@@ -350,8 +350,8 @@ export const partitionNode = (cluster: BrokerCluster, holdSeconds: number): Brok
       running = nodes.filter((n) => n.running).map((n) => n.name);
       return (
         `${cluster.nameOf(node)} (the ledger's consumers were on it) cut off from the other two for ${holdSeconds} s ` +
-        `(${cluster.partitionHow}); it paused itself (pause_minority) after ` +
-        `${since(paused, cutAt)}, and served again ${since(backAt, healedAt)} after the heal`
+        `(${cluster.partitionHow}); it was seen paused (pause_minority) ${since(paused, cutAt)} after the cut, ` +
+        `and serving again ${since(backAt, healedAt)} after the heal`
       );
     },
     async checks() {
