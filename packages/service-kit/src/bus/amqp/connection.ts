@@ -20,7 +20,8 @@ export interface BrokerConnectionOptions {
   /**
    * How long a set-up may take before that connection is given up and the next attempt (the next node) starts over:
    * a channel call the broker never answers (a quorum queue whose leader is being elected after a node's loss)
-   * would otherwise hold the connection, set up halfway, for ever. Default 15 s.
+   * would otherwise hold the connection, set up halfway, for ever. Default 60 s: a set-up takes well under a second,
+   * but a machine starved of CPU (a node restarting beside every other process) must not turn slow into never.
    */
   setupTimeoutMs?: number;
   /**
@@ -68,7 +69,7 @@ export function createBrokerConnection(options: BrokerConnectionOptions): Broker
   let model: ChannelModel | null = null;
   let closed = false;
 
-  const setupTimeoutMs = options.setupTimeoutMs ?? 15_000;
+  const setupTimeoutMs = options.setupTimeoutMs ?? 60_000;
   const setup = async (opened: ChannelModel) => {
     // Recovery listens for errors only once set-up is done; unheard, an error event would throw.
     opened.on('error', () => undefined);
