@@ -39,7 +39,7 @@ export function createInternalHandlers({
       ...(transaction.convertedCurrency ? [transaction.convertedCurrency] : []),
     ];
     const exponents = await exponentsFor(currencies, codes);
-    res.json(renderTransaction(transaction, exponents, apiVersionOf(req)));
+    res.json(renderTransaction(transaction, exponents, apiVersionOf(req), false));
   };
 
   /** An account as the public API renders it, for webhook-delivery's event payloads. */

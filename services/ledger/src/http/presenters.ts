@@ -117,8 +117,17 @@ export function renderStatementCsv(
   return toCsv(rows);
 }
 
-/** v1.0 fields, plus `fee` from v1.1 and, for cross-currency transfers, the rate and the converted amount. */
-export function renderTransaction(transaction: Transaction, exponents: Exponents, version: ApiVersion) {
+/**
+ * v1.0 fields, plus `fee` from v1.1 and, for cross-currency transfers, the rate and the converted amount. The
+ * owner's `metadata` and `reference` only where `owned` (the viewer is the owner, or an admin): never to the other
+ * side of a transfer.
+ */
+export function renderTransaction(
+  transaction: Transaction,
+  exponents: Exponents,
+  version: ApiVersion,
+  owned: boolean,
+) {
   const exponent = exponentIn(exponents, transaction.currency);
   const body = {
     id: transaction.id,
@@ -137,6 +146,7 @@ export function renderTransaction(transaction: Transaction, exponents: Exponents
       original_transaction_id: transaction.originalTransactionId,
       reversal_reason: transaction.reversalReason,
     }),
+    ...(owned && { metadata: transaction.metadata, reference: transaction.reference }),
   };
   if (!versionAtLeast(version, '1.1')) return body;
   const conversion =
@@ -176,7 +186,7 @@ export function renderUnconfirmedWithdrawal(
 ) {
   return {
     kind: 'unconfirmed_withdrawal' as const,
-    ...renderTransaction(found.transaction, exponents, version),
+    ...renderTransaction(found.transaction, exponents, version, true),
     user_id: found.transaction.userId,
     reconciliation_required_at: found.flaggedAt.toISOString(),
   };
