@@ -163,7 +163,7 @@ describe('metadata and references on money requests, through the gateway', funct
     ]);
   });
 
-  it('never shows another user a transfer’s metadata or reference, nor lets them filter by it', async () => {
+  it('never shows another user a transfer’s metadata or reference, in lists or statements, nor filters by it', async () => {
     const reference = `payout-${randomUUID()}`;
     const metadata = { secret: 'alice-only' };
     const sent = await api.post(
@@ -194,6 +194,28 @@ describe('metadata and references on money requests, through the gateway', funct
     const alicesOwn = await listed(alice, 'metadata[secret]=alice-only');
     expect(alicesOwn.data.map((t) => t.id)).to.deep.equal([sent.body.id]);
     expect(alicesOwn.data[0]).to.include({ reference });
+
+    // Statements, JSON and CSV: Alice's entry carries them, Bob's entry of the same transfer does not.
+    const statementOf = (owner: Owner, format: 'json' | 'csv') =>
+      api.get(`/account/${owner.accountId}/statement?format=${format}&limit=1000`, owner.token);
+    const alicesStatement = await statementOf(alice, 'json');
+    const alicesEntry = (alicesStatement.body.entries as Record<string, unknown>[]).find(
+      (entry) => entry.transaction_id === sent.body.id,
+    );
+    expect(alicesEntry).to.deep.include({ reference, metadata });
+    const alicesCsv = (await statementOf(alice, 'csv')).text;
+    expect(alicesCsv.split('\r\n')[0]).to.match(/,reference,metadata$/);
+    expect(alicesCsv).to.include(`,${reference},"{""secret"":""alice-only""}"`);
+    const bobsStatement = await statementOf(bob, 'json');
+    const bobsEntry = (bobsStatement.body.entries as Record<string, unknown>[]).find(
+      (entry) => entry.transaction_id === sent.body.id,
+    );
+    expect(bobsEntry, 'the received transfer is on the statement').to.not.equal(undefined);
+    expect(bobsEntry).not.to.have.any.keys('metadata', 'reference');
+    const bobsCsv = (await statementOf(bob, 'csv')).text;
+    expect(bobsCsv).to.include(sent.body.id);
+    expect(`${bobsStatement.text}${bobsCsv}`).not.to.include('alice-only');
+    expect(`${bobsStatement.text}${bobsCsv}`).not.to.include(reference);
   });
 
   it('answers metadata and references beyond their limits 400 VALIDATION_ERROR, naming what is wrong', async () => {

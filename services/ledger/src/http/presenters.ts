@@ -76,6 +76,7 @@ export function renderStatement(
       amount: minorToNumber(line.amount, exponent),
       balance: minorToNumber(line.balance, exponent),
       created_at: line.createdAt.toISOString(),
+      ...(line.own && { reference: line.own.reference, metadata: line.own.metadata }),
     })),
     has_more: slice.hasMore,
   };
@@ -99,7 +100,7 @@ export function renderStatementCsv(
   const amount = (minor: bigint) => formatMinor(minor, exponent);
   const rows: string[][] = [[...STATEMENT_CSV_COLUMNS]];
   const edge = (at: Date, type: string, balance: bigint) =>
-    rows.push([at.toISOString(), '', '', type, '', '', amount(balance), account.currency]);
+    rows.push([at.toISOString(), '', '', type, '', '', amount(balance), account.currency, '', '']);
   if (firstPage) edge(period.from, 'opening_balance', slice.opening);
   for (const line of withRunningBalance(slice.pageStart, slice.entries)) {
     rows.push([
@@ -111,6 +112,9 @@ export function renderStatementCsv(
       amount(line.amount),
       amount(line.balance),
       account.currency,
+      line.own?.reference ?? '',
+      // Metadata as one JSON field; empty where there is none, or it is not the owner's.
+      line.own && Object.keys(line.own.metadata).length > 0 ? JSON.stringify(line.own.metadata) : '',
     ]);
   }
   if (!slice.hasMore) edge(period.to, 'closing_balance', slice.closing);
