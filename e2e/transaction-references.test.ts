@@ -12,7 +12,7 @@ interface Owner extends TestUser {
 describe('metadata and references on money requests, through the gateway', function () {
   this.timeout(90_000);
 
-  const system = useSystem({}, { booksBalance: true });
+  const system = useSystem({}, { booksBalance: true, admin: true });
   const api = rawApi(system);
 
   /** A user with a USD account and a payout account linked, so that they may withdraw too. */
@@ -216,6 +216,31 @@ describe('metadata and references on money requests, through the gateway', funct
     expect(bobsCsv).to.include(sent.body.id);
     expect(`${bobsStatement.text}${bobsCsv}`).not.to.include('alice-only');
     expect(`${bobsStatement.text}${bobsCsv}`).not.to.include(reference);
+  });
+
+  it('lets an admin see them, and forgets a removed user’s on the transfers that live on with the receiver', async () => {
+    const leaver = await newOwner();
+    await fund(leaver, 5);
+    const reference = `leaving-${randomUUID()}`;
+    const sent = await api.post(
+      `/account/${leaver.accountId}/transfer`,
+      { amount: 5, currency: 'USD', to_account_id: bob.accountId, reference, metadata: { why: 'leaving' } },
+      leaver.token,
+    );
+    expect(sent.status, sent.text).to.equal(202);
+    expect((await settled(leaver, sent.body.id)).status).to.equal('completed');
+    const admin = system.admin.token;
+    expect((await api.get(`/transaction/${sent.body.id}`, admin)).body).to.deep.include({
+      reference,
+      metadata: { why: 'leaving' },
+    });
+
+    const removed = await api.delete(`/user/${leaver.userId}?confirm=true`, leaver.token);
+    expect(removed.status, removed.text).to.equal(204);
+    const kept = await api.get(`/transaction/${sent.body.id}`, admin);
+    expect(kept.status, kept.text).to.equal(200);
+    expect(kept.body).to.deep.include({ reference: null, metadata: {} });
+    expect((await api.get(`/transaction/${sent.body.id}`, bob.token)).text).not.to.include('leaving');
   });
 
   it('answers metadata and references beyond their limits 400 VALIDATION_ERROR, naming what is wrong', async () => {
