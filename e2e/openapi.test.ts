@@ -233,6 +233,22 @@ describe('the OpenAPI document against the running system', function () {
       (await call('GET', `/v1.1/account/${accountId}/transactions?type=deposit`, { token })).status,
     ).to.equal(200);
     expect((await call('GET', '/transactions?type=refund', { token })).status).to.equal(400);
+    const reference = `order-${randomUUID()}`;
+    const referenced = await call('POST', `/account/${accountId}/deposit`, {
+      body: { amount: 1, currency: 'USD', reference, metadata: { order: '8812' } },
+      token,
+    });
+    expect(referenced.status, referenced.text).to.equal(202);
+    expect(referenced.body).to.include({ reference });
+    const reused = await call('POST', `/account/${accountId}/deposit`, {
+      body: { amount: 2, currency: 'USD', reference },
+      token,
+    });
+    expect(reused.status, reused.text).to.equal(409);
+    const filtered = await call('GET', `/transactions?reference=${reference}&metadata[order]=8812`, {
+      token,
+    });
+    expect(filtered.body.data.map((t: { id: string }) => t.id)).to.deep.equal([referenced.body.id]);
 
     const unlinked = await call('GET', '/payout-account', { token });
     expect(unlinked.status).to.equal(404);

@@ -72,16 +72,24 @@ describe('outgoing webhooks end to end, through the gateway', function () {
     return created.body as { id: string; secret: string };
   };
 
-  const openAccountAndDeposit = async (client: PaymentsClient<'1.1'>, amount: number) => {
+  const openAccountAndDeposit = async (
+    client: PaymentsClient<'1.1'>,
+    amount: number,
+    attached: { reference?: string; metadata?: Record<string, string> } = {},
+  ) => {
     const account = await client.accounts.open({ currency: 'USD' });
-    const deposit = await client.money.deposit(account.id, { amount, currency: 'USD' });
+    const deposit = await client.money.deposit(account.id, { amount, currency: 'USD', ...attached });
     return { accountId: account.id, transactionId: deposit.id };
   };
 
   it('delivers one signed transaction.completed for a deposit, verified by the stripe package', async () => {
     const { token, client } = await signUp(system.gatewayUrl);
     const endpoint = await register(token, '/deposit', ['transaction.completed']);
-    const { transactionId } = await openAccountAndDeposit(client, 42.5);
+    const reference = `order-${randomUUID()}`;
+    const { transactionId } = await openAccountAndDeposit(client, 42.5, {
+      reference,
+      metadata: { order: '8812' },
+    });
     const calls = await eventually(
       async () => receiver.calls('/deposit'),
       (found) => found.length > 0,
@@ -103,7 +111,9 @@ describe('outgoing webhooks end to end, through the gateway', function () {
       status: 'completed',
       amount: 42.5,
       type: 'deposit',
+      reference,
     });
+    expect(verified.data.object).to.deep.include({ metadata: { order: '8812' } });
     expect(verified.data.object).to.have.property('fee');
     const transaction = await client.transactions.get(transactionId);
     // The event carries the transaction as its owner reads it, without what the provider made for it.

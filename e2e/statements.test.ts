@@ -119,7 +119,7 @@ describe('statements and past balances through the gateway', function () {
       expect(page.headers.get('content-type')).to.equal('text/csv; charset=utf-8');
       const lines = page.text.split('\r\n').filter(Boolean);
       expect(lines[0]).to.equal(
-        'created_at,entry_id,transaction_id,type,counterparty_account_id,amount,balance,currency',
+        'created_at,entry_id,transaction_id,type,counterparty_account_id,amount,balance,currency,reference,metadata',
       );
       rows.push(...lines.slice(1));
       const next = /^<([^>]+)>; rel="next"$/.exec(page.headers.get('link') ?? '');

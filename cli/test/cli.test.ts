@@ -460,7 +460,7 @@ describe('payments CLI against the running system', function () {
       expect(run.stdout).to.equal(`Wrote 4 entries to ${file}.\n`);
       const rows = (await readFile(file, 'utf8')).split('\r\n').filter(Boolean);
       expect(rows[0]).to.equal(
-        'created_at,entry_id,transaction_id,type,counterparty_account_id,amount,balance,currency',
+        'created_at,entry_id,transaction_id,type,counterparty_account_id,amount,balance,currency,reference,metadata',
       );
       expect(rows.filter((row) => row.startsWith('created_at'))).to.have.length(1);
       expect(rows.slice(1).map((row) => row.split(',').slice(3, 7).join(','))).to.deep.equal([

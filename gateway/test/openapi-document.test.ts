@@ -138,10 +138,15 @@ describe('the OpenAPI document', () => {
     expect(deposit.requestBody.content['application/json'].schema).to.deep.equal({
       $ref: '#/components/schemas/MoneyRequest',
     });
-    const history = (document.paths['/transactions'].get.parameters as Json[])
-      .filter((parameter) => parameter.in === 'query')
-      .map((parameter) => parameter.name);
-    expect(history).to.deep.equal(Object.keys(HistoryQuery.properties));
+    const query = (document.paths['/transactions'].get.parameters as Json[]).filter(
+      (parameter) => parameter.in === 'query',
+    );
+    // `metadata[key]=value`, a pattern property of the same schema, is one deepObject parameter.
+    expect(query.map((parameter) => parameter.name)).to.deep.equal([
+      ...Object.keys(HistoryQuery.properties),
+      'metadata',
+    ]);
+    expect(query.at(-1)).to.deep.include({ style: 'deepObject', explode: true });
   });
 
   it('describes the version header, Idempotency-Key and the problem body of errors', () => {

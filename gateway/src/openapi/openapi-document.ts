@@ -252,10 +252,37 @@ function pathParameter(name: string): Json {
   };
 }
 
-/** Each property of a query schema the service validates with, as a parameter. */
+/** A pattern of query names `name[key]`: the parameter `name`, an object sent as `deepObject`. */
+const DEEP_OBJECT = /^\^([a-z_]+)\\\[/;
+
+/**
+ * Each property of a query schema the service validates with, as a parameter; and each of its pattern properties
+ * of the form `name[key]` as one `deepObject` parameter `name`.
+ */
 function queryParameters(name: QueryName): Json[] {
   const schema = QUERY_SCHEMAS[name];
   const required = new Set(schema.required ?? []);
+  const patterns = (schema as { patternProperties?: Record<string, TSchema> }).patternProperties ?? {};
+  const deepObjects = Object.entries(patterns).flatMap(([pattern, property]) => {
+    const parameter = DEEP_OBJECT.exec(pattern)?.[1];
+    if (!parameter) return [];
+    const { description, ...value } = plain(property);
+    return [
+      {
+        name: parameter,
+        in: 'query',
+        required: false,
+        style: 'deepObject',
+        explode: true,
+        ...(description ? { description } : {}),
+        schema: { type: 'object', additionalProperties: value },
+      },
+    ];
+  });
+  return [...queryProperties(schema, required), ...deepObjects];
+}
+
+function queryProperties(schema: (typeof QUERY_SCHEMAS)[QueryName], required: Set<string>): Json[] {
   return Object.entries(schema.properties).map(([name, property]) => {
     const { description, ...rest } = plain(property);
     return {

@@ -62,7 +62,7 @@ export interface TransportSettings {
   random: () => number;
 }
 
-type QueryValue = string | number | boolean | Date | undefined;
+type QueryValue = string | number | boolean | Date | Readonly<Record<string, string>> | undefined;
 
 export interface CallRequest {
   params?: Record<string, string>;
@@ -152,7 +152,12 @@ export function createTransport(settings: TransportSettings): Transport {
     });
     const search = new URLSearchParams();
     for (const [name, value] of Object.entries(request.query ?? {})) {
-      if (value !== undefined) search.set(name, value instanceof Date ? value.toISOString() : String(value));
+      if (value === undefined) continue;
+      if (value instanceof Date) search.set(name, value.toISOString());
+      // An object is a deepObject parameter: metadata: { order: '8812' } is metadata[order]=8812.
+      else if (typeof value === 'object' && value !== null) {
+        for (const [key, item] of Object.entries(value)) search.set(`${name}[${key}]`, String(item));
+      } else search.set(name, String(value));
     }
     const query = search.size > 0 ? `?${search}` : '';
     return `${base}/v${settings.apiVersion}${path === '/' ? '' : path}${query}`;

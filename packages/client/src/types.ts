@@ -77,7 +77,10 @@ export interface Page<T> {
 /** A query as the caller writes it: every parameter with a server default may be left out. */
 type QueryInput<T> = Flatten<Partial<T>>;
 export type PageQuery = QueryInput<Static<typeof Contracts.PageQuery>>;
-export type HistoryQuery = QueryInput<Static<typeof Contracts.HistoryQuery>>;
+/** With `metadata`: your transactions whose metadata holds each pair, sent as `metadata[key]=value`. */
+export type HistoryQuery = QueryInput<Static<typeof Contracts.HistoryQuery>> & {
+  metadata?: Record<string, string>;
+};
 export type CurrencyPageQuery = QueryInput<Static<typeof Contracts.CurrencyPageQuery>>;
 export type RatesQuery = QueryInput<Static<typeof Contracts.RatesQuery>>;
 export type WebhookEndpointListQuery = QueryInput<Static<typeof Contracts.WebhookEndpointListQuery>>;

@@ -522,7 +522,7 @@ describe('@payments/client against the running system', function () {
       const csv = await client.statements.csv(account.id, { from, limit: 2 });
       const rows = csv.trim().split('\r\n');
       expect(rows[0]).to.equal(
-        'created_at,entry_id,transaction_id,type,counterparty_account_id,amount,balance,currency',
+        'created_at,entry_id,transaction_id,type,counterparty_account_id,amount,balance,currency,reference,metadata',
       );
       expect(rows.filter((row) => row.startsWith('created_at'))).to.have.length(1);
       expect(rows.slice(1).map((row) => row.split(',')[3])).to.deep.equal([

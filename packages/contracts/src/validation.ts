@@ -24,16 +24,31 @@ export function compileSchema<S extends TSchema>(schema: S): SchemaCheck<Static<
 
 /** Turns ajv errors into the problem body's `errors[]`, naming fields as they appear in the request. */
 export function toFieldErrors(errors: ErrorObject[] | null | undefined): FieldError[] {
-  return (errors ?? []).map((error) => {
-    const path = error.instancePath.replace(/^\//, '').replaceAll('/', '.');
-    if (error.keyword === 'required') {
-      const field = (error.params as { missingProperty: string }).missingProperty;
-      return { field: path ? `${path}.${field}` : field, message: 'is required' };
-    }
-    if (error.keyword === 'additionalProperties') {
-      const field = (error.params as { additionalProperty: string }).additionalProperty;
-      return { field: path ? `${path}.${field}` : field, message: 'is not allowed' };
-    }
-    return { field: path || '(body)', message: error.message ?? 'is invalid' };
-  });
+  // A key's own error names the key (ajv adds a vaguer "property name must be valid" after it).
+  return (errors ?? []).flatMap((error) => (error.keyword === 'propertyNames' ? [] : [toFieldError(error)]));
+}
+
+/** How long a key may be quoted in a message. */
+const QUOTED_KEY_MAX = 40;
+
+function toFieldError(error: ErrorObject): FieldError {
+  const path = error.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  if (error.propertyName !== undefined) {
+    const name = error.propertyName;
+    const quoted = JSON.stringify(name.length > QUOTED_KEY_MAX ? `${name.slice(0, QUOTED_KEY_MAX)}…` : name);
+    return { field: path || '(body)', message: `key ${quoted} ${error.message ?? 'is invalid'}` };
+  }
+  if (error.keyword === 'maxProperties') {
+    const limit = (error.params as { limit: number }).limit;
+    return { field: path || '(body)', message: `must have at most ${limit} keys` };
+  }
+  if (error.keyword === 'required') {
+    const field = (error.params as { missingProperty: string }).missingProperty;
+    return { field: path ? `${path}.${field}` : field, message: 'is required' };
+  }
+  if (error.keyword === 'additionalProperties') {
+    const field = (error.params as { additionalProperty: string }).additionalProperty;
+    return { field: path ? `${path}.${field}` : field, message: 'is not allowed' };
+  }
+  return { field: path || '(body)', message: error.message ?? 'is invalid' };
 }

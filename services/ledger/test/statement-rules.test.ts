@@ -23,6 +23,7 @@ const entry = (id: number, amount: bigint, at: string, type: string | null = 'de
   counterpartyAccountId: null,
   amount,
   createdAt: new Date(at),
+  own: { reference: null, metadata: {} },
 });
 
 const account = anAccount({ userId: '22222222-2222-4222-8222-222222222222' });
@@ -140,14 +141,20 @@ describe('statement rules', () => {
     it('renders CSV with a header, the period edges and exact decimal strings', () => {
       const csv = renderStatementCsv(account, period, slice, 2, true);
       expect(csv.split('\r\n')).to.deep.equal([
-        'created_at,entry_id,transaction_id,type,counterparty_account_id,amount,balance,currency',
-        '2026-01-01T00:00:00.000Z,,,opening_balance,,,10.00,USD',
-        '2026-01-02T03:04:05.006Z,7,00000000-0000-4000-8000-000000000007,reversal,,-15.00,-5.00,USD',
-        '2026-01-03T00:00:00.000Z,9,00000000-0000-4000-8000-000000000009,transfer,,10.50,5.50,USD',
-        '2026-02-01T00:00:00.000Z,,,closing_balance,,,5.50,USD',
+        'created_at,entry_id,transaction_id,type,counterparty_account_id,amount,balance,currency,reference,metadata',
+        '2026-01-01T00:00:00.000Z,,,opening_balance,,,10.00,USD,,',
+        '2026-01-02T03:04:05.006Z,7,00000000-0000-4000-8000-000000000007,reversal,,-15.00,-5.00,USD,,',
+        '2026-01-03T00:00:00.000Z,9,00000000-0000-4000-8000-000000000009,transfer,,10.50,5.50,USD,,',
+        '2026-02-01T00:00:00.000Z,,,closing_balance,,,5.50,USD,,',
         '',
       ]);
       expect(renderStatementCsv(account, period, slice, 0, true)).to.include(',-1500,-500,USD');
+      const own = { reference: 'order, "8812"', metadata: { a: 'b' } };
+      const referenced = { ...slice, entries: [{ ...entry(3, 100n, '2026-01-05T00:00:00Z'), own }] };
+      // Quoted as RFC 4180 asks: a comma and quotes in the reference, the metadata as one JSON field.
+      expect(renderStatementCsv(account, period, referenced, 2, false).split('\r\n')[1]).to.match(
+        /,USD,"order, ""8812""","\{""a"":""b""\}"$/,
+      );
       expect(renderStatementCsv(account, period, slice, 3, true)).to.include(',-1.500,-0.500,USD');
     });
 

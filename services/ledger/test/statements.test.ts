@@ -218,6 +218,8 @@ describe('ledger statements and past balances', function () {
         'amount',
         'balance',
         'currency',
+        'reference',
+        'metadata',
       ]);
       expect(rows.slice(1).map((r) => [r[3], r[5], r[6]])).to.deep.equal([
         ['opening_balance', '', '0.00'],

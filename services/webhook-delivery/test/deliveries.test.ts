@@ -47,6 +47,8 @@ describe('webhook deliveries', function () {
     expect(harness.receiver.calls('/someone-else')).to.have.length(0);
     const internal = harness.owners.requests.find((r) => r.path.includes(String(object.id)));
     expect(internal?.authorization, 'internal calls carry the service credential').to.match(/^Bearer /);
+    // The ledger is told whose endpoint the payload is for: it adds that owner's metadata and reference alone.
+    expect(internal?.path).to.match(new RegExp(`\\?for_user=${user.id}$`));
   });
 
   it("lets an admin read another user's delivery log and each delivery's attempts; another user gets 403", async () => {

@@ -12,25 +12,83 @@ export const Amount = Type.Union([Type.Number(), Type.String({ maxLength: 64 })]
   description: 'Greater than zero; a JSON number or a decimal string such as "10.50"',
 });
 
+/** A money request's metadata, as Stripe bounds it (ADR 0117). */
+export const METADATA_MAX_KEYS = 50;
+export const METADATA_KEY_MAX_LENGTH = 40;
+export const METADATA_VALUE_MAX_LENGTH = 500;
+export const REFERENCE_MAX_LENGTH = 255;
+
+/** Square brackets would make a key that `metadata[key]` cannot filter by. */
+const METADATA_KEY_PATTERN = '^[^\\[\\]]*$';
+
+export const TransactionMetadata = Type.Record(
+  Type.String(),
+  Type.String({ maxLength: METADATA_VALUE_MAX_LENGTH }),
+  {
+    maxProperties: METADATA_MAX_KEYS,
+    propertyNames: { minLength: 1, maxLength: METADATA_KEY_MAX_LENGTH, pattern: METADATA_KEY_PATTERN },
+    description:
+      `Your own key-value pairs: up to ${METADATA_MAX_KEYS} keys of 1 to ${METADATA_KEY_MAX_LENGTH} characters ` +
+      `without square brackets, each value a string of up to ${METADATA_VALUE_MAX_LENGTH}; shown to you alone`,
+  },
+);
+
+export const Reference = Type.String({
+  minLength: 1,
+  maxLength: REFERENCE_MAX_LENGTH,
+  description:
+    'Your own name for the transaction, unique among your transactions: the same request with the same reference ' +
+    'replays the first answer, another request with it is a 409 DUPLICATE_ENTRY; shown to you alone',
+});
+
+/** What the integrator attaches to any money request. */
+const Attached = {
+  metadata: Type.Optional(TransactionMetadata),
+  reference: Type.Optional(Reference),
+};
+
 /** POST /account/{id}/deposit and /withdraw. */
-export const MoneyBody = Type.Object({ amount: Amount, currency: RequestedCurrency });
+export const MoneyBody = Type.Object({ amount: Amount, currency: RequestedCurrency, ...Attached });
 
 /** POST /account/{id}/transfer. */
 export const TransferBody = Type.Object({
   amount: Amount,
   currency: RequestedCurrency,
   to_account_id: Type.String({ format: 'uuid', description: 'The destination account' }),
+  ...Attached,
 });
 
-/** GET /transactions and /account/{id}/transactions. */
-export const HistoryQuery = Type.Object({
-  ...PageQuery.properties,
-  account_id: Type.Optional(Type.String({ format: 'uuid' })),
-  type: Type.Optional(TransactionTypeField),
-  status: Type.Optional(TransactionStatusField),
-  from: Type.Optional(Day),
-  to: Type.Optional(Day),
-});
+/** A history filter on one metadata key: `metadata[order]=8812`, as the query string spells it. */
+export const METADATA_FILTER_PATTERN = `^metadata\\[([^\\[\\]]{1,${METADATA_KEY_MAX_LENGTH}})\\]$`;
+
+/** GET /transactions and /account/{id}/transactions; `metadata[key]=value` filters too (METADATA_FILTER_PATTERN). */
+export const HistoryQuery = Type.Object(
+  {
+    ...PageQuery.properties,
+    account_id: Type.Optional(Type.String({ format: 'uuid' })),
+    type: Type.Optional(TransactionTypeField),
+    status: Type.Optional(TransactionStatusField),
+    from: Type.Optional(Day),
+    to: Type.Optional(Day),
+    reference: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: REFERENCE_MAX_LENGTH,
+        description: 'Only your transaction with this reference',
+      }),
+    ),
+  },
+  {
+    patternProperties: {
+      [METADATA_FILTER_PATTERN]: Type.String({
+        maxLength: METADATA_VALUE_MAX_LENGTH,
+        description:
+          'Only your transactions whose metadata holds each of these pairs: `metadata[order]=8812`; a transfer ' +
+          'received from another user never matches',
+      }),
+    },
+  },
+);
 
 export const TransactionView = Type.Object(
   {
@@ -46,6 +104,8 @@ export const TransactionView = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
     completed_at: Nullable(Timestamp),
+    metadata: Type.Optional(TransactionMetadata),
+    reference: Type.Optional(Nullable(Reference)),
     fee: Type.Optional(Type.Number({ description: 'From v1.1: the fee, in the transaction currency' })),
     exchange_rate: Type.Optional(
       Type.Number({

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { CurrencyCode, Nullable, Timestamp, Uuid } from './common.js';
+import { Reference, TransactionMetadata } from './money.js';
 
 const Moment = (description: string) =>
   Type.String({
@@ -44,6 +45,8 @@ export const StatementEntryView = Type.Object(
     amount: Type.Number({ description: 'Signed: credits positive, debits negative (fees included)' }),
     balance: Type.Number({ description: 'The running balance after this entry' }),
     created_at: Timestamp,
+    reference: Type.Optional(Nullable(Reference)),
+    metadata: Type.Optional(TransactionMetadata),
   },
   { additionalProperties: false },
 );
@@ -82,4 +85,6 @@ export const STATEMENT_CSV_COLUMNS = [
   'amount',
   'balance',
   'currency',
+  'reference',
+  'metadata',
 ] as const;

@@ -125,6 +125,9 @@ export const LEDGER_OPERATIONS = {
     access: 'user',
     tag: 'Transactions',
     summary: 'Your transactions',
+    description:
+      'Newest first. `reference` and `metadata[key]=value` (any number of keys, all must match) find your own ' +
+      'transactions by what you attached to them; a transfer received from another user never matches them.',
     query: 'HistoryQuery',
     success: { status: 200, description: 'A page of transactions, newest first', schema: 'TransactionPage' },
     errors: [400, ...PROTECTED],
@@ -164,7 +167,10 @@ function moneyOperation(kind: 'deposit' | 'withdraw' | 'transfer'): Operation {
       'negative is a 422, and so is a withdrawal or transfer the available balance does not cover ' +
       '(INSUFFICIENT_FUNDS). Where a payment provider pays withdrawals out, a withdrawal that passes those checks ' +
       'by a user without a payout account links one first, as POST /payout-account does; in production it is a ' +
-      '422 BUSINESS_RULE_VIOLATION instead, and nothing is held.',
+      '422 BUSINESS_RULE_VIOLATION instead, and nothing is held. `metadata` and `reference` are yours, returned on ' +
+      'the transaction and in the lists that show it to you, never to the other side of a transfer; a `reference` ' +
+      'you gave before answers the first request again when the body is the same (`Idempotent-Replayed`), else ' +
+      '409 DUPLICATE_ENTRY.',
     headers: ['IdempotencyKey'],
     body: kind === 'transfer' ? 'TransferRequest' : 'MoneyRequest',
     success: {

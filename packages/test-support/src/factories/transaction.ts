@@ -25,6 +25,8 @@ export function aTransaction(over: Partial<Transaction> = {}): Transaction {
     ...NO_CONVERSION,
     ...NO_PROVIDER_ANSWER,
     ...NOT_A_REVERSAL,
+    metadata: {},
+    reference: null,
     createdAt: now,
     updatedAt: now,
     completedAt: null,

@@ -95,11 +95,15 @@ function accountUnitOf(trx: Knex.Transaction): AccountUnit {
         [userId],
       );
       const transactions = await trx('transactions').where({ user_id: userId }).whereNot(shared).delete();
-      await trx('transactions').where({ user_id: userId }).update({ user_id: null });
+      // What lives on is the receiver's: the removed owner's own fields go with them.
+      await trx('transactions')
+        .where({ user_id: userId })
+        .update({ user_id: null, metadata: trx.raw(`'{}'::jsonb`), reference: null });
       await trx('transactions')
         .where({ counterparty_user_id: userId })
         .update({ counterparty_user_id: null });
       await trx('idempotency_keys').where({ user_id: userId }).delete();
+      await trx('transaction_references').where({ user_id: userId }).delete();
       await trx('payout_accounts').where({ user_id: userId }).delete();
       const accounts = await trx('accounts').where({ user_id: userId, kind: 'user' }).delete();
       await trx('removed_users').insert({ user_id: userId }).onConflict('user_id').ignore();

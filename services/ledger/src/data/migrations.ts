@@ -24,6 +24,8 @@ import { providerRequestAges } from './migrations/022_provider_request_ages.js';
 import { outboxTraceContext } from './migrations/023_outbox_trace_context.js';
 import { providerPaymentTraceContext } from './migrations/024_provider_payment_trace_context.js';
 import { acceptRequestsTraceContext } from './migrations/025_accept_requests_trace_context.js';
+import { transactionReferences } from './migrations/026_transaction_references.js';
+import { acceptRequestsReferences } from './migrations/027_accept_requests_references.js';
 
 /**
  * The ledger's schema, in the order it is built: one migration per file in migrations/, each file named as knex
@@ -61,6 +63,10 @@ export const migrations: Migration[] = [
   // The trace context with each outbox row and provider request.
   outboxTraceContext,
   providerPaymentTraceContext,
-  // ledger_accept_requests as it stands: 021's rules, each request's trace context with its outbox row.
+  // 021's rules, each request's trace context with its outbox row.
   acceptRequestsTraceContext,
+  // A transaction's metadata and reference, unique per user, and the reference's claim.
+  transactionReferences,
+  // ledger_accept_requests as it stands: 025's, and the reference claimed with the transaction.
+  acceptRequestsReferences,
 ];

@@ -29,6 +29,8 @@ function pendingOf(draft: NewTransaction, createdAt: Date): Transaction {
     originalTransactionId: null,
     reversalReason: null,
     heldAmount: null,
+    metadata: draft.metadata ?? {},
+    reference: draft.reference ?? null,
     createdAt,
     updatedAt: createdAt,
     completedAt: null,
@@ -36,7 +38,9 @@ function pendingOf(draft: NewTransaction, createdAt: Date): Transaction {
 }
 
 function requestRecord(request: TracedRequest, index: number) {
-  const { draft, idempotency } = request;
+  const { draft, idempotencyKey } = request;
+  // A key or a reference each keep the first answer, to replay it.
+  const claimed = request.fingerprint !== null;
   return {
     i: index,
     id: draft.id,
@@ -56,12 +60,14 @@ function requestRecord(request: TracedRequest, index: number) {
     payment_id: draft.paymentId,
     event_id: request.event?.id ?? null,
     event: request.event,
-    key: idempotency?.key ?? null,
-    fingerprint: idempotency?.fingerprint ?? null,
+    key: idempotencyKey,
+    fingerprint: request.fingerprint,
+    metadata: draft.metadata ?? {},
+    reference: draft.reference ?? null,
     payout_account_required: request.payoutAccountRequired,
     trace_context: request.traceContext,
     // The timestamps are the database's: the statement sets them.
-    snapshot: idempotency ? transactionSnapshot(pendingOf(draft, new Date(0))) : null,
+    snapshot: claimed ? transactionSnapshot(pendingOf(draft, new Date(0))) : null,
   };
 }
 
@@ -70,8 +76,9 @@ function outcomeOf(request: AcceptanceRequest, row: OutcomeRow | undefined): Acc
     case 'accepted':
       return { kind: 'accepted', transaction: pendingOf(request.draft, row.o_created_at) };
     case 'replay':
+    case 'reference_replay':
       return {
-        kind: 'replay',
+        kind: row.o_outcome,
         fingerprint: row.o_fingerprint as string,
         transaction: fromSnapshot(row.o_response as Record<string, unknown>),
       };
@@ -86,7 +93,7 @@ function outcomeOf(request: AcceptanceRequest, row: OutcomeRow | undefined): Acc
   }
 }
 
-/** Accepts the requests in one statement (ledger_accept_requests, migration 023): one round trip, one commit. */
+/** Accepts the requests in one statement (ledger_accept_requests, migration 027): one round trip, one commit. */
 async function acceptTogether(knex: Knex, requests: TracedRequest[]): Promise<AcceptanceOutcome[]> {
   // Holds lock accounts in id order, the order settlements lock them in: the two never deadlock.
   const records = requests
@@ -99,8 +106,9 @@ async function acceptTogether(knex: Knex, requests: TracedRequest[]): Promise<Ac
 
 /**
  * Money requests that arrive together are accepted together (group commit, the kit's batcher): one statement and
- * one commit for up to BATCH_SIZE of them. A request reusing the idempotency key of one still under way waits for
- * it, so no statement holds the same key twice and the replay finds the first one's answer. A statement that
+ * one commit for up to BATCH_SIZE of them. A request reusing the idempotency key or the reference of one still
+ * under way waits for it, so no statement holds the same claim twice and the replay finds the first one's answer
+ * (between processes, the claims' primary keys decide). A statement that
  * fails (it rolled back entirely) is retried request by request (the batcher), so a request that cannot be
  * accepted fails alone.
  */
@@ -112,18 +120,20 @@ function createAcceptor(knex: Knex): MoneyRequestStore['accept'] {
   const keysUnderWay = new Map<string, Promise<unknown>>();
   return async (untraced) => {
     const request = { ...untraced, traceContext: currentTraceCarrier() };
-    const { idempotency, draft } = request;
-    if (!idempotency) return batcher.submit(request);
-    const key = `${draft.userId}\u0000${idempotency.key}`;
-    for (let ahead = keysUnderWay.get(key); ahead; ahead = keysUnderWay.get(key)) {
-      await ahead.catch(() => undefined);
-    }
+    const { idempotencyKey, draft } = request;
+    const claims = [
+      ...(idempotencyKey ? [`${draft.userId}\u0000key\u0000${idempotencyKey}`] : []),
+      ...(draft.reference ? [`${draft.userId}\u0000reference\u0000${draft.reference}`] : []),
+    ];
+    if (claims.length === 0) return batcher.submit(request);
+    const ahead = () => claims.map((claim) => keysUnderWay.get(claim)).find((found) => found !== undefined);
+    for (let waiting = ahead(); waiting; waiting = ahead()) await waiting.catch(() => undefined);
     const accepting = batcher.submit(request);
-    keysUnderWay.set(key, accepting);
+    for (const claim of claims) keysUnderWay.set(claim, accepting);
     try {
       return await accepting;
     } finally {
-      if (keysUnderWay.get(key) === accepting) keysUnderWay.delete(key);
+      for (const claim of claims) if (keysUnderWay.get(claim) === accepting) keysUnderWay.delete(claim);
     }
   };
 }

@@ -79,6 +79,8 @@ function toRemovedDeposit(row: RemovedDepositRow, losses: PlatformLoss[]): Remov
     originalTransactionId: null,
     reversalReason: null,
     heldAmount: null,
+    metadata: {},
+    reference: null,
     createdAt: row.created_at,
     updatedAt: row.removed_at,
     completedAt: null,

@@ -14,6 +14,7 @@ export const privileges: RuntimePrivileges = {
   entries: ['SELECT', 'INSERT'],
   admin_actions: ['SELECT', 'INSERT'],
   idempotency_keys: ['SELECT', 'INSERT', 'DELETE'],
+  transaction_references: ['SELECT', 'INSERT', 'DELETE'],
   history_counts: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   history_count_deltas: ['SELECT', 'INSERT', 'DELETE'],
   payout_accounts: ['SELECT', 'INSERT', 'DELETE'],

@@ -39,6 +39,8 @@ export interface TransactionRow {
   original_transaction_id: string | null;
   reversal_reason: ReversalReason | null;
   held_amount: string | null;
+  metadata: Record<string, string>;
+  reference: string | null;
   created_at: Date;
   updated_at: Date;
   completed_at: Date | null;
@@ -97,6 +99,8 @@ export function toTransaction(row: TransactionRow): Transaction {
     reversalReason: row.reversal_reason ?? null,
     heldAmount:
       row.held_amount === null || row.held_amount === undefined ? null : toMinorUnits(row.held_amount),
+    metadata: row.metadata ?? {},
+    reference: row.reference ?? null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     completedAt: row.completed_at,
@@ -124,6 +128,8 @@ export function transactionColumns(
     original_transaction_id: transaction.originalTransactionId ?? null,
     reversal_reason: transaction.reversalReason ?? null,
     held_amount: transaction.heldAmount?.toString() ?? null,
+    metadata: transaction.metadata ?? {},
+    reference: transaction.reference ?? null,
   };
 }
 

@@ -10,6 +10,9 @@ interface EntryRow {
   created_at: Date;
   type: string | null;
   counterparty_account_id: string | null;
+  own: boolean | null;
+  reference: string | null;
+  metadata: Record<string, string> | null;
 }
 
 const sumOf = (value: string | null) => toMinorUnits(value ?? '0');
@@ -52,6 +55,7 @@ async function readStatement(
 
       const rows: EntryRow[] = await trx('entries as e')
         .leftJoin('transactions as t', 't.id', 'e.transaction_id')
+        .join('accounts as a', 'a.id', 'e.account_id')
         .where('e.account_id', accountId)
         .where('e.created_at', '>=', period.from)
         .where('e.created_at', '<', period.to)
@@ -70,6 +74,10 @@ async function readStatement(
           trx.raw(
             'CASE WHEN t.account_id = e.account_id THEN t.counterparty_account_id ELSE t.account_id END AS counterparty_account_id',
           ),
+          // The owner's own fields only on the account owner's own transactions, never on one received.
+          trx.raw('t.user_id = a.user_id AS own'),
+          't.reference',
+          't.metadata',
         );
 
       return {
@@ -134,6 +142,7 @@ function toStatementEntry(row: EntryRow): StatementEntry {
     counterpartyAccountId: row.counterparty_account_id,
     amount: toMinorUnits(row.amount),
     createdAt: row.created_at,
+    own: row.own === true ? { reference: row.reference, metadata: row.metadata ?? {} } : null,
   };
 }
 

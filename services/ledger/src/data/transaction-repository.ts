@@ -22,8 +22,12 @@ async function listTransactions(
     if (filter.status) query.where('status', filter.status);
     if (filter.from) query.where('created_at', '>=', filter.from);
     if (filter.before) query.where('created_at', '<', filter.before);
+    if (filter.reference !== undefined) query.where('reference', filter.reference);
+    if (filter.metadata) query.whereRaw('metadata @> ?::jsonb', [JSON.stringify(filter.metadata)]);
     return query;
   };
+  // The owner's own fields are not the receiver's to search by: a filter on them leaves received transfers out.
+  const byOwnFields = filter.reference !== undefined || filter.metadata !== undefined;
   const owner: HistoryOwner =
     'accountId' in scope ? { kind: 'account', id: scope.accountId } : { kind: 'user', id: scope.userId };
   const [ownColumn, receivedColumn] =
@@ -38,7 +42,8 @@ async function listTransactions(
         .where({ [receivedColumn]: owner.id, type: 'transfer', status: 'completed' })
         .where((q) => {
           q.whereNot(ownColumn, owner.id).orWhereNull(ownColumn);
-        }),
+        })
+        .whereRaw(byOwnFields ? 'false' : 'true'),
     );
   const newestFirst = [
     { column: 'created_at', order: 'desc' as const },
@@ -62,7 +67,9 @@ async function listTransactions(
       .orderBy(newestFirst)
       .limit(page.limit)
       .offset(page.offset),
-    filter.from || filter.before ? countRows([sent(), received()]) : countHistory(knex, owner, filter),
+    filter.from || filter.before || byOwnFields
+      ? countRows([sent(), received()])
+      : countHistory(knex, owner, filter),
   ]);
   return { data: rows.map(toTransaction), total };
 }

@@ -8,6 +8,9 @@ export interface HistoryFilter {
   from?: Date;
   /** Exclusive upper bound: the start of the day after `to`. */
   before?: Date;
+  /** The owner's own fields: they match only transactions the scope's owner made, never one received. */
+  reference?: string;
+  metadata?: Record<string, string>;
 }
 
 export type { Page, PageRequest } from '@payments/service-kit';
@@ -24,6 +27,18 @@ function readDay(value: string, field: string): Date {
     );
   }
   return day;
+}
+
+/** `metadata[key]=value` query parameters (already checked against `pattern`) as key-value pairs; none is undefined. */
+export function readMetadataFilter(
+  query: Record<string, unknown>,
+  pattern: RegExp,
+): Record<string, string> | undefined {
+  const pairs = Object.entries(query).flatMap(([name, value]) => {
+    const key = pattern.exec(name)?.[1];
+    return key === undefined || typeof value !== 'string' ? [] : [[key, value] as const];
+  });
+  return pairs.length === 0 ? undefined : Object.fromEntries(pairs);
 }
 
 /** `from` and `to` are whole UTC days, both inclusive. */

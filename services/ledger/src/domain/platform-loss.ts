@@ -66,6 +66,8 @@ export function lossAsReversal(loss: PlatformLoss, deposit: Transaction): Transa
     originalTransactionId: loss.depositId,
     reversalReason: loss.reason,
     heldAmount: toMinorUnits(0n),
+    metadata: {},
+    reference: null,
     createdAt: loss.createdAt,
     updatedAt: loss.createdAt,
     completedAt: loss.createdAt,

@@ -14,6 +14,8 @@ export interface StatementEntry {
   counterpartyAccountId: string | null;
   amount: bigint;
   createdAt: Date;
+  /** The account owner's own, on their own transactions; null on another user's (a transfer received). */
+  own: { reference: string | null; metadata: Record<string, string> } | null;
 }
 
 export interface StatementLine extends StatementEntry {

@@ -5,6 +5,7 @@ import {
   TRANSACTION_TYPES,
   type MinorUnits,
 } from '@payments/contracts';
+import type { Viewer } from './viewer.js';
 
 export { REVERSAL_REASONS, TRANSACTION_STATUSES, TRANSACTION_TYPES };
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
@@ -51,6 +52,10 @@ export interface Transaction {
   originalTransactionId: string | null;
   reversalReason: ReversalReason | null;
   heldAmount: MinorUnits | null;
+  /** The owner's own: string keys and values, shown to the owner alone (and admins). */
+  metadata: Record<string, string>;
+  /** The owner's unique name for it, if they gave one: shown to the owner alone (and admins). */
+  reference: string | null;
   createdAt: Date;
   updatedAt: Date;
   completedAt: Date | null;
@@ -76,7 +81,12 @@ export type NewTransaction = Omit<
   >,
   'userId'
 > & { userId: string } & Partial<
-    Pick<Transaction, 'originalTransactionId' | 'reversalReason' | 'heldAmount'> & { reversalKey: string }
+    Pick<
+      Transaction,
+      'originalTransactionId' | 'reversalReason' | 'heldAmount' | 'metadata' | 'reference'
+    > & {
+      reversalKey: string;
+    }
   >;
 
 /** Only a pending transaction moves, and only into a terminal state; terminal states never change. */
@@ -97,6 +107,11 @@ export function holdOf(
 }
 
 /** Who may read a transaction: its owner, an admin, and the receiving side of a completed transfer. */
+/** The owner's own fields (metadata, reference) are the owner's and the admins' to see, not the other side's. */
+export function seesOwnFields(transaction: Pick<Transaction, 'userId'>, viewer: Viewer): boolean {
+  return viewer.role === 'admin' || transaction.userId === viewer.userId;
+}
+
 export function canRead(
   transaction: Pick<Transaction, 'userId' | 'counterpartyUserId' | 'status' | 'type'>,
   viewer: { userId: string; role: 'user' | 'admin' },

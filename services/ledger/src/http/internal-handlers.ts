@@ -31,7 +31,10 @@ export function createInternalHandlers({
     res.json(renderPayment(await transactions.findPayment(pathId(req, 'Payment'))));
   };
 
-  /** A transaction as the public API renders it at X-API-Version, for webhook-delivery's event payloads. */
+  /**
+   * A transaction as the public API renders it at X-API-Version, for webhook-delivery's event payloads: with the
+   * owner's metadata and reference only when `for_user` names its owner, whose endpoint the payload goes to.
+   */
   const showTransaction: RequestHandler = async (req, res) => {
     const transaction = await transactions.find(pathId(req, 'Transaction'));
     const codes = [
@@ -39,7 +42,9 @@ export function createInternalHandlers({
       ...(transaction.convertedCurrency ? [transaction.convertedCurrency] : []),
     ];
     const exponents = await exponentsFor(currencies, codes);
-    res.json(renderTransaction(transaction, exponents, apiVersionOf(req)));
+    const forUser = typeof req.query.for_user === 'string' ? req.query.for_user.toLowerCase() : null;
+    const owned = forUser !== null && transaction.userId === forUser;
+    res.json(renderTransaction(transaction, exponents, apiVersionOf(req), owned));
   };
 
   /** An account as the public API renders it, for webhook-delivery's event payloads. */

@@ -12,10 +12,9 @@ const readMoney = bodyValidator(MoneyBody);
 const readTransfer = bodyValidator(TransferBody);
 
 /** A money request's parts common to every operation, read from the path, the body, the token and the headers. */
-function moneyRequestOf<B extends { amount: unknown; currency: string }>(
-  req: Request,
-  readBody: (req: Request) => B,
-): { request: MoneyRequest; body: B } {
+function moneyRequestOf<
+  B extends { amount: unknown; currency: string; metadata?: Record<string, string>; reference?: string },
+>(req: Request, readBody: (req: Request) => B): { request: MoneyRequest; body: B } {
   const accountId = pathId(req, 'Account');
   const body = readBody(req);
   const viewer = viewerOf(req);
@@ -24,6 +23,8 @@ function moneyRequestOf<B extends { amount: unknown; currency: string }>(
     accountId,
     amount: body.amount,
     currency: body.currency,
+    metadata: body.metadata ?? {},
+    reference: body.reference ?? null,
     idempotencyKey: readIdempotencyKey(req.get('idempotency-key')),
     body: req.body as unknown,
     correlationId: correlationIdOf(req),
@@ -47,7 +48,8 @@ export function createMoneyHandlers({
       );
       res.status(202).location(`/transaction/${transaction.id}`);
       if (replayed) res.set('Idempotent-Replayed', 'true');
-      res.json(renderTransaction(transaction, exponents, apiVersionOf(req)));
+      // The requester's own: a replay answers the same user (the claims are per user).
+      res.json(renderTransaction(transaction, exponents, apiVersionOf(req), true));
     };
   return {
     deposit: answer((req) => moneyRequests.deposit(moneyRequestOf(req, readMoney).request)),

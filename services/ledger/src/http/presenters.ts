@@ -76,6 +76,7 @@ export function renderStatement(
       amount: minorToNumber(line.amount, exponent),
       balance: minorToNumber(line.balance, exponent),
       created_at: line.createdAt.toISOString(),
+      ...(line.own && { reference: line.own.reference, metadata: line.own.metadata }),
     })),
     has_more: slice.hasMore,
   };
@@ -99,7 +100,7 @@ export function renderStatementCsv(
   const amount = (minor: bigint) => formatMinor(minor, exponent);
   const rows: string[][] = [[...STATEMENT_CSV_COLUMNS]];
   const edge = (at: Date, type: string, balance: bigint) =>
-    rows.push([at.toISOString(), '', '', type, '', '', amount(balance), account.currency]);
+    rows.push([at.toISOString(), '', '', type, '', '', amount(balance), account.currency, '', '']);
   if (firstPage) edge(period.from, 'opening_balance', slice.opening);
   for (const line of withRunningBalance(slice.pageStart, slice.entries)) {
     rows.push([
@@ -111,14 +112,26 @@ export function renderStatementCsv(
       amount(line.amount),
       amount(line.balance),
       account.currency,
+      line.own?.reference ?? '',
+      // Metadata as one JSON field; empty where there is none, or it is not the owner's.
+      line.own && Object.keys(line.own.metadata).length > 0 ? JSON.stringify(line.own.metadata) : '',
     ]);
   }
   if (!slice.hasMore) edge(period.to, 'closing_balance', slice.closing);
   return toCsv(rows);
 }
 
-/** v1.0 fields, plus `fee` from v1.1 and, for cross-currency transfers, the rate and the converted amount. */
-export function renderTransaction(transaction: Transaction, exponents: Exponents, version: ApiVersion) {
+/**
+ * v1.0 fields, plus `fee` from v1.1 and, for cross-currency transfers, the rate and the converted amount. The
+ * owner's `metadata` and `reference` only where `owned` (the viewer is the owner, or an admin): never to the other
+ * side of a transfer.
+ */
+export function renderTransaction(
+  transaction: Transaction,
+  exponents: Exponents,
+  version: ApiVersion,
+  owned: boolean,
+) {
   const exponent = exponentIn(exponents, transaction.currency);
   const body = {
     id: transaction.id,
@@ -137,6 +150,7 @@ export function renderTransaction(transaction: Transaction, exponents: Exponents
       original_transaction_id: transaction.originalTransactionId,
       reversal_reason: transaction.reversalReason,
     }),
+    ...(owned && { metadata: transaction.metadata, reference: transaction.reference }),
   };
   if (!versionAtLeast(version, '1.1')) return body;
   const conversion =
@@ -176,7 +190,7 @@ export function renderUnconfirmedWithdrawal(
 ) {
   return {
     kind: 'unconfirmed_withdrawal' as const,
-    ...renderTransaction(found.transaction, exponents, version),
+    ...renderTransaction(found.transaction, exponents, version, true),
     user_id: found.transaction.userId,
     reconciliation_required_at: found.flaggedAt.toISOString(),
   };

@@ -1,14 +1,15 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { HistoryQuery } from '@payments/contracts';
+import { HistoryQuery, METADATA_FILTER_PATTERN } from '@payments/contracts';
 import { apiVersionOf, queryValidator } from '@payments/service-kit';
-import { readDateRange } from '../domain/history.js';
-import type { Transaction } from '../domain/transaction.js';
+import { readDateRange, readMetadataFilter } from '../domain/history.js';
+import { seesOwnFields, type Transaction } from '../domain/transaction.js';
 import { exponentsFor } from '../use-cases/currencies.js';
 import { pathId, viewerOf } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { renderPagination, renderProviderPayment, renderTransaction } from './presenters.js';
 
 const readHistoryQuery = queryValidator(HistoryQuery);
+const METADATA_FILTER = new RegExp(METADATA_FILTER_PATTERN);
 
 const currenciesOf = (transactions: Transaction[]) =>
   transactions.flatMap((t) => (t.convertedCurrency ? [t.currency, t.convertedCurrency] : [t.currency]));
@@ -21,12 +22,18 @@ export function createTransactionHandlers({
   RequestHandler
 > {
   const showTransaction: RequestHandler = async (req, res) => {
+    const viewer = viewerOf(req);
     const { transaction, providerPayment, showSecret } = await transactions.show(
       pathId(req, 'Transaction'),
-      viewerOf(req),
+      viewer,
     );
     const exponents = await exponentsFor(currencies, currenciesOf([transaction]));
-    const body = renderTransaction(transaction, exponents, apiVersionOf(req));
+    const body = renderTransaction(
+      transaction,
+      exponents,
+      apiVersionOf(req),
+      seesOwnFields(transaction, viewer),
+    );
     const shown = providerPayment && renderProviderPayment(providerPayment, showSecret);
     res.json(shown ? { ...body, provider_payment: shown } : body);
   };
@@ -40,15 +47,19 @@ export function createTransactionHandlers({
     const query = readHistoryQuery(req);
     const range = readDateRange(query.from, query.to);
     const { limit, offset } = query;
+    const viewer = viewerOf(req);
+    const metadata = readMetadataFilter(query, METADATA_FILTER);
     const page = await transactions.history(
-      { accountId: accountIdOf(query), viewer: viewerOf(req) },
-      { type: query.type, status: query.status, ...range },
+      { accountId: accountIdOf(query), viewer },
+      { type: query.type, status: query.status, ...range, reference: query.reference, metadata },
       { limit, offset },
     );
     const exponents = await exponentsFor(currencies, currenciesOf(page.data));
     const version = apiVersionOf(req);
     res.json({
-      data: page.data.map((transaction) => renderTransaction(transaction, exponents, version)),
+      data: page.data.map((transaction) =>
+        renderTransaction(transaction, exponents, version, seesOwnFields(transaction, viewer)),
+      ),
       pagination: renderPagination(limit, offset, page.total),
     });
   };

@@ -34,6 +34,7 @@ export type MoneyRequestError =
   | 'INSUFFICIENT_FUNDS'
   | 'BUSINESS_RULE_VIOLATION'
   | 'CONFLICT'
+  | 'DUPLICATE_ENTRY'
   | 'SERVICE_UNAVAILABLE';
 
 /** A deposit or withdrawal asked for by the owner of `accountId`. */
@@ -43,8 +44,12 @@ export interface MoneyRequest {
   /** As the client gave it: a JSON number or a decimal string (domain/money.ts reads it). */
   amount: unknown;
   currency: string;
+  /** The caller's own, checked at the edge (packages/contracts: TransactionMetadata). */
+  metadata: Record<string, string>;
+  /** Unique among the user's transactions: the same again replays the first answer, another body is a 409. */
+  reference: string | null;
   idempotencyKey: string | null;
-  /** The request's body as sent: a replay under the same idempotency key must send the same one. */
+  /** The request's body as sent: a replay under the same idempotency key or reference must send the same one. */
   body: unknown;
   correlationId: string;
   log: Pick<Logger, 'error'>;
@@ -54,7 +59,7 @@ export interface TransferRequest extends MoneyRequest {
   toAccountId: string;
 }
 
-/** An accepted request (202), or the replay of the one first accepted under its idempotency key. */
+/** An accepted request (202), or the replay of the one first accepted under its idempotency key or reference. */
 export interface AcceptedRequest {
   transaction: Transaction;
   replayed: boolean;
@@ -80,13 +85,15 @@ export interface AcceptanceRequest {
   event: AnyEvent | null;
   /** A withdrawal paid out through a provider: refused, once its funds are there, while its user has none linked. */
   payoutAccountRequired: boolean;
-  idempotency: { key: string; fingerprint: string } | null;
+  idempotencyKey: string | null;
+  /** What the request was (domain/idempotency.ts), kept with its key's or reference's claim; null with neither. */
+  fingerprint: string | null;
 }
 
 /** Nothing is written for any outcome but `accepted`. */
 export type AcceptanceOutcome =
   | { kind: 'accepted'; transaction: Transaction }
-  | { kind: 'replay'; fingerprint: string; transaction: Transaction }
+  | { kind: 'replay' | 'reference_replay'; fingerprint: string; transaction: Transaction }
   | {
       kind:
         | 'account_not_found'
@@ -101,7 +108,7 @@ export interface MoneyRequestStore {
   findAccountFacts(accountIds: string[]): Promise<AccountFacts[]>;
   /**
    * Accepts a money request in one statement with the requests that arrive meanwhile (group commit), through the
-   * database function ledger_accept_requests (migration 025_accept_requests_trace_context): the idempotency key,
+   * database function ledger_accept_requests (migration 027_accept_requests_references): the idempotency key, the reference,
    * the destination's share lock, the hold (or the account's share lock) where the funds cover it, the payout
    * account's check, the transaction and its requested event. Refused or replayed requests write nothing.
    */
@@ -199,6 +206,8 @@ export function createMoneyRequests({
       counterpartyAccountId: null,
       counterpartyUserId: null,
       ...noConversion,
+      metadata: request.metadata,
+      reference: request.reference,
       // Deposits and payouts go through the provider under the transaction's own id.
       paymentId: type === 'transfer' ? null : id,
     };
@@ -222,7 +231,8 @@ export function createMoneyRequests({
       event: requestedEvent(draft, correlationId),
       // Paid out through the provider, a withdrawal needs somewhere to go, checked after its amount and funds.
       payoutAccountRequired: draft.type === 'withdrawal' && paysOutThroughProvider,
-      idempotency: key ? { key, fingerprint: fingerprint() } : null,
+      idempotencyKey: key,
+      fingerprint: key !== null || request.reference !== null ? fingerprint() : null,
     };
     let outcome = await store.accept(acceptance);
     if (outcome.kind === 'payout_account_missing' && payoutAccounts.linkOnWithdrawal) {
@@ -253,12 +263,21 @@ export function createMoneyRequests({
           throw refuse('CONFLICT', 'This Idempotency-Key was already used for a different request');
         }
         break;
+      case 'reference_replay':
+        if (outcome.fingerprint !== fingerprint()) {
+          throw refuse(
+            'DUPLICATE_ENTRY',
+            `The reference already names transaction ${outcome.transaction.id}, requested with a different body`,
+            [{ field: 'reference', message: 'is already used by another of your transactions' }],
+          );
+        }
+        break;
       case 'accepted':
         if (draft.type === 'transfer') settleTransfer(draft.id, correlationId);
         else outbox.wake();
         break;
     }
-    return { transaction: outcome.transaction, replayed: outcome.kind === 'replay' };
+    return { transaction: outcome.transaction, replayed: outcome.kind !== 'accepted' };
   };
 
   /** Cross-currency transfers convert at the currency service's (cached) rate, fixed at acceptance. */

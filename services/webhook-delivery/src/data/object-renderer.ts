@@ -61,7 +61,12 @@ export function createObjectRenderer(options: {
         case 'TransactionReversed':
         case 'TransactionUpdated': {
           const data = event.data;
-          const found = await fetchObject(ledger, `/internal/transactions/${data.transaction_id}`, version);
+          // The payload goes to this user's endpoints: the ledger adds their own metadata and reference.
+          const found = await fetchObject(
+            ledger,
+            `/internal/transactions/${data.transaction_id}?for_user=${encodeURIComponent(data.user_id)}`,
+            version,
+          );
           return (
             found ?? {
               id: data.transaction_id,

@@ -23,7 +23,10 @@ export async function startOwnerStub(): Promise<OwnerStub> {
     const json = (status: number, body: unknown) =>
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (path === '/internal/revocations') return json(200, { data: [] });
-    const match = /^\/internal\/(transactions|accounts|users)\/([0-9a-f-]{36})$/.exec(path);
+    // A transaction is asked for with the user its payload goes to (`?for_user=`).
+    const match = /^\/internal\/(transactions|accounts|users)\/([0-9a-f-]{36})(\?for_user=[^&]+)?$/.exec(
+      path,
+    );
     if (!match) return json(404, { code: 'RESOURCE_NOT_FOUND' });
     if (failing > 0) {
       failing -= 1;
