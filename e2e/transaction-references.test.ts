@@ -218,6 +218,20 @@ describe('metadata and references on money requests, through the gateway', funct
     expect(`${bobsStatement.text}${bobsCsv}`).not.to.include(reference);
   });
 
+  it('writes a reference a spreadsheet would run as a formula into the CSV statement as text', async () => {
+    const formula = `=HYPERLINK("https://attacker.example/?${randomUUID()}","refund")`;
+    const accepted = await money(alice, 'deposit', { amount: 1, currency: 'USD', reference: formula });
+    expect(accepted.status, accepted.text).to.equal(202);
+    // The API gives it back as it was sent; only the CSV cell is made inert.
+    expect(accepted.body).to.include({ reference: formula });
+    await settled(alice, accepted.body.id as string);
+    const csv = (await api.get(`/account/${alice.accountId}/statement?format=csv&limit=1000`, alice.token))
+      .text;
+    const row = csv.split('\r\n').find((line) => line.includes(accepted.body.id as string));
+    expect(row, csv).to.include(`"'${formula.replaceAll('"', '""')}"`);
+    expect(row).not.to.match(/,"?=HYPERLINK/);
+  });
+
   it('lets an admin see them, and forgets a removed user’s on the transfers that live on with the receiver', async () => {
     const leaver = await newOwner();
     await fund(leaver, 5);

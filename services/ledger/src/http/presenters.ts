@@ -83,6 +83,12 @@ export function renderStatement(
 }
 
 const csvField = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
+/**
+ * A cell of the user's own text that a spreadsheet would run as a formula (first character =, +, -, @, a tab or a
+ * carriage return: `=HYPERLINK(…)` in a reference) is kept as text by a `'` before it, as OWASP advises for CSV
+ * exports; whoever opens the statement (its owner, an administrator) runs nothing.
+ */
+const spreadsheetText = (value: string) => (/^[=+\-@\t\r]/.test(value) ? `'${value}` : value);
 const toCsv = (rows: readonly string[][]) => rows.map((row) => `${row.map(csvField).join(',')}\r\n`).join('');
 
 /**
@@ -112,7 +118,7 @@ export function renderStatementCsv(
       amount(line.amount),
       amount(line.balance),
       account.currency,
-      line.own?.reference ?? '',
+      spreadsheetText(line.own?.reference ?? ''),
       // Metadata as one JSON field; empty where there is none, or it is not the owner's.
       line.own && Object.keys(line.own.metadata).length > 0 ? JSON.stringify(line.own.metadata) : '',
     ]);
