@@ -15,6 +15,9 @@ import { pageOptions, paginationNote, type PageArgs } from './paging.js';
 import type { Run } from './run.js';
 import { webhookDrillCommand } from './webhook-drill-command.js';
 
+/** `webhooks` too: the plural reads naturally in `payments webhooks drill`. */
+const NAMES = ['webhook', 'webhooks'];
+
 function describeEndpoint(endpoint: WebhookEndpoint): [string, string][] {
   return [
     ['Endpoint', endpoint.id],
@@ -76,161 +79,159 @@ function checkEvents(events: readonly string[]): WebhookEventType[] {
 }
 
 export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
-  return cli.command(
-    ['webhook', 'webhooks'],
-    'Manage your webhook endpoints and their deliveries',
-    (webhook) =>
-      webhookDrillCommand(webhook, run)
-        .command(
-          'create <url>',
-          'Register an endpoint; prints its signing secret once',
-          (y) =>
-            y
-              .positional('url', {
-                type: 'string',
-                demandOption: true,
-                describe: 'http(s) URL to POST events to',
-              })
-              .option('event', {
-                type: 'string',
-                array: true,
-                demandOption: true,
-                describe: `Event type, repeatable: ${WEBHOOK_EVENT_TYPES.join(', ')}`,
-              })
-              .option('description', { type: 'string', describe: 'A note for yourself' })
-              .example('$0 webhook create https://example.com/hooks --event transaction.completed', ''),
-          run(async (ctx, argv: { url: string; event: string[]; description?: string }) => {
-            const body = await ctx.api.webhookEndpoints.create({
-              url: argv.url,
-              events: checkEvents(argv.event),
-              ...(argv.description ? { description: argv.description } : {}),
-            });
-            printWithSecret(ctx, body);
-          }),
-        )
-        .command(
-          'list',
-          'List your endpoints',
-          (y) => pageOptions(y),
-          run(async (ctx, argv: PageArgs) => {
-            const body = await ctx.api.webhookEndpoints.listPage({ limit: argv.limit, offset: argv.offset });
-            if (ctx.out.json) return ctx.out.data(body);
-            ctx.out.table(
-              ['ID', 'URL', 'EVENTS', 'ENABLED'],
-              body.data.map((e) => [e.id, e.url, e.events.join(','), e.enabled ? 'yes' : 'no']),
-            );
-            paginationNote(ctx, body);
-          }),
-        )
-        .command(
-          'show <id>',
-          'Show one endpoint',
-          (y) => y.positional('id', { type: 'string', demandOption: true }),
-          run(async (ctx, argv: { id: string }) => {
-            const body = await ctx.api.webhookEndpoints.get(argv.id);
+  return cli.command(NAMES, 'Manage your webhook endpoints and their deliveries', (webhook) =>
+    webhook
+      .command(
+        'create <url>',
+        'Register an endpoint; prints its signing secret once',
+        (y) =>
+          y
+            .positional('url', {
+              type: 'string',
+              demandOption: true,
+              describe: 'http(s) URL to POST events to',
+            })
+            .option('event', {
+              type: 'string',
+              array: true,
+              demandOption: true,
+              describe: `Event type, repeatable: ${WEBHOOK_EVENT_TYPES.join(', ')}`,
+            })
+            .option('description', { type: 'string', describe: 'A note for yourself' })
+            .example('$0 webhook create https://example.com/hooks --event transaction.completed', ''),
+        run(async (ctx, argv: { url: string; event: string[]; description?: string }) => {
+          const body = await ctx.api.webhookEndpoints.create({
+            url: argv.url,
+            events: checkEvents(argv.event),
+            ...(argv.description ? { description: argv.description } : {}),
+          });
+          printWithSecret(ctx, body);
+        }),
+      )
+      .command(
+        'list',
+        'List your endpoints',
+        (y) => pageOptions(y),
+        run(async (ctx, argv: PageArgs) => {
+          const body = await ctx.api.webhookEndpoints.listPage({ limit: argv.limit, offset: argv.offset });
+          if (ctx.out.json) return ctx.out.data(body);
+          ctx.out.table(
+            ['ID', 'URL', 'EVENTS', 'ENABLED'],
+            body.data.map((e) => [e.id, e.url, e.events.join(','), e.enabled ? 'yes' : 'no']),
+          );
+          paginationNote(ctx, body);
+        }),
+      )
+      .command(
+        'show <id>',
+        'Show one endpoint',
+        (y) => y.positional('id', { type: 'string', demandOption: true }),
+        run(async (ctx, argv: { id: string }) => {
+          const body = await ctx.api.webhookEndpoints.get(argv.id);
+          if (ctx.out.json) return ctx.out.data(body);
+          ctx.out.fields(describeEndpoint(body));
+        }),
+      )
+      .command(
+        'update <id>',
+        'Change the URL or events, or enable or disable an endpoint',
+        (y) =>
+          y
+            .positional('id', { type: 'string', demandOption: true })
+            .option('url', { type: 'string' })
+            .option('event', { type: 'string', array: true, describe: 'Replaces the events' })
+            .option('enable', { type: 'boolean', describe: '--enable or --no-enable' })
+            .option('description', { type: 'string' })
+            .option('api-version', {
+              type: 'string',
+              choices: API_VERSIONS,
+              describe: 'Render events at this version',
+            }),
+        run(
+          async (
+            ctx,
+            argv: {
+              id: string;
+              url?: string;
+              event?: string[];
+              enable?: boolean;
+              description?: string;
+              apiVersion?: ApiVersion;
+            },
+          ) => {
+            const changes: WebhookEndpointUpdateRequest = {
+              ...(argv.url !== undefined ? { url: argv.url } : {}),
+              ...(argv.event !== undefined ? { events: checkEvents(argv.event) } : {}),
+              ...(argv.enable !== undefined ? { enabled: argv.enable } : {}),
+              ...(argv.description !== undefined ? { description: argv.description } : {}),
+              ...(argv.apiVersion !== undefined ? { api_version: argv.apiVersion } : {}),
+            };
+            if (Object.keys(changes).length === 0) {
+              throw usageError(
+                'Say what to change: --url, --event, --enable/--no-enable, --description or --api-version.',
+              );
+            }
+            const body = await ctx.api.webhookEndpoints.update(argv.id, changes);
             if (ctx.out.json) return ctx.out.data(body);
             ctx.out.fields(describeEndpoint(body));
-          }),
-        )
-        .command(
-          'update <id>',
-          'Change the URL or events, or enable or disable an endpoint',
-          (y) =>
-            y
-              .positional('id', { type: 'string', demandOption: true })
-              .option('url', { type: 'string' })
-              .option('event', { type: 'string', array: true, describe: 'Replaces the events' })
-              .option('enable', { type: 'boolean', describe: '--enable or --no-enable' })
-              .option('description', { type: 'string' })
-              .option('api-version', {
-                type: 'string',
-                choices: API_VERSIONS,
-                describe: 'Render events at this version',
-              }),
-          run(
-            async (
-              ctx,
-              argv: {
-                id: string;
-                url?: string;
-                event?: string[];
-                enable?: boolean;
-                description?: string;
-                apiVersion?: ApiVersion;
-              },
-            ) => {
-              const changes: WebhookEndpointUpdateRequest = {
-                ...(argv.url !== undefined ? { url: argv.url } : {}),
-                ...(argv.event !== undefined ? { events: checkEvents(argv.event) } : {}),
-                ...(argv.enable !== undefined ? { enabled: argv.enable } : {}),
-                ...(argv.description !== undefined ? { description: argv.description } : {}),
-                ...(argv.apiVersion !== undefined ? { api_version: argv.apiVersion } : {}),
-              };
-              if (Object.keys(changes).length === 0) {
-                throw usageError(
-                  'Say what to change: --url, --event, --enable/--no-enable, --description or --api-version.',
-                );
-              }
-              const body = await ctx.api.webhookEndpoints.update(argv.id, changes);
-              if (ctx.out.json) return ctx.out.data(body);
-              ctx.out.fields(describeEndpoint(body));
-            },
-          ),
-        )
-        .command(
-          'delete <id>',
-          'Delete an endpoint',
-          (y) => y.positional('id', { type: 'string', demandOption: true }),
-          run(async (ctx, argv: { id: string }) => {
-            await ctx.api.webhookEndpoints.delete(argv.id);
-            if (ctx.out.json) return ctx.out.data({ id: argv.id, deleted: true });
-            ctx.out.line(`Deleted webhook endpoint ${argv.id}.`);
-          }),
-        )
-        .command(
-          'rotate-secret <id>',
-          'New signing secret; the old one also signs for the grace period',
-          (y) =>
-            y.positional('id', { type: 'string', demandOption: true }).option('grace', {
-              type: 'number',
-              describe: 'Seconds the old secret stays valid (default 86400)',
-            }),
-          run(async (ctx, argv: { id: string; grace?: number }) => {
-            const body = await ctx.api.webhookEndpoints.rotateSecret(
-              argv.id,
-              argv.grace === undefined ? {} : { grace_period_seconds: argv.grace },
-            );
-            printWithSecret(ctx, body);
-          }),
-        )
-        .command(
-          'deliveries <id>',
-          'The delivery log of an endpoint: status, attempts, last answer, next retry',
-          (y) =>
-            y
-              .positional('id', { type: 'string', demandOption: true })
-              .option('status', { type: 'string', choices: WEBHOOK_DELIVERY_STATUSES })
-              .option('limit', { type: 'number' })
-              .option('offset', { type: 'number' }),
-          run(async (ctx, argv: DeliveryLogQuery & { id: string }) => printDeliveryLog(ctx, argv.id, argv)),
-        )
-        .command(
-          'redeliver <id> <delivery_id>',
-          'Send a delivery again now',
-          (y) =>
-            y
-              .positional('id', { type: 'string', demandOption: true, describe: 'Endpoint id' })
-              .positional('delivery_id', { type: 'string', demandOption: true }),
-          run(async (ctx, argv: { id: string; delivery_id: string }) => {
-            const body = await ctx.api.webhookEndpoints.deliveries.redeliver(argv.id, argv.delivery_id);
-            if (ctx.out.json) return ctx.out.data(body);
-            ctx.out.line(`Delivery ${body.id} will be sent again.`);
-          }),
-        )
-        .demandCommand(
-          1,
-          'Say what to do with webhooks: create, list, show, update, delete, rotate-secret, deliveries, redeliver ' +
-            'or drill.',
+          },
         ),
+      )
+      .command(
+        'delete <id>',
+        'Delete an endpoint',
+        (y) => y.positional('id', { type: 'string', demandOption: true }),
+        run(async (ctx, argv: { id: string }) => {
+          await ctx.api.webhookEndpoints.delete(argv.id);
+          if (ctx.out.json) return ctx.out.data({ id: argv.id, deleted: true });
+          ctx.out.line(`Deleted webhook endpoint ${argv.id}.`);
+        }),
+      )
+      .command(
+        'rotate-secret <id>',
+        'New signing secret; the old one also signs for the grace period',
+        (y) =>
+          y.positional('id', { type: 'string', demandOption: true }).option('grace', {
+            type: 'number',
+            describe: 'Seconds the old secret stays valid (default 86400)',
+          }),
+        run(async (ctx, argv: { id: string; grace?: number }) => {
+          const body = await ctx.api.webhookEndpoints.rotateSecret(
+            argv.id,
+            argv.grace === undefined ? {} : { grace_period_seconds: argv.grace },
+          );
+          printWithSecret(ctx, body);
+        }),
+      )
+      .command(
+        'deliveries <id>',
+        'The delivery log of an endpoint: status, attempts, last answer, next retry',
+        (y) =>
+          y
+            .positional('id', { type: 'string', demandOption: true })
+            .option('status', { type: 'string', choices: WEBHOOK_DELIVERY_STATUSES })
+            .option('limit', { type: 'number' })
+            .option('offset', { type: 'number' }),
+        run(async (ctx, argv: DeliveryLogQuery & { id: string }) => printDeliveryLog(ctx, argv.id, argv)),
+      )
+      .command(
+        'redeliver <id> <delivery_id>',
+        'Send a delivery again now',
+        (y) =>
+          y
+            .positional('id', { type: 'string', demandOption: true, describe: 'Endpoint id' })
+            .positional('delivery_id', { type: 'string', demandOption: true }),
+        run(async (ctx, argv: { id: string; delivery_id: string }) => {
+          const body = await ctx.api.webhookEndpoints.deliveries.redeliver(argv.id, argv.delivery_id);
+          if (ctx.out.json) return ctx.out.data(body);
+          ctx.out.line(`Delivery ${body.id} will be sent again.`);
+        }),
+      )
+      .command(webhookDrillCommand(run))
+      .demandCommand(
+        1,
+        'Say what to do with webhooks: create, list, show, update, delete, rotate-secret, deliveries, redeliver ' +
+          'or drill.',
+      ),
   );
 }

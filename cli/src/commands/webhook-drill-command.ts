@@ -1,4 +1,4 @@
-import type { Argv } from 'yargs';
+import type { CommandModule } from 'yargs';
 import type { WebhookDrill } from '@payments/client';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
@@ -36,15 +36,15 @@ function printDrill(ctx: CommandContext, drill: WebhookDrill): void {
 }
 
 /** `webhook drill <id>`: a drill of the endpoint's receiver; exits 1 when it failed or could not finish. */
-export function webhookDrillCommand(webhook: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
-  return webhook.command(
-    'drill <id>',
-    'Test your receiver: a valid event, a duplicate, two out of order, a stale and a forged one',
-    (y) =>
+export function webhookDrillCommand(run: Run): CommandModule<GlobalArgs, GlobalArgs & { id: string }> {
+  return {
+    command: 'drill <id>',
+    describe: 'Test your receiver: a valid event, a duplicate, two out of order, a stale and a forged one',
+    builder: (y) =>
       y
         .positional('id', { type: 'string', demandOption: true, describe: 'Endpoint id' })
         .example('$0 webhooks drill 5f0c…', 'Sends drill events (drill.*, never real ones) and reports each'),
-    run(async (ctx, argv: { id: string }) => {
+    handler: run(async (ctx, argv: { id: string }) => {
       const drill = await ctx.api.webhookEndpoints.drill(argv.id);
       if (ctx.out.json) ctx.out.data(drill);
       else printDrill(ctx, drill);
@@ -52,5 +52,5 @@ export function webhookDrillCommand(webhook: Argv<GlobalArgs>, run: Run): Argv<G
         throw new CliError(EXIT.transactionFailed, `Drill ${drill.id}: ${drill.result}.`);
       }
     }),
-  );
+  };
 }
