@@ -336,6 +336,8 @@ describe('the OpenAPI document against the running system', function () {
       token,
     });
     expect(again.status, again.text).to.equal(202);
+    const drilled = await call('POST', `/webhook-endpoints/${id}/drill`, { token });
+    expect(drilled.status, drilled.text).to.equal(200);
     expect((await call('DELETE', `/webhook-endpoints/${id}`, { token })).status).to.equal(204);
   });
 

@@ -13,6 +13,10 @@ import type { CommandContext, GlobalArgs } from '../context.js';
 import { usageError } from '../exit-codes.js';
 import { pageOptions, paginationNote, type PageArgs } from './paging.js';
 import type { Run } from './run.js';
+import { webhookDrillCommand } from './webhook-drill-command.js';
+
+/** `webhooks` too: the plural reads naturally in `payments webhooks drill`. */
+const NAMES = ['webhook', 'webhooks'];
 
 function describeEndpoint(endpoint: WebhookEndpoint): [string, string][] {
   return [
@@ -75,7 +79,7 @@ function checkEvents(events: readonly string[]): WebhookEventType[] {
 }
 
 export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
-  return cli.command('webhook', 'Manage your webhook endpoints and their deliveries', (webhook) =>
+  return cli.command(NAMES, 'Manage your webhook endpoints and their deliveries', (webhook) =>
     webhook
       .command(
         'create <url>',
@@ -223,9 +227,11 @@ export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
           ctx.out.line(`Delivery ${body.id} will be sent again.`);
         }),
       )
+      .command(webhookDrillCommand(run))
       .demandCommand(
         1,
-        'Say what to do with webhooks: create, list, show, update, delete, rotate-secret, deliveries or redeliver.',
+        'Say what to do with webhooks: create, list, show, update, delete, rotate-secret, deliveries, redeliver ' +
+          'or drill.',
       ),
   );
 }

@@ -82,6 +82,7 @@ const CALLED_BY = {
   listWebhookDeliveries: ['webhookEndpoints.deliveries.list', 'webhookEndpoints.deliveries.listPage'],
   getWebhookDelivery: ['webhookEndpoints.deliveries.get'],
   redeliverWebhook: ['webhookEndpoints.deliveries.redeliver'],
+  drillWebhookEndpoint: ['webhookEndpoints.drill'],
 } as const satisfies Partial<Record<ApiOperationId, readonly string[]>>;
 
 export type OperationId = keyof typeof CALLED_BY;

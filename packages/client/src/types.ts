@@ -54,6 +54,10 @@ export type WebhookEndpointWithSecret = Static<typeof Contracts.WebhookEndpointW
 export type WebhookDelivery = Static<typeof Contracts.WebhookDeliveryView>;
 export type WebhookDeliveryDetail = Static<typeof Contracts.WebhookDeliveryDetailView>;
 export type WebhookEventType = Contracts.WebhookEventType;
+export type WebhookDrill = Static<typeof Contracts.WebhookDrillView>;
+export type WebhookDrillCase = Static<typeof Contracts.WebhookDrillCaseView>;
+/** The body of an event a drill sends: marked `drill: true`, typed `drill.<event type>`, never a real event. */
+export type WebhookDrillEvent = Static<typeof Contracts.WebhookDrillEventPayload>;
 
 export type ProviderMismatch = Static<typeof Contracts.ProviderMismatchView>;
 export type ReconciliationDecisionRequest = Static<typeof Contracts.ReconciliationDecisionRequest>;

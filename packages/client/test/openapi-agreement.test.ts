@@ -108,6 +108,7 @@ const CALLS: Record<string, Call> = {
   'webhookEndpoints.update': (c) => c.webhookEndpoints.update(ID, { enabled: false }),
   'webhookEndpoints.delete': (c) => c.webhookEndpoints.delete(ID),
   'webhookEndpoints.rotateSecret': (c) => c.webhookEndpoints.rotateSecret(ID),
+  'webhookEndpoints.drill': (c) => c.webhookEndpoints.drill(ID),
   'webhookEndpoints.deliveries.list': (c) => first(c.webhookEndpoints.deliveries.list(ID)),
   'webhookEndpoints.deliveries.listPage': (c) => c.webhookEndpoints.deliveries.listPage(ID),
   'webhookEndpoints.deliveries.get': (c) => c.webhookEndpoints.deliveries.get(ID, OTHER_ID),

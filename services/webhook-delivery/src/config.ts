@@ -74,6 +74,20 @@ export const WebhookDeliveryConfigSchema = Type.Object({
     30,
     'Finished deliveries (succeeded or failed) stay in the log this long',
   ),
+  WEBHOOK_DRILL_TIMEOUT_MS: Bounded(
+    500,
+    60_000,
+    8_000,
+    "A drill's whole budget, all its cases together (each also bounded by DELIVERY_TIMEOUT_MS); keep it under " +
+      "the gateway's UPSTREAM_TIMEOUT_MS, since the drill answers with its report",
+  ),
+  WEBHOOK_DRILL_INTERVAL_SECONDS: Bounded(1, 86_400, 60, 'One drill per webhook endpoint this often at most'),
+  WEBHOOK_DRILLS_PER_USER_PER_HOUR: Bounded(
+    1,
+    1000,
+    10,
+    "Drills per user in any hour, all of the user's endpoints",
+  ),
   DELIVERY_WORKER_ENABLED: Type.Boolean({
     default: true,
     description: 'Off: this process serves the API and takes events, and leaves sending to other processes',

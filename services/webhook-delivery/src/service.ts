@@ -5,6 +5,7 @@ import {
   createHttpApp,
   createLogger,
   createMetrics,
+  DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
   measureBusConnection,
   databaseReadiness,
   deadLetterRoutes,
@@ -21,6 +22,7 @@ import {
 } from '@payments/service-kit';
 import { checkProductionSettings, resolveSecretKeys, type WebhookDeliveryConfig } from './config.js';
 import { createDeliveryRepository } from './data/delivery-repository.js';
+import { createDrillRepository } from './data/drill-repository.js';
 import { createEndpointRepository } from './data/endpoint-repository.js';
 import { migrations } from './data/migrations.js';
 import { privileges } from './data/privileges.js';
@@ -31,7 +33,9 @@ import { createDeliveryMetrics } from './delivery/delivery-metrics.js';
 import { startDeliveryWorker, type DeliveryWorker } from './delivery/delivery-worker.js';
 import { createWebhookSender } from './delivery/http-sender.js';
 import { startLogRetention } from './delivery/log-retention.js';
+import { createDrillRunner } from './drill/drill-runner.js';
 import { startEventFanOut } from './events/event-fan-out.js';
+import { drillRoutes } from './http/drill-routes.js';
 import { endpointRoutes } from './http/endpoint-routes.js';
 
 const NAME = 'webhook-delivery';
@@ -65,6 +69,7 @@ export async function startWebhookDelivery(
     const allowPrivate = config.WEBHOOK_ALLOW_PRIVATE_URLS;
     const guard = createAddressGuard({ allowPrivate, resolve: deps.resolve });
     const retryWindowMs = config.DELIVERY_RETRY_WINDOW_SECONDS * 1000;
+    const sender = createWebhookSender({ guard, allowPrivate, timeoutMs: config.DELIVERY_TIMEOUT_MS });
 
     const renderer = createObjectRenderer({
       ledgerUrl: config.LEDGER_URL,
@@ -76,7 +81,7 @@ export async function startWebhookDelivery(
       worker = startDeliveryWorker({
         deliveries,
         endpoints,
-        sender: createWebhookSender({ guard, allowPrivate, timeoutMs: config.DELIVERY_TIMEOUT_MS }),
+        sender,
         renderer,
         metrics: deliveryMetrics,
         logger,
@@ -139,6 +144,22 @@ export async function startWebhookDelivery(
             retryWindowMs,
             wake,
             trail,
+          }),
+        );
+        routes.use(
+          drillRoutes(auth, {
+            endpoints,
+            drills: createDrillRepository(knex),
+            guard,
+            runner: createDrillRunner({
+              sender,
+              budgetMs: config.WEBHOOK_DRILL_TIMEOUT_MS,
+              toleranceSeconds: DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
+            }),
+            limits: {
+              endpointIntervalSeconds: config.WEBHOOK_DRILL_INTERVAL_SECONDS,
+              perUserPerHour: config.WEBHOOK_DRILLS_PER_USER_PER_HOUR,
+            },
           }),
         );
         routes.use(deadLetterRoutes({ bus, queues: busRightsOf(NAME).consumes, auth, trail }));

@@ -8,6 +8,7 @@ import type {
   WebhookDelivery,
   WebhookDeliveryDetail,
   WebhookDeliveryListQuery,
+  WebhookDrill,
   WebhookEndpoint,
   WebhookEndpointListQuery,
   WebhookEndpointUpdateRequest,
@@ -83,6 +84,13 @@ export function webhookEndpointsResource({ transport }: ResourceDeps) {
         body: rotation,
         options,
       });
+    },
+    /**
+     * Drills the endpoint's receiver: signed drill events (a valid one, a duplicate, two out of order, a stale and
+     * a forged one) sent like real deliveries, and the report of how it answered each. Owner only; rate limited.
+     */
+    async drill(endpointId: string, options?: RequestOptions): Promise<WebhookDrill> {
+      return transport.body<WebhookDrill>('drillWebhookEndpoint', { params: { id: endpointId }, options });
     },
     deliveries: {
       /** An endpoint's delivery log, newest first, every page. */

@@ -57,6 +57,7 @@ import {
   WebhookEndpointWithSecretView,
   WebhookEventPayload,
 } from './webhook-endpoints.js';
+import { WebhookDrillView } from './webhook-drills.js';
 import { PaymentStatusWebhookBody, PaymentWebhookBody, ProviderEventBody } from './webhooks.js';
 
 /** Bodies no service validates, documented only: the kit's probes and identity's key set. */
@@ -142,6 +143,7 @@ export const COMPONENT_SCHEMAS = {
   WebhookDeliveryDetail: WebhookDeliveryDetailView,
   WebhookDeliveryPage,
   WebhookEvent: WebhookEventPayload,
+  WebhookDrill: WebhookDrillView,
 } satisfies Record<string, TSchema>;
 export type ComponentName = keyof typeof COMPONENT_SCHEMAS;
 

@@ -8,5 +8,6 @@ export * from './webhooks.js';
 export * from './reconciliation.js';
 export * from './statements.js';
 export * from './webhook-endpoints.js';
+export * from './webhook-drills.js';
 export * from './dead-letters.js';
 export * from './components.js';

@@ -133,4 +133,26 @@ export const WEBHOOK_ENDPOINT_OPERATIONS = {
     success: { status: 202, description: 'The delivery, due now', schema: 'WebhookDelivery' },
     errors: [...JSON_BODY, ...PROTECTED, 404, 409],
   },
+  drillWebhookEndpoint: {
+    method: 'post',
+    path: '/webhook-endpoints/{id}/drill',
+    owner: 'webhook-delivery',
+    access: 'user',
+    tag: 'Webhook endpoints',
+    summary:
+      'Test your receiver: signed drill events, a duplicate, two out of order, a stale and a forged one',
+    description:
+      'Sends the endpoint, one after another, six deliveries of drill events (`type` `drill.<your recent event ' +
+      'type>`, `drill: true`, ids `evt_drill_…`, nothing a real handler acts on), signed and sent like real ' +
+      'deliveries: a valid event, the same event again, a later event before an earlier one, one signed ten ' +
+      'minutes ago and one with a wrong signature; and answers, per case, whether the receiver accepted (2xx) ' +
+      'exactly the valid ones. A receiver that answers `{"duplicate": true}` to an event id it has already ' +
+      'processed lets the drill confirm the duplicate was not processed twice; otherwise that case is ' +
+      '`unconfirmed`. The whole drill is bounded in time (cases not reached are `not_sent`). Only the ' +
+      'endpoint’s owner drills it (another user’s is 404, an admin gets 403: the drill signs with the owner’s ' +
+      'secret); one drill per endpoint a minute and a few per user an hour (429 with `Retry-After`); an ' +
+      'endpoint whose address is no longer public is refused (422) and nothing is sent.',
+    success: { status: 200, description: 'The report, case by case', schema: 'WebhookDrill' },
+    errors: [...PROTECTED, 404, 422],
+  },
 } satisfies Record<string, Operation>;

@@ -1,6 +1,7 @@
 import { inboxByAgeMigration, inboxMigration, type Migration } from '@payments/service-kit';
 import { webhookEndpoints } from './migrations/001_webhook_endpoints.js';
 import { deliveryTraceContext } from './migrations/002_delivery_trace_context.js';
+import { webhookDrills } from './migrations/004_webhook_drills.js';
 
 /**
  * webhook-delivery's schema, in the order it is built: one migration per file in migrations/, each file named as
@@ -11,4 +12,5 @@ export const migrations: Migration[] = [
   inboxByAgeMigration,
   webhookEndpoints,
   deliveryTraceContext,
+  webhookDrills,
 ];

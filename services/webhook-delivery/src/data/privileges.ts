@@ -9,4 +9,6 @@ export const privileges: RuntimePrivileges = {
   webhook_deliveries: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   // Appended, one per attempt.
   webhook_delivery_attempts: ['SELECT', 'INSERT'],
+  // One row per drill started, for its limits; those older than a day pruned.
+  webhook_drills: ['SELECT', 'INSERT', 'DELETE'],
 };

@@ -14,7 +14,13 @@ export interface SendResult {
 }
 
 export interface WebhookSender {
-  send(url: string, body: string, headers: Record<string, string>): Promise<SendResult>;
+  /** `timeoutMs` may shorten the attempt's budget (a drill's remaining time), never lengthen it. */
+  send(
+    url: string,
+    body: string,
+    headers: Record<string, string>,
+    limits?: { timeoutMs?: number },
+  ): Promise<SendResult>;
 }
 
 /**
@@ -28,7 +34,8 @@ export function createWebhookSender(options: {
   userAgent?: string;
 }): WebhookSender {
   return {
-    send(url, body, headers) {
+    send(url, body, headers, limits) {
+      const timeoutMs = Math.min(options.timeoutMs, limits?.timeoutMs ?? options.timeoutMs);
       const started = performance.now();
       const elapsed = () => Math.round(performance.now() - started);
       return new Promise<SendResult>((resolve) => {
@@ -64,9 +71,9 @@ export function createWebhookSender(options: {
           },
         });
         const timer = setTimeout(() => {
-          fail(`timed out after ${options.timeoutMs} ms`);
+          fail(`timed out after ${timeoutMs} ms`);
           request.destroy();
-        }, options.timeoutMs);
+        }, timeoutMs);
         request.on('error', (error: NodeJS.ErrnoException) => {
           fail(
             error.code === 'EUNSAFEADDRESS'
