@@ -59,6 +59,14 @@ function bodiesOf(document: Json): { requests: Body[]; successes: Body[]; errors
   return { requests, successes, errors };
 }
 
+/** Each operation's body that the document shows no example of, as `operationId (where, media type)`. */
+function missingExamples(document: Json): string[] {
+  const { requests, successes } = bodiesOf(document);
+  return [...requests, ...successes]
+    .filter((body) => body.examples.length === 0)
+    .map((body) => `${body.operationId} (${body.where}, ${body.mediaType})`);
+}
+
 function validator(document: Json) {
   const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false }));
   const components = document.components as Json;
@@ -74,9 +82,7 @@ describe('the examples in the OpenAPI document', () => {
   const check = validator(document);
 
   it('give every operation an example of the body it takes and of its success', () => {
-    const missing = [...requests, ...successes]
-      .filter((body) => body.examples.length === 0)
-      .map((body) => `${body.operationId} (${body.where}, ${body.mediaType})`);
+    const missing = missingExamples(document);
     expect(
       missing,
       `Operations without examples; add them to ${WHERE_EXAMPLES_LIVE}:\n  ${missing.join('\n  ')}\n`,
@@ -84,6 +90,20 @@ describe('the examples in the OpenAPI document', () => {
     // Not vacuous: the document has bodies, and the bodies have examples.
     expect(requests.length).to.be.greaterThan(15);
     expect(successes.length).to.be.greaterThan(50);
+  });
+
+  it('are missed, by operation, where an operation has none', () => {
+    const { getAccount, deposit } = OPERATION_EXAMPLES;
+    try {
+      delete OPERATION_EXAMPLES.getAccount;
+      OPERATION_EXAMPLES.deposit = { response: deposit?.response };
+      expect(missingExamples(buildOpenApiDocument() as Json)).to.have.members([
+        'getAccount (GET /account/{id} 200, application/json)',
+        'deposit (POST /account/{id}/deposit request, application/json)',
+      ]);
+    } finally {
+      Object.assign(OPERATION_EXAMPLES, { getAccount, deposit });
+    }
   });
 
   it('are each valid against the schema the document gives them', () => {

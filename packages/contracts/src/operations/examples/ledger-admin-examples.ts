@@ -15,6 +15,7 @@ import {
   page,
   pendingWithdrawal,
   PAYMENT_INTENT,
+  PAYOUT,
   REVERSAL,
   WITHDRAWAL,
 } from './samples.js';
@@ -27,6 +28,7 @@ export const LEDGER_ADMIN_EXAMPLES = {
         {
           kind: 'unconfirmed_withdrawal',
           ...pendingWithdrawal,
+          payment_id: PAYOUT,
           created_at: DEPOSITED_AT,
           updated_at: DEPOSITED_AT,
           user_id: ADA,
@@ -38,7 +40,7 @@ export const LEDGER_ADMIN_EXAMPLES = {
     },
     alternative:
       'kind,case_id,status,transaction_id,provider_reference,currency,provider_amount,ledger_amount,found_at\r\n' +
-      `unconfirmed_withdrawal,,open,${WITHDRAWAL},,USD,,250.00,${NOW}\r\n` +
+      `unconfirmed_withdrawal,,open,${WITHDRAWAL},${PAYOUT},USD,,250.00,${NOW}\r\n` +
       `captured_not_credited,${CASE},open,${DEPOSIT},${PAYMENT_INTENT},USD,2000.00,0.00,${NOW}\r\n`,
   },
   runReconciliation: {

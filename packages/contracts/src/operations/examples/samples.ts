@@ -26,6 +26,7 @@ export const PAYMENT_INTENT = 'pi_3PqR8sLkdIwHu7ix0a1B2c3D';
 export const CHARGE = 'ch_3PqR8sLkdIwHu7ix0d4E5f6G';
 export const REFUND = 're_3PqR8sLkdIwHu7ix0h7I8j9K';
 export const CONNECTED_ACCOUNT = 'acct_1PqR8sLkdIwHu7ix';
+export const PAYOUT = 'po_1PqR8sLkdIwHu7ixW2x3Y4z5';
 
 export const OPENED_AT = '2026-03-02T08:15:30.000Z';
 export const DEPOSITED_AT = '2026-03-14T09:26:53.000Z';
@@ -159,10 +160,11 @@ export const reversal = {
   created_at: NOW,
   updated_at: NOW,
   completed_at: NOW,
-  reference: null,
-  fee: 0,
   original_transaction_id: DEPOSIT,
   reversal_reason: 'refund',
+  metadata: {},
+  reference: null,
+  fee: 0,
 };
 
 export const usd = {
