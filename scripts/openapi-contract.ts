@@ -115,9 +115,9 @@ function isBreaking(diff: Diff, openValues: readonly string[]): boolean {
   const key = diff.path.at(-1);
   if (diff.action === 'replace' && isResponseSchema(diff.path) && UNORDERED_KEYWORDS.has(String(key)))
     return true;
-  // It also lets an optional response field go, though a client that shows the fee when there is one loses it
-  // all the same (Stripe counts only added response fields as compatible).
-  // And a field removed from a request body: refused where the body is closed, ignored where it is open.
+  // It also lets a field go from a response when it was optional, though a client that shows the fee when there
+  // is one loses it all the same (Stripe counts only added response fields as compatible); and from a request
+  // body, where a client that still sends it is refused (a closed body) or silently ignored (an open one).
   const field = diff.action === 'remove' && diff.path.at(-2) === 'properties';
   return field && (isResponseSchema(diff.path) || isRequestBodySchema(diff.path));
 }
