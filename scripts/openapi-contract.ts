@@ -176,7 +176,7 @@ const major = (version: unknown) => Number(String(version).split('.')[0]);
 
 /** Breaking changes need a new major version (SPEC.md, Versioning): 1.x → 2.0. */
 export function allowsBreakingChanges(before: Json, after: Json): boolean {
-  const [from, to] = [(before.info as Json).version, (after.info as Json).version];
+  const [from, to] = [(before.info as Json | undefined)?.version, (after.info as Json | undefined)?.version];
   return major(to) > major(from);
 }
 
