@@ -13,8 +13,12 @@ import {
 } from '@payments/contracts';
 import {
   DEAD_LETTER_QUEUES,
+  OPERATION_EXAMPLES,
   OPERATIONS,
+  PROBLEM_EXAMPLES,
   TAGS,
+  WEBHOOK_ERROR_EXAMPLES,
+  WEBHOOK_EVENT_EXAMPLE,
   type ErrorStatus,
   type Operation,
   type OperationId,
@@ -99,15 +103,22 @@ const RATE_LIMIT_HEADERS = {
 };
 
 function components(): Json {
-  const problemResponse = (description: string, extra: Json = {}) => ({
+  const problemResponse = (status: number, description: string, extra: Json = {}) => ({
     description,
     headers: { ...COMMON_RESPONSE_HEADERS, ...extra },
-    content: { [PROBLEM_CONTENT_TYPE]: { schema: ref('schemas', 'Problem') } },
+    content: {
+      [PROBLEM_CONTENT_TYPE]: { schema: ref('schemas', 'Problem'), examples: problemExamples(status) },
+    },
   });
-  const webhookResponse = (description: string, extra: Json = {}) => ({
+  const webhookResponse = (status: number, description: string, extra: Json = {}) => ({
     description,
     headers: { ...COMMON_RESPONSE_HEADERS, ...extra },
-    content: { 'application/json': { schema: ref('schemas', 'WebhookError') } },
+    content: {
+      'application/json': {
+        schema: ref('schemas', 'WebhookError'),
+        ...(WEBHOOK_ERROR_EXAMPLES[status] ? { example: WEBHOOK_ERROR_EXAMPLES[status] } : {}),
+      },
+    },
   });
   const responses: Json = {};
   for (const operation of DOCUMENTED) {
@@ -121,8 +132,8 @@ function components(): Json {
             ? { 'Retry-After': ref('headers', 'RetryAfter') }
             : {};
       responses[webhook ? `Webhook${name}` : name] = webhook
-        ? webhookResponse(description, extra)
-        : problemResponse(description, extra);
+        ? webhookResponse(status, description, extra)
+        : problemResponse(status, description, extra);
     }
   }
   const header = (description: string, schema: Json = { type: 'string' }) => ({ description, schema });
@@ -203,6 +214,18 @@ function components(): Json {
     responses,
   };
 }
+
+/** The problem+json example of each error code answered with `status`, by code. */
+function problemExamples(status: number): Json {
+  return Object.fromEntries(
+    (Object.keys(ERRORS) as ErrorCode[])
+      .filter((code) => ERRORS[code].status === status)
+      .map((code) => [code, { summary: ERRORS[code].title, value: PROBLEM_EXAMPLES[code] }]),
+  );
+}
+
+/** The example of a body, when the operation's examples give one. */
+const exampleOf = (value: unknown): Json => (value === undefined ? {} : { example: value });
 
 function parameters(operation: DocumentedOperation): Json[] {
   const path = [...operation.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => pathParameter(name as string));
@@ -297,14 +320,25 @@ function queryProperties(schema: (typeof QUERY_SCHEMAS)[QueryName], required: Se
 
 function successResponse(operation: DocumentedOperation): Json {
   const { status, description, schema, mediaType, alsoAs, headers = [] } = operation.success;
+  const examples = OPERATION_EXAMPLES[operation.operationId] ?? {};
   const named = Object.fromEntries(headers.map((name) => [headerName(name), ref('headers', name)]));
-  const alternative = alsoAs ? { [alsoAs]: { schema: { type: 'string' } } } : {};
+  const alternative = alsoAs
+    ? { [alsoAs]: { schema: { type: 'string' }, ...exampleOf(examples.alternative) } }
+    : {};
   const body = schema
-    ? { content: { 'application/json': { schema: ref('schemas', schema) }, ...alternative } }
+    ? {
+        content: {
+          'application/json': { schema: ref('schemas', schema), ...exampleOf(examples.response) },
+          ...alternative,
+        },
+      }
     : mediaType
       ? {
           content: {
-            [mediaType]: { schema: { type: mediaType === 'application/json' ? 'object' : 'string' } },
+            [mediaType]: {
+              schema: { type: mediaType === 'application/json' ? 'object' : 'string' },
+              ...exampleOf(examples.response),
+            },
           },
         }
       : {};
@@ -371,7 +405,12 @@ function operationObject(operation: DocumentedOperation): Json {
       ? {
           requestBody: {
             required: operation.bodyOptional !== true,
-            content: { 'application/json': { schema: ref('schemas', operation.body) } },
+            content: {
+              'application/json': {
+                schema: ref('schemas', operation.body),
+                ...exampleOf(OPERATION_EXAMPLES[operation.operationId]?.request),
+              },
+            },
           },
         }
       : {}),
@@ -403,7 +442,9 @@ function outgoingWebhooks(): Json {
         ],
         requestBody: {
           required: true,
-          content: { 'application/json': { schema: ref('schemas', 'WebhookEvent') } },
+          content: {
+            'application/json': { schema: ref('schemas', 'WebhookEvent'), example: WEBHOOK_EVENT_EXAMPLE },
+          },
         },
         responses: { '200': { description: 'Received (any 2xx)' } },
       },

@@ -75,7 +75,15 @@ export const ReadinessView = Type.Object(
 );
 export const JwksView = Type.Object({
   keys: Type.Array(
-    Type.Object({ kid: Type.String(), kty: Type.String(), alg: Type.Optional(Type.String()) }),
+    Type.Object({
+      kid: Type.String(),
+      kty: Type.String(),
+      alg: Type.Optional(Type.String()),
+      use: Type.Optional(Type.String()),
+      crv: Type.Optional(Type.String({ description: 'The curve of an EC key, e.g. P-256' })),
+      x: Type.Optional(Type.String({ description: 'An EC key: the x coordinate, base64url' })),
+      y: Type.Optional(Type.String({ description: 'An EC key: the y coordinate, base64url' })),
+    }),
   ),
 });
 

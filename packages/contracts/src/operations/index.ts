@@ -10,12 +10,19 @@ import { PROVIDER_WEBHOOK_OPERATIONS } from './provider-webhook-operations.js';
 import { WEBHOOK_ENDPOINT_OPERATIONS } from './webhook-endpoint-operations.js';
 
 export {
+  OPERATION_EXAMPLES,
+  PROBLEM_EXAMPLES,
+  WEBHOOK_ERROR_EXAMPLES,
+  WEBHOOK_EVENT_EXAMPLE,
+} from './examples/index.js';
+export {
   SERVICES,
   TAGS,
   type Access,
   type ErrorStatus,
   type HttpMethod,
   type Operation,
+  type OperationExamples,
   type Owner,
   type RequestHeader,
   type ResponseHeader,

@@ -84,5 +84,18 @@ export interface Operation {
   errors: ErrorStatus[];
 }
 
+/**
+ * Examples of an operation's bodies, shown in the document beside their schemas. A test validates each against
+ * the schema the document gives it and fails for an operation that has a body but no example of it.
+ */
+export interface OperationExamples {
+  /** A request body, valid against `body`: required when the operation takes one. */
+  request?: unknown;
+  /** The success's body: valid against `success.schema`, or the text of `success.mediaType`. */
+  response?: unknown;
+  /** The success in its other representation (`success.alsoAs`), e.g. a CSV statement. */
+  alternative?: string;
+}
+
 export const PROTECTED: ErrorStatus[] = [401, 403];
 export const JSON_BODY: ErrorStatus[] = [400, 413, 415];

@@ -1,0 +1,72 @@
+import type { OperationExamples } from '../operation.js';
+import type { WEBHOOK_ENDPOINT_OPERATIONS } from '../webhook-endpoint-operations.js';
+import { delivery, endpoint, NOW, page } from './samples.js';
+
+const secret = 'whsec_5GkXq8VbN2mR7tYw3ZpL9cJd4FhA6sE1';
+
+/** Examples of outgoing webhooks: endpoints, their secrets and their deliveries. */
+export const WEBHOOK_ENDPOINT_EXAMPLES = {
+  createWebhookEndpoint: {
+    request: {
+      url: 'https://shop.example.com/hooks/payments',
+      events: ['transaction.completed', 'transaction.failed', 'transaction.reversed'],
+      description: 'Order fulfilment',
+    },
+    response: { ...endpoint, secret },
+  },
+  listWebhookEndpoints: { response: { data: [endpoint], pagination: page(1) } },
+  getWebhookEndpoint: { response: endpoint },
+  updateWebhookEndpoint: {
+    request: { events: ['transaction.completed', 'transaction.failed'], api_version: '1.1' },
+    response: { ...endpoint, events: ['transaction.completed', 'transaction.failed'], updated_at: NOW },
+  },
+  deleteWebhookEndpoint: { request: { reason: 'The shop moved to a new host' } },
+  rotateWebhookEndpointSecret: {
+    response: {
+      ...endpoint,
+      secret: 'whsec_8RtYu2IoP5aSd7FgH1jKl4ZxC9vBn3Mq',
+      previous_secret_expires_at: '2026-03-17T10:00:00.000Z',
+      updated_at: NOW,
+    },
+  },
+  listWebhookDeliveries: { response: { data: [delivery], pagination: page(1) } },
+  getWebhookDelivery: {
+    response: {
+      ...delivery,
+      attempt_log: [
+        {
+          attempt: 1,
+          status_code: 503,
+          latency_ms: 10002,
+          error: 'the endpoint answered 503',
+          response_body_prefix: '<html><body>Service Unavailable</body></html>',
+          attempted_at: '2026-03-14T09:26:56.000Z',
+          next_attempt_at: '2026-03-14T09:27:26.000Z',
+        },
+        {
+          attempt: 2,
+          status_code: 200,
+          latency_ms: 184,
+          error: null,
+          response_body_prefix: '{"received":true}',
+          attempted_at: '2026-03-14T09:27:26.918Z',
+          next_attempt_at: null,
+        },
+      ],
+    },
+  },
+  redeliverWebhook: {
+    request: { reason: 'The customer fixed their endpoint and asked for the event again' },
+    response: {
+      ...delivery,
+      status: 'pending',
+      attempts: 0,
+      last_status_code: null,
+      last_latency_ms: null,
+      next_attempt_at: NOW,
+      created_at: NOW,
+      updated_at: NOW,
+      delivered_at: null,
+    },
+  },
+} satisfies { [K in keyof typeof WEBHOOK_ENDPOINT_OPERATIONS]?: OperationExamples };
