@@ -1,8 +1,35 @@
 import type { OperationExamples } from '../operation.js';
 import type { WEBHOOK_ENDPOINT_OPERATIONS } from '../webhook-endpoint-operations.js';
-import { delivery, endpoint, NOW, page } from './samples.js';
+import { delivery, endpoint, ENDPOINT, NOW, page } from './samples.js';
 
 const secret = 'whsec_5GkXq8VbN2mR7tYw3ZpL9cJd4FhA6sE1';
+
+let drilled = 0;
+/** One case of a drill's report; each case's event has an id of its own. */
+const drillCase = (
+  name: string,
+  created: number,
+  signedAt: number,
+  expected: 'accept' | 'reject',
+  statusCode: number,
+  duplicate: boolean | null,
+  outcome: string,
+  detail: string,
+) => ({
+  case: name,
+  // The duplicate is the valid case's event again.
+  event_id: `evt_drill_4Fq8Lm2Rt6Yp${name === 'duplicate' ? drilled : (drilled += 1)}`,
+  event_type: name === 'out_of_order_earlier' ? 'drill.transaction.failed' : 'drill.transaction.completed',
+  created,
+  signed_at: signedAt,
+  expected,
+  status_code: statusCode,
+  latency_ms: 42,
+  error: null,
+  duplicate,
+  outcome,
+  detail,
+});
 
 /** Examples of outgoing webhooks: endpoints, their secrets and their deliveries. */
 export const WEBHOOK_ENDPOINT_EXAMPLES = {
@@ -67,6 +94,81 @@ export const WEBHOOK_ENDPOINT_EXAMPLES = {
       created_at: NOW,
       updated_at: NOW,
       delivered_at: null,
+    },
+  },
+  drillWebhookEndpoint: {
+    response: {
+      id: 'drill_7Hk2pQ9sWm4xZ1cV',
+      object: 'webhook_drill',
+      endpoint_id: ENDPOINT,
+      url: 'https://shop.example.com/hooks/payments',
+      event_types: ['transaction.completed', 'transaction.failed'],
+      tolerance_seconds: 300,
+      result: 'failed',
+      cases: [
+        drillCase(
+          'valid',
+          1773655200,
+          1773655200,
+          'accept',
+          200,
+          null,
+          'passed',
+          'Accepted, as a valid event must be',
+        ),
+        drillCase(
+          'duplicate',
+          1773655200,
+          1773655201,
+          'accept',
+          200,
+          true,
+          'passed',
+          'Accepted and recognised as a duplicate',
+        ),
+        drillCase(
+          'out_of_order_later',
+          1773655260,
+          1773655201,
+          'accept',
+          200,
+          null,
+          'passed',
+          'Accepted, as a valid event must be',
+        ),
+        drillCase(
+          'out_of_order_earlier',
+          1773655140,
+          1773655201,
+          'accept',
+          200,
+          null,
+          'passed',
+          'Accepted, though created before the one it follows',
+        ),
+        drillCase(
+          'stale_timestamp',
+          1773654600,
+          1773654600,
+          'accept',
+          200,
+          null,
+          'failed',
+          'Accepted a signature 600 s old: check the timestamp against a tolerance',
+        ),
+        drillCase(
+          'wrong_signature',
+          1773655200,
+          1773655202,
+          'reject',
+          400,
+          null,
+          'passed',
+          'Rejected, as a forged event must be',
+        ),
+      ],
+      started_at: NOW,
+      finished_at: '2026-03-16T10:00:01.214Z',
     },
   },
 } satisfies { [K in keyof typeof WEBHOOK_ENDPOINT_OPERATIONS]?: OperationExamples };
