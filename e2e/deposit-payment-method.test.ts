@@ -62,7 +62,10 @@ describe('a deposit paid with the payment method it names, end to end', function
     expect(response.status, response.text).to.equal(status);
     expect(response.headers.get('content-type')).to.match(/^application\/problem\+json/);
     expect(response.body.code, response.text).to.equal(code);
-    expect((response.body.errors as { field: string }[]).map((e) => e.field), response.text).to.include(field);
+    expect(
+      (response.body.errors as { field: string }[]).map((e) => e.field),
+      response.text,
+    ).to.include(field);
     expect(response.text).not.to.match(/SELECT|INSERT|constraint|at .*\.ts:/);
   };
 
@@ -139,7 +142,16 @@ describe('a deposit paid with the payment method it names, end to end', function
 
   it('refuses a payment_method of the wrong shape with a 400, creating nothing', async () => {
     const alice = await payer();
-    for (const bad of ['card_visa', 'pm_', 'pm_card visa', 'pm_card-visa', `pm_${'a'.repeat(253)}`, 42, null, '']) {
+    for (const bad of [
+      'card_visa',
+      'pm_',
+      'pm_card visa',
+      'pm_card-visa',
+      `pm_${'a'.repeat(253)}`,
+      42,
+      null,
+      '',
+    ]) {
       const response = await deposit(alice, { amount: 5, payment_method: bad });
       expectProblem(response, 400, 'VALIDATION_ERROR', 'payment_method');
     }
@@ -164,9 +176,17 @@ describe('a deposit paid with the payment method it names, end to end', function
   it('answers a repeated request once, and refuses another payment method under the same Idempotency-Key', async () => {
     const alice = await payer();
     const key = randomUUID();
-    const first = await deposit(alice, { amount: 3, payment_method: 'pm_card_visa' }, { 'idempotency-key': key });
+    const first = await deposit(
+      alice,
+      { amount: 3, payment_method: 'pm_card_visa' },
+      { 'idempotency-key': key },
+    );
     expect(first.status, first.text).to.equal(202);
-    const again = await deposit(alice, { amount: 3, payment_method: 'pm_card_visa' }, { 'idempotency-key': key });
+    const again = await deposit(
+      alice,
+      { amount: 3, payment_method: 'pm_card_visa' },
+      { 'idempotency-key': key },
+    );
     expect(again.status, again.text).to.equal(202);
     expect(again.headers.get('idempotent-replayed')).to.equal('true');
     expect(again.body.id).to.equal(first.body.id);

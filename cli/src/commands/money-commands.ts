@@ -161,7 +161,10 @@ export function moneyCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs>
               '(pm_card_visa, pm_card_chargeDeclined, …)',
           })
           .example('$0 deposit 3f0c… 25.50 --no-wait', 'prints the pending transaction id')
-          .example('$0 deposit 3f0c… 25 --reference order-8812 --metadata order=8812', 'your own names for it')
+          .example(
+            '$0 deposit 3f0c… 25 --reference order-8812 --metadata order=8812',
+            'your own names for it',
+          )
           .example('$0 deposit 3f0c… 25 --pay-with pm_card_chargeDeclined', 'shows the declined attempt'),
       run(async (ctx, argv: MoneyArgs & PayArgs & { account_id: string }) => {
         const send: Send = (body, options) => ctx.api.money.deposit(argv.account_id, body, options);
@@ -203,7 +206,11 @@ export function moneyCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs>
         ).example('$0 transfer 3f0c… 9a71… 10', 'Transferred 10.00 from account 3f0c… to account 9a71…. …'),
       run(async (ctx, argv: MoneyArgs & { from_account_id: string; to_account_id: string }) => {
         const send: Send = (body, options) =>
-          ctx.api.money.transfer(argv.from_account_id, { to_account_id: argv.to_account_id, ...body }, options);
+          ctx.api.money.transfer(
+            argv.from_account_id,
+            { to_account_id: argv.to_account_id, ...body },
+            options,
+          );
         const done = await moveMoney(ctx, 'transfer', argv.from_account_id, argv, send);
         if (!done || ctx.out.json) return;
         const amount = formatAmount(done.transaction.amount, done.exponent);

@@ -20,7 +20,14 @@ import {
   DeadLetterReplayBody,
   DeadLetterReplayView,
 } from './dead-letters.js';
-import { DepositBody, HistoryQuery, MoneyBody, TransactionPage, TransactionView, TransferBody } from './money.js';
+import {
+  DepositBody,
+  HistoryQuery,
+  MoneyBody,
+  TransactionPage,
+  TransactionView,
+  TransferBody,
+} from './money.js';
 import { ProblemDetails, WebhookErrorView } from './problem.js';
 import {
   AdminActionPage,

@@ -59,7 +59,7 @@ export const PaymentMethod = Type.String({
   description:
     'Pay the deposit at once with this payment method (`pm_…`: a saved one, or a test one such as ' +
     '`pm_card_visa` or `pm_card_chargeDeclined`): the provider confirms its payment as it creates it. A decline ' +
-    'is the pending deposit\'s `failure_reason`; the deposit completes only when the provider reports the payment',
+    "is the pending deposit's `failure_reason`; the deposit completes only when the provider reports the payment",
 });
 
 /** POST /account/{id}/deposit: a withdrawal's body, and how it is paid. */

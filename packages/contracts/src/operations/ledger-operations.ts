@@ -178,7 +178,9 @@ function moneyOperation(kind: 'deposit' | 'withdraw' | 'transfer'): Operation {
           'the payment. 422 BUSINESS_RULE_VIOLATION where no payment provider is configured.'
         : ''),
     headers: ['IdempotencyKey'],
-    body: ({ deposit: 'DepositRequest', withdraw: 'MoneyRequest', transfer: 'TransferRequest' } as const)[kind],
+    body: ({ deposit: 'DepositRequest', withdraw: 'MoneyRequest', transfer: 'TransferRequest' } as const)[
+      kind
+    ],
     success: {
       status: 202,
       description: 'The pending transaction',

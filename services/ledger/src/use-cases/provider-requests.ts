@@ -253,7 +253,9 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
   ): Promise<{ reference: string; clientSecret?: string | null; transfer?: string; declined?: string }> => {
     const money = { transactionId: work.transactionId, amount: work.amount, currency: work.currency };
     if (work.kind === 'payment')
-      return provider.createPayment(work.paymentMethod ? { ...money, paymentMethod: work.paymentMethod } : money);
+      return provider.createPayment(
+        work.paymentMethod ? { ...money, paymentMethod: work.paymentMethod } : money,
+      );
     if (!work.destination) throw new ProviderRefusal('No payout account is linked to be paid out to');
     return provider.createPayout({ ...money, destination: work.destination }, { betweenCalls });
   };
@@ -323,7 +325,11 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
     if (created.declined !== undefined) {
       // Not a refusal: the payment is there for another method, and the provider's event records the reason.
       logger.info(
-        { transaction_id: work.transactionId, provider_reference: created.reference, reason: created.declined },
+        {
+          transaction_id: work.transactionId,
+          provider_reference: created.reference,
+          reason: created.declined,
+        },
         'the payment provider created the payment and declined the payment method it was confirmed with',
       );
     } else {
