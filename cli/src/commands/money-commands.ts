@@ -101,8 +101,8 @@ async function moveMoney(
       EXIT.transactionFailed,
       `Payment attempt for deposit ${settled.id} declined: ${settled.failure_reason ?? 'no reason given'}`,
       [
-        'The deposit stays pending until it expires, and nothing was credited: deposit again with --pay-with ' +
-          'and another method.',
+        'The deposit stays pending (until it expires) and credits nothing: deposit again with another ' +
+          '--pay-with method.',
       ],
     );
   }
