@@ -157,7 +157,7 @@ export function moneyCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs>
           .option('pay-with', {
             type: 'string',
             describe:
-              "Pay it at once with this payment method: a saved one, or one of the provider's test methods " +
+              "Pay it at once with this payment method (pm_…): one of the provider's test methods " +
               '(pm_card_visa, pm_card_chargeDeclined, …)',
           })
           .example('$0 deposit 3f0c… 25.50 --no-wait', 'prints the pending transaction id')
