@@ -107,8 +107,9 @@ function developmentBanner(secretsFile: string, sandbox: false | { url: string; 
       ? [
           '!!  The provider sandbox PAYS DEPOSITS AND PAYOUTS by itself (SANDBOX_ENABLED=false turns it off).',
           `!!  Its Stripe-compatible API: ${sandbox.url} (stripe-node: host 127.0.0.1, protocol http), test key ${sandbox.key}`,
-          '!!  A payer confirms with the publishable key pk_test_sandbox_development_only and the client secret',
-          '!!  (payments deposit ACCOUNT AMOUNT --pay-with pm_card_visa; SANDBOX_AUTO_CONFIRM=false stops the sandbox paying).',
+          '!!  A payer confirms with the publishable key pk_test_sandbox_development_only and the client secret,',
+          '!!  or names a card with the deposit (payments deposit ACCOUNT AMOUNT --pay-with pm_card_visa).',
+          '!!  SANDBOX_AUTO_CONFIRM=false stops the sandbox paying.',
         ]
       : ['!!  The provider sandbox is off: deposits wait for signed provider webhooks.']),
     `!!  Generated secrets (SERVICE_TOKEN, webhook secret, sandbox key with its API's URL): ${secretsFile}`,

@@ -32,6 +32,7 @@ export type Balance = Static<typeof Contracts.BalanceView>;
 export type PastBalance = Static<typeof Contracts.PastBalanceView>;
 export type PayoutAccount = Static<typeof Contracts.PayoutAccountView>;
 
+export type DepositRequest = Static<typeof Contracts.DepositBody>;
 export type MoneyRequest = Static<typeof Contracts.MoneyBody>;
 export type TransferRequest = Static<typeof Contracts.TransferBody>;
 

@@ -94,7 +94,14 @@ const MoneyMovementRequested = {
   currency: CurrencyCode,
 };
 
-export const DepositRequestedData = Type.Object(MoneyMovementRequested, { additionalProperties: false });
+export const DepositRequestedData = Type.Object(
+  {
+    ...MoneyMovementRequested,
+    /** The payment method the deposit is paid with at once (POST /account/{id}/deposit's `payment_method`). */
+    payment_method: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  },
+  { additionalProperties: false },
+);
 export const WithdrawalRequestedData = Type.Object(MoneyMovementRequested, { additionalProperties: false });
 export const TransferRequestedData = Type.Object(
   { ...MoneyMovementRequested, to_account_id: Uuid },

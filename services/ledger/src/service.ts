@@ -195,6 +195,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
         maxAmount: config.MAX_AMOUNT,
         payoutAccounts,
         paysOutThroughProvider: provider !== null,
+        paysInThroughProvider: provider !== null,
         settleTransfer: settlement.submitTransfer,
         outbox,
       }),

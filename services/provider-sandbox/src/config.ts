@@ -90,7 +90,7 @@ export const ProviderSandboxConfigSchema = Type.Object({
     default: 'pk_test_sandbox_development_only',
     description:
       "The publishable key a payer's client confirms a PaymentIntent with, together with its client secret (as " +
-      'Stripe.js does; `payments deposit --pay-with`); public by design, like every publishable key',
+      'Stripe.js does); public by design, like every publishable key',
   }),
   SANDBOX_WEBHOOK_SECRET: Type.String({
     minLength: 1,

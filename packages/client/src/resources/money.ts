@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { RequestTimeoutError } from '../errors.js';
 import { sleep, type RequestOptions } from '../http-transport.js';
 import { pagedList, type PagedList } from '../pagination.js';
-import type { ApiVersion, HistoryQuery, MoneyRequest, Page, Transaction, TransferRequest } from '../types.js';
+import type {
+  ApiVersion,
+  DepositRequest,
+  HistoryQuery,
+  MoneyRequest,
+  Page,
+  Transaction,
+  TransferRequest,
+} from '../types.js';
 import type { ResourceDeps } from './resource-deps.js';
 
 export interface MoneyOptions extends RequestOptions {
@@ -28,8 +36,11 @@ export function moneyResource<V extends ApiVersion>({ transport }: ResourceDeps)
       });
     };
   return {
-    /** Pending until the payment provider confirms it; see `transactions.waitUntilSettled`. */
-    deposit: move<MoneyRequest>('deposit'),
+    /**
+     * Pending until the payment provider confirms it; see `transactions.waitUntilSettled`. With `payment_method`
+     * the provider is asked to pay it with that method at once; a decline leaves it pending with `failure_reason`.
+     */
+    deposit: move<DepositRequest>('deposit'),
     /** Holds amount + fee now; debited when the provider pays out. */
     withdraw: move<MoneyRequest>('withdraw'),
     /** To any account; converted at the rate fixed now when the currencies differ. */

@@ -20,7 +20,14 @@ import {
   DeadLetterReplayBody,
   DeadLetterReplayView,
 } from './dead-letters.js';
-import { HistoryQuery, MoneyBody, TransactionPage, TransactionView, TransferBody } from './money.js';
+import {
+  DepositBody,
+  HistoryQuery,
+  MoneyBody,
+  TransactionPage,
+  TransactionView,
+  TransferBody,
+} from './money.js';
 import { ProblemDetails, WebhookErrorView } from './problem.js';
 import {
   AdminActionPage,
@@ -121,6 +128,7 @@ export const COMPONENT_SCHEMAS = {
     description: 'The balance now, or with `at` the booked balance at that moment',
   }),
   Statement: StatementView,
+  DepositRequest: DepositBody,
   MoneyRequest: MoneyBody,
   TransferRequest: TransferBody,
   Transaction: TransactionView,

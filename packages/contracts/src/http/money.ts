@@ -47,8 +47,28 @@ const Attached = {
   reference: Type.Optional(Reference),
 };
 
-/** POST /account/{id}/deposit and /withdraw. */
+/** POST /account/{id}/withdraw (and a deposit's common part). */
 export const MoneyBody = Type.Object({ amount: Amount, currency: RequestedCurrency, ...Attached });
+
+/** A payment method as Stripe names them: a test one (`pm_card_visa`), or one a payer's app made (`pm_1Q…`). */
+export const PAYMENT_METHOD_PATTERN = '^pm_[A-Za-z0-9_]{1,252}$';
+
+export const PaymentMethod = Type.String({
+  pattern: PAYMENT_METHOD_PATTERN,
+  maxLength: 255,
+  description:
+    "Pay the deposit at once with this payment method (`pm_…`: one the payer's app made with Stripe.js, or a " +
+    'test one such as `pm_card_visa` or `pm_card_chargeDeclined`): the provider confirms its payment as it creates it. A decline ' +
+    "is the pending deposit's `failure_reason`; the deposit completes only when the provider reports the payment",
+});
+
+/** POST /account/{id}/deposit: a withdrawal's body, and how it is paid. */
+export const DepositBody = Type.Object({
+  amount: Amount,
+  currency: RequestedCurrency,
+  ...Attached,
+  payment_method: Type.Optional(PaymentMethod),
+});
 
 /** POST /account/{id}/transfer. */
 export const TransferBody = Type.Object({

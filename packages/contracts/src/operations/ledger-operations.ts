@@ -170,9 +170,17 @@ function moneyOperation(kind: 'deposit' | 'withdraw' | 'transfer'): Operation {
       '422 BUSINESS_RULE_VIOLATION instead, and nothing is held. `metadata` and `reference` are yours, returned on ' +
       'the transaction and in the lists that show it to you, never to the other side of a transfer; a `reference` ' +
       'you gave before answers the first request again when the body is the same (`Idempotent-Replayed`), else ' +
-      '409 DUPLICATE_ENTRY.',
+      '409 DUPLICATE_ENTRY.' +
+      (kind === 'deposit'
+        ? ' A deposit that names a `payment_method` is paid with it at once: the provider confirms the payment ' +
+          'as it creates it (Stripe: `confirm=true`). A declined card leaves the deposit pending with the reason ' +
+          'in `failure_reason`, for the payer to pay with another method; it completes when the provider reports ' +
+          'the payment. 422 BUSINESS_RULE_VIOLATION where no payment provider is configured.'
+        : ''),
     headers: ['IdempotencyKey'],
-    body: kind === 'transfer' ? 'TransferRequest' : 'MoneyRequest',
+    body: ({ deposit: 'DepositRequest', withdraw: 'MoneyRequest', transfer: 'TransferRequest' } as const)[
+      kind
+    ],
     success: {
       status: 202,
       description: 'The pending transaction',

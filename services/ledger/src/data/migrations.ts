@@ -26,6 +26,7 @@ import { providerPaymentTraceContext } from './migrations/024_provider_payment_t
 import { acceptRequestsTraceContext } from './migrations/025_accept_requests_trace_context.js';
 import { transactionReferences } from './migrations/026_transaction_references.js';
 import { acceptRequestsReferences } from './migrations/027_accept_requests_references.js';
+import { providerPaymentMethod } from './migrations/031_provider_payment_method.js';
 
 /**
  * The ledger's schema, in the order it is built: one migration per file in migrations/, each file named as knex
@@ -69,4 +70,6 @@ export const migrations: Migration[] = [
   transactionReferences,
   // ledger_accept_requests as it stands: 025's, and the reference claimed with the transaction.
   acceptRequestsReferences,
+  // The payment method a deposit is paid with at once.
+  providerPaymentMethod,
 ];

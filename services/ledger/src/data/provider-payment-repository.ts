@@ -14,6 +14,7 @@ interface ProviderPaymentRow {
   state: ProviderPayment['state'];
   reference: string | null;
   client_secret: string | null;
+  payment_method?: string | null;
   destination: string | null;
   transfer: string | null;
   cancel_requested: boolean;
@@ -29,6 +30,7 @@ const toProviderPayment = (row: ProviderPaymentRow): ProviderPayment => ({
   state: row.state,
   reference: row.reference,
   clientSecret: row.client_secret,
+  paymentMethod: row.payment_method ?? null,
   destination: row.destination,
   transfer: row.transfer,
   cancelRequested: row.cancel_requested,
@@ -72,12 +74,19 @@ export function createProviderPaymentRepository(
      */
     async record(request) {
       const { rowCount } = await knex.raw(
-        `INSERT INTO provider_payments (transaction_id, kind, provider, destination, trace_context)
-         SELECT t.id, ?, ?, CASE WHEN ? = 'payout' THEN a.account END, ?::jsonb
+        `INSERT INTO provider_payments (transaction_id, kind, provider, destination, trace_context, payment_method)
+         SELECT t.id, ?, ?, CASE WHEN ? = 'payout' THEN a.account END, ?::jsonb, ?
          FROM transactions t LEFT JOIN payout_accounts a ON a.user_id = t.user_id
          WHERE t.id = ? AND t.status = 'pending'
          ON CONFLICT (transaction_id) DO NOTHING`,
-        [request.kind, request.provider, request.kind, traceContextParameter(), request.transactionId],
+        [
+          request.kind,
+          request.provider,
+          request.kind,
+          traceContextParameter(),
+          request.kind === 'payment' ? (request.paymentMethod ?? null) : null,
+          request.transactionId,
+        ],
       );
       return rowCount === 1;
     },

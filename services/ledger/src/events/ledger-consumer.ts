@@ -87,7 +87,8 @@ export function startLedgerConsumer({
       },
 
       // The ledger's own requests, consumed after the commit that accepted them (ADR 0102 says why they stay events).
-      DepositRequested: (event) => providerPayments.record(event.data.transaction_id, 'payment'),
+      DepositRequested: (event) =>
+        providerPayments.record(event.data.transaction_id, 'payment', event.data.payment_method ?? null),
       WithdrawalRequested: (event) => providerPayments.record(event.data.transaction_id, 'payout'),
 
       TransferRequested: (event, { logger }) =>

@@ -18,9 +18,14 @@ function movement(transaction: Movement) {
 
 /**
  * DepositRequested or WithdrawalRequested for a newly accepted transaction: what the provider is asked to do.
- * A transfer asks nobody (the ledger settles it itself) and announces nothing until it is settled: null.
+ * A transfer asks nobody (the ledger settles it itself) and announces nothing until it is settled: null. A deposit
+ * paid with a payment method named in its request carries it.
  */
-export function requestedEvent(transaction: Movement, correlationId: string): AnyEvent | null {
+export function requestedEvent(
+  transaction: Movement,
+  correlationId: string,
+  paymentMethod: string | null = null,
+): AnyEvent | null {
   const options = { id: randomUUID(), correlationId };
   switch (transaction.type) {
     case 'transfer':
@@ -28,7 +33,11 @@ export function requestedEvent(transaction: Movement, correlationId: string): An
     case 'withdrawal':
       return createEvent('WithdrawalRequested', movement(transaction), options);
     case 'deposit':
-      return createEvent('DepositRequested', movement(transaction), options);
+      return createEvent(
+        'DepositRequested',
+        { ...movement(transaction), ...(paymentMethod ? { payment_method: paymentMethod } : {}) },
+        options,
+      );
     case 'reversal':
       throw new Error(`reversal ${transaction.id} is never requested; it comes from the provider`);
   }

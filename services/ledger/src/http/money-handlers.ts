@@ -1,5 +1,5 @@
 import type { Request, RequestHandler } from 'express';
-import { MoneyBody, TransferBody } from '@payments/contracts';
+import { DepositBody, MoneyBody, TransferBody } from '@payments/contracts';
 import { apiVersionOf, bodyValidator } from '@payments/service-kit';
 import { readIdempotencyKey } from '../domain/idempotency.js';
 import { exponentsFor } from '../use-cases/currencies.js';
@@ -8,6 +8,7 @@ import { correlationIdOf, pathId, viewerOf } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { renderTransaction } from './presenters.js';
 
+const readDeposit = bodyValidator(DepositBody);
 const readMoney = bodyValidator(MoneyBody);
 const readTransfer = bodyValidator(TransferBody);
 
@@ -52,7 +53,10 @@ export function createMoneyHandlers({
       res.json(renderTransaction(transaction, exponents, apiVersionOf(req), true));
     };
   return {
-    deposit: answer((req) => moneyRequests.deposit(moneyRequestOf(req, readMoney).request)),
+    deposit: answer((req) => {
+      const { request, body } = moneyRequestOf(req, readDeposit);
+      return moneyRequests.deposit({ ...request, paymentMethod: body.payment_method ?? null });
+    }),
     withdraw: answer((req) => moneyRequests.withdraw(moneyRequestOf(req, readMoney).request)),
     transfer: answer((req) => {
       const { request, body } = moneyRequestOf(req, readTransfer);

@@ -16,8 +16,12 @@ export interface PaymentProvider {
    * may be made anew (Stripe: a second transfer). A request is not made again with keys older than that.
    */
   readonly idempotencyKeyLifetimeMs: number;
-  /** Creates the payment a payer pays a deposit with; the same transaction always gets the same payment. */
-  createPayment(request: PaymentRequest): Promise<CreatedPayment>;
+  /**
+   * Creates the payment a payer pays a deposit with; the same transaction always gets the same payment. With a
+   * payment method, the payment is confirmed with it as it is made (Stripe: `confirm=true`): a declined method
+   * still makes the payment, left for another method (`declined` says why), and is not a refusal.
+   */
+  createPayment(request: NewPayment): Promise<CreatedPayment>;
   /** Cancels a payment nobody paid (the deposit expired). A payment already ended is left as it is. */
   cancelPayment(reference: string, transactionId: string): Promise<void>;
   /**
@@ -127,11 +131,21 @@ export interface PaymentRequest {
   currency: string;
 }
 
+export interface NewPayment extends PaymentRequest {
+  /** The method to pay with at once (Stripe: `pm_…`); absent, the payer's client confirms the payment later. */
+  paymentMethod?: string;
+}
+
 export interface CreatedPayment {
   /** The provider's id for the payment (Stripe: the PaymentIntent's `pi_…`). */
   reference: string;
   /** What the payer's client confirms the payment with (Stripe: the PaymentIntent's `client_secret`). */
   clientSecret: string | null;
+  /**
+   * The provider declined the payment method the payment was confirmed with: its words. The payment stays open
+   * for another method; the deposit learns of the decline from the provider's event, as of any other attempt.
+   */
+  declined?: string;
 }
 
 /** The provider refused a request for good: retrying it would be refused again. */

@@ -205,20 +205,39 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
       return payoutRecord(transfer, transactionId ? payouts?.get(transactionId) : undefined);
     },
 
-    async createPayment({ transactionId, amount, currency }) {
-      const intent = await calling(() =>
-        stripe.paymentIntents.create(
+    async createPayment({ transactionId, amount, currency, paymentMethod }) {
+      // Paid at once with the method the deposit named, as Stripe's confirm=true does: a card (no redirect to
+      // follow, there being no payer's browser to send back).
+      const paying: Partial<Stripe.PaymentIntentCreateParams> = paymentMethod
+        ? {
+            payment_method: paymentMethod,
+            confirm: true,
+            automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
+          }
+        : {};
+      try {
+        const intent = await stripe.paymentIntents.create(
           {
             amount: Number(amount),
             currency: currency.toLowerCase(),
             // Stripe returns the metadata with the payment's events: its webhook joins the deposit's trace.
             metadata: { transaction_id: transactionId, ...currentTraceCarrier() },
             description: `Deposit ${transactionId}`,
+            ...paying,
           },
           { idempotencyKey: transactionId },
-        ),
-      );
-      return { reference: intent.id, clientSecret: intent.client_secret };
+        );
+        return { reference: intent.id, clientSecret: intent.client_secret };
+      } catch (error) {
+        // A declined card made the PaymentIntent all the same, waiting for another method (requires_payment_method):
+        // the deposit stays pending, and Stripe's payment_intent.payment_failed tells it why.
+        const declined = error instanceof Stripe.errors.StripeCardError ? error : null;
+        const intent = declined?.payment_intent;
+        if (declined && paymentMethod && intent?.id && intent.metadata?.transaction_id === transactionId) {
+          return { reference: intent.id, clientSecret: intent.client_secret, declined: declined.message };
+        }
+        throw refusalOf(error) ?? error;
+      }
     },
 
     async cancelPayment(reference, transactionId) {

@@ -51,6 +51,8 @@ export interface MoneyRequest {
   idempotencyKey: string | null;
   /** The request's body as sent: a replay under the same idempotency key or reference must send the same one. */
   body: unknown;
+  /** Deposits: the payment method the provider is to pay it with at once (`pm_…`, checked at the edge). */
+  paymentMethod?: string | null;
   correlationId: string;
   log: Pick<Logger, 'error'>;
 }
@@ -137,6 +139,7 @@ export function createMoneyRequests({
   maxAmount,
   payoutAccounts,
   paysOutThroughProvider,
+  paysInThroughProvider,
   settleTransfer,
   outbox,
 }: {
@@ -148,6 +151,8 @@ export function createMoneyRequests({
   payoutAccounts: Pick<PayoutAccounts, 'link' | 'linkOnWithdrawal'>;
   /** Withdrawals are paid out through a payment provider, to the user's payout account. */
   paysOutThroughProvider: boolean;
+  /** A payment provider makes each deposit's payment: a deposit may name the method it is paid with. */
+  paysInThroughProvider: boolean;
   /** Settles a transfer this process accepted (its settlement is the ledger's own work). */
   settleTransfer: (transactionId: string, correlationId: string) => void;
   outbox: Pick<OutboxRelay, 'wake'>;
@@ -227,8 +232,9 @@ export function createMoneyRequests({
       hold: holdOf(draft),
       counterpartyCurrency,
       // Deposits and withdrawals are requested from the provider through the outbox; a transfer's settlement is
-      // this process's own work (settleTransfer below, or the recovery sweep).
-      event: requestedEvent(draft, correlationId),
+      // this process's own work (settleTransfer below, or the recovery sweep). A deposit's payment method goes with
+      // its request, to the provider's call (provider-requests.ts).
+      event: requestedEvent(draft, correlationId, request.paymentMethod ?? null),
       // Paid out through the provider, a withdrawal needs somewhere to go, checked after its amount and funds.
       payoutAccountRequired: draft.type === 'withdrawal' && paysOutThroughProvider,
       idempotencyKey: key,
@@ -296,6 +302,13 @@ export function createMoneyRequests({
 
   return {
     async deposit(request) {
+      if (request.paymentMethod && !paysInThroughProvider) {
+        throw refuse(
+          'BUSINESS_RULE_VIOLATION',
+          'No payment provider is configured here to pay a deposit with a payment_method',
+          [{ field: 'payment_method', message: 'is accepted only where a payment provider makes payments' }],
+        );
+      }
       const prepared = await prepare(request, 'deposit');
       // A deposit must bring in more than its fee takes.
       if (prepared.fee >= prepared.amount) {

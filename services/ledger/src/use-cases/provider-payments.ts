@@ -30,9 +30,10 @@ export interface ProviderPayments {
   /**
    * A deposit's or withdrawal's request (DepositRequested, WithdrawalRequested, consumed after the commit that
    * accepted it): recorded for the provider's calls (provider-requests.ts), once. Without a provider, nothing is
-   * asked: confirmations come from outside.
+   * asked: confirmations come from outside. A deposit that names a payment method is paid with it as its payment
+   * is made.
    */
-  record(transactionId: string, kind: ProviderPayment['kind']): Promise<void>;
+  record(transactionId: string, kind: ProviderPayment['kind'], paymentMethod?: string | null): Promise<void>;
   /**
    * The transaction a provider object may move money for (domain/provider-object.ts). An object the ledger did not
    * ask for moves none: it is recorded as a reconciliation case, once per event, and the answer is null. One whose
@@ -86,7 +87,7 @@ export function createProviderPayments({
   const asking = provider && startProviderRequests({ store: requests, provider, outbox, logger, metrics });
 
   return {
-    record: async (transactionId, kind) => asking?.record(transactionId, kind),
+    record: async (transactionId, kind, paymentMethod) => asking?.record(transactionId, kind, paymentMethod),
 
     async transactionFor({ eventId, claim, money }, log) {
       const known = isUuid(claim.objectId)

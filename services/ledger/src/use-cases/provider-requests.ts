@@ -25,6 +25,8 @@ export interface ProviderPayment {
   state: 'requested' | 'created' | 'refused' | 'skipped' | 'closed' | 'expired';
   reference: string | null;
   clientSecret: string | null;
+  /** Payments: the method the payer named with the deposit, confirmed as the payment is made; null: none. */
+  paymentMethod: string | null;
   /** Payouts: the connected account paid out to, and the transfer that funded it. */
   destination: string | null;
   transfer: string | null;
@@ -62,6 +64,7 @@ export interface ProviderRequestStore extends UnitOfWork<SettlementUnit> {
     transactionId: string;
     kind: ProviderPayment['kind'];
     provider: string;
+    paymentMethod?: string | null;
   }): Promise<boolean>;
   /** Claims up to `limit` due requests, each for `leaseMs`; concurrent claimants skip each other's rows. */
   claim(limit: number, leaseMs: number): Promise<ProviderWork[]>;
@@ -98,7 +101,7 @@ export interface ProviderRequestsOptions {
 
 export interface ProviderRequests {
   /** Records that a consumed request's transaction is to be asked of the provider, once, and looks for it now. */
-  record(transactionId: string, kind: ProviderPayment['kind']): Promise<void>;
+  record(transactionId: string, kind: ProviderPayment['kind'], paymentMethod?: string | null): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -247,9 +250,12 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
   const make = async (
     work: ProviderWork,
     betweenCalls: () => Promise<void>,
-  ): Promise<{ reference: string; clientSecret?: string | null; transfer?: string }> => {
+  ): Promise<{ reference: string; clientSecret?: string | null; transfer?: string; declined?: string }> => {
     const money = { transactionId: work.transactionId, amount: work.amount, currency: work.currency };
-    if (work.kind === 'payment') return provider.createPayment(money);
+    if (work.kind === 'payment')
+      return provider.createPayment(
+        work.paymentMethod ? { ...money, paymentMethod: work.paymentMethod } : money,
+      );
     if (!work.destination) throw new ProviderRefusal('No payout account is linked to be paid out to');
     return provider.createPayout({ ...money, destination: work.destination }, { betweenCalls });
   };
@@ -315,11 +321,23 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
       await failedFor(work, call, claimLost(work));
       return;
     }
-    calls.inc({ call, outcome: 'done' });
-    logger.info(
-      { transaction_id: work.transactionId, provider_reference: created.reference },
-      `the payment provider created the ${work.kind}`,
-    );
+    calls.inc({ call, outcome: created.declined === undefined ? 'done' : 'declined' });
+    if (created.declined !== undefined) {
+      // Not a refusal: the payment is there for another method, and the provider's event records the reason.
+      logger.info(
+        {
+          transaction_id: work.transactionId,
+          provider_reference: created.reference,
+          reason: created.declined,
+        },
+        'the payment provider created the payment and declined the payment method it was confirmed with',
+      );
+    } else {
+      logger.info(
+        { transaction_id: work.transactionId, provider_reference: created.reference },
+        `the payment provider created the ${work.kind}`,
+      );
+    }
     if (cancel) poller.wake();
   };
 
@@ -378,9 +396,9 @@ export function startProviderRequests(options: ProviderRequestsOptions): Provide
   poller.wake();
 
   return {
-    async record(transactionId, kind) {
+    async record(transactionId, kind, paymentMethod = null) {
       // Recording twice records once.
-      if (await store.record({ transactionId, kind, provider: provider.name })) poller.wake();
+      if (await store.record({ transactionId, kind, provider: provider.name, paymentMethod })) poller.wake();
     },
     stop: () => poller.stop(),
   };

@@ -1,7 +1,7 @@
 import type {
   CreatedPayment,
+  NewPayment,
   PaymentProvider,
-  PaymentRequest,
   PayoutRequest,
   ProviderRecord,
 } from '../../src/provider/payment-provider.js';
@@ -9,7 +9,7 @@ import { STRIPE_IDEMPOTENCY_KEY_LIFETIME_MS } from '../../src/provider/stripe-pr
 
 /** A call the ledger made to the provider, in the order made. */
 export type ProviderCall =
-  | { call: 'createPayment'; request: PaymentRequest }
+  | { call: 'createPayment'; request: NewPayment }
   | { call: 'cancelPayment'; reference: string; transactionId: string }
   | { call: 'createPayout'; request: PayoutRequest }
   | { call: 'reversePayout'; transfer: string; transactionId: string }
@@ -20,7 +20,8 @@ export type ProviderCall =
 /**
  * Stands in for the payment provider (outside the system): records every call and answers as Stripe would, one
  * payment per transaction however often it is asked (the idempotency key). `behave` decides a call's fate first:
- * throw to fail it (a ProviderRefusal, or any other error for a provider that is down).
+ * throw to fail it (a ProviderRefusal, or any other error for a provider that is down). A payment confirmed with
+ * `pm_card_chargeDeclined` is made and declined, as Stripe makes it.
  */
 export interface FakeProvider extends PaymentProvider {
   calls: ProviderCall[];
@@ -49,9 +50,12 @@ export function createFakeProvider(): FakeProvider {
       fake.behave(call);
       const existing = payments.get(request.transactionId);
       if (existing) return existing;
-      const created = {
+      const created: CreatedPayment = {
         reference: `pi_${compact(request.transactionId)}`,
         clientSecret: `pi_${compact(request.transactionId)}_secret_test`,
+        ...(request.paymentMethod === 'pm_card_chargeDeclined'
+          ? { declined: 'Your card was declined.' }
+          : {}),
       };
       payments.set(request.transactionId, created);
       return created;

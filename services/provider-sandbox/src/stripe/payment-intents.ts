@@ -227,6 +227,9 @@ export function createPaymentIntentStore(platform: PlatformBalance): PaymentInte
 
   return {
     create(params, request) {
+      // As at Stripe, a method it does not know makes no PaymentIntent.
+      if (params.paymentMethod !== undefined && !Object.hasOwn(TEST_PAYMENT_METHODS, params.paymentMethod))
+        throw missing(400, 'payment_method', `No such PaymentMethod: '${params.paymentMethod}'`);
       const intentId = id('pi');
       const intent: PaymentIntent = {
         id: intentId,
