@@ -87,7 +87,13 @@ export const LEDGER_EXAMPLES = {
   linkPayoutAccount: { response: payoutAccount },
   getPayoutAccount: { response: payoutAccount },
   deposit: {
-    request: { amount: '20.00', currency: 'USD', metadata: { order: '8812' }, reference: 'order-8812' },
+    request: {
+      amount: '20.00',
+      currency: 'USD',
+      metadata: { order: '8812' },
+      reference: 'order-8812',
+      payment_method: 'pm_card_visa',
+    },
     response: { ...pendingDeposit, created_at: DEPOSITED_AT },
   },
   withdraw: {
