@@ -1,4 +1,5 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import { ApiKeyPage, ApiKeyView, ApiKeyWithSecretView, NewApiKeyBody } from './api-keys.js';
 import { AccountPage, AccountView, BalanceView, OpenAccountBody, PayoutAccountView } from './accounts.js';
 import { AdminReasonBody, DiscoveryView, PageQuery } from './common.js';
 import {
@@ -98,6 +99,10 @@ export const COMPONENT_SCHEMAS = {
   AdminReason: AdminReasonBody,
   User: UserView,
   UserPage,
+  NewApiKey: NewApiKeyBody,
+  ApiKey: ApiKeyView,
+  ApiKeyWithSecret: ApiKeyWithSecretView,
+  ApiKeyPage,
   DeadLetterList,
   DeadLetterReplay: DeadLetterReplayBody,
   DeadLetterReplayResult: DeadLetterReplayView,

@@ -9,4 +9,5 @@ export * from './reconciliation.js';
 export * from './statements.js';
 export * from './webhook-endpoints.js';
 export * from './dead-letters.js';
+export * from './api-keys.js';
 export * from './components.js';
