@@ -1,5 +1,5 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
-import { ApiKeyPage, ApiKeyView, ApiKeyWithSecretView, NewApiKeyBody } from './api-keys.js';
+import { ApiKeyPage, ApiKeyWithSecretView, NewApiKeyBody } from './api-keys.js';
 import { AccountPage, AccountView, BalanceView, OpenAccountBody, PayoutAccountView } from './accounts.js';
 import { AdminReasonBody, DiscoveryView, PageQuery } from './common.js';
 import {
@@ -100,7 +100,6 @@ export const COMPONENT_SCHEMAS = {
   User: UserView,
   UserPage,
   NewApiKey: NewApiKeyBody,
-  ApiKey: ApiKeyView,
   ApiKeyWithSecret: ApiKeyWithSecretView,
   ApiKeyPage,
   DeadLetterList,

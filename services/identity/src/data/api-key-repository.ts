@@ -126,9 +126,7 @@ export function createApiKeyRepository(db: Knex): ApiKeyRepository {
     async touch(id) {
       await db('api_keys')
         .where({ id })
-        .andWhere((stale) =>
-          stale.whereNull('last_used_at').orWhereRaw("last_used_at < now() - interval '1 minute'"),
-        )
+        .andWhereRaw("(last_used_at IS NULL OR last_used_at < now() - interval '1 minute')")
         .update({ last_used_at: db.fn.now() });
     },
   };
