@@ -44,6 +44,8 @@ export function createKeyExchange(options: KeyExchangeOptions) {
   const capacity = options.cacheSize ?? 10_000;
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const kept = new Map<string, Exchanged>();
+  // One exchange at a time per key: a burst of requests with a key not kept yet asks identity once.
+  const pending = new Map<string, Promise<Exchanged>>();
 
   const exchange = async (secret: string): Promise<Exchanged> => {
     const answer = await identity.post<{ token?: string; detail?: string }>('/internal/api-keys/exchange', {
@@ -82,10 +84,17 @@ export function createKeyExchange(options: KeyExchangeOptions) {
         }
       }
       kept.delete(id);
-      const fresh = await exchange(secret);
-      if (kept.size >= capacity) kept.delete(kept.keys().next().value as string);
-      kept.set(id, fresh);
-      return fresh;
+      const running = pending.get(id);
+      if (running) return running;
+      const exchanging = exchange(secret)
+        .then((fresh) => {
+          if (kept.size >= capacity) kept.delete(kept.keys().next().value as string);
+          kept.set(id, fresh);
+          return fresh;
+        })
+        .finally(() => pending.delete(id));
+      pending.set(id, exchanging);
+      return exchanging;
     },
   };
 }
