@@ -341,6 +341,22 @@ describe('the OpenAPI document against the running system', function () {
     expect((await call('DELETE', `/webhook-endpoints/${id}`, { token })).status).to.equal(204);
   });
 
+  it('documents API keys, and what a key is answered', async () => {
+    const created = await call('POST', '/api-keys', { body: { name: 'docs', scopes: ['read'] }, token });
+    expect(created.status, created.text).to.equal(201);
+    const key = created.body as { id: string; secret: string };
+    expect((await call('GET', '/api-keys?limit=5', { token })).status).to.equal(200);
+    expect((await call('GET', '/accounts', { token: key.secret })).status).to.equal(200);
+    const refused = await call('POST', `/account/${accountId}/deposit`, {
+      body: { amount: 1, currency: 'USD' },
+      token: key.secret,
+    });
+    expect(refused.status, refused.text).to.equal(403);
+    expect((await call('POST', '/api-keys', { body: { name: '' }, token })).status).to.equal(400);
+    expect((await call('DELETE', `/api-keys/${key.id}`, { token })).status).to.equal(204);
+    expect((await call('DELETE', `/api-keys/${key.id}`, { token })).status).to.equal(404);
+  });
+
   it('documents administration, token refresh, logout and deletion', async () => {
     const admin = await call('POST', '/auth/login', {
       body: { username: system.admin.username, password: system.admin.password },

@@ -13,6 +13,7 @@ const REQUEST_TIMEOUT_MS = 30_000;
 
 export interface GlobalArgs {
   'api-url'?: string;
+  'api-key'?: string;
   json?: boolean;
 }
 
@@ -37,7 +38,10 @@ export async function createContext(argv: GlobalArgs, env: NodeJS.ProcessEnv): P
   const settings = await state.readSettings();
   const baseUrl = argv['api-url'] ?? env.PAYMENTS_API_URL ?? settings['api-url'] ?? DEFAULT_API_URL;
   const json = argv.json ?? settings.output === 'json';
-  const tokens = createSessionTokens(state, (token) => api.auth.refresh(token));
+  // An API key, when given, is the credential of every call instead of the saved session.
+  const apiKey = argv['api-key'] ?? (env.PAYMENTS_API_KEY || undefined);
+  const session = createSessionTokens(state, (token) => api.auth.refresh(token));
+  const tokens = apiKey === undefined ? session : { getToken: () => Promise.resolve(apiKey) };
   const api: PaymentsClient = createPaymentsClient({
     baseUrl,
     apiVersion: CURRENT_VERSION,
@@ -48,7 +52,11 @@ export async function createContext(argv: GlobalArgs, env: NodeJS.ProcessEnv): P
     api,
     baseUrl,
     failure: (error) =>
-      cliErrorFrom(error, { baseUrl, timeoutMs: REQUEST_TIMEOUT_MS, tokenSent: tokens.handedOut() }),
+      cliErrorFrom(error, {
+        baseUrl,
+        timeoutMs: REQUEST_TIMEOUT_MS,
+        tokenSent: apiKey === undefined && session.handedOut(),
+      }),
     out: createOutput(json, env),
     state,
     env,

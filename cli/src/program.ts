@@ -1,6 +1,7 @@
 import { styleText } from 'node:util';
 import yargs, { type Argv } from 'yargs';
 import { accountCommands } from './commands/account-commands.js';
+import { apiKeyCommands } from './commands/api-key-commands.js';
 import { adminCommands } from './commands/admin/admin-commands.js';
 import { authCommands } from './commands/auth-commands.js';
 import { configCommands } from './commands/config-commands.js';
@@ -40,6 +41,11 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv = process.en
       global: true,
       describe: `Gateway URL (or PAYMENTS_API_URL; default ${DEFAULT_API_URL})`,
     })
+    .option('api-key', {
+      type: 'string',
+      global: true,
+      describe: 'Call with this API key instead of the saved login (or PAYMENTS_API_KEY)',
+    })
     .option('json', { type: 'boolean', global: true, describe: 'Print JSON for scripts' });
   cli = authCommands(cli, run);
   cli = accountCommands(cli, run);
@@ -49,6 +55,7 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv = process.en
   cli = currencyCommands(cli, run);
   cli = userCommands(cli, run);
   cli = webhookCommands(cli, run);
+  cli = apiKeyCommands(cli, run);
   cli = adminCommands(cli, run);
   cli = configCommands(cli, run);
   cli = cli

@@ -73,6 +73,11 @@ export const GatewayConfigSchema = Type.Object({
   RATE_LIMIT_WEBHOOK_WINDOW_SECONDS: Seconds(10, 'The provider webhooks’ window'),
   RATE_LIMIT_USER_POINTS: Count(10_000, 'Requests per signed-in user per window'),
   RATE_LIMIT_USER_WINDOW_SECONDS: Seconds(86_400, 'The per-user window'),
+  RATE_LIMIT_API_KEY_POINTS: Count(
+    1000,
+    'Requests per API key per window, besides its user’s allowance: one busy server never spends all of it',
+  ),
+  RATE_LIMIT_API_KEY_WINDOW_SECONDS: Seconds(10, 'The per-API-key window'),
   REDIS_URL: Type.Optional(
     Url({
       description: 'Shares the rate-limit counters between gateway processes; unset, each counts alone',

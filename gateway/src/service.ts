@@ -4,6 +4,7 @@ import {
   createHttpApp,
   createLogger,
   createMetrics,
+  createServiceClient,
   followIdentityTokens,
   measureBusConnection,
   serveHttp,
@@ -16,6 +17,7 @@ import type { GatewayConfig } from './config.js';
 import type { UpstreamName } from './domain/route-table.js';
 import { createLimiterStore } from './data/rate-limit-store.js';
 import { revokedThroughGateway } from './events/revocations.js';
+import { createKeyExchange } from './http/api-key-auth.js';
 import { renderError } from './http/error-rendering.js';
 import { gatewayEdge, mountGatewayRoutes, type RateLimits } from './http/gateway-routes.js';
 import { createUpstreamProxy, type UpstreamProxy } from './http/upstream-proxy.js';
@@ -72,8 +74,21 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
           quota: config.RATE_LIMIT_USER_POINTS,
           windowSeconds: config.RATE_LIMIT_USER_WINDOW_SECONDS,
         }),
+        apiKey: store.limiter({
+          name: 'api-key',
+          quota: config.RATE_LIMIT_API_KEY_POINTS,
+          windowSeconds: config.RATE_LIMIT_API_KEY_WINDOW_SECONDS,
+        }),
       };
     }
+
+    const keys = createKeyExchange({
+      identity: createServiceClient(config.IDENTITY_URL, {
+        serviceToken: serviceCredential.token,
+        timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+      }),
+      verifier,
+    });
 
     const upstreams: Record<UpstreamName, string> = {
       identity: config.IDENTITY_URL,
@@ -119,7 +134,7 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
         readiness: [{ name: 'revocations', check: followed.sync.isLoaded }],
         shutdown,
       },
-      (app) => mountGatewayRoutes(app, config, { limits, verifier, metrics, proxies }),
+      (app) => mountGatewayRoutes(app, config, { limits, verifier, keys, metrics, proxies }),
     );
     const address = await serveHttp(
       'gateway',

@@ -23,6 +23,7 @@ import {
 } from '../domain/route-table.js';
 import { buildOpenApiDocument } from '../openapi/openapi-document.js';
 import { apiDocsRoutes } from './api-docs.js';
+import { authenticateKeys, requireKeyScopes, type KeyExchange } from './api-key-auth.js';
 import { rateLimit } from './rate-limiting.js';
 import type { UpstreamProxy } from './upstream-proxy.js';
 import { versioning } from './versioning.js';
@@ -32,11 +33,15 @@ export interface RateLimits {
   /** Per sending address too, for provider webhooks only: they never spend clients' `address` budget. */
   webhook: Limiter;
   user: Limiter;
+  /** Per API key, besides its user's. */
+  apiKey: Limiter;
 }
 
 export interface GatewayRoutesDeps {
   limits: RateLimits | null;
   verifier: TokenVerifier;
+  /** API keys, exchanged at identity for the tokens services verify (docs/adr/0121). */
+  keys: KeyExchange;
   metrics: Metrics;
   proxies: Record<UpstreamName, UpstreamProxy>;
 }
@@ -89,7 +94,7 @@ export function mountGatewayRoutes(app: Express, config: GatewayConfig, deps: Ga
 function routedPaths(config: GatewayConfig, deps: GatewayRoutesDeps): Router {
   const router = express.Router();
   const upstreamDuration = upstreamHistogram(deps.metrics);
-  const authenticate = requireAuth(deps.verifier);
+  const authenticate = authenticateKeys(deps.keys, requireAuth(deps.verifier));
   router.use((req, res, next) => {
     const entry = matchRoute(req.path);
     if (!entry) return next('router');
@@ -110,7 +115,13 @@ function routedPaths(config: GatewayConfig, deps: GatewayRoutesDeps): Router {
   router.use((req, res, next) =>
     isPublicRoute(req.method, req.path) ? next() : authenticate(req, res, next),
   );
-  if (deps.limits) router.use(rateLimit(deps.limits.user, (req) => req.auth?.userId));
+  router.use(requireKeyScopes());
+  if (deps.limits) {
+    router.use(
+      rateLimit(deps.limits.user, (req) => req.auth?.userId),
+      rateLimit(deps.limits.apiKey, (req) => req.auth?.apiKey?.id),
+    );
+  }
   router.use((req, res, next) => {
     const entry = res.locals.routeEntry as RouteEntry;
     const end = upstreamDuration.startTimer({

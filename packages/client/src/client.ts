@@ -12,6 +12,7 @@ import {
   statementsResource,
 } from './resources/accounts.js';
 import { adminResource } from './resources/admin.js';
+import { apiKeysResource } from './resources/api-keys.js';
 import { authResource, discoveryResource } from './resources/auth.js';
 import { currenciesResource, ratesResource } from './resources/currencies.js';
 import { moneyResource, transactionsResource } from './resources/money.js';
@@ -38,6 +39,11 @@ export interface ClientOptions<V extends ApiVersion = typeof DEFAULT_API_VERSION
   token?: string;
   /** Your own token source, instead of `credentials` / `token`. */
   tokenProvider?: TokenProvider;
+  /**
+   * An API key (`sk_live_…`, `rk_test_…`), sent as the bearer credential of every call instead of a token: never
+   * refreshed, and a refused key is not retried. Instead of `credentials`, `token` and `tokenProvider`.
+   */
+  apiKey?: string;
   /** Refresh this many seconds before a token expires (at most half its lifetime); default 60. */
   refreshMarginSeconds?: number;
   /** Retries of reads and keyed writes after a network error, 429, 502, 503 or 504; default 2. */
@@ -70,6 +76,7 @@ function resources<V extends ApiVersion>(deps: ResourceDeps) {
     currencies: currenciesResource(deps),
     rates: ratesResource(deps),
     webhookEndpoints: webhookEndpointsResource(deps),
+    apiKeys: apiKeysResource(deps),
     admin: adminResource<V>(deps),
   };
 }
@@ -97,7 +104,9 @@ export function createPaymentsClient<V extends ApiVersion = typeof DEFAULT_API_V
   };
   const now = () => Date.now();
   let session: TokenSession | null = null;
-  const tokens = (): TokenSource | null => options.tokenProvider ?? session;
+  const provider: TokenProvider | undefined =
+    options.tokenProvider ?? (options.apiKey === undefined ? undefined : apiKeySource(options.apiKey));
+  const tokens = (): TokenSource | null => provider ?? session;
   const transport = createTransport({
     baseUrl: options.baseUrl,
     apiVersion,
@@ -106,12 +115,12 @@ export function createPaymentsClient<V extends ApiVersion = typeof DEFAULT_API_V
     timeoutMs: options.timeoutMs ?? 30_000,
     headers: options.headers ?? {},
     tokens,
-    rawTokens: () => options.tokenProvider ?? (session?.canProvide() ? session : null),
+    rawTokens: () => provider ?? (session?.canProvide() ? session : null),
     now,
     random: Math.random,
   });
   const deps: ResourceDeps = { transport, session: null, now: options.clock ?? now };
-  if (!options.tokenProvider) {
+  if (!provider) {
     const auth = authResource({ transport, session: null, now: deps.now });
     session = createTokenSession({
       credentials: options.credentials,
@@ -124,4 +133,9 @@ export function createPaymentsClient<V extends ApiVersion = typeof DEFAULT_API_V
     deps.session = session;
   }
   return { ...resources<V>(deps), apiVersion, rawRequest: transport.raw };
+}
+
+/** An API key as the client's token source: the same key for every call, nothing else to try when refused. */
+function apiKeySource(apiKey: string): TokenProvider {
+  return { getToken: () => Promise.resolve(apiKey), tokenRejected: () => false };
 }

@@ -47,6 +47,10 @@ const CALLED_BY = {
   listAdminActions: ['admin.actions.list', 'admin.actions.listPage'],
   listOverdrawnAccounts: ['admin.overdrawnAccounts.list', 'admin.overdrawnAccounts.listPage'],
 
+  createApiKey: ['apiKeys.create'],
+  listApiKeys: ['apiKeys.list', 'apiKeys.listPage'],
+  revokeApiKey: ['apiKeys.revoke'],
+
   openAccount: ['accounts.open'],
   listAccounts: ['accounts.list', 'accounts.listPage'],
   getAccount: ['accounts.get'],

@@ -47,6 +47,11 @@ export type CurrencyStatistics = Static<typeof Contracts.CurrencyStatisticsView>
 export type RateTable = Static<typeof Contracts.RateTableView>;
 export type ExchangeRate = Static<typeof Contracts.ExchangeRateView>;
 
+export type NewApiKeyRequest = Static<typeof Contracts.NewApiKeyBody>;
+export type ApiKey = Static<typeof Contracts.ApiKeyView>;
+export type ApiKeyWithSecret = Static<typeof Contracts.ApiKeyWithSecretView>;
+export type ApiKeyScope = Contracts.ApiKeyScope;
+
 export type NewWebhookEndpointRequest = Static<typeof Contracts.NewWebhookEndpointBody>;
 export type WebhookEndpointUpdateRequest = Static<typeof Contracts.WebhookEndpointUpdateBody>;
 export type RotateSecretRequest = Static<typeof Contracts.RotateSecretBody>;

@@ -100,6 +100,10 @@ const CALLS: Record<string, Call> = {
   'currencies.isSupported': (c) => c.currencies.isSupported('CHF'),
   'rates.list': (c) => c.rates.list({ base: 'USD' }),
   'rates.get': (c) => c.rates.get('USD', 'EUR'),
+  'apiKeys.create': (c) => c.apiKeys.create({ name: 'server', scopes: ['read'] }),
+  'apiKeys.list': (c) => first(c.apiKeys.list()),
+  'apiKeys.listPage': (c) => c.apiKeys.listPage(),
+  'apiKeys.revoke': (c) => c.apiKeys.revoke(ID),
   'webhookEndpoints.create': (c) =>
     c.webhookEndpoints.create({ url: 'https://example.com/hooks', events: ['transaction.completed'] }),
   'webhookEndpoints.list': (c) => first(c.webhookEndpoints.list()),

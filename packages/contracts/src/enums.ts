@@ -62,3 +62,19 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+
+/**
+ * API keys (docs/adr/0121): what a restricted key may do, and how a key is told from a token by its look.
+ *
+ * - `read`: every read (GET) of the caller's own resources;
+ * - `money`: opening and changing accounts and moving money (deposits, withdrawals, transfers and what follows
+ *   from a transaction, such as a refund);
+ * - `webhook_endpoints`: creating, changing and deleting outgoing webhook endpoints;
+ * - `admin_read` / `admin_write` (an admin's keys only): the admin routes, reading or acting, and an admin's view
+ *   of other users' resources.
+ *
+ * A key without scopes (`sk_…`) acts with all its user's powers; a restricted key (`rk_…`) with only its scopes,
+ * and never manages API keys or its user.
+ */
+export const API_KEY_SCOPES = ['read', 'money', 'webhook_endpoints', 'admin_read', 'admin_write'] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];

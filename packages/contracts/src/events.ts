@@ -173,7 +173,8 @@ export const TokenRevokedData = Type.Object(
 
 /**
  * An admin acted on a resource that is not theirs (another user's, or the platform's own such as a dead-letter
- * queue): the service that did it announces it, and the ledger keeps it in the append-only trail of admin actions.
+ * queue), or a user made or revoked a credential of their own (`api_key.create`, `api_key.revoke`; actor and owner
+ * are then the user): the service that did it announces it, and the ledger keeps it in the append-only trail.
  */
 export const AdminActionTakenData = Type.Object(
   {

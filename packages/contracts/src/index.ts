@@ -8,3 +8,4 @@ export * from './topology.js';
 export * from './validation.js';
 export * from './http/index.js';
 export * from './tokens.js';
+export * from './api-keys.js';

@@ -1,6 +1,12 @@
 import type { RequestHandler } from 'express';
 import { decodeJwt, decodeProtectedHeader, errors as jose, jwtVerify, type JWTPayload } from 'jose';
-import { TOKEN_ALGORITHM, type EventData, type Role } from '@payments/contracts';
+import {
+  API_KEY_SCOPES,
+  TOKEN_ALGORITHM,
+  type ApiKeyScope,
+  type EventData,
+  type Role,
+} from '@payments/contracts';
 import { AppError, authRequired } from './errors.js';
 import type { TokenKey, TokenKeys } from './token-keys.js';
 
@@ -14,6 +20,11 @@ export interface AuthClaims {
   expiresAt: number;
   /** When the user last gave their password (`auth_time`); a refresh carries it on. `iat` when absent. */
   authTime: number;
+  /**
+   * Set when the token is one the gateway got for an API key (docs/adr/0121): the key's id, and its scopes when it
+   * is a restricted key (null: a secret key, with all the user's powers).
+   */
+  apiKey?: { id: string; scopes: ApiKeyScope[] | null };
 }
 
 declare global {
@@ -106,6 +117,7 @@ async function verifySignature(
     throw new InvalidTokenError('token lacks required claims');
   }
   const authTime = Number.isInteger(payload.auth_time) ? (payload.auth_time as number) : iat;
+  const apiKey = apiKeyOf(payload);
   // Frozen: verifiers hand the same claims to every request that presents the token.
   const claims: AuthClaims = Object.freeze({
     userId: sub,
@@ -114,8 +126,23 @@ async function verifySignature(
     issuedAt: iat,
     expiresAt: exp,
     authTime,
+    ...(apiKey && { apiKey: Object.freeze(apiKey) }),
   });
   return { claims, kid, key };
+}
+
+const isScope = (scope: unknown): scope is ApiKeyScope =>
+  (API_KEY_SCOPES as readonly unknown[]).includes(scope);
+
+/** The API key a token was issued for (claims `api_key_id` and `scopes`); a malformed one refuses the token. */
+function apiKeyOf(payload: JWTPayload): AuthClaims['apiKey'] {
+  const { api_key_id: id, scopes } = payload;
+  if (id === undefined) return undefined;
+  if (typeof id !== 'string' || !id) throw new InvalidTokenError('malformed API key claims');
+  if (scopes === undefined) return { id, scopes: null };
+  if (!Array.isArray(scopes) || !scopes.every(isScope))
+    throw new InvalidTokenError('malformed API key scopes');
+  return { id, scopes: Object.freeze([...scopes]) as ApiKeyScope[] };
 }
 
 /** The token's `kid`, read before any key is looked up: the header must say ES256 and name a key. */
@@ -227,6 +254,11 @@ export function bearerToken(header: string | undefined): string | null {
   return match ? (match[1] as string) : null;
 }
 
+/** Whether an error is a token refused as invalid, expired or revoked (a 401), rather than a failure to judge it. */
+export function isInvalidToken(error: unknown): boolean {
+  return error instanceof InvalidTokenError;
+}
+
 /** Requires a valid bearer token and puts its claims on `req.auth`; anything else is 401 AUTH_REQUIRED. */
 export function requireAuth(verifier: TokenVerifier): RequestHandler {
   return async (req, _res, next) => {
@@ -309,6 +341,9 @@ export function createRevocationList(
       const cutoffs = byUser.get(claims.userId);
       if (!cutoffs) return false;
       if (cutoffs.all && claims.issuedAt < cutoffs.all.before) return true;
+      // A cutoff that spares one session is a password change ending the others: an API key is no session and
+      // outlives it (docs/adr/0121), as a disable or a deletion (cutoffs sparing none) it does not.
+      if (claims.apiKey) return false;
       for (const [spared, cutoff] of cutoffs.sparing) {
         if (spared !== claims.jti && claims.issuedAt < cutoff.before) return true;
       }

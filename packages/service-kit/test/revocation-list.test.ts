@@ -34,6 +34,20 @@ describe('revocation list', () => {
     expect(list.isRevoked(token('other', NOW - 5))).to.equal(true);
   });
 
+  it("leaves an API key's tokens to a password change's cutoff, but not to a revocation of all or of the key", () => {
+    const list = createRevocationList(() => NOW);
+    const keyToken = { ...token('api_key:k1', NOW - 5), apiKey: { id: 'k1', scopes: null } };
+    list.add({ user_id: 'u1', issued_before: NOW, except_jti: 'kept', expires_at: NOW + 900 });
+    expect(list.isRevoked(keyToken)).to.equal(false);
+    list.add({ jti: 'api_key:k1', expires_at: NOW + 3600 });
+    expect(list.isRevoked(keyToken)).to.equal(true);
+    const other = createRevocationList(() => NOW);
+    other.add({ user_id: 'u1', issued_before: NOW, expires_at: NOW + 900 });
+    expect(
+      other.isRevoked({ ...keyToken, jti: 'api_key:k2', apiKey: { id: 'k2', scopes: ['read'] } }),
+    ).to.equal(true);
+  });
+
   it('drops the exception when a later user-wide revocation names none', () => {
     const list = createRevocationList(() => NOW);
     list.add({ user_id: 'u1', issued_before: NOW, except_jti: 'kept', expires_at: NOW + 900 });

@@ -1,9 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { MAX_API_KEY_TOKEN_TTL_SECONDS } from '@payments/contracts';
 import { ConfigError, DatabaseServiceConfig, TokenConfig, Url } from '@payments/service-kit';
 import type { LoginThrottleOptions } from './data/login-throttle.js';
 
 /** No token lives longer than this whatever TOKEN_TTL_SECONDS was when it was issued (user-wide revocations last as long). */
 export const MAX_TOKEN_TTL_SECONDS = 86_400;
+
+export { MAX_API_KEY_TOKEN_TTL_SECONDS } from '@payments/contracts';
 
 const Optional = (description: string, production?: string) =>
   Type.Optional(Type.String({ minLength: 1, description, ...(production ? { production } : {}) }));
@@ -97,6 +100,20 @@ export const IdentityConfigSchema = Type.Object({
     maximum: 86_400,
     default: 900,
     description: 'The registration window',
+  }),
+  API_KEY_MODE: Type.Optional(
+    Type.Union([Type.Literal('live'), Type.Literal('test')], {
+      description:
+        'Whether new API keys are live (`sk_live_…`) or test (`sk_test_…`) keys; unset: live with ' +
+        'NODE_ENV=production, else test',
+    }),
+  ),
+  API_KEY_TOKEN_TTL_SECONDS: Type.Integer({
+    minimum: 30,
+    maximum: MAX_API_KEY_TOKEN_TTL_SECONDS,
+    default: 300,
+    description:
+      'How long the token the gateway exchanges an API key for lasts (the gateway keeps it that long at most)',
   }),
   REDIS_URL: Type.Optional(
     Url({

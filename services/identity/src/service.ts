@@ -15,7 +15,12 @@ import {
   type ServiceDeps,
   startTracing,
 } from '@payments/service-kit';
-import { loginLimits, MAX_TOKEN_TTL_SECONDS, type IdentityConfig } from './config.js';
+import {
+  loginLimits,
+  MAX_API_KEY_TOKEN_TTL_SECONDS,
+  MAX_TOKEN_TTL_SECONDS,
+  type IdentityConfig,
+} from './config.js';
 import { createIdentityStore } from './data/identity-store.js';
 import { createLedgerClient } from './data/ledger-client.js';
 import { createLoginThrottle } from './data/login-throttle.js';
@@ -29,9 +34,11 @@ import { verificationKeys } from './domain/signing-keys.js';
 import { createTokenIssuer } from './domain/token-issuer.js';
 import { subscribeToRevocations } from './events/revocation-subscriber.js';
 import { adminRoutes } from './http/admin-routes.js';
+import { apiKeyRoutes } from './http/api-key-routes.js';
 import { keyRoutes } from './http/key-routes.js';
 import { sessionRoutes } from './http/session-routes.js';
 import { userRoutes } from './http/user-routes.js';
+import { createApiKeyService } from './use-cases/api-key-service.js';
 import { createRevocationService } from './use-cases/revocation-service.js';
 import { createSessionService } from './use-cases/session-service.js';
 import { announceSigningKeys } from './use-cases/signing-key-announcement.js';
@@ -117,6 +124,15 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
       sessionMaxSeconds: config.SESSION_MAX_SECONDS,
     });
 
+    const apiKeys = createApiKeyService({
+      store,
+      issuer,
+      revocations,
+      mode: config.API_KEY_MODE ?? (config.NODE_ENV === 'production' ? 'live' : 'test'),
+      tokenTtlSeconds: config.API_KEY_TOKEN_TTL_SECONDS,
+      longestTokenTtlSeconds: MAX_API_KEY_TOKEN_TTL_SECONDS,
+    });
+
     if (config.ADMIN_USERNAME || config.ADMIN_EMAIL || config.ADMIN_PASSWORD) {
       await users.ensureAdmin({
         username: config.ADMIN_USERNAME ?? '',
@@ -142,6 +158,7 @@ export async function startIdentity(config: IdentityConfig, deps: ServiceDeps = 
         routes.use(userRoutes(users, issuer.verifier));
         routes.use(sessionRoutes(sessions, issuer.verifier));
         routes.use(adminRoutes(users, issuer.verifier));
+        routes.use(apiKeyRoutes(apiKeys, issuer.verifier));
       },
     );
     const address = await serveHttp('identity', app, config, shutdown);

@@ -1,4 +1,5 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import { ApiKeyPage, ApiKeyWithSecretView, NewApiKeyBody } from './api-keys.js';
 import { AccountPage, AccountView, BalanceView, OpenAccountBody, PayoutAccountView } from './accounts.js';
 import { AdminReasonBody, DiscoveryView, PageQuery } from './common.js';
 import {
@@ -114,6 +115,9 @@ export const COMPONENT_SCHEMAS = {
   AdminReason: AdminReasonBody,
   User: UserView,
   UserPage,
+  NewApiKey: NewApiKeyBody,
+  ApiKeyWithSecret: ApiKeyWithSecretView,
+  ApiKeyPage,
   DeadLetterList,
   DeadLetterReplay: DeadLetterReplayBody,
   DeadLetterReplayResult: DeadLetterReplayView,

@@ -10,4 +10,5 @@ export * from './statements.js';
 export * from './webhook-endpoints.js';
 export * from './webhook-drills.js';
 export * from './dead-letters.js';
+export * from './api-keys.js';
 export * from './components.js';

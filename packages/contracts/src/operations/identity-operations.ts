@@ -153,4 +153,49 @@ export const IDENTITY_OPERATIONS = {
     success: { status: 200, description: 'A page of users', schema: 'UserPage' },
     errors: [400, ...PROTECTED],
   },
+  createApiKey: {
+    method: 'post',
+    path: '/api-keys',
+    owner: 'identity',
+    access: 'user',
+    tag: 'API keys',
+    summary: 'Create an API key; its secret is shown once',
+    description:
+      'Without `scopes`, a secret key (`sk_live_…` / `sk_test_…`) with all your powers; with them, a restricted ' +
+      'key (`rk_…`) that may do only that, anything else answered 403. Only admins may give `admin_read` or ' +
+      '`admin_write` (403). Keys are made with your password-backed session or a secret key: a restricted key ' +
+      'manages no keys (403). The secret is stored only as a hash. Lands in the trail of actions.',
+    body: 'NewApiKey',
+    success: {
+      status: 201,
+      description: 'The key, with its secret (never shown again)',
+      schema: 'ApiKeyWithSecret',
+      headers: ['Location', 'CacheControl'],
+    },
+    errors: [...JSON_BODY, ...PROTECTED],
+  },
+  listApiKeys: {
+    method: 'get',
+    path: '/api-keys',
+    owner: 'identity',
+    access: 'user',
+    tag: 'API keys',
+    summary: 'Your API keys that are not revoked, newest first (never their secrets)',
+    query: 'PageQuery',
+    success: { status: 200, description: 'A page of keys', schema: 'ApiKeyPage' },
+    errors: [400, ...PROTECTED],
+  },
+  revokeApiKey: {
+    method: 'delete',
+    path: '/api-keys/{id}',
+    owner: 'identity',
+    access: 'user',
+    tag: 'API keys',
+    summary: 'Revoke an API key, everywhere and at once',
+    description:
+      'Another user’s key, or one already revoked, is 404. Lands in the trail of actions. A password change ' +
+      'revokes no key; deleting the user revokes them all.',
+    success: { status: 204, description: 'Revoked' },
+    errors: [...PROTECTED, 404],
+  },
 } satisfies Record<string, Operation>;

@@ -29,6 +29,7 @@ export const TAGS = {
   Discovery: 'Versions and this documentation',
   Authentication: 'Tokens: log in, refresh, log out, and the keys that verify them',
   Users: 'Registration and your own user',
+  'API keys': 'Keys for servers: secret or restricted to scopes, shown once, revoked at once',
   Administration: 'What only admins may do',
   Accounts: 'Accounts, one currency each',
   'Money operations': 'Deposits, withdrawals and transfers: accepted at once (202), completed asynchronously',

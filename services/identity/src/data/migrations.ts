@@ -7,6 +7,7 @@ import { usersSearchMigration } from './migrations/005_users_search.js';
 import { revocationsByUserMigration } from './migrations/006_revocations_by_user.js';
 import { publishedSigningKeysMigration } from './migrations/007_published_signing_keys.js';
 import { outboxTraceContextMigration } from './migrations/008_outbox_trace_context.js';
+import { apiKeysMigration } from './migrations/009_api_keys.js';
 
 /**
  * Identity's schema, in the order it is built: one migration per file in migrations/, each file named as knex
@@ -22,4 +23,5 @@ export const migrations: Migration[] = [
   revocationsByUserMigration,
   publishedSigningKeysMigration,
   outboxTraceContextMigration,
+  apiKeysMigration,
 ];

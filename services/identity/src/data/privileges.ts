@@ -9,4 +9,6 @@ export const privileges: RuntimePrivileges = {
   revocations: ['SELECT', 'INSERT', 'DELETE'],
   // The one row, read under a lock and replaced when identity starts with other keys.
   published_signing_keys: ['SELECT', 'UPDATE'],
+  // Created, marked used and revoked; deleted only with their user (ON DELETE CASCADE).
+  api_keys: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
 };

@@ -7,6 +7,7 @@ import {
   type RevocationList,
   type TokenVerifier,
 } from '@payments/service-kit';
+import { apiKeyTokenId, type ApiKeyScope } from '@payments/contracts';
 import type { User } from './user.js';
 import { toJwks, type SigningKeys } from './signing-keys.js';
 
@@ -28,6 +29,16 @@ export interface TokenIssuer {
   issue(
     user: Pick<User, 'id' | 'role' | 'tokensValidFrom'>,
     at?: { now?: number; authTime?: number },
+  ): IssuedToken | undefined;
+  /**
+   * The short-lived token the gateway exchanges an API key for (docs/adr/0121): `jti` names the key, so revoking
+   * the key revokes every such token; `role` is admin only for an admin's secret key or one with an admin scope.
+   * Never past the key's own expiry; undefined when that has come.
+   */
+  issueForKey(
+    user: Pick<User, 'id' | 'role' | 'tokensValidFrom'>,
+    key: { id: string; scopes: ApiKeyScope[] | null; expiresAt: Date | null },
+    ttlSeconds: number,
   ): IssuedToken | undefined;
   verifier: TokenVerifier;
 }
@@ -61,6 +72,35 @@ export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
       const jti = randomUUID();
       const token = jwt.sign(
         { sub: user.id, role: user.role, jti, iat: issuedAt, exp: expiresAt, auth_time: sessionStart },
+        current.privateKey,
+        {
+          algorithm: TOKEN_ALGORITHM,
+          keyid: current.kid,
+          issuer: options.issuer,
+          audience: options.audience,
+        },
+      );
+      return { token, jti, issuedAt, expiresAt, expiresIn: expiresAt - issuedAt };
+    },
+    issueForKey(user, key, ttlSeconds) {
+      const issuedAt = Math.max(now(), user.tokensValidFrom);
+      const keyEnds = key.expiresAt ? Math.floor(key.expiresAt.getTime() / 1000) : Infinity;
+      const expiresAt = Math.min(issuedAt + ttlSeconds, keyEnds);
+      if (expiresAt <= issuedAt) return undefined;
+      const adminScoped = key.scopes === null || key.scopes.some((scope) => scope.startsWith('admin_'));
+      const role = user.role === 'admin' && adminScoped ? 'admin' : 'user';
+      const jti = apiKeyTokenId(key.id);
+      const token = jwt.sign(
+        {
+          sub: user.id,
+          role,
+          jti,
+          iat: issuedAt,
+          exp: expiresAt,
+          auth_time: issuedAt,
+          api_key_id: key.id,
+          ...(key.scopes && { scopes: key.scopes }),
+        },
         current.privateKey,
         {
           algorithm: TOKEN_ALGORITHM,

@@ -1,6 +1,13 @@
 import { Router, type Request, type Response } from 'express';
 import { LoginBody } from '@payments/contracts';
-import { bodyValidator, requireAuth, validationError, type TokenVerifier } from '@payments/service-kit';
+import {
+  accessDenied,
+  bodyValidator,
+  requireAuth,
+  validationError,
+  type AuthClaims,
+  type TokenVerifier,
+} from '@payments/service-kit';
 import type { IssuedToken } from '../domain/token-issuer.js';
 import type { LoginName, SessionService } from '../use-cases/session-service.js';
 import { claimsOf, clientAddressOf, requestIdOf } from './request-context.js';
@@ -29,6 +36,15 @@ function sendToken(res: Response, issued: IssuedToken): void {
     .json({ token: issued.token, token_type: 'Bearer', expires_in: issued.expiresIn });
 }
 
+/** A token an API key was exchanged for is no session: refreshing or ending it would touch the key (ADR 0121). */
+function sessionClaimsOf(req: Request): AuthClaims {
+  const claims = claimsOf(req);
+  if (claims.apiKey) {
+    throw accessDenied('An API key is not a session: revoke it with DELETE /api-keys/{id} instead');
+  }
+  return claims;
+}
+
 export function sessionRoutes(sessions: SessionService, verifier: TokenVerifier): Router {
   const router = Router();
   const authenticated = requireAuth(verifier);
@@ -41,11 +57,11 @@ export function sessionRoutes(sessions: SessionService, verifier: TokenVerifier)
   router.post('/login', login);
 
   router.post('/auth/refresh', authenticated, async (req, res) => {
-    sendToken(res, await sessions.refresh(claimsOf(req), requestIdOf(req)));
+    sendToken(res, await sessions.refresh(sessionClaimsOf(req), requestIdOf(req)));
   });
 
   router.post('/auth/logout', authenticated, async (req, res) => {
-    await sessions.logout(claimsOf(req), requestIdOf(req));
+    await sessions.logout(sessionClaimsOf(req), requestIdOf(req));
     res.status(204).end();
   });
 
