@@ -1,6 +1,22 @@
 import type { IDENTITY_OPERATIONS } from '../identity-operations.js';
 import type { OperationExamples } from '../operation.js';
-import { ada, GRACE, LINUS, NOW, OPENED_AT, page } from './samples.js';
+import { ADA, ada, GRACE, LINUS, NOW, OPENED_AT, page } from './samples.js';
+
+/** A restricted key of Ada's billing server: it reads and moves money, and does nothing else. */
+const apiKey = {
+  id: '0d2f4b6a-8c1e-4a3b-9d5f-7b9c1e3a5d60',
+  object: 'api_key',
+  user_id: ADA,
+  name: 'billing server',
+  type: 'restricted',
+  livemode: true,
+  prefix: 'rk_live_',
+  last4: '9f3c',
+  scopes: ['read', 'money'],
+  expires_at: '2027-03-16T10:00:00.000Z',
+  last_used_at: null,
+  created_at: NOW,
+};
 
 const token = {
   token:
@@ -73,5 +89,15 @@ export const IDENTITY_EXAMPLES = {
       ],
       pagination: page(3),
     },
+  },
+  createApiKey: {
+    request: { name: 'billing server', scopes: ['read', 'money'], expires_at: '2027-03-16T10:00:00.000Z' },
+    response: {
+      ...apiKey,
+      secret: 'rk_live_4c1e8a2f6b0d9e3a7c5f1b8d2e6a0c4f9b3d7e1a5c8f2b6d0e4a9c3f7b1d9f3c',
+    },
+  },
+  listApiKeys: {
+    response: { data: [{ ...apiKey, last_used_at: '2026-03-16T10:04:12.000Z' }], pagination: page(1) },
   },
 } satisfies { [K in keyof typeof IDENTITY_OPERATIONS]?: OperationExamples };
