@@ -99,9 +99,12 @@ function addedEnumValue(diff: Diff): string | undefined {
 
 /**
  * Whether a change reaches a client by itself: a component does where an operation uses it, and is compared
- * there; a security scheme does once it exists (a new one, such as API keys, is only a new way in).
+ * there; a security scheme does once it exists (a new one, such as API keys, is only a new way in); the tags that
+ * group operations never do.
  */
 function reachesClients(diff: Diff): boolean {
+  // Tags only group operations in the document's reading order: a new group between two others moves no call.
+  if (diff.path[0] === 'tags' || (diff.path[0] === 'paths' && diff.path[3] === 'tags')) return false;
   if (diff.path[0] !== 'components') return true;
   return diff.path[1] === 'securitySchemes' && !(diff.action === 'add' && diff.path.length === 3);
 }

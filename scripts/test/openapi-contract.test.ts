@@ -144,7 +144,7 @@ describe('the committed API contract (docs/openapi.json)', function () {
       expect(breakingChanges(current, after)).to.deep.equal([]);
     });
 
-    it('a new operation, a new accepted value, a new error status, examples and words', () => {
+    it('a new operation, a new accepted value, a new error status, a new tag, examples and words', () => {
       const after = changed((document) => {
         document.paths['/refunds'] = { get: structuredClone(document.paths['/transactions'].get) };
         document.paths['/refunds'].get.operationId = 'listRefunds';
@@ -152,6 +152,9 @@ describe('the committed API contract (docs/openapi.json)', function () {
         document.paths['/transactions'].get.responses['409'] = { $ref: '#/components/responses/Conflict' };
         document.paths['/transactions'].get.summary = 'All of your transactions';
         delete document.paths['/transaction/{id}'].get.responses['200'].content['application/json'].example;
+        // A new group of operations listed between two others, and an operation moved into it.
+        document.tags.splice(3, 0, { name: 'Refunds', description: 'Money given back' });
+        document.paths['/transactions'].get.tags = ['Refunds'];
       });
       expect(breakingChanges(current, after)).to.deep.equal([]);
     });
