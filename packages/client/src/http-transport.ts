@@ -147,7 +147,8 @@ export function createTransport(settings: TransportSettings): Transport {
 
   /** The client's `User-Agent`, unless the caller's headers name their own. */
   const withUserAgent = (headers: Headers) => {
-    if (settings.userAgent !== null && !headers.has('user-agent')) headers.set('user-agent', settings.userAgent);
+    if (settings.userAgent !== null && !headers.has('user-agent'))
+      headers.set('user-agent', settings.userAgent);
     return headers;
   };
 
@@ -198,7 +199,7 @@ export function createTransport(settings: TransportSettings): Transport {
     const timeoutMs = options.timeoutMs ?? settings.timeoutMs;
     const deadline = settings.now() + timeoutMs;
     const scope = callScope(timeoutMs, options.signal);
-    const headers = withUserAgent(new Headers({ ...settings.headers, ...options.headers }));
+    const headers = withUserAgent(mergedHeaders(settings.headers, options.headers));
     // One id for the call, its retries included, so that the server's logs tie them together.
     if (!headers.has('x-request-id')) headers.set('x-request-id', randomUUID());
     headers.set(
@@ -290,7 +291,7 @@ export function createTransport(settings: TransportSettings): Transport {
       throw new TypeError('A raw request takes a token or auth: false, not both');
     method = method.toUpperCase();
     const url = `${base}${options.versioned === false || VERSION_PREFIX.test(path) ? path : withVersion(path)}`;
-    const headers = withUserAgent(new Headers({ ...settings.headers, ...options.headers }));
+    const headers = withUserAgent(mergedHeaders(settings.headers, options.headers));
     if (options.idempotencyKey !== undefined) headers.set('idempotency-key', options.idempotencyKey);
     let body: string | Uint8Array | undefined = options.rawBody;
     if (options.body !== undefined) {
@@ -348,6 +349,13 @@ export function createTransport(settings: TransportSettings): Transport {
     (await call<T>(operation, request)).body;
 
   return { call, body, raw, apiVersion: settings.apiVersion };
+}
+
+/** The client's headers, then the call's, which replace them whatever their case (`User-Agent` and `user-agent`). */
+function mergedHeaders(client: Record<string, string>, call: Record<string, string> | undefined): Headers {
+  const headers = new Headers(client);
+  for (const [name, value] of Object.entries(call ?? {})) headers.set(name, value);
+  return headers;
 }
 
 function parseJson<T>(text: string): T | null {

@@ -119,9 +119,13 @@ export async function generateTestHeaderString(options: TestHeaderOptions): Prom
 }
 
 const hmacKey = (secret: string, usage: 'sign' | 'verify') =>
-  webCrypto().subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
-    usage,
-  ]);
+  webCrypto().subtle.importKey(
+    'raw',
+    new TextEncoder().encode(secret),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    [usage],
+  );
 
 function bytesOf(raw: string | Uint8Array | ArrayBuffer): Uint8Array<ArrayBuffer> {
   if (typeof raw === 'string') return new TextEncoder().encode(raw);

@@ -588,7 +588,9 @@ describe('@payments/client against the running system', function () {
       );
       const signature = delivered?.headers['stripe-signature'] as string;
       for (const secrets of [endpoint.secret, rotated.secret, [rotated.secret, endpoint.secret]]) {
-        expect((await verifyWebhookEvent(delivered?.body as string, signature, secrets)).id).to.be.a('string');
+        expect((await verifyWebhookEvent(delivered?.body as string, signature, secrets)).id).to.be.a(
+          'string',
+        );
       }
 
       const deliveries = await client.webhookEndpoints.deliveries.list(endpoint.id).toArray();

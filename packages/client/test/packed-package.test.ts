@@ -90,10 +90,15 @@ describe('@payments/client as a packed tarball, outside the workspace', function
 
   const project = () => path.join(scratch, 'project');
 
-  it('ships compiled ESM, one bundled declaration file and the README, and depends on nothing', async () => {
+  it('ships compiled ESM, one bundled declaration file, the README and CHANGELOG, and depends on nothing', async () => {
     const { stdout } = await run('tar', ['-tzf', tarball]);
     const files = stdout.split('\n').filter(Boolean);
-    expect(files).to.include.members(['package/package.json', 'package/README.md', 'package/dist/index.js']);
+    expect(files).to.include.members([
+      'package/package.json',
+      'package/README.md',
+      'package/CHANGELOG.md',
+      'package/dist/index.js',
+    ]);
     expect(files.filter((file) => file.endsWith('.d.ts'))).to.deep.equal(['package/dist/index.d.ts']);
     expect(files.filter((file) => file.includes('/src/') || file.endsWith('.tsbuildinfo'))).to.deep.equal([]);
     const installed = path.join(project(), 'node_modules/@payments/client');
@@ -103,7 +108,10 @@ describe('@payments/client as a packed tarball, outside the workspace', function
     >;
     expect(manifest).to.include({ name: '@payments/client', type: 'module' });
     expect(manifest).to.not.have.any.keys('dependencies', 'devDependencies', 'scripts');
-    expect(manifest.exports).to.deep.equal({ '.': { default: './dist/index.js' } });
+    expect(manifest.exports).to.deep.equal({
+      '.': { types: './dist/index.d.ts', default: './dist/index.js' },
+      './package.json': './package.json',
+    });
     const declarations = await readFile(path.join(installed, 'dist/index.d.ts'), 'utf8');
     expect(declarations).to.not.match(/from ['"]@payments\/|from ['"]@sinclair\//);
     const installedPackages = await readdir(path.join(project(), 'node_modules/@payments'));
