@@ -115,13 +115,11 @@ describe('payments CLI as a packed tarball, installed with npm install -g', func
     const seen: { url: string; userAgent: string | undefined }[] = [];
     const server: Server = createServer((request, response) => {
       seen.push({ url: request.url ?? '', userAgent: request.headers['user-agent'] });
-      response
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            data: [{ code: 'USD', name: 'US Dollar', symbol: '$', exponent: 2, supported: true }],
-          }),
-        );
+      response.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          data: [{ code: 'USD', name: 'US Dollar', symbol: '$', exponent: 2, supported: true }],
+        }),
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
