@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -7,10 +7,10 @@ import { expect } from 'chai';
 import { publint } from 'publint';
 import { formatMessage } from 'publint/utils';
 import { signWebhookPayload } from '@payments/service-kit';
-import { pnpmCommand } from '@payments/testkit';
+import { CLIENT_PACKAGE, packClient } from './support/pack.js';
 
 const run = promisify(execFile);
-const PACKAGE = path.resolve(import.meta.dirname, '..');
+const PACKAGE = CLIENT_PACKAGE;
 /** Nothing inherited may bring tsx or the workspace's sources back (`--import`, `--conditions=development`). */
 const PLAIN_NODE = { ...process.env, NODE_OPTIONS: '' };
 
@@ -27,14 +27,7 @@ describe('@payments/client’s packed tarball, checked by publint and Are the Ty
 
   before(async () => {
     scratch = await mkdtemp(path.join(tmpdir(), 'payments-client-lint-'));
-    const [command, args] = pnpmCommand();
-    await run(command, [...args, 'pack', '--pack-destination', scratch], {
-      cwd: PACKAGE,
-      env: PLAIN_NODE,
-      timeout: 150_000,
-    });
-    const [packed] = (await readdir(scratch)).filter((file) => file.endsWith('.tgz'));
-    tarball = path.join(scratch, packed as string);
+    tarball = await packClient(scratch, PLAIN_NODE);
     await mkdir(path.join(scratch, 'unpacked'));
     await run('tar', ['-xzf', tarball, '-C', path.join(scratch, 'unpacked')]);
   });
@@ -90,6 +83,51 @@ describe('@payments/client’s packed tarball, checked by publint and Are the Ty
     );
     const changelog = await readFile(unpacked('CHANGELOG.md'), 'utf8');
     expect(changelog).to.contain(`## ${manifest.version as string}`);
+  });
+
+  it('type-checks for a browser or a worker: the DOM lib and no @types/node', async () => {
+    const project = path.join(scratch, 'browser');
+    await mkdir(path.join(project, 'node_modules/@payments'), { recursive: true });
+    await symlink(
+      path.join(scratch, 'unpacked/package'),
+      path.join(project, 'node_modules/@payments/client'),
+    );
+    await writeFile(
+      path.join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          target: 'ES2022',
+          lib: ['ES2022', 'DOM'],
+          types: [],
+          module: 'ESNext',
+          moduleResolution: 'Bundler',
+        },
+        files: ['worker.ts'],
+      }),
+    );
+    await writeFile(
+      path.join(project, 'worker.ts'),
+      `import { createPaymentsClient, verifyWebhookEvent, type WebhookEvent } from '@payments/client';
+export async function handle(request: Request, secret: string, apiKey: string): Promise<Response> {
+  const event: WebhookEvent = await verifyWebhookEvent(await request.arrayBuffer(), request.headers.get('stripe-signature'), secret);
+  const client = createPaymentsClient({ baseUrl: 'https://api.example', apiKey });
+  const account = await client.accounts.get(event.id);
+  return new Response(account.currency);
+}
+`,
+    );
+    const tsc = path.resolve(PACKAGE, '../../node_modules/typescript/bin/tsc');
+    const checked = await run(process.execPath, [tsc, '-p', project], {
+      env: PLAIN_NODE,
+      timeout: 60_000,
+    }).catch((error: { stdout?: string; stderr?: string }) => ({
+      stdout: error.stdout ?? '',
+      stderr: error.stderr ?? 'failed',
+    }));
+    expect(checked.stdout + checked.stderr).to.equal('');
   });
 
   it('bundles everything into dist/index.js, importing nothing (no node: module either)', async () => {

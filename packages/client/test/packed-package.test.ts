@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { useSystem, pnpmCommand } from '@payments/testkit';
+import { useSystem } from '@payments/testkit';
+import { CLIENT_PACKAGE, packClient } from './support/pack.js';
 
 const run = promisify(execFile);
-const PACKAGE = path.resolve(import.meta.dirname, '..');
+const PACKAGE = CLIENT_PACKAGE;
 const ROOT = path.resolve(PACKAGE, '../..');
 /** Nothing inherited may bring tsx or the workspace's sources back (`--import`, `--conditions=development`). */
 const PLAIN_NODE = { ...process.env, NODE_OPTIONS: '' };
@@ -29,14 +30,7 @@ describe('@payments/client as a packed tarball, outside the workspace', function
   // Packed and installed first: the system is started once the project is ready.
   const system = useSystem(async () => {
     scratch = await mkdtemp(path.join(tmpdir(), 'payments-client-pack-'));
-    const [command, args] = pnpmCommand();
-    await run(command, [...args, 'pack', '--pack-destination', scratch], {
-      cwd: PACKAGE,
-      env: PLAIN_NODE,
-      timeout: 240_000,
-    });
-    const [packed] = (await readdir(scratch)).filter((file) => file.endsWith('.tgz'));
-    tarball = path.join(scratch, packed as string);
+    tarball = await packClient(scratch, PLAIN_NODE);
     const project = path.join(scratch, 'project');
     await mkdir(path.join(project, 'src'), { recursive: true });
     await writeFile(
