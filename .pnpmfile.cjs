@@ -1,9 +1,12 @@
 /**
  * Workspace packages a published package bundles into its own files (packages/client builds dist/index.js with
- * esbuild and dist/index.d.ts with dts-bundle-generator): dependencies inside the workspace, for the build order, but
- * nothing an installer of the tarball needs, and unpublished.
+ * esbuild and dist/index.d.ts with dts-bundle-generator; cli builds dist/payments.js with esbuild): dependencies
+ * inside the workspace, for the build order, but nothing an installer of the tarball needs, and unpublished.
  */
-const BUNDLED_FROM = { '@payments/client': ['@payments/contracts'] };
+const BUNDLED_FROM = {
+  '@payments/client': ['@payments/contracts'],
+  '@payments/cli': ['@payments/client', '@payments/contracts'],
+};
 
 /** A package.json as `pnpm pack` puts it in the tarball. */
 function publishedManifest(pkg) {

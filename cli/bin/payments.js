@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // In a checkout the CLI runs its TypeScript sources through tsx, and loads the workspace packages' sources too (the
-// `development` export condition). Installed from a build (`pnpm build`; no src/), it runs the compiled dist/.
+// `development` export condition). Installed from its packed tarball (no src/), it runs dist/payments.js, the bundle
+// `pnpm pack` makes, which holds the workspace packages it uses; elsewhere the compiled dist/ of `pnpm build`.
 import { existsSync } from 'node:fs';
 import { register as registerHooks } from 'node:module';
 
@@ -13,6 +14,8 @@ if (existsSync(sources)) {
       ' return next(specifier, { ...context, conditions: [...context.conditions, "development"] }); }',
   );
   await import(sources.href);
+} else if (existsSync(new URL('../dist/payments.js', import.meta.url))) {
+  await import('../dist/payments.js');
 } else {
   await import('../dist/main.js');
 }

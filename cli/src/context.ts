@@ -4,7 +4,9 @@ import { createCurrencyExponents, type CurrencyExponents } from './amounts.js';
 import { cliErrorFrom } from './api-errors.js';
 import { createOutput, type Output } from './output.js';
 import { createSessionTokens } from './session-tokens.js';
-import { createStateStore, type StateStore } from './state-store.js';
+import { usageError } from './exit-codes.js';
+import { createStateStore, DEFAULT_PROFILE, PROFILE_NAME, type StateStore } from './state-store.js';
+import { CLI_VERSION } from './version.js';
 
 export const DEFAULT_API_URL = 'http://127.0.0.1:8080';
 
@@ -14,6 +16,7 @@ const REQUEST_TIMEOUT_MS = 30_000;
 export interface GlobalArgs {
   'api-url'?: string;
   'api-key'?: string;
+  profile?: string;
   json?: boolean;
 }
 
@@ -33,8 +36,19 @@ export interface CommandContext {
   interactive: boolean;
 }
 
+/** The profile an invocation uses: `--profile`, else `PAYMENTS_PROFILE`, else the default one. */
+export function profileOf(argv: GlobalArgs, env: NodeJS.ProcessEnv): string {
+  const profile = argv.profile ?? (env.PAYMENTS_PROFILE || DEFAULT_PROFILE);
+  if (!PROFILE_NAME.test(profile)) {
+    throw usageError(`"${profile}" is not a profile name.`, [
+      'A profile name is letters, digits, - and _ (at most 63), starting with a letter or digit.',
+    ]);
+  }
+  return profile;
+}
+
 export async function createContext(argv: GlobalArgs, env: NodeJS.ProcessEnv): Promise<CommandContext> {
-  const state = createStateStore(env);
+  const state = createStateStore(env, profileOf(argv, env));
   const settings = await state.readSettings();
   const baseUrl = argv['api-url'] ?? env.PAYMENTS_API_URL ?? settings['api-url'] ?? DEFAULT_API_URL;
   const json = argv.json ?? settings.output === 'json';
@@ -47,6 +61,7 @@ export async function createContext(argv: GlobalArgs, env: NodeJS.ProcessEnv): P
     apiVersion: CURRENT_VERSION,
     tokenProvider: tokens,
     timeoutMs: REQUEST_TIMEOUT_MS,
+    userAgent: `payments-cli/${CLI_VERSION}`,
   });
   return {
     api,

@@ -1,4 +1,6 @@
 import { styleText } from 'node:util';
+import { CLIENT_VERSION } from '@payments/client';
+import { CURRENT_VERSION } from '@payments/contracts/versions';
 import yargs, { type Argv } from 'yargs';
 import { accountCommands } from './commands/account-commands.js';
 import { apiKeyCommands } from './commands/api-key-commands.js';
@@ -15,6 +17,7 @@ import { webhookCommands } from './commands/webhook-commands.js';
 import { createContext, DEFAULT_API_URL, type GlobalArgs } from './context.js';
 import { CliError, EXIT, usageError } from './exit-codes.js';
 import { colourEnabled } from './output.js';
+import { CLI_VERSION } from './version.js';
 
 const EXIT_CODES_HELP =
   'Exit codes: 0 ok, 1 transaction failed, 2 usage, 3 not logged in or not allowed, 4 not found, ' +
@@ -46,6 +49,12 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv = process.en
       global: true,
       describe: 'Call with this API key instead of the saved login (or PAYMENTS_API_KEY)',
     })
+    .option('profile', {
+      type: 'string',
+      global: true,
+      describe:
+        'The environment to use, each with its own API URL and session (or PAYMENTS_PROFILE; default "default")',
+    })
     .option('json', { type: 'boolean', global: true, describe: 'Print JSON for scripts' });
   cli = authCommands(cli, run);
   cli = accountCommands(cli, run);
@@ -65,7 +74,7 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv = process.en
     .recommendCommands()
     .help()
     .alias('h', 'help')
-    .version(false)
+    .version('version', 'Show the version of the CLI and of the client it uses', versionLine())
     .epilogue(EXIT_CODES_HELP)
     .wrap(Math.min(110, process.stdout.columns ?? 80))
     .exitProcess(false)
@@ -79,6 +88,11 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv = process.en
   } catch (error) {
     return report(error, json, env);
   }
+}
+
+/** `payments 0.2.0 (@payments/client 0.2.0, API 1.1, node 22.12.0)`. */
+function versionLine(): string {
+  return `payments ${CLI_VERSION} (@payments/client ${CLIENT_VERSION}, API ${CURRENT_VERSION}, node ${process.versions.node})`;
 }
 
 function report(error: unknown, json: boolean, env: NodeJS.ProcessEnv): number {

@@ -1,7 +1,7 @@
 import type { Argv } from 'yargs';
 import type { GlobalArgs } from '../context.js';
 import { usageError } from '../exit-codes.js';
-import { SETTING_KEYS, type Settings } from '../state-store.js';
+import { createStateStore, listProfiles, SETTING_KEYS, type Settings } from '../state-store.js';
 import type { Run } from './run.js';
 
 type SettingKey = (typeof SETTING_KEYS)[number];
@@ -46,6 +46,7 @@ export function configCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs
         run(async (ctx, argv: { key?: SettingKey }) => {
           const settings = await ctx.state.readSettings();
           const effective: Record<string, string> = {
+            profile: ctx.state.profile,
             'api-url': ctx.baseUrl,
             output: ctx.out.json ? 'json' : 'text',
           };
@@ -54,6 +55,39 @@ export function configCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs
           for (const [key, value] of Object.entries(shown)) ctx.out.line(`${key} = ${value}`);
         }),
       )
-      .demandCommand(1, 'Say what to do: set or get.'),
+      .command(
+        'profiles',
+        'List the profiles: each environment with its API URL and who is logged in',
+        (y) =>
+          y
+            .example(
+              '$0 --profile staging config set api-url https://staging.payments.example',
+              'a new profile',
+            )
+            .example('$0 config profiles', ''),
+        run(async (ctx) => {
+          const rows = [];
+          for (const profile of await listProfiles(ctx.env)) {
+            const state = createStateStore(ctx.env, profile);
+            const [settings, session] = await Promise.all([state.readSettings(), state.readSession()]);
+            const expired = session !== null && session.expires_at <= Math.floor(Date.now() / 1000);
+            rows.push({
+              profile,
+              current: profile === ctx.state.profile,
+              api_url: settings['api-url'] ?? null,
+              login: session?.login ?? null,
+              session: session === null ? 'none' : expired ? 'expired' : 'active',
+            });
+          }
+          if (ctx.out.json) return ctx.out.data({ data: rows });
+          for (const row of rows) {
+            const who = row.session === 'none' ? 'not logged in' : `${row.login ?? '?'} (${row.session})`;
+            ctx.out.line(
+              `${row.current ? '*' : ' '} ${row.profile}  ${row.api_url ?? '(default API URL)'}  ${who}`,
+            );
+          }
+        }),
+      )
+      .demandCommand(1, 'Say what to do: set, get or profiles.'),
   );
 }

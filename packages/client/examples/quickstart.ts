@@ -33,12 +33,13 @@ const receiver = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
-    try {
-      events.push(verifyWebhookEvent<'1.1'>(Buffer.concat(chunks), req.headers['stripe-signature'], secret));
-      res.writeHead(200).end();
-    } catch {
-      res.writeHead(400).end();
-    }
+    verifyWebhookEvent<'1.1'>(Buffer.concat(chunks), req.headers['stripe-signature'], secret).then(
+      (event) => {
+        events.push(event);
+        res.writeHead(200).end();
+      },
+      () => res.writeHead(400).end(),
+    );
   });
 });
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));

@@ -19,6 +19,7 @@ import { moneyResource, transactionsResource } from './resources/money.js';
 import type { ResourceDeps } from './resources/resource-deps.js';
 import { usersResource } from './resources/users.js';
 import { webhookEndpointsResource } from './resources/webhook-endpoints.js';
+import { defaultUserAgent } from './runtime.js';
 import { createTokenSession, type TokenProvider, type TokenSession } from './token-session.js';
 import type { ApiVersion, LoginRequest } from './types.js';
 
@@ -54,7 +55,12 @@ export interface ClientOptions<V extends ApiVersion = typeof DEFAULT_API_VERSION
   retryMaxDelayMs?: number;
   /** Each call's overall time limit, retries and waits included; default 30 s. */
   timeoutMs?: number;
-  /** Headers for every call (a User-Agent, say). */
+  /**
+   * Your product, put before the client's own `User-Agent` (`my-app/1.2 payments-client/0.2.0 node/22.12.0`). In a
+   * browser no `User-Agent` is added (the browser sends its own).
+   */
+  userAgent?: string;
+  /** Headers for every call; a `User-Agent` here replaces the client's. */
   headers?: Record<string, string>;
   /** The fetch to call (default: Node's global fetch), e.g. one that logs or traces. */
   fetch?: typeof fetch;
@@ -103,6 +109,15 @@ export function createPaymentsClient<V extends ApiVersion = typeof DEFAULT_API_V
     maxDelayMs: options.retryMaxDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs,
   };
   const now = () => Date.now();
+  const given = (['credentials', 'token', 'tokenProvider', 'apiKey'] as const).filter(
+    (name) => options[name] !== undefined,
+  );
+  if (options.apiKey !== undefined && given.length > 1)
+    throw new TypeError(
+      `apiKey is used alone, not with ${given.filter((name) => name !== 'apiKey').join(', ')}`,
+    );
+  if (options.apiKey !== undefined && !/^[\x21-\x7e]+$/.test(options.apiKey))
+    throw new TypeError('apiKey is empty or has characters a key never has');
   let session: TokenSession | null = null;
   const provider: TokenProvider | undefined =
     options.tokenProvider ?? (options.apiKey === undefined ? undefined : apiKeySource(options.apiKey));
@@ -114,6 +129,7 @@ export function createPaymentsClient<V extends ApiVersion = typeof DEFAULT_API_V
     retry,
     timeoutMs: options.timeoutMs ?? 30_000,
     headers: options.headers ?? {},
+    userAgent: defaultUserAgent(options.userAgent),
     tokens,
     rawTokens: () => provider ?? (session?.canProvide() ? session : null),
     now,

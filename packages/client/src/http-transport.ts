@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   apiErrorFrom,
   ConnectionError,
@@ -14,6 +13,7 @@ import {
   serverDelayMs,
   type RetryPolicy,
 } from './retry-policy.js';
+import { randomUUID } from './runtime.js';
 import type { ApiVersion } from './types.js';
 
 /** Options every client method takes last. */
@@ -55,6 +55,8 @@ export interface TransportSettings {
   retry: RetryPolicy;
   timeoutMs: number;
   headers: Record<string, string>;
+  /** Sent as `User-Agent` unless the headers name one; null: none (in a browser). */
+  userAgent: string | null;
   tokens: () => TokenSource | null;
   /** Where a raw request gets its token: null when the client has no way to get one (it then sends none). */
   rawTokens: () => TokenSource | null;
@@ -143,6 +145,13 @@ const VERSION_PREFIX = /^\/v\d+(?:\.\d+)*(?=[/?#]|$)/;
 export function createTransport(settings: TransportSettings): Transport {
   const base = settings.baseUrl.replace(/\/+$/, '');
 
+  /** The client's `User-Agent`, unless the caller's headers name their own. */
+  const withUserAgent = (headers: Headers) => {
+    if (settings.userAgent !== null && !headers.has('user-agent'))
+      headers.set('user-agent', settings.userAgent);
+    return headers;
+  };
+
   const urlOf = (operation: OperationId, request: CallRequest): string => {
     const path = OPERATIONS[operation].path.replace(/\{([^}]+)\}/g, (_, name: string) => {
       const value = request.params?.[name];
@@ -190,7 +199,7 @@ export function createTransport(settings: TransportSettings): Transport {
     const timeoutMs = options.timeoutMs ?? settings.timeoutMs;
     const deadline = settings.now() + timeoutMs;
     const scope = callScope(timeoutMs, options.signal);
-    const headers = new Headers({ ...settings.headers, ...options.headers });
+    const headers = withUserAgent(mergedHeaders(settings.headers, options.headers));
     // One id for the call, its retries included, so that the server's logs tie them together.
     if (!headers.has('x-request-id')) headers.set('x-request-id', randomUUID());
     headers.set(
@@ -282,7 +291,7 @@ export function createTransport(settings: TransportSettings): Transport {
       throw new TypeError('A raw request takes a token or auth: false, not both');
     method = method.toUpperCase();
     const url = `${base}${options.versioned === false || VERSION_PREFIX.test(path) ? path : withVersion(path)}`;
-    const headers = new Headers({ ...settings.headers, ...options.headers });
+    const headers = withUserAgent(mergedHeaders(settings.headers, options.headers));
     if (options.idempotencyKey !== undefined) headers.set('idempotency-key', options.idempotencyKey);
     let body: string | Uint8Array | undefined = options.rawBody;
     if (options.body !== undefined) {
@@ -340,6 +349,13 @@ export function createTransport(settings: TransportSettings): Transport {
     (await call<T>(operation, request)).body;
 
   return { call, body, raw, apiVersion: settings.apiVersion };
+}
+
+/** The client's headers, then the call's, which replace them whatever their case (`User-Agent` and `user-agent`). */
+function mergedHeaders(client: Record<string, string>, call: Record<string, string> | undefined): Headers {
+  const headers = new Headers(client);
+  for (const [name, value] of Object.entries(call ?? {})) headers.set(name, value);
+  return headers;
 }
 
 function parseJson<T>(text: string): T | null {

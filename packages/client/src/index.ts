@@ -27,11 +27,14 @@ export {
 } from './errors.js';
 export {
   DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
+  generateTestHeaderString,
   verifyWebhookEvent,
   WEBHOOK_SIGNATURE_HEADER,
   WebhookSignatureError,
+  type TestHeaderOptions,
   type VerifyWebhookOptions,
   type WebhookSignatureFailure,
 } from './webhook-verification.js';
+export { CLIENT_VERSION } from './runtime.js';
 export { OPERATIONS, type ClientOperation, type OperationId } from './operations.js';
 export type * from './types.js';

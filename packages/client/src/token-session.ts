@@ -1,5 +1,6 @@
 import { PaymentsError } from './errors.js';
 import type { TokenSource } from './http-transport.js';
+import { decodeBase64Url } from './runtime.js';
 import type { LoginRequest, Token } from './types.js';
 
 /** Your own source of tokens, used instead of the client's session (`credentials` / `token`). */
@@ -100,7 +101,7 @@ export function createTokenSession(settings: TokenSessionSettings): TokenSession
 /** A JWT's `iat` and `exp` in ms, read without verifying (only to know when to refresh); unknown: never expires. */
 function lifetimeOf(token: string): [issuedAt: number, expiresAt: number] {
   try {
-    const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as {
+    const payload = JSON.parse(decodeBase64Url(token.split('.')[1] ?? '')) as {
       iat?: unknown;
       exp?: unknown;
     };

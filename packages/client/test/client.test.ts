@@ -573,7 +573,7 @@ describe('@payments/client against the running system', function () {
         (calls) => calls.length > 0,
       );
       const header = call?.headers[WEBHOOK_SIGNATURE_HEADER.toLowerCase()] as string;
-      const event = verifyWebhookEvent<'1.0'>(call?.body as string, header, endpoint.secret);
+      const event = await verifyWebhookEvent<'1.0'>(call?.body as string, header, endpoint.secret);
       expect(event).to.include({ type: 'transaction.completed', api_version: '1.0' });
       if (event.type !== 'transaction.completed') return expect.fail(event.type);
       expect(event.data.object).to.include({ id: deposit.id, status: 'completed', amount: 7 });
@@ -588,7 +588,9 @@ describe('@payments/client against the running system', function () {
       );
       const signature = delivered?.headers['stripe-signature'] as string;
       for (const secrets of [endpoint.secret, rotated.secret, [rotated.secret, endpoint.secret]]) {
-        expect(verifyWebhookEvent(delivered?.body as string, signature, secrets).id).to.be.a('string');
+        expect((await verifyWebhookEvent(delivered?.body as string, signature, secrets)).id).to.be.a(
+          'string',
+        );
       }
 
       const deliveries = await client.webhookEndpoints.deliveries.list(endpoint.id).toArray();

@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { useSystem, pnpmCommand } from '@payments/testkit';
+import { useSystem } from '@payments/testkit';
+import { CLIENT_PACKAGE, packClient } from './support/pack.js';
 
 const run = promisify(execFile);
-const PACKAGE = path.resolve(import.meta.dirname, '..');
+const PACKAGE = CLIENT_PACKAGE;
 const ROOT = path.resolve(PACKAGE, '../..');
 /** Nothing inherited may bring tsx or the workspace's sources back (`--import`, `--conditions=development`). */
 const PLAIN_NODE = { ...process.env, NODE_OPTIONS: '' };
@@ -29,14 +30,7 @@ describe('@payments/client as a packed tarball, outside the workspace', function
   // Packed and installed first: the system is started once the project is ready.
   const system = useSystem(async () => {
     scratch = await mkdtemp(path.join(tmpdir(), 'payments-client-pack-'));
-    const [command, args] = pnpmCommand();
-    await run(command, [...args, 'pack', '--pack-destination', scratch], {
-      cwd: PACKAGE,
-      env: PLAIN_NODE,
-      timeout: 240_000,
-    });
-    const [packed] = (await readdir(scratch)).filter((file) => file.endsWith('.tgz'));
-    tarball = path.join(scratch, packed as string);
+    tarball = await packClient(scratch, PLAIN_NODE);
     const project = path.join(scratch, 'project');
     await mkdir(path.join(project, 'src'), { recursive: true });
     await writeFile(
@@ -90,10 +84,15 @@ describe('@payments/client as a packed tarball, outside the workspace', function
 
   const project = () => path.join(scratch, 'project');
 
-  it('ships compiled ESM, one bundled declaration file and the README, and depends on nothing', async () => {
+  it('ships compiled ESM, one bundled declaration file, the README and CHANGELOG, and depends on nothing', async () => {
     const { stdout } = await run('tar', ['-tzf', tarball]);
     const files = stdout.split('\n').filter(Boolean);
-    expect(files).to.include.members(['package/package.json', 'package/README.md', 'package/dist/index.js']);
+    expect(files).to.include.members([
+      'package/package.json',
+      'package/README.md',
+      'package/CHANGELOG.md',
+      'package/dist/index.js',
+    ]);
     expect(files.filter((file) => file.endsWith('.d.ts'))).to.deep.equal(['package/dist/index.d.ts']);
     expect(files.filter((file) => file.includes('/src/') || file.endsWith('.tsbuildinfo'))).to.deep.equal([]);
     const installed = path.join(project(), 'node_modules/@payments/client');
@@ -103,7 +102,10 @@ describe('@payments/client as a packed tarball, outside the workspace', function
     >;
     expect(manifest).to.include({ name: '@payments/client', type: 'module' });
     expect(manifest).to.not.have.any.keys('dependencies', 'devDependencies', 'scripts');
-    expect(manifest.exports).to.deep.equal({ '.': { default: './dist/index.js' } });
+    expect(manifest.exports).to.deep.equal({
+      '.': { types: './dist/index.d.ts', default: './dist/index.js' },
+      './package.json': './package.json',
+    });
     const declarations = await readFile(path.join(installed, 'dist/index.d.ts'), 'utf8');
     expect(declarations).to.not.match(/from ['"]@payments\/|from ['"]@sinclair\//);
     const installedPackages = await readdir(path.join(project(), 'node_modules/@payments'));

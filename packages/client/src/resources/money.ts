@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUID } from '../runtime.js';
 import { RequestTimeoutError } from '../errors.js';
 import { sleep, type RequestOptions } from '../http-transport.js';
 import { pagedList, type PagedList } from '../pagination.js';
