@@ -228,6 +228,14 @@ describe('the OpenAPI document against the running system', function () {
       () => call('GET', `/v1.1/transaction/${v11.body.id}`, { token }),
       (response) => response.body?.status === 'completed',
     );
+    // Paid by the unsigned webhook, not at the sandbox: the provider refuses the refund, which fails at once.
+    const refund = await call('POST', `/v1.1/transaction/${v11.body.id}/refund`, {
+      token,
+      body: { reason: 'duplicate' },
+      headers: { 'idempotency-key': randomUUID() },
+    });
+    expect(refund.status, refund.text).to.equal(202);
+    expect(refund.body).to.include({ type: 'reversal', reversal_reason: 'refund', status: 'failed' });
     expect((await call('GET', '/transactions?status=completed', { token })).status).to.equal(200);
     expect(
       (await call('GET', `/v1.1/account/${accountId}/transactions?type=deposit`, { token })).status,

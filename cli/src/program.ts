@@ -12,6 +12,7 @@ import { moneyCommands } from './commands/money-commands.js';
 import { statementCommands } from './commands/statement-commands.js';
 import type { Run } from './commands/run.js';
 import { transactionCommands } from './commands/transaction-commands.js';
+import { refundCommands } from './commands/refund-commands.js';
 import { userCommands } from './commands/user-commands.js';
 import { webhookCommands } from './commands/webhook-commands.js';
 import { createContext, DEFAULT_API_URL, type GlobalArgs } from './context.js';
@@ -60,6 +61,7 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv = process.en
   cli = accountCommands(cli, run);
   cli = moneyCommands(cli, run);
   cli = transactionCommands(cli, run);
+  cli = refundCommands(cli, run);
   cli = statementCommands(cli, run);
   cli = currencyCommands(cli, run);
   cli = userCommands(cli, run);

@@ -65,6 +65,7 @@ const CALLED_BY = {
   transfer: ['money.transfer'],
   listTransactions: ['transactions.list', 'transactions.listPage'],
   getTransaction: ['transactions.get', 'transactions.waitUntilSettled'],
+  refundTransaction: ['transactions.refund'],
 
   listCurrencies: ['currencies.list', 'currencies.listPage'],
   listSupportedCurrencies: ['currencies.supported'],

@@ -35,6 +35,7 @@ export type PayoutAccount = Static<typeof Contracts.PayoutAccountView>;
 export type DepositRequest = Static<typeof Contracts.DepositBody>;
 export type MoneyRequest = Static<typeof Contracts.MoneyBody>;
 export type TransferRequest = Static<typeof Contracts.TransferBody>;
+export type RefundRequest = Static<typeof Contracts.RefundBody>;
 
 export type Statement = Static<typeof Contracts.StatementView>;
 export type StatementEntry = Static<typeof Contracts.StatementEntryView>;

@@ -89,6 +89,7 @@ const CALLS: Record<string, Call> = {
   'transactions.listPage': (c) => c.transactions.listPage(),
   'transactions.get': (c) => c.transactions.get(ID),
   'transactions.waitUntilSettled': (c) => c.transactions.waitUntilSettled(ID),
+  'transactions.refund': (c) => c.transactions.refund(ID, { amount: '1.00', reason: 'duplicate' }),
   'currencies.list': (c) => first(c.currencies.list()),
   'currencies.listPage': (c) => c.currencies.listPage(),
   'currencies.supported': (c) => c.currencies.supported(),

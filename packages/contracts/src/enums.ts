@@ -11,6 +11,9 @@ export const TRANSACTION_TYPES = ['deposit', 'withdrawal', 'transfer', 'reversal
  * deposit had ended.
  */
 export const REVERSAL_REASONS = ['refund', 'dispute', 'payout_returned', 'late_payment'] as const;
+/** Why a refund is asked for, as Stripe names it. */
+export const REFUND_REASONS = ['duplicate', 'fraudulent', 'requested_by_customer'] as const;
+export type RefundReason = (typeof REFUND_REASONS)[number];
 export const TRANSACTION_STATUSES = ['pending', 'completed', 'failed', 'canceled'] as const;
 
 /**

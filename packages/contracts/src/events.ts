@@ -68,10 +68,20 @@ export const PaymentAdjustedData = Type.Object(
       Type.Literal('dispute_opened'),
       Type.Literal('dispute_won'),
       Type.Literal('dispute_lost'),
+      // One refund the ledger asked for (its refund_id) reached a final state at the provider.
+      Type.Literal('refund_succeeded'),
+      Type.Literal('refund_failed'),
     ]),
     /** refund: the total refunded so far; dispute: the disputed amount. Minor units. */
     amount: Minor,
     currency: CurrencyCode,
+    /**
+     * refund_succeeded / refund_failed: the reversal the ledger created for the refund it asked for (the refund's
+     * metadata.refund_id).
+     */
+    refund_id: Type.Optional(Uuid),
+    /** Why a refund failed, as the provider says (refund_failed). */
+    failure_reason: Type.Optional(Type.String({ maxLength: 500 })),
     /** The dispute id (each dispute takes effect once); for a refund, the newest refund id or the charge id. */
     reference: Type.String({ minLength: 1, maxLength: 200 }),
     /**

@@ -37,6 +37,7 @@ import { createProviderPaymentRepository } from './data/provider-payment-reposit
 import { createReconciliationRepository } from './data/reconciliation-repository.js';
 import { createPendingTransactionRepository } from './data/pending-transaction-repository.js';
 import { createReversalRepository } from './data/reversal-repository.js';
+import { createRefundRepository } from './data/refund-repository.js';
 import { createSettlementRepository } from './data/settlement-repository.js';
 import { createStatementRepository } from './data/statement-repository.js';
 import { createSystemAccounts } from './data/system-accounts.js';
@@ -57,6 +58,7 @@ import { createPayoutAccounts } from './use-cases/payout-accounts.js';
 import { createProviderPayments } from './use-cases/provider-payments.js';
 import { createReconciliation } from './use-cases/reconciliation.js';
 import { exportPendingTransactions } from './use-cases/pending-transactions.js';
+import { createRefunds } from './use-cases/refunds.js';
 import { createReversals } from './use-cases/reversals.js';
 import { createSettlement } from './use-cases/settlement.js';
 import { createStatements } from './use-cases/statements.js';
@@ -186,6 +188,15 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       provider,
       linkOnWithdrawal,
     });
+    const refunds = createRefunds({
+      store: createRefundRepository(knex, systemAccounts),
+      provider,
+      currencies,
+      maxAmount: config.MAX_AMOUNT,
+      outbox,
+      logger,
+    });
+    shutdown.add('refunds', () => refunds.stop());
     const httpDeps: LedgerHttpDeps = {
       accounts,
       moneyRequests: createMoneyRequests({
@@ -199,6 +210,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
         settleTransfer: settlement.submitTransfer,
         outbox,
       }),
+      refunds,
       transactions: createTransactions({ store: createTransactionRepository(knex), accounts }),
       statements: createStatements({ store: createStatementRepository(knex), accounts }),
       payoutAccounts,

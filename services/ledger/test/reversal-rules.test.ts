@@ -118,4 +118,58 @@ describe('reversal rules', () => {
     expect(disputeHoldOf(500n, 200n)).to.equal(200n);
     expect(disputeHoldOf(500n, -50n)).to.equal(0n);
   });
+
+  it('counts a requested refund while pending, so the provider’s total books nothing more for it', () => {
+    const deposit = transaction();
+    const pending = reversal({
+      id: 'refund-1',
+      reversalReason: 'refund',
+      status: 'pending',
+      completedAt: null,
+      amount: toMinorUnits(3000n),
+    });
+    // charge.refunded with the total that includes the pending refund: nothing to book.
+    expect(decideReversal(deposit, [pending], adjustment('refund', 3000n)).action).to.equal('ignore');
+    // A refund made elsewhere on top of it: only what it adds.
+    const more = decideReversal(deposit, [pending], adjustment('refund', 4000n));
+    expect(more.action === 'create' && [more.reversal.amount, more.reversal.key]).to.deep.equal([
+      1000n,
+      'refund:4000',
+    ]);
+  });
+
+  it('books a requested refund once when the provider confirms it, and fails it once when it cannot', () => {
+    const deposit = transaction();
+    const pending = reversal({
+      id: 'refund-1',
+      reversalReason: 'refund',
+      status: 'pending',
+      completedAt: null,
+      amount: toMinorUnits(3000n),
+    });
+    const confirmed = { ...adjustment('refund_succeeded', 3000n, 're_1'), refundId: 'refund-1' };
+    expect(decideReversal(deposit, [pending], confirmed)).to.deep.include({
+      action: 'finish',
+      status: 'completed',
+    });
+    // The answer and the event both confirm it: the second finds it booked.
+    const booked = { ...pending, status: 'completed' as const };
+    expect(decideReversal(deposit, [booked], confirmed).action).to.equal('ignore');
+    const failed = {
+      ...adjustment('refund_failed', 3000n, 're_1'),
+      refundId: 'refund-1',
+      failureReason: 'the provider could not refund (declined)',
+    };
+    expect(decideReversal(deposit, [pending], failed)).to.deep.include({
+      action: 'fail',
+      reason: 'the provider could not refund (declined)',
+    });
+    expect(decideReversal(deposit, [booked], failed).action).to.equal('ignore');
+    // The total that counted it, arriving after the failure, books nothing.
+    const gone = { ...pending, status: 'failed' as const };
+    expect(decideReversal(deposit, [gone], adjustment('refund', 3000n)).action).to.equal('ignore');
+    // Another refund id, or a refund the provider reported (never pending), is not this one.
+    const other = { ...confirmed, refundId: 'refund-2' };
+    expect(decideReversal(deposit, [pending], other).action).to.equal('ignore');
+  });
 });

@@ -40,6 +40,33 @@ describe('ledger: the Stripe adapter, against the sandbox', () => {
     expect(intent.metadata).to.deep.equal({ transaction_id: request.transactionId });
   });
 
+  it('refunds a PaymentIntent once per refund id, naming the refund and the deposit; a refusal is for good', async () => {
+    const request = money(3000n);
+    const { reference } = await adapter().createPayment(request);
+    await stripe().paymentIntents.confirm(reference, { payment_method: 'pm_card_visa' });
+    const refund = {
+      refundId: randomUUID(),
+      transactionId: request.transactionId,
+      payment: reference,
+      amount: toMinorUnits(1000n),
+      currency: 'USD',
+      reason: 'duplicate' as const,
+    };
+    const [first, again] = [await adapter().createRefund(refund), await adapter().createRefund(refund)];
+    expect(again).to.deep.equal(first);
+    expect(first).to.include({ status: 'succeeded', failureReason: null });
+    const made = await stripe().refunds.retrieve(first.reference);
+    expect(made).to.include({ amount: 1000, reason: 'duplicate', payment_intent: reference });
+    expect(made.metadata).to.deep.equal({
+      transaction_id: request.transactionId,
+      refund_id: refund.refundId,
+    });
+    const tooMuch = await adapter()
+      .createRefund({ ...refund, refundId: randomUUID(), amount: toMinorUnits(2500n) })
+      .catch((error: unknown) => error);
+    expect(tooMuch).to.be.instanceOf(ProviderRefusal);
+  });
+
   it('cancels a PaymentIntent once, and takes one already ended or unknown as done', async () => {
     const request = money();
     const { reference } = await adapter().createPayment(request);

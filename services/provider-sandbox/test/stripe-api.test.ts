@@ -316,4 +316,70 @@ describe('provider-sandbox: paying what no client confirmed (SANDBOX_AUTO_CONFIR
     const paid = await confirm(created.client_secret as string);
     expect(paid.status).to.equal('succeeded');
   });
+
+  describe("refunds, with Stripe's refund test cards", () => {
+    const paid = async (card: string) => {
+      const created = await sandbox.stripe.paymentIntents.create({ amount: 5000, currency: 'usd' });
+      return sandbox.stripe.paymentIntents.confirm(created.id, { payment_method: card });
+    };
+    const refundEvents = (refundId: string, count: number) =>
+      eventually(
+        async () => sandbox.receiver.about(refundId).map((r) => r.event),
+        (events) => events.length >= count,
+      );
+
+    it('keeps reason and metadata, reads a refund back, and refuses a reason Stripe does not know', async () => {
+      const intent = await paid('pm_card_visa');
+      const refund = await sandbox.stripe.refunds.create({
+        payment_intent: intent.id,
+        amount: 1200,
+        reason: 'requested_by_customer',
+        metadata: { refund_id: 'r-1' },
+      });
+      expect(refund).to.include({ status: 'succeeded', amount: 1200, reason: 'requested_by_customer' });
+      expect(await sandbox.stripe.refunds.retrieve(refund.id)).to.deep.equal(refund);
+      const events = await refundEvents(refund.id, 1);
+      expect(events.map((e) => e.type)).to.deep.equal(['refund.created']);
+      const refused = await sandbox.stripe.refunds
+        .create({ payment_intent: intent.id, reason: 'because' as Stripe.RefundCreateParams.Reason })
+        .catch((error: unknown) => error);
+      expect(refused).to.be.instanceOf(Stripe.errors.StripeInvalidRequestError);
+      expect(refused).to.include({ statusCode: 400, param: 'reason' });
+      const missing = await sandbox.stripe.refunds.retrieve('re_missing').catch((error: unknown) => error);
+      expect(missing).to.include({ statusCode: 404, code: 'resource_missing' });
+    });
+
+    it('answers a refund of pm_card_pendingRefund pending, and succeeds it later with refund.updated', async () => {
+      const intent = await paid('pm_card_pendingRefund');
+      const refund = await sandbox.stripe.refunds.create({ payment_intent: intent.id });
+      expect(refund).to.include({ status: 'pending', amount: 5000 });
+      const events = await refundEvents(refund.id, 3);
+      expect(events.map((e) => [e.type, (e.data.object as Stripe.Refund).status])).to.deep.equal([
+        ['refund.created', 'pending'],
+        ['refund.updated', 'succeeded'],
+        ['charge.refund.updated', 'succeeded'],
+      ]);
+      expect((await sandbox.stripe.refunds.retrieve(refund.id)).status).to.equal('succeeded');
+    });
+
+    it('fails a refund of pm_card_refundFail later, and gives the charge its amount back', async () => {
+      const intent = await paid('pm_card_refundFail');
+      const refund = await sandbox.stripe.refunds.create({ payment_intent: intent.id, amount: 2000 });
+      expect(refund.status).to.equal('pending');
+      const events = await refundEvents(refund.id, 4);
+      expect(events.map((e) => e.type)).to.deep.equal([
+        'refund.created',
+        'refund.updated',
+        'refund.failed',
+        'charge.refund.updated',
+      ]);
+      expect(await sandbox.stripe.refunds.retrieve(refund.id)).to.include({
+        status: 'failed',
+        failure_reason: 'expired_or_canceled_card',
+      });
+      // Failed, it no longer counts: the whole payment can be refunded again.
+      const again = await sandbox.stripe.refunds.create({ payment_intent: intent.id, amount: 5000 });
+      expect(again.amount).to.equal(5000);
+    });
+  });
 });

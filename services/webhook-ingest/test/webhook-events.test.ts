@@ -77,6 +77,67 @@ describe('provider events', () => {
     expect(event).to.deep.include({ eventId: 'evt_9', type: 'customer.created', payment: null });
   });
 
+  const REFUND_ID = '6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b';
+  const refundEvent = (type: string, over: Record<string, unknown> = {}) => ({
+    id: 'evt_re',
+    type,
+    data: {
+      object: {
+        id: 're_1',
+        object: 'refund',
+        amount: 3000,
+        currency: 'usd',
+        status: 'succeeded',
+        charge: 'ch_1',
+        payment_intent: 'pi_1',
+        metadata: { transaction_id: 'tx-1', refund_id: REFUND_ID },
+        ...over,
+      },
+    },
+  });
+
+  for (const type of ['refund.created', 'refund.updated', 'charge.refund.updated']) {
+    it(`turns a ${type} of a refund the ledger asked for that succeeded into refund_succeeded`, () => {
+      const event = parseProviderEvent(refundEvent(type));
+      expect(event?.adjustment).to.deep.include({
+        transaction_id: 'tx-1',
+        payment_reference: 'pi_1',
+        adjustment: 'refund_succeeded',
+        amount: 3000,
+        currency: 'USD',
+        reference: 're_1',
+        refund_id: REFUND_ID,
+      });
+    });
+  }
+
+  it("turns a failed or canceled refund into refund_failed with the provider's reason", () => {
+    const failed = parseProviderEvent(
+      refundEvent('refund.failed', { status: 'failed', failure_reason: 'expired_or_canceled_card' }),
+    );
+    expect(failed?.adjustment).to.deep.include({
+      adjustment: 'refund_failed',
+      refund_id: REFUND_ID,
+      failure_reason: 'the provider could not refund (expired_or_canceled_card)',
+    });
+    const canceled = parseProviderEvent(refundEvent('refund.updated', { status: 'canceled' }));
+    expect(canceled?.adjustment).to.deep.include({ adjustment: 'refund_failed' });
+  });
+
+  it('records a pending refund, or one the ledger did not ask for, without effect', () => {
+    expect(parseProviderEvent(refundEvent('refund.created', { status: 'pending' }))).to.deep.include({
+      adjustment: null,
+    });
+    const elsewhere = parseProviderEvent(
+      refundEvent('refund.created', { metadata: { transaction_id: 'tx-1' } }),
+    );
+    expect(elsewhere).to.deep.include({ adjustment: null });
+    // A refund id that is not the ledger's form is refused, not passed on.
+    expect(
+      parseProviderEvent(refundEvent('refund.created', { metadata: { refund_id: 'not-a-uuid' } })),
+    ).to.equal(null);
+  });
+
   const invalid: [string, unknown][] = [
     ['not an object', 'evt'],
     ['no id', { type: 'payout.paid', data: { object: {} } }],

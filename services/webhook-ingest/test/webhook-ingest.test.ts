@@ -569,8 +569,8 @@ describe('webhook-ingest (real Postgres and RabbitMQ)', function () {
       const since = received.length;
       const event = {
         id: `evt_${randomUUID()}`,
-        type: 'charge.refund.updated',
-        data: { object: { id: 're_1' } },
+        type: 'transfer.created',
+        data: { object: { id: 'tr_1' } },
       };
       expect(await signedPost('/webhook/provider', event)).to.include({ status: 200, text: '' });
       expect(await publishedSince(since)).to.deep.equal([]);

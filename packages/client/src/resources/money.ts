@@ -8,6 +8,7 @@ import type {
   HistoryQuery,
   MoneyRequest,
   Page,
+  RefundRequest,
   Transaction,
   TransferRequest,
 } from '../types.js';
@@ -82,6 +83,24 @@ export function transactionsResource<V extends ApiVersion>({ transport }: Resour
     historyPage,
     /** A transaction with its status (and, for a pending deposit, how to pay it: `provider_payment`). */
     get,
+    /**
+     * Refunds a completed card deposit through the payment provider: all that is left of it, or `amount`. Answers
+     * the refund, a `reversal` of the deposit, pending (its net amount held) until the provider confirms it; see
+     * `waitUntilSettled`. Safe to retry, as the money operations are (`idempotencyKey`).
+     */
+    async refund(
+      depositId: string,
+      body: RefundRequest = {},
+      options: MoneyOptions = {},
+    ): Promise<Transaction<V>> {
+      const { idempotencyKey = randomUUID(), ...rest } = options;
+      return transport.body<Transaction<V>>('refundTransaction', {
+        params: { id: depositId },
+        body,
+        idempotencyKey,
+        options: rest,
+      });
+    },
     /** Reads the transaction until it is no longer `pending` (completed, failed or canceled). */
     async waitUntilSettled(transactionId: string, options: WaitOptions = {}): Promise<Transaction<V>> {
       const { intervalMs = 500, waitMs = 60_000, ...rest } = options;

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { CurrencyCode, Nullable, Page, PageQuery, Timestamp, Uuid } from './common.js';
-import { REVERSAL_REASONS, TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../enums.js';
+import { REFUND_REASONS, REVERSAL_REASONS, TRANSACTION_STATUSES, TRANSACTION_TYPES } from '../enums.js';
 import { RequestedCurrency } from './accounts.js';
 
 const TransactionTypeField = Type.Union(TRANSACTION_TYPES.map((type) => Type.Literal(type)));
@@ -69,6 +69,26 @@ export const DepositBody = Type.Object({
   ...Attached,
   payment_method: Type.Optional(PaymentMethod),
 });
+
+/** POST /transaction/{id}/refund: a refund of a completed card deposit, in whole or in part (ADR 0119). */
+export const RefundBody = Type.Object(
+  {
+    amount: Type.Optional(
+      Type.Union([Type.Number(), Type.String({ maxLength: 64 })], {
+        description:
+          'Greater than zero, in the deposit currency (a JSON number or a decimal string); absent: all that is ' +
+          'left to refund of the deposit',
+      }),
+    ),
+    reason: Type.Optional(
+      Type.Union(
+        REFUND_REASONS.map((reason) => Type.Literal(reason)),
+        { description: "Why the payer gets the money back, as Stripe's refunds name it" },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 /** POST /account/{id}/transfer. */
 export const TransferBody = Type.Object({
@@ -149,7 +169,9 @@ export const TransactionView = Type.Object(
         REVERSAL_REASONS.map((reason) => Type.Literal(reason)),
         {
           description:
-            'Reversals only: `refund` (completed when booked), or `dispute`: pending while the dispute is open ' +
+            'Reversals only: `refund` (completed when booked; one asked for with POST /transaction/{id}/refund is ' +
+            'pending, its net amount held, until the provider confirms it, and failed if the provider refuses it), ' +
+            'or `dispute`: pending while the dispute is open ' +
             '(the amount is held), completed when lost, canceled when won; `payout_returned` (the payout came ' +
             'back: its amount is credited) and `late_payment` (the provider captured the payment after the deposit ' +
             'ended: credited as the deposit would have been), completed when booked',

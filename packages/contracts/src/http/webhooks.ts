@@ -41,7 +41,8 @@ export const ProviderEventEnvelope = Type.Object({
     maxLength: 200,
     description:
       'payment_intent.succeeded, payment_intent.payment_failed, payout.paid, payout.failed, charge.refunded, ' +
-      'charge.dispute.created or charge.dispute.closed; other types are acknowledged and change nothing',
+      'refund.created, refund.updated, refund.failed, charge.refund.updated, charge.dispute.created or ' +
+      'charge.dispute.closed; other types are acknowledged and change nothing',
   }),
   data: Type.Object({ object: Type.Object({}) }),
   livemode: Type.Optional(Type.Boolean({ description: 'Whether the event happened in live mode' })),
@@ -114,13 +115,34 @@ export const ProviderDisputeObject = Type.Object({
   metadata: ProviderMetadata,
 });
 
+/**
+ * The refund a `refund.created`, `refund.updated`, `refund.failed` or `charge.refund.updated` event carries. Only a
+ * refund the ledger asked for (its `metadata.refund_id`) takes effect: `succeeded` books it, `failed` or `canceled`
+ * releases its hold; refunds made elsewhere count through `charge.refunded`'s total.
+ */
+export const ProviderRefundObject = Type.Object({
+  id: ProviderId,
+  amount: ProviderAmount,
+  currency: ProviderCurrency,
+  status: Type.Union([Type.Null(), Type.String({ maxLength: 200 })]),
+  charge: ProviderReference,
+  payment_intent: ProviderReference,
+  failure_reason: Type.Optional(Type.Union([Type.Null(), Type.String({ maxLength: 200 })])),
+  metadata: Type.Optional(
+    Type.Object({
+      transaction_id: Type.Optional(ProviderId),
+      refund_id: Type.Optional(Type.String({ format: 'uuid' })),
+    }),
+  ),
+});
+
 /** A provider event of a handled type, as the document shows it: the envelope with its object. */
 export const ProviderEventBody = Type.Object({
   id: ProviderId,
   type: ProviderEventEnvelope.properties.type,
   data: Type.Object({
-    object: Type.Union([ProviderObject, ProviderChargeObject, ProviderDisputeObject], {
-      description: 'A payment intent or payout, a charge (refunds) or a dispute',
+    object: Type.Union([ProviderObject, ProviderChargeObject, ProviderRefundObject, ProviderDisputeObject], {
+      description: 'A payment intent or payout, a charge (refunds), a refund or a dispute',
     }),
   }),
 });

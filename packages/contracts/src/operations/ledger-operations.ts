@@ -145,6 +145,35 @@ export const LEDGER_OPERATIONS = {
     success: { status: 200, description: 'The transaction', schema: 'Transaction' },
     errors: [...PROTECTED, 404],
   },
+  refundTransaction: {
+    method: 'post',
+    path: '/transaction/{id}/refund',
+    owner: 'ledger',
+    access: 'user',
+    tag: 'Money operations',
+    summary: 'Refund a completed card deposit, in whole or in part, through the payment provider',
+    description:
+      'By the deposit’s owner, or an admin (recorded in the admin trail; the owner’s balance pays either way). ' +
+      'Only a completed deposit paid through the provider can be refunded; refunds of it add up to at most what ' +
+      'it captured, less what disputes hold or took (422 BUSINESS_RULE_VIOLATION beyond, INVALID_AMOUNT for a bad ' +
+      '`amount`). Without `amount`, all that is left is refunded. Accepted (202) as a pending `reversal` with ' +
+      '`reversal_reason` `refund`, whose net amount (less its share of the deposit fee, given back) is held from ' +
+      'the available balance (422 INSUFFICIENT_FUNDS when it is not there; nothing is held then). It is completed ' +
+      'when the provider confirms the refund, once however the answer and the provider’s events arrive, and ' +
+      'fails, releasing the hold, when the provider refuses it. The same `Idempotency-Key` with the same body ' +
+      'replays the first answer (the refund as it stands now); with another body it is a 409. Another user’s ' +
+      'deposit is a 404.',
+    headers: ['IdempotencyKey'],
+    body: 'RefundRequest',
+    bodyOptional: true,
+    success: {
+      status: 202,
+      description: 'The refund: a reversal of the deposit, pending until the provider confirms it',
+      schema: 'Transaction',
+      headers: ['Location', 'IdempotentReplayed'],
+    },
+    errors: [...JSON_BODY, ...PROTECTED, 404, 409, 422],
+  },
 } satisfies Record<string, Operation>;
 
 /** Deposits, withdrawals and transfers: one shape, accepted at once and settled later. */

@@ -36,7 +36,9 @@ export const PROVIDER_WEBHOOK_OPERATIONS = {
       'Payments and payouts confirm or fail transactions. `charge.refunded` (the charge with its cumulative ' +
       '`amount_refunded`) and `charge.dispute.created` / `charge.dispute.closed` reverse a completed deposit: a ' +
       '`reversal` transaction linked to it. Each refunded total and each dispute takes effect once, whatever the ' +
-      'redeliveries and their order.',
+      'redeliveries and their order. `refund.created`, `refund.updated`, `refund.failed` and ' +
+      '`charge.refund.updated` book or fail a refund asked for through the API (its `metadata.refund_id`) once it ' +
+      'succeeded or failed.',
     headers: ['ProviderSignature'],
     body: 'ProviderEvent',
     success: { status: 200, description: 'Recorded (and published when it moves money); an empty body' },

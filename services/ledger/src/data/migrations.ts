@@ -27,6 +27,7 @@ import { acceptRequestsTraceContext } from './migrations/025_accept_requests_tra
 import { transactionReferences } from './migrations/026_transaction_references.js';
 import { acceptRequestsReferences } from './migrations/027_accept_requests_references.js';
 import { providerPaymentMethod } from './migrations/031_provider_payment_method.js';
+import { refundRequests } from './migrations/028_refund_requests.js';
 
 /**
  * The ledger's schema, in the order it is built: one migration per file in migrations/, each file named as knex
@@ -72,4 +73,5 @@ export const migrations: Migration[] = [
   acceptRequestsReferences,
   // The payment method a deposit is paid with at once.
   providerPaymentMethod,
+  refundRequests,
 ];

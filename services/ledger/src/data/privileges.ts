@@ -20,6 +20,7 @@ export const privileges: RuntimePrivileges = {
   payout_accounts: ['SELECT', 'INSERT', 'DELETE'],
   provider_payments: ['SELECT', 'INSERT', 'UPDATE'],
   refund_reports: ['SELECT', 'INSERT', 'UPDATE'],
+  refund_requests: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   reconciliation_cases: ['SELECT', 'INSERT', 'UPDATE'],
   reconciliation_state: ['SELECT', 'UPDATE'],
   removed_users: ['SELECT', 'INSERT'],

@@ -3,12 +3,17 @@ import type { Transaction } from './transaction.js';
 
 /** What a provider said about a completed payment after the fact (PaymentAdjusted). */
 export interface Adjustment {
-  kind: 'refund' | 'dispute_opened' | 'dispute_won' | 'dispute_lost';
+  /** refund_succeeded / refund_failed: a refund the ledger asked for (refundId) ended at the provider. */
+  kind: 'refund' | 'dispute_opened' | 'dispute_won' | 'dispute_lost' | 'refund_succeeded' | 'refund_failed';
   /** refund: the provider's refunded total for the payment so far; dispute: the disputed amount. */
   amount: MinorUnits;
   currency: string;
   /** The dispute id for disputes; for refunds, only a reference shown as the reversal's payment id. */
   reference: string;
+  /** refund_succeeded / refund_failed: the pending reversal the ledger created when it asked for the refund. */
+  refundId?: string;
+  /** refund_failed: the provider's reason. */
+  failureReason?: string;
 }
 
 /** A reversal to create: its gross amount, the part of the deposit fee it gives back, and how it starts. */
@@ -26,10 +31,25 @@ export type ReversalDecision =
   /** The deposit is not settled yet: the event is retried later rather than lost. */
   | { action: 'retry'; reason: string }
   | { action: 'create'; reversal: NewReversal }
-  | { action: 'finish'; reversal: Transaction; status: 'completed' | 'canceled' };
+  | { action: 'finish'; reversal: Transaction; status: 'completed' | 'canceled' }
+  /** A refund the ledger asked for that the provider could not make: its hold is released. */
+  | { action: 'fail'; reversal: Transaction; reason: string };
 
 export const disputeKey = (disputeId: string) => `dispute:${disputeId}`;
 const refundKey = (refundedTotal: bigint) => `refund:${refundedTotal}`;
+/** The key of a refund asked for through the API (POST /transaction/{id}/refund), by its reversal's id. */
+export const refundRequestKey = (refundId: string) => `refund_request:${refundId}`;
+
+/**
+ * What the provider's refunded total already counts, as the ledger sees it: the refunds booked, and those it asked
+ * for, pending or failed (the provider counts a refund from its creation, and the ledger books it when the provider
+ * confirms it: refund_succeeded). So a charge.refunded's total never books a requested refund twice, nor one that
+ * failed when its total arrives late, after the failure (events come in any order). The price: a refund made
+ * elsewhere after a requested one failed is counted short by the failed amount, which reconciliation reports,
+ * rather than a user ever losing money the provider did not give back.
+ */
+export const refundsCounted = (reversals: readonly Transaction[]) =>
+  sum(reversals.filter((t) => t.reversalReason === 'refund' && t.status !== 'canceled'));
 
 const sum = (transactions: Transaction[]) => transactions.reduce((total, t) => total + t.amount, 0n);
 /** A refund or dispute reversal that took (or holds) money back; credits linked to the deposit are not. */
@@ -102,6 +122,20 @@ export function decideReversal(
   }
   const active = reversals.filter(isActive);
   const remaining = original.amount - sum(active);
+  if (adjustment.kind === 'refund_succeeded' || adjustment.kind === 'refund_failed') {
+    const requested = reversals.find((t) => t.id === adjustment.refundId && t.reversalReason === 'refund');
+    if (!requested) return { action: 'ignore', reason: 'no refund the ledger asked for has this id' };
+    // Only a refund the ledger asked for is ever pending: those the provider reports are booked at once.
+    if (requested.status !== 'pending')
+      return { action: 'ignore', reason: `the refund is already ${requested.status}` };
+    return adjustment.kind === 'refund_succeeded'
+      ? { action: 'finish', reversal: requested, status: 'completed' }
+      : {
+          action: 'fail',
+          reversal: requested,
+          reason: adjustment.failureReason ?? 'the provider could not make the refund',
+        };
+  }
   const create = (
     key: string,
     reason: NewReversal['reason'],
@@ -121,7 +155,7 @@ export function decideReversal(
     }) as const;
 
   if (adjustment.kind === 'refund') {
-    const refunded = sum(reversals.filter((t) => t.reversalReason === 'refund' && t.status === 'completed'));
+    const refunded = refundsCounted(reversals);
     const added = adjustment.amount - refunded;
     if (added <= 0n) return { action: 'ignore', reason: 'this refunded total is already reversed' };
     const amount = added < remaining ? added : remaining;

@@ -81,6 +81,8 @@ export function startLedgerConsumer({
             amount: toMinorUnits(data.amount),
             currency: data.currency,
             reference: data.reference,
+            ...(data.refund_id && { refundId: data.refund_id }),
+            ...(data.failure_reason && { failureReason: data.failure_reason }),
           },
         };
         await reversals.adjust(report, logger);

@@ -5,6 +5,7 @@ import type { Maintenance } from '../use-cases/maintenance.js';
 import type { MoneyRequests } from '../use-cases/money-requests.js';
 import type { PayoutAccounts } from '../use-cases/payout-accounts.js';
 import type { Reconciliation } from '../use-cases/reconciliation.js';
+import type { Refunds } from '../use-cases/refunds.js';
 import type { Reversals } from '../use-cases/reversals.js';
 import type { Statements } from '../use-cases/statements.js';
 import type { Transactions } from '../use-cases/transactions.js';
@@ -14,6 +15,8 @@ export interface LedgerHttpDeps {
   transactions: Transactions;
   statements: Statements;
   moneyRequests: MoneyRequests;
+  /** Refunds of completed deposits asked for through the API. */
+  refunds: Pick<Refunds, 'request'>;
   /** For rendering amounts in their currencies' units. */
   currencies: CurrencyDirectory;
   /** Where each user's withdrawals are paid out through the provider. */

@@ -5,6 +5,7 @@ import { createInternalHandlers } from './internal-handlers.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { createMoneyHandlers } from './money-handlers.js';
 import { createPayoutAccountHandlers } from './payout-account-handlers.js';
+import { createRefundHandlers } from './refund-handlers.js';
 import { createStatementHandlers } from './statement-handlers.js';
 import { createTransactionHandlers } from './transaction-handlers.js';
 
@@ -16,6 +17,7 @@ export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: Ledg
   const admin = createAdminHandlers(deps);
   const statements = createStatementHandlers(deps);
   const payoutAccounts = createPayoutAccountHandlers(deps);
+  const refunds = createRefundHandlers(deps);
 
   app.post('/account', auth, accounts.openAccount);
   app.get('/accounts', auth, accounts.listAccounts);
@@ -30,6 +32,7 @@ export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: Ledg
   app.get('/payout-account', auth, payoutAccounts.showPayoutAccount);
   app.get('/transactions', auth, transactions.listTransactions);
   app.get('/transaction/:id', auth, transactions.showTransaction);
+  app.post('/transaction/:id/refund', auth, refunds.refund);
 
   app.get('/admin/reconciliation', auth, admin.listReconciliation);
   app.post('/admin/reconciliation/runs', auth, admin.runReconciliation);

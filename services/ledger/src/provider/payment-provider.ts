@@ -36,6 +36,12 @@ export interface PaymentProvider {
    * key makes it once. Resolves with the provider's refund (Stripe: `re_…`).
    */
   refundPayment(reference: string, idempotencyKey: string): Promise<string>;
+  /**
+   * Refunds a paid payment, in whole or in part, as the ledger was asked to (POST /transaction/{id}/refund): the
+   * same refund id always makes the same refund (Stripe: a Refund on the PaymentIntent, its idempotency key
+   * `refund:<id>`, the id in its metadata so that its events name it). Resolves with where the refund stands.
+   */
+  createRefund(request: RefundRequest): Promise<CreatedRefund>;
   /** Takes back what a transfer left on a connected account (an extra transfer); the same key makes it once. */
   reverseTransfer(transfer: string, idempotencyKey: string): Promise<void>;
   /** Makes the connected account a user is paid out to (Stripe: `acct_…`); the same user gets the same account. */
@@ -134,6 +140,25 @@ export interface PaymentRequest {
 export interface NewPayment extends PaymentRequest {
   /** The method to pay with at once (Stripe: `pm_…`); absent, the payer's client confirms the payment later. */
   paymentMethod?: string;
+}
+
+export interface RefundRequest {
+  /** The ledger's refund: the reversal it holds the amount with. */
+  refundId: string;
+  /** The deposit refunded, and the provider's payment it was paid with (Stripe: `pi_…`). */
+  transactionId: string;
+  payment: string;
+  amount: MinorUnits;
+  currency: string;
+  reason: 'duplicate' | 'fraudulent' | 'requested_by_customer' | null;
+}
+
+export interface CreatedRefund {
+  /** The provider's id for the refund (Stripe: `re_…`). */
+  reference: string;
+  /** pending: its outcome comes later, in the provider's events. */
+  status: 'pending' | 'succeeded' | 'failed' | 'canceled';
+  failureReason: string | null;
 }
 
 export interface CreatedPayment {

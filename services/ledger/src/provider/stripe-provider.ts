@@ -297,6 +297,28 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
       return refund.id;
     },
 
+    async createRefund({ refundId, transactionId, payment, amount, currency, reason }) {
+      const refund = await calling(() =>
+        stripe.refunds.create(
+          {
+            payment_intent: payment,
+            amount: Number(amount),
+            ...(reason && { reason }),
+            metadata: { transaction_id: transactionId, refund_id: refundId },
+          },
+          { idempotencyKey: `refund:${refundId}` },
+        ),
+      );
+      if (refund.currency.toUpperCase() !== currency) {
+        throw new Error(`refund ${refund.id} is in ${refund.currency}; the deposit is in ${currency}`);
+      }
+      const status =
+        refund.status === 'succeeded' || refund.status === 'failed' || refund.status === 'canceled'
+          ? refund.status
+          : 'pending';
+      return { reference: refund.id, status, failureReason: refund.failure_reason ?? null };
+    },
+
     async createPayoutAccount({ userId }) {
       const account = await calling(() =>
         stripe.accounts.create(

@@ -135,7 +135,8 @@ export function createReversals({
   return {
     // Refunds and disputes are rare: each in a database transaction of its own, under the deposit's row lock.
     async adjust({ eventId, correlationId, claim, adjustment }, log) {
-      const taken = adjustment.kind === 'dispute_won' ? 0n : adjustment.amount;
+      const taken =
+        adjustment.kind === 'dispute_won' || adjustment.kind === 'refund_failed' ? 0n : adjustment.amount;
       const money = { currency: adjustment.currency, amount: taken, adjustment: true };
       const transactionId = await providerPayments.transactionFor({ eventId, claim, money }, log);
       if (!transactionId) return;
@@ -218,6 +219,18 @@ export async function adjustDeposit(
     return null;
   }
   const deposit = original;
+  if (decision.action === 'fail') {
+    const [ended] = await unit.finishTransactions([
+      {
+        transaction: decision.reversal,
+        status: 'failed',
+        settlement: releaseOf(decision.reversal),
+        reason: decision.reason,
+      },
+    ]);
+    context.logger.warn({ ...about, reason: decision.reason }, 'a refund failed at the provider: released');
+    return ended ?? null;
+  }
   if (decision.action === 'finish') {
     const [ended] = await unit.finishTransactions([endReversal(decision.reversal, decision.status, context)]);
     if (ended?.status === 'canceled') await bookReportedRefund(unit, deposit, context);

@@ -4,6 +4,7 @@ import type {
   PaymentProvider,
   PayoutRequest,
   ProviderRecord,
+  RefundRequest,
 } from '../../src/provider/payment-provider.js';
 import { STRIPE_IDEMPOTENCY_KEY_LIFETIME_MS } from '../../src/provider/stripe-provider.js';
 
@@ -15,6 +16,7 @@ export type ProviderCall =
   | { call: 'reversePayout'; transfer: string; transactionId: string }
   | { call: 'refundPayment'; reference: string; idempotencyKey: string }
   | { call: 'reverseTransfer'; transfer: string; idempotencyKey: string }
+  | { call: 'createRefund'; request: RefundRequest }
   | { call: 'createPayoutAccount'; userId: string };
 
 /**
@@ -90,6 +92,12 @@ export function createFakeProvider(): FakeProvider {
       fake.calls.push(call);
       fake.behave(call);
       return `re_${idempotencyKey}`;
+    },
+    async createRefund(request) {
+      const call: ProviderCall = { call: 'createRefund', request };
+      fake.calls.push(call);
+      fake.behave(call);
+      return { reference: `re_${compact(request.refundId)}`, status: 'succeeded', failureReason: null };
     },
     async reverseTransfer(transfer, idempotencyKey) {
       const call: ProviderCall = { call: 'reverseTransfer', transfer, idempotencyKey };

@@ -12,6 +12,7 @@ import { readListQuery } from '../stripe/lists.js';
 import { StripeApiError } from '../stripe/objects.js';
 import {
   CANCELLATION_REASONS,
+  REFUND_REASONS,
   type Change,
   type PaymentIntentStore,
   type RequestInfo,
@@ -116,6 +117,14 @@ function cancellationReasonOf(
       `Invalid cancellation_reason: must be one of ${CANCELLATION_REASONS.join(', ')}`,
     );
   return raw as Stripe.PaymentIntent.CancellationReason;
+}
+
+function refundReasonOf(body: Record<string, unknown>): Stripe.Refund.Reason | undefined {
+  const raw = text(body.reason);
+  if (raw === undefined) return undefined;
+  if (!(REFUND_REASONS as readonly string[]).includes(raw))
+    throw invalid('reason', `Invalid reason: must be one of ${REFUND_REASONS.join(', ')}`);
+  return raw as Stripe.Refund.Reason;
 }
 
 export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(): void } {
@@ -364,15 +373,25 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
           'parameter_missing',
         );
       }
-      const { refund, events } = store.refund(
+      const { refund, events, pending } = store.refund(
         paymentIntent,
-        { amount: text(body.amount) === undefined ? undefined : amountOf(body), metadata: metadataOf(body) },
+        {
+          amount: text(body.amount) === undefined ? undefined : amountOf(body),
+          metadata: metadataOf(body),
+          reason: refundReasonOf(body),
+        },
         request,
       );
       sendInOrder(events);
+      // A refund of a payment made with one of Stripe's refund test cards ends SANDBOX_DELAY_MS later.
+      if (pending) later(options.payoutDelayMs, () => sendInOrder(store.settleRefund(refund.id)));
       return { status: 200, body: refund };
     }),
   );
+
+  v1.get('/refunds/:id', (req, res) => {
+    res.json(store.retrieveRefund(req.params.id as string));
+  });
 
   v1.get('/refunds', (req, res) => {
     const query = readListQuery(queryOf(req), ['payment_intent']);

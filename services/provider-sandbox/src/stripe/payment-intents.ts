@@ -23,7 +23,10 @@ export type PaymentIntentEvent =
   | Stripe.PaymentIntentPaymentFailedEvent
   | Stripe.PaymentIntentCanceledEvent
   | Stripe.RefundCreatedEvent
+  | Stripe.RefundUpdatedEvent
+  | Stripe.RefundFailedEvent
   | Stripe.ChargeRefundedEvent
+  | Stripe.ChargeRefundUpdatedEvent
   | Stripe.ChargeDisputeCreatedEvent
   | Stripe.ChargeDisputeClosedEvent;
 
@@ -56,9 +59,19 @@ type RefundedCharge = Pick<
 /** Stripe's test payment methods (docs.stripe.com/testing): how a confirmation with each ends. */
 const TEST_PAYMENT_METHODS: Record<
   string,
-  { decline?: { code: string; decline_code?: string; message: string }; disputed?: true }
+  {
+    decline?: { code: string; decline_code?: string; message: string };
+    disputed?: true;
+    /** How a refund of the payment ends (Stripe's refund test cards); unset, it succeeds at once. */
+    refund?: 'pending' | 'fails';
+  }
 > = {
   pm_card_visa: {},
+  // Succeeds; a refund of it is pending, and succeeds later (Stripe's pm_card_pendingRefund, 4000000000007726).
+  pm_card_pendingRefund: { refund: 'pending' },
+  // Succeeds; a refund of it fails later (Stripe's pm_card_refundFail, 4000000000005126). Stripe shows that refund
+  // succeeded until it fails; the sandbox keeps it pending until then (ADR 0119).
+  pm_card_refundFail: { refund: 'fails' },
   // Succeeds, then the cardholder disputes the charge (Stripe's pm_card_createDispute).
   pm_card_createDispute: { disputed: true },
   pm_card_mastercard: {},
@@ -93,6 +106,9 @@ export interface NewPaymentIntent {
   description?: string;
 }
 
+/** The reasons Stripe accepts for a refund. */
+export const REFUND_REASONS = ['duplicate', 'fraudulent', 'requested_by_customer'] as const;
+
 export interface RequestInfo {
   idempotencyKey: string | null;
 }
@@ -123,9 +139,16 @@ export interface PaymentIntentStore {
   /** Refunds a payment that succeeded, in whole or in part: `refund.created`, then `charge.refunded`. */
   refund(
     id: string,
-    params: { amount?: number; metadata: Record<string, string> },
+    params: { amount?: number; metadata: Record<string, string>; reason?: Stripe.Refund.Reason },
     request: RequestInfo,
-  ): { refund: Stripe.Refund; events: PaymentIntentEvent[] };
+  ): { refund: Stripe.Refund; events: PaymentIntentEvent[]; pending: boolean };
+  retrieveRefund(id: string): Stripe.Refund;
+  /**
+   * Ends a pending refund as its payment's test card says: succeeded (`refund.updated`, `charge.refund.updated`),
+   * or failed (`refund.updated`, `refund.failed`, `charge.refund.updated`; the money is back on the platform's
+   * balance and off the charge's refunded total). No events for a refund that is not pending.
+   */
+  settleRefund(id: string): PaymentIntentEvent[];
 }
 
 /** The object as it is after a request, the events it caused, and the error the request is answered with, if any. */
@@ -140,6 +163,47 @@ export function createPaymentIntentStore(platform: PlatformBalance): PaymentInte
   /** By PaymentIntent: the refunds of its charge, newest first. */
   const refunds = new Map<string, Stripe.Refund[]>();
   const disputes = new Map<string, SandboxDispute>();
+  /** Each refund's PaymentIntent. */
+  const refundIntents = new Map<string, string>();
+
+  const findRefund = (refundId: string) => {
+    const intentId = refundIntents.get(refundId);
+    const intent = intentId ? intents.get(intentId) : undefined;
+    const refund = intentId ? refunds.get(intentId)?.find((r) => r.id === refundId) : undefined;
+    return intent && refund ? { intent, refund } : null;
+  };
+
+  /** What a charge counts as refunded, as Stripe's amount_refunded does: its refunds but the failed or canceled. */
+  const refundedOf = (all: readonly Stripe.Refund[]) =>
+    all.filter((r) => r.status !== 'failed' && r.status !== 'canceled').reduce((sum, r) => sum + r.amount, 0);
+
+  /** The charge of a paid PaymentIntent, with its refunds, as charge.refunded sends it. */
+  const chargeOf = (intent: PaymentIntent): RefundedCharge => {
+    const charge = intent.latest_charge as string;
+    const all = refunds.get(intent.id) ?? [];
+    const refunded = refundedOf(all);
+    return {
+      id: charge,
+      object: 'charge',
+      amount: intent.amount,
+      amount_captured: intent.amount_received,
+      amount_refunded: refunded,
+      currency: intent.currency,
+      created: intent.created,
+      livemode: false,
+      metadata: intent.metadata,
+      paid: true,
+      payment_intent: intent.id,
+      refunded: refunded === intent.amount_received,
+      status: 'succeeded',
+      refunds: {
+        object: 'list',
+        data: structuredClone(all),
+        has_more: false,
+        url: `/v1/charges/${charge}/refunds`,
+      },
+    };
+  };
 
   const event = (
     type: PaymentIntentEvent['type'],
@@ -347,7 +411,7 @@ export function createPaymentIntentStore(platform: PlatformBalance): PaymentInte
       };
     },
 
-    refund(paymentIntentId, { amount, metadata }, request) {
+    refund(paymentIntentId, { amount, metadata, reason }, request) {
       const intent = find(paymentIntentId);
       const charge = typeof intent.latest_charge === 'string' ? intent.latest_charge : null;
       if (intent.status !== 'succeeded' || !charge) {
@@ -358,7 +422,7 @@ export function createPaymentIntentStore(platform: PlatformBalance): PaymentInte
         });
       }
       const earlier = refunds.get(intent.id) ?? [];
-      const refunded = earlier.reduce((sum, r) => sum + r.amount, 0);
+      const refunded = refundedOf(earlier);
       const left = intent.amount_received - refunded;
       const refunding = amount ?? left;
       if (left === 0 || refunding < 1 || refunding > left) {
@@ -372,6 +436,8 @@ export function createPaymentIntentStore(platform: PlatformBalance): PaymentInte
               : `Refund amount (${refunding}) is greater than the unrefunded amount on the charge (${left}).`,
         });
       }
+      const method = typeof intent.payment_method === 'string' ? intent.payment_method : null;
+      const pending = method !== null && TEST_PAYMENT_METHODS[method]?.refund !== undefined;
       const refund: Stripe.Refund = {
         id: id('re'),
         object: 'refund',
@@ -384,41 +450,59 @@ export function createPaymentIntentStore(platform: PlatformBalance): PaymentInte
         customer_account: null,
         metadata,
         payment_intent: intent.id,
-        payment_method: typeof intent.payment_method === 'string' ? intent.payment_method : null,
-        reason: null,
+        payment_method: method,
+        reason: reason ?? null,
         receipt_number: null,
         source_transfer_reversal: null,
-        status: 'succeeded',
+        status: pending ? 'pending' : 'succeeded',
+        ...(pending && { pending_reason: 'processing' as const }),
         transfer_reversal: null,
       };
       platform.add(intent.currency, -refunding);
-      const all = [refund, ...earlier];
-      refunds.set(intent.id, all);
-      const refundedCharge: RefundedCharge = {
-        id: charge,
-        object: 'charge',
-        amount: intent.amount,
-        amount_captured: intent.amount_received,
-        amount_refunded: refunded + refunding,
-        currency: intent.currency,
-        created: intent.created,
-        livemode: false,
-        metadata: intent.metadata,
-        paid: true,
-        payment_intent: intent.id,
-        refunded: refunded + refunding === intent.amount_received,
-        status: 'succeeded',
-        refunds: {
-          object: 'list',
-          data: structuredClone(all),
-          has_more: false,
-          url: `/v1/charges/${charge}/refunds`,
-        },
-      };
+      refunds.set(intent.id, [refund, ...earlier]);
+      refundIntents.set(refund.id, intent.id);
       return {
         refund: structuredClone(refund),
-        events: [event('refund.created', refund, request), event('charge.refunded', refundedCharge, request)],
+        events: [
+          event('refund.created', refund, request),
+          event('charge.refunded', chargeOf(intent), request),
+        ],
+        pending,
       };
+    },
+
+    retrieveRefund(refundId) {
+      const found = findRefund(refundId);
+      if (!found) throw missing(404, 'refund', `No such refund: '${refundId}'`);
+      return structuredClone(found.refund);
+    },
+
+    settleRefund(refundId) {
+      const found = findRefund(refundId);
+      if (!found || found.refund.status !== 'pending') return [];
+      const { refund, intent } = found;
+      const method = typeof intent.payment_method === 'string' ? intent.payment_method : '';
+      const fails = TEST_PAYMENT_METHODS[method]?.refund === 'fails';
+      delete refund.pending_reason;
+      const automatic = { idempotencyKey: null };
+      if (!fails) {
+        refund.status = 'succeeded';
+        return [
+          event('refund.updated', refund, automatic),
+          event('charge.refund.updated', refund, automatic),
+        ];
+      }
+      Object.assign(refund, {
+        status: 'failed',
+        failure_reason: 'expired_or_canceled_card',
+        failure_balance_transaction: id('txn'),
+      });
+      platform.add(intent.currency, refund.amount);
+      return [
+        event('refund.updated', refund, automatic),
+        event('refund.failed', refund, automatic),
+        event('charge.refund.updated', refund, automatic),
+      ];
     },
 
     cancel(paymentIntentId, reason, request) {

@@ -5,12 +5,14 @@ import {
   ProviderDisputeObject,
   ProviderEventEnvelope,
   ProviderObject,
+  ProviderRefundObject,
 } from '@payments/contracts';
 import { failureReason, type IncomingWebhookEvent, type PaymentAdjustedData } from './webhook-event.js';
 
 type ProviderObject = Static<typeof ProviderObject>;
 type ProviderCharge = Static<typeof ProviderChargeObject>;
 type ProviderDispute = Static<typeof ProviderDisputeObject>;
+type ProviderRefund = Static<typeof ProviderRefundObject>;
 
 interface ProviderEventEffect {
   status: 'completed' | 'failed' | 'canceled' | 'attempt_failed';
@@ -50,7 +52,14 @@ const PROVIDER_EVENT_EFFECTS = {
 
 type Adjustment = Pick<
   PaymentAdjustedData,
-  'transaction_id' | 'payment_reference' | 'adjustment' | 'amount' | 'currency' | 'reference'
+  | 'transaction_id'
+  | 'payment_reference'
+  | 'adjustment'
+  | 'amount'
+  | 'currency'
+  | 'reference'
+  | 'refund_id'
+  | 'failure_reason'
 >;
 
 /**
@@ -82,6 +91,33 @@ const CLOSED_DISPUTES: Record<string, Adjustment['adjustment']> = {
 };
 
 /**
+ * A refund the ledger asked for (its metadata.refund_id) that ended at the provider: succeeded books it, failed or
+ * canceled releases its hold. Any other refund, or one still pending, is recorded with no effect: refunds made
+ * elsewhere count through charge.refunded's total.
+ */
+const refundOutcome = (refund: ProviderRefund): Adjustment | null => {
+  const refundId = refund.metadata?.refund_id;
+  if (!refundId) return null;
+  const failed = refund.status === 'failed' || refund.status === 'canceled';
+  if (refund.status !== 'succeeded' && !failed) return null;
+  return {
+    ...depositOf(refund, refund.charge ?? refund.id),
+    adjustment: failed ? 'refund_failed' : 'refund_succeeded',
+    amount: refund.amount,
+    currency: refund.currency.toUpperCase(),
+    reference: refund.id,
+    refund_id: refundId,
+    ...(failed && {
+      failure_reason: failureReason(
+        refund.failure_reason && `the provider could not refund (${refund.failure_reason})`,
+        'the provider could not refund',
+      ),
+    }),
+  };
+};
+const refundEvent = { schema: compileSchema(ProviderRefundObject), adjust: refundOutcome };
+
+/**
  * Refunds and disputes of a completed payment, published as PaymentAdjusted: the ledger reverses the deposit (see
  * its decideReversal). A refund carries the charge's cumulative `amount_refunded`, not the one refund's amount, so
  * the ledger reverses only what a total adds: a redelivery, a second event for the same refund or an older total
@@ -99,6 +135,10 @@ const PROVIDER_ADJUSTMENTS = {
       reference: charge.refunds?.data[0]?.id ?? charge.id,
     }),
   },
+  'refund.created': refundEvent,
+  'refund.updated': refundEvent,
+  'refund.failed': refundEvent,
+  'charge.refund.updated': refundEvent,
   'charge.dispute.created': {
     schema: compileSchema(ProviderDisputeObject),
     adjust: (dispute: ProviderDispute): Adjustment | null => disputeAdjustment(dispute, 'dispute_opened'),

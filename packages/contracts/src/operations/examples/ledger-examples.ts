@@ -119,4 +119,9 @@ export const LEDGER_EXAMPLES = {
     response: { data: [reversal, completedTransfer, completedDeposit], pagination: page(3) },
   },
   getTransaction: { response: { ...completedDeposit, updated_at: SETTLED_AT, completed_at: SETTLED_AT } },
+  refundTransaction: {
+    request: { amount: '200.00', reason: 'requested_by_customer' },
+    // Pending while the provider makes the refund (its net amount held); completed when it confirms it.
+    response: { ...reversal, status: 'pending', payment_id: null, completed_at: null },
+  },
 } satisfies { [K in keyof typeof LEDGER_OPERATIONS]?: OperationExamples };
