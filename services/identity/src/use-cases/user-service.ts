@@ -8,6 +8,8 @@ import {
   notFound,
   type AuthClaims,
   type Logger,
+  type Page,
+  type PageRequest,
 } from '@payments/service-kit';
 import type { IdentityStore } from '../data/identity-store.js';
 import type { LedgerClient } from '../data/ledger-client.js';
@@ -78,8 +80,8 @@ export interface UserService {
   findUsers(
     claims: AuthClaims,
     criteria: UserSearch,
-    page: { limit: number; offset: number },
-  ): Promise<{ data: User[]; total: number }>;
+    page: PageRequest,
+  ): Promise<Page<User>>;
   /** Creates the configured administrator unless a user with that name or e-mail exists. */
   ensureAdmin(admin: Registration): Promise<void>;
 }
