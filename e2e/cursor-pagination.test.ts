@@ -146,7 +146,10 @@ describe('cursor pagination of the lists that grow, through the gateway', functi
       await api.get(`/transactions?starting_after=${history[1]}&ending_before=${history[0]}`, alice.token),
       'ending_before',
     );
-    expectBadCursor(await api.get(`/transactions?offset=2&starting_after=${history[0]}`, alice.token), 'offset');
+    expectBadCursor(
+      await api.get(`/transactions?offset=2&starting_after=${history[0]}`, alice.token),
+      'offset',
+    );
     expectBadCursor(await api.get(`/transactions?starting_after=not-an-id`, alice.token), 'starting_after');
   });
 

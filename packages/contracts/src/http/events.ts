@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox';
 import { CursorQuery, HasMore } from './common.js';
 import { WebhookEventPayload, WebhookEventTypeSchema } from './webhook-endpoints.js';
 
-const UnixSeconds = (description: string) => Type.Integer({ minimum: 0, maximum: 253_402_300_799, description });
+const UnixSeconds = (description: string) =>
+  Type.Integer({ minimum: 0, maximum: 253_402_300_799, description });
 
 /**
  * GET /events: the caller's events, newest first, by cursor. `created[…]` bounds are Unix seconds and compare with

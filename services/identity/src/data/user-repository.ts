@@ -62,10 +62,7 @@ export interface UserRepository {
   update(id: string, changes: UserChanges, expectedVersions?: number[]): Promise<UpdateResult>;
   delete(id: string): Promise<boolean>;
   /** Ordered by username; `total` counts every match. */
-  search(
-    criteria: UserSearch,
-    page: PageRequest,
-  ): Promise<Page<User>>;
+  search(criteria: UserSearch, page: PageRequest): Promise<Page<User>>;
 }
 
 interface UserRow {

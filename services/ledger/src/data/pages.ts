@@ -21,10 +21,16 @@ export async function readPage<Row, T>(
   const counted = scope().count<{ count: string }[]>('*');
   if (page.cursor) {
     const [{ rows, hasMore }, [count]] = await Promise.all([
-      readByCursor<Row>(knex, scope, columns, { ...page, cursor: page.cursor }, {
-        keys: order.map(({ column }) => column),
-        direction: order[0]?.order ?? 'asc',
-      }),
+      readByCursor<Row>(
+        knex,
+        scope,
+        columns,
+        { ...page, cursor: page.cursor },
+        {
+          keys: order.map(({ column }) => column),
+          direction: order[0]?.order ?? 'asc',
+        },
+      ),
       counted,
     ]);
     return { data: rows.map(toItem), total: Number(count?.count ?? 0), hasMore };

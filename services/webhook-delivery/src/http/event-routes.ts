@@ -39,7 +39,7 @@ function createdBounds(query: {
 export function eventRoutes(
   auth: RequestHandler,
   deps: { events: EventRepository; rendering: EventRendering },
-) {
+): Router {
   const router = Router();
 
   /** The event as its webhook carries it; one not rendered yet is rendered now, or the read is a 503 to retry. */
