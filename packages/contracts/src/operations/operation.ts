@@ -38,8 +38,8 @@ export const TAGS = {
   'Exchange rates': 'Rates between currencies (v1.1), cached with a TTL',
   Webhooks: 'Called by the payment provider; errors are `{ "error": string }`',
   'Webhook endpoints': 'Outgoing webhooks: where we POST events about your transactions, accounts and user',
-  Events: 'The events of the last 30 days, as outgoing webhooks carry them, to read or catch up on',
   Operations: 'Probes and metrics',
+  Events: 'The events of the last 30 days, as outgoing webhooks carry them, to read or catch up on',
 } as const;
 export type Tag = keyof typeof TAGS;
 
