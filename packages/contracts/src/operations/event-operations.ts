@@ -7,7 +7,7 @@ export const EVENT_OPERATIONS = {
     path: '/events',
     owner: 'webhook-delivery',
     access: 'user',
-    tag: 'Events',
+    tag: 'Webhook endpoints',
     summary: 'Your events of the last 30 days, newest first',
     description:
       'Every event about your transactions, accounts and user, whether or not an endpoint subscribes to it: the ' +
@@ -25,7 +25,7 @@ export const EVENT_OPERATIONS = {
     path: '/events/{id}',
     owner: 'webhook-delivery',
     access: 'user',
-    tag: 'Events',
+    tag: 'Webhook endpoints',
     summary: 'One of your events',
     description: 'Another user’s event, or one older than 30 days, is a 404.',
     success: { status: 200, description: 'The event', schema: 'WebhookEvent' },

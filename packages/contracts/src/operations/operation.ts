@@ -39,7 +39,6 @@ export const TAGS = {
   Webhooks: 'Called by the payment provider; errors are `{ "error": string }`',
   'Webhook endpoints': 'Outgoing webhooks: where we POST events about your transactions, accounts and user',
   Operations: 'Probes and metrics',
-  Events: 'The events of the last 30 days, as outgoing webhooks carry them, to read or catch up on',
 } as const;
 export type Tag = keyof typeof TAGS;
 
