@@ -365,6 +365,21 @@ describe('the OpenAPI document against the running system', function () {
     expect((await call('DELETE', `/api-keys/${key.id}`, { token })).status).to.equal(404);
   });
 
+  it('documents the events and their cursor pages', async () => {
+    const listed = await eventually(
+      () => call('GET', '/events?type=transaction.completed&limit=1', { token }),
+      (response) => response.body?.data?.length === 1,
+    );
+    expect(listed.body).to.have.property('has_more');
+    const eventId = listed.body.data[0].id as string;
+    expect((await call('GET', `/events/${eventId}`, { token })).status).to.equal(200);
+    const older = await call('GET', `/events?starting_after=${eventId}&created[gte]=0`, { token });
+    expect(older.status, older.text).to.equal(200);
+    const page = await call('GET', `/transactions?limit=1`, { token });
+    const next = await call('GET', `/transactions?limit=1&starting_after=${page.body.data[0].id}`, { token });
+    expect(next.status, next.text).to.equal(200);
+  });
+
   it('documents administration, token refresh, logout and deletion', async () => {
     const admin = await call('POST', '/auth/login', {
       body: { username: system.admin.username, password: system.admin.password },

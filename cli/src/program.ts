@@ -11,6 +11,7 @@ import { currencyCommands } from './commands/currency-commands.js';
 import { moneyCommands } from './commands/money-commands.js';
 import { statementCommands } from './commands/statement-commands.js';
 import type { Run } from './commands/run.js';
+import { eventCommands } from './commands/event-commands.js';
 import { transactionCommands } from './commands/transaction-commands.js';
 import { refundCommands } from './commands/refund-commands.js';
 import { userCommands } from './commands/user-commands.js';
@@ -67,6 +68,7 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv = process.en
   cli = userCommands(cli, run);
   cli = webhookCommands(cli, run);
   cli = apiKeyCommands(cli, run);
+  cli = eventCommands(cli, run);
   cli = adminCommands(cli, run);
   cli = configCommands(cli, run);
   cli = cli

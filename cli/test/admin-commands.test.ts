@@ -122,6 +122,7 @@ const unknown = mismatch(CASES.unknown, 'unknown_to_ledger', 'pi_stranger', null
 const WAITING = [withdrawal, bookable, unexplained, unknown];
 const page = <T>(data: T[], limit = 20, offset = 0, total = data.length) => ({
   data,
+  has_more: offset + data.length < total,
   pagination: { limit, offset, total },
 });
 

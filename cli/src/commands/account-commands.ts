@@ -4,7 +4,7 @@ import { formatAmount } from '../amounts.js';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { usageError } from '../exit-codes.js';
 import { idArgument } from './id-argument.js';
-import { pageOptions, paginationNote, type PageArgs } from './paging.js';
+import { pageOptions, pageQuery, paginationNote, type PageArgs } from './paging.js';
 import type { Run } from './run.js';
 import { momentOf } from './statement-commands.js';
 
@@ -68,7 +68,7 @@ export function accountCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
           'List your accounts',
           (y) => pageOptions(y).example('$0 account list --limit 10', ''),
           run(async (ctx, argv: PageArgs) => {
-            const body = await ctx.api.accounts.listPage({ limit: argv.limit, offset: argv.offset });
+            const body = await ctx.api.accounts.listPage(pageQuery(argv));
             if (ctx.out.json) return ctx.out.data(body);
             const rows = await Promise.all(
               body.data.map(async (a) => {
@@ -83,7 +83,7 @@ export function accountCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
               }),
             );
             ctx.out.table(['ID', 'CURRENCY', 'BALANCE', 'AVAILABLE', 'CREATED'], rows);
-            paginationNote(ctx, body);
+            paginationNote(ctx, body, argv);
           }),
         )
         .command(

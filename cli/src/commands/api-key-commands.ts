@@ -3,7 +3,7 @@ import type { ApiKey, ApiKeyScope } from '@payments/client';
 import { API_KEY_SCOPES } from '@payments/contracts/enums';
 import type { GlobalArgs } from '../context.js';
 import { usageError } from '../exit-codes.js';
-import { pageOptions, paginationNote, type PageArgs } from './paging.js';
+import { pageOptions, pageQuery, paginationNote, type PageArgs } from './paging.js';
 import type { Run } from './run.js';
 
 function describeKey(key: ApiKey): [string, string][] {
@@ -62,7 +62,7 @@ export function apiKeyCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs
         'List your keys (never their secrets)',
         (y) => pageOptions(y),
         run(async (ctx, argv: PageArgs) => {
-          const body = await ctx.api.apiKeys.listPage({ limit: argv.limit, offset: argv.offset });
+          const body = await ctx.api.apiKeys.listPage(pageQuery(argv));
           if (ctx.out.json) return ctx.out.data(body);
           ctx.out.table(
             ['ID', 'NAME', 'KEY', 'SCOPES', 'EXPIRES', 'LAST USED'],
@@ -75,7 +75,7 @@ export function apiKeyCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs
               k.last_used_at ?? 'never',
             ]),
           );
-          paginationNote(ctx, body);
+          paginationNote(ctx, body, argv);
         }),
       )
       .command(

@@ -5,7 +5,7 @@ import { formatAmount } from '../amounts.js';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { feeOf } from '../transaction-wait.js';
 import { idArgument } from './id-argument.js';
-import { pageOptions, paginationNote } from './paging.js';
+import { pageOptions, pageQuery, paginationNote } from './paging.js';
 import type { Run } from './run.js';
 
 interface TransactionFilters {
@@ -16,6 +16,8 @@ interface TransactionFilters {
   to?: string;
   limit?: number;
   offset?: number;
+  startingAfter?: string;
+  endingBefore?: string;
 }
 
 async function describeTransaction(ctx: CommandContext, t: Transaction): Promise<[string, string][]> {
@@ -61,8 +63,7 @@ export function transactionCommands(cli: Argv<GlobalArgs>, run: Run): Argv<Globa
           status: argv.status,
           from: argv.from,
           to: argv.to,
-          limit: argv.limit,
-          offset: argv.offset,
+          ...pageQuery(argv),
         };
         const body = argv.account
           ? await ctx.api.transactions.historyPage(argv.account, query)
@@ -81,7 +82,7 @@ export function transactionCommands(cli: Argv<GlobalArgs>, run: Run): Argv<Globa
           ]),
         );
         ctx.out.table(['ID', 'TYPE', 'STATUS', 'AMOUNT', 'CURRENCY', 'ACCOUNT', 'CREATED'], rows);
-        paginationNote(ctx, body);
+        paginationNote(ctx, body, argv);
       }),
     )
     .command(

@@ -11,7 +11,7 @@ import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES } from '@payments/contra
 import { API_VERSIONS } from '@payments/contracts/versions';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { usageError } from '../exit-codes.js';
-import { pageOptions, paginationNote, type PageArgs } from './paging.js';
+import { pageOptions, pageQuery, paginationNote, type PageArgs } from './paging.js';
 import type { Run } from './run.js';
 import { webhookDrillCommand } from './webhook-drill-command.js';
 
@@ -40,7 +40,7 @@ function printWithSecret(ctx: CommandContext, endpoint: WebhookEndpointWithSecre
   ctx.out.note('Store the signing secret now: it is not shown again.', 'warning');
 }
 
-export type DeliveryLogQuery = Pick<WebhookDeliveryListQuery, 'status' | 'limit' | 'offset'>;
+export type DeliveryLogQuery = Pick<WebhookDeliveryListQuery, 'status'> & PageArgs;
 
 /** An endpoint's delivery log as a table (the API's page with --json): the owner's, or any for an admin. */
 export async function printDeliveryLog(
@@ -50,8 +50,7 @@ export async function printDeliveryLog(
 ): Promise<void> {
   const body = await ctx.api.webhookEndpoints.deliveries.listPage(endpointId, {
     status: query.status,
-    limit: query.limit,
-    offset: query.offset,
+    ...pageQuery(query),
   });
   if (ctx.out.json) return ctx.out.data(body);
   ctx.out.table(
@@ -66,7 +65,7 @@ export async function printDeliveryLog(
       d.next_attempt_at ?? '',
     ]),
   );
-  paginationNote(ctx, body);
+  paginationNote(ctx, body, query);
 }
 
 function checkEvents(events: readonly string[]): WebhookEventType[] {
@@ -113,13 +112,13 @@ export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
         'List your endpoints',
         (y) => pageOptions(y),
         run(async (ctx, argv: PageArgs) => {
-          const body = await ctx.api.webhookEndpoints.listPage({ limit: argv.limit, offset: argv.offset });
+          const body = await ctx.api.webhookEndpoints.listPage(pageQuery(argv));
           if (ctx.out.json) return ctx.out.data(body);
           ctx.out.table(
             ['ID', 'URL', 'EVENTS', 'ENABLED'],
             body.data.map((e) => [e.id, e.url, e.events.join(','), e.enabled ? 'yes' : 'no']),
           );
-          paginationNote(ctx, body);
+          paginationNote(ctx, body, argv);
         }),
       )
       .command(
@@ -207,11 +206,9 @@ export function webhookCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
         'deliveries <id>',
         'The delivery log of an endpoint: status, attempts, last answer, next retry',
         (y) =>
-          y
+          pageOptions(y)
             .positional('id', { type: 'string', demandOption: true })
-            .option('status', { type: 'string', choices: WEBHOOK_DELIVERY_STATUSES })
-            .option('limit', { type: 'number' })
-            .option('offset', { type: 'number' }),
+            .option('status', { type: 'string', choices: WEBHOOK_DELIVERY_STATUSES }),
         run(async (ctx, argv: DeliveryLogQuery & { id: string }) => printDeliveryLog(ctx, argv.id, argv)),
       )
       .command(

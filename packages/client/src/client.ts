@@ -15,6 +15,7 @@ import { adminResource } from './resources/admin.js';
 import { apiKeysResource } from './resources/api-keys.js';
 import { authResource, discoveryResource } from './resources/auth.js';
 import { currenciesResource, ratesResource } from './resources/currencies.js';
+import { eventsResource } from './resources/events.js';
 import { moneyResource, transactionsResource } from './resources/money.js';
 import type { ResourceDeps } from './resources/resource-deps.js';
 import { usersResource } from './resources/users.js';
@@ -83,6 +84,7 @@ function resources<V extends ApiVersion>(deps: ResourceDeps) {
     rates: ratesResource(deps),
     webhookEndpoints: webhookEndpointsResource(deps),
     apiKeys: apiKeysResource(deps),
+    events: eventsResource(deps),
     admin: adminResource<V>(deps),
   };
 }

@@ -88,6 +88,9 @@ const CALLED_BY = {
   getWebhookDelivery: ['webhookEndpoints.deliveries.get'],
   redeliverWebhook: ['webhookEndpoints.deliveries.redeliver'],
   drillWebhookEndpoint: ['webhookEndpoints.drill'],
+
+  listEvents: ['events.list', 'events.listPage'],
+  getEvent: ['events.get'],
 } as const satisfies Partial<Record<ApiOperationId, readonly string[]>>;
 
 export type OperationId = keyof typeof CALLED_BY;

@@ -80,8 +80,13 @@ export type DeadLetterReplayRequest = Static<typeof Contracts.DeadLetterReplayBo
 export type DeadLetterReplay = Static<typeof Contracts.DeadLetterReplayView>;
 
 export type Pagination = Static<typeof Contracts.Pagination>;
-export interface Page<T> {
+/** A page of a list paged by cursor: while `has_more`, ask again `starting_after` its last item's `id`. */
+export interface CursorPage<T> {
   data: T[];
+  has_more: boolean;
+}
+/** A page of a list that also pages by offset: `pagination` says where it is in the whole. */
+export interface Page<T> extends CursorPage<T> {
   pagination: Pagination;
 }
 
@@ -101,6 +106,11 @@ export type ReconciliationQuery = QueryInput<Omit<Static<typeof Contracts.Reconc
 export type UserSearchQuery = QueryInput<Static<typeof Contracts.UserSearchQuery>>;
 export type DeadLetterQuery = QueryInput<Static<typeof Contracts.DeadLetterQuery>>;
 export type AdminActionQuery = QueryInput<Static<typeof Contracts.AdminActionQuery>>;
+type EventListParams = Static<typeof Contracts.EventListQuery>;
+/** GET /events: `created` bounds in Unix seconds, sent as `created[gte]=…` and so on. */
+export type EventListQuery = QueryInput<
+  Pick<EventListParams, 'limit' | 'starting_after' | 'ending_before' | 'type'>
+> & { created?: { gte?: number; gt?: number; lte?: number; lt?: number } };
 
 type TransactionView = Static<typeof Contracts.TransactionView>;
 /** Names `K` only if the contract's transaction has every one of them: a renamed field fails to compile here. */

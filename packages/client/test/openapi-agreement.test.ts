@@ -118,6 +118,9 @@ const CALLS: Record<string, Call> = {
   'webhookEndpoints.deliveries.listPage': (c) => c.webhookEndpoints.deliveries.listPage(ID),
   'webhookEndpoints.deliveries.get': (c) => c.webhookEndpoints.deliveries.get(ID, OTHER_ID),
   'webhookEndpoints.deliveries.redeliver': (c) => c.webhookEndpoints.deliveries.redeliver(ID, OTHER_ID),
+  'events.list': (c) => first(c.events.list({ type: 'transaction.completed', created: { gte: 1 } })),
+  'events.listPage': (c) => c.events.listPage({ limit: 5 }),
+  'events.get': (c) => c.events.get(ID),
 };
 
 interface DocumentOperation {

@@ -24,6 +24,7 @@ import { checkProductionSettings, resolveSecretKeys, type WebhookDeliveryConfig 
 import { createDeliveryRepository } from './data/delivery-repository.js';
 import { createDrillRepository } from './data/drill-repository.js';
 import { createEndpointRepository } from './data/endpoint-repository.js';
+import { createEventRepository } from './data/event-repository.js';
 import { migrations } from './data/migrations.js';
 import { privileges } from './data/privileges.js';
 import { createSecretBox } from './data/secret-box.js';
@@ -31,12 +32,14 @@ import { createObjectRenderer } from './data/object-renderer.js';
 import { createAddressGuard, type Resolver } from './delivery/address-guard.js';
 import { createDeliveryMetrics } from './delivery/delivery-metrics.js';
 import { startDeliveryWorker, type DeliveryWorker } from './delivery/delivery-worker.js';
+import { createEventRendering, startEventRenderer } from './delivery/event-rendering.js';
 import { createWebhookSender } from './delivery/http-sender.js';
 import { startLogRetention } from './delivery/log-retention.js';
 import { createDrillRunner } from './drill/drill-runner.js';
 import { startEventFanOut } from './events/event-fan-out.js';
 import { drillRoutes } from './http/drill-routes.js';
 import { endpointRoutes } from './http/endpoint-routes.js';
+import { eventRoutes } from './http/event-routes.js';
 
 const NAME = 'webhook-delivery';
 
@@ -65,6 +68,7 @@ export async function startWebhookDelivery(
     measureBusConnection(metrics, bus);
     const endpoints = createEndpointRepository(knex, createSecretBox(secretKeys.keys));
     const deliveries = createDeliveryRepository(knex);
+    const events = createEventRepository(knex);
     const deliveryMetrics = createDeliveryMetrics(metrics, () => deliveries.countPending());
     const allowPrivate = config.WEBHOOK_ALLOW_PRIVATE_URLS;
     const guard = createAddressGuard({ allowPrivate, resolve: deps.resolve });
@@ -76,13 +80,25 @@ export async function startWebhookDelivery(
       identityUrl: config.IDENTITY_URL,
       serviceToken: serviceCredential.token,
     });
+    const rendering = createEventRendering({ events, renderer });
     let worker: DeliveryWorker | null = null;
+    let eventRenderer: { wake(): void } | null = null;
     if (config.DELIVERY_WORKER_ENABLED) {
+      const started = startEventRenderer({
+        events,
+        rendering,
+        logger,
+        pollMs: config.DELIVERY_POLL_INTERVAL_MS,
+      });
+      shutdown.add('event renderer', () => started.stop());
+      eventRenderer = started;
       worker = startDeliveryWorker({
         deliveries,
         endpoints,
         sender,
         renderer,
+        events,
+        rendering,
         metrics: deliveryMetrics,
         logger,
         retry: { baseMs: config.DELIVERY_BACKOFF_BASE_MS, maxMs: config.DELIVERY_BACKOFF_MAX_MS },
@@ -97,6 +113,7 @@ export async function startWebhookDelivery(
     const wake = () => worker?.wake();
     const retention = startLogRetention({
       deliveries,
+      events,
       retentionMs: config.DELIVERY_LOG_RETENTION_DAYS * 86_400_000,
       intervalMs: 3_600_000,
       logger,
@@ -110,8 +127,10 @@ export async function startWebhookDelivery(
       knex,
       endpoints,
       deliveries,
+      events,
       retryWindowMs,
       wake,
+      wakeRenderer: () => eventRenderer?.wake(),
     });
     shutdown.add('event fan-out', () => fanOut.stop());
 
@@ -162,6 +181,7 @@ export async function startWebhookDelivery(
             },
           }),
         );
+        routes.use(eventRoutes(auth, { events, rendering }));
         routes.use(deadLetterRoutes({ bus, queues: busRightsOf(NAME).consumes, auth, trail }));
       },
     );

@@ -1,7 +1,7 @@
 import type { Argv } from 'yargs';
 import type { GlobalArgs } from '../../context.js';
 import type { Run } from '../run.js';
-import { pageOptions, paginationNote, type PageArgs } from '../paging.js';
+import { pageOptions, pageQuery, paginationNote, type PageArgs } from '../paging.js';
 
 /** The trail of what admins did: who, when, what, whose and why. */
 export function adminActionCommands(admin: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs> {
@@ -16,8 +16,7 @@ export function adminActionCommands(admin: Argv<GlobalArgs>, run: Run): Argv<Glo
         .example('$0 admin actions --owner 6801acf0…', 'What admins did to one user'),
     run(async (ctx, argv: PageArgs & { actor?: string; owner?: string }) => {
       const body = await ctx.api.admin.actions.listPage({
-        limit: argv.limit,
-        offset: argv.offset,
+        ...pageQuery(argv),
         actor: argv.actor,
         owner: argv.owner,
       });
@@ -34,7 +33,7 @@ export function adminActionCommands(admin: Argv<GlobalArgs>, run: Run): Argv<Glo
           a.reason ?? '',
         ]),
       );
-      paginationNote(ctx, body);
+      paginationNote(ctx, body, argv);
     }),
   );
 }

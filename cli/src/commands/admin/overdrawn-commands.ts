@@ -2,7 +2,7 @@ import type { Argv } from 'yargs';
 import type { OverdrawnReport } from '@payments/contracts';
 import type { CommandContext, GlobalArgs } from '../../context.js';
 import type { Run } from '../run.js';
-import { pageOptions, paginationNote, type PageArgs } from '../paging.js';
+import { pageOptions, pageQuery, paginationNote, type PageArgs } from '../paging.js';
 import { money } from './admin-options.js';
 
 /**
@@ -52,8 +52,7 @@ export function overdrawnCommands(admin: Argv<GlobalArgs>, run: Run): Argv<Globa
     (y) => pageOptions(y).example('$0 admin overdrawn', ''),
     run(async (ctx, argv: PageArgs) => {
       const body = await ctx.api.admin.overdrawnAccounts.listPage({
-        limit: argv.limit,
-        offset: argv.offset,
+        ...pageQuery(argv),
       });
       if (ctx.out.json) return ctx.out.data(body);
       const rows = await Promise.all(
@@ -66,7 +65,7 @@ export function overdrawnCommands(admin: Argv<GlobalArgs>, run: Run): Argv<Globa
         ]),
       );
       ctx.out.table(['ACCOUNT', 'USER', 'CURRENCY', 'BALANCE', 'OVERDRAWN BY'], rows);
-      paginationNote(ctx, body);
+      paginationNote(ctx, body, argv);
       await printLosses(ctx, body);
     }),
   );

@@ -11,7 +11,7 @@ import { CliError, EXIT, usageError } from '../../exit-codes.js';
 import type { Run } from '../run.js';
 import { isCsv } from '../statement-commands.js';
 import { idArgument } from '../id-argument.js';
-import { pageOptions, paginationNote, type PageArgs } from '../paging.js';
+import { offsetPageOptions, paginationNote, type PageArgs } from '../paging.js';
 import { money, REASON_LENGTH } from './admin-options.js';
 
 type Decision = ReconciliationDecisionRequest['decision'];
@@ -94,7 +94,7 @@ export function reconciliationCommands(admin: Argv<GlobalArgs>, run: Run): Argv<
           'list',
           'Withdrawals awaiting their confirmation, then the open mismatches with the provider',
           (y) =>
-            pageOptions(y)
+            offsetPageOptions(y)
               .option('csv', {
                 type: 'boolean',
                 describe: "Print the whole list as the API's CSV report (unpaged) instead",

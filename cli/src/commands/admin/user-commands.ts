@@ -4,7 +4,7 @@ import { USER_STATUSES } from '@payments/contracts/enums';
 import type { CommandContext, GlobalArgs } from '../../context.js';
 import type { Run } from '../run.js';
 import { idArgument } from '../id-argument.js';
-import { pageOptions, paginationNote, type PageArgs } from '../paging.js';
+import { pageOptions, pageQuery, paginationNote, type PageArgs } from '../paging.js';
 import { OPTIONAL_REASON, optionalReason } from './admin-options.js';
 
 type UserStatus = StatusChangeRequest['status'];
@@ -57,15 +57,14 @@ export function adminUserCommands(admin: Argv<GlobalArgs>, run: Run): Argv<Globa
               email: argv.email,
               q: argv.query,
               status: argv.status,
-              limit: argv.limit,
-              offset: argv.offset,
+              ...pageQuery(argv),
             });
             if (ctx.out.json) return ctx.out.data(body);
             ctx.out.table(
               ['ID', 'USERNAME', 'EMAIL', 'ROLE', 'STATUS', 'CREATED'],
               body.data.map((u) => [u.id, u.username, u.email, u.role, u.status, u.created_at]),
             );
-            paginationNote(ctx, body);
+            paginationNote(ctx, body, argv);
           },
         ),
       )

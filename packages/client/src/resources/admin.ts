@@ -1,5 +1,5 @@
 import type { RequestOptions } from '../http-transport.js';
-import { pagedList, type PagedList } from '../pagination.js';
+import { offsetPagedList, pagedList, type PagedList } from '../pagination.js';
 import type {
   AdminAction,
   AdminActionQuery,
@@ -37,7 +37,7 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
     reconciliation: {
       /** What waits for an operator, told apart by `kind`: unconfirmed withdrawals, then the open cases. */
       list: (query: ReconciliationQuery = {}, options?: RequestOptions): PagedList<ReconciliationItem<V>> =>
-        pagedList((window) => reconciliationPage({ ...query, ...window }, options), query),
+        offsetPagedList((window) => reconciliationPage({ ...query, ...window }, options), query),
       listPage: reconciliationPage,
       /** The whole list as a CSV report, unpaged. */
       async csv(options?: RequestOptions): Promise<string> {

@@ -1,11 +1,11 @@
 import type { RequestOptions } from '../http-transport.js';
 import { pagedList, type PagedList } from '../pagination.js';
-import type { ApiKey, ApiKeyWithSecret, NewApiKeyRequest, Page } from '../types.js';
+import type { ApiKey, ApiKeyWithSecret, NewApiKeyRequest, Page, PageQuery } from '../types.js';
 import type { ResourceDeps } from './resource-deps.js';
 
 /** Your API keys for servers: secret or restricted to scopes (see the README's "API keys"). */
 export function apiKeysResource({ transport }: ResourceDeps) {
-  const listPage = async (query: { limit?: number; offset?: number } = {}, options?: RequestOptions) =>
+  const listPage = async (query: PageQuery = {}, options?: RequestOptions) =>
     transport.body<Page<ApiKey>>('listApiKeys', { query, options });
   return {
     /** Creates a key; the answer's `secret` is shown this once (only its hash is kept). */
@@ -13,7 +13,7 @@ export function apiKeysResource({ transport }: ResourceDeps) {
       return transport.body<ApiKeyWithSecret>('createApiKey', { body: key, options });
     },
     /** Your keys not revoked, newest first, every page; never their secrets. */
-    list: (query: { limit?: number } = {}, options?: RequestOptions): PagedList<ApiKey> =>
+    list: (query: PageQuery = {}, options?: RequestOptions): PagedList<ApiKey> =>
       pagedList((window) => listPage({ ...query, ...window }, options), query),
     listPage,
     /** Revokes a key everywhere, at once. */

@@ -1,5 +1,5 @@
 import type { RequestOptions } from '../http-transport.js';
-import { pagedList, type PagedList } from '../pagination.js';
+import { offsetPagedList, type PagedList } from '../pagination.js';
 import type {
   Currency,
   CurrencyList,
@@ -37,7 +37,7 @@ export function currenciesResource({ transport }: ResourceDeps) {
   return {
     /** Every active ISO 4217 currency. */
     list: (query: CurrencyPageQuery = {}, options?: RequestOptions): PagedList<Currency> =>
-      pagedList((window) => listPage({ ...query, ...window }, options), query, MAX_CURRENCY_PAGE),
+      offsetPagedList((window) => listPage({ ...query, ...window }, options), query, MAX_CURRENCY_PAGE),
     listPage,
     /** The currencies accounts may be opened in. */
     supported: (options?: RequestOptions) => read<CurrencyList>('listSupportedCurrencies', {}, options),

@@ -21,15 +21,38 @@ export const AdminReasonBody = Type.Object(
   { additionalProperties: false },
 );
 
-/** `limit` and `offset` of the listing endpoints (/accounts, /transactions, histories). */
+/**
+ * Cursor paging, as Stripe pages: an object's `id` from the list, and the page of those just after it
+ * (`starting_after`, the next page) or just before it (`ending_before`, the previous page), in the list's order.
+ */
+export const CursorQuery = Type.Object({
+  starting_after: Type.Optional(
+    Type.String({
+      format: 'uuid',
+      description: 'The `id` of the last item of the page you have: the next page. Not with `ending_before`',
+    }),
+  ),
+  ending_before: Type.Optional(
+    Type.String({
+      format: 'uuid',
+      description: 'The `id` of the first item of the page you have: the previous page',
+    }),
+  ),
+});
+
+/**
+ * `limit` and `offset` of the listing endpoints (/accounts, /transactions, histories), and the cursors that page
+ * them without skipping or repeating an item while the list grows.
+ */
 export const PageQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size' }),
   offset: Type.Integer({
     minimum: 0,
     maximum: 2_147_483_647,
     default: 0,
-    description: 'Items to skip',
+    description: 'Items to skip; not with a cursor',
   }),
+  ...CursorQuery.properties,
 });
 
 export const Pagination = Type.Object(
@@ -41,9 +64,18 @@ export const Pagination = Type.Object(
   { additionalProperties: false },
 );
 
-/** A page of a list: `{ data: [...], pagination: { limit, offset, total } }`. */
+export const HasMore = Type.Boolean({
+  description:
+    'Whether more items follow this page in the direction it was read: after it, or with `ending_before` ' +
+    'before it',
+});
+
+/** A page of a list: `{ data: [...], has_more, pagination: { limit, offset, total } }`. */
 export const Page = <S extends TSchema>(item: S) =>
-  Type.Object({ data: Type.Array(item), pagination: Pagination }, { additionalProperties: false });
+  Type.Object(
+    { data: Type.Array(item), has_more: HasMore, pagination: Pagination },
+    { additionalProperties: false },
+  );
 
 /** GET /: which versions the API serves. */
 export const DiscoveryView = Type.Object(

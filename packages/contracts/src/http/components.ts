@@ -30,6 +30,7 @@ import {
   TransactionView,
   TransferBody,
 } from './money.js';
+import { EventListQuery, EventPage } from './events.js';
 import { ProblemDetails, WebhookErrorView } from './problem.js';
 import {
   AdminActionPage,
@@ -166,6 +167,7 @@ export const COMPONENT_SCHEMAS = {
   WebhookDeliveryPage,
   WebhookEvent: WebhookEventPayload,
   WebhookDrill: WebhookDrillView,
+  EventPage,
 } satisfies Record<string, TSchema>;
 export type ComponentName = keyof typeof COMPONENT_SCHEMAS;
 
@@ -176,6 +178,7 @@ export const QUERY_SCHEMAS = {
   CurrencyPageQuery,
   CurrencySearchQuery,
   DeadLetterQuery,
+  EventListQuery,
   HistoryQuery,
   PageQuery,
   RatesQuery,

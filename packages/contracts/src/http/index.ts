@@ -11,4 +11,5 @@ export * from './webhook-endpoints.js';
 export * from './webhook-drills.js';
 export * from './dead-letters.js';
 export * from './api-keys.js';
+export * from './events.js';
 export * from './components.js';

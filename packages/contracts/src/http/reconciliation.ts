@@ -6,7 +6,7 @@ import {
   RECONCILIATION_DECISIONS,
 } from '../enums.js';
 import { AccountView } from './accounts.js';
-import { CurrencyCode, Nullable, Page, PageQuery, Pagination, Timestamp, Uuid } from './common.js';
+import { CurrencyCode, HasMore, Nullable, Page, PageQuery, Pagination, Timestamp, Uuid } from './common.js';
 import { TransactionView } from './money.js';
 
 const literals = <T extends string>(values: readonly T[]) =>
@@ -57,8 +57,10 @@ export const ReconciliationView = Type.Union([UnconfirmedWithdrawalView, Provide
 
 export const ReconciliationPage = Page(ReconciliationView);
 
+/** Paged by offset only: one list across two (withdrawals, then cases), which an operator works down. */
 export const ReconciliationQuery = Type.Object({
-  ...PageQuery.properties,
+  limit: PageQuery.properties.limit,
+  offset: PageQuery.properties.offset,
   format: Type.Union([Type.Literal('json'), Type.Literal('csv')], {
     default: 'json',
     description: 'csv: the whole list as a report, unpaged',
@@ -181,6 +183,7 @@ export const ExposureView = Type.Object(
 export const OverdrawnAccountPage = Type.Object(
   {
     data: Type.Array(OverdrawnAccountView),
+    has_more: HasMore,
     pagination: Pagination,
     by_currency: Type.Array(ExposureView),
     platform_losses: Type.Array(PlatformLossView, {

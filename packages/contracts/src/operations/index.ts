@@ -1,6 +1,7 @@
 import { QUEUES, type QueueKey } from '../queues.js';
 import { CURRENCY_OPERATIONS } from './currency-operations.js';
 import { DEAD_LETTER_OPERATIONS } from './dead-letter-operations.js';
+import { EVENT_OPERATIONS } from './event-operations.js';
 import { GATEWAY_OPERATIONS } from './gateway-operations.js';
 import { IDENTITY_OPERATIONS } from './identity-operations.js';
 import { LEDGER_ADMIN_OPERATIONS } from './ledger-admin-operations.js';
@@ -42,6 +43,7 @@ export const OPERATIONS = {
   ...LEDGER_OPERATIONS,
   ...CURRENCY_OPERATIONS,
   ...WEBHOOK_ENDPOINT_OPERATIONS,
+  ...EVENT_OPERATIONS,
   ...PROVIDER_WEBHOOK_OPERATIONS,
 };
 export type OperationId = keyof typeof OPERATIONS;

@@ -52,6 +52,7 @@ export function createCatalogueHandlers({
       res,
       {
         data: all.slice(offset, offset + limit).map(currencyBody),
+        has_more: offset + limit < all.length,
         pagination: { limit, offset, total: all.length },
       },
       CATALOGUE_CACHE_CONTROL,

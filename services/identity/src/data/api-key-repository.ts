@@ -1,5 +1,11 @@
 import type { ApiKeyScope } from '@payments/contracts';
-import type { Knex } from '@payments/service-kit';
+import {
+  readByCursor,
+  type KeysetOrder,
+  type Knex,
+  type Page,
+  type PageRequest,
+} from '@payments/service-kit';
 
 export interface ApiKey {
   id: string;
@@ -25,10 +31,7 @@ export interface ApiKeyRepository {
   /** The key whose secret hashes to this, revoked or not; undefined when none does. */
   findByHash(secretHash: Buffer): Promise<ApiKey | undefined>;
   /** The user's keys not revoked, newest first. */
-  listActive(
-    userId: string,
-    page: { limit: number; offset: number },
-  ): Promise<{ data: ApiKey[]; total: number }>;
+  listActive(userId: string, page: PageRequest): Promise<Page<ApiKey>>;
   /** Marks the user's key revoked; undefined when the user has no such key not revoked yet. */
   revoke(userId: string, id: string): Promise<ApiKey | undefined>;
   /** Records a use, at most once a minute per key (a write per request would cost more than it tells). */
@@ -48,6 +51,8 @@ interface ApiKeyRow {
   revoked_at: Date | null;
   created_at: Date;
 }
+
+const NEWEST_FIRST: KeysetOrder = { keys: ['created_at', 'id'], direction: 'desc' };
 
 const COLUMNS = [
   'id',
@@ -100,20 +105,29 @@ export function createApiKeyRepository(db: Knex): ApiKeyRepository {
         ApiKeyRow | undefined;
       return row && toApiKey(row);
     },
-    async listActive(userId, { limit, offset }) {
+    async listActive(userId, page) {
       const active = () => db('api_keys').where({ user_id: userId }).whereNull('revoked_at');
-      const [rows, counted] = await Promise.all([
+      const counted = active().count<{ count: string }[]>({ count: '*' });
+      const total = async () => Number((await counted)[0]?.count ?? 0);
+      if (page.cursor) {
+        const [{ rows, hasMore }, n] = await Promise.all([
+          readByCursor<ApiKeyRow>(db, active, COLUMNS, { ...page, cursor: page.cursor }, NEWEST_FIRST),
+          total(),
+        ]);
+        return { data: rows.map(toApiKey), total: n, hasMore };
+      }
+      const [rows, n] = await Promise.all([
         active()
           .select(COLUMNS)
           .orderBy([
             { column: 'created_at', order: 'desc' },
             { column: 'id', order: 'desc' },
           ])
-          .limit(limit)
-          .offset(offset) as Promise<ApiKeyRow[]>,
-        active().count<{ count: string }[]>({ count: '*' }),
+          .limit(page.limit)
+          .offset(page.offset) as Promise<ApiKeyRow[]>,
+        total(),
       ]);
-      return { data: rows.map(toApiKey), total: Number(counted[0]?.count ?? 0) };
+      return { data: rows.map(toApiKey), total: n };
     },
     async revoke(userId, id) {
       const [row] = (await db('api_keys')

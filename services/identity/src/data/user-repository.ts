@@ -1,4 +1,11 @@
-import type { Knex, Role } from '@payments/service-kit';
+import {
+  readByCursor,
+  type KeysetOrder,
+  type Knex,
+  type Page,
+  type PageRequest,
+  type Role,
+} from '@payments/service-kit';
 import type { User, UserStatus, UserWithCredentials } from '../domain/user.js';
 
 export type UniqueField = 'username' | 'email';
@@ -55,10 +62,7 @@ export interface UserRepository {
   update(id: string, changes: UserChanges, expectedVersions?: number[]): Promise<UpdateResult>;
   delete(id: string): Promise<boolean>;
   /** Ordered by username; `total` counts every match. */
-  search(
-    criteria: UserSearch,
-    page: { limit: number; offset: number },
-  ): Promise<{ data: User[]; total: number }>;
+  search(criteria: UserSearch, page: PageRequest): Promise<Page<User>>;
 }
 
 interface UserRow {
@@ -109,6 +113,9 @@ function startsWith(text: string): string {
 function withoutCredentials({ passwordHash: _hash, ...user }: UserWithCredentials): User {
   return user;
 }
+
+/** Users by name, as the admins' list shows them. */
+const BY_USERNAME: KeysetOrder = { keys: ['lower(username)', 'id'], direction: 'asc' };
 
 export function createUserRepository(db: Knex): UserRepository {
   const findOne = async (where: (query: Knex.QueryBuilder) => Knex.QueryBuilder) => {
@@ -185,7 +192,7 @@ export function createUserRepository(db: Knex): UserRepository {
       return (await db('users').where({ id }).delete()) > 0;
     },
 
-    async search(criteria, { limit, offset }) {
+    async search(criteria, { limit, offset, cursor }) {
       const matching = () => {
         const query = db<UserRow>('users');
         if (criteria.username !== undefined)
@@ -203,14 +210,21 @@ export function createUserRepository(db: Knex): UserRepository {
         if (criteria.status !== undefined) query.where({ status: criteria.status });
         return query;
       };
-      const [rows, counted] = await Promise.all([
+      const counted = matching().count({ n: '*' }).first();
+      const total = async () => Number(((await counted) as { n: string | number } | undefined)?.n ?? 0);
+      const toItem = (row: UserRow) => withoutCredentials(toUser(row));
+      if (cursor) {
+        const [{ rows, hasMore }, n] = await Promise.all([
+          readByCursor<UserRow>(db, matching, '*', { limit, offset, cursor }, BY_USERNAME),
+          total(),
+        ]);
+        return { data: rows.map(toItem), total: n, hasMore };
+      }
+      const [rows, n] = await Promise.all([
         matching().select('*').orderByRaw('lower(username)').orderBy('id').limit(limit).offset(offset),
-        matching().count({ n: '*' }).first(),
+        total(),
       ]);
-      return {
-        data: (rows as UserRow[]).map((row) => withoutCredentials(toUser(row))),
-        total: Number((counted as { n: string | number } | undefined)?.n ?? 0),
-      };
+      return { data: (rows as UserRow[]).map(toItem), total: n };
     },
   };
 }

@@ -1,6 +1,13 @@
 import { Router } from 'express';
 import { StatusChangeBody, UserSearchQuery } from '@payments/contracts';
-import { bodyValidator, queryValidator, requireAuth, type TokenVerifier } from '@payments/service-kit';
+import {
+  bodyValidator,
+  pageRequestOf,
+  queryValidator,
+  renderPage,
+  requireAuth,
+  type TokenVerifier,
+} from '@payments/service-kit';
 import { etagOf, toUserView } from '../domain/user.js';
 import type { UserService } from '../use-cases/user-service.js';
 import { claimsOf, requestIdOf, userIdParam } from './request-context.js';
@@ -12,16 +19,11 @@ export function adminRoutes(users: UserService, verifier: TokenVerifier): Router
   const router = Router();
 
   router.get('/admin/users', requireAuth(verifier), async (req, res) => {
-    const { limit, offset, username, email, q, status } = readUserSearch(req);
-    const page = await users.findUsers(
-      claimsOf(req),
-      { username, email, prefix: q, status },
-      { limit, offset },
-    );
-    res.set('Cache-Control', 'no-store').json({
-      data: page.data.map(toUserView),
-      pagination: { limit, offset, total: page.total },
-    });
+    const query = readUserSearch(req);
+    const { username, email, q, status } = query;
+    const request = pageRequestOf(query);
+    const page = await users.findUsers(claimsOf(req), { username, email, prefix: q, status }, request);
+    res.set('Cache-Control', 'no-store').json(renderPage(page, request, toUserView));
   });
 
   router.patch('/admin/users/:id/status', requireAuth(verifier), async (req, res) => {

@@ -3,7 +3,9 @@ import { ApiKeyExchangeBody, NewApiKeyBody, PageQuery } from '@payments/contract
 import {
   bodyValidator,
   notFound,
+  pageRequestOf,
   queryValidator,
+  renderPage,
   requireAuth,
   type TokenVerifier,
 } from '@payments/service-kit';
@@ -56,12 +58,9 @@ export function apiKeyRoutes(keys: ApiKeyService, verifier: TokenVerifier): Rout
   });
 
   router.get('/api-keys', authenticated, async (req, res) => {
-    const { limit, offset } = readPage(req);
-    const page = await keys.list(claimsOf(req), { limit, offset });
-    res.set('Cache-Control', 'no-store').json({
-      data: page.data.map(toApiKeyView),
-      pagination: { limit, offset, total: page.total },
-    });
+    const request = pageRequestOf(readPage(req));
+    const page = await keys.list(claimsOf(req), request);
+    res.set('Cache-Control', 'no-store').json(renderPage(page, request, toApiKeyView));
   });
 
   router.delete('/api-keys/:id', authenticated, async (req, res) => {

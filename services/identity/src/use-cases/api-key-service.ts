@@ -13,6 +13,8 @@ import {
   notFound,
   validationError,
   type AuthClaims,
+  type Page,
+  type PageRequest,
 } from '@payments/service-kit';
 import type { ApiKey } from '../data/api-key-repository.js';
 import type { IdentityStore } from '../data/identity-store.js';
@@ -38,10 +40,7 @@ export interface ApiKeyService {
     request: NewKeyRequest,
     correlationId: string,
   ): Promise<ApiKey & { secret: string }>;
-  list(
-    claims: AuthClaims,
-    page: { limit: number; offset: number },
-  ): Promise<{ data: ApiKey[]; total: number }>;
+  list(claims: AuthClaims, page: PageRequest): Promise<Page<ApiKey>>;
   /** Revoked in the database, refused by this process at once and by every other once the event arrives. */
   revoke(claims: AuthClaims, id: string, correlationId: string): Promise<void>;
   /** For the gateway: a key still good, of a user still active, for a short-lived token carrying its powers. */

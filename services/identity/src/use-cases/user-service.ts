@@ -8,6 +8,8 @@ import {
   notFound,
   type AuthClaims,
   type Logger,
+  type Page,
+  type PageRequest,
 } from '@payments/service-kit';
 import type { IdentityStore } from '../data/identity-store.js';
 import type { LedgerClient } from '../data/ledger-client.js';
@@ -75,11 +77,7 @@ export interface UserService {
   /** Lands in the trail of admin actions in the same transaction: recorded, or not done at all. */
   setStatus(claims: AuthClaims, id: string, status: UserStatus, intent: AdminIntent): Promise<User>;
   /** For an admin: the users matching every criterion given, a page of them. */
-  findUsers(
-    claims: AuthClaims,
-    criteria: UserSearch,
-    page: { limit: number; offset: number },
-  ): Promise<{ data: User[]; total: number }>;
+  findUsers(claims: AuthClaims, criteria: UserSearch, page: PageRequest): Promise<Page<User>>;
   /** Creates the configured administrator unless a user with that name or e-mail exists. */
   ensureAdmin(admin: Registration): Promise<void>;
 }

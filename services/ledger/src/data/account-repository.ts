@@ -125,7 +125,7 @@ export function createAccountRepository(knex: Knex): AccountStore {
     },
 
     listUserAccounts: (userId, page) =>
-      readPage(() => knex('accounts').where({ user_id: userId, kind: 'user' }), page, {
+      readPage(knex, () => knex('accounts').where({ user_id: userId, kind: 'user' }), page, {
         columns: ACCOUNT_COLUMNS,
         order: [{ column: 'created_at' }, { column: 'id' }],
         toItem: toAccount,

@@ -45,7 +45,7 @@ function listAdminActions(
     if (filter.owner !== undefined) query.where({ owner: filter.owner });
     return query;
   };
-  return readPage(scope, page, {
+  return readPage(knex, scope, page, {
     columns: '*',
     order: [{ column: 'created_at' }, { column: 'id' }],
     toItem: ({ created_at, ...action }: AdminActionRow): AdminAction => ({

@@ -191,7 +191,7 @@ export function createReconciliationRepository(
   return {
     /** Longest waiting first. */
     listAwaitingReconciliation: (page) =>
-      readPage(flagged, page, {
+      readPage(knex, flagged, page, {
         columns: '*',
         order: [{ column: 'reconciliation_required_at' }, { column: 'id' }],
         toItem: (row: TransactionRow & { reconciliation_required_at: Date }) => ({
@@ -213,6 +213,7 @@ export function createReconciliationRepository(
     /** In the order found; `status` narrows them (open ones by default in the API). */
     listCases: (status, page) =>
       readPage(
+        knex,
         () => (status ? knex('reconciliation_cases').where({ status }) : knex('reconciliation_cases')),
         page,
         { columns: '*', order: [{ column: 'found_at' }, { column: 'id' }], toItem: toCase },

@@ -88,7 +88,7 @@ export function createReversalRepository(
 
     /** Furthest below zero first. */
     listOverdrawnAccounts: (page) =>
-      readPage(overdrawn, page, {
+      readPage(knex, overdrawn, page, {
         columns: ACCOUNT_COLUMNS,
         order: [{ column: 'available_balance' }, { column: 'id' }],
         toItem: toAccount,

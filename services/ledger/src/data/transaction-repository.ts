@@ -1,4 +1,11 @@
-import type { Knex } from '@payments/service-kit';
+import {
+  keysetCondition,
+  readingDirection,
+  turned,
+  unknownCursor,
+  type Knex,
+  type KeysetOrder,
+} from '@payments/service-kit';
 import type { HistoryFilter, Page, PageRequest } from '../domain/history.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { HistoryScope, TransactionStore } from '../use-cases/transactions.js';
@@ -10,7 +17,10 @@ import { toTransaction, type TransactionRow } from './records.js';
  * Newest first. A transfer shows in the receiver's history once it has completed. Sent and received rows are
  * read as two index-ordered branches, each cut at offset + limit, so a page stays cheap for a busy account.
  * The total comes from the history counters, or, for a date range they cannot answer, from counting the rows.
+ * By cursor, each branch is read from the cursor's (created_at, id) on, so rows added meanwhile never shift a page.
  */
+const NEWEST_FIRST: KeysetOrder = { keys: ['created_at', 'id'], direction: 'desc' };
+
 async function listTransactions(
   knex: Knex,
   scope: HistoryScope,
@@ -49,8 +59,54 @@ async function listTransactions(
     { column: 'created_at', order: 'desc' as const },
     { column: 'id', order: 'desc' as const },
   ];
+  const total =
+    filter.from || filter.before || byOwnFields
+      ? countRows([sent(), received()])
+      : countHistory(knex, owner, filter);
+  if (page.cursor) {
+    const { cursor } = page;
+    // The cursor must be in this history, whatever the filters: another user's transaction names nothing here.
+    const inHistory = (query: Knex.QueryBuilder) =>
+      query.where('transactions.id', cursor.id).first(knex.raw('1 AS found')) as Promise<unknown>;
+    const ofOwner = () => knex('transactions').where(ownColumn, owner.id);
+    const receivedByOwner = () =>
+      knex('transactions')
+        .where({ [receivedColumn]: owner.id, type: 'transfer', status: 'completed' })
+        .where((q) => {
+          q.whereNot(ownColumn, owner.id).orWhereNull(ownColumn);
+        });
+    const reach = page.limit + 1;
+    const branch = (query: Knex.QueryBuilder) =>
+      keysetCondition(
+        knex,
+        query.select('*'),
+        knex('transactions').where('id', cursor.id),
+        NEWEST_FIRST,
+        cursor,
+      ).limit(reach);
+    const reading = readingDirection(NEWEST_FIRST, cursor);
+    const [found, receivedFound, rows, counted] = await Promise.all([
+      inHistory(ofOwner()),
+      inHistory(receivedByOwner()),
+      knex
+        .select<TransactionRow[]>('*')
+        .from(knex.unionAll([branch(sent()), branch(received())], true).as('history'))
+        .orderBy([
+          { column: 'created_at', order: reading },
+          { column: 'id', order: reading },
+        ])
+        .limit(reach),
+      total,
+    ]);
+    if (!found && !receivedFound) throw unknownCursor(cursor);
+    return {
+      data: turned(rows.slice(0, page.limit), cursor).map(toTransaction),
+      total: counted,
+      hasMore: rows.length > page.limit,
+    };
+  }
   const reach = page.offset + page.limit;
-  const [rows, total] = await Promise.all([
+  const [rows, counted] = await Promise.all([
     knex
       .select<TransactionRow[]>('*')
       .from(
@@ -67,11 +123,9 @@ async function listTransactions(
       .orderBy(newestFirst)
       .limit(page.limit)
       .offset(page.offset),
-    filter.from || filter.before || byOwnFields
-      ? countRows([sent(), received()])
-      : countHistory(knex, owner, filter),
+    total,
   ]);
-  return { data: rows.map(toTransaction), total };
+  return { data: rows.map(toTransaction), total: counted };
 }
 
 async function countRows(queries: Knex.QueryBuilder[]): Promise<number> {

@@ -1,11 +1,11 @@
 import type { RequestHandler } from 'express';
 import { OpenAccountBody, PageQuery } from '@payments/contracts';
-import { bodyValidator, queryValidator } from '@payments/service-kit';
+import { bodyValidator, pageRequestOf, queryValidator, renderPage } from '@payments/service-kit';
 import { readMetadata } from '../domain/metadata.js';
 import { currencyUnitOf, exponentsFor } from '../use-cases/currencies.js';
 import { correlationIdOf, pathId, viewerOf } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
-import { exponentIn, renderAccount, renderPagination } from './presenters.js';
+import { exponentIn, renderAccount } from './presenters.js';
 
 const readOpenAccount = bodyValidator(OpenAccountBody);
 const readPage = queryValidator(PageQuery);
@@ -28,16 +28,15 @@ export function createAccountHandlers({
 
   const listAccounts: RequestHandler = async (req, res) => {
     const viewer = viewerOf(req);
-    const { limit, offset } = readPage(req);
-    const page = await accounts.list(viewer.userId, { limit, offset });
+    const request = pageRequestOf(readPage(req));
+    const page = await accounts.list(viewer.userId, request);
     const exponents = await exponentsFor(
       currencies,
       page.data.map((account) => account.currency),
     );
-    res.json({
-      data: page.data.map((account) => renderAccount(account, exponentIn(exponents, account.currency))),
-      pagination: renderPagination(limit, offset, page.total),
-    });
+    res.json(
+      renderPage(page, request, (account) => renderAccount(account, exponentIn(exponents, account.currency))),
+    );
   };
 
   const showAccount: RequestHandler = async (req, res) => {

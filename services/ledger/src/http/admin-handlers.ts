@@ -5,7 +5,14 @@ import {
   ReconciliationDecisionRequest,
   ReconciliationQuery,
 } from '@payments/contracts';
-import { accessDenied, apiVersionOf, bodyValidator, queryValidator } from '@payments/service-kit';
+import {
+  accessDenied,
+  apiVersionOf,
+  bodyValidator,
+  pageRequestOf,
+  queryValidator,
+  renderPage,
+} from '@payments/service-kit';
 import { exponentsFor } from '../use-cases/currencies.js';
 import type { ReconciliationCaseRecord } from '../use-cases/reconciliation.js';
 import { pathId, viewerOf } from './access.js';
@@ -92,6 +99,7 @@ export function createAdminHandlers({
         ...withdrawals.map((found) => renderUnconfirmedWithdrawal(found, exponents, version)),
         ...cases.map((found) => renderMismatchCase(found, exponentIn(caseUnits, found.currency))),
       ],
+      has_more: offset + withdrawals.length + cases.length < total,
       pagination: renderPagination(limit, offset, total),
     });
   };
@@ -121,15 +129,13 @@ export function createAdminHandlers({
 
   const listAdminActions: RequestHandler = async (req, res) => {
     adminOnly(req, 'read the trail of admin actions');
-    const { limit, offset, actor, owner } = readAdminActionQuery(req);
+    const query = readAdminActionQuery(req);
+    const request = pageRequestOf(query);
     const page = await adminActions.list(
-      { actor: actor?.toLowerCase(), owner: owner?.toLowerCase() },
-      { limit, offset },
+      { actor: query.actor?.toLowerCase(), owner: query.owner?.toLowerCase() },
+      request,
     );
-    res.json({
-      data: page.data.map(renderAdminAction),
-      pagination: renderPagination(limit, offset, page.total),
-    });
+    res.json(renderPage(page, request, renderAdminAction));
   };
 
   /**
@@ -138,18 +144,17 @@ export function createAdminHandlers({
    */
   const listOverdrawnAccounts: RequestHandler = async (req, res) => {
     adminOnly(req, 'see overdrawn accounts');
-    const { limit, offset } = readPage(req);
-    const { accounts: page, overdrawn, lossTotals, losses } = await reversals.overdrawn({ limit, offset });
+    const request = pageRequestOf(readPage(req));
+    const { accounts: page, overdrawn, lossTotals, losses } = await reversals.overdrawn(request);
     const exponents = await exponentsFor(currencies, [
       ...page.data.map((account) => account.currency),
       ...overdrawn.map((total) => total.currency),
       ...lossTotals.map((total) => total.currency),
     ]);
     res.json({
-      data: page.data.map((account) =>
+      ...renderPage(page, request, (account) =>
         renderOverdrawnAccount(account, exponentIn(exponents, account.currency)),
       ),
-      pagination: renderPagination(limit, offset, page.total),
       by_currency: renderExposure(overdrawn, lossTotals, exponents),
       platform_losses: losses.map((loss) => renderPlatformLoss(loss, exponentIn(exponents, loss.currency))),
     });

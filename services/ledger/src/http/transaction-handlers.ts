@@ -1,12 +1,12 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { HistoryQuery, METADATA_FILTER_PATTERN } from '@payments/contracts';
-import { apiVersionOf, queryValidator } from '@payments/service-kit';
+import { apiVersionOf, pageRequestOf, queryValidator, renderPage } from '@payments/service-kit';
 import { readDateRange, readMetadataFilter } from '../domain/history.js';
 import { seesOwnFields, type Transaction } from '../domain/transaction.js';
 import { exponentsFor } from '../use-cases/currencies.js';
 import { pathId, viewerOf } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
-import { renderPagination, renderProviderPayment, renderTransaction } from './presenters.js';
+import { renderProviderPayment, renderTransaction } from './presenters.js';
 
 const readHistoryQuery = queryValidator(HistoryQuery);
 const METADATA_FILTER = new RegExp(METADATA_FILTER_PATTERN);
@@ -46,22 +46,21 @@ export function createTransactionHandlers({
   ) => {
     const query = readHistoryQuery(req);
     const range = readDateRange(query.from, query.to);
-    const { limit, offset } = query;
+    const request = pageRequestOf(query);
     const viewer = viewerOf(req);
     const metadata = readMetadataFilter(query, METADATA_FILTER);
     const page = await transactions.history(
       { accountId: accountIdOf(query), viewer },
       { type: query.type, status: query.status, ...range, reference: query.reference, metadata },
-      { limit, offset },
+      request,
     );
     const exponents = await exponentsFor(currencies, currenciesOf(page.data));
     const version = apiVersionOf(req);
-    res.json({
-      data: page.data.map((transaction) =>
+    res.json(
+      renderPage(page, request, (transaction) =>
         renderTransaction(transaction, exponents, version, seesOwnFields(transaction, viewer)),
       ),
-      pagination: renderPagination(limit, offset, page.total),
-    });
+    );
   };
 
   /** The caller's transactions, or one of their accounts' with `account_id`. */

@@ -2,6 +2,7 @@ import type { ApiVersion, WebhookDeliveryStatus, WebhookEventType } from '@payme
 import type { SubscribableEvent } from '../domain/event-payload.js';
 import type { Knex, Page, PageRequest, TraceCarrier } from '@payments/service-kit';
 import { readNewestFirst } from './pages.js';
+import { EVENT_API_VERSION } from '../domain/event-payload.js';
 
 export interface Delivery {
   id: string;
@@ -102,7 +103,8 @@ export interface AttemptOutcome {
 
 export interface DeliveryRepository {
   /**
-   * Fans events out in one statement: each event some enabled endpoint subscribes to (as the statement sees the
+   * Fans events out in one statement: each event is stored for its user to read (once, by its id); each event
+   * some enabled endpoint subscribes to (as the statement sees the
    * endpoints) is recorded in the inbox under `consumer` together with one delivery per such endpoint; an event
    * already in the inbox adds nothing, and an event no endpoint wants leaves no row. Returns how many deliveries
    * were created.
@@ -156,6 +158,12 @@ export function createDeliveryRepository(knex: Knex): DeliveryRepository {
           SELECT g.event_id, g.event_type, g.event, g.trace_context, e.id AS endpoint_id, e.api_version
           FROM given g
           JOIN webhook_endpoints e ON e.user_id = g.user_id AND e.enabled AND g.event_type = ANY(e.events)
+        ), stored AS (
+          -- Every event is the user's to read (GET /events), whether or not an endpoint wants it.
+          INSERT INTO webhook_events (id, user_id, type, event, api_version, created_at)
+          SELECT event_id, user_id, event_type, event::jsonb, ?, (event::jsonb ->> 'occurred_at')::timestamptz
+          FROM given ORDER BY event_id
+          ON CONFLICT (id) DO NOTHING
         ), fresh AS (
           INSERT INTO processed_events (event_id, consumer)
           SELECT DISTINCT event_id::text, ? FROM targets ORDER BY 1
@@ -178,6 +186,7 @@ export function createDeliveryRepository(knex: Knex): DeliveryRepository {
           events.map((e) => JSON.stringify(e.event)),
           // Arrays of text carry no SQL NULL through knex's types: '' stands for none.
           events.map((e) => (e.traceContext ? JSON.stringify(e.traceContext) : '')),
+          EVENT_API_VERSION,
           consumer,
           retryUntil,
         ],
@@ -293,7 +302,7 @@ export function createDeliveryRepository(knex: Knex): DeliveryRepository {
         const query = table().where({ endpoint_id: endpointId });
         return filter.status ? query.andWhere({ status: filter.status }) : query;
       };
-      return readNewestFirst(filtered, page, toDelivery);
+      return readNewestFirst(knex, filtered, page, toDelivery);
     },
 
     async redeliver(id, retryUntil, beforeCommit) {

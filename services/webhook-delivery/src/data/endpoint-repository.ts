@@ -138,7 +138,7 @@ export function createEndpointRepository(knex: Knex, box: SecretBox): EndpointRe
     },
     async list(scope, page) {
       const filtered = () => (scope.userId ? table().where({ user_id: scope.userId }) : table());
-      return readNewestFirst(filtered, page, toEndpoint);
+      return readNewestFirst(knex, filtered, page, toEndpoint);
     },
     async update(id, changes, beforeCommit) {
       return knex.transaction(async (trx) => {

@@ -1,6 +1,7 @@
 import { inboxByAgeMigration, inboxMigration, type Migration } from '@payments/service-kit';
 import { webhookEndpoints } from './migrations/001_webhook_endpoints.js';
 import { deliveryTraceContext } from './migrations/002_delivery_trace_context.js';
+import { events } from './migrations/003_events.js';
 import { webhookDrills } from './migrations/004_webhook_drills.js';
 
 /**
@@ -13,4 +14,6 @@ export const migrations: Migration[] = [
   webhookEndpoints,
   deliveryTraceContext,
   webhookDrills,
+  // Numbered before the drills' but made after them: deployed databases ran 004 first, so 003 comes after it.
+  events,
 ];

@@ -9,7 +9,9 @@ import {
 import type { Delivery, DeliveryRepository } from '../data/delivery-repository.js';
 import type { EndpointRepository } from '../data/endpoint-repository.js';
 import { RENDER_TIMEOUT_MS, type ObjectRenderer } from '../data/object-renderer.js';
-import { eventPayload } from '../domain/event-payload.js';
+import type { EventRepository } from '../data/event-repository.js';
+import { EVENT_API_VERSION, eventPayload } from '../domain/event-payload.js';
+import type { EventRendering } from './event-rendering.js';
 import { signingSecrets, type WebhookEndpoint } from '../domain/endpoint.js';
 import { nextAttemptAt, type RetryPolicy } from '../domain/retry-schedule.js';
 import type { DeliveryMetrics } from './delivery-metrics.js';
@@ -23,6 +25,9 @@ export interface DeliveryWorkerDeps {
   endpoints: EndpointRepository;
   sender: WebhookSender;
   renderer: ObjectRenderer;
+  /** The events as the events API keeps them: a delivery at their version sends the body they keep. */
+  events: EventRepository;
+  rendering: EventRendering;
   metrics: DeliveryMetrics;
   logger: Logger;
   retry: RetryPolicy;
@@ -50,15 +55,19 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const leaseMs = RENDER_TIMEOUT_MS + deps.timeoutMs + 5000;
   let stopped = false;
 
+  /** At the events API's version, the body the event keeps (one render for both); at another, its own. */
+  const rendered = async (delivery: Delivery): Promise<string> => {
+    const stored = delivery.apiVersion === EVENT_API_VERSION ? await deps.events.get(delivery.eventId) : null;
+    if (stored) return deps.rendering.payloadOf(stored);
+    const object = await deps.renderer.render(delivery.event, delivery.apiVersion);
+    return eventPayload(delivery.event, object, delivery.apiVersion);
+  };
+
   /** The stored body, or the event rendered now and stored for every later attempt; a render failure is a failed attempt. */
   const payloadOf = async (delivery: Delivery): Promise<string | SendResult> => {
     if (delivery.payload !== null) return delivery.payload;
     try {
-      const object = await deps.renderer.render(delivery.event, delivery.apiVersion);
-      return await deps.deliveries.fixPayload(
-        delivery.id,
-        eventPayload(delivery.event, object, delivery.apiVersion),
-      );
+      return await deps.deliveries.fixPayload(delivery.id, await rendered(delivery));
     } catch (error) {
       deps.logger.warn(
         { err: error, delivery_id: delivery.id },

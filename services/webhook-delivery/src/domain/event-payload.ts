@@ -1,5 +1,16 @@
-import type { AnyEvent, ApiVersion, WebhookEventPayloadBody } from '@payments/contracts';
+import {
+  CURRENT_VERSION,
+  type AnyEvent,
+  type ApiVersion,
+  type WebhookEventPayloadBody,
+} from '@payments/contracts';
 import { WEBHOOK_EVENT_OF, type SubscribableBusEvent } from './webhook-events.js';
+
+/**
+ * The version the events API renders an event's object at, once: the latest, as Stripe renders an event at the
+ * account's version when it happens. A webhook endpoint at this version is sent the very same body.
+ */
+export const EVENT_API_VERSION: ApiVersion = CURRENT_VERSION;
 
 export type SubscribableEvent = Extract<AnyEvent, { type: SubscribableBusEvent }>;
 

@@ -8,6 +8,7 @@ import {
 } from '@payments/service-kit';
 import type { DeliveryRepository, FanOutEvent } from '../data/delivery-repository.js';
 import type { EndpointRepository } from '../data/endpoint-repository.js';
+import type { EventRepository } from '../data/event-repository.js';
 import type { SubscribableEvent } from '../domain/event-payload.js';
 import { WEBHOOK_EVENT_OF } from '../domain/webhook-events.js';
 
@@ -28,14 +29,18 @@ export interface FanOutDeps {
   knex: Knex;
   endpoints: EndpointRepository;
   deliveries: DeliveryRepository;
+  events: EventRepository;
   retryWindowMs: number;
   /** Tells the delivery worker there is something new to send. */
   wake: () => void;
+  /** Tells the event renderer there may be events to render. */
+  wakeRenderer: () => void;
   prefetch?: number;
 }
 
 /**
- * The service's queue: each event becomes one durable delivery per subscribed endpoint, written together with
+ * The service's queue: each event is kept for its user to read (GET /events) and becomes one durable delivery per
+ * subscribed endpoint, written together with
  * the inbox record, so a redelivered event adds nothing and a crash before the commit loses nothing (the broker
  * redelivers it). Rendering and sending are the delivery worker's, never the consumer's: neither a slow endpoint
  * nor a slow ledger holds up the queue, and their failures are retried with the deliveries' own backoff.
@@ -52,6 +57,7 @@ export function startEventFanOut(deps: FanOutDeps): Promise<Consumer> {
       const retryUntil = new Date(Date.now() + deps.retryWindowMs);
       const created = await deps.deliveries.fanOut(CONSUMER, batch, retryUntil);
       if (created > 0) deps.wake();
+      deps.wakeRenderer();
       return batch.map(() => undefined);
     },
     { maxSize: BATCH_SIZE },
@@ -84,10 +90,11 @@ export function startEventFanOut(deps: FanOutDeps): Promise<Consumer> {
       TransactionUpdated: (event) => fanOut(event, event.data.user_id),
       AccountOpened: (event) => fanOut(event, event.data.user_id),
       UserUpdated: (event) => fanOut(event, event.data.user_id),
-      // A deleted user's endpoints go with them, and with them their pending deliveries.
+      // A deleted user's endpoints go with them, and with them their pending deliveries, and their events.
       UserDeleted: async (event) => {
         await processOnce(deps.knex, CONSUMER, event.id, async () => {
           await deps.endpoints.deleteAllOf(event.data.user_id);
+          await deps.events.deleteAllOf(event.data.user_id);
         });
       },
     },

@@ -15,7 +15,9 @@ import {
   authRequired,
   bodyValidator,
   notFound,
+  pageRequestOf,
   queryValidator,
+  renderPage,
   validationError,
   type AdminAction,
   type AdminTrail,
@@ -146,16 +148,15 @@ export function endpointRoutes(auth: RequestHandler, deps: EndpointRoutesDeps): 
 
   router.get('/webhook-endpoints', auth, async (req, res) => {
     const viewer = viewerOf(req);
-    const { limit, offset, user_id: userId } = readEndpointQuery(req);
+    const query = readEndpointQuery(req);
+    const userId = query.user_id;
     if (userId !== undefined && viewer.role !== 'admin' && userId.toLowerCase() !== viewer.userId) {
       throw accessDenied('Only an administrator may list another user’s webhook endpoints');
     }
     const scope = viewer.role === 'admin' ? { userId: userId?.toLowerCase() } : { userId: viewer.userId };
-    const page = await endpoints.list(scope, { limit, offset });
-    res.json({
-      data: page.data.map((e) => renderEndpoint(e)),
-      pagination: { limit, offset, total: page.total },
-    });
+    const request = pageRequestOf(query);
+    const page = await endpoints.list(scope, request);
+    res.json(renderPage(page, request, (e) => renderEndpoint(e)));
   });
 
   router.get('/webhook-endpoints/:id', auth, async (req, res) => {
@@ -240,9 +241,10 @@ export function endpointRoutes(auth: RequestHandler, deps: EndpointRoutesDeps): 
 
   router.get('/webhook-endpoints/:id/deliveries', auth, async (req, res) => {
     const { endpoint } = await manageable(req);
-    const { limit, offset, status } = readDeliveryQuery(req);
-    const page = await deliveries.list(endpoint.id, { status }, { limit, offset });
-    res.json({ data: page.data.map(renderDelivery), pagination: { limit, offset, total: page.total } });
+    const query = readDeliveryQuery(req);
+    const request = pageRequestOf(query);
+    const page = await deliveries.list(endpoint.id, { status: query.status }, request);
+    res.json(renderPage(page, request, renderDelivery));
   });
 
   const deliveryOf = async (req: Request, endpoint: WebhookEndpoint) => {

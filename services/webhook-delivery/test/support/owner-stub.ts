@@ -8,14 +8,18 @@ export interface OwnerStub {
   url: string;
   /** Paths asked for, with the version asked at. */
   requests: { path: string; version: string | undefined; authorization: string | undefined }[];
-  /** Answers the next `count` object requests with 503, as an owner that is down. */
-  failNext(count: number): void;
+  /**
+   * Answers the next `count` object requests with 503, as an owner that is down; with `version`, only those at that
+   * API version (a delivery's, not the events API's render of the same event).
+   */
+  failNext(count: number, version?: string): void;
   close(): Promise<void>;
 }
 
 export async function startOwnerStub(): Promise<OwnerStub> {
   const requests: OwnerStub['requests'] = [];
   let failing = 0;
+  let failingVersion: string | undefined;
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
     const version = req.headers['x-api-version'] as string | undefined;
@@ -28,7 +32,7 @@ export async function startOwnerStub(): Promise<OwnerStub> {
       path,
     );
     if (!match) return json(404, { code: 'RESOURCE_NOT_FOUND' });
-    if (failing > 0) {
+    if (failing > 0 && (failingVersion === undefined || failingVersion === version)) {
       failing -= 1;
       return json(503, { code: 'SERVICE_UNAVAILABLE' });
     }
@@ -78,8 +82,9 @@ export async function startOwnerStub(): Promise<OwnerStub> {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    failNext: (count) => {
+    failNext: (count, onlyAt) => {
       failing = count;
+      failingVersion = onlyAt;
     },
     close: () =>
       new Promise((resolve) => {

@@ -4,7 +4,7 @@ import { eur, jpy, NOW, page, usd } from './samples.js';
 
 /** Examples of the currency catalogue and the exchange rates. */
 export const CURRENCY_EXAMPLES = {
-  listCurrencies: { response: { data: [eur, jpy, usd], pagination: page(155, 3) } },
+  listCurrencies: { response: { data: [eur, jpy, usd], has_more: true, pagination: page(155, 3) } },
   listSupportedCurrencies: { response: { data: [eur, usd] } },
   searchCurrencies: { response: { data: [usd] } },
   getCurrencyStatistics: {

@@ -87,6 +87,7 @@ export const IDENTITY_EXAMPLES = {
           updated_at: OPENED_AT,
         },
       ],
+      has_more: false,
       pagination: page(3),
     },
   },

@@ -2,6 +2,7 @@ import type { OperationId } from '../index.js';
 import type { OperationExamples } from '../operation.js';
 import { CURRENCY_EXAMPLES } from './currency-examples.js';
 import { DEAD_LETTER_EXAMPLES } from './dead-letter-examples.js';
+import { EVENT_EXAMPLES } from './event-examples.js';
 import { GATEWAY_EXAMPLES } from './gateway-examples.js';
 import { IDENTITY_EXAMPLES } from './identity-examples.js';
 import { LEDGER_ADMIN_EXAMPLES } from './ledger-admin-examples.js';
@@ -23,5 +24,6 @@ export const OPERATION_EXAMPLES: Partial<Record<OperationId, OperationExamples>>
   ...LEDGER_EXAMPLES,
   ...CURRENCY_EXAMPLES,
   ...WEBHOOK_ENDPOINT_EXAMPLES,
+  ...EVENT_EXAMPLES,
   ...PROVIDER_WEBHOOK_EXAMPLES,
 };

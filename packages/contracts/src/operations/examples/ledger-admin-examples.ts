@@ -36,6 +36,7 @@ export const LEDGER_ADMIN_EXAMPLES = {
         },
         mismatch,
       ],
+      has_more: false,
       pagination: page(2),
     },
     alternative:
@@ -85,6 +86,7 @@ export const LEDGER_ADMIN_EXAMPLES = {
           created_at: NOW,
         },
       ],
+      has_more: false,
       pagination: page(1),
     },
   },
@@ -103,6 +105,7 @@ export const LEDGER_ADMIN_EXAMPLES = {
           overdrawn_by: 120,
         },
       ],
+      has_more: false,
       pagination: page(1),
       by_currency: [
         { currency: 'USD', overdrawn_accounts: 1, overdrawn_total: 120, losses: 1, losses_total: 35 },

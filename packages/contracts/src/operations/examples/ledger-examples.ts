@@ -34,7 +34,7 @@ export const LEDGER_EXAMPLES = {
     request: { currency: 'EUR', metadata: { purpose: 'european suppliers' } },
     response: { ...eurAccount, metadata: { purpose: 'european suppliers' } },
   },
-  listAccounts: { response: { data: [usdAccount, eurAccount], pagination: page(2) } },
+  listAccounts: { response: { data: [usdAccount, eurAccount], has_more: false, pagination: page(2) } },
   getAccount: { response: usdAccount },
   getBalance: {
     response: { account_id: USD_ACCOUNT, balance: 1500, currency: 'USD', available_balance: 1250 },
@@ -82,7 +82,7 @@ export const LEDGER_EXAMPLES = {
       '2026-04-01T00:00:00.000Z,,,closing_balance,,,1497.50,USD,,\r\n',
   },
   listAccountTransactions: {
-    response: { data: [completedTransfer, completedDeposit], pagination: page(2) },
+    response: { data: [completedTransfer, completedDeposit], has_more: false, pagination: page(2) },
   },
   linkPayoutAccount: { response: payoutAccount },
   getPayoutAccount: { response: payoutAccount },
@@ -116,7 +116,7 @@ export const LEDGER_EXAMPLES = {
     response: pendingTransfer,
   },
   listTransactions: {
-    response: { data: [reversal, completedTransfer, completedDeposit], pagination: page(3) },
+    response: { data: [reversal, completedTransfer, completedDeposit], has_more: false, pagination: page(3) },
   },
   getTransaction: { response: { ...completedDeposit, updated_at: SETTLED_AT, completed_at: SETTLED_AT } },
   refundTransaction: {

@@ -41,7 +41,7 @@ export const WEBHOOK_ENDPOINT_EXAMPLES = {
     },
     response: { ...endpoint, secret },
   },
-  listWebhookEndpoints: { response: { data: [endpoint], pagination: page(1) } },
+  listWebhookEndpoints: { response: { data: [endpoint], has_more: false, pagination: page(1) } },
   getWebhookEndpoint: { response: endpoint },
   updateWebhookEndpoint: {
     request: { events: ['transaction.completed', 'transaction.failed'], api_version: '1.1' },
@@ -56,7 +56,7 @@ export const WEBHOOK_ENDPOINT_EXAMPLES = {
       updated_at: NOW,
     },
   },
-  listWebhookDeliveries: { response: { data: [delivery], pagination: page(1) } },
+  listWebhookDeliveries: { response: { data: [delivery], has_more: false, pagination: page(1) } },
   getWebhookDelivery: {
     response: {
       ...delivery,
