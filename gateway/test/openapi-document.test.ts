@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import {
   HistoryQuery,
+  DepositBody,
   MoneyBody,
   NewUserBody,
   PaymentWebhookBody,
@@ -136,8 +137,9 @@ describe('the OpenAPI document', () => {
     expect(schemas.UserUpdate.properties).to.have.property('current_password');
     const deposit = document.paths['/account/{id}/deposit'].post as Json;
     expect(deposit.requestBody.content['application/json'].schema).to.deep.equal({
-      $ref: '#/components/schemas/MoneyRequest',
+      $ref: '#/components/schemas/DepositRequest',
     });
+    expect(schemas.DepositRequest).to.deep.equal(plain(DepositBody));
     const query = (document.paths['/transactions'].get.parameters as Json[]).filter(
       (parameter) => parameter.in === 'query',
     );

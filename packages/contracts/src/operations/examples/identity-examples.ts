@@ -99,6 +99,10 @@ export const IDENTITY_EXAMPLES = {
     },
   },
   listApiKeys: {
-    response: { data: [{ ...apiKey, last_used_at: '2026-03-16T10:04:12.000Z' }], pagination: page(1) },
+    response: {
+      data: [{ ...apiKey, last_used_at: '2026-03-16T10:04:12.000Z' }],
+      has_more: false,
+      pagination: page(1),
+    },
   },
 } satisfies { [K in keyof typeof IDENTITY_OPERATIONS]?: OperationExamples };
