@@ -206,7 +206,11 @@ describe('payout readiness: account.updated, withdrawals to accounts that cannot
     await deliver(
       accountUpdated(
         bob.connected,
-        { payouts_enabled: false, currently_due: ['external_account'], disabled_reason: 'requirements.past_due' },
+        {
+          payouts_enabled: false,
+          currently_due: ['external_account'],
+          disabled_reason: 'requirements.past_due',
+        },
         { created: nowSeconds() - 3_600 },
       ),
     );
@@ -291,7 +295,9 @@ describe('payout readiness: account.updated, withdrawals to accounts that cannot
     const replaced = await api.put('/v1.1/payout-account', { replaces: frank.connected }, frank.token);
     expect(replaced.status, replaced.text).to.equal(200);
     const renewed = replaced.body.account as string;
-    expect(renewed).to.match(/^acct_/).and.not.equal(frank.connected);
+    expect(renewed)
+      .to.match(/^acct_/)
+      .and.not.equal(frank.connected);
     expect(replaced.body).to.include({ provider: 'stripe', payouts_enabled: true });
     expect(replaced.body.onboarding_url).to.be.a('string');
     expect((await stripe.accounts.retrieve(renewed)).metadata).to.deep.include({ user_id: frank.userId });
@@ -305,7 +311,11 @@ describe('payout readiness: account.updated, withdrawals to accounts that cannot
       409,
       'CONFLICT',
     );
-    expectProblem(await api.put('/v1.1/payout-account', { replace: renewed }, frank.token), 400, 'VALIDATION_ERROR');
+    expectProblem(
+      await api.put('/v1.1/payout-account', { replace: renewed }, frank.token),
+      400,
+      'VALIDATION_ERROR',
+    );
     expect((await payoutAccount(frank)).account).to.equal(renewed);
 
     // The next withdrawal goes to the new account; the old one is no longer followed.
@@ -314,7 +324,9 @@ describe('payout readiness: account.updated, withdrawals to accounts that cannot
     expect(onRenewed.data.map((p) => p.id)).to.include(next.payout);
     const onOld = await stripe.payouts.list({ limit: 10 }, { stripeAccount: frank.connected });
     expect(onOld.data.map((p) => p.id)).not.to.include(next.payout);
-    await deliver(accountUpdated(frank.connected, { payouts_enabled: false, currently_due: ['external_account'] }));
+    await deliver(
+      accountUpdated(frank.connected, { payouts_enabled: false, currently_due: ['external_account'] }),
+    );
     await sleep(SETTLE_MS);
     expect(await payoutAccount(frank)).to.include({ account: renewed, payouts_enabled: true });
     expect(await balance(frank)).to.include({ balance: 75, available_balance: 75 });

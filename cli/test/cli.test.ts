@@ -359,7 +359,9 @@ describe('payments CLI against the running system', function () {
       const replaced = await asPayer('payout-account replace');
       expect(replaced.code, replaced.stderr).to.equal(0);
       const after = JSON.parse((await asPayer('payout-account show --json')).stdout) as { account: string };
-      expect(after.account).to.match(/^acct_/).and.not.equal(before.account);
+      expect(after.account)
+        .to.match(/^acct_/)
+        .and.not.equal(before.account);
       expect(replaced.stdout.split('\n')[0]).to.equal(
         `Replaced ${before.account} by payout account ${after.account} (stripe).`,
       );

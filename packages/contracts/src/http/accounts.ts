@@ -69,7 +69,8 @@ export const PayoutAccountView = Type.Object(
             '`individual.id_number`, `external_account`); complete them at `onboarding_url`',
         }),
         disabled_reason: Type.Union([Type.String(), Type.Null()], {
-          description: "Why payouts are disabled (Stripe: `requirements.disabled_reason`); null when they are not",
+          description:
+            'Why payouts are disabled (Stripe: `requirements.disabled_reason`); null when they are not',
         }),
       },
       { additionalProperties: false },

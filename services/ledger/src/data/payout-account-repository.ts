@@ -84,7 +84,9 @@ export function createPayoutAccountRepository(knex: Knex): PayoutAccountStore {
         await knex('payout_accounts')
           .where({ user_id: userId })
           .first('account', 'replaced_account', 'replacements');
-      return row ? { account: row.account, replacedAccount: row.replaced_account, count: row.replacements } : null;
+      return row
+        ? { account: row.account, replacedAccount: row.replaced_account, count: row.replacements }
+        : null;
     },
 
     async hasPendingWithdrawal(userId) {

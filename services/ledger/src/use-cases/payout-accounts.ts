@@ -103,7 +103,9 @@ export interface PayoutAccountStore {
     asOf: Date;
   }): Promise<LinkedPayoutAccount>;
   /** How many times the user's account was replaced, and the account it replaced last. */
-  replacementsOf(userId: string): Promise<{ account: string; replacedAccount: string | null; count: number } | null>;
+  replacementsOf(
+    userId: string,
+  ): Promise<{ account: string; replacedAccount: string | null; count: number } | null>;
   hasPendingWithdrawal(userId: string): Promise<boolean>;
   /**
    * Links `account` in place of `replaces`, as the `count`th replacement, with its readiness, in one statement that

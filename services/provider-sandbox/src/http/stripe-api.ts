@@ -201,7 +201,10 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
   /** A pending verification ends, verified, SANDBOX_DELAY_MS later (unless it was moved on meanwhile). */
   const verifyLater = (accountId: string) =>
     later(options.payoutDelayMs, () => {
-      if (connect.retrieveAccount(accountId).requirements?.disabled_reason !== 'requirements.pending_verification')
+      if (
+        connect.retrieveAccount(accountId).requirements?.disabled_reason !==
+        'requirements.pending_verification'
+      )
         return;
       sendInOrder(connect.updateAccount(accountId, { verification: 'verified' }).events);
     });
