@@ -52,8 +52,8 @@ export const PayoutAccountView = Type.Object(
     onboarding_url: Type.Optional(
       Type.String({
         description:
-          "POST only: where the user completes the provider's onboarding (Stripe: an account link, valid for " +
-          'minutes; POST again for a fresh one)',
+          "POST and PUT only: where the user completes the provider's onboarding (Stripe: an account link, valid " +
+          'for minutes; POST again for a fresh one)',
       }),
     ),
     payouts_enabled: Type.Boolean({
