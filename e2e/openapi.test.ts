@@ -260,7 +260,8 @@ describe('the OpenAPI document against the running system', function () {
 
     const unlinked = await call('GET', '/payout-account', { token });
     expect(unlinked.status).to.equal(404);
-    expect((await call('POST', '/payout-account', { token })).status).to.equal(201);
+    const linked = await call('POST', '/payout-account', { token });
+    expect(linked.status).to.equal(201);
     expect((await call('GET', '/payout-account', { token })).status).to.equal(200);
     const withdrawal = await call('POST', `/account/${accountId}/withdraw`, {
       body: { amount: 10, currency: 'USD' },
@@ -272,6 +273,13 @@ describe('the OpenAPI document against the running system', function () {
       token,
     });
     expect(tooMuch.status).to.equal(422);
+    // Replaceable once the withdrawal has ended (409 while it is in flight).
+    const replaced = await eventually(
+      () => call('PUT', '/payout-account', { body: { replaces: linked.body.account }, token }),
+      (response) => response.status !== 409,
+      { timeoutMs: 20_000 },
+    );
+    expect(replaced.status, replaced.text).to.equal(200);
     const transfer = await call('POST', `/v1.1/account/${accountId}/transfer`, {
       body: { amount: 5, currency: 'USD', to_account_id: euroAccountId },
       token,

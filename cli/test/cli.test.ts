@@ -347,6 +347,28 @@ describe('payments CLI against the running system', function () {
       const linked = await asPayer('payout-account link');
       expect(linked.code, linked.stderr).to.equal(0);
       expect(linked.stdout.split('\n')[0]).to.equal(`Linked payout account ${connected} (stripe).`);
+      expect(linked.stdout.split('\n')[1]).to.equal('Payouts are enabled.');
+    });
+
+    it('shows whether the provider pays out, and replaces the account by a new one', async () => {
+      const shown = await asPayer('payout-account');
+      expect(shown.code, shown.stderr).to.equal(0);
+      expect(shown.stdout).to.match(/Payouts:\s+enabled/);
+      expect(shown.stdout).to.match(/Still due:\s+nothing/);
+      const before = JSON.parse((await asPayer('payout-account show --json')).stdout) as { account: string };
+      const replaced = await asPayer('payout-account replace');
+      expect(replaced.code, replaced.stderr).to.equal(0);
+      const after = JSON.parse((await asPayer('payout-account show --json')).stdout) as { account: string };
+      expect(after.account)
+        .to.match(/^acct_/)
+        .and.not.equal(before.account);
+      expect(replaced.stdout.split('\n')[0]).to.equal(
+        `Replaced ${before.account} by payout account ${after.account} (stripe).`,
+      );
+      // The account replaced is no longer the one to replace: a conflict (exit code of a 409).
+      const stale = await asPayer(`payout-account replace --replaces acct_never_linked`);
+      expect(stale.code).not.to.equal(0);
+      expect(stale.stderr).to.match(/not your linked payout account/);
     });
   });
 

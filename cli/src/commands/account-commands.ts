@@ -1,5 +1,5 @@
 import type { Argv } from 'yargs';
-import type { Account } from '@payments/client';
+import type { Account, PayoutAccount } from '@payments/client';
 import { formatAmount } from '../amounts.js';
 import type { CommandContext, GlobalArgs } from '../context.js';
 import { usageError } from '../exit-codes.js';
@@ -16,6 +16,17 @@ export function parseMetadata(pairs: readonly string[]): Record<string, string> 
     metadata[pair.slice(0, at)] = pair.slice(at + 1);
   }
   return metadata;
+}
+
+/** Whether the provider pays out to a payout account, and what it still needs if not. */
+function readinessLine(account: PayoutAccount): string {
+  if (account.payouts_enabled) return 'Payouts are enabled.';
+  const due = account.requirements.currently_due;
+  const reason = account.requirements.disabled_reason;
+  return (
+    `Payouts are not enabled yet${reason ? ` (${reason})` : ''}` +
+    `${due.length > 0 ? `; still due: ${due.join(', ')}` : ''}.`
+  );
 }
 
 export async function describeAccount(ctx: CommandContext, account: Account): Promise<[string, string][]> {
@@ -98,7 +109,7 @@ export function accountCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
         )
         .demandCommand(1, 'Say what to do with accounts: create, list or show.'),
     )
-    .command('payout-account', 'Link and show where your withdrawals are paid out', (payout) =>
+    .command('payout-account', 'Link, show and replace where your withdrawals are paid out', (payout) =>
       payout
         .command(
           'link',
@@ -108,25 +119,48 @@ export function accountCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArg
             const body = await ctx.api.payoutAccount.link();
             if (ctx.out.json) return ctx.out.data(body);
             ctx.out.line(`Linked payout account ${body.account} (${body.provider}).`);
+            ctx.out.line(readinessLine(body));
             if (body.onboarding_url)
               ctx.out.line(`Finish the provider's onboarding at: ${body.onboarding_url}`);
           }),
         )
         .command(
-          'show',
-          'Show the payout account your withdrawals go to',
-          (y) => y,
+          ['show', '$0'],
+          'Show the payout account your withdrawals go to, and whether the provider pays out to it',
+          (y) => y.example('$0 payout-account', 'Payouts:    enabled'),
           run(async (ctx) => {
             const body = await ctx.api.payoutAccount.get();
             if (ctx.out.json) return ctx.out.data(body);
             ctx.out.fields([
               ['Account', body.account],
               ['Provider', body.provider],
+              ['Payouts', body.payouts_enabled ? 'enabled' : 'disabled'],
+              ['Still due', body.requirements.currently_due.join(', ') || 'nothing'],
+              ['Disabled', body.requirements.disabled_reason ?? '-'],
               ['Linked', body.created_at],
             ]);
           }),
         )
-        .demandCommand(1, 'Say what to do with the payout account: link or show.'),
+        .command(
+          'replace',
+          'Replace your payout account by a new one made at the provider (refused while a withdrawal is pending)',
+          (y) =>
+            y
+              .option('replaces', {
+                type: 'string',
+                describe: 'The account to replace (default: the one linked now)',
+              })
+              .example('$0 payout-account replace', 'Replaced acct_old by payout account acct_new (stripe).'),
+          run(async (ctx, argv: { replaces?: string }) => {
+            const replaces = argv.replaces ?? (await ctx.api.payoutAccount.get()).account;
+            const body = await ctx.api.payoutAccount.replace({ replaces });
+            if (ctx.out.json) return ctx.out.data(body);
+            ctx.out.line(`Replaced ${replaces} by payout account ${body.account} (${body.provider}).`);
+            ctx.out.line(readinessLine(body));
+            if (body.onboarding_url)
+              ctx.out.line(`Finish the provider's onboarding at: ${body.onboarding_url}`);
+          }),
+        ),
     )
     .command(
       'balance <account_id>',

@@ -59,6 +59,7 @@ const CALLED_BY = {
   listAccountTransactions: ['transactions.history', 'transactions.historyPage'],
   linkPayoutAccount: ['payoutAccount.link'],
   getPayoutAccount: ['payoutAccount.get'],
+  replacePayoutAccount: ['payoutAccount.replace'],
 
   deposit: ['money.deposit'],
   withdraw: ['money.withdraw'],

@@ -31,6 +31,7 @@ export type Account = Static<typeof Contracts.AccountView>;
 export type Balance = Static<typeof Contracts.BalanceView>;
 export type PastBalance = Static<typeof Contracts.PastBalanceView>;
 export type PayoutAccount = Static<typeof Contracts.PayoutAccountView>;
+export type ReplacePayoutAccountRequest = Static<typeof Contracts.ReplacePayoutAccountBody>;
 
 export type DepositRequest = Static<typeof Contracts.DepositBody>;
 export type MoneyRequest = Static<typeof Contracts.MoneyBody>;

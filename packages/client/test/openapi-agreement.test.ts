@@ -82,6 +82,7 @@ const CALLS: Record<string, Call> = {
   'transactions.historyPage': (c) => c.transactions.historyPage(ID),
   'payoutAccount.link': (c) => c.payoutAccount.link(),
   'payoutAccount.get': (c) => c.payoutAccount.get(),
+  'payoutAccount.replace': (c) => c.payoutAccount.replace({ replaces: 'acct_1' }),
   'money.deposit': (c) => c.money.deposit(ID, { amount: '1.00', currency: 'USD' }),
   'money.withdraw': (c) => c.money.withdraw(ID, { amount: '1.00', currency: 'USD' }),
   'money.transfer': (c) => c.money.transfer(ID, { amount: '1.00', currency: 'USD', to_account_id: OTHER_ID }),

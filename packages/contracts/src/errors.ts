@@ -16,6 +16,7 @@ export const ERRORS = {
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
   SERVICE_UNAVAILABLE: { status: 503, title: 'Service unavailable' },
+  PAYOUTS_NOT_ENABLED: { status: 422, title: 'The payout account cannot be paid out to yet' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

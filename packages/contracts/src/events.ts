@@ -96,6 +96,28 @@ export const PaymentAdjustedData = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * A connected account's readiness as the provider reported it (webhook-ingest → ledger): Stripe's `account.updated`.
+ * The ledger takes it for the linked payout account it names only when it is newer (`created`) than what it holds;
+ * an older one that disagrees has the ledger ask the provider for the account as it stands.
+ */
+export const PayoutAccountUpdatedData = Type.Object(
+  {
+    /** The connected account (Stripe: `acct_…`, the event's object). */
+    account_id: Type.String({ minLength: 1, maxLength: 200 }),
+    payouts_enabled: Type.Boolean(),
+    /** Stripe's `requirements.currently_due`: what the provider still needs before it pays out. */
+    currently_due: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 200 }),
+    /** Stripe's `requirements.disabled_reason`, when payouts are disabled. */
+    disabled_reason: Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()]),
+    /** When the provider made the event (Stripe's `created`, Unix seconds): orders the updates of one account. */
+    created: Type.Integer({ minimum: 0 }),
+    provider_event_id: Type.String({ minLength: 1, maxLength: 200 }),
+    livemode: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
 const MoneyMovementRequested = {
   transaction_id: Uuid,
   account_id: Uuid,
@@ -223,6 +245,7 @@ export const SigningKeysChangedData = Type.Object(
 export const EVENTS = {
   PaymentProcessed: { routingKey: 'payment.processed', data: PaymentProcessedData },
   PaymentAdjusted: { routingKey: 'payment.adjusted', data: PaymentAdjustedData },
+  PayoutAccountUpdated: { routingKey: 'payout-account.updated', data: PayoutAccountUpdatedData },
   DepositRequested: { routingKey: 'deposit.requested', data: DepositRequestedData },
   WithdrawalRequested: { routingKey: 'withdrawal.requested', data: WithdrawalRequestedData },
   TransferRequested: { routingKey: 'transfer.requested', data: TransferRequestedData },

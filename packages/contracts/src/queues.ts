@@ -26,6 +26,7 @@ export const QUEUES = {
     events: [
       'PaymentProcessed',
       'PaymentAdjusted',
+      'PayoutAccountUpdated',
       'DepositRequested',
       'WithdrawalRequested',
       'TransferRequested',

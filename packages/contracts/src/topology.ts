@@ -66,6 +66,7 @@ export const ANNOUNCEMENTS: readonly EventType[] = [
 export const PUBLISHERS = {
   PaymentProcessed: 'webhook-ingest',
   PaymentAdjusted: 'webhook-ingest',
+  PayoutAccountUpdated: 'webhook-ingest',
   DepositRequested: 'ledger',
   WithdrawalRequested: 'ledger',
   TransferRequested: 'ledger',

@@ -154,7 +154,14 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     });
     if (provider) shutdown.add('provider reconciliation', () => reconciliation.stop());
     exportPendingTransactions({ store: createPendingTransactionRepository(knex), metrics });
+    const payoutAccounts = createPayoutAccounts({
+      store: createPayoutAccountRepository(knex),
+      provider,
+      linkOnWithdrawal,
+      livemode: providerObjectPolicyOf(config).livemode,
+    });
     const consumer = await startLedgerConsumer({
+      payoutAccounts,
       bus,
       settlement,
       reversals,
@@ -183,11 +190,6 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     shutdown.add('inbox retention', () => inboxRetention.stop());
 
     const auth = requireAuth(verifier);
-    const payoutAccounts = createPayoutAccounts({
-      store: createPayoutAccountRepository(knex),
-      provider,
-      linkOnWithdrawal,
-    });
     const refunds = createRefunds({
       store: createRefundRepository(knex, systemAccounts),
       provider,

@@ -110,6 +110,39 @@ describe('ledger: a withdrawal links the payout account it needs (development sy
     expect(accepted.status, accepted.text).to.equal(202);
     expect(await linkedTo(user)).to.have.length(1);
   });
+
+  it("links an account with the readiness the provider's account shows, and refuses a withdrawal it cannot pay out", async () => {
+    const { user, account } = await customer();
+    // The account the provider will make for this user has its verification to finish.
+    const made = `acct_${user.id.replaceAll('-', '').slice(0, 16)}`;
+    const due = {
+      payoutsEnabled: false,
+      currentlyDue: ['individual.id_number', 'external_account'],
+      disabledReason: 'requirements.past_due',
+    };
+    provider.accountStatuses.set(made, due);
+    const refused = await withdraw(user, account.id, { amount: 30, currency: 'USD' });
+    expect(refused.status, refused.text).to.equal(422);
+    expect(refused.body).to.include({ code: 'PAYOUTS_NOT_ENABLED' });
+    expect(refused.body.detail).to.include('individual.id_number, external_account');
+    // Linked (ADR 0099), but nothing held or recorded for the withdrawal.
+    expect(await linkedTo(user)).to.have.length(1);
+    expect(await withdrawalsOf(user)).to.deep.equal([]);
+    expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 100, available_balance: 100 });
+    const shown = await ledger.call('GET', '/payout-account', { user });
+    expect(shown.body).to.deep.include({
+      account: made,
+      payouts_enabled: false,
+      requirements: { currently_due: due.currentlyDue, disabled_reason: due.disabledReason },
+    });
+
+    // Back from the provider's onboarding, the user links again: the account is read anew, and pays out.
+    provider.accountStatuses.delete(made);
+    const relinked = await ledger.call('POST', '/payout-account', { user });
+    expect(relinked.status).to.equal(200);
+    expect(relinked.body).to.include({ account: made, payouts_enabled: true });
+    expect((await withdraw(user, account.id, { amount: 30, currency: 'USD' })).status).to.equal(202);
+  });
 });
 
 describe('ledger: PAYOUT_ACCOUNT_AUTO_LINK', () => {

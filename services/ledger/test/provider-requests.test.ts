@@ -287,6 +287,8 @@ describe('ledger: paying withdrawals out through the provider (Connect)', functi
     expect(shown.body).to.deep.equal({
       provider: 'stripe',
       account: first.body.account,
+      payouts_enabled: true,
+      requirements: { currently_due: [], disabled_reason: null },
       created_at: first.body.created_at,
     });
     const other = ledger.newUser();

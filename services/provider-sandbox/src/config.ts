@@ -30,7 +30,8 @@ export const ProviderSandboxConfigSchema = Type.Object({
     default: 500,
     description:
       'How long after a PaymentIntent is created the sandbox pays it (unless a client tried to first), after a ' +
-      'declined payment how long until it cancels it, and after a payout is created how long until its bank answers',
+      'declined payment how long until it cancels it, after a payout is created how long until its bank answers, ' +
+      'and how long a connected account waits for its verification (test ID number 222222222)',
   }),
   SANDBOX_AUTO_CONFIRM: Type.Boolean({
     default: true,

@@ -31,7 +31,7 @@ export function createWebhookMetrics(metrics: Metrics): WebhookMetrics {
   );
   const published = metrics.counter(
     'webhook_events_published_total',
-    'PaymentProcessed (and PaymentAdjusted) events published from webhooks',
+    'PaymentProcessed (and PaymentAdjusted, PayoutAccountUpdated) events published from webhooks',
     ['source', 'type'],
   );
   const duplicate = metrics.counter(

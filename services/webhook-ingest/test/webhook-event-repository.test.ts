@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createLogger, openDatabase, type Knex } from '@payments/service-kit';
 import { createTestDatabase, type TestDatabase } from '@payments/testkit';
@@ -6,6 +7,7 @@ import {
   createWebhookEventRepository,
   type WebhookEventRepository,
 } from '../src/data/webhook-event-repository.js';
+import { parseProviderEvent } from '../src/domain/provider-events.js';
 import { completedPayment, pendingPayment } from './incoming-events.js';
 
 const silent = createLogger('webhook-event-repository-test', 'silent');
@@ -191,6 +193,26 @@ describe('webhook event repository (real Postgres)', function () {
       expect(all).to.deep.equal(
         [oldest, older, old].map((e) => ({ eventId: e.eventId, payment: e.payment })),
       );
+    });
+
+    it('hands over an account.updated left unpublished with its PayoutAccountUpdated, for the republisher', async () => {
+      const update = parseProviderEvent({
+        id: `evt_${randomUUID()}`,
+        type: 'account.updated',
+        created: 1_790_000_000,
+        account: 'acct_republished',
+        data: { object: { id: 'acct_republished', object: 'account', payouts_enabled: true } },
+      });
+      if (!update?.payoutAccount) throw new Error('an account.updated with an effect expected');
+      const recorded = await events.record(update);
+      expect(recorded.record).to.deep.include({ payment: null, payoutAccount: update.payoutAccount });
+      await receivedSecondsAgo([update.eventId], 30);
+      const handed = await events.withUnpublished({ olderThanSeconds: 5, limit: 100 }, async (records) =>
+        records.map((r) => ({ eventId: r.eventId, payment: r.payment, payoutAccount: r.payoutAccount })),
+      );
+      expect(handed).to.deep.equal([
+        { eventId: update.eventId, payment: null, payoutAccount: update.payoutAccount },
+      ]);
     });
 
     it('lets one caller at a time through: another, meanwhile, gets null without being called', async () => {

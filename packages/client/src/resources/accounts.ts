@@ -8,6 +8,7 @@ import type {
   PageQuery,
   PastBalance,
   PayoutAccount,
+  ReplacePayoutAccountRequest,
   Statement,
   StatementEntry,
   StatementQuery,
@@ -104,8 +105,16 @@ export function payoutAccountResource({ transport }: ResourceDeps) {
     async link(options?: RequestOptions): Promise<PayoutAccount> {
       return transport.body<PayoutAccount>('linkPayoutAccount', { options });
     },
+    /** The linked account, with whether the provider pays out to it (`payouts_enabled`) and what is still due. */
     async get(options?: RequestOptions): Promise<PayoutAccount> {
       return transport.body<PayoutAccount>('getPayoutAccount', { options });
+    },
+    /**
+     * Links a new account made at the provider in place of `replaces` (the one linked now); 409 while a withdrawal
+     * is pending. Repeated once replaced, it answers the new account again.
+     */
+    async replace(request: ReplacePayoutAccountRequest, options?: RequestOptions): Promise<PayoutAccount> {
+      return transport.body<PayoutAccount>('replacePayoutAccount', { body: request, options });
     },
   };
 }

@@ -52,11 +52,44 @@ export const PayoutAccountView = Type.Object(
     onboarding_url: Type.Optional(
       Type.String({
         description:
-          "POST only: where the user completes the provider's onboarding (Stripe: an account link, valid for " +
-          'minutes; POST again for a fresh one)',
+          "POST and PUT only: where the user completes the provider's onboarding (Stripe: an account link, valid " +
+          'for minutes; POST again for a fresh one)',
       }),
     ),
+    payouts_enabled: Type.Boolean({
+      description:
+        'Whether the provider pays out to the account now (Stripe: `payouts_enabled`); a withdrawal while it is ' +
+        'false is 422 PAYOUTS_NOT_ENABLED',
+    }),
+    requirements: Type.Object(
+      {
+        currently_due: Type.Array(Type.String(), {
+          description:
+            'What the provider still needs before it pays out (Stripe: `requirements.currently_due`, e.g. ' +
+            '`individual.id_number`, `external_account`); complete them at `onboarding_url`',
+        }),
+        disabled_reason: Type.Union([Type.String(), Type.Null()], {
+          description:
+            'Why payouts are disabled (Stripe: `requirements.disabled_reason`); null when they are not',
+        }),
+      },
+      { additionalProperties: false },
+    ),
     created_at: Timestamp,
+  },
+  { additionalProperties: false },
+);
+
+/** PUT /payout-account: replaces the linked account by a new one made at the provider. */
+export const ReplacePayoutAccountBody = Type.Object(
+  {
+    replaces: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description:
+        'The account linked now (`account` of GET /payout-account). A request repeated after it was replaced ' +
+        'answers the new account again and replaces nothing; an account that was never linked is 409 CONFLICT',
+    }),
   },
   { additionalProperties: false },
 );

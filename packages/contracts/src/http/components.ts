@@ -1,6 +1,13 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { ApiKeyPage, ApiKeyWithSecretView, NewApiKeyBody } from './api-keys.js';
-import { AccountPage, AccountView, BalanceView, OpenAccountBody, PayoutAccountView } from './accounts.js';
+import {
+  AccountPage,
+  AccountView,
+  BalanceView,
+  OpenAccountBody,
+  PayoutAccountView,
+  ReplacePayoutAccountBody,
+} from './accounts.js';
 import { AdminReasonBody, DiscoveryView, PageQuery } from './common.js';
 import {
   CurrencyList,
@@ -126,6 +133,7 @@ export const COMPONENT_SCHEMAS = {
   OpenAccount: OpenAccountBody,
   Account: AccountView,
   PayoutAccount: PayoutAccountView,
+  ReplacePayoutAccount: ReplacePayoutAccountBody,
   AccountPage,
   Balance: BalanceView,
   PastBalance: PastBalanceView,

@@ -41,8 +41,8 @@ export const ProviderEventEnvelope = Type.Object({
     maxLength: 200,
     description:
       'payment_intent.succeeded, payment_intent.payment_failed, payout.paid, payout.failed, charge.refunded, ' +
-      'refund.created, refund.updated, refund.failed, charge.refund.updated, charge.dispute.created or ' +
-      'charge.dispute.closed; other types are acknowledged and change nothing',
+      'refund.created, refund.updated, refund.failed, charge.refund.updated, charge.dispute.created, ' +
+      'charge.dispute.closed or account.updated; other types are acknowledged and change nothing',
   }),
   data: Type.Object({ object: Type.Object({}) }),
   livemode: Type.Optional(Type.Boolean({ description: 'Whether the event happened in live mode' })),
@@ -136,13 +136,63 @@ export const ProviderRefundObject = Type.Object({
   ),
 });
 
+/**
+ * The connected account an `account.updated` event carries (Stripe Connect): whether it pays out, and what the
+ * provider still needs. The ledger takes it for the payout account linked with that id, and only when the event is
+ * newer (`created`) than what it holds.
+ */
+export const ProviderAccountObject = Type.Object({
+  id: ProviderId,
+  object: Type.Literal('account'),
+  payouts_enabled: Type.Boolean(),
+  requirements: Type.Optional(
+    Type.Union([
+      Type.Null(),
+      Type.Object({
+        currently_due: Type.Optional(
+          Type.Union([
+            Type.Null(),
+            Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 200 }),
+          ]),
+        ),
+        disabled_reason: Type.Optional(
+          Type.Union([Type.Null(), Type.String({ minLength: 1, maxLength: 200 })]),
+        ),
+      }),
+    ]),
+  ),
+});
+
+/** An `account.updated` event: its `created` (Unix seconds) orders the updates of one account. */
+export const ProviderAccountEvent = Type.Object({
+  id: ProviderId,
+  type: Type.Literal('account.updated'),
+  created: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+  livemode: Type.Optional(Type.Boolean()),
+  account: Type.Optional(Type.Union([Type.Null(), ProviderId])),
+  data: Type.Object({ object: ProviderAccountObject }),
+});
+
 /** A provider event of a handled type, as the document shows it: the envelope with its object. */
 export const ProviderEventBody = Type.Object({
   id: ProviderId,
   type: ProviderEventEnvelope.properties.type,
+  created: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'When the provider made the event (Unix seconds)' }),
+  ),
   data: Type.Object({
-    object: Type.Union([ProviderObject, ProviderChargeObject, ProviderRefundObject, ProviderDisputeObject], {
-      description: 'A payment intent or payout, a charge (refunds), a refund or a dispute',
-    }),
+    object: Type.Union(
+      [
+        ProviderObject,
+        ProviderChargeObject,
+        ProviderRefundObject,
+        ProviderDisputeObject,
+        ProviderAccountObject,
+      ],
+      {
+        description:
+          'A payment intent or payout, a charge (refunds), a refund, a dispute or a connected account',
+      },
+    ),
   }),
 });

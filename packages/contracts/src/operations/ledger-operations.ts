@@ -112,8 +112,31 @@ export const LEDGER_OPERATIONS = {
     access: 'user',
     tag: 'Accounts',
     summary: 'The account at the payment provider your withdrawals are paid out to',
+    description:
+      '`payouts_enabled` says whether the provider pays out to the account now, and `requirements` what it still ' +
+      'needs (Stripe: `requirements.currently_due`, `requirements.disabled_reason`), as its `account.updated` ' +
+      'events last reported them.',
     success: { status: 200, description: 'The linked payout account', schema: 'PayoutAccount' },
     errors: [...PROTECTED, 404],
+  },
+  replacePayoutAccount: {
+    method: 'put',
+    path: '/payout-account',
+    owner: 'ledger',
+    access: 'user',
+    tag: 'Accounts',
+    summary: 'Replace your payout account by a new one made at the payment provider',
+    description:
+      'The ledger makes a new connected account for you at the provider and links it in place of the one named ' +
+      'by `replaces`, with a fresh `onboarding_url`. Withdrawals from then on are paid out to the new account. ' +
+      '409 CONFLICT while a withdrawal of yours is pending (it is paid out to the account it was asked for), or ' +
+      'when `replaces` was never your linked account; a request repeated once the account was replaced answers ' +
+      'the new one and replaces nothing. 404 while none is linked, 422 where no provider is configured or it ' +
+      'refuses, 503 while it cannot be reached.',
+    body: 'ReplacePayoutAccount',
+    success: { status: 200, description: 'The newly linked payout account', schema: 'PayoutAccount' },
+    alsoAnswers: [503],
+    errors: [...JSON_BODY, ...PROTECTED, 404, 409, 422],
   },
   deposit: moneyOperation('deposit'),
   withdraw: moneyOperation('withdraw'),
@@ -196,7 +219,8 @@ function moneyOperation(kind: 'deposit' | 'withdraw' | 'transfer'): Operation {
       'negative is a 422, and so is a withdrawal or transfer the available balance does not cover ' +
       '(INSUFFICIENT_FUNDS). Where a payment provider pays withdrawals out, a withdrawal that passes those checks ' +
       'by a user without a payout account links one first, as POST /payout-account does; in production it is a ' +
-      '422 BUSINESS_RULE_VIOLATION instead, and nothing is held. `metadata` and `reference` are yours, returned on ' +
+      '422 BUSINESS_RULE_VIOLATION instead, and nothing is held. A withdrawal to a payout account the provider ' +
+      'does not pay out to yet is 422 PAYOUTS_NOT_ENABLED, naming what it still needs, and holds nothing. `metadata` and `reference` are yours, returned on ' +
       'the transaction and in the lists that show it to you, never to the other side of a transfer; a `reference` ' +
       'you gave before answers the first request again when the body is the same (`Idempotent-Replayed`), else ' +
       '409 DUPLICATE_ENTRY.' +

@@ -28,6 +28,7 @@ import { transactionReferences } from './migrations/026_transaction_references.j
 import { acceptRequestsReferences } from './migrations/027_accept_requests_references.js';
 import { providerPaymentMethod } from './migrations/031_provider_payment_method.js';
 import { refundRequests } from './migrations/028_refund_requests.js';
+import { payoutAccountReadiness } from './migrations/029_payout_account_readiness.js';
 
 /**
  * The ledger's schema, in the order it is built: one migration per file in migrations/, each file named as knex
@@ -74,4 +75,6 @@ export const migrations: Migration[] = [
   // The payment method a deposit is paid with at once.
   providerPaymentMethod,
   refundRequests,
+  // Each payout account's readiness at the provider (account.updated), and its replacement.
+  payoutAccountReadiness,
 ];

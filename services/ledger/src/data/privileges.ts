@@ -17,7 +17,7 @@ export const privileges: RuntimePrivileges = {
   transaction_references: ['SELECT', 'INSERT', 'DELETE'],
   history_counts: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   history_count_deltas: ['SELECT', 'INSERT', 'DELETE'],
-  payout_accounts: ['SELECT', 'INSERT', 'DELETE'],
+  payout_accounts: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   provider_payments: ['SELECT', 'INSERT', 'UPDATE'],
   refund_reports: ['SELECT', 'INSERT', 'UPDATE'],
   refund_requests: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],

@@ -3,6 +3,7 @@ import type { Consumer, EventBus } from '@payments/service-kit';
 import type { ObjectClaim } from '../domain/provider-object.js';
 import type { Accounts } from '../use-cases/accounts.js';
 import type { AdminActions } from '../use-cases/admin-actions.js';
+import type { PayoutAccounts } from '../use-cases/payout-accounts.js';
 import type { ProviderPayments } from '../use-cases/provider-payments.js';
 import type { Reversals } from '../use-cases/reversals.js';
 import type { Settlement } from '../use-cases/settlement.js';
@@ -18,6 +19,7 @@ export interface LedgerConsumerDeps {
   adminActions: Pick<AdminActions, 'recordAnnounced'>;
   prefetch?: number;
   providerPayments: Pick<ProviderPayments, 'record'>;
+  payoutAccounts: Pick<PayoutAccounts, 'follow'>;
 }
 
 /** What a provider event's object claims, from the event: `objectId` is the object whose recorded request counts. */
@@ -47,6 +49,7 @@ export function startLedgerConsumer({
   adminActions,
   prefetch = PREFETCH,
   providerPayments,
+  payoutAccounts,
 }: LedgerConsumerDeps): Promise<Consumer> {
   return bus.consume(
     'ledger',
@@ -86,6 +89,25 @@ export function startLedgerConsumer({
           },
         };
         await reversals.adjust(report, logger);
+      },
+
+      // A connected account's readiness (Stripe's account.updated): the newest report of each account counts.
+      PayoutAccountUpdated: async (event, { logger }) => {
+        const { data } = event;
+        await payoutAccounts.follow(
+          {
+            account: data.account_id,
+            status: {
+              payoutsEnabled: data.payouts_enabled,
+              currentlyDue: data.currently_due,
+              disabledReason: data.disabled_reason,
+            },
+            asOf: new Date(data.created * 1000),
+            eventId: data.provider_event_id,
+            livemode: data.livemode ?? false,
+          },
+          logger,
+        );
       },
 
       // The ledger's own requests, consumed after the commit that accepted them (ADR 0102 says why they stay events).

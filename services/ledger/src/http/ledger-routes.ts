@@ -30,6 +30,7 @@ export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: Ledg
   app.post('/account/:id/transfer', auth, money.transfer);
   app.post('/payout-account', auth, payoutAccounts.linkPayoutAccount);
   app.get('/payout-account', auth, payoutAccounts.showPayoutAccount);
+  app.put('/payout-account', auth, payoutAccounts.replacePayoutAccount);
   app.get('/transactions', auth, transactions.listTransactions);
   app.get('/transaction/:id', auth, transactions.showTransaction);
   app.post('/transaction/:id/refund', auth, refunds.refund);

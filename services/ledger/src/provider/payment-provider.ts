@@ -44,8 +44,13 @@ export interface PaymentProvider {
   createRefund(request: RefundRequest): Promise<CreatedRefund>;
   /** Takes back what a transfer left on a connected account (an extra transfer); the same key makes it once. */
   reverseTransfer(transfer: string, idempotencyKey: string): Promise<void>;
-  /** Makes the connected account a user is paid out to (Stripe: `acct_…`); the same user gets the same account. */
-  createPayoutAccount(request: { userId: string }): Promise<string>;
+  /**
+   * Makes the connected account a user is paid out to (Stripe: `acct_…`); the same user gets the same account, and
+   * each replacement (`replacement`: 1 for the first) one of its own.
+   */
+  createPayoutAccount(request: { userId: string; replacement?: number }): Promise<string>;
+  /** Whether the provider pays out to a connected account now, and what it still needs (Stripe: the account). */
+  payoutAccountStatus(account: string): Promise<PayoutAccountStatus>;
   /** Where the user completes (or resumes) the provider's onboarding of their account (Stripe: an account link). */
   onboardingLink(account: string): Promise<string>;
   /**
@@ -55,6 +60,13 @@ export interface PaymentProvider {
   recordsSince(since: Date): AsyncIterable<ProviderRecord>;
   /** One record again, as it stands now (reconciliation resolving a case); null when the provider has none. */
   recordOf(reference: string, transactionId: string | null): Promise<ProviderRecord | null>;
+}
+
+/** A connected account's readiness (Stripe: `payouts_enabled`, `requirements.currently_due`, `disabled_reason`). */
+export interface PayoutAccountStatus {
+  payoutsEnabled: boolean;
+  currentlyDue: string[];
+  disabledReason: string | null;
 }
 
 /** A payment as the provider records it (Stripe: a PaymentIntent, with its refunds and disputes). */

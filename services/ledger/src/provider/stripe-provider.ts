@@ -319,7 +319,7 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
       return { reference: refund.id, status, failureReason: refund.failure_reason ?? null };
     },
 
-    async createPayoutAccount({ userId }) {
+    async createPayoutAccount({ userId, replacement = 0 }) {
       const account = await calling(() =>
         stripe.accounts.create(
           {
@@ -329,10 +329,20 @@ export function createStripeProvider(options: StripeProviderOptions): PaymentPro
             // The ledger pays each withdrawal out itself; Stripe's automatic payouts would sweep the balance.
             settings: { payouts: { schedule: { interval: 'manual' } } },
           },
-          { idempotencyKey: `payout-account:${userId}` },
+          // A replacement is another account: a key of its own (the first keeps the key it always had).
+          { idempotencyKey: `payout-account:${userId}${replacement > 0 ? `:${replacement}` : ''}` },
         ),
       );
       return account.id;
+    },
+
+    async payoutAccountStatus(account) {
+      const found = await calling(() => stripe.accounts.retrieve(account));
+      return {
+        payoutsEnabled: found.payouts_enabled === true,
+        currentlyDue: found.requirements?.currently_due ?? [],
+        disabledReason: found.requirements?.disabled_reason ?? null,
+      };
     },
 
     async onboardingLink(account) {

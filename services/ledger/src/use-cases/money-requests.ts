@@ -35,7 +35,8 @@ export type MoneyRequestError =
   | 'BUSINESS_RULE_VIOLATION'
   | 'CONFLICT'
   | 'DUPLICATE_ENTRY'
-  | 'SERVICE_UNAVAILABLE';
+  | 'SERVICE_UNAVAILABLE'
+  | 'PAYOUTS_NOT_ENABLED';
 
 /** A deposit or withdrawal asked for by the owner of `accountId`. */
 export interface MoneyRequest {
@@ -148,7 +149,7 @@ export function createMoneyRequests({
   fees: FeeSchedule;
   /** Largest amount per operation, in major units. */
   maxAmount: number;
-  payoutAccounts: Pick<PayoutAccounts, 'link' | 'linkOnWithdrawal'>;
+  payoutAccounts: Pick<PayoutAccounts, 'link' | 'linkOnWithdrawal' | 'checkWithdrawal'>;
   /** Withdrawals are paid out through a payment provider, to the user's payout account. */
   paysOutThroughProvider: boolean;
   /** A payment provider makes each deposit's payment: a deposit may name the method it is paid with. */
@@ -240,11 +241,23 @@ export function createMoneyRequests({
       idempotencyKey: key,
       fingerprint: key !== null || request.reference !== null ? fingerprint() : null,
     };
+    // A payout account the provider does not pay out to refuses the withdrawal before anything is held, unless
+    // the statement would refuse it for its funds or replay it (ADR 0122).
+    const payable = () =>
+      payoutAccounts.checkWithdrawal({
+        userId: draft.userId,
+        accountId: draft.accountId,
+        hold: acceptance.hold,
+        idempotencyKey: key,
+        reference: request.reference,
+      });
+    if (acceptance.payoutAccountRequired) await payable();
     let outcome = await store.accept(acceptance);
     if (outcome.kind === 'payout_account_missing' && payoutAccounts.linkOnWithdrawal) {
       // Refused for its destination alone, having held nothing: linked as POST /payout-account links (the provider
-      // asked outside any database transaction), it is accepted again.
+      // asked outside any database transaction), it is accepted again, if the provider pays out to it.
       await payoutAccounts.link(draft.userId, request.log);
+      await payable();
       outcome = await store.accept(acceptance);
     }
     switch (outcome.kind) {

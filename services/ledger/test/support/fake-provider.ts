@@ -2,6 +2,7 @@ import type {
   CreatedPayment,
   NewPayment,
   PaymentProvider,
+  PayoutAccountStatus,
   PayoutRequest,
   ProviderRecord,
   RefundRequest,
@@ -33,6 +34,8 @@ export interface FakeProvider extends PaymentProvider {
   callsAbout(transactionId: string): ProviderCall[];
   /** What the provider's own records say (reconciliation reads them); set by the test. */
   records: ProviderRecord[];
+  /** What the provider says of each connected account; one not set pays out (set by the test). */
+  accountStatuses: Map<string, PayoutAccountStatus>;
 }
 
 const compact = (id: string) => id.replaceAll('-', '');
@@ -104,12 +107,18 @@ export function createFakeProvider(): FakeProvider {
       fake.calls.push(call);
       fake.behave(call);
     },
-    async createPayoutAccount({ userId }) {
+    async createPayoutAccount({ userId, replacement = 0 }) {
       const call: ProviderCall = { call: 'createPayoutAccount', userId };
       fake.calls.push(call);
       fake.behave(call);
-      return `acct_${compact(userId).slice(0, 16)}`;
+      return `acct_${compact(userId).slice(0, 16)}${replacement > 0 ? `r${replacement}` : ''}`;
     },
+    async payoutAccountStatus(account) {
+      return (
+        fake.accountStatuses.get(account) ?? { payoutsEnabled: true, currentlyDue: [], disabledReason: null }
+      );
+    },
+    accountStatuses: new Map(),
     async onboardingLink(account) {
       return `https://connect.example/${account}`;
     },

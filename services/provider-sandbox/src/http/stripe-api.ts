@@ -6,6 +6,7 @@ import { failsBySandboxRule } from '../domain/test-amounts.js';
 import type { ProviderWebhookClient } from '../events/provider-webhook-client.js';
 import { createForgottenEvents, type EventForgetting } from '../faults/forgotten-events.js';
 import { createHeldPayouts, outcomeOf } from '../faults/held-payouts.js';
+import { verificationOf } from '../stripe/account-requirements.js';
 import { DEFAULT_BANK_ACCOUNT, type ConnectEvent, type ConnectStore } from '../stripe/connect.js';
 import type { PlatformBalance } from '../stripe/platform-balance.js';
 import { readListQuery } from '../stripe/lists.js';
@@ -106,6 +107,13 @@ function metadataOf(body: Record<string, unknown>): Record<string, string> {
   return Object.fromEntries(entries) as Record<string, string>;
 }
 
+/** `individual[id_number]`, the test value that drives a connected account's verification. */
+function idNumberOf(body: Record<string, unknown>): string | undefined {
+  const individual = body.individual;
+  if (individual === undefined || typeof individual !== 'object' || individual === null) return undefined;
+  return text((individual as Record<string, unknown>).id_number);
+}
+
 function cancellationReasonOf(
   body: Record<string, unknown>,
 ): Stripe.PaymentIntent.CancellationReason | undefined {
@@ -189,6 +197,17 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
       if (!(error instanceof StripeApiError)) logger.error({ err: error }, 'the sandbox customer failed');
     }
   };
+
+  /** A pending verification ends, verified, SANDBOX_DELAY_MS later (unless it was moved on meanwhile). */
+  const verifyLater = (accountId: string) =>
+    later(options.payoutDelayMs, () => {
+      if (
+        connect.retrieveAccount(accountId).requirements?.disabled_reason !==
+        'requirements.pending_verification'
+      )
+        return;
+      sendInOrder(connect.updateAccount(accountId, { verification: 'verified' }).events);
+    });
 
   /** PaymentIntents the sandbox will pay unless a client confirms (or tries to) first: then their payer is there. */
   const awaitingCustomer = new Set<string>();
@@ -438,12 +457,33 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
       if (type !== 'express') throw invalid('type', 'The sandbox makes express accounts only.');
       const bank = body.external_account as Record<string, unknown> | undefined;
       const bankAccount = (bank && text(bank.account_number)) ?? DEFAULT_BANK_ACCOUNT;
+      const verification = verificationOf(idNumberOf(body));
       const account = connect.createAccount({
         country: (text(body.country) ?? 'US').toUpperCase(),
         email: text(body.email),
         metadata: metadataOf(body),
         bankAccount,
+        verification,
       });
+      if (verification === 'pending') verifyLater(account.id);
+      return { status: 200, body: account };
+    }),
+  );
+
+  // The account's onboarding at the provider, as a test (or the user) drives it: `individual[id_number]` moves its
+  // verification (stripe/account-requirements.ts); each change is an account.updated.
+  v1.post(
+    '/accounts/:id',
+    idempotent((req) => {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const idNumber = idNumberOf(body);
+      const verification = idNumber === undefined ? undefined : verificationOf(idNumber);
+      const { account, events } = connect.updateAccount(req.params.id as string, {
+        verification,
+        metadata: body.metadata === undefined ? undefined : metadataOf(body),
+      });
+      sendInOrder(events);
+      if (verification === 'pending') verifyLater(account.id);
       return { status: 200, body: account };
     }),
   );

@@ -1,5 +1,6 @@
 import type Stripe from 'stripe';
 import { failsBySandboxRule } from '../domain/test-amounts.js';
+import { requirementsOf, type Verification } from './account-requirements.js';
 import { resourceMissing, StripeApiError, stripeEvent, stripeId as id, unixNow as now } from './objects.js';
 import { listPage, type ListQuery } from './lists.js';
 import type { PlatformBalance } from './platform-balance.js';
@@ -25,9 +26,11 @@ export type ConnectedAccount = Pick<
   | 'charges_enabled'
   | 'payouts_enabled'
   | 'details_submitted'
+  | 'requirements'
 >;
 
 export type ConnectEvent =
+  | Stripe.AccountUpdatedEvent
   | Stripe.TransferCreatedEvent
   | Stripe.TransferReversedEvent
   | Stripe.PayoutCreatedEvent
@@ -64,8 +67,17 @@ export interface ConnectStore {
     email?: string;
     metadata: Record<string, string>;
     bankAccount: string;
+    verification: Verification;
   }): ConnectedAccount;
   retrieveAccount(accountId: string): ConnectedAccount;
+  /**
+   * The account's verification as onboarding (or the test) moved it (stripe/account-requirements.ts), and its
+   * metadata; an `account.updated` when anything changed.
+   */
+  updateAccount(
+    accountId: string,
+    params: { verification?: Verification; metadata?: Record<string, string> },
+  ): { account: ConnectedAccount; events: ConnectEvent[] };
   createAccountLink(accountId: string, returnUrl: string): Stripe.AccountLink;
   createTransfer(params: {
     amount: number;
@@ -146,7 +158,7 @@ export function createConnectStore(platform: PlatformBalance): ConnectStore {
     structuredClone(payout);
 
   return {
-    createAccount({ country, email, metadata, bankAccount }) {
+    createAccount({ country, email, metadata, bankAccount, verification }) {
       const account = {
         id: id('acct'),
         object: 'account' as const,
@@ -157,8 +169,8 @@ export function createConnectStore(platform: PlatformBalance): ConnectStore {
         metadata,
         created: now(),
         charges_enabled: false,
-        // The sandbox onboards at once: the account can be paid out to from the start.
-        payouts_enabled: true,
+        // Unless a test value says otherwise, the sandbox onboards at once: paid out to from the start.
+        ...requirementsOf(verification),
         details_submitted: true,
         bankAccount,
       };
@@ -167,6 +179,19 @@ export function createConnectStore(platform: PlatformBalance): ConnectStore {
     },
 
     retrieveAccount: (accountId) => view(accountOf(accountId)),
+
+    updateAccount(accountId, { verification, metadata }) {
+      const account = accountOf(accountId, 'id');
+      const before = JSON.stringify(view(account));
+      if (verification) Object.assign(account, requirementsOf(verification));
+      if (metadata) account.metadata = { ...account.metadata, ...metadata };
+      const shown = view(account);
+      const changed = JSON.stringify(shown) !== before;
+      return {
+        account: shown,
+        events: changed ? [event<Stripe.AccountUpdatedEvent>('account.updated', shown, accountId)] : [],
+      };
+    },
 
     createAccountLink(accountId, returnUrl) {
       accountOf(accountId);
@@ -250,6 +275,13 @@ export function createConnectStore(platform: PlatformBalance): ConnectStore {
 
     createPayout(accountId, { amount, currency, metadata }) {
       const account = accountOf(accountId);
+      if (!account.payouts_enabled) {
+        throw new StripeApiError(400, {
+          type: 'invalid_request_error',
+          code: 'payouts_not_allowed',
+          message: `Payouts are not enabled for the account ${accountId}: its requirements are not met.`,
+        });
+      }
       if (available(accountId, currency) < amount) {
         throw insufficient(
           `You have insufficient funds in your Stripe account for this transfer. Your ${currency} balance is too low.`,

@@ -4,6 +4,7 @@ import type {
   IncomingWebhookEvent,
   PaymentAdjustedData,
   PaymentProcessedData,
+  PayoutAccountUpdatedData,
   WebhookSource,
 } from '../domain/webhook-event.js';
 
@@ -15,17 +16,28 @@ export interface WebhookEventRecord {
   payment: PaymentProcessedData | null;
   /** The PaymentAdjusted data of a refund or dispute (then `payment` is null). */
   adjustment?: PaymentAdjustedData | null;
+  /** The PayoutAccountUpdated data of a connected account's account.updated (then `payment` is null). */
+  payoutAccount?: PayoutAccountUpdatedData | null;
   receivedAt: Date;
   publishedAt: Date | null;
 }
 
 /** A record with an effect: one that has a PaymentProcessed (or a PaymentAdjusted) to publish. */
 export type PublishableRecord = WebhookEventRecord &
-  ({ payment: PaymentProcessedData } | { payment: null; adjustment: PaymentAdjustedData });
+  (
+    | { payment: PaymentProcessedData }
+    | { payment: null; adjustment: PaymentAdjustedData }
+    | { payment: null; payoutAccount: PayoutAccountUpdatedData }
+  );
 
 export function isPublishable(record: WebhookEventRecord): record is PublishableRecord {
-  return record.payment !== null || (record.adjustment ?? null) !== null;
+  return (
+    record.payment !== null || (record.adjustment ?? null) !== null || (record.payoutAccount ?? null) !== null
+  );
 }
+
+/** The event a record's data is published as. */
+type Publishes = 'PaymentProcessed' | 'PaymentAdjusted' | 'PayoutAccountUpdated';
 
 export interface RecordedEvent {
   record: WebhookEventRecord;
@@ -70,8 +82,8 @@ interface WebhookEventRow {
   event_id: string;
   source: WebhookSource;
   event_type: string;
-  event_data: PaymentProcessedData | PaymentAdjustedData | null;
-  publishes: 'PaymentProcessed' | 'PaymentAdjusted';
+  event_data: PaymentProcessedData | PaymentAdjustedData | PayoutAccountUpdatedData | null;
+  publishes: Publishes;
   received_at: Date;
   published_at: Date | null;
 }
@@ -104,28 +116,38 @@ const REPUBLISH_LOCK = 'webhook_events:republish';
 
 function toRecord(row: WebhookEventRow): WebhookEventRecord {
   const adjusts = row.publishes === 'PaymentAdjusted';
+  const updatesAccount = row.publishes === 'PayoutAccountUpdated';
   return {
     eventId: row.event_id,
     source: row.source,
     type: row.event_type,
-    payment: adjusts ? null : (row.event_data as PaymentProcessedData | null),
+    payment: adjusts || updatesAccount ? null : (row.event_data as PaymentProcessedData | null),
     ...(adjusts && { adjustment: row.event_data as PaymentAdjustedData | null }),
+    ...(updatesAccount && { payoutAccount: row.event_data as PayoutAccountUpdatedData | null }),
     receivedAt: row.received_at,
     publishedAt: row.published_at,
   };
 }
 
+function publishesOf(event: IncomingWebhookEvent): Publishes {
+  if (event.adjustment) return 'PaymentAdjusted';
+  return event.payoutAccount ? 'PayoutAccountUpdated' : 'PaymentProcessed';
+}
+
 function toRow(event: IncomingWebhookEvent) {
-  const data = event.payment ?? event.adjustment ?? null;
+  const data = event.payment ?? event.adjustment ?? event.payoutAccount ?? null;
   return {
     event_id: event.eventId,
     source: event.source,
     event_type: event.type,
     // Whoever records an event, its secrets are never written: they are cut here, on the one way in.
     payload: JSON.stringify(redactWebhookPayload(event.payload)),
-    outcome: event.payment?.status ?? event.adjustment?.adjustment ?? 'ignored',
+    outcome:
+      event.payment?.status ??
+      event.adjustment?.adjustment ??
+      (event.payoutAccount ? 'account_updated' : 'ignored'),
     event_data: data ? JSON.stringify(data) : null,
-    publishes: event.adjustment ? 'PaymentAdjusted' : 'PaymentProcessed',
+    publishes: publishesOf(event),
   };
 }
 
@@ -174,12 +196,14 @@ export function createWebhookEventRepository(knex: Knex): WebhookEventRepository
       if (at) {
         const { eventId, source, type, payment } = event;
         const adjustment = event.adjustment ?? null;
+        const payoutAccount = event.payoutAccount ?? null;
         const record = {
           eventId,
           source,
           type,
           payment,
           ...(adjustment && { adjustment }),
+          ...(payoutAccount && { payoutAccount }),
           receivedAt: at,
           publishedAt: null,
         };

@@ -7,6 +7,7 @@ import {
   ProviderObject,
   ProviderRefundObject,
 } from '@payments/contracts';
+import { parseAccountEvent } from './account-events.js';
 import { failureReason, type IncomingWebhookEvent, type PaymentAdjustedData } from './webhook-event.js';
 
 type ProviderObject = Static<typeof ProviderObject>;
@@ -154,11 +155,18 @@ const PROVIDER_ADJUSTMENTS = {
   },
 } as const;
 
+/** A connected account's readiness (domain/account-events.ts). */
+const ACCOUNT_UPDATED = 'account.updated';
+
 export type HandledProviderEventType =
-  keyof typeof PROVIDER_EVENT_EFFECTS | keyof typeof PROVIDER_ADJUSTMENTS;
+  keyof typeof PROVIDER_EVENT_EFFECTS | keyof typeof PROVIDER_ADJUSTMENTS | 'account.updated';
 
 export function isHandledProviderEventType(type: string): type is HandledProviderEventType {
-  return Object.hasOwn(PROVIDER_EVENT_EFFECTS, type) || Object.hasOwn(PROVIDER_ADJUSTMENTS, type);
+  return (
+    Object.hasOwn(PROVIDER_EVENT_EFFECTS, type) ||
+    Object.hasOwn(PROVIDER_ADJUSTMENTS, type) ||
+    type === ACCOUNT_UPDATED
+  );
 }
 
 type Envelope = Static<typeof ProviderEventEnvelope>;
@@ -202,6 +210,7 @@ export function parseProviderEvent(body: unknown): IncomingWebhookEvent | null {
   const envelope = checkEnvelope(body);
   if (!envelope.ok) return null;
   const { id, type } = envelope.value;
+  if (type === ACCOUNT_UPDATED) return parseAccountEvent(body);
   if (Object.hasOwn(PROVIDER_ADJUSTMENTS, type)) {
     return parseAdjustment(envelope.value, type as keyof typeof PROVIDER_ADJUSTMENTS, body);
   }

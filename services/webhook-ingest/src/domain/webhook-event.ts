@@ -6,6 +6,7 @@ export type WebhookSource = 'payment' | 'payment-status' | 'provider';
 
 export type PaymentProcessedData = EventData<'PaymentProcessed'>;
 export type PaymentAdjustedData = EventData<'PaymentAdjusted'>;
+export type PayoutAccountUpdatedData = EventData<'PayoutAccountUpdated'>;
 
 /** A verified and validated webhook call: what is recorded, and what it publishes. */
 export interface IncomingWebhookEvent {
@@ -20,6 +21,8 @@ export interface IncomingWebhookEvent {
   payment: PaymentProcessedData | null;
   /** A refund or dispute of a payment: published as PaymentAdjusted instead (then `payment` is null). */
   adjustment?: PaymentAdjustedData | null;
+  /** A connected account's readiness (Stripe's account.updated): published as PayoutAccountUpdated instead. */
+  payoutAccount?: PayoutAccountUpdatedData | null;
 }
 
 const ENVELOPE_NAMESPACE = '6f1d6a3e-4b8c-5d2a-9e61-0c7f3b9a2d45';

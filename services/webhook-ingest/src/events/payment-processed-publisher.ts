@@ -9,7 +9,8 @@ export interface PaymentProcessedPublisherDeps {
 }
 
 /**
- * Publishes a recorded event's PaymentProcessed (a refund's or dispute's PaymentAdjusted), waits for the broker's
+ * Publishes a recorded event's PaymentProcessed (a refund's or dispute's PaymentAdjusted, an account.updated's
+ * PayoutAccountUpdated), waits for the broker's
  * confirm, then marks the record published.
  * Publishing one event again is harmless: its envelope id comes from the event id, and the ledger's inbox drops
  * the copy.
@@ -20,10 +21,10 @@ export async function publishPaymentProcessed(
   correlationId: string,
 ): Promise<void> {
   const options = { id: envelopeIdOf(record.eventId), correlationId, occurredAt: record.receivedAt };
-  await bus.publish(
-    record.payment
-      ? createEvent('PaymentProcessed', record.payment, options)
-      : createEvent('PaymentAdjusted', record.adjustment, options),
-  );
+  if (record.payment) await bus.publish(createEvent('PaymentProcessed', record.payment, options));
+  else if ('adjustment' in record && record.adjustment)
+    await bus.publish(createEvent('PaymentAdjusted', record.adjustment, options));
+  else if ('payoutAccount' in record && record.payoutAccount)
+    await bus.publish(createEvent('PayoutAccountUpdated', record.payoutAccount, options));
   await events.markPublished(record.eventId);
 }

@@ -25,8 +25,12 @@ const payoutAccount = {
   provider: 'stripe',
   account: CONNECTED_ACCOUNT,
   onboarding_url: `https://connect.stripe.com/setup/e/${CONNECTED_ACCOUNT}/Xk2mP9qR`,
+  payouts_enabled: true,
+  requirements: { currently_due: [], disabled_reason: null },
   created_at: OPENED_AT,
 };
+const { onboarding_url: _onboarding, ...shownPayoutAccount } = payoutAccount;
+const REPLACED_ACCOUNT = 'acct_1QxW7vLkdIwHu7ixRpL3mN8q';
 
 /** Examples of the ledger's operations: accounts, money operations, transactions. */
 export const LEDGER_EXAMPLES = {
@@ -85,7 +89,21 @@ export const LEDGER_EXAMPLES = {
     response: { data: [completedTransfer, completedDeposit], has_more: false, pagination: page(2) },
   },
   linkPayoutAccount: { response: payoutAccount },
-  getPayoutAccount: { response: payoutAccount },
+  getPayoutAccount: {
+    response: {
+      ...shownPayoutAccount,
+      payouts_enabled: false,
+      requirements: { currently_due: ['individual.id_number'], disabled_reason: 'requirements.past_due' },
+    },
+  },
+  replacePayoutAccount: {
+    request: { replaces: CONNECTED_ACCOUNT },
+    response: {
+      ...payoutAccount,
+      account: REPLACED_ACCOUNT,
+      onboarding_url: `https://connect.stripe.com/setup/e/${REPLACED_ACCOUNT}/Qm4nT7vW`,
+    },
+  },
   deposit: {
     request: {
       amount: '20.00',

@@ -55,6 +55,12 @@ export const PROBLEM_EXAMPLES: Record<ErrorCode, Problem> = {
     'Send the body as application/json',
     `${account}/deposit`,
   ),
+  PAYOUTS_NOT_ENABLED: buildProblem(
+    'PAYOUTS_NOT_ENABLED',
+    'The provider does not pay out to your payout account acct_1PqR8sLkdIwHu7ix yet (requirements.past_due); ' +
+      'still due: individual.id_number. Complete its onboarding (POST /payout-account gives the link), then withdraw',
+    `${account}/withdraw`,
+  ),
   SERVICE_UNAVAILABLE: buildProblem(
     'SERVICE_UNAVAILABLE',
     'The ledger is unavailable; retry after the Retry-After delay',
