@@ -268,7 +268,13 @@ describe('API keys for servers, through the gateway', function () {
 
     const deleted = await api.delete(`/user/${carol.userId}?confirm=true`, carol.token);
     expect(deleted.status, deleted.text).to.equal(204);
-    expectProblem(await api.get('/accounts', key.secret), 401, 'AUTH_REQUIRED');
+    // Deleting a user cuts their keys as it cuts their tokens: by the revocation every gateway hears.
+    const refused = await eventually(
+      () => api.get('/accounts', key.secret),
+      (response) => response.status !== 200,
+      { timeoutMs: 10_000 },
+    );
+    expectProblem(refused, 401, 'AUTH_REQUIRED');
     const left = await identityDb((db) => db.query('SELECT 1 FROM api_keys WHERE id = $1', [key.id]));
     expect(left.rowCount).to.equal(0);
   });
