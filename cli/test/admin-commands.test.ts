@@ -285,7 +285,9 @@ describe('payments admin', function () {
 
     it('asks for the page after an item with --starting-after, and says how to read the next', async () => {
       const before = api.requests.length;
-      const run = await asAdmin(`admin reconciliation list --limit 2 --starting-after ${UNCONFIRMED_WITHDRAWAL}`);
+      const run = await asAdmin(
+        `admin reconciliation list --limit 2 --starting-after ${UNCONFIRMED_WITHDRAWAL}`,
+      );
       expect(run.code, run.stderr).to.equal(0);
       expect(requestsSince(before, /^\/admin\//).map((r) => `${r.method} ${r.path}`)).to.deep.equal([
         `GET /admin/reconciliation?limit=2&starting_after=${UNCONFIRMED_WITHDRAWAL}`,

@@ -351,7 +351,10 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     /** A withdrawal handed to the provider that outlived its hold expiry. */
     const flagged = async () => {
       const { id } = await payoutMade(1);
-      await ledger.db('transactions').where({ id }).update({ reconciliation_required_at: ledger.db.fn.now() });
+      await ledger
+        .db('transactions')
+        .where({ id })
+        .update({ reconciliation_required_at: ledger.db.fn.now() });
       return id;
     };
     const opened = async () => {
