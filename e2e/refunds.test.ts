@@ -21,6 +21,7 @@ interface TransactionBody {
   amount: number;
   original_transaction_id?: string;
   reversal_reason?: string;
+  refund_reason?: string | null;
   failure_reason: string | null;
 }
 
@@ -108,20 +109,31 @@ describe('refunds through the API, end to end with the provider sandbox', functi
       reversal_reason: 'refund',
       original_transaction_id: id,
       amount: 30,
+      refund_reason: 'requested_by_customer',
     });
-    expect(await settledRefund(owner, partial.body.id)).to.include({ status: 'completed' });
+    expect(await settledRefund(owner, partial.body.id)).to.include({
+      status: 'completed',
+      refund_reason: 'requested_by_customer',
+    });
     const rest = await refund(owner.token, id);
     expect202(rest);
-    expect(rest.body.amount).to.equal(70);
-    expect(await settledRefund(owner, rest.body.id)).to.include({ status: 'completed' });
+    expect(rest.body).to.include({ amount: 70, refund_reason: null });
+    expect(await settledRefund(owner, rest.body.id)).to.include({ status: 'completed', refund_reason: null });
     await settle();
 
     expect(await balance(owner)).to.include({ balance: 0, available_balance: 0 });
     const reversals = await reversalsOf(owner);
-    expect(reversals.map((t) => [t.id, t.status, t.amount])).to.have.deep.members([
-      [partial.body.id, 'completed', 30],
-      [rest.body.id, 'completed', 70],
+    expect(reversals.map((t) => [t.id, t.status, t.amount, t.refund_reason])).to.have.deep.members([
+      [partial.body.id, 'completed', 30, 'requested_by_customer'],
+      [rest.body.id, 'completed', 70, null],
     ]);
+    // Only a refund carries a refund reason: the deposit it reverses does not.
+    const deposit = await api.get(`/transaction/${id}`, owner.token);
+    openapi.check('GET', '/transaction/{id}', deposit);
+    expect(deposit.body).to.not.have.property('refund_reason');
+    const shown = await api.get(`/transaction/${partial.body.id}`, owner.token);
+    openapi.check('GET', '/transaction/{id}', shown);
+    expect(shown.body).to.include({ refund_reason: 'requested_by_customer' });
     const atProvider = await providerRefunds(intent);
     expect(atProvider.map((r) => [r.amount, r.reason, r.metadata?.refund_id])).to.have.deep.members([
       [3000, 'requested_by_customer', partial.body.id],

@@ -213,6 +213,11 @@ describe('payments admin', function () {
       );
       api.on(
         'GET',
+        new RegExp(`^/admin/reconciliation\\?limit=2&starting_after=${UNCONFIRMED_WITHDRAWAL}$`),
+        contractReply(ReconciliationPage, { ...page(WAITING.slice(1, 3), 2, 0, 4), has_more: true }),
+      );
+      api.on(
+        'GET',
         /^\/admin\/reconciliation\?format=csv$/,
         csvReply([
           'kind,case_id,status,transaction_id,provider_reference,currency,provider_amount,ledger_amount,found_at',
@@ -278,6 +283,23 @@ describe('payments admin', function () {
       expect(run.stderr).to.include('Showing 2-3 of 4.');
     });
 
+    it('asks for the page after an item with --starting-after, and says how to read the next', async () => {
+      const before = api.requests.length;
+      const run = await asAdmin(
+        `admin reconciliation list --limit 2 --starting-after ${UNCONFIRMED_WITHDRAWAL}`,
+      );
+      expect(run.code, run.stderr).to.equal(0);
+      expect(requestsSince(before, /^\/admin\//).map((r) => `${r.method} ${r.path}`)).to.deep.equal([
+        `GET /admin/reconciliation?limit=2&starting_after=${UNCONFIRMED_WITHDRAWAL}`,
+      ]);
+      expect(cellsOf(run.stdout, /pi_/).map((row) => row[0])).to.deep.equal([
+        'captured_not_credited',
+        'amount_differs',
+      ]);
+      expect(run.stderr).to.include(`More: --starting-after ${CASES.unexplained}`);
+      expect(run.stderr).to.not.include('Showing');
+    });
+
     it("prints the API's page with --json", async () => {
       const run = await asAdmin('admin reconciliation list --json');
       expect(run.code, run.stderr).to.equal(0);
@@ -304,11 +326,13 @@ describe('payments admin', function () {
       expect(sent?.headers.accept).to.equal('text/csv, application/problem+json');
     });
 
-    it('refuses --csv with --limit before asking the API, the report being unpaged (exit 2)', async () => {
+    it('refuses --csv with --limit or a cursor before asking the API, the report being unpaged (exit 2)', async () => {
       const before = api.requests.length;
-      const run = await asAdmin('admin reconciliation list --csv --limit 5');
-      expect(run.code).to.equal(2);
-      expect(run.stderr).to.include('leave out --limit and --offset');
+      for (const paging of ['--limit 5', `--starting-after ${UNCONFIRMED_WITHDRAWAL}`]) {
+        const run = await asAdmin(`admin reconciliation list --csv ${paging}`);
+        expect(run.code, paging).to.equal(2);
+        expect(run.stderr).to.include('leave out --limit and --offset, and the cursors');
+      }
       expect(requestsSince(before, /^\/admin\//)).to.deep.equal([]);
     });
   });

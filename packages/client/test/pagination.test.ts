@@ -64,6 +64,16 @@ describe('the client’s iterators page by cursor', () => {
     expect(list.requests.every((q) => !q.has('offset'))).to.equal(true);
   });
 
+  it('follows cursors through the reconciliation queue, one list across withdrawals and cases', async () => {
+    const list = fakeList(5, arrive);
+    const client = createPaymentsClient({ baseUrl: 'http://api.test', token: 'a token', fetch: list.fetch });
+    const original = list.items.map((item) => item.id);
+    const seen = (await client.admin.reconciliation.list({ limit: 2 }).toArray()).map((item) => item.id);
+    expect(seen).to.deep.equal(original);
+    expect(list.requests.map((q) => q.get('starting_after'))).to.deep.equal([null, original[1], original[3]]);
+    expect(list.requests.every((q) => !q.has('offset'))).to.equal(true);
+  });
+
   it('starts at the offset or cursor given, then follows cursors alone', async () => {
     const list = fakeList(6, () => undefined);
     const client = createPaymentsClient({ baseUrl: 'http://api.test', token: 'a token', fetch: list.fetch });

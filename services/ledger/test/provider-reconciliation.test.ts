@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { toMinorUnits, type ReconciliationDecision } from '@payments/contracts';
 import { aPaymentRecord, aPayoutRecord } from '@payments/test-support';
@@ -344,6 +345,82 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     const shown = await ledger.call('GET', `/admin/reconciliation/cases/${found.id}`, { user: admin });
     expect(shown.body).to.include({ status: 'cleared' });
     expect((await decide(found.id, 'book')).status).to.equal(409);
+  });
+
+  it('pages the queue by cursor, withdrawals then cases, none skipped or repeated while items come and go', async () => {
+    /** A withdrawal handed to the provider that outlived its hold expiry. */
+    const flagged = async () => {
+      const { id } = await payoutMade(1);
+      await ledger
+        .db('transactions')
+        .where({ id })
+        .update({ reconciliation_required_at: ledger.db.fn.now() });
+      return id;
+    };
+    const opened = async () => {
+      const id = randomUUID();
+      await ledger.db('reconciliation_cases').insert({
+        id,
+        kind: 'unknown_to_ledger',
+        provider_reference: `po_${compact(id)}`,
+        currency: 'USD',
+        provider_amount: 100,
+        ledger_amount: 0,
+      });
+      return id;
+    };
+    const list = (query: string) => ledger.call('GET', `/admin/reconciliation?${query}`, { user: admin });
+    const waiting = [await flagged(), await flagged(), await opened(), await opened()];
+
+    const seen: { id: string; kind: string }[] = [];
+    const arrived: string[] = [];
+    const settled = new Set<string>();
+    let page = await list('limit=2');
+    for (let pages = 0; pages < 100; pages += 1) {
+      expect(page.status, page.text).to.equal(200);
+      const items = page.body.data as { id: string; kind: string }[];
+      seen.push(...items);
+      if (!page.body.has_more) break;
+      const last = items.at(-1) as { id: string; kind: string };
+      if (pages === 0) {
+        // While the operator reads: a withdrawal and a case join the queue (offset would skip the one ahead).
+        arrived.push(await flagged(), await opened());
+      } else if (last.kind !== 'unconfirmed_withdrawal') {
+        // The operator settles the page's last case: the list moves up, and the cursor still marks its place.
+        await ledger.db('reconciliation_cases').where({ id: last.id }).update({ status: 'cleared' });
+        settled.add(last.id);
+      }
+      page = await list(`limit=2&starting_after=${last.id}`);
+    }
+    expect(page.body.has_more).to.equal(false);
+    const ids = seen.map((item) => item.id);
+    expect(new Set(ids).size, 'no item read twice').to.equal(ids.length);
+    expect(ids).to.include.members([...waiting, ...arrived]);
+    expect(settled.size).to.be.above(0);
+    const kinds = seen.map((item) => item.kind === 'unconfirmed_withdrawal');
+    expect(kinds.lastIndexOf(true), 'withdrawals first').to.be.below(kinds.indexOf(false));
+
+    // The previous page: the two still waiting just before the last page's first item.
+    const first = (page.body.data as { id: string }[])[0]?.id as string;
+    const still = ids.filter((id) => !settled.has(id));
+    const back = await list(`limit=2&ending_before=${first}`);
+    expect(back.status, back.text).to.equal(200);
+    expect((back.body.data as { id: string }[]).map((item) => item.id)).to.deep.equal(
+      still.slice(still.indexOf(first) - 2, still.indexOf(first)),
+    );
+    expect(back.body.has_more).to.equal(still.indexOf(first) > 2);
+
+    // A cursor names an item of this queue, and does not mix with an offset.
+    for (const query of [
+      `starting_after=${randomUUID()}`,
+      `ending_before=${(await ledger.openAccount(ledger.newUser())).id}`,
+      `offset=2&starting_after=${waiting[0]}`,
+      `starting_after=${waiting[0]}&ending_before=${waiting[1]}`,
+    ]) {
+      const refused = await list(query);
+      expect(refused.status, query).to.equal(400);
+      expect(refused.body.code).to.equal('VALIDATION_ERROR');
+    }
   });
 
   describe("the provider's whole picture of a transaction", () => {

@@ -11,7 +11,7 @@ import { CliError, EXIT, usageError } from '../../exit-codes.js';
 import type { Run } from '../run.js';
 import { isCsv } from '../statement-commands.js';
 import { idArgument } from '../id-argument.js';
-import { offsetPageOptions, paginationNote, type PageArgs } from '../paging.js';
+import { pageOptions, pageQuery, paginationNote, type PageArgs } from '../paging.js';
 import { money, REASON_LENGTH } from './admin-options.js';
 
 type Decision = ReconciliationDecisionRequest['decision'];
@@ -94,31 +94,32 @@ export function reconciliationCommands(admin: Argv<GlobalArgs>, run: Run): Argv<
           'list',
           'Withdrawals awaiting their confirmation, then the open mismatches with the provider',
           (y) =>
-            offsetPageOptions(y)
+            pageOptions(y)
               .option('csv', {
                 type: 'boolean',
                 describe: "Print the whole list as the API's CSV report (unpaged) instead",
               })
               .example('$0 admin reconciliation list', '')
+              .example('$0 admin reconciliation list --starting-after 5d1e…', 'The page after that item')
               .example('$0 admin reconciliation list --csv > reconciliation.csv', 'For a spreadsheet'),
           run(async (ctx, argv: PageArgs & { csv?: boolean }) => {
             if (argv.csv) {
-              if (argv.limit !== undefined || argv.offset !== undefined) {
-                throw usageError('The CSV report is the whole list: leave out --limit and --offset.');
+              const paged = [argv.limit, argv.offset, argv.startingAfter, argv.endingBefore];
+              if (paged.some((option) => option !== undefined)) {
+                throw usageError(
+                  'The CSV report is the whole list: leave out --limit and --offset, and the cursors.',
+                );
               }
               return printReconciliationCsv(ctx);
             }
-            const body = await ctx.api.admin.reconciliation.listPage({
-              limit: argv.limit,
-              offset: argv.offset,
-            });
+            const body = await ctx.api.admin.reconciliation.listPage(pageQuery(argv));
             if (ctx.out.json) return ctx.out.data(body);
             const rows = await Promise.all(body.data.map((item) => reconciliationRow(ctx, item)));
             ctx.out.table(
               ['KIND', 'CASE', 'TRANSACTION', 'REFERENCE', 'PROVIDER', 'LEDGER', 'CURRENCY', 'SINCE'],
               rows,
             );
-            paginationNote(ctx, body);
+            paginationNote(ctx, body, argv);
           }),
         )
         .command(

@@ -1,5 +1,5 @@
 import type { RequestOptions } from '../http-transport.js';
-import { offsetPagedList, pagedList, type PagedList } from '../pagination.js';
+import { pagedList, type PagedList } from '../pagination.js';
 import type {
   AdminAction,
   AdminActionQuery,
@@ -35,9 +35,12 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
   return {
     users: adminUsersResource(deps),
     reconciliation: {
-      /** What waits for an operator, told apart by `kind`: unconfirmed withdrawals, then the open cases. */
+      /**
+       * What waits for an operator, told apart by `kind`: unconfirmed withdrawals, then the open cases; followed
+       * by cursor, so an item settled or added while walking never makes the walk skip or repeat one.
+       */
       list: (query: ReconciliationQuery = {}, options?: RequestOptions): PagedList<ReconciliationItem<V>> =>
-        offsetPagedList((window) => reconciliationPage({ ...query, ...window }, options), query),
+        pagedList((window) => reconciliationPage({ ...query, ...window }, options), query),
       listPage: reconciliationPage,
       /** The whole list as a CSV report, unpaged. */
       async csv(options?: RequestOptions): Promise<string> {

@@ -178,6 +178,19 @@ export const TransactionView = Type.Object(
         },
       ),
     ),
+    refund_reason: Type.Optional(
+      Nullable(
+        Type.Union(
+          REFUND_REASONS.map((reason) => Type.Literal(reason)),
+          {
+            description:
+              'Refunds only (`reversal_reason` `refund`): the `reason` the refund was asked for with (POST ' +
+              "/transaction/{id}/refund), as Stripe's refunds name it; null when none was given or the provider " +
+              'reported the refund itself',
+          },
+        ),
+      ),
+    ),
     provider_payment: Type.Optional(
       Type.Object(
         {

@@ -57,10 +57,12 @@ export const ReconciliationView = Type.Union([UnconfirmedWithdrawalView, Provide
 
 export const ReconciliationPage = Page(ReconciliationView);
 
-/** Paged by offset only: one list across two (withdrawals, then cases), which an operator works down. */
+/**
+ * One list across two (withdrawals, then cases), which an operator works down: paged by offset, or by cursor, the
+ * `id` of an item of either kind (one settled since it was read still marks its place).
+ */
 export const ReconciliationQuery = Type.Object({
-  limit: PageQuery.properties.limit,
-  offset: PageQuery.properties.offset,
+  ...PageQuery.properties,
   format: Type.Union([Type.Literal('json'), Type.Literal('csv')], {
     default: 'json',
     description: 'csv: the whole list as a report, unpaged',

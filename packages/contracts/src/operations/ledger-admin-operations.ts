@@ -16,7 +16,9 @@ export const LEDGER_ADMIN_OPERATIONS = {
       'the open mismatches reconciliation found between the provider’s own records and the books, compared net ' +
       '(`captured_not_credited`, `credited_not_captured`, `dispute_still_held`, `amount_differs`, `paid_out_still_held`, ' +
       '`failed_still_held`, `paid_out_not_debited`, `returned_not_credited`, `transfer_not_reversed`, ' +
-      '`unknown_to_ledger`); a case leaves the list when an admin decides it or when the two agree again. With ' +
+      '`unknown_to_ledger`); a case leaves the list when an admin decides it or when the two agree again. Pages by ' +
+      'offset or by cursor: `starting_after` and `ending_before` take the `id` of an item of either kind, also one ' +
+      'that has left the list since it was read. With ' +
       '`format=csv` the answer is the whole list as a `text/csv` report (RFC 4180, amounts as decimal strings).',
     query: 'ReconciliationQuery',
     success: {

@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { ReconciliationDecision } from '@payments/contracts';
-import type { Knex } from '@payments/service-kit';
+import { readingDirection, turned, unknownCursor, type Knex, type PageCursor } from '@payments/service-kit';
 import type { Mismatch, MismatchKind } from '../domain/reconciliation.js';
-import type { ReconciliationCaseRecord, ReconciliationStore } from '../use-cases/reconciliation.js';
+import type {
+  ReconciliationCaseRecord,
+  ReconciliationStore,
+  UnconfirmedWithdrawal,
+} from '../use-cases/reconciliation.js';
 import { recordAdminAction } from './admin-action-repository.js';
 import { ledgerSides, removedAmong } from './ledger-sides.js';
 import { readPage } from './pages.js';
@@ -180,6 +184,67 @@ async function requestTransferReversal(
     });
 }
 
+/**
+ * The queue as one ordered union: the waiting withdrawals (part 0, by when they were flagged), then the open cases
+ * (part 1, by when they were found), each by `id` last; so a page by cursor follows the order offset pages in.
+ */
+const WAITING = `
+  SELECT 0 AS part, reconciliation_required_at AS since, id FROM transactions
+  WHERE status = 'pending' AND reconciliation_required_at IS NOT NULL
+  UNION ALL
+  SELECT 1, found_at, id FROM reconciliation_cases WHERE status = 'open'`;
+
+/**
+ * Where a cursor stands in the queue: a withdrawal once flagged or a case once found, whether or not it still
+ * waits, since an operator pages on from an item they have just settled.
+ */
+const CURSOR_AT = `
+  SELECT 0 AS part, reconciliation_required_at AS since, id FROM transactions
+  WHERE id = :cursor AND reconciliation_required_at IS NOT NULL
+  UNION ALL
+  SELECT 1, found_at, id FROM reconciliation_cases WHERE id = :cursor`;
+
+/** A page of the queue by cursor, in its order (withdrawals first), and whether more follow it. */
+async function listWaitingByCursor(
+  knex: Knex,
+  { limit, cursor }: { limit: number; cursor: PageCursor },
+): Promise<{ withdrawals: UnconfirmedWithdrawal[]; cases: ReconciliationCaseRecord[]; hasMore: boolean }> {
+  const reading = readingDirection({ keys: [], direction: 'asc' }, cursor);
+  const [found, read]: [{ rows: unknown[] }, { rows: { part: number; id: string }[] }] = await Promise.all([
+    knex.raw(CURSOR_AT, { cursor: cursor.id }),
+    knex.raw(
+      `SELECT part, id FROM (${WAITING}) waiting
+       WHERE (part, since, id) ${reading === 'asc' ? '>' : '<'} (SELECT part, since, id FROM (${CURSOR_AT}) at)
+       ORDER BY part ${reading}, since ${reading}, id ${reading}
+       LIMIT :take`,
+      { cursor: cursor.id, take: limit + 1 },
+    ),
+  ]);
+  if (found.rows.length === 0) throw unknownCursor(cursor);
+  const page = turned(read.rows.slice(0, limit), cursor);
+  const idsOf = (part: number) => page.filter((row) => row.part === part).map((row) => row.id);
+  const [withdrawalIds, caseIds] = [idsOf(0), idsOf(1)];
+  // Each item as it is now (one settled since the page was read shows so), in the page's order.
+  const [transactions, cases] = await Promise.all([
+    withdrawalIds.length === 0
+      ? []
+      : (knex('transactions').whereIn('id', withdrawalIds).select('*') as Promise<
+          (TransactionRow & { reconciliation_required_at: Date })[]
+        >),
+    caseIds.length === 0 ? [] : (knex('reconciliation_cases').whereIn('id', caseIds) as Promise<CaseRow[]>),
+  ]);
+  const inOrder = <Row extends { id: string }>(ids: string[], rows: Row[]) =>
+    ids.flatMap((id) => rows.filter((row) => row.id === id));
+  return {
+    withdrawals: inOrder(withdrawalIds, transactions).map((row) => ({
+      transaction: toTransaction(row),
+      flaggedAt: row.reconciliation_required_at,
+    })),
+    cases: inOrder(caseIds, cases).map(toCase),
+    hasMore: read.rows.length > limit,
+  };
+}
+
 export function createReconciliationRepository(
   knex: Knex,
   systemAccounts: SystemAccounts = createSystemAccounts(),
@@ -199,6 +264,7 @@ export function createReconciliationRepository(
           flaggedAt: row.reconciliation_required_at,
         }),
       }),
+    listWaitingByCursor: (request) => listWaitingByCursor(knex, request),
     async countAwaitingReconciliation() {
       const [count] = await flagged().count<{ count: string }[]>('*');
       return Number(count?.count ?? 0);

@@ -1,4 +1,5 @@
-import { toMinorUnits } from '@payments/contracts';
+import { toMinorUnits, type RefundReason } from '@payments/contracts';
+import type { Knex } from '@payments/service-kit';
 import type {
   Account,
   NewTransaction,
@@ -105,6 +106,26 @@ export function toTransaction(row: TransactionRow): Transaction {
     updatedAt: row.updated_at,
     completedAt: row.completed_at,
   };
+}
+
+/**
+ * The transactions, each refund with the reason it was asked for with (refund_requests; null for one the provider
+ * reported itself): one read, and only when there are refunds among them.
+ */
+export async function withRefundReasons(knex: Knex, transactions: Transaction[]): Promise<Transaction[]> {
+  const refunds = transactions
+    .filter((transaction) => transaction.reversalReason === 'refund')
+    .map((transaction) => transaction.id);
+  if (refunds.length === 0) return transactions;
+  const rows: { transaction_id: string; reason: RefundReason | null }[] = await knex('refund_requests')
+    .whereIn('transaction_id', refunds)
+    .select('transaction_id', 'reason');
+  const reasons = new Map(rows.map((row) => [row.transaction_id, row.reason]));
+  return transactions.map((transaction) =>
+    transaction.reversalReason === 'refund'
+      ? { ...transaction, refundReason: reasons.get(transaction.id) ?? null }
+      : transaction,
+  );
 }
 
 /** The columns of what a transaction carries from its creation on, as they are written: bigints as strings. */

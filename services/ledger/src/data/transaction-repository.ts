@@ -11,7 +11,7 @@ import type { Transaction } from '../domain/transaction.js';
 import type { HistoryScope, TransactionStore } from '../use-cases/transactions.js';
 import { countHistory, type HistoryOwner } from './history-counts.js';
 import { findProviderPayment } from './provider-payment-repository.js';
-import { toTransaction, type TransactionRow } from './records.js';
+import { toTransaction, withRefundReasons, type TransactionRow } from './records.js';
 
 /**
  * Newest first. A transfer shows in the receiver's history once it has completed. Sent and received rows are
@@ -100,7 +100,7 @@ async function listTransactions(
     ]);
     if (!found && !receivedFound) throw unknownCursor(cursor);
     return {
-      data: turned(rows.slice(0, page.limit), cursor).map(toTransaction),
+      data: await withRefundReasons(knex, turned(rows.slice(0, page.limit), cursor).map(toTransaction)),
       total: counted,
       hasMore: rows.length > page.limit,
     };
@@ -125,7 +125,7 @@ async function listTransactions(
       .offset(page.offset),
     total,
   ]);
-  return { data: rows.map(toTransaction), total: counted };
+  return { data: await withRefundReasons(knex, rows.map(toTransaction)), total: counted };
 }
 
 async function countRows(queries: Knex.QueryBuilder[]): Promise<number> {
@@ -137,7 +137,7 @@ export function createTransactionRepository(knex: Knex): TransactionStore {
   return {
     async findTransaction(transactionId) {
       const row: TransactionRow | undefined = await knex('transactions').where({ id: transactionId }).first();
-      return row ? toTransaction(row) : null;
+      return row ? ((await withRefundReasons(knex, [toTransaction(row)]))[0] ?? null) : null;
     },
     listTransactions: (scope, filter, page) => listTransactions(knex, scope, filter, page),
     findProviderPayment: (transactionId) => findProviderPayment(knex, transactionId),

@@ -4,6 +4,7 @@ import {
   TRANSACTION_STATUSES,
   TRANSACTION_TYPES,
   type MinorUnits,
+  type RefundReason,
 } from '@payments/contracts';
 import type { Viewer } from './viewer.js';
 
@@ -52,6 +53,11 @@ export interface Transaction {
   originalTransactionId: string | null;
   reversalReason: ReversalReason | null;
   heldAmount: MinorUnits | null;
+  /**
+   * Refunds only, where read with it: the reason the refund was asked for with (POST /transaction/{id}/refund),
+   * null when none was given or the provider reported the refund itself.
+   */
+  refundReason?: RefundReason | null;
   /** The owner's own: string keys and values, shown to the owner alone (and admins). */
   metadata: Record<string, string>;
   /** The owner's unique name for it, if they gave one: shown to the owner alone (and admins). */

@@ -66,12 +66,13 @@ export function createAdminHandlers({
 
   /**
    * What waits for an operator: withdrawals awaiting their confirmation, then the open mismatches with the
-   * provider's records, as one list paged across both; `format=csv`: the whole of it as a report.
+   * provider's records, as one list paged across both, by offset or by cursor (an id of either kind);
+   * `format=csv`: the whole of it as a report.
    */
   const listReconciliation: RequestHandler = async (req, res) => {
     adminOnly(req, 'see reconciliation');
-    const { limit, offset, format } = readReconciliationQuery(req);
-    if (format === 'csv') {
+    const query = readReconciliationQuery(req);
+    if (query.format === 'csv') {
       const { withdrawals, cases } = await reconciliation.report();
       const exponents = await caseExponents([
         ...withdrawals.map((found) => found.transaction.currency),
@@ -87,7 +88,8 @@ export function createAdminHandlers({
         .send(renderReconciliationCsv(withdrawals, cases, exponents));
       return;
     }
-    const { withdrawals, cases, total } = await reconciliation.waiting({ limit, offset });
+    const request = pageRequestOf(query);
+    const { withdrawals, cases, total, hasMore } = await reconciliation.waiting(request);
     const exponents = await exponentsFor(
       currencies,
       withdrawals.map((found) => found.transaction.currency),
@@ -99,8 +101,8 @@ export function createAdminHandlers({
         ...withdrawals.map((found) => renderUnconfirmedWithdrawal(found, exponents, version)),
         ...cases.map((found) => renderMismatchCase(found, exponentIn(caseUnits, found.currency))),
       ],
-      has_more: offset + withdrawals.length + cases.length < total,
-      pagination: renderPagination(limit, offset, total),
+      has_more: hasMore ?? request.offset + withdrawals.length + cases.length < total,
+      pagination: renderPagination(request.limit, request.offset, total),
     });
   };
 

@@ -156,6 +156,8 @@ export function renderTransaction(
       original_transaction_id: transaction.originalTransactionId,
       reversal_reason: transaction.reversalReason,
     }),
+    ...(transaction.type === 'reversal' &&
+      transaction.reversalReason === 'refund' && { refund_reason: transaction.refundReason ?? null }),
     ...(owned && { metadata: transaction.metadata, reference: transaction.reference }),
   };
   if (!versionAtLeast(version, '1.1')) return body;

@@ -31,9 +31,15 @@ export function createRefundHandlers({ refunds, currencies }: LedgerHttpDeps): {
       const exponents = await exponentsFor(currencies, [transaction.currency]);
       res.status(202).location(`/transaction/${transaction.id}`);
       if (replayed) res.set('Idempotent-Replayed', 'true');
-      // The refund is the deposit owner's: an admin sees it as admins see any transaction.
+      // The refund is the deposit owner's: an admin sees it as admins see any transaction. A replay's reason is
+      // the first request's: a key reused with another body is a 409.
       res.json(
-        renderTransaction(transaction, exponents, apiVersionOf(req), transaction.userId === viewer.userId),
+        renderTransaction(
+          { ...transaction, refundReason: body.reason ?? null },
+          exponents,
+          apiVersionOf(req),
+          transaction.userId === viewer.userId,
+        ),
       );
     },
   };

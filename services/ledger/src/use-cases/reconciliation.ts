@@ -1,5 +1,12 @@
 import type { ReconciliationDecision } from '@payments/contracts';
-import { AppError, startPoller, type Logger, type Metrics, type OutboxRelay } from '@payments/service-kit';
+import {
+  AppError,
+  startPoller,
+  type Logger,
+  type Metrics,
+  type OutboxRelay,
+  type PageCursor,
+} from '@payments/service-kit';
 import type { Page, PageRequest } from '../domain/history.js';
 import { isUuid } from '../domain/identifiers.js';
 import {
@@ -69,6 +76,8 @@ export interface WaitingPage {
   cases: ReconciliationCaseRecord[];
   /** Of both together. */
   total: number;
+  /** Whether items follow the page in the direction it was read (by cursor); unless given, by offset and total. */
+  hasMore?: boolean;
 }
 
 /** Reconciliation with the provider's own records, for what only a configured provider can answer. */
@@ -84,7 +93,7 @@ export interface ProviderReconciliation {
  * the mismatches between the provider's records and the books (ADR 0089), each decided by an admin.
  */
 export interface Reconciliation {
-  /** A page of what waits, paged across both lists. */
+  /** A page of what waits, paged across both lists, by offset or by cursor (an id of either kind). */
   waiting(page: PageRequest): Promise<WaitingPage>;
   /** All of it (up to REPORT_ROWS of each), for the CSV report. */
   report(): Promise<{ withdrawals: UnconfirmedWithdrawal[]; cases: ReconciliationCaseRecord[] }>;
@@ -108,6 +117,15 @@ export interface CaseInHand {
 
 export interface ReconciliationStore {
   listAwaitingReconciliation(page: PageRequest): Promise<Page<UnconfirmedWithdrawal>>;
+  /**
+   * A page of the whole queue (withdrawals, then open cases) past a cursor: the id of a withdrawal once flagged
+   * or of a case, waiting still or not; else a 400.
+   */
+  listWaitingByCursor(request: { limit: number; cursor: PageCursor }): Promise<{
+    withdrawals: UnconfirmedWithdrawal[];
+    cases: ReconciliationCaseRecord[];
+    hasMore: boolean;
+  }>;
   countAwaitingReconciliation(): Promise<number>;
   /** The transactions the provider's records name, with their reversals and any undo still to be made. */
   ledgerSides(transactionIds: string[]): Promise<Map<string, LedgerSide>>;
@@ -167,7 +185,16 @@ export function createReconciliation(options: ReconciliationOptions): Reconcilia
   const withRecords = provider && startRecordsReconciliation({ ...options, provider });
 
   return {
-    async waiting({ limit, offset }) {
+    async waiting({ limit, offset, cursor }) {
+      if (cursor) {
+        const [page, withdrawalCount, caseCounts] = await Promise.all([
+          store.listWaitingByCursor({ limit, cursor }),
+          store.countAwaitingReconciliation(),
+          store.openCaseCounts(),
+        ]);
+        const caseCount = [...caseCounts.values()].reduce((sum, count) => sum + count, 0);
+        return { ...page, total: withdrawalCount + caseCount };
+      }
       const withdrawals = await store.listAwaitingReconciliation({ limit, offset });
       const room = limit - withdrawals.data.length;
       const cases = await store.listCases('open', {

@@ -140,6 +140,12 @@ export const LEDGER_EXAMPLES = {
   refundTransaction: {
     request: { amount: '200.00', reason: 'requested_by_customer' },
     // Pending while the provider makes the refund (its net amount held); completed when it confirms it.
-    response: { ...reversal, status: 'pending', payment_id: null, completed_at: null },
+    response: {
+      ...reversal,
+      status: 'pending',
+      payment_id: null,
+      completed_at: null,
+      refund_reason: 'requested_by_customer',
+    },
   },
 } satisfies { [K in keyof typeof LEDGER_OPERATIONS]?: OperationExamples };

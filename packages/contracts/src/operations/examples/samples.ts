@@ -162,6 +162,8 @@ export const reversal = {
   completed_at: NOW,
   original_transaction_id: DEPOSIT,
   reversal_reason: 'refund',
+  // Reported by the provider, not asked for through the API: no reason of ours.
+  refund_reason: null,
   metadata: {},
   reference: null,
   fee: 0,
