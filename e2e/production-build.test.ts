@@ -144,6 +144,11 @@ describe('the workspace stays buildable, and development keeps reading the sourc
       const shipped = (file: string) =>
         (pkg.files ?? []).some((entry) => file === entry || file.startsWith(`${entry}/`));
       for (const [entry, target] of Object.entries(pkg.exports ?? {})) {
+        // A published package also exports its manifest, for tools that read it: a file, not a module.
+        if (entry === './package.json') {
+          expect(target, `${directory} ${entry}`).to.equal('./package.json');
+          continue;
+        }
         const { development, default: compiled } = target as { development: string; default: string };
         expect(development, `${directory} ${entry}`).to.match(/^\.\/src\/.+\.ts$/);
         expect(compiled, `${directory} ${entry}`).to.equal(

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { CURRENCY_OPERATIONS } from '../src/operations/currency-operations.js';
 import { DEAD_LETTER_OPERATIONS } from '../src/operations/dead-letter-operations.js';
+import { EVENT_OPERATIONS } from '../src/operations/event-operations.js';
 import { GATEWAY_OPERATIONS } from '../src/operations/gateway-operations.js';
 import { IDENTITY_OPERATIONS } from '../src/operations/identity-operations.js';
 import { OPERATIONS } from '../src/operations/index.js';
@@ -19,6 +20,7 @@ describe('the declared operations', () => {
       LEDGER_OPERATIONS,
       CURRENCY_OPERATIONS,
       WEBHOOK_ENDPOINT_OPERATIONS,
+      EVENT_OPERATIONS,
       PROVIDER_WEBHOOK_OPERATIONS,
     ].flatMap((area) => Object.keys(area));
     expect(ids.filter((id, i) => ids.indexOf(id) !== i)).to.deep.equal([]);
