@@ -139,6 +139,8 @@ describe('the events API end to end, through the gateway', function () {
       expect(listed.code, listed.stderr).to.equal(0);
       expect(listed.stdout).to.contain(event.id);
       expect(listed.stdout).to.contain('transaction.completed');
+      // The amount as every command prints it: the currency's decimals, not the JSON number's.
+      expect(listed.stdout).to.contain('7.50 USD');
       const shown = await payments('events', 'get', event.id, '--json');
       expect(shown.code, shown.stderr).to.equal(0);
       expect(JSON.parse(shown.stdout)).to.deep.equal(event);

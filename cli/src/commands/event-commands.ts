@@ -2,6 +2,7 @@ import type { Argv } from 'yargs';
 import type { EventListQuery, WebhookEvent } from '@payments/client';
 import { WEBHOOK_EVENT_TYPES } from '@payments/contracts/enums';
 import type { CommandContext, GlobalArgs } from '../context.js';
+import { formatAmount } from '../amounts.js';
 import { usageError } from '../exit-codes.js';
 import { idArgument } from './id-argument.js';
 import { paginationNote, type PageArgs } from './paging.js';
@@ -20,10 +21,13 @@ function unixSeconds(value: string, option: string): number {
   return Math.floor(ms / 1000);
 }
 
-/** What an event is about, in a word: its object's id and, for money, its amount. */
-function subjectOf(event: WebhookEvent): string {
-  const object = event.data.object as { id?: string; amount?: number; currency?: string };
-  const money = object.amount === undefined ? '' : ` ${object.amount} ${object.currency ?? ''}`;
+/** What an event is about, in a word: its object's id and, for money, its amount as every command prints it. */
+async function subjectOf(ctx: CommandContext, event: WebhookEvent): Promise<string> {
+  const object = event.data.object as { id?: string; amount?: number | string; currency?: string };
+  const money =
+    object.amount === undefined || object.currency === undefined
+      ? ''
+      : ` ${formatAmount(object.amount, await ctx.exponents.of(object.currency))} ${object.currency}`;
   return `${object.id ?? ''}${money}`.trim();
 }
 
@@ -76,7 +80,14 @@ export function eventCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs>
           if (ctx.out.json) return ctx.out.data(body);
           ctx.out.table(
             ['ID', 'TYPE', 'CREATED', 'OBJECT'],
-            body.data.map((event) => [event.id, event.type, event.created_at, subjectOf(event)]),
+            await Promise.all(
+              body.data.map(async (event) => [
+                event.id,
+                event.type,
+                event.created_at,
+                await subjectOf(ctx, event),
+              ]),
+            ),
           );
           paginationNote(ctx, body, { ...argv, startingAfter: argv.startingAfter ?? '' });
         }),
