@@ -179,6 +179,18 @@ describe('API keys for servers, through the gateway', function () {
       expectProblem(await api.post('/api-keys', { name: 'x', scopes }, alice.token), 403, 'ACCESS_DENIED');
     }
     const admin = system.admin;
+    // An admin key's role reaches every route its scopes open: with `money` beside `admin_read`, it could refund
+    // anyone's deposit. Admin scopes come alone.
+    for (const scopes of [
+      ['admin_read', 'money'],
+      ['read', 'admin_write'],
+    ]) {
+      expectProblem(
+        await api.post('/api-keys', { name: 'mixed', scopes }, admin.token),
+        400,
+        'VALIDATION_ERROR',
+      );
+    }
     const adminRead = await createKey(admin.token, { scopes: ['admin_read'] });
     expect((await api.get('/admin/users', adminRead.secret)).status).to.equal(200);
     expectProblem(

@@ -7,7 +7,7 @@ import {
   type RevocationList,
   type TokenVerifier,
 } from '@payments/service-kit';
-import { apiKeyTokenId, type ApiKeyScope } from '@payments/contracts';
+import { ADMIN_API_KEY_SCOPES, apiKeyTokenId, type ApiKeyScope } from '@payments/contracts';
 import type { User } from './user.js';
 import { toJwks, type SigningKeys } from './signing-keys.js';
 
@@ -62,6 +62,14 @@ export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
     audience: options.audience,
     revocations: options.revocations,
   });
+  /** Signs claims with the current key, for this issuer and audience. */
+  const sign = (claims: object) =>
+    jwt.sign(claims, current.privateKey, {
+      algorithm: TOKEN_ALGORITHM,
+      keyid: current.kid,
+      issuer: options.issuer,
+      audience: options.audience,
+    });
   return {
     issue(user, at = {}) {
       // Never before tokensValidFrom, which the last revocation of the user moved past every token before it.
@@ -70,16 +78,14 @@ export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
       const expiresAt = Math.min(issuedAt + options.ttlSeconds, sessionStart + options.sessionMaxSeconds);
       if (expiresAt <= issuedAt) return undefined;
       const jti = randomUUID();
-      const token = jwt.sign(
-        { sub: user.id, role: user.role, jti, iat: issuedAt, exp: expiresAt, auth_time: sessionStart },
-        current.privateKey,
-        {
-          algorithm: TOKEN_ALGORITHM,
-          keyid: current.kid,
-          issuer: options.issuer,
-          audience: options.audience,
-        },
-      );
+      const token = sign({
+        sub: user.id,
+        role: user.role,
+        jti,
+        iat: issuedAt,
+        exp: expiresAt,
+        auth_time: sessionStart,
+      });
       return { token, jti, issuedAt, expiresAt, expiresIn: expiresAt - issuedAt };
     },
     issueForKey(user, key, ttlSeconds) {
@@ -87,28 +93,21 @@ export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
       const keyEnds = key.expiresAt ? Math.floor(key.expiresAt.getTime() / 1000) : Infinity;
       const expiresAt = Math.min(issuedAt + ttlSeconds, keyEnds);
       if (expiresAt <= issuedAt) return undefined;
-      const adminScoped = key.scopes === null || key.scopes.some((scope) => scope.startsWith('admin_'));
+      // Admin only for a secret key, or one with nothing but admin scopes (a mixed key is refused when made).
+      const adminScoped =
+        key.scopes === null || key.scopes.every((scope) => ADMIN_API_KEY_SCOPES.includes(scope));
       const role = user.role === 'admin' && adminScoped ? 'admin' : 'user';
       const jti = apiKeyTokenId(key.id);
-      const token = jwt.sign(
-        {
-          sub: user.id,
-          role,
-          jti,
-          iat: issuedAt,
-          exp: expiresAt,
-          auth_time: issuedAt,
-          api_key_id: key.id,
-          ...(key.scopes && { scopes: key.scopes }),
-        },
-        current.privateKey,
-        {
-          algorithm: TOKEN_ALGORITHM,
-          keyid: current.kid,
-          issuer: options.issuer,
-          audience: options.audience,
-        },
-      );
+      const token = sign({
+        sub: user.id,
+        role,
+        jti,
+        iat: issuedAt,
+        exp: expiresAt,
+        auth_time: issuedAt,
+        api_key_id: key.id,
+        ...(key.scopes && { scopes: key.scopes }),
+      });
       return { token, jti, issuedAt, expiresAt, expiresIn: expiresAt - issuedAt };
     },
     verifier,

@@ -67,6 +67,8 @@ export const hashSecret = (secret: string): Buffer => createHash('sha256').updat
 const refused = () => authRequired('The API key is invalid, expired or revoked');
 
 /** A restricted key manages no keys: what it could make or revoke would be beyond what it was given. */
+const isAdminScope = (scope: ApiKeyScope) => ADMIN_API_KEY_SCOPES.includes(scope);
+
 function mayManageKeys(claims: AuthClaims): void {
   if (claims.apiKey?.scopes) throw accessDenied('A restricted API key cannot manage API keys');
 }
@@ -95,8 +97,17 @@ export function createApiKeyService(deps: ApiKeyServiceDeps): ApiKeyService {
       mayManageKeys(claims);
       const actor = await actorOf(claims);
       const scopes = request.scopes ?? null;
-      if (scopes?.some((scope) => ADMIN_API_KEY_SCOPES.includes(scope)) && actor.role !== 'admin') {
+      if (scopes?.some(isAdminScope) && actor.role !== 'admin') {
         throw accessDenied('Only an administrator’s key may carry admin scopes');
+      }
+      // A key with an admin scope acts with the admin's role everywhere it reaches: one that also had a user's
+      // scope would do as admin what that scope allows (`money`: refund anyone's deposit). So it has only admin
+      // scopes, or none.
+      if (scopes?.some(isAdminScope) && !scopes.every(isAdminScope)) {
+        throw validationError(
+          [{ field: 'scopes', message: 'admin scopes cannot be mixed with other scopes' }],
+          'A key with admin scopes has only admin scopes: make another key for the rest',
+        );
       }
       // A secret key made with another key is that key's equal, never more: a secret key acts as its user.
       const expiresAt = expiryOf(request.expiresAt, now());

@@ -297,7 +297,9 @@ export function createPayoutAccounts({
       // Older than what the ledger holds, and saying otherwise: never taken on its word. The provider's account as
       // it stands now decides (none configured: the newer status stays).
       if (!provider) return 'unchanged';
-      const asOf = new Date(Math.max(update.asOf.getTime(), taken.held.asOf?.getTime() ?? 0));
+      // The status is as of the read (taken before it, as statusNow does): an event created before the read is
+      // older than what it says, and cannot re-enable payouts after it.
+      const asOf = new Date(Math.max(Date.now(), taken.held.asOf?.getTime() ?? 0));
       const status = await provider.payoutAccountStatus(update.account);
       await store.recordFetched({ account: update.account, status, asOf, heldAsOf: taken.held.asOf });
       log.info(context, 'an older account.updated disagreed: the account was read from the provider');

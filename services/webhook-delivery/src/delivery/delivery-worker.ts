@@ -55,10 +55,11 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const leaseMs = RENDER_TIMEOUT_MS + deps.timeoutMs + 5000;
   let stopped = false;
 
-  /** At the events API's version, the body the event keeps (one render for both); at another, its own. */
+  /** At the version the event is kept at, the body it keeps (one render for both); at another, its own. */
   const rendered = async (delivery: Delivery): Promise<string> => {
     const stored = delivery.apiVersion === EVENT_API_VERSION ? await deps.events.get(delivery.eventId) : null;
-    if (stored) return deps.rendering.payloadOf(stored);
+    // An event kept before a version change keeps that version's body, which is not this delivery's.
+    if (stored && stored.apiVersion === delivery.apiVersion) return deps.rendering.payloadOf(stored);
     const object = await deps.renderer.render(delivery.event, delivery.apiVersion);
     return eventPayload(delivery.event, object, delivery.apiVersion);
   };
