@@ -31,6 +31,40 @@ type Send = (body: DepositRequest, options: MoneyOptions) => Promise<Transaction
 const NOUN: Record<Operation, string> = { deposit: 'Deposit', withdraw: 'Withdrawal', transfer: 'Transfer' };
 
 /**
+ * Sends a money request under its Idempotency-Key. When the API could not be reached, the request may still have
+ * been accepted: the error says which key retries it without moving money twice.
+ */
+export async function sendOnce(
+  ctx: CommandContext,
+  key: string,
+  send: () => Promise<Transaction>,
+): Promise<Transaction> {
+  try {
+    return await send();
+  } catch (error) {
+    const failure = ctx.failure(error);
+    if (failure instanceof CliError && failure.exitCode === EXIT.unavailable) {
+      failure.details.push(
+        `It may have been accepted; retrying with --idempotency-key ${key} never repeats it.`,
+      );
+    }
+    throw failure;
+  }
+}
+
+/** What --no-wait prints: the accepted transaction, and how to look at it later. */
+export function printAccepted(
+  ctx: CommandContext,
+  noun: string,
+  transaction: Transaction,
+  key: string,
+): void {
+  if (ctx.out.json) ctx.out.data({ transaction, idempotency_key: key });
+  else ctx.out.line(`${noun} accepted: transaction ${transaction.id} is ${transaction.status}.`);
+  ctx.out.note(`Check it with: payments transaction ${transaction.id}`, 'dim');
+}
+
+/**
  * Sends a money operation with an Idempotency-Key (the given one, so a retry never moves money twice, or a new
  * one, which the client's own retries reuse), then reads its transaction until it is terminal. Returns the settled
  * transaction and the account's balance after it, or null with --no-wait. With a payment method (a deposit's
@@ -57,22 +91,9 @@ async function moveMoney(
     ...(args.reference !== undefined ? { reference: args.reference } : {}),
     ...(paymentMethod !== undefined ? { payment_method: paymentMethod } : {}),
   };
-  let transaction: Transaction;
-  try {
-    transaction = await send(body, { idempotencyKey: key });
-  } catch (error) {
-    const failure = ctx.failure(error);
-    if (failure instanceof CliError && failure.exitCode === EXIT.unavailable) {
-      failure.details.push(
-        `It may have been accepted; retrying with --idempotency-key ${key} never repeats it.`,
-      );
-    }
-    throw failure;
-  }
+  const transaction = await sendOnce(ctx, key, () => send(body, { idempotencyKey: key }));
   if (!args.wait) {
-    if (ctx.out.json) ctx.out.data({ transaction, idempotency_key: key });
-    else ctx.out.line(`${NOUN[operation]} accepted: transaction ${transaction.id} is ${transaction.status}.`);
-    ctx.out.note(`Check it with: payments transaction ${transaction.id}`, 'dim');
+    printAccepted(ctx, NOUN[operation], transaction, key);
     return null;
   }
   const outcome = await waitForTransaction(ctx.api.transactions, transaction, {

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Argv } from 'yargs';
-import type { RefundRequest, Transaction } from '@payments/client';
+import type { RefundRequest } from '@payments/client';
 import { REFUND_REASONS } from '@payments/contracts/enums';
 import { minorToNumber } from '@payments/contracts/money';
 import { formatAmount, parseUserAmount } from '../amounts.js';
 import type { GlobalArgs } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { waitForTransaction } from '../transaction-wait.js';
+import { printAccepted, sendOnce } from './money-commands.js';
 import type { Run } from './run.js';
 
 interface RefundArgs {
@@ -57,24 +58,13 @@ export function refundCommands(cli: Argv<GlobalArgs>, run: Run): Argv<GlobalArgs
         body.amount = minorToNumber(minor, exponent);
       }
       if (argv.reason) body.reason = argv.reason;
-      let refund: Transaction;
-      try {
-        refund = await ctx.api.transactions.refund(argv.transaction_id, body, { idempotencyKey: key });
-      } catch (error) {
-        const failure = ctx.failure(error);
-        if (failure instanceof CliError && failure.exitCode === EXIT.unavailable) {
-          failure.details.push(
-            `It may have been accepted; retrying with --idempotency-key ${key} never repeats it.`,
-          );
-        }
-        throw failure;
-      }
+      const refund = await sendOnce(ctx, key, () =>
+        ctx.api.transactions.refund(argv.transaction_id, body, { idempotencyKey: key }),
+      );
       const exponent = await ctx.exponents.of(refund.currency);
       const amount = `${formatAmount(refund.amount, exponent)} ${refund.currency}`;
       if (!argv.wait) {
-        if (ctx.out.json) ctx.out.data({ transaction: refund, idempotency_key: key });
-        else ctx.out.line(`Refund accepted: transaction ${refund.id} is ${refund.status}.`);
-        ctx.out.note(`Check it with: payments transaction ${refund.id}`, 'dim');
+        printAccepted(ctx, 'Refund', refund, key);
         return;
       }
       const outcome = await waitForTransaction(ctx.api.transactions, refund, {

@@ -2,7 +2,6 @@ import { Router, type Request } from 'express';
 import { ApiKeyExchangeBody, NewApiKeyBody, PageQuery } from '@payments/contracts';
 import {
   bodyValidator,
-  notFound,
   pageRequestOf,
   queryValidator,
   renderPage,
@@ -11,19 +10,13 @@ import {
 } from '@payments/service-kit';
 import type { ApiKey } from '../data/api-key-repository.js';
 import type { ApiKeyService } from '../use-cases/api-key-service.js';
-import { claimsOf, requestIdOf } from './request-context.js';
+import { claimsOf, idParam, requestIdOf } from './request-context.js';
 
 const readNewKey = bodyValidator(NewApiKeyBody);
 const readPage = queryValidator(PageQuery);
 const readExchange = bodyValidator(ApiKeyExchangeBody);
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function keyIdParam(req: Request): string {
-  const id = req.params.id;
-  if (typeof id !== 'string' || !UUID.test(id)) throw notFound('API key');
-  return id.toLowerCase();
-}
+const keyIdParam = (req: Request): string => idParam(req, 'API key');
 
 /** A key as the API shows it: never the secret, nor its hash. */
 export function toApiKeyView(key: ApiKey) {

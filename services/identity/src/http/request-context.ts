@@ -3,12 +3,14 @@ import { authRequired, clientAddressKey, notFound, type AuthClaims } from '@paym
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** An id that is not a UUID names no user: 404, as for any other missing user. */
-export function userIdParam(req: Request): string {
+/** The path's `id`: one that is not a UUID names no `resource`, so it is a 404, as for any other missing one. */
+export function idParam(req: Request, resource: string): string {
   const id = req.params.id;
-  if (typeof id !== 'string' || !UUID.test(id)) throw notFound('User');
+  if (typeof id !== 'string' || !UUID.test(id)) throw notFound(resource);
   return id.toLowerCase();
 }
+
+export const userIdParam = (req: Request): string => idParam(req, 'User');
 
 export function requestIdOf(req: Request): string {
   return req.get('x-request-id') ?? 'unknown';

@@ -57,6 +57,9 @@ const isActive = (t: Transaction) =>
   (t.reversalReason === 'refund' || t.reversalReason === 'dispute') &&
   (t.status === 'completed' || t.status === 'pending');
 
+/** What the refunds and disputes against a deposit have taken back, or hold while pending. */
+export const takenBack = (reversals: readonly Transaction[]) => sum(reversals.filter(isActive));
+
 /**
  * Whether the ledger credited the deposit: it completed, or (paid after it ended) its late payment was credited,
  * amount and fee as the deposit would have been.
@@ -120,8 +123,8 @@ export function decideReversal(
       reason: `the provider reported ${adjustment.currency.toUpperCase()}; the deposit is in ${original.currency}`,
     };
   }
-  const active = reversals.filter(isActive);
-  const remaining = original.amount - sum(active);
+  const taken = takenBack(reversals);
+  const remaining = original.amount - taken;
   if (adjustment.kind === 'refund_succeeded' || adjustment.kind === 'refund_failed') {
     const requested = reversals.find((t) => t.id === adjustment.refundId && t.reversalReason === 'refund');
     if (!requested) return { action: 'ignore', reason: 'no refund the ledger asked for has this id' };
@@ -150,7 +153,7 @@ export function decideReversal(
         status,
         amount: toMinorUnits(amount),
         // A reversal that will never be booked gives back no fee.
-        fee: status === 'canceled' ? toMinorUnits(0n) : feeShareOf(original, sum(active), amount),
+        fee: status === 'canceled' ? toMinorUnits(0n) : feeShareOf(original, taken, amount),
       },
     }) as const;
 

@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import { RefundBody } from '@payments/contracts';
 import { apiVersionOf, bodyValidator } from '@payments/service-kit';
 import { readIdempotencyKey } from '../domain/idempotency.js';
+import { seesOwnFields } from '../domain/transaction.js';
 import { exponentsFor } from '../use-cases/currencies.js';
 import { correlationIdOf, pathId, viewerOf } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
@@ -38,7 +39,7 @@ export function createRefundHandlers({ refunds, currencies }: LedgerHttpDeps): {
           { ...transaction, refundReason: body.reason ?? null },
           exponents,
           apiVersionOf(req),
-          transaction.userId === viewer.userId,
+          seesOwnFields(transaction, viewer),
         ),
       );
     },

@@ -7,6 +7,7 @@ import {
   disputeHoldOf,
   feeShareOf,
   isReversible,
+  takenBack,
   refundRequestKey,
   type Adjustment,
 } from '../domain/reversal.js';
@@ -242,13 +243,7 @@ export function createRefunds({
           throw refuse('BUSINESS_RULE_VIOLATION', 'The deposit cannot be refunded');
         }
         // What is left: what the deposit credited, less the refunds (booked or pending) and disputes against it.
-        const taken = reversals
-          .filter(
-            (t) =>
-              (t.reversalReason === 'refund' || t.reversalReason === 'dispute') &&
-              (t.status === 'completed' || t.status === 'pending'),
-          )
-          .reduce((sum, t) => sum + t.amount, 0n);
+        const taken = takenBack(reversals);
         const left = deposit.amount - taken;
         const exponent = unit.exponent;
         if (left <= 0n) throw refuse('BUSINESS_RULE_VIOLATION', 'The deposit is already refunded in full');

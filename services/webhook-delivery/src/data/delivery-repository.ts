@@ -106,7 +106,7 @@ export interface DeliveryRepository {
    * Fans events out in one statement: each event is stored for its user to read (once, by its id); each event
    * some enabled endpoint subscribes to (as the statement sees the
    * endpoints) is recorded in the inbox under `consumer` together with one delivery per such endpoint; an event
-   * already in the inbox adds nothing, and an event no endpoint wants leaves no row. Returns how many deliveries
+   * already in the inbox adds nothing, and an event no endpoint wants adds no delivery. Returns how many deliveries
    * were created.
    */
   fanOut(consumer: string, events: FanOutEvent[], retryUntil: Date): Promise<number>;

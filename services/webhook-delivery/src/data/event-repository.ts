@@ -17,7 +17,6 @@ export interface StoredEvent {
   event: SubscribableEvent;
   apiVersion: ApiVersion;
   payload: string | null;
-  renderAttempts: number;
   createdAt: Date;
 }
 
@@ -28,7 +27,6 @@ interface EventRow {
   event: SubscribableEvent;
   api_version: string;
   payload: string | null;
-  render_attempts: number;
   created_at: Date;
 }
 
@@ -39,7 +37,6 @@ const toStoredEvent = (row: EventRow): StoredEvent => ({
   event: row.event,
   apiVersion: row.api_version as ApiVersion,
   payload: row.payload,
-  renderAttempts: row.render_attempts,
   createdAt: row.created_at,
 });
 

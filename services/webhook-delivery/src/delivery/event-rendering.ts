@@ -7,6 +7,14 @@ import { eventPayload } from '../domain/event-payload.js';
 const BATCH = 50;
 const AT_ONCE = 8;
 
+/** `fn` over `items`, at most AT_ONCE at a time (each render is a call to the event's owner), in order. */
+export async function mapAtMostFew<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  for (let i = 0; i < items.length; i += AT_ONCE)
+    results.push(...(await Promise.all(items.slice(i, i + AT_ONCE).map(fn))));
+  return results;
+}
+
 export interface EventRendering {
   /**
    * The body an event keeps: rendered once (its object fetched from its owner at the event's version) and kept,
@@ -52,7 +60,7 @@ export function startEventRenderer(deps: {
     intervalMs: deps.pollMs,
     task: async () => {
       const due = await deps.events.claimUnrendered(BATCH);
-      for (let i = 0; i < due.length; i += AT_ONCE) await Promise.all(due.slice(i, i + AT_ONCE).map(render));
+      await mapAtMostFew(due, render);
       return due.length > 0;
     },
     onError: (error) => deps.logger.warn({ err: error }, 'could not claim events to render'),

@@ -47,7 +47,7 @@ export interface FanOutDeps {
  *
  * Most events concern users without endpoints (every deposit announces its completion). Events that arrive
  * together are fanned out together: one statement for up to BATCH_SIZE of them (group commit, the kit's
- * batcher), which writes nothing for an event no enabled endpoint subscribes to, and each delivery is
+ * batcher), which keeps each event and writes no delivery for one no enabled endpoint subscribes to; each event is
  * acknowledged once that statement has committed. A batch that fails is retried one event at a time, so a poison
  * event fails alone.
  */

@@ -2,7 +2,7 @@ import { Router, type Request, type RequestHandler } from 'express';
 import { EventListQuery } from '@payments/contracts';
 import { AppError, authRequired, notFound, pageRequestOf, queryValidator } from '@payments/service-kit';
 import type { EventFilter, EventRepository, StoredEvent } from '../data/event-repository.js';
-import type { EventRendering } from '../delivery/event-rendering.js';
+import { mapAtMostFew, type EventRendering } from '../delivery/event-rendering.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const readEventQuery = queryValidator(EventListQuery);
@@ -68,7 +68,8 @@ export function eventRoutes(
       { ...(query.type && { type: query.type }), ...createdBounds(query) },
       { limit, ...(cursor && { cursor }) },
     );
-    const data = await Promise.all(page.data.map(bodyOf));
+    // Events the renderer has not reached yet are rendered here, a few at a time.
+    const data = await mapAtMostFew(page.data, bodyOf);
     res.set('Cache-Control', 'no-store').json({ data, has_more: page.hasMore });
   });
 
