@@ -42,7 +42,12 @@ describe('the admin overview, end to end', function () {
   let payer: Customer;
 
   const system = useSystem(
-    { serviceEnv: { 'provider-sandbox': { SANDBOX_DELAY_MS: '200' }, ledger: { OVERVIEW_PART_TIMEOUT_MS: '1500' } } },
+    {
+      serviceEnv: {
+        'provider-sandbox': { SANDBOX_DELAY_MS: '200' },
+        ledger: { OVERVIEW_PART_TIMEOUT_MS: '1500' },
+      },
+    },
     { admin: true, beforeStop: () => tap?.close() },
   );
   const api = rawApi(system);
@@ -161,7 +166,9 @@ describe('the admin overview, end to end', function () {
       expect(partial.webhook_deliveries_pending).to.equal(null);
       expect(partial.missing.map((m) => m.part)).to.deep.equal(['webhook_deliveries']);
       expect(partial.totals.deposits.created).to.equal(2);
-      expect(partial.outbox.find((o) => o.service === 'identity')?.oldest_unpublished_seconds).to.be.a('number');
+      expect(partial.outbox.find((o) => o.service === 'identity')?.oldest_unpublished_seconds).to.be.a(
+        'number',
+      );
     } finally {
       await system.restart('webhook-delivery');
     }

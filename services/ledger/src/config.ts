@@ -151,7 +151,8 @@ export const LedgerConfigSchema = Type.Object({
   }),
   WEBHOOK_DELIVERY_URL: Url({
     default: 'http://127.0.0.1:3006',
-    description: 'Where webhook-delivery answers: GET /admin/overview reads its delivery queue from its /metrics',
+    description:
+      'Where webhook-delivery answers: GET /admin/overview reads its delivery queue from its /metrics',
   }),
   OVERVIEW_PART_TIMEOUT_MS: Type.Integer({
     minimum: 50,

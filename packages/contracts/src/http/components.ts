@@ -38,12 +38,7 @@ import {
   TransferBody,
 } from './money.js';
 import { EventListQuery, EventPage } from './events.js';
-import {
-  ChargebackExposureQuery,
-  ChargebackExposureView,
-  OverviewQuery,
-  OverviewView,
-} from './overview.js';
+import { ChargebackExposureQuery, ChargebackExposureView, OverviewQuery, OverviewView } from './overview.js';
 import { ProblemDetails, WebhookErrorView } from './problem.js';
 import {
   AdminActionPage,

@@ -15,7 +15,8 @@ export const OverviewQuery = Type.Object(
   {
     window: Type.Union([Type.Literal('hour'), Type.Literal('day')], {
       default: 'hour',
-      description: '`hour`: the last hour in 1-minute buckets (60); `day`: the last day in 15-minute buckets (96)',
+      description:
+        '`hour`: the last hour in 1-minute buckets (60); `day`: the last day in 15-minute buckets (96)',
     }),
   },
   { additionalProperties: false },
@@ -35,7 +36,9 @@ const activity = {
   deposits: MovementCountsView,
   withdrawals: MovementCountsView,
   transfers: MovementCountsView,
-  failure_rate: Rate('Failed among those that ended (completed or failed), all three types; null when none ended'),
+  failure_rate: Rate(
+    'Failed among those that ended (completed or failed), all three types; null when none ended',
+  ),
   card_attempts: Count('Card payment attempts that ended at the provider: declined, or taken'),
   card_declines: Count('Card payment attempts the provider declined'),
   decline_rate: Rate('card_declines / card_attempts; null without attempts'),
@@ -57,7 +60,9 @@ export const OverviewView = Type.Object(
     from: Nullable(Timestamp),
     to: Nullable(Timestamp),
     series: Nullable(
-      Type.Array(OverviewBucketView, { description: 'Every bucket of the window, oldest first; the last is partial' }),
+      Type.Array(OverviewBucketView, {
+        description: 'Every bucket of the window, oldest first; the last is partial',
+      }),
     ),
     totals: Nullable(Type.Object(activity, { additionalProperties: false })),
     reconciliation: Nullable(
@@ -83,7 +88,10 @@ export const OverviewView = Type.Object(
       ),
     ),
     dead_letters: Type.Array(
-      Type.Object({ queue: QueueName, count: Nullable(Count('Dead letters it holds')) }, { additionalProperties: false }),
+      Type.Object(
+        { queue: QueueName, count: Nullable(Count('Dead letters it holds')) },
+        { additionalProperties: false },
+      ),
     ),
     queues: Type.Array(
       Type.Object(
@@ -96,7 +104,10 @@ export const OverviewView = Type.Object(
         {
           service: Type.Union([Type.Literal('ledger'), Type.Literal('identity')]),
           oldest_unpublished_seconds: Nullable(
-            Type.Number({ minimum: 0, description: 'Age of the oldest event not yet published (0: none waits)' }),
+            Type.Number({
+              minimum: 0,
+              description: 'Age of the oldest event not yet published (0: none waits)',
+            }),
           ),
         },
         { additionalProperties: false },
@@ -123,7 +134,12 @@ export const OverviewView = Type.Object(
 /** GET /admin/chargeback-exposure. */
 export const ChargebackExposureQuery = Type.Object(
   {
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Users at most, largest first' }),
+    limit: Type.Integer({
+      minimum: 1,
+      maximum: 100,
+      default: 20,
+      description: 'Users at most, largest first',
+    }),
     currency: Type.Optional(CurrencyCode),
   },
   { additionalProperties: false },
@@ -133,9 +149,12 @@ export const UserExposureView = Type.Object(
   {
     user_id: Uuid,
     currency: CurrencyCode,
-    exposure: Type.Number({ description: 'What charging back every one of those deposits would cost the platform' }),
+    exposure: Type.Number({
+      description: 'What charging back every one of those deposits would cost the platform',
+    }),
     deposits_in_window: Type.Number({
-      description: 'The card deposits completed within the window, less what was refunded or disputed of them',
+      description:
+        'The card deposits completed within the window, less what was refunded or disputed of them',
     }),
     balance: Type.Number({ description: 'What the accounts holding those deposits hold now' }),
   },

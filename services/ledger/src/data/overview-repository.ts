@@ -16,7 +16,9 @@ export function createOverviewRepository(knex: Knex): OverviewStore {
       const { from, to } = bounds[0] as { from: Date; to: Date };
       const bindings = { step: bucketSeconds, from };
       const [movements, declines, payments] = await Promise.all([
-        knex.raw<{ rows: { start: Date; type: MovementType; created: string; completed: string; failed: string }[] }>(
+        knex.raw<{
+          rows: { start: Date; type: MovementType; created: string; completed: string; failed: string }[];
+        }>(
           `SELECT ${BUCKET('created_at')} AS start, type, count(*) AS created,
                   count(*) FILTER (WHERE status = 'completed') AS completed,
                   count(*) FILTER (WHERE status = 'failed') AS failed
@@ -46,15 +48,13 @@ export function createOverviewRepository(knex: Knex): OverviewStore {
       return {
         from,
         to,
-        movements: movements.rows.map(
-          (row): MovementRow => ({
-            start: row.start,
-            type: row.type,
-            created: Number(row.created),
-            completed: Number(row.completed),
-            failed: Number(row.failed),
-          }),
-        ),
+        movements: movements.rows.map((row): MovementRow => ({
+          start: row.start,
+          type: row.type,
+          created: Number(row.created),
+          completed: Number(row.completed),
+          failed: Number(row.failed),
+        })),
         declines: counted(declines.rows),
         payments: counted(payments.rows),
       };

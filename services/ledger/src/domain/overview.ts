@@ -53,7 +53,8 @@ export function bucketsOf(
   const at = (start: Date) => series[Math.floor((start.getTime() - from.getTime()) / (bucketSeconds * 1000))];
   for (const row of rows.movements) {
     const bucket = at(row.start);
-    if (bucket) bucket.movements[row.type] = { created: row.created, completed: row.completed, failed: row.failed };
+    if (bucket)
+      bucket.movements[row.type] = { created: row.created, completed: row.completed, failed: row.failed };
   }
   for (const row of rows.declines) {
     const bucket = at(row.start);

@@ -5,12 +5,7 @@ import {
   versionAtLeast,
   type ApiVersion,
 } from '@payments/contracts';
-import {
-  declineRateOf,
-  failureRateOf,
-  totalsOf,
-  type ActivityBucket,
-} from '../domain/overview.js';
+import { declineRateOf, failureRateOf, totalsOf, type ActivityBucket } from '../domain/overview.js';
 import { lossAmountOf, type PlatformLoss } from '../domain/platform-loss.js';
 import { withRunningBalance, type StatementPeriod } from '../domain/statement.js';
 import type { Account, Transaction } from '../domain/transaction.js';
@@ -438,7 +433,8 @@ export function renderOverview(overview: Overview, generatedAt: Date) {
     bucket_seconds: overview.bucketSeconds,
     from: overview.from?.toISOString() ?? null,
     to: overview.to?.toISOString() ?? null,
-    series: series?.map((bucket) => ({ start: bucket.start.toISOString(), ...renderActivity(bucket) })) ?? null,
+    series:
+      series?.map((bucket) => ({ start: bucket.start.toISOString(), ...renderActivity(bucket) })) ?? null,
     totals: series ? renderActivity(totalsOf(series)) : null,
     reconciliation: reconciliation && {
       unconfirmed_withdrawals: reconciliation.unconfirmedWithdrawals,
