@@ -75,9 +75,8 @@ describe('the chargeback exposure, end to end', function () {
   let dave: Customer;
 
   before(async () => {
-    [alice, bob, carol, dave] = await Promise.all(
-      [1, 2, 3, 4].map(() => signUpWithAccount(system.gatewayUrl)),
-    );
+    const customer = () => signUpWithAccount(system.gatewayUrl);
+    [alice, bob, carol, dave] = await Promise.all([customer(), customer(), customer(), customer()]);
   });
 
   it('shows a user who deposited by card and withdrew, and not one who kept the money', async () => {
