@@ -46,6 +46,8 @@ const CALLED_BY = {
   resolveReconciliationCase: ['admin.reconciliation.resolveCase'],
   listAdminActions: ['admin.actions.list', 'admin.actions.listPage'],
   listOverdrawnAccounts: ['admin.overdrawnAccounts.list', 'admin.overdrawnAccounts.listPage'],
+  getOverview: ['admin.overview.get'],
+  getChargebackExposure: ['admin.chargebackExposure.get'],
 
   createApiKey: ['apiKeys.create'],
   listApiKeys: ['apiKeys.list', 'apiKeys.listPage'],

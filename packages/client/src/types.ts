@@ -79,6 +79,10 @@ export type DeadLetterQueue = Static<typeof Contracts.DeadLetterQueueKey>;
 export type DeadLetterList = Static<typeof Contracts.DeadLetterList>;
 export type DeadLetterReplayRequest = Static<typeof Contracts.DeadLetterReplayBody>;
 export type DeadLetterReplay = Static<typeof Contracts.DeadLetterReplayView>;
+/** Activity over the last hour or day for charts, and the current gauges; `missing` names parts left out. */
+export type Overview = Static<typeof Contracts.OverviewView>;
+/** Card deposits still open to a chargeback whose money has left, per currency and per user. */
+export type ChargebackExposure = Static<typeof Contracts.ChargebackExposureView>;
 
 export type Pagination = Static<typeof Contracts.Pagination>;
 /** A page of a list paged by cursor: while `has_more`, ask again `starting_after` its last item's `id`. */
@@ -107,6 +111,8 @@ export type ReconciliationQuery = QueryInput<Omit<Static<typeof Contracts.Reconc
 export type UserSearchQuery = QueryInput<Static<typeof Contracts.UserSearchQuery>>;
 export type DeadLetterQuery = QueryInput<Static<typeof Contracts.DeadLetterQuery>>;
 export type AdminActionQuery = QueryInput<Static<typeof Contracts.AdminActionQuery>>;
+export type OverviewQuery = QueryInput<Static<typeof Contracts.OverviewQuery>>;
+export type ChargebackExposureQuery = QueryInput<Static<typeof Contracts.ChargebackExposureQuery>>;
 type EventListParams = Static<typeof Contracts.EventListQuery>;
 /** GET /events: `created` bounds in Unix seconds, sent as `created[gte]=…` and so on. */
 export type EventListQuery = QueryInput<

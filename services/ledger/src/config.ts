@@ -141,6 +141,27 @@ export const LedgerConfigSchema = Type.Object({
     "How far back each reconciliation reads the provider's records at least (further while an older one is still " +
       'unsettled)',
   ),
+  DISPUTE_WINDOW_DAYS: Type.Integer({
+    minimum: 1,
+    maximum: 540,
+    default: 120,
+    description:
+      'How long after a card deposit its payer may still dispute it (card networks: 120 days for most reasons): ' +
+      'GET /admin/chargeback-exposure counts the card deposits completed within it',
+  }),
+  WEBHOOK_DELIVERY_URL: Url({
+    default: 'http://127.0.0.1:3006',
+    description:
+      'Where webhook-delivery answers: GET /admin/overview reads its delivery queue from its /metrics',
+  }),
+  OVERVIEW_PART_TIMEOUT_MS: Type.Integer({
+    minimum: 50,
+    maximum: 30_000,
+    default: 2_000,
+    description:
+      'How long GET /admin/overview waits for each of its parts (the books, the broker, each service’s /metrics) ' +
+      'before it answers without that part, naming it in `missing`',
+  }),
   FEE_DEPOSIT_FIXED: FixedFee('deposit'),
   FEE_DEPOSIT_PERCENT: PercentFee('deposit'),
   FEE_WITHDRAWAL_FIXED: FixedFee('withdrawal'),

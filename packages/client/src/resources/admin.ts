@@ -4,6 +4,8 @@ import type {
   AdminAction,
   AdminActionQuery,
   ApiVersion,
+  ChargebackExposure,
+  ChargebackExposureQuery,
   DeadLetterList,
   DeadLetterQuery,
   DeadLetterQueue,
@@ -11,6 +13,8 @@ import type {
   DeadLetterReplayRequest,
   OverdrawnAccount,
   OverdrawnReport,
+  Overview,
+  OverviewQuery,
   Page,
   PageQuery,
   ProviderMismatch,
@@ -109,6 +113,18 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
       list: (query: PageQuery = {}, options?: RequestOptions): PagedList<OverdrawnAccount> =>
         pagedList((window) => overdrawnPage({ ...query, ...window }, options), query),
       listPage: overdrawnPage,
+    },
+    overview: {
+      /** Activity per bucket over the last `hour` (1-minute buckets) or `day` (15-minute), and the current gauges. */
+      async get(query: OverviewQuery = {}, options?: RequestOptions): Promise<Overview> {
+        return transport.body<Overview>('getOverview', { query, options });
+      },
+    },
+    chargebackExposure: {
+      /** Card deposits inside the dispute window whose money has left: per currency, and users largest first. */
+      async get(query: ChargebackExposureQuery = {}, options?: RequestOptions): Promise<ChargebackExposure> {
+        return transport.body<ChargebackExposure>('getChargebackExposure', { query, options });
+      },
     },
   };
 }

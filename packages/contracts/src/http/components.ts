@@ -38,6 +38,7 @@ import {
   TransferBody,
 } from './money.js';
 import { EventListQuery, EventPage } from './events.js';
+import { ChargebackExposureQuery, ChargebackExposureView, OverviewQuery, OverviewView } from './overview.js';
 import { ProblemDetails, WebhookErrorView } from './problem.js';
 import {
   AdminActionPage,
@@ -154,6 +155,8 @@ export const COMPONENT_SCHEMAS = {
   ReconciliationRun: ReconciliationRunView,
   AdminActionPage,
   OverdrawnAccountPage,
+  Overview: OverviewView,
+  ChargebackExposure: ChargebackExposureView,
   Currency: CurrencyView,
   CurrencyPage,
   CurrencyList,
@@ -183,11 +186,13 @@ export type ComponentName = keyof typeof COMPONENT_SCHEMAS;
 export const QUERY_SCHEMAS = {
   AdminActionQuery,
   BalanceQuery,
+  ChargebackExposureQuery,
   CurrencyPageQuery,
   CurrencySearchQuery,
   DeadLetterQuery,
   EventListQuery,
   HistoryQuery,
+  OverviewQuery,
   PageQuery,
   RatesQuery,
   ReconciliationQuery,

@@ -113,4 +113,46 @@ export const LEDGER_ADMIN_OPERATIONS = {
     success: { status: 200, description: 'A page of accounts', schema: 'OverdrawnAccountPage' },
     errors: [400, ...PROTECTED],
   },
+  getOverview: {
+    method: 'get',
+    path: '/admin/overview',
+    owner: 'ledger',
+    access: 'user',
+    tag: 'Administration',
+    summary: 'Activity over the last hour or day, and the platform’s current gauges (admins only)',
+    description:
+      'For charts: per bucket (`window=hour`: 60 of 1 minute; `day`: 96 of 15 minutes, on a grid from the Unix ' +
+      'epoch, the last one partial), the deposits, withdrawals and transfers created, and how many of those have ' +
+      'completed or failed since; the failure rate (failed among those that ended); card payment attempts, ' +
+      'declines and the decline rate (attempts the provider declined, among those it declined or took). Then the ' +
+      'current figures: open reconciliation cases by kind, dead letters and ready messages per consumer queue, ' +
+      'the age of the oldest unpublished outbox event of the ledger and of identity, outgoing webhook deliveries ' +
+      'pending, requests to the payment provider not yet done. The ledger gathers them (ADR 0127): the activity ' +
+      'from its books, the queues from the broker, the other services’ figures from their `/metrics`; each part ' +
+      'within `OVERVIEW_PART_TIMEOUT_MS`. A part that is down or late is null in the answer and named in `missing`; ' +
+      'the rest is answered all the same.',
+    query: 'OverviewQuery',
+    success: { status: 200, description: 'The overview', schema: 'Overview' },
+    errors: [400, ...PROTECTED],
+  },
+  getChargebackExposure: {
+    method: 'get',
+    path: '/admin/chargeback-exposure',
+    owner: 'ledger',
+    access: 'user',
+    tag: 'Administration',
+    summary: 'Card deposits still open to a chargeback whose money has already left (admins only)',
+    description:
+      'What the platform would lose if every card deposit still inside the dispute window (`DISPUTE_WINDOW_DAYS`, ' +
+      '120 by default, as at card networks) were charged back. For each account, the card deposits (deposits paid ' +
+      'through the payment provider) completed within the window, each less what refunds and disputes already ' +
+      'took back of it, sum to D; its exposure is D − max(balance, 0), and never below 0 nor above D: money still ' +
+      'in the account covers a chargeback, money withdrawn or transferred away does not. A deposit confirmed ' +
+      'without the provider is no card deposit. Per currency in all (`by_currency`), and per user and currency ' +
+      '(`data`, only those with an exposure, largest first, up to `limit`; `has_more` when more have one). Amounts ' +
+      'are exact, in the currency’s units.',
+    query: 'ChargebackExposureQuery',
+    success: { status: 200, description: 'The exposure', schema: 'ChargebackExposure' },
+    errors: [400, ...PROTECTED],
+  },
 } satisfies Record<string, Operation>;

@@ -27,4 +27,5 @@ export const privileges: RuntimePrivileges = {
   removed_transactions: ['SELECT', 'INSERT'],
   removed_deposits: ['SELECT', 'INSERT'],
   platform_losses: ['SELECT', 'INSERT'],
+  payment_attempt_failures: ['SELECT', 'INSERT', 'DELETE'],
 };

@@ -1,10 +1,12 @@
 import type { Accounts } from '../use-cases/accounts.js';
 import type { AdminActions } from '../use-cases/admin-actions.js';
+import type { ChargebackExposure } from '../use-cases/chargeback-exposure.js';
 import type { CurrencyDirectory } from '../use-cases/currencies.js';
 import type { Maintenance } from '../use-cases/maintenance.js';
 import type { MoneyRequests } from '../use-cases/money-requests.js';
 import type { PayoutAccounts } from '../use-cases/payout-accounts.js';
 import type { Reconciliation } from '../use-cases/reconciliation.js';
+import type { Overviews } from '../use-cases/overview.js';
 import type { Refunds } from '../use-cases/refunds.js';
 import type { Reversals } from '../use-cases/reversals.js';
 import type { Statements } from '../use-cases/statements.js';
@@ -25,4 +27,7 @@ export interface LedgerHttpDeps {
   reversals: Pick<Reversals, 'overdrawn'>;
   maintenance: Pick<Maintenance, 'audit'>;
   reconciliation: Reconciliation;
+  /** The admin overview: activity for charts and the platform's gauges (ADR 0127). */
+  overviews: Overviews;
+  chargebackExposure: ChargebackExposure;
 }

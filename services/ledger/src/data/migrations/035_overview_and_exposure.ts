@@ -1,0 +1,28 @@
+import { sqlSteps, type Migration } from '@payments/service-kit';
+
+/**
+ * What the admin overview and the chargeback exposure read (ADR 0127): transactions by creation time, completed
+ * deposits by completion time, and each payment attempt the provider declined, when it did (a deposit's
+ * failure_reason keeps only the latest, with no time of its own).
+ */
+export const overviewAndExposure: Migration = {
+  name: '035_overview_and_exposure',
+  up: sqlSteps(
+    `CREATE INDEX transactions_created ON transactions (created_at)`,
+    `
+      CREATE INDEX transactions_completed_deposits ON transactions (completed_at)
+      WHERE type = 'deposit' AND status = 'completed'`,
+    `
+      CREATE TABLE payment_attempt_failures (
+        transaction_id uuid NOT NULL,
+        failed_at timestamptz NOT NULL DEFAULT now(),
+        reason text
+      )`,
+    `CREATE INDEX payment_attempt_failures_failed_at ON payment_attempt_failures (failed_at)`,
+  ),
+  async down(knex) {
+    await knex.raw('DROP TABLE payment_attempt_failures');
+    await knex.raw('DROP INDEX transactions_completed_deposits');
+    await knex.raw('DROP INDEX transactions_created');
+  },
+};
