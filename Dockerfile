@@ -3,7 +3,8 @@
 #
 #   docker build --build-arg SERVICE=ledger -t payments-ledger .     # docker-compose.yml builds every one
 #
-# The build stage installs the workspace, compiles it (pnpm build) and makes each service's deploy folder
+# The build stage installs the workspace, compiles it (pnpm build), builds the operator console (Vite) and makes
+# each service's deploy folder
 # (infra/deploy-folders.sh: `pnpm deploy --prod`, i.e. the compiled code and production dependencies only).
 # The runtime stage is Debian slim with the node binary and that one folder: no pnpm, npm, TypeScript, tsx or
 # sources. It runs as an unprivileged user that owns none of its files, and writes nothing at run time, so the

@@ -24,7 +24,14 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.ts'],
+    // The console is a browser program with its own compiler settings (DOM, JSX): its own program too.
+    files: ['console/**/*.ts', 'console/**/*.tsx'],
+    languageOptions: {
+      parserOptions: { project: './console/tsconfig.json', tsconfigRootDir: import.meta.dirname },
+    },
+  },
+  {
+    files: ['**/*.ts', 'console/**/*.tsx'],
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',

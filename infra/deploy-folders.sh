@@ -39,6 +39,8 @@ done
 # in a second or two.
 pnpm install --frozen-lockfile --prefer-offline >&2
 pnpm build
+# The operator console's static build (console/dist), which the gateway's folder carries with @payments/console.
+pnpm --filter @payments/console run build >&2
 
 for name in "$@"; do
   rm -rf "${out:?}/$name"

@@ -17,6 +17,7 @@ import {
   type SystemLogins,
 } from '@payments/infra';
 import type { Deployment } from '@payments/contracts';
+import { ensureConsoleBuilt } from '@payments/console/build';
 import { readLauncherSettings, type LauncherSettings } from './launcher-config.js';
 
 // `pnpm start`: the whole system with the gateway on http://localhost:8080. Separate processes against
@@ -239,6 +240,10 @@ async function main() {
   );
   await checkPorts(listening, choice.mode === 'embedded' ? postgresPort : undefined);
   await prepareDataDir(dataDir);
+  // The gateway serves the operator console from its build: made here on a fresh checkout, again after an edit.
+  await ensureConsoleBuilt({
+    onBuild: (reason) => console.log(`Building the operator console (${reason})…`),
+  });
   const { secrets, file: secretsFile } = await developmentSecrets(dataDir);
   const sandboxApiUrl = sandbox ? `http://127.0.0.1:${ports['provider-sandbox']}` : null;
   await recordSandboxApiUrl(secretsFile, sandboxApiUrl);

@@ -22,7 +22,12 @@ import { renderError } from './http/error-rendering.js';
 import { gatewayEdge, mountGatewayRoutes, type RateLimits } from './http/gateway-routes.js';
 import { createUpstreamProxy, type UpstreamProxy } from './http/upstream-proxy.js';
 
-export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}): Promise<RunningService> {
+export interface GatewayDeps extends ServiceDeps {
+  /** Where the console's build is (default: the @payments/console package's dist/); a test names another. */
+  consoleDirectory?: string;
+}
+
+export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}): Promise<RunningService> {
   const logger = deps.logger ?? createLogger('gateway', config.LOG_LEVEL);
   const serviceCredential = checkedServiceCredential(config, logger);
   return startService(logger, { drainSeconds: config.SHUTDOWN_DRAIN_SECONDS }, async (shutdown) => {
@@ -134,7 +139,15 @@ export async function startGateway(config: GatewayConfig, deps: ServiceDeps = {}
         readiness: [{ name: 'revocations', check: followed.sync.isLoaded }],
         shutdown,
       },
-      (app) => mountGatewayRoutes(app, config, { limits, verifier, keys, metrics, proxies }),
+      (app) =>
+        mountGatewayRoutes(app, config, {
+          limits,
+          verifier,
+          keys,
+          metrics,
+          proxies,
+          consoleDirectory: deps.consoleDirectory,
+        }),
     );
     const address = await serveHttp(
       'gateway',

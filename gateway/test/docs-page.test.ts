@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
 import { startGatewayUnderTest, type GatewayUnderTest } from './harness.js';
-import { launchTestBrowser } from './test-browser.js';
+import { launchTestBrowser } from '@payments/testkit/browser';
 
 describe('the /docs page in a browser', function () {
   this.timeout(60_000);

@@ -1,6 +1,6 @@
-import { loadConfig, type RunningService, type ServiceDeps } from '@payments/service-kit';
+import { loadConfig, type RunningService } from '@payments/service-kit';
 import { startTestIssuer, type TestIssuer } from '@payments/testkit';
-import { GatewayConfigSchema, startGateway, type GatewayConfig } from '../src/index.js';
+import { GatewayConfigSchema, startGateway, type GatewayConfig, type GatewayDeps } from '../src/index.js';
 import type { UpstreamName } from '../src/domain/route-table.js';
 import { startFakeUpstream, type FakeUpstream } from './fake-upstream.js';
 
@@ -32,7 +32,7 @@ export function testConfig(overrides: Partial<GatewayConfig> = {}): GatewayConfi
 /** The gateway in-process in front of five recording fake services, with a test token issuer as its JWKS. */
 export async function startGatewayUnderTest(
   overrides: Partial<GatewayConfig> = {},
-  deps: ServiceDeps = {},
+  deps: GatewayDeps = {},
 ): Promise<GatewayUnderTest> {
   const issuer = await startTestIssuer();
   const names: UpstreamName[] = ['identity', 'ledger', 'currency', 'webhook-ingest', 'webhook-delivery'];

@@ -24,6 +24,7 @@ import {
 import { buildOpenApiDocument } from '../openapi/openapi-document.js';
 import { apiDocsRoutes } from './api-docs.js';
 import { authenticateKeys, requireKeyScopes, type KeyExchange } from './api-key-auth.js';
+import { consoleRoutes } from './console.js';
 import { rateLimit } from './rate-limiting.js';
 import type { UpstreamProxy } from './upstream-proxy.js';
 import { versioning } from './versioning.js';
@@ -44,6 +45,8 @@ export interface GatewayRoutesDeps {
   keys: KeyExchange;
   metrics: Metrics;
   proxies: Record<UpstreamName, UpstreamProxy>;
+  /** Where the console's build is (default: the @payments/console package's dist/). */
+  consoleDirectory?: string | undefined;
 }
 
 /** What a browser may read from our responses when CORS is on. */
@@ -63,7 +66,7 @@ export function gatewayEdge(): RequestHandler[] {
 
 /**
  * The app's part after its edge: CORS and the per-address limit for every path, then the routed paths, each
- * forwarded to its service, discovery and the API docs. Others fall through to the kit's 404.
+ * forwarded to its service, discovery, the API docs and the console. Others fall through to the kit's 404.
  */
 export function mountGatewayRoutes(app: Express, config: GatewayConfig, deps: GatewayRoutesDeps): void {
   const trusted = splitList(config.TRUSTED_PROXIES);
@@ -85,6 +88,7 @@ export function mountGatewayRoutes(app: Express, config: GatewayConfig, deps: Ga
     res.json(discoveryBody());
   });
   app.use(apiDocsRoutes(buildOpenApiDocument()));
+  app.use(consoleRoutes(deps.consoleDirectory));
 }
 
 /**

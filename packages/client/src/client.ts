@@ -127,7 +127,8 @@ export function createPaymentsClient<V extends ApiVersion = typeof DEFAULT_API_V
   const transport = createTransport({
     baseUrl: options.baseUrl,
     apiVersion,
-    fetch: options.fetch ?? globalThis.fetch,
+    // Called as a function, not a method: a browser's fetch refuses any `this` but the window (Illegal invocation).
+    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     retry,
     timeoutMs: options.timeoutMs ?? 30_000,
     headers: options.headers ?? {},

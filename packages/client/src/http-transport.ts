@@ -182,7 +182,9 @@ export function createTransport(settings: TransportSettings): Transport {
     signal: AbortSignal,
   ): Promise<Response | ConnectionError> {
     try {
-      return await settings.fetch(url, { ...request, redirect: 'manual', signal });
+      // A browser's fetch types its body as a Uint8Array over an ArrayBuffer; a caller's bytes are sent as they are.
+      const body = request.body as RequestInit['body'];
+      return await settings.fetch(url, { ...request, body, redirect: 'manual', signal });
     } catch (error) {
       if (signal.aborted) throw signal.reason;
       return new ConnectionError(`${request.method} ${url} failed: ${(error as Error).message}`, {

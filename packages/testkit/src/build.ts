@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { ensureConsoleBuilt, type ConsoleBuild } from '@payments/console/build';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../../..');
@@ -25,4 +26,12 @@ export async function buildWorkspace(): Promise<string> {
     const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
     throw new Error(`pnpm build failed:\n${stdout}${stderr}`, { cause: error });
   }
+}
+
+/**
+ * Builds the console (console/dist, which the gateway serves at /console) unless it is newer than its sources:
+ * well under a second when it is, a few seconds when not. Rejects with Vite's output when it does not build.
+ */
+export async function buildConsoleIfStale(): Promise<ConsoleBuild> {
+  return ensureConsoleBuilt();
 }

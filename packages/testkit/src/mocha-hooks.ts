@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { buildWorkspace } from './build.js';
+import { buildConsoleIfStale, buildWorkspace } from './build.js';
 import { findInfrastructure, RUN_CONTAINERS_ENV, stopContainers } from './infrastructure.js';
 import { TEST_RUNTIME_ENV } from './system.js';
 
@@ -16,6 +16,8 @@ import { TEST_RUNTIME_ENV } from './system.js';
 export async function mochaGlobalSetup(): Promise<void> {
   shadowToolsAgain();
   await compileForTestSystems();
+  // The gateway of every system a test starts serves the console from its build, in either runtime.
+  await buildConsoleIfStale();
   const infrastructure = await findInfrastructure().catch(() => null);
   if (infrastructure?.source !== 'containers') return;
   process.env.TEST_DATABASE_URL = infrastructure.postgresUrl;

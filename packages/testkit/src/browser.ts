@@ -4,7 +4,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createBrotliDecompress } from 'node:zlib';
-import { chromium, type Browser } from 'playwright-core';
+import AxeBuilder from '@axe-core/playwright';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 // The flags the /docs test has always used. Not @sparticuz/chromium's own `args`: those suit AWS Lambda
 // (--single-process, --disable-web-security, SwiftShader), and a test of a page's CSP needs web security on.
@@ -18,7 +19,7 @@ const CHROMIUM_ARGS = [
   '--no-first-run',
 ];
 
-const repositoryRoot = path.resolve(import.meta.dirname, '..', '..');
+const repositoryRoot = path.resolve(import.meta.dirname, '..', '..', '..');
 
 /**
  * The headless Chromium inside the `@sparticuz/chromium` package (installed from the npm registry like any
@@ -64,3 +65,26 @@ const exists = (file: string) =>
     () => true,
     () => false,
   );
+
+/**
+ * Runs axe-core (WCAG 2.x A and AA rules) on the page as it is now and fails, listing each, when it finds a
+ * violation of serious or critical impact.
+ */
+export async function expectNoSeriousViolations(page: Page, what = page.url()): Promise<void> {
+  const results = await new AxeBuilder({ page })
+    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
+    .analyze();
+  const serious = results.violations.filter(
+    (violation) => violation.impact === 'serious' || violation.impact === 'critical',
+  );
+  if (serious.length > 0) {
+    const lines = serious.map(
+      (violation) =>
+        `${violation.impact} ${violation.id}: ${violation.help} (${violation.nodes
+          .map((node) => node.target.join(' '))
+          .slice(0, 5)
+          .join('; ')})`,
+    );
+    throw new Error(`Accessibility violations on ${what}:\n${lines.join('\n')}`);
+  }
+}
