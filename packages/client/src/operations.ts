@@ -46,6 +46,8 @@ const CALLED_BY = {
   resolveReconciliationCase: ['admin.reconciliation.resolveCase'],
   listAdminActions: ['admin.actions.list', 'admin.actions.listPage'],
   listOverdrawnAccounts: ['admin.overdrawnAccounts.list', 'admin.overdrawnAccounts.listPage'],
+  findTransactions: ['admin.transactions.find', 'admin.transactions.findPage'],
+  getTransactionTimeline: ['admin.transactions.timeline'],
 
   createApiKey: ['apiKeys.create'],
   listApiKeys: ['apiKeys.list', 'apiKeys.listPage'],
