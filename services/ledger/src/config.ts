@@ -32,6 +32,14 @@ export const LedgerConfigSchema = Type.Object({
     default: 'http://127.0.0.1:3003',
     description: 'Where currency answers (currencies and rates)',
   }),
+  WEBHOOK_INGEST_URL: Url({
+    default: 'http://127.0.0.1:3004',
+    description: 'Where webhook-ingest answers (the provider events of a transaction timeline)',
+  }),
+  WEBHOOK_DELIVERY_URL: Url({
+    default: 'http://127.0.0.1:3006',
+    description: 'Where webhook-delivery answers (the outgoing webhooks of a transaction timeline)',
+  }),
   CURRENCY_CACHE_TTL_SECONDS: Seconds(
     1,
     300,

@@ -1,5 +1,6 @@
 import type { Accounts } from '../use-cases/accounts.js';
 import type { AdminActions } from '../use-cases/admin-actions.js';
+import type { AdminTransactions } from '../use-cases/admin-transactions.js';
 import type { CurrencyDirectory } from '../use-cases/currencies.js';
 import type { Maintenance } from '../use-cases/maintenance.js';
 import type { MoneyRequests } from '../use-cases/money-requests.js';
@@ -25,4 +26,6 @@ export interface LedgerHttpDeps {
   reversals: Pick<Reversals, 'overdrawn'>;
   maintenance: Pick<Maintenance, 'audit'>;
   reconciliation: Reconciliation;
+  /** Operators' search of every user's transactions, and each one's timeline. */
+  adminTransactions: AdminTransactions;
 }
