@@ -66,6 +66,8 @@ export const AdminTransactionQuery = Type.Object(
     ),
   },
   {
+    // An operator's misspelt filter would otherwise widen the search to everything, silently.
+    additionalProperties: false,
     patternProperties: {
       [METADATA_FILTER_PATTERN]: Type.String({
         maxLength: METADATA_VALUE_MAX_LENGTH,

@@ -241,6 +241,13 @@ function providerEventEntries(events: ProviderEventRecord[]): TimelineEntry[] {
   }));
 }
 
+function postingSummary(posting: Posting, format: FormatMoney): string {
+  const debit = posting.amount < 0n;
+  const amount = format(debit ? toMinorUnits(-posting.amount) : posting.amount, posting.currency);
+  const account = posting.userId ? 'the user account' : `the ${posting.systemCode ?? 'system'} account`;
+  return `${debit ? 'Debited' : 'Credited'} ${amount} ${debit ? 'from' : 'to'} ${account} ${posting.accountId}`;
+}
+
 /** Everything that happened to `transaction`, oldest first (ties in the order things happen in a flow). */
 export function buildTimeline(
   transaction: Transaction,
@@ -266,10 +273,7 @@ export function buildTimeline(
     amount: posting.amount,
     currency: posting.currency,
     accountId: posting.accountId,
-    summary: `${posting.amount < 0n ? 'Debited' : 'Credited'} ${format(
-      posting.amount < 0n ? toMinorUnits(-posting.amount) : posting.amount,
-      posting.currency,
-    )} ${posting.userId ? 'to the user account' : `to the ${posting.systemCode ?? 'system'} account`} ${posting.accountId}`,
+    summary: postingSummary(posting, format),
   }));
   const reversals = ledger.reversals.map((reversal): TimelineEntry => ({
     at: reversal.createdAt,

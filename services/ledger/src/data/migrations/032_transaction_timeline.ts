@@ -21,7 +21,7 @@ export const transactionTimeline: Migration = {
           reference text,
           last_error text,
           cancel_requested boolean NOT NULL,
-          at timestamptz NOT NULL DEFAULT clock_timestamp()
+          at timestamptz NOT NULL DEFAULT now()
         )`,
       `CREATE INDEX provider_request_log_transaction ON provider_request_log (transaction_id, id)`,
       `
@@ -49,7 +49,7 @@ export const transactionTimeline: Migration = {
           transaction_id uuid NOT NULL,
           status text NOT NULL,
           failure_reason text,
-          at timestamptz NOT NULL DEFAULT clock_timestamp()
+          at timestamptz NOT NULL DEFAULT now()
         )`,
       `CREATE INDEX transaction_status_log_transaction ON transaction_status_log (transaction_id, id)`,
       `
