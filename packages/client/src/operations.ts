@@ -48,6 +48,8 @@ const CALLED_BY = {
   listOverdrawnAccounts: ['admin.overdrawnAccounts.list', 'admin.overdrawnAccounts.listPage'],
   getOverview: ['admin.overview.get'],
   getChargebackExposure: ['admin.chargebackExposure.get'],
+  findTransactions: ['admin.transactions.find', 'admin.transactions.findPage'],
+  getTransactionTimeline: ['admin.transactions.timeline'],
 
   createApiKey: ['apiKeys.create'],
   listApiKeys: ['apiKeys.list', 'apiKeys.listPage'],

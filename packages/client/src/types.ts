@@ -72,6 +72,10 @@ export type ReconciliationDecisionRequest = Static<typeof Contracts.Reconciliati
 export type ReconciliationRun = Static<typeof Contracts.ReconciliationRunView>;
 export type AdminAction = Static<typeof Contracts.AdminActionView>;
 export type OverdrawnAccount = Static<typeof Contracts.OverdrawnAccountView>;
+/** Any user's transaction as an operator sees it: with its owner, never the payer's client secret. */
+export type AdminTransaction = Static<typeof Contracts.AdminTransactionView>;
+export type TransactionTimeline = Static<typeof Contracts.TransactionTimelineView>;
+export type TimelineEntry = Static<typeof Contracts.TimelineEntryView>;
 /** A page of overdrawn accounts, with what live users owe and what the platform lost, per currency. */
 export type OverdrawnReport = Static<typeof Contracts.OverdrawnAccountPage>;
 /** A consumer queue, by the name of the service that consumes it. */
@@ -113,6 +117,10 @@ export type DeadLetterQuery = QueryInput<Static<typeof Contracts.DeadLetterQuery
 export type AdminActionQuery = QueryInput<Static<typeof Contracts.AdminActionQuery>>;
 export type OverviewQuery = QueryInput<Static<typeof Contracts.OverviewQuery>>;
 export type ChargebackExposureQuery = QueryInput<Static<typeof Contracts.ChargebackExposureQuery>>;
+/** With `metadata`: transactions whose metadata holds each pair, sent as `metadata[key]=value`. */
+export type AdminTransactionQuery = QueryInput<Static<typeof Contracts.AdminTransactionQuery>> & {
+  metadata?: Record<string, string>;
+};
 type EventListParams = Static<typeof Contracts.EventListQuery>;
 /** GET /events: `created` bounds in Unix seconds, sent as `created[gte]=…` and so on. */
 export type EventListQuery = QueryInput<

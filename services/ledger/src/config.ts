@@ -32,6 +32,16 @@ export const LedgerConfigSchema = Type.Object({
     default: 'http://127.0.0.1:3003',
     description: 'Where currency answers (currencies and rates)',
   }),
+  WEBHOOK_INGEST_URL: Url({
+    default: 'http://127.0.0.1:3004',
+    description: 'Where webhook-ingest answers (the provider events of a transaction timeline)',
+  }),
+  WEBHOOK_DELIVERY_URL: Url({
+    default: 'http://127.0.0.1:3006',
+    description:
+      'Where webhook-delivery answers (the outgoing webhooks of a transaction timeline, and the delivery ' +
+      'queue GET /admin/overview reads from its /metrics)',
+  }),
   CURRENCY_CACHE_TTL_SECONDS: Seconds(
     1,
     300,
@@ -148,11 +158,6 @@ export const LedgerConfigSchema = Type.Object({
     description:
       'How long after a card deposit its payer may still dispute it (card networks: 120 days for most reasons): ' +
       'GET /admin/chargeback-exposure counts the card deposits completed within it',
-  }),
-  WEBHOOK_DELIVERY_URL: Url({
-    default: 'http://127.0.0.1:3006',
-    description:
-      'Where webhook-delivery answers: GET /admin/overview reads its delivery queue from its /metrics',
   }),
   OVERVIEW_PART_TIMEOUT_MS: Type.Integer({
     minimum: 50,

@@ -51,7 +51,10 @@ import { feeRule, type FeeSchedule } from './domain/fees.js';
 import { startLedgerConsumer } from './events/ledger-consumer.js';
 import { createStripeProvider } from './provider/stripe-provider.js';
 import type { PaymentProvider } from './provider/payment-provider.js';
+import { createAdminTransactionRepository } from './data/admin-transaction-repository.js';
+import { createTimelineParts } from './data/timeline-parts.js';
 import type { LedgerHttpDeps } from './http/ledger-http-deps.js';
+import { createAdminTransactions } from './use-cases/admin-transactions.js';
 import { mountLedgerRoutes } from './http/ledger-routes.js';
 import { createAccounts } from './use-cases/accounts.js';
 import { createAdminActions } from './use-cases/admin-actions.js';
@@ -242,6 +245,15 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       reconciliation,
       overviews,
       chargebackExposure,
+      adminTransactions: createAdminTransactions({
+        store: createAdminTransactionRepository(knex),
+        ...createTimelineParts({
+          webhookIngestUrl: config.WEBHOOK_INGEST_URL,
+          webhookDeliveryUrl: config.WEBHOOK_DELIVERY_URL,
+          serviceToken: serviceCredential.token,
+        }),
+        logger,
+      }),
     };
     const app = createHttpApp(
       {

@@ -3,6 +3,8 @@ import { pagedList, type PagedList } from '../pagination.js';
 import type {
   AdminAction,
   AdminActionQuery,
+  AdminTransaction,
+  AdminTransactionQuery,
   ApiVersion,
   ChargebackExposure,
   ChargebackExposureQuery,
@@ -22,6 +24,7 @@ import type {
   ReconciliationItem,
   ReconciliationQuery,
   ReconciliationRun,
+  TransactionTimeline,
 } from '../types.js';
 import type { ResourceDeps } from './resource-deps.js';
 import { adminUsersResource } from './users.js';
@@ -33,6 +36,8 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
     transport.body<Page<ReconciliationItem<V>>>('listReconciliation', { query, options });
   const actionsPage = async (query: AdminActionQuery = {}, options?: RequestOptions) =>
     transport.body<Page<AdminAction>>('listAdminActions', { query, options });
+  const transactionsPage = async (query: AdminTransactionQuery = {}, options?: RequestOptions) =>
+    transport.body<Page<AdminTransaction>>('findTransactions', { query, options });
   const overdrawnPage = async (query: PageQuery = {}, options?: RequestOptions) =>
     transport.body<OverdrawnReport>('listOverdrawnAccounts', { query, options });
 
@@ -73,6 +78,22 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
         return transport.body<ProviderMismatch>('resolveReconciliationCase', {
           params: { id: caseId },
           body: decision,
+          options,
+        });
+      },
+    },
+    transactions: {
+      /**
+       * Every user's transactions, newest first, narrowed by any of the filters (type, status, account, user,
+       * currency, dates, amounts with their currency, reference, metadata, `q` an id's start); every page.
+       */
+      find: (query: AdminTransactionQuery = {}, options?: RequestOptions): PagedList<AdminTransaction> =>
+        pagedList((window) => transactionsPage({ ...query, ...window }, options), query),
+      findPage: transactionsPage,
+      /** Everything that happened to a transaction, oldest first; `sources` says which parts are missing. */
+      async timeline(transactionId: string, options?: RequestOptions): Promise<TransactionTimeline> {
+        return transport.body<TransactionTimeline>('getTransactionTimeline', {
+          params: { id: transactionId },
           options,
         });
       },

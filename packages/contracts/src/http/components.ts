@@ -1,4 +1,9 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import {
+  AdminTransactionPage,
+  AdminTransactionQuery,
+  TransactionTimelineView,
+} from './admin-transactions.js';
 import { ApiKeyPage, ApiKeyWithSecretView, NewApiKeyBody } from './api-keys.js';
 import {
   AccountPage,
@@ -149,6 +154,8 @@ export const COMPONENT_SCHEMAS = {
   RefundRequest: RefundBody,
   Transaction: TransactionView,
   TransactionPage,
+  AdminTransactionPage,
+  TransactionTimeline: TransactionTimelineView,
   ReconciliationPage,
   ReconciliationCase: ProviderMismatchView,
   ReconciliationDecision: ReconciliationDecisionRequest,
@@ -185,6 +192,7 @@ export type ComponentName = keyof typeof COMPONENT_SCHEMAS;
 /** The query schemas the services validate with, by name: each property is a parameter of the operations. */
 export const QUERY_SCHEMAS = {
   AdminActionQuery,
+  AdminTransactionQuery,
   BalanceQuery,
   ChargebackExposureQuery,
   CurrencyPageQuery,

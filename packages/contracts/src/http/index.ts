@@ -13,4 +13,5 @@ export * from './dead-letters.js';
 export * from './api-keys.js';
 export * from './events.js';
 export * from './overview.js';
+export * from './admin-transactions.js';
 export * from './components.js';

@@ -94,6 +94,47 @@ export const LEDGER_ADMIN_OPERATIONS = {
     success: { status: 200, description: 'A page of actions, oldest first', schema: 'AdminActionPage' },
     errors: [400, ...PROTECTED],
   },
+  findTransactions: {
+    method: 'get',
+    path: '/admin/transactions',
+    owner: 'ledger',
+    access: 'user',
+    tag: 'Administration',
+    summary:
+      'Find any user’s transactions by type, status, account, user, date, amount, reference or id (admins only)',
+    description:
+      'Newest first, paged by offset or by cursor as the other lists. Every filter given must hold: `type`, ' +
+      '`status`, `account_id`, `user_id` (the account’s owner), `currency`, `from` and `to` (days, whole UTC days, ' +
+      'or moments; both inclusive), `amount_min` and `amount_max` (decimal strings in major units of `currency`, ' +
+      'which they need; no more decimals than it has), `reference`, `metadata[key]=value`, and `q`: the start ' +
+      'of the transaction’s id or of the provider’s reference for it (a PaymentIntent `pi_…`). Each item is the ' +
+      'transaction with its owner (`user_id`) and where it stands with the provider, never the payer’s client ' +
+      'secret. `pagination.total` counts at most 10 000 matches. Reading is not an action and is not in the trail.',
+    query: 'AdminTransactionQuery',
+    success: {
+      status: 200,
+      description: 'A page of transactions, newest first',
+      schema: 'AdminTransactionPage',
+    },
+    errors: [400, ...PROTECTED],
+  },
+  getTransactionTimeline: {
+    method: 'get',
+    path: '/admin/transactions/{id}/timeline',
+    owner: 'ledger',
+    access: 'user',
+    tag: 'Administration',
+    summary: 'Everything that happened to a transaction, oldest first (admins only)',
+    description:
+      'One answer gathered by the ledger (ADR 0126): the transaction as `findTransactions` shows it, and its ' +
+      '`entries`: created; each request to the payment provider and its answer; the provider’s events received ' +
+      'about it (webhook-ingest); the journal’s postings; status changes; reversals linked to it with their own ' +
+      'status; the events about it for its owner’s webhooks, each delivery attempt to each endpoint and its ' +
+      'outcome (webhook-delivery). A service that does not answer leaves its part out and is `unavailable` in ' +
+      '`sources`; the rest is answered all the same.',
+    success: { status: 200, description: 'The transaction and its timeline', schema: 'TransactionTimeline' },
+    errors: [...PROTECTED, 404],
+  },
   listOverdrawnAccounts: {
     method: 'get',
     path: '/admin/overdrawn-accounts',

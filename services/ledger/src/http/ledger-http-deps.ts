@@ -1,6 +1,7 @@
 import type { Accounts } from '../use-cases/accounts.js';
 import type { AdminActions } from '../use-cases/admin-actions.js';
 import type { ChargebackExposure } from '../use-cases/chargeback-exposure.js';
+import type { AdminTransactions } from '../use-cases/admin-transactions.js';
 import type { CurrencyDirectory } from '../use-cases/currencies.js';
 import type { Maintenance } from '../use-cases/maintenance.js';
 import type { MoneyRequests } from '../use-cases/money-requests.js';
@@ -30,4 +31,6 @@ export interface LedgerHttpDeps {
   /** The admin overview: activity for charts and the platform's gauges (ADR 0127). */
   overviews: Overviews;
   chargebackExposure: ChargebackExposure;
+  /** Operators' search of every user's transactions, and each one's timeline. */
+  adminTransactions: AdminTransactions;
 }

@@ -1,14 +1,13 @@
 import { sqlSteps, type Migration } from '@payments/service-kit';
 
 /**
- * What the admin overview and the chargeback exposure read (ADR 0127): transactions by creation time, completed
- * deposits by completion time, and each payment attempt the provider declined, when it did (a deposit's
+ * What the admin overview and the chargeback exposure read (ADR 0127): completed deposits by completion time
+ * (transactions by creation time use 032's transactions_created), and each payment attempt the provider declined, when it did (a deposit's
  * failure_reason keeps only the latest, with no time of its own).
  */
 export const overviewAndExposure: Migration = {
   name: '035_overview_and_exposure',
   up: sqlSteps(
-    `CREATE INDEX transactions_created ON transactions (created_at)`,
     `
       CREATE INDEX transactions_completed_deposits ON transactions (completed_at)
       WHERE type = 'deposit' AND status = 'completed'`,
@@ -23,6 +22,5 @@ export const overviewAndExposure: Migration = {
   async down(knex) {
     await knex.raw('DROP TABLE payment_attempt_failures');
     await knex.raw('DROP INDEX transactions_completed_deposits');
-    await knex.raw('DROP INDEX transactions_created');
   },
 };
