@@ -94,8 +94,7 @@ export function createAdminTransactionHandlers({
   };
 
   /** The query as a search: bounds read exactly, amounts in the currency's units (which they need). */
-  const readSearch = async (req: Request): Promise<TransactionSearch> => {
-    const query = readQuery(req);
+  const readSearch = async (query: ReturnType<typeof readQuery>): Promise<TransactionSearch> => {
     const currency = query.currency?.toUpperCase();
     const amounts = query.amount_min !== undefined || query.amount_max !== undefined;
     if (amounts && currency === undefined) {
@@ -141,8 +140,9 @@ export function createAdminTransactionHandlers({
 
   const findTransactions: RequestHandler = async (req, res) => {
     adminOnly(req, "search every user's transactions");
-    const search = await readSearch(req);
-    const request = pageRequestOf(readQuery(req));
+    const query = readQuery(req);
+    const search = await readSearch(query);
+    const request = pageRequestOf(query);
     const page = await adminTransactions.search(search, request);
     const exponents = await exponentsFor(
       currencies,
