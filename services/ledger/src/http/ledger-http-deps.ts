@@ -30,4 +30,6 @@ export interface LedgerHttpDeps {
   /** The admin overview: activity for charts and the platform's gauges (ADR 0127). */
   overviews: Overviews;
   chargebackExposure: ChargebackExposure;
+  /** Where the gateway serves the payment page (`{base}/pay/{id}`), or null where none is shown (ADR 0128). */
+  paymentPageBase: string | null;
 }
