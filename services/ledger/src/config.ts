@@ -133,6 +133,15 @@ export const LedgerConfigSchema = Type.Object({
       "Where the provider sends a user back after the onboarding of their payout account (Stripe's account link " +
       '`return_url` and `refresh_url`)',
   }),
+  PUBLIC_URL: Type.Optional(
+    Url({
+      description:
+        "The gateway's public address as payers reach it (https://payments.example.com): a pending deposit shows " +
+        'its owner the payment page there, `{PUBLIC_URL}/pay/{transaction_id}` (`provider_payment.payment_url`). ' +
+        'Unset: http://localhost:8080 (development and tests only; `pnpm start` sets the address it serves on)',
+      production: 'unset: no `payment_url` is shown; plain http only on a loopback address',
+    }),
+  ),
   RECONCILIATION_INTERVAL_SECONDS: Seconds(
     0,
     3_600,
@@ -227,4 +236,32 @@ export function payoutAccountAutoLinkOf(config: LedgerConfig): boolean {
     );
   }
   return config.PAYOUT_ACCOUNT_AUTO_LINK ?? !production;
+}
+
+/** Where the gateway serves the payment page when nobody said: `pnpm start`'s address. Never used in production. */
+export const DEVELOPMENT_PUBLIC_URL = 'http://localhost:8080';
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * The base of each deposit's payment page (ADR 0128): PUBLIC_URL, without a trailing slash; unset, the development
+ * address, or in production none (a link to a machine the payer cannot reach is worse than no link).
+ */
+export function paymentPageBaseOf(config: LedgerConfig): string | null {
+  const production = config.NODE_ENV === 'production';
+  const given = config.PUBLIC_URL;
+  if (given === undefined) return production ? null : DEVELOPMENT_PUBLIC_URL;
+  const refuse = (why: string) => new ConfigError(`Invalid configuration: PUBLIC_URL ${why} (got ${given})`);
+  let url: URL;
+  try {
+    url = new URL(given);
+  } catch {
+    throw refuse('is not a URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw refuse('must be an http(s) address');
+  if (url.search || url.hash || url.username || url.password)
+    throw refuse('must be an address without query, fragment or credentials');
+  if (production && url.protocol === 'http:' && !LOOPBACK.has(url.hostname))
+    throw refuse('must be https when NODE_ENV=production, unless it is a loopback address');
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }

@@ -22,6 +22,7 @@ import {
 } from '@payments/service-kit';
 import {
   payoutAccountAutoLinkOf,
+  paymentPageBaseOf,
   providerObjectPolicyOf,
   providerSettingsOf,
   type LedgerConfig,
@@ -92,6 +93,9 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
   const fees = feeScheduleOf(config);
   const providerSettings = providerSettingsOf(config);
   const linkOnWithdrawal = payoutAccountAutoLinkOf(config);
+  const paymentPageBase = paymentPageBaseOf(config);
+  if (paymentPageBase === null && providerSettings.provider === 'stripe')
+    logger.warn('PUBLIC_URL is unset: deposits show their owners no payment_url (ADR 0128)');
   const serviceCredential = checkedServiceCredential(config, logger, {
     STRIPE_SECRET_KEY: config.STRIPE_SECRET_KEY === DEVELOPMENT_SANDBOX_API_KEY,
   });
@@ -254,6 +258,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
         }),
         logger,
       }),
+      paymentPageBase,
     };
     const app = createHttpApp(
       {

@@ -33,4 +33,6 @@ export interface LedgerHttpDeps {
   chargebackExposure: ChargebackExposure;
   /** Operators' search of every user's transactions, and each one's timeline. */
   adminTransactions: AdminTransactions;
+  /** Where the gateway serves the payment page (`{base}/pay/{id}`), or null where none is shown (ADR 0128). */
+  paymentPageBase: string | null;
 }

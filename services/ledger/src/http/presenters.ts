@@ -179,14 +179,24 @@ export function renderTransaction(
 
 /**
  * What the provider made for a transaction, once it made it. The client secret lets whoever holds it pay, so it is
- * shown only to the owner (not an admin, never in a log line), and only while there is something to pay.
+ * shown only to the owner (not an admin, never in a log line), and only while there is something to pay; with it,
+ * the page to pay on (`paymentPageBase`, ADR 0128), where there is one.
  */
-export function renderProviderPayment(payment: ProviderPayment, showSecret: boolean) {
+export function renderProviderPayment(
+  payment: ProviderPayment,
+  showSecret: boolean,
+  paymentPageBase: string | null,
+) {
   if (payment.reference === null) return null;
+  const payable = showSecret && payment.clientSecret !== null;
   return {
     provider: payment.provider,
     reference: payment.reference,
-    ...(showSecret && payment.clientSecret !== null && { client_secret: payment.clientSecret }),
+    ...(payable && { client_secret: payment.clientSecret }),
+    ...(payable &&
+      paymentPageBase !== null && {
+        payment_url: `${paymentPageBase}/pay/${encodeURIComponent(payment.transactionId)}`,
+      }),
   };
 }
 
