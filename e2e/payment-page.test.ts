@@ -107,7 +107,7 @@ describe('the payment page in a browser, through the real system', function () {
     await signIn(page, payer);
     await page.getByLabel('Card number').waitFor();
     const figures = page.locator('dl');
-    expect(await figures.innerText()).to.match(/Amount\s+25\s+Currency\s+USD\s+Status\s+pending/);
+    expect(await figures.innerText()).to.match(/Amount\s+25\.00\s+Currency\s+USD\s+Status\s+pending/);
     await expectNoSeriousViolations(page, 'the card form');
 
     await payWith(page, '4000 0000 0000 0002');

@@ -139,7 +139,7 @@ export function DepositPayment({
           <h2 id="deposit-heading">The deposit</h2>
           <dl className="figures">
             <dt>Amount</dt>
-            <dd>{deposit.amount.toLocaleString(undefined, { maximumFractionDigits: 8 })}</dd>
+            <dd>{formatAmountOf(deposit.amount, deposit.currency)}</dd>
             <dt>Currency</dt>
             <dd>{deposit.currency}</dd>
             <dt>Status</dt>
@@ -176,6 +176,19 @@ export function DepositPayment({
       )}
     </>
   );
+}
+
+/** An amount with as many decimals as its currency shows (25.00 USD, 500 JPY), more when it has them. */
+function formatAmountOf(amount: number, currency: string): string {
+  let digits = 2;
+  try {
+    digits =
+      new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().minimumFractionDigits ??
+      2;
+  } catch {
+    // Not an ISO 4217 code Intl knows: two decimals.
+  }
+  return amount.toLocaleString(undefined, { minimumFractionDigits: digits, maximumFractionDigits: 8 });
 }
 
 /** What the payer is told about the deposit as it stands, before they pay. */
