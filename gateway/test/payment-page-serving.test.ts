@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { buildConsoleIfStale } from '@payments/testkit';
 import type { GatewayConfig } from '../src/config.js';
+import { withPageSettings } from '../src/http/payment-page.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from './harness.js';
 
 /** The policy as directive name → its sources. */
@@ -97,6 +98,17 @@ describe('the payment page at /pay/{transaction_id}', function () {
     expect((await gw.fetch('/pay/x/y')).status).to.equal(404);
     const forwarded = Object.values(gw.upstreams).flatMap((upstream) => upstream.received);
     expect(forwarded.filter((request) => request.url.startsWith('/pay'))).to.deep.equal([]);
+  });
+
+  it('writes the settings as an attribute no value can break out of', () => {
+    const key = `pk_test_"><script>alert('x')</script>&`;
+    const html = withPageSettings('<html><head><title>Pay</title></head><body></body></html>', {
+      provider: 'stripe',
+      publishableKey: key,
+    });
+    expect(html).not.to.include('<script>');
+    expect(settingsIn(html)).to.deep.equal({ provider: 'stripe', publishable_key: key });
+    expect(html.indexOf('payment-page-settings')).to.be.lessThan(html.indexOf('</head>'));
   });
 
   it('serves no page when the deployment has no provider for it', async () => {
