@@ -25,7 +25,7 @@ describe('the payment page in a browser, through the real system', function () {
   // Nobody pays on their own here: only the payer, on the page.
   const system = useSystem(
     { serviceEnv: { 'provider-sandbox': { SANDBOX_AUTO_CONFIRM: 'false' } } },
-    { booksBalance: true },
+    { admin: true, booksBalance: true },
   );
   const api = rawApi(system);
   let browser: Browser;
@@ -72,7 +72,7 @@ describe('the payment page in a browser, through the real system', function () {
     return opened;
   }
 
-  async function signIn(page: Page, who: Customer): Promise<void> {
+  async function signIn(page: Page, who: Pick<Customer, 'username' | 'password'>): Promise<void> {
     await page.getByLabel('Username').fill(who.username);
     await page.getByLabel('Password').fill(who.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -175,6 +175,19 @@ describe('the payment page in a browser, through the real system', function () {
       expect(answer.body).not.to.include(secret as string);
     }
     await expectNoSeriousViolations(page, 'a deposit not found');
+    expect((await owner.client.transactions.get(id)).status).to.equal('pending');
+  });
+
+  it('shows an admin the deposit and never the means to pay it as its owner', async () => {
+    const owner = await signUpWithAccount(system.gatewayUrl);
+    const { id, paymentUrl } = await depositOf(owner, 30);
+    const secret = (await owner.client.transactions.get(id)).provider_payment?.client_secret;
+    const { page } = await visit(paymentUrl);
+    await signIn(page, system.admin);
+    await page.getByText('Only the person who made this deposit can pay it.').waitFor();
+    expect(await page.locator('dl').innerText()).to.match(/Status\s+pending/);
+    expect(await page.getByLabel('Card number').count()).to.equal(0);
+    expect(await page.content()).not.to.include(secret as string);
     expect((await owner.client.transactions.get(id)).status).to.equal('pending');
   });
 

@@ -38,10 +38,13 @@ export function DepositPayment({
   client,
   settings,
   transactionId,
+  signedInAsAdmin,
 }: {
   client: PayClient;
   settings: PaymentPageSettings;
   transactionId: string;
+  /** An admin may read anyone's deposit, never its client secret: for them there is nothing to wait for. */
+  signedInAsAdmin: boolean;
 }) {
   const [reading, setReading] = useState<Reading>({ state: 'loading' });
   const [outcome, setOutcome] = useState<Outcome | null>(null);
@@ -68,7 +71,8 @@ export function DepositPayment({
   const deposit = reading.state === 'loaded' ? reading.deposit : null;
   const clientSecret = deposit?.provider_payment?.client_secret;
   // Waiting for the provider: to prepare the payment, or to confirm the one just made.
-  const waiting = deposit?.status === 'pending' && (confirmed !== null || !clientSecret);
+  const waiting =
+    deposit?.status === 'pending' && (confirmed !== null || (!clientSecret && !signedInAsAdmin));
   useEffect(() => {
     if (!waiting || polls >= MAX_POLLS) return;
     const timer = window.setTimeout(() => {
@@ -145,7 +149,7 @@ export function DepositPayment({
             <dt>Status</dt>
             <dd>{deposit.status}</dd>
           </dl>
-          {confirmed === null && <p>{stateOf(deposit, polls >= MAX_POLLS)}</p>}
+          {confirmed === null && <p>{stateOf(deposit, polls >= MAX_POLLS, signedInAsAdmin)}</p>}
         </section>
       )}
       <div className="outcome" aria-live="polite" aria-atomic="true">
@@ -192,13 +196,14 @@ function formatAmountOf(amount: number, currency: string): string {
 }
 
 /** What the payer is told about the deposit as it stands, before they pay. */
-function stateOf(deposit: Deposit, gaveUpWaiting: boolean): string {
+function stateOf(deposit: Deposit, gaveUpWaiting: boolean, signedInAsAdmin: boolean): string {
   if (deposit.type !== 'deposit') return 'This transaction is not a deposit: there is nothing to pay here.';
   switch (deposit.status) {
     case 'completed':
       return 'This deposit has been paid.';
     case 'pending':
       if (deposit.provider_payment?.client_secret) return 'Enter your card to pay this deposit.';
+      if (signedInAsAdmin) return 'Only the person who made this deposit can pay it.';
       return gaveUpWaiting
         ? 'The payment is not ready yet. Reload this page in a moment.'
         : 'Preparing the payment…';

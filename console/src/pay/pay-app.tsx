@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { ErrorMessage } from '../components/error-message.js';
-import { createConsoleClient, sessionOf, type Session } from '../session.js';
+import { createConsoleClient, isAdmin, sessionOf, type Session } from '../session.js';
 import { DepositPayment, type PayClient } from './deposit-payment.js';
 import type { PaymentPageSettings } from './page-settings.js';
 
@@ -71,7 +71,12 @@ export function PayApp({
           Sign out
         </button>
       </div>
-      <DepositPayment client={client} settings={settings} transactionId={transactionId} />
+      <DepositPayment
+        client={client}
+        settings={settings}
+        transactionId={transactionId}
+        signedInAsAdmin={isAdmin(session)}
+      />
     </main>
   );
 }
