@@ -5,8 +5,9 @@ import { defineConfig } from 'vite';
 const here = (file) => fileURLToPath(new URL(file, import.meta.url));
 
 /**
- * One multi-page build served by the gateway under /console/: the console at index.html (more pages, e.g. pay.html,
- * are added to `input`). Nothing inline in the output, so the pages hold under a CSP without 'unsafe-inline'.
+ * One multi-page build, its files served by the gateway under /console/: the console at index.html, the payment
+ * page (served at /pay/{id}) at pay.html. Nothing inline in the output, so the pages hold under a CSP without
+ * 'unsafe-inline'.
  */
 export default defineConfig({
   root: here('.'),
@@ -24,7 +25,7 @@ export default defineConfig({
     // Never inline an asset as a data: URL into a script or style.
     assetsInlineLimit: 0,
     rollupOptions: {
-      input: { index: here('index.html') },
+      input: { index: here('index.html'), pay: here('pay.html') },
     },
   },
 });

@@ -150,6 +150,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
           metrics,
           proxies,
           consoleDirectory: deps.consoleDirectory,
+          paymentPage,
         }),
     );
     const address = await serveHttp(

@@ -40,13 +40,18 @@ const notBuilt = () =>
 /**
  * Sends one page of the build (`index.html`, `pay.html`), read at each request so a rebuild is served at once;
  * never cached by the browser, since it names the hashed assets of its build. Missing: 503 SERVICE_UNAVAILABLE.
+ * `render` may add to the page before it is sent (the payment page's settings).
  */
-export function builtPage(file: string, directory: string = consoleDist): RequestHandler {
+export function builtPage(
+  file: string,
+  directory: string = consoleDist,
+  render: (html: string) => string = (html) => html,
+): RequestHandler {
   const page = path.join(directory, file);
   return (_req, res, next) => {
-    readFile(page).then(
+    readFile(page, 'utf8').then(
       (html) => {
-        res.set('Cache-Control', 'no-cache').type('html').send(html);
+        res.set('Cache-Control', 'no-cache').type('html').send(render(html));
       },
       () => next(notBuilt()),
     );

@@ -12,6 +12,7 @@ import {
   type TokenVerifier,
 } from '@payments/service-kit';
 import type { GatewayConfig } from '../config.js';
+import type { PaymentPageSettings } from '../domain/payment-page.js';
 import type { Limiter } from '../data/rate-limit-store.js';
 import {
   isProviderWebhook,
@@ -25,6 +26,7 @@ import { buildOpenApiDocument } from '../openapi/openapi-document.js';
 import { apiDocsRoutes } from './api-docs.js';
 import { authenticateKeys, requireKeyScopes, type KeyExchange } from './api-key-auth.js';
 import { consoleRoutes } from './console.js';
+import { paymentPageRoutes } from './payment-page.js';
 import { rateLimit } from './rate-limiting.js';
 import type { UpstreamProxy } from './upstream-proxy.js';
 import { versioning } from './versioning.js';
@@ -47,6 +49,8 @@ export interface GatewayRoutesDeps {
   proxies: Record<UpstreamName, UpstreamProxy>;
   /** Where the console's build is (default: the @payments/console package's dist/). */
   consoleDirectory?: string | undefined;
+  /** The payment page's provider (ADR 0128), checked at start-up. */
+  paymentPage: PaymentPageSettings;
 }
 
 /** What a browser may read from our responses when CORS is on. */
@@ -66,7 +70,8 @@ export function gatewayEdge(): RequestHandler[] {
 
 /**
  * The app's part after its edge: CORS and the per-address limit for every path, then the routed paths, each
- * forwarded to its service, discovery, the API docs and the console. Others fall through to the kit's 404.
+ * forwarded to its service, discovery, the API docs, the console and the payment page. Others fall through to the
+ * kit's 404.
  */
 export function mountGatewayRoutes(app: Express, config: GatewayConfig, deps: GatewayRoutesDeps): void {
   const trusted = splitList(config.TRUSTED_PROXIES);
@@ -89,6 +94,7 @@ export function mountGatewayRoutes(app: Express, config: GatewayConfig, deps: Ga
   });
   app.use(apiDocsRoutes(buildOpenApiDocument()));
   app.use(consoleRoutes(deps.consoleDirectory));
+  app.use(paymentPageRoutes(deps.paymentPage, deps.consoleDirectory));
 }
 
 /**
