@@ -46,6 +46,7 @@ const CALLED_BY = {
   resolveReconciliationCase: ['admin.reconciliation.resolveCase'],
   listAdminActions: ['admin.actions.list', 'admin.actions.listPage'],
   listOverdrawnAccounts: ['admin.overdrawnAccounts.list', 'admin.overdrawnAccounts.listPage'],
+  findAccounts: ['admin.accounts.find', 'admin.accounts.findPage'],
 
   createApiKey: ['apiKeys.create'],
   listApiKeys: ['apiKeys.list', 'apiKeys.listPage'],

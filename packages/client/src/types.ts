@@ -107,6 +107,10 @@ export type ReconciliationQuery = QueryInput<Omit<Static<typeof Contracts.Reconc
 export type UserSearchQuery = QueryInput<Static<typeof Contracts.UserSearchQuery>>;
 export type DeadLetterQuery = QueryInput<Static<typeof Contracts.DeadLetterQuery>>;
 export type AdminActionQuery = QueryInput<Static<typeof Contracts.AdminActionQuery>>;
+/** `user_id` is required: whose accounts. */
+export type AdminAccountQuery = QueryInput<Omit<Static<typeof Contracts.AdminAccountQuery>, 'user_id'>> & {
+  user_id: string;
+};
 type EventListParams = Static<typeof Contracts.EventListQuery>;
 /** GET /events: `created` bounds in Unix seconds, sent as `created[gte]=…` and so on. */
 export type EventListQuery = QueryInput<

@@ -1,6 +1,8 @@
 import type { RequestOptions } from '../http-transport.js';
 import { pagedList, type PagedList } from '../pagination.js';
 import type {
+  Account,
+  AdminAccountQuery,
   AdminAction,
   AdminActionQuery,
   ApiVersion,
@@ -29,6 +31,8 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
     transport.body<Page<ReconciliationItem<V>>>('listReconciliation', { query, options });
   const actionsPage = async (query: AdminActionQuery = {}, options?: RequestOptions) =>
     transport.body<Page<AdminAction>>('listAdminActions', { query, options });
+  const accountsPage = async (query: AdminAccountQuery, options?: RequestOptions) =>
+    transport.body<Page<Account>>('findAccounts', { query, options });
   const overdrawnPage = async (query: PageQuery = {}, options?: RequestOptions) =>
     transport.body<OverdrawnReport>('listOverdrawnAccounts', { query, options });
 
@@ -72,6 +76,12 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
           options,
         });
       },
+    },
+    accounts: {
+      /** One user's accounts (`user_id`), as they see them at GET /accounts, oldest first. */
+      find: (query: AdminAccountQuery, options?: RequestOptions): PagedList<Account> =>
+        pagedList((window) => accountsPage({ ...query, ...window }, options), query),
+      findPage: accountsPage,
     },
     actions: {
       /** The append-only trail of admin actions, oldest first; `actor` and `owner` narrow it. */

@@ -3,6 +3,7 @@ import { ApiKeyPage, ApiKeyWithSecretView, NewApiKeyBody } from './api-keys.js';
 import {
   AccountPage,
   AccountView,
+  AdminAccountQuery,
   BalanceView,
   OpenAccountBody,
   PayoutAccountView,
@@ -181,6 +182,7 @@ export type ComponentName = keyof typeof COMPONENT_SCHEMAS;
 
 /** The query schemas the services validate with, by name: each property is a parameter of the operations. */
 export const QUERY_SCHEMAS = {
+  AdminAccountQuery,
   AdminActionQuery,
   BalanceQuery,
   CurrencyPageQuery,

@@ -41,6 +41,7 @@ export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: Ledg
   app.post('/admin/reconciliation/cases/:id/resolution', auth, admin.resolveReconciliationCase);
   app.get('/admin/actions', auth, admin.listAdminActions);
   app.get('/admin/overdrawn-accounts', auth, admin.listOverdrawnAccounts);
+  app.get('/admin/accounts', auth, accounts.findAccounts);
 
   app.post('/internal/users/:id/removal', internal.removeUser);
   app.get('/internal/audit', internal.showAudit);

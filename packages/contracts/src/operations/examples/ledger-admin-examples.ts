@@ -4,6 +4,7 @@ import {
   ACTION,
   ADA,
   CASE,
+  eurAccount,
   DEPOSIT,
   DEPOSITED_AT,
   GRACE,
@@ -17,11 +18,13 @@ import {
   PAYMENT_INTENT,
   PAYOUT,
   REVERSAL,
+  usdAccount,
   WITHDRAWAL,
 } from './samples.js';
 
-/** Examples of the ledger's admin operations: reconciliation, the trail, overdrawn accounts. */
+/** Examples of the ledger's admin operations: reconciliation, the trail, overdrawn accounts, a user's accounts. */
 export const LEDGER_ADMIN_EXAMPLES = {
+  findAccounts: { response: { data: [usdAccount, eurAccount], has_more: false, pagination: page(2) } },
   listReconciliation: {
     response: {
       data: [
