@@ -99,7 +99,10 @@ const print = (service: ServiceName, line: string) =>
   process.stdout.write(`${service.padEnd(16)} | ${line}\n`);
 
 /** Said before anything starts, and again once the gateway listens, so nobody mistakes this for a real system. */
-function developmentBanner(secretsFile: string, sandbox: false | { url: string; key: string }): string {
+function developmentBanner(
+  secretsFile: string,
+  sandbox: false | { url: string; key: string; publicUrl: string },
+): string {
   const rule = '!'.repeat(100);
   return [
     rule,
@@ -109,8 +112,10 @@ function developmentBanner(secretsFile: string, sandbox: false | { url: string; 
           '!!  The provider sandbox PAYS DEPOSITS AND PAYOUTS by itself (SANDBOX_ENABLED=false turns it off).',
           `!!  Its Stripe-compatible API: ${sandbox.url} (stripe-node: host 127.0.0.1, protocol http), test key ${sandbox.key}`,
           '!!  A payer confirms with the publishable key pk_test_sandbox_development_only and the client secret,',
-          '!!  or names a card with the deposit (payments deposit ACCOUNT AMOUNT --pay-with pm_card_visa).',
-          '!!  SANDBOX_AUTO_CONFIRM=false stops the sandbox paying.',
+          '!!  or names a card with the deposit (payments deposit ACCOUNT AMOUNT --pay-with pm_card_visa),',
+          `!!  or pays in a browser at the deposit's payment_url (${sandbox.publicUrl}/pay/ID), with Stripe's test`,
+          '!!  cards (4242 4242 4242 4242 pays, 4000 0000 0000 0002 is declined).',
+          '!!  SANDBOX_AUTO_CONFIRM=false stops the sandbox paying (then only the payer pays).',
         ]
       : ['!!  The provider sandbox is off: deposits wait for signed provider webhooks.']),
     `!!  Generated secrets (SERVICE_TOKEN, webhook secret, sandbox key with its API's URL): ${secretsFile}`,
@@ -257,11 +262,16 @@ async function main() {
     sandboxApiKey: secrets.sandboxApiKey,
     // With the sandbox, the ledger asks it for each payment, exactly as it would ask Stripe.
     paysThroughSandbox: sandbox,
-    env: { SANDBOX_ENABLED: String(sandbox) },
+    env: {
+      SANDBOX_ENABLED: String(sandbox),
+      // The launcher links deposits to the payment page at its own gateway address, unless told another.
+      ...(process.env.PUBLIC_URL ? { PUBLIC_URL: process.env.PUBLIC_URL } : {}),
+    },
   };
+  const publicUrl = process.env.PUBLIC_URL ?? `http://127.0.0.1:${ports.gateway}`;
   const banner = developmentBanner(
     secretsFile,
-    sandboxApiUrl !== null && { url: sandboxApiUrl, key: secrets.sandboxApiKey },
+    sandboxApiUrl !== null && { url: sandboxApiUrl, key: secrets.sandboxApiKey, publicUrl },
   );
   console.log(banner);
   console.log(`Starting in ${choice.mode} mode (${choice.why})…`);

@@ -25,6 +25,8 @@ export async function waitForTransaction(
     until?: (transaction: Transaction) => boolean;
     /** The longest wait between two looks (1 s by default). */
     maxDelayMs?: number;
+    /** Told the transaction as first given and after each look (the spinner, if any, is cleared meanwhile). */
+    onLook?: (transaction: Transaction) => void;
   },
 ): Promise<WaitOutcome> {
   const reached = options.until ?? ((t: Transaction) => TERMINAL_STATUSES.includes(t.status));
@@ -37,7 +39,14 @@ export async function waitForTransaction(
   const deadline = Date.now() + options.timeoutMs;
   let transaction = initial;
   let delay = Math.min(150, options.maxDelayMs ?? 150);
+  const look = () => {
+    if (!options.onLook) return;
+    spinner?.clear();
+    options.onLook(transaction);
+    spinner?.render();
+  };
   try {
+    look();
     while (!reached(transaction)) {
       if (Date.now() >= deadline) return { done: false, transaction };
       await new Promise((resolve) =>
@@ -45,6 +54,7 @@ export async function waitForTransaction(
       );
       delay = Math.min(delay * 1.5, options.maxDelayMs ?? 1000);
       transaction = await transactions.get(initial.id);
+      look();
     }
     return { done: true, transaction };
   } finally {

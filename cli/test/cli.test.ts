@@ -274,6 +274,9 @@ describe('payments CLI against the running system', function () {
       expect(run.code).to.equal(1);
       expect(run.stdout).to.equal('');
       expect(run.stderr).to.match(/Deposit [0-9a-f-]{36} canceled: canceled at the provider \(abandoned\)\./);
+      // While it was pending, its payment page (the link its owner is shown), once.
+      const pages = run.stderr.match(/Pay it in a browser: http:\/\/127\.0\.0\.1:\d+\/pay\/[0-9a-f-]{36}/g);
+      expect(pages, run.stderr).to.have.length(1);
     });
 
     it('exits 7 with the transaction id when waiting times out', async () => {

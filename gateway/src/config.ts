@@ -2,11 +2,13 @@ import { Type, type Static } from '@sinclair/typebox';
 import {
   BusConfig,
   CommonConfig,
+  ConfigError,
   PortNumber,
   TokenConfig,
   TokenKeysConfig,
   Url,
 } from '@payments/service-kit';
+import { PAYMENT_PAGE_PROVIDERS, type PaymentPageSettings } from './domain/payment-page.js';
 
 const Seconds = (fallback: number, description: string) =>
   Type.Integer({ minimum: 1, default: fallback, description });
@@ -96,6 +98,75 @@ export const GatewayConfigSchema = Type.Object({
     default: '',
     description: 'Comma-separated origins allowed by CORS; empty turns CORS off',
   }),
+  PAYMENT_PAGE_PROVIDER: Type.Optional(
+    Type.Union(
+      PAYMENT_PAGE_PROVIDERS.map((provider) => Type.Literal(provider)),
+      {
+        description:
+          'Whom the payment page (`/pay/{transaction_id}`) has the payer pay: `sandbox` (its card form confirms at ' +
+          'PAYMENT_PAGE_SANDBOX_URL with SANDBOX_PUBLISHABLE_KEY), `stripe` (Stripe.js with ' +
+          'STRIPE_PUBLISHABLE_KEY) or `none`. Unset: `sandbox`, or with NODE_ENV=production `stripe` when ' +
+          'PROVIDER=stripe and `none` otherwise',
+      },
+    ),
+  ),
+  PROVIDER: Type.Optional(
+    Type.Union([Type.Literal('none'), Type.Literal('stripe')], {
+      description:
+        "The ledger's payment provider (the same variable): in production, PROVIDER=stripe makes the payment page " +
+        "Stripe's unless PAYMENT_PAGE_PROVIDER says otherwise",
+    }),
+  ),
+  STRIPE_PUBLISHABLE_KEY: Type.Optional(
+    Type.String({
+      pattern: '^pk_(test|live)_[A-Za-z0-9_]+$',
+      description:
+        "Stripe's publishable key, which Stripe.js on the payment page confirms payments with (public by design); " +
+        'required when the page uses Stripe',
+      production: 'required with PROVIDER=stripe unless PAYMENT_PAGE_PROVIDER is `sandbox` or `none`',
+    }),
+  ),
+  SANDBOX_PUBLISHABLE_KEY: Type.String({
+    pattern: '^pk_test_',
+    default: 'pk_test_sandbox_development_only',
+    description:
+      "The provider sandbox's publishable key (its own SANDBOX_PUBLISHABLE_KEY), which the payment page confirms " +
+      'with when the sandbox plays the provider; public by design',
+  }),
+  PAYMENT_PAGE_SANDBOX_URL: Url({
+    default: 'http://127.0.0.1:3005',
+    description:
+      "The provider sandbox's API as a payer's browser reaches it (its published address, not the one the " +
+      "ledger calls): the payment page confirms there, and the page's Content-Security-Policy allows it",
+  }),
 });
 
 export type GatewayConfig = Static<typeof GatewayConfigSchema>;
+
+/**
+ * The payment page's provider (ADR 0128), checked once at start-up: Stripe needs its publishable key, and the
+ * sandbox an http(s) origin.
+ */
+export function paymentPageSettingsOf(config: GatewayConfig): PaymentPageSettings {
+  const production = config.NODE_ENV === 'production';
+  const provider =
+    config.PAYMENT_PAGE_PROVIDER ??
+    (production ? (config.PROVIDER === 'stripe' ? 'stripe' : 'none') : 'sandbox');
+  if (provider === 'none') return { provider };
+  if (provider === 'stripe') {
+    if (!config.STRIPE_PUBLISHABLE_KEY) {
+      throw new ConfigError(
+        'Invalid configuration: the payment page uses Stripe (PAYMENT_PAGE_PROVIDER=stripe, or PROVIDER=stripe ' +
+          'with NODE_ENV=production) and needs STRIPE_PUBLISHABLE_KEY; PAYMENT_PAGE_PROVIDER=none turns the page off',
+      );
+    }
+    return { provider, publishableKey: config.STRIPE_PUBLISHABLE_KEY };
+  }
+  const sandboxApiUrl = config.PAYMENT_PAGE_SANDBOX_URL;
+  if (!/^https?:$/.test(URL.parse(sandboxApiUrl)?.protocol ?? '')) {
+    throw new ConfigError(
+      `Invalid configuration: PAYMENT_PAGE_SANDBOX_URL must be an http(s) address (got ${sandboxApiUrl})`,
+    );
+  }
+  return { provider, publishableKey: config.SANDBOX_PUBLISHABLE_KEY, sandboxApiUrl };
+}

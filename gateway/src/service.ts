@@ -13,7 +13,7 @@ import {
   type ServiceDeps,
   startTracing,
 } from '@payments/service-kit';
-import type { GatewayConfig } from './config.js';
+import { paymentPageSettingsOf, type GatewayConfig } from './config.js';
 import type { UpstreamName } from './domain/route-table.js';
 import { createLimiterStore } from './data/rate-limit-store.js';
 import { revokedThroughGateway } from './events/revocations.js';
@@ -30,6 +30,9 @@ export interface GatewayDeps extends ServiceDeps {
 export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}): Promise<RunningService> {
   const logger = deps.logger ?? createLogger('gateway', config.LOG_LEVEL);
   const serviceCredential = checkedServiceCredential(config, logger);
+  // Checked before anything starts; the payment page's route serves with it (ADR 0128).
+  const paymentPage = paymentPageSettingsOf(config);
+  logger.info({ payment_page: paymentPage.provider }, 'payment page provider');
   return startService(logger, { drainSeconds: config.SHUTDOWN_DRAIN_SECONDS }, async (shutdown) => {
     // First opened, last closed: the spans of the shutdown itself are still exported.
     const tracing = startTracing('gateway', config);

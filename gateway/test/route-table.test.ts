@@ -13,6 +13,8 @@ describe('gateway route table', () => {
     ['/admin/reconciliation', 'ledger'],
     ['/admin/reconciliation/cases/x', 'ledger'],
     ['/admin/overdrawn-accounts', 'ledger'],
+    ['/admin/overview', 'ledger'],
+    ['/admin/chargeback-exposure', 'ledger'],
     ['/admin/dead-letters/ledger', 'ledger'],
     ['/admin/dead-letters/ledger/replay', 'ledger'],
     ['/admin/dead-letters/currency', 'currency'],

@@ -61,13 +61,14 @@ SANDBOX_API_KEY=${sandboxApiKey}
 # The payment provider the ledger asks for each deposit's PaymentIntent and each withdrawal's payout (through the
 # user's connected account); unset, none (deposits and withdrawals wait for webhooks). webhook-ingest reads it too:
 # with stripe, /webhook/payment-status answers 404 unless STAND_IN_CONFIRMATIONS=true. With --profile sandbox,
-# uncomment these three so the ledger asks the sandbox (infra/containers/up.sh --profile sandbox sets them itself
-# while .env has no PROVIDER line):
+# uncomment these four so the ledger asks the sandbox and the payment page confirms there
+# (infra/containers/up.sh --profile sandbox sets them itself while .env has no PROVIDER line):
 # PROVIDER=stripe
 # STRIPE_API_URL=http://provider-sandbox:3005
 # STRIPE_SECRET_KEY=${sandboxApiKey}
-# For Stripe's test mode instead: PROVIDER=stripe, STRIPE_SECRET_KEY=sk_test_... (or a restricted rk_test_...), no
-# STRIPE_API_URL, and the whsec_... that "stripe listen --forward-to http://127.0.0.1:8080/webhook/provider" prints
+# PAYMENT_PAGE_PROVIDER=sandbox
+# For Stripe's test mode instead: PROVIDER=stripe, STRIPE_SECRET_KEY=sk_test_... (or a restricted rk_test_...),
+# STRIPE_PUBLISHABLE_KEY=pk_test_... for the payment page's Stripe.js, no STRIPE_API_URL, and the whsec_... that "stripe listen --forward-to http://127.0.0.1:8080/webhook/provider" prints
 # added to WEBHOOK_SECRETS (comma-separated); Connect enabled on the Stripe account for payouts, and where Stripe
 # sends users after their payout account's onboarding (unset: http://127.0.0.1:8080/payout-account):
 # PAYOUT_ONBOARDING_RETURN_URL=https://...

@@ -99,6 +99,8 @@ if [ "${sandbox:-}" = true ] && [ -z "${PROVIDER:-}" ] && ! grep -q '^PROVIDER='
   [ -n "$sandbox_key" ] ||
     { echo ".env has no SANDBOX_API_KEY for the sandbox (add SANDBOX_API_KEY=sk_test_<random>, as generate-env.sh does)" >&2; exit 1; }
   export PROVIDER=stripe STRIPE_API_URL=http://provider-sandbox:3005 STRIPE_SECRET_KEY=$sandbox_key
+  # The payment page confirms at the sandbox (its published port), not with Stripe.js.
+  export PAYMENT_PAGE_PROVIDER=${PAYMENT_PAGE_PROVIDER:-sandbox}
   log "the ledger asks the provider sandbox for each deposit and payout (PROVIDER=stripe, STRIPE_API_URL=$STRIPE_API_URL)"
 fi
 

@@ -92,8 +92,17 @@ async function moveMoney(
     ...(paymentMethod !== undefined ? { payment_method: paymentMethod } : {}),
   };
   const transaction = await sendOnce(ctx, key, () => send(body, { idempotencyKey: key }));
+  // The payer may pay in a browser once the provider made the payment: said once, on stderr (stdout stays the result).
+  let shownPaymentUrl = false;
+  const showPaymentUrl = (t: Transaction) => {
+    const url = t.provider_payment?.payment_url;
+    if (shownPaymentUrl || url === undefined || t.status !== 'pending' || ctx.out.json) return;
+    shownPaymentUrl = true;
+    ctx.out.note(`Pay it in a browser: ${url}`);
+  };
   if (!args.wait) {
     printAccepted(ctx, NOUN[operation], transaction, key);
+    showPaymentUrl(transaction);
     return null;
   }
   const outcome = await waitForTransaction(ctx.api.transactions, transaction, {
@@ -106,6 +115,7 @@ async function moveMoney(
       TERMINAL_STATUSES.includes(t.status) || (paymentMethod !== undefined && t.failure_reason !== null),
     // The payer is waiting: look often (the provider answers within a fraction of a second).
     ...(paymentMethod !== undefined ? { maxDelayMs: 300 } : {}),
+    onLook: showPaymentUrl,
   });
   const settled = outcome.transaction;
   if (!outcome.done) {

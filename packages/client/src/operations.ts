@@ -47,6 +47,10 @@ const CALLED_BY = {
   listAdminActions: ['admin.actions.list', 'admin.actions.listPage'],
   listOverdrawnAccounts: ['admin.overdrawnAccounts.list', 'admin.overdrawnAccounts.listPage'],
   findAccounts: ['admin.accounts.find', 'admin.accounts.findPage'],
+  getOverview: ['admin.overview.get'],
+  getChargebackExposure: ['admin.chargebackExposure.get'],
+  findTransactions: ['admin.transactions.find', 'admin.transactions.findPage'],
+  getTransactionTimeline: ['admin.transactions.timeline'],
 
   createApiKey: ['apiKeys.create'],
   listApiKeys: ['apiKeys.list', 'apiKeys.listPage'],

@@ -72,6 +72,10 @@ export type ReconciliationDecisionRequest = Static<typeof Contracts.Reconciliati
 export type ReconciliationRun = Static<typeof Contracts.ReconciliationRunView>;
 export type AdminAction = Static<typeof Contracts.AdminActionView>;
 export type OverdrawnAccount = Static<typeof Contracts.OverdrawnAccountView>;
+/** Any user's transaction as an operator sees it: with its owner, never the payer's client secret. */
+export type AdminTransaction = Static<typeof Contracts.AdminTransactionView>;
+export type TransactionTimeline = Static<typeof Contracts.TransactionTimelineView>;
+export type TimelineEntry = Static<typeof Contracts.TimelineEntryView>;
 /** A page of overdrawn accounts, with what live users owe and what the platform lost, per currency. */
 export type OverdrawnReport = Static<typeof Contracts.OverdrawnAccountPage>;
 /** A consumer queue, by the name of the service that consumes it. */
@@ -79,6 +83,10 @@ export type DeadLetterQueue = Static<typeof Contracts.DeadLetterQueueKey>;
 export type DeadLetterList = Static<typeof Contracts.DeadLetterList>;
 export type DeadLetterReplayRequest = Static<typeof Contracts.DeadLetterReplayBody>;
 export type DeadLetterReplay = Static<typeof Contracts.DeadLetterReplayView>;
+/** Activity over the last hour or day for charts, and the current gauges; `missing` names parts left out. */
+export type Overview = Static<typeof Contracts.OverviewView>;
+/** Card deposits still open to a chargeback whose money has left, per currency and per user. */
+export type ChargebackExposure = Static<typeof Contracts.ChargebackExposureView>;
 
 export type Pagination = Static<typeof Contracts.Pagination>;
 /** A page of a list paged by cursor: while `has_more`, ask again `starting_after` its last item's `id`. */
@@ -110,6 +118,12 @@ export type AdminActionQuery = QueryInput<Static<typeof Contracts.AdminActionQue
 /** `user_id` is required: whose accounts. */
 export type AdminAccountQuery = QueryInput<Omit<Static<typeof Contracts.AdminAccountQuery>, 'user_id'>> & {
   user_id: string;
+};
+export type OverviewQuery = QueryInput<Static<typeof Contracts.OverviewQuery>>;
+export type ChargebackExposureQuery = QueryInput<Static<typeof Contracts.ChargebackExposureQuery>>;
+/** With `metadata`: transactions whose metadata holds each pair, sent as `metadata[key]=value`. */
+export type AdminTransactionQuery = QueryInput<Static<typeof Contracts.AdminTransactionQuery>> & {
+  metadata?: Record<string, string>;
 };
 type EventListParams = Static<typeof Contracts.EventListQuery>;
 /** GET /events: `created` bounds in Unix seconds, sent as `created[gte]=…` and so on. */

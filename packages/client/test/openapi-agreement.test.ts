@@ -71,6 +71,13 @@ const CALLS: Record<string, Call> = {
   'admin.overdrawnAccounts.listPage': (c) => c.admin.overdrawnAccounts.listPage(),
   'admin.accounts.find': (c) => first(c.admin.accounts.find({ user_id: ID })),
   'admin.accounts.findPage': (c) => c.admin.accounts.findPage({ user_id: ID }),
+  'admin.overview.get': (c) => c.admin.overview.get({ window: 'day' }),
+  'admin.chargebackExposure.get': (c) => c.admin.chargebackExposure.get({ limit: 5, currency: 'USD' }),
+  'admin.transactions.find': (c) =>
+    first(c.admin.transactions.find({ status: 'pending', metadata: { order: '8812' } })),
+  'admin.transactions.findPage': (c) =>
+    c.admin.transactions.findPage({ currency: 'USD', amount_min: '10.50', q: 'pi_3Q' }),
+  'admin.transactions.timeline': (c) => c.admin.transactions.timeline(ID),
   'accounts.open': (c) => c.accounts.open({ currency: 'USD' }),
   'accounts.list': (c) => first(c.accounts.list()),
   'accounts.listPage': (c) => c.accounts.listPage(),

@@ -178,6 +178,15 @@ export function serviceEnvironment(service: ServiceName, settings: SystemSetting
     });
   }
   if (service === 'webhook-ingest' && settings.paysThroughSandbox) env.PROVIDER = 'stripe';
+  // The payment page (ADR 0128): the ledger links to it at the gateway's address, and with the sandbox the page
+  // confirms at the sandbox's own, both as a browser on this machine reaches them.
+  const browserHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  if (service === 'ledger') env.PUBLIC_URL = `http://${browserHost}:${settings.ports.gateway}`;
+  if (service === 'gateway') {
+    env.PAYMENT_PAGE_PROVIDER = settings.paysThroughSandbox ? 'sandbox' : 'none';
+    if (settings.paysThroughSandbox)
+      env.PAYMENT_PAGE_SANDBOX_URL = `http://${browserHost}:${settings.ports['provider-sandbox']}`;
+  }
   return { ...env, ...settings.env, ...settings.serviceEnv?.[service] };
 }
 

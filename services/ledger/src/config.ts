@@ -32,6 +32,16 @@ export const LedgerConfigSchema = Type.Object({
     default: 'http://127.0.0.1:3003',
     description: 'Where currency answers (currencies and rates)',
   }),
+  WEBHOOK_INGEST_URL: Url({
+    default: 'http://127.0.0.1:3004',
+    description: 'Where webhook-ingest answers (the provider events of a transaction timeline)',
+  }),
+  WEBHOOK_DELIVERY_URL: Url({
+    default: 'http://127.0.0.1:3006',
+    description:
+      'Where webhook-delivery answers (the outgoing webhooks of a transaction timeline, and the delivery ' +
+      'queue GET /admin/overview reads from its /metrics)',
+  }),
   CURRENCY_CACHE_TTL_SECONDS: Seconds(
     1,
     300,
@@ -123,6 +133,15 @@ export const LedgerConfigSchema = Type.Object({
       "Where the provider sends a user back after the onboarding of their payout account (Stripe's account link " +
       '`return_url` and `refresh_url`)',
   }),
+  PUBLIC_URL: Type.Optional(
+    Url({
+      description:
+        "The gateway's public address as payers reach it (https://payments.example.com): a pending deposit shows " +
+        'its owner the payment page there, `{PUBLIC_URL}/pay/{transaction_id}` (`provider_payment.payment_url`). ' +
+        'Unset: http://localhost:8080 (development and tests only; `pnpm start` sets the address it serves on)',
+      production: 'unset: no `payment_url` is shown; plain http only on a loopback address',
+    }),
+  ),
   RECONCILIATION_INTERVAL_SECONDS: Seconds(
     0,
     3_600,
@@ -141,6 +160,22 @@ export const LedgerConfigSchema = Type.Object({
     "How far back each reconciliation reads the provider's records at least (further while an older one is still " +
       'unsettled)',
   ),
+  DISPUTE_WINDOW_DAYS: Type.Integer({
+    minimum: 1,
+    maximum: 540,
+    default: 120,
+    description:
+      'How long after a card deposit its payer may still dispute it (card networks: 120 days for most reasons): ' +
+      'GET /admin/chargeback-exposure counts the card deposits completed within it',
+  }),
+  OVERVIEW_PART_TIMEOUT_MS: Type.Integer({
+    minimum: 50,
+    maximum: 30_000,
+    default: 2_000,
+    description:
+      'How long GET /admin/overview waits for each of its parts (the books, the broker, each service’s /metrics) ' +
+      'before it answers without that part, naming it in `missing`',
+  }),
   FEE_DEPOSIT_FIXED: FixedFee('deposit'),
   FEE_DEPOSIT_PERCENT: PercentFee('deposit'),
   FEE_WITHDRAWAL_FIXED: FixedFee('withdrawal'),
@@ -201,4 +236,32 @@ export function payoutAccountAutoLinkOf(config: LedgerConfig): boolean {
     );
   }
   return config.PAYOUT_ACCOUNT_AUTO_LINK ?? !production;
+}
+
+/** Where the gateway serves the payment page when nobody said: `pnpm start`'s address. Never used in production. */
+export const DEVELOPMENT_PUBLIC_URL = 'http://localhost:8080';
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * The base of each deposit's payment page (ADR 0128): PUBLIC_URL, without a trailing slash; unset, the development
+ * address, or in production none (a link to a machine the payer cannot reach is worse than no link).
+ */
+export function paymentPageBaseOf(config: LedgerConfig): string | null {
+  const production = config.NODE_ENV === 'production';
+  const given = config.PUBLIC_URL;
+  if (given === undefined) return production ? null : DEVELOPMENT_PUBLIC_URL;
+  const refuse = (why: string) => new ConfigError(`Invalid configuration: PUBLIC_URL ${why} (got ${given})`);
+  let url: URL;
+  try {
+    url = new URL(given);
+  } catch {
+    throw refuse('is not a URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw refuse('must be an http(s) address');
+  if (url.search || url.hash || url.username || url.password)
+    throw refuse('must be an address without query, fragment or credentials');
+  if (production && url.protocol === 'http:' && !LOOPBACK.has(url.hostname))
+    throw refuse('must be https when NODE_ENV=production, unless it is a loopback address');
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }

@@ -22,21 +22,25 @@ import {
 } from '@payments/service-kit';
 import {
   payoutAccountAutoLinkOf,
+  paymentPageBaseOf,
   providerObjectPolicyOf,
   providerSettingsOf,
   type LedgerConfig,
 } from './config.js';
 import { createAccountRepository } from './data/account-repository.js';
 import { createAdminActionRepository } from './data/admin-action-repository.js';
+import { createChargebackExposureRepository } from './data/chargeback-exposure-repository.js';
 import { createCurrencyDirectory } from './data/currency-directory.js';
 import { createMaintenanceRepository } from './data/maintenance-repository.js';
 import { createMoneyRequestRepository } from './data/money-request-repository.js';
+import { createOverviewRepository } from './data/overview-repository.js';
 import { createPayoutAccountRepository } from './data/payout-account-repository.js';
 import { createProviderObjectRepository } from './data/provider-object-repository.js';
 import { createProviderPaymentRepository } from './data/provider-payment-repository.js';
 import { createReconciliationRepository } from './data/reconciliation-repository.js';
 import { createPendingTransactionRepository } from './data/pending-transaction-repository.js';
 import { createReversalRepository } from './data/reversal-repository.js';
+import { createServiceMetricsReader } from './data/service-metrics.js';
 import { createRefundRepository } from './data/refund-repository.js';
 import { createSettlementRepository } from './data/settlement-repository.js';
 import { createStatementRepository } from './data/statement-repository.js';
@@ -48,7 +52,10 @@ import { feeRule, type FeeSchedule } from './domain/fees.js';
 import { startLedgerConsumer } from './events/ledger-consumer.js';
 import { createStripeProvider } from './provider/stripe-provider.js';
 import type { PaymentProvider } from './provider/payment-provider.js';
+import { createAdminTransactionRepository } from './data/admin-transaction-repository.js';
+import { createTimelineParts } from './data/timeline-parts.js';
 import type { LedgerHttpDeps } from './http/ledger-http-deps.js';
+import { createAdminTransactions } from './use-cases/admin-transactions.js';
 import { mountLedgerRoutes } from './http/ledger-routes.js';
 import { createAccounts } from './use-cases/accounts.js';
 import { createAdminActions } from './use-cases/admin-actions.js';
@@ -60,6 +67,8 @@ import { createReconciliation } from './use-cases/reconciliation.js';
 import { exportPendingTransactions } from './use-cases/pending-transactions.js';
 import { createRefunds } from './use-cases/refunds.js';
 import { createReversals } from './use-cases/reversals.js';
+import { createChargebackExposure } from './use-cases/chargeback-exposure.js';
+import { createOverviews } from './use-cases/overview.js';
 import { createSettlement } from './use-cases/settlement.js';
 import { createStatements } from './use-cases/statements.js';
 import { createTransactions } from './use-cases/transactions.js';
@@ -84,6 +93,9 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
   const fees = feeScheduleOf(config);
   const providerSettings = providerSettingsOf(config);
   const linkOnWithdrawal = payoutAccountAutoLinkOf(config);
+  const paymentPageBase = paymentPageBaseOf(config);
+  if (paymentPageBase === null && providerSettings.provider === 'stripe')
+    logger.warn('PUBLIC_URL is unset: deposits show their owners no payment_url (ADR 0128)');
   const serviceCredential = checkedServiceCredential(config, logger, {
     STRIPE_SECRET_KEY: config.STRIPE_SECRET_KEY === DEVELOPMENT_SANDBOX_API_KEY,
   });
@@ -199,6 +211,20 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       logger,
     });
     shutdown.add('refunds', () => refunds.stop());
+    const overviews = createOverviews({
+      store: createOverviewRepository(knex),
+      broker: bus,
+      readMetrics: createServiceMetricsReader({
+        urls: { identity: config.IDENTITY_URL, 'webhook-delivery': config.WEBHOOK_DELIVERY_URL },
+        serviceToken: serviceCredential.token,
+        timeoutMs: config.OVERVIEW_PART_TIMEOUT_MS,
+      }),
+      partTimeoutMs: config.OVERVIEW_PART_TIMEOUT_MS,
+    });
+    const chargebackExposure = createChargebackExposure({
+      store: createChargebackExposureRepository(knex),
+      windowDays: config.DISPUTE_WINDOW_DAYS,
+    });
     const httpDeps: LedgerHttpDeps = {
       accounts,
       moneyRequests: createMoneyRequests({
@@ -221,6 +247,18 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       maintenance,
       currencies,
       reconciliation,
+      overviews,
+      chargebackExposure,
+      adminTransactions: createAdminTransactions({
+        store: createAdminTransactionRepository(knex),
+        ...createTimelineParts({
+          webhookIngestUrl: config.WEBHOOK_INGEST_URL,
+          webhookDeliveryUrl: config.WEBHOOK_DELIVERY_URL,
+          serviceToken: serviceCredential.token,
+        }),
+        logger,
+      }),
+      paymentPageBase,
     };
     const app = createHttpApp(
       {

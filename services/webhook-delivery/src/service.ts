@@ -40,6 +40,8 @@ import { startEventFanOut } from './events/event-fan-out.js';
 import { drillRoutes } from './http/drill-routes.js';
 import { endpointRoutes } from './http/endpoint-routes.js';
 import { eventRoutes } from './http/event-routes.js';
+import { internalRoutes } from './http/internal-routes.js';
+import { createTransactionActivityRepository } from './data/transaction-activity-repository.js';
 
 const NAME = 'webhook-delivery';
 
@@ -182,6 +184,7 @@ export async function startWebhookDelivery(
           }),
         );
         routes.use(eventRoutes(auth, { events, rendering }));
+        routes.use(internalRoutes({ activity: createTransactionActivityRepository(knex) }));
         routes.use(deadLetterRoutes({ bus, queues: busRightsOf(NAME).consumes, auth, trail }));
       },
     );

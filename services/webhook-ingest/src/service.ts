@@ -21,6 +21,7 @@ import { privileges } from './data/privileges.js';
 import { createWebhookEventRepository } from './data/webhook-event-repository.js';
 import { startRepublisher } from './events/republisher.js';
 import { createWebhookIntake } from './events/webhook-intake.js';
+import { mountInternalRoutes } from './http/internal-routes.js';
 import { mountWebhookRoutes, renderWebhookError } from './http/webhook-routes.js';
 import { createWebhookMetrics } from './webhook-metrics.js';
 
@@ -81,7 +82,10 @@ export async function startWebhookIngest(
         readiness: [databaseReadiness(knex), { name: 'bus', check: () => bus.isConnected() }],
         shutdown,
       },
-      (routes) => mountWebhookRoutes(routes, routeDeps),
+      (routes) => {
+        mountWebhookRoutes(routes, routeDeps);
+        mountInternalRoutes(routes, { events });
+      },
     );
     const address = await serveHttp(NAME, app, config, shutdown);
 

@@ -5,7 +5,11 @@ import type {
   AdminAccountQuery,
   AdminAction,
   AdminActionQuery,
+  AdminTransaction,
+  AdminTransactionQuery,
   ApiVersion,
+  ChargebackExposure,
+  ChargebackExposureQuery,
   DeadLetterList,
   DeadLetterQuery,
   DeadLetterQueue,
@@ -13,6 +17,8 @@ import type {
   DeadLetterReplayRequest,
   OverdrawnAccount,
   OverdrawnReport,
+  Overview,
+  OverviewQuery,
   Page,
   PageQuery,
   ProviderMismatch,
@@ -20,6 +26,7 @@ import type {
   ReconciliationItem,
   ReconciliationQuery,
   ReconciliationRun,
+  TransactionTimeline,
 } from '../types.js';
 import type { ResourceDeps } from './resource-deps.js';
 import { adminUsersResource } from './users.js';
@@ -33,6 +40,8 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
     transport.body<Page<AdminAction>>('listAdminActions', { query, options });
   const accountsPage = async (query: AdminAccountQuery, options?: RequestOptions) =>
     transport.body<Page<Account>>('findAccounts', { query, options });
+  const transactionsPage = async (query: AdminTransactionQuery = {}, options?: RequestOptions) =>
+    transport.body<Page<AdminTransaction>>('findTransactions', { query, options });
   const overdrawnPage = async (query: PageQuery = {}, options?: RequestOptions) =>
     transport.body<OverdrawnReport>('listOverdrawnAccounts', { query, options });
 
@@ -83,6 +92,22 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
         pagedList((window) => accountsPage({ ...query, ...window }, options), query),
       findPage: accountsPage,
     },
+    transactions: {
+      /**
+       * Every user's transactions, newest first, narrowed by any of the filters (type, status, account, user,
+       * currency, dates, amounts with their currency, reference, metadata, `q` an id's start); every page.
+       */
+      find: (query: AdminTransactionQuery = {}, options?: RequestOptions): PagedList<AdminTransaction> =>
+        pagedList((window) => transactionsPage({ ...query, ...window }, options), query),
+      findPage: transactionsPage,
+      /** Everything that happened to a transaction, oldest first; `sources` says which parts are missing. */
+      async timeline(transactionId: string, options?: RequestOptions): Promise<TransactionTimeline> {
+        return transport.body<TransactionTimeline>('getTransactionTimeline', {
+          params: { id: transactionId },
+          options,
+        });
+      },
+    },
     actions: {
       /** The append-only trail of admin actions, oldest first; `actor` and `owner` narrow it. */
       list: (query: AdminActionQuery = {}, options?: RequestOptions): PagedList<AdminAction> =>
@@ -119,6 +144,18 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
       list: (query: PageQuery = {}, options?: RequestOptions): PagedList<OverdrawnAccount> =>
         pagedList((window) => overdrawnPage({ ...query, ...window }, options), query),
       listPage: overdrawnPage,
+    },
+    overview: {
+      /** Activity per bucket over the last `hour` (1-minute buckets) or `day` (15-minute), and the current gauges. */
+      async get(query: OverviewQuery = {}, options?: RequestOptions): Promise<Overview> {
+        return transport.body<Overview>('getOverview', { query, options });
+      },
+    },
+    chargebackExposure: {
+      /** Card deposits inside the dispute window whose money has left: per currency, and users largest first. */
+      async get(query: ChargebackExposureQuery = {}, options?: RequestOptions): Promise<ChargebackExposure> {
+        return transport.body<ChargebackExposure>('getChargebackExposure', { query, options });
+      },
     },
   };
 }

@@ -1,4 +1,9 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import {
+  AdminTransactionPage,
+  AdminTransactionQuery,
+  TransactionTimelineView,
+} from './admin-transactions.js';
 import { ApiKeyPage, ApiKeyWithSecretView, NewApiKeyBody } from './api-keys.js';
 import {
   AccountPage,
@@ -39,6 +44,7 @@ import {
   TransferBody,
 } from './money.js';
 import { EventListQuery, EventPage } from './events.js';
+import { ChargebackExposureQuery, ChargebackExposureView, OverviewQuery, OverviewView } from './overview.js';
 import { ProblemDetails, WebhookErrorView } from './problem.js';
 import {
   AdminActionPage,
@@ -149,12 +155,16 @@ export const COMPONENT_SCHEMAS = {
   RefundRequest: RefundBody,
   Transaction: TransactionView,
   TransactionPage,
+  AdminTransactionPage,
+  TransactionTimeline: TransactionTimelineView,
   ReconciliationPage,
   ReconciliationCase: ProviderMismatchView,
   ReconciliationDecision: ReconciliationDecisionRequest,
   ReconciliationRun: ReconciliationRunView,
   AdminActionPage,
   OverdrawnAccountPage,
+  Overview: OverviewView,
+  ChargebackExposure: ChargebackExposureView,
   Currency: CurrencyView,
   CurrencyPage,
   CurrencyList,
@@ -184,12 +194,15 @@ export type ComponentName = keyof typeof COMPONENT_SCHEMAS;
 export const QUERY_SCHEMAS = {
   AdminAccountQuery,
   AdminActionQuery,
+  AdminTransactionQuery,
   BalanceQuery,
+  ChargebackExposureQuery,
   CurrencyPageQuery,
   CurrencySearchQuery,
   DeadLetterQuery,
   EventListQuery,
   HistoryQuery,
+  OverviewQuery,
   PageQuery,
   RatesQuery,
   ReconciliationQuery,

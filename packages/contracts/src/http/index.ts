@@ -12,4 +12,6 @@ export * from './webhook-drills.js';
 export * from './dead-letters.js';
 export * from './api-keys.js';
 export * from './events.js';
+export * from './overview.js';
+export * from './admin-transactions.js';
 export * from './components.js';

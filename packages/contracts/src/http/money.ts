@@ -205,6 +205,15 @@ export const TransactionView = Type.Object(
                 'for Stripe.js or `stripe.paymentIntents.confirm`); shown to the owner alone',
             }),
           ),
+          payment_url: Type.Optional(
+            Type.String({
+              format: 'uri',
+              description:
+                'The page the owner pays on in a browser (`{public address}/pay/{transaction_id}`, served by the ' +
+                'gateway), with `client_secret` and only while the deposit is pending; absent where the ' +
+                'deployment names no public address',
+            }),
+          ),
         },
         { additionalProperties: false },
       ),

@@ -94,6 +94,47 @@ export const LEDGER_ADMIN_OPERATIONS = {
     success: { status: 200, description: 'A page of actions, oldest first', schema: 'AdminActionPage' },
     errors: [400, ...PROTECTED],
   },
+  findTransactions: {
+    method: 'get',
+    path: '/admin/transactions',
+    owner: 'ledger',
+    access: 'user',
+    tag: 'Administration',
+    summary:
+      'Find any user’s transactions by type, status, account, user, date, amount, reference or id (admins only)',
+    description:
+      'Newest first, paged by offset or by cursor as the other lists. Every filter given must hold: `type`, ' +
+      '`status`, `account_id`, `user_id` (the account’s owner), `currency`, `from` and `to` (days, whole UTC days, ' +
+      'or moments; both inclusive), `amount_min` and `amount_max` (decimal strings in major units of `currency`, ' +
+      'which they need; no more decimals than it has), `reference`, `metadata[key]=value`, and `q`: the start ' +
+      'of the transaction’s id or of the provider’s reference for it (a PaymentIntent `pi_…`). Each item is the ' +
+      'transaction with its owner (`user_id`) and where it stands with the provider, never the payer’s client ' +
+      'secret. `pagination.total` counts at most 10 000 matches. Reading is not an action and is not in the trail.',
+    query: 'AdminTransactionQuery',
+    success: {
+      status: 200,
+      description: 'A page of transactions, newest first',
+      schema: 'AdminTransactionPage',
+    },
+    errors: [400, ...PROTECTED],
+  },
+  getTransactionTimeline: {
+    method: 'get',
+    path: '/admin/transactions/{id}/timeline',
+    owner: 'ledger',
+    access: 'user',
+    tag: 'Administration',
+    summary: 'Everything that happened to a transaction, oldest first (admins only)',
+    description:
+      'One answer gathered by the ledger (ADR 0126): the transaction as `findTransactions` shows it, and its ' +
+      '`entries`: created; each request to the payment provider and its answer; the provider’s events received ' +
+      'about it (webhook-ingest); the journal’s postings; status changes; reversals linked to it with their own ' +
+      'status; the events about it for its owner’s webhooks, each delivery attempt to each endpoint and its ' +
+      'outcome (webhook-delivery). A service that does not answer leaves its part out and is `unavailable` in ' +
+      '`sources`; the rest is answered all the same.',
+    success: { status: 200, description: 'The transaction and its timeline', schema: 'TransactionTimeline' },
+    errors: [...PROTECTED, 404],
+  },
   listOverdrawnAccounts: {
     method: 'get',
     path: '/admin/overdrawn-accounts',
@@ -125,6 +166,48 @@ export const LEDGER_ADMIN_OPERATIONS = {
       '`GET /accounts`. Reading is not an action and is not listed in the trail.',
     query: 'AdminAccountQuery',
     success: { status: 200, description: 'A page of accounts', schema: 'AccountPage' },
+    errors: [400, ...PROTECTED],
+  },
+  getOverview: {
+    method: 'get',
+    path: '/admin/overview',
+    owner: 'ledger',
+    access: 'user',
+    tag: 'Administration',
+    summary: 'Activity over the last hour or day, and the platform’s current gauges (admins only)',
+    description:
+      'For charts: per bucket (`window=hour`: 60 of 1 minute; `day`: 96 of 15 minutes, on a grid from the Unix ' +
+      'epoch, the last one partial), the deposits, withdrawals and transfers created, and how many of those have ' +
+      'completed or failed since; the failure rate (failed among those that ended); card payment attempts, ' +
+      'declines and the decline rate (attempts the provider declined, among those it declined or took). Then the ' +
+      'current figures: open reconciliation cases by kind, dead letters and ready messages per consumer queue, ' +
+      'the age of the oldest unpublished outbox event of the ledger and of identity, outgoing webhook deliveries ' +
+      'pending, requests to the payment provider not yet done. The ledger gathers them (ADR 0127): the activity ' +
+      'from its books, the queues from the broker, the other services’ figures from their `/metrics`; each part ' +
+      'within `OVERVIEW_PART_TIMEOUT_MS`. A part that is down or late is null in the answer and named in `missing`; ' +
+      'the rest is answered all the same.',
+    query: 'OverviewQuery',
+    success: { status: 200, description: 'The overview', schema: 'Overview' },
+    errors: [400, ...PROTECTED],
+  },
+  getChargebackExposure: {
+    method: 'get',
+    path: '/admin/chargeback-exposure',
+    owner: 'ledger',
+    access: 'user',
+    tag: 'Administration',
+    summary: 'Card deposits still open to a chargeback whose money has already left (admins only)',
+    description:
+      'What the platform would lose if every card deposit still inside the dispute window (`DISPUTE_WINDOW_DAYS`, ' +
+      '120 by default, as at card networks) were charged back. For each account, the card deposits (deposits paid ' +
+      'through the payment provider) completed within the window, each less what refunds and disputes already ' +
+      'took back of it, sum to D; its exposure is D − max(balance, 0), and never below 0 nor above D: money still ' +
+      'in the account covers a chargeback, money withdrawn or transferred away does not. A deposit confirmed ' +
+      'without the provider is no card deposit. Per currency in all (`by_currency`), and per user and currency ' +
+      '(`data`, only those with an exposure, largest first, up to `limit`; `has_more` when more have one). Amounts ' +
+      'are exact, in the currency’s units.',
+    query: 'ChargebackExposureQuery',
+    success: { status: 200, description: 'The exposure', schema: 'ChargebackExposure' },
     errors: [400, ...PROTECTED],
   },
 } satisfies Record<string, Operation>;

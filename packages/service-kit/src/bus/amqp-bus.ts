@@ -113,6 +113,9 @@ export function createAmqpBus(options: AmqpBusOptions): AmqpBus {
     replayDeadLetters: (key, limit = Infinity) => deadLetters.replay(queueName(key), limit),
     listDeadLetters: (key, limit = 100) => deadLetters.list(queueName(key), limit),
     countDeadLetters: (key) => deadLetters.count(queueName(key)),
+    // A passive declare: it needs no permission on the queue, so any service may read another's depth.
+    countQueued: (key) =>
+      connection.withChannel(async (channel) => (await channel.checkQueue(queueName(key))).messageCount),
 
     isConnected: () => publisher.isReady(),
 

@@ -64,6 +64,8 @@ export interface EventBus {
   listDeadLetters(queue: QueueKey, limit?: number): Promise<DeadLetter[]>;
   /** How many dead letters a queue holds (those a listing has in hand a moment longer excepted). */
   countDeadLetters(queue: QueueKey): Promise<number>;
+  /** How many messages a queue holds ready for its consumers (those delivered and not yet acknowledged aside). */
+  countQueued(queue: QueueKey): Promise<number>;
   isConnected(): boolean;
   close(): Promise<void>;
 }

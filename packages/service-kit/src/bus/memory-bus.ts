@@ -180,6 +180,10 @@ export function createMemoryBus(logger: Logger, options: { deployment?: Deployme
       return queueOf(key).deadLetters.length;
     },
 
+    async countQueued(key) {
+      return queueOf(key).ready.length;
+    },
+
     isConnected: () => !closed,
 
     async close() {

@@ -29,6 +29,8 @@ import { acceptRequestsReferences } from './migrations/027_accept_requests_refer
 import { providerPaymentMethod } from './migrations/031_provider_payment_method.js';
 import { refundRequests } from './migrations/028_refund_requests.js';
 import { payoutAccountReadiness } from './migrations/029_payout_account_readiness.js';
+import { transactionTimeline } from './migrations/032_transaction_timeline.js';
+import { overviewAndExposure } from './migrations/035_overview_and_exposure.js';
 
 /**
  * The ledger's schema, in the order it is built: one migration per file in migrations/, each file named as knex
@@ -77,4 +79,8 @@ export const migrations: Migration[] = [
   refundRequests,
   // Each payout account's readiness at the provider (account.updated), and its replacement.
   payoutAccountReadiness,
+  // Each provider request's steps and each status change, logged; the indexes of operators' search.
+  transactionTimeline,
+  // The admin overview's and the chargeback exposure's indexes, and each declined payment attempt.
+  overviewAndExposure,
 ];

@@ -27,4 +27,8 @@ export const privileges: RuntimePrivileges = {
   removed_transactions: ['SELECT', 'INSERT'],
   removed_deposits: ['SELECT', 'INSERT'],
   platform_losses: ['SELECT', 'INSERT'],
+  payment_attempt_failures: ['SELECT', 'INSERT', 'DELETE'],
+  // Written by triggers on provider_payments and transactions, as the role that changes those.
+  provider_request_log: ['SELECT', 'INSERT'],
+  transaction_status_log: ['SELECT', 'INSERT'],
 };

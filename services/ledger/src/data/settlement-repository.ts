@@ -55,11 +55,17 @@ export function settlementUnitOf(trx: Knex.Transaction, systemAccounts: SystemAc
 
   const recordFailedAttempts: SettlementUnit['recordFailedAttempts'] = async (attempts) => {
     if (attempts.length === 0) return [];
+    // Each attempt noted is kept with its time too, for the admin overview's decline rate (ADR 0127).
     const { rows }: { rows: TransactionRow[] } = await trx.raw(
-      `UPDATE transactions AS t SET failure_reason = v.reason, updated_at = now()
-       FROM unnest(?::uuid[], ?::text[]) AS v(id, reason)
-       WHERE t.id = v.id AND t.status = 'pending'
-       RETURNING t.*`,
+      `WITH noted AS (
+         UPDATE transactions AS t SET failure_reason = v.reason, updated_at = now()
+         FROM unnest(?::uuid[], ?::text[]) AS v(id, reason)
+         WHERE t.id = v.id AND t.status = 'pending'
+         RETURNING t.*
+       ), kept AS (
+         INSERT INTO payment_attempt_failures (transaction_id, reason) SELECT id, failure_reason FROM noted
+       )
+       SELECT * FROM noted`,
       [attempts.map(({ transaction }) => transaction.id), attempts.map(({ reason }) => reason)],
     );
     const recordedById = new Map(rows.map((row) => [row.id, toTransaction(row)]));

@@ -1,6 +1,8 @@
 import type { Request, RequestHandler } from 'express';
 import {
   AdminActionQuery,
+  ChargebackExposureQuery,
+  OverviewQuery,
   PageQuery,
   ReconciliationDecisionRequest,
   ReconciliationQuery,
@@ -20,9 +22,11 @@ import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import {
   exponentIn,
   renderAdminAction,
+  renderChargebackExposure,
   renderExposure,
   renderMismatchCase,
   renderOverdrawnAccount,
+  renderOverview,
   renderPagination,
   renderPlatformLoss,
   renderReconciliationCsv,
@@ -34,6 +38,8 @@ const readPage = queryValidator(PageQuery);
 const readAdminActionQuery = queryValidator(AdminActionQuery);
 const readReconciliationQuery = queryValidator(ReconciliationQuery);
 const readDecision = bodyValidator(ReconciliationDecisionRequest);
+const readOverviewQuery = queryValidator(OverviewQuery);
+const readExposureQuery = queryValidator(ChargebackExposureQuery);
 
 type AdminHandler =
   | 'listReconciliation'
@@ -41,7 +47,9 @@ type AdminHandler =
   | 'resolveReconciliationCase'
   | 'runReconciliation'
   | 'listAdminActions'
-  | 'listOverdrawnAccounts';
+  | 'listOverdrawnAccounts'
+  | 'showOverview'
+  | 'showChargebackExposure';
 
 /** Operators' views of the ledger and their decisions, through the gateway with an admin token. */
 export function createAdminHandlers({
@@ -49,6 +57,8 @@ export function createAdminHandlers({
   adminActions,
   currencies,
   reconciliation,
+  overviews,
+  chargebackExposure,
 }: LedgerHttpDeps): Record<AdminHandler, RequestHandler> {
   const adminOnly = (req: Request, what: string) => {
     const viewer = viewerOf(req);
@@ -162,7 +172,27 @@ export function createAdminHandlers({
     });
   };
 
+  /** Activity for charts and the platform's gauges; what could not be read in time is named in `missing`. */
+  const showOverview: RequestHandler = async (req, res) => {
+    adminOnly(req, 'see the overview');
+    const { window } = readOverviewQuery(req);
+    res.set('Cache-Control', 'no-store').json(renderOverview(await overviews.read(window), new Date()));
+  };
+
+  const showChargebackExposure: RequestHandler = async (req, res) => {
+    adminOnly(req, 'see the chargeback exposure');
+    const { limit, currency } = readExposureQuery(req);
+    const report = await chargebackExposure.read({ limit, currency });
+    const exponents = await exponentsFor(
+      currencies,
+      report.totals.map((total) => total.currency),
+    );
+    res.set('Cache-Control', 'no-store').json(renderChargebackExposure(report, exponents));
+  };
+
   return {
+    showOverview,
+    showChargebackExposure,
     listReconciliation,
     showReconciliationCase,
     resolveReconciliationCase,

@@ -1,6 +1,7 @@
 import type { Express, RequestHandler } from 'express';
 import { createAccountHandlers } from './account-handlers.js';
 import { createAdminHandlers } from './admin-handlers.js';
+import { createAdminTransactionHandlers } from './admin-transaction-handlers.js';
 import { createInternalHandlers } from './internal-handlers.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { createMoneyHandlers } from './money-handlers.js';
@@ -18,6 +19,7 @@ export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: Ledg
   const statements = createStatementHandlers(deps);
   const payoutAccounts = createPayoutAccountHandlers(deps);
   const refunds = createRefundHandlers(deps);
+  const adminTransactions = createAdminTransactionHandlers(deps);
 
   app.post('/account', auth, accounts.openAccount);
   app.get('/accounts', auth, accounts.listAccounts);
@@ -42,6 +44,10 @@ export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: Ledg
   app.get('/admin/actions', auth, admin.listAdminActions);
   app.get('/admin/overdrawn-accounts', auth, admin.listOverdrawnAccounts);
   app.get('/admin/accounts', auth, accounts.findAccounts);
+  app.get('/admin/overview', auth, admin.showOverview);
+  app.get('/admin/chargeback-exposure', auth, admin.showChargebackExposure);
+  app.get('/admin/transactions', auth, adminTransactions.findTransactions);
+  app.get('/admin/transactions/:id/timeline', auth, adminTransactions.showTimeline);
 
   app.post('/internal/users/:id/removal', internal.removeUser);
   app.get('/internal/audit', internal.showAudit);

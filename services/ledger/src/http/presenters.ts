@@ -5,10 +5,13 @@ import {
   versionAtLeast,
   type ApiVersion,
 } from '@payments/contracts';
+import { declineRateOf, failureRateOf, totalsOf, type ActivityBucket } from '../domain/overview.js';
 import { lossAmountOf, type PlatformLoss } from '../domain/platform-loss.js';
 import { withRunningBalance, type StatementPeriod } from '../domain/statement.js';
 import type { Account, Transaction } from '../domain/transaction.js';
 import type { AdminAction } from '../use-cases/admin-actions.js';
+import type { ChargebackExposureReport } from '../use-cases/chargeback-exposure.js';
+import type { Overview } from '../use-cases/overview.js';
 import type { AuditReport } from '../use-cases/maintenance.js';
 import type { ProviderPayment } from '../use-cases/provider-requests.js';
 import type { ReconciliationCaseRecord, UnconfirmedWithdrawal } from '../use-cases/reconciliation.js';
@@ -176,14 +179,24 @@ export function renderTransaction(
 
 /**
  * What the provider made for a transaction, once it made it. The client secret lets whoever holds it pay, so it is
- * shown only to the owner (not an admin, never in a log line), and only while there is something to pay.
+ * shown only to the owner (not an admin, never in a log line), and only while there is something to pay; with it,
+ * the page to pay on (`paymentPageBase`, ADR 0128), where there is one.
  */
-export function renderProviderPayment(payment: ProviderPayment, showSecret: boolean) {
+export function renderProviderPayment(
+  payment: ProviderPayment,
+  showSecret: boolean,
+  paymentPageBase: string | null,
+) {
   if (payment.reference === null) return null;
+  const payable = showSecret && payment.clientSecret !== null;
   return {
     provider: payment.provider,
     reference: payment.reference,
-    ...(showSecret && payment.clientSecret !== null && { client_secret: payment.clientSecret }),
+    ...(payable && { client_secret: payment.clientSecret }),
+    ...(payable &&
+      paymentPageBase !== null && {
+        payment_url: `${paymentPageBase}/pay/${encodeURIComponent(payment.transactionId)}`,
+      }),
   };
 }
 
@@ -406,5 +419,73 @@ export function renderAudit(report: AuditReport) {
       expected: minor(l.expected),
       entries: minor(l.entries),
     })),
+  };
+}
+
+/** A bucket's (or the window's) activity: counts per movement type, and the failure and decline rates. */
+function renderActivity(activity: Omit<ActivityBucket, 'start'>) {
+  const { movements, cardDeclines, cardPayments } = activity;
+  return {
+    deposits: movements.deposit,
+    withdrawals: movements.withdrawal,
+    transfers: movements.transfer,
+    failure_rate: failureRateOf(movements),
+    card_attempts: cardDeclines + cardPayments,
+    card_declines: cardDeclines,
+    decline_rate: declineRateOf(cardDeclines, cardPayments),
+  };
+}
+
+export function renderOverview(overview: Overview, generatedAt: Date) {
+  const { reconciliation, providerRequests, series } = overview;
+  return {
+    window: overview.window,
+    bucket_seconds: overview.bucketSeconds,
+    from: overview.from?.toISOString() ?? null,
+    to: overview.to?.toISOString() ?? null,
+    series:
+      series?.map((bucket) => ({ start: bucket.start.toISOString(), ...renderActivity(bucket) })) ?? null,
+    totals: series ? renderActivity(totalsOf(series)) : null,
+    reconciliation: reconciliation && {
+      unconfirmed_withdrawals: reconciliation.unconfirmedWithdrawals,
+      open_cases: [...reconciliation.openCases.values()].reduce((sum, count) => sum + count, 0),
+      open_cases_by_kind: Object.fromEntries(reconciliation.openCases),
+    },
+    provider_requests: providerRequests && {
+      waiting: providerRequests.waiting,
+      oldest_seconds: providerRequests.oldestSeconds,
+    },
+    dead_letters: overview.deadLetters,
+    queues: overview.queues,
+    outbox: overview.outbox.map((outbox) => ({
+      service: outbox.service,
+      oldest_unpublished_seconds: outbox.oldestUnpublishedSeconds,
+    })),
+    webhook_deliveries_pending: overview.webhookDeliveriesPending,
+    missing: overview.missing,
+    generated_at: generatedAt.toISOString(),
+  };
+}
+
+/** Exact minor units, turned into the currency's units only here. */
+export function renderChargebackExposure(report: ChargebackExposureReport, exponents: Exponents) {
+  const amount = (value: bigint, currency: string) => minorToNumber(value, exponentIn(exponents, currency));
+  return {
+    window_days: report.windowDays,
+    since: report.since.toISOString(),
+    by_currency: report.totals.map((total) => ({
+      currency: total.currency,
+      exposure: amount(total.exposure, total.currency),
+      exposed_users: total.exposedUsers,
+      deposits_in_window: amount(total.deposits, total.currency),
+    })),
+    data: report.users.map((user) => ({
+      user_id: user.userId,
+      currency: user.currency,
+      exposure: amount(user.exposure, user.currency),
+      deposits_in_window: amount(user.deposits, user.currency),
+      balance: amount(user.balance, user.currency),
+    })),
+    has_more: report.hasMore,
   };
 }

@@ -17,6 +17,7 @@ const currenciesOf = (transactions: Transaction[]) =>
 export function createTransactionHandlers({
   transactions,
   currencies,
+  paymentPageBase,
 }: LedgerHttpDeps): Record<
   'showTransaction' | 'listTransactions' | 'listAccountTransactions',
   RequestHandler
@@ -34,7 +35,7 @@ export function createTransactionHandlers({
       apiVersionOf(req),
       seesOwnFields(transaction, viewer),
     );
-    const shown = providerPayment && renderProviderPayment(providerPayment, showSecret);
+    const shown = providerPayment && renderProviderPayment(providerPayment, showSecret, paymentPageBase);
     res.json(shown ? { ...body, provider_payment: shown } : body);
   };
 

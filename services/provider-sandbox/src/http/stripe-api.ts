@@ -1,7 +1,9 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import cors from 'cors';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type Stripe from 'stripe';
 import type { Logger } from '@payments/service-kit';
+import { checkCard } from '../domain/test-cards.js';
 import { failsBySandboxRule } from '../domain/test-amounts.js';
 import type { ProviderWebhookClient } from '../events/provider-webhook-client.js';
 import { createForgottenEvents, type EventForgetting } from '../faults/forgotten-events.js';
@@ -133,6 +135,72 @@ function refundReasonOf(body: Record<string, unknown>): Stripe.Refund.Reason | u
   if (!(REFUND_REASONS as readonly string[]).includes(raw))
     throw invalid('reason', `Invalid reason: must be one of ${REFUND_REASONS.join(', ')}`);
   return raw as Stripe.Refund.Reason;
+}
+
+/**
+ * What a payer's browser may send to the one route it calls (as Stripe.js does): any origin, no cookies, the
+ * publishable key in Authorization and a form body. Every other route answers without CORS headers, so a page can
+ * never use a secret key from a browser.
+ */
+const allowBrowsers = cors({
+  origin: '*',
+  methods: ['POST'],
+  allowedHeaders: ['Authorization', 'Content-Type'],
+  maxAge: 600,
+});
+
+/** Card details (`payment_method_data`) as a confirmation sends them, as the card's payment method, or Stripe's error. */
+function paymentMethodOf(body: Record<string, unknown>, store: PaymentIntentStore): string | undefined {
+  const data = body.payment_method_data;
+  if (data === undefined) return text(body.payment_method);
+  if (body.payment_method !== undefined) {
+    throw invalid(
+      'payment_method_data',
+      'You cannot specify both `payment_method` and `payment_method_data`.',
+      'parameter_unknown',
+    );
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw invalid('payment_method_data', 'Invalid hash');
+  const { type, card } = data as Record<string, unknown>;
+  if (type === undefined)
+    throw invalid(
+      'payment_method_data[type]',
+      'Missing required param: payment_method_data[type].',
+      'parameter_missing',
+    );
+  if (type !== 'card')
+    throw invalid('payment_method_data[type]', 'The sandbox takes card payment methods only: `card`.');
+  if (typeof card !== 'object' || card === null || Array.isArray(card))
+    throw invalid(
+      'payment_method_data[card]',
+      'Missing required param: payment_method_data[card].',
+      'parameter_missing',
+    );
+  const fields = card as Record<string, unknown>;
+  for (const field of ['number', 'exp_month', 'exp_year']) {
+    if (text(fields[field]) === undefined) {
+      const param = `payment_method_data[card][${field}]`;
+      throw invalid(param, `Missing required param: ${param}.`, 'parameter_missing');
+    }
+  }
+  const checked = checkCard({
+    number: text(fields.number),
+    expMonth: text(fields.exp_month),
+    expYear: text(fields.exp_year),
+    cvc: text(fields.cvc),
+  });
+  // Details Stripe refuses make no payment method and leave the PaymentIntent as it was: no charge was tried.
+  if ('rejected' in checked) {
+    const { code, message, param } = checked.rejected;
+    throw new StripeApiError(402, {
+      type: 'card_error',
+      code,
+      message,
+      param: `payment_method_data[card][${param}]`,
+    });
+  }
+  return store.createCardPaymentMethod(checked.card).id;
 }
 
 export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(): void } {
@@ -286,7 +354,10 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
     (req: Request, res: Response) => {
       const key = req.get('idempotency-key') ?? null;
       const account = req.get('stripe-account') ?? '';
-      const fingerprint = `${req.method} ${req.path} ${account} ${JSON.stringify(req.body ?? {})}`;
+      // A digest, not the body: a card number sent with a confirmation is never kept.
+      const fingerprint = createHash('sha256')
+        .update(`${req.method} ${req.path} ${account} ${JSON.stringify(req.body ?? {})}`)
+        .digest('base64url');
       // Keys are the caller's own, as at Stripe: a payer's client (the publishable key) never meets the platform's.
       const scoped = key && `${res.locals.publishable ? 'publishable' : 'secret'}:${key}`;
       const earlier = scoped ? remembered.get(scoped) : undefined;
@@ -322,6 +393,9 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
   };
 
   const v1 = express.Router();
+  // Before the key is checked: a preflight carries none, and a refusal must still be readable by the page.
+  v1.options('/payment_intents/:id/confirm', allowBrowsers);
+  v1.post('/payment_intents/:id/confirm', allowBrowsers);
   v1.use(authenticate, express.urlencoded({ extended: true, limit: '100kb' }));
 
   v1.post(
@@ -355,6 +429,10 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
     res.json(store.retrieve(req.params.id as string));
   });
 
+  v1.get('/payment_methods/:id', (req, res) => {
+    res.json(store.retrievePaymentMethod(req.params.id as string));
+  });
+
   v1.post('/payment_intents/:id/confirm', (req, res, next) => {
     clientConfirmation(req, res);
     awaitingCustomer.delete(req.params.id as string);
@@ -362,9 +440,10 @@ export function mountStripeApi(app: Express, options: StripeApiOptions): { stop(
   });
   v1.post(
     '/payment_intents/:id/confirm',
-    idempotent((req, request) =>
-      answerWith(store.confirm(req.params.id as string, text(req.body?.payment_method), request)),
-    ),
+    idempotent((req, request) => {
+      const paymentMethod = paymentMethodOf((req.body ?? {}) as Record<string, unknown>, store);
+      return answerWith(store.confirm(req.params.id as string, paymentMethod, request));
+    }),
   );
 
   v1.post(

@@ -7,6 +7,7 @@ import {
   stripeId as id,
   unixNow as now,
 } from './objects.js';
+import type { CheckedCard } from '../domain/test-cards.js';
 import { listPage, type ListQuery } from './lists.js';
 import type { PlatformBalance } from './platform-balance.js';
 
@@ -56,16 +57,35 @@ type RefundedCharge = Pick<
     refunds: Stripe.ApiList<Stripe.Refund>;
   };
 
+/** How a confirmation with a payment method ends. */
+interface TestBehaviour {
+  decline?: { code: string; decline_code?: string; message: string; param?: string };
+  disputed?: true;
+  /** How a refund of the payment ends (Stripe's refund test cards); unset, it succeeds at once. */
+  refund?: 'pending' | 'fails';
+}
+
+/** A card payment method made from details a payer typed: Stripe's object, narrowed to what the sandbox keeps. */
+export type SandboxPaymentMethod = Pick<
+  Stripe.PaymentMethod,
+  'id' | 'object' | 'type' | 'created' | 'livemode' | 'customer' | 'metadata'
+> & {
+  card: Pick<Stripe.PaymentMethod.Card, 'brand' | 'last4' | 'exp_month' | 'exp_year' | 'funding'>;
+};
+
+/** A real card's number in test mode: Stripe declines it without trying it. */
+const LIVE_CARD_IN_TEST_MODE: TestBehaviour = {
+  decline: {
+    code: 'card_declined',
+    decline_code: 'test_mode_live_card',
+    message:
+      'Your card was declined. Your request was in test mode, but used a non test card. For a list of valid test ' +
+      'cards, visit: https://stripe.com/docs/testing.',
+  },
+};
+
 /** Stripe's test payment methods (docs.stripe.com/testing): how a confirmation with each ends. */
-const TEST_PAYMENT_METHODS: Record<
-  string,
-  {
-    decline?: { code: string; decline_code?: string; message: string };
-    disputed?: true;
-    /** How a refund of the payment ends (Stripe's refund test cards); unset, it succeeds at once. */
-    refund?: 'pending' | 'fails';
-  }
-> = {
+const TEST_PAYMENT_METHODS: Record<string, TestBehaviour> = {
   pm_card_visa: {},
   // Succeeds; a refund of it is pending, and succeeds later (Stripe's pm_card_pendingRefund, 4000000000007726).
   pm_card_pendingRefund: { refund: 'pending' },
@@ -89,7 +109,22 @@ const TEST_PAYMENT_METHODS: Record<
   pm_card_chargeDeclinedExpiredCard: {
     decline: { code: 'expired_card', message: 'Your card has expired.' },
   },
+  pm_card_chargeDeclinedLostCard: {
+    decline: { code: 'card_declined', decline_code: 'lost_card', message: 'Your card was declined.' },
+  },
+  pm_card_chargeDeclinedIncorrectCvc: {
+    decline: { code: 'incorrect_cvc', message: "Your card's security code is incorrect.", param: 'cvc' },
+  },
+  pm_card_chargeDeclinedProcessingError: {
+    decline: {
+      code: 'processing_error',
+      message: 'An error occurred while processing your card. Try again in a little bit.',
+    },
+  },
 };
+
+/** Whether the sandbox can charge a payment method of this name (its test ones). */
+export const isTestPaymentMethod = (name: string) => Object.hasOwn(TEST_PAYMENT_METHODS, name);
 
 export const CANCELLATION_REASONS = [
   'duplicate',
@@ -116,6 +151,9 @@ export interface RequestInfo {
 export interface PaymentIntentStore {
   create(params: NewPaymentIntent, request: RequestInfo): Change;
   retrieve(id: string): PaymentIntent;
+  /** A card payment method from checked details (Stripe's `payment_method_data`): brand, last4 and expiry only. */
+  createCardPaymentMethod(card: CheckedCard): SandboxPaymentMethod;
+  retrievePaymentMethod(id: string): SandboxPaymentMethod;
   list(query: ListQuery): Stripe.ApiList<PaymentIntent>;
   confirm(id: string, paymentMethod: string | undefined, request: RequestInfo): Change;
   cancel(
@@ -165,6 +203,13 @@ export function createPaymentIntentStore(platform: PlatformBalance): PaymentInte
   const disputes = new Map<string, SandboxDispute>();
   /** Each refund's PaymentIntent. */
   const refundIntents = new Map<string, string>();
+  /** Card payment methods made from a payer's details, and how each behaves when charged. */
+  const cards = new Map<string, { method: SandboxPaymentMethod; behaviour: TestBehaviour }>();
+
+  const behaviourOf = (paymentMethod: string): TestBehaviour | undefined =>
+    Object.hasOwn(TEST_PAYMENT_METHODS, paymentMethod)
+      ? TEST_PAYMENT_METHODS[paymentMethod]
+      : cards.get(paymentMethod)?.behaviour;
 
   const findRefund = (refundId: string) => {
     const intentId = refundIntents.get(refundId);
@@ -227,7 +272,7 @@ export function createPaymentIntentStore(platform: PlatformBalance): PaymentInte
     });
 
   const confirmWith = (intent: PaymentIntent, paymentMethod: string, request: RequestInfo): Change => {
-    const method = TEST_PAYMENT_METHODS[paymentMethod];
+    const method = behaviourOf(paymentMethod);
     if (!method) throw missing(400, 'payment_method', `No such PaymentMethod: '${paymentMethod}'`);
     intent.payment_method = paymentMethod;
     if (method.decline) {
@@ -238,7 +283,7 @@ export function createPaymentIntentStore(platform: PlatformBalance): PaymentInte
           code: method.decline.code,
           decline_code: method.decline.decline_code,
           message: method.decline.message,
-          payment_method: { id: paymentMethod, object: 'payment_method' },
+          payment_method: cards.get(paymentMethod)?.method ?? { id: paymentMethod, object: 'payment_method' },
         } as unknown as Stripe.PaymentIntent.LastPaymentError,
         latest_charge: id('ch'),
       });
@@ -253,7 +298,7 @@ export function createPaymentIntentStore(platform: PlatformBalance): PaymentInte
           code: method.decline.code,
           decline_code: method.decline.decline_code,
           message: method.decline.message,
-          param: '',
+          param: method.decline.param ?? '',
           payment_intent: structuredClone(intent),
         }),
       };
@@ -292,7 +337,7 @@ export function createPaymentIntentStore(platform: PlatformBalance): PaymentInte
   return {
     create(params, request) {
       // As at Stripe, a method it does not know makes no PaymentIntent.
-      if (params.paymentMethod !== undefined && !Object.hasOwn(TEST_PAYMENT_METHODS, params.paymentMethod))
+      if (params.paymentMethod !== undefined && !behaviourOf(params.paymentMethod))
         throw missing(400, 'payment_method', `No such PaymentMethod: '${params.paymentMethod}'`);
       const intentId = id('pi');
       const intent: PaymentIntent = {
@@ -349,6 +394,34 @@ export function createPaymentIntentStore(platform: PlatformBalance): PaymentInte
 
     retrieve(paymentIntentId) {
       return structuredClone(find(paymentIntentId));
+    },
+
+    createCardPaymentMethod(card) {
+      const method: SandboxPaymentMethod = {
+        id: id('pm'),
+        object: 'payment_method',
+        type: 'card',
+        created: now(),
+        livemode: false,
+        customer: null,
+        metadata: {},
+        card: {
+          brand: card.brand,
+          last4: card.last4,
+          exp_month: card.expMonth,
+          exp_year: card.expYear,
+          funding: card.funding,
+        },
+      };
+      const behaviour = (card.testMethod && TEST_PAYMENT_METHODS[card.testMethod]) || LIVE_CARD_IN_TEST_MODE;
+      cards.set(method.id, { method, behaviour });
+      return structuredClone(method);
+    },
+
+    retrievePaymentMethod(paymentMethodId) {
+      const found = cards.get(paymentMethodId);
+      if (!found) throw missing(404, 'payment_method', `No such PaymentMethod: '${paymentMethodId}'`);
+      return structuredClone(found.method);
     },
 
     list: (query) =>
@@ -437,7 +510,7 @@ export function createPaymentIntentStore(platform: PlatformBalance): PaymentInte
         });
       }
       const method = typeof intent.payment_method === 'string' ? intent.payment_method : null;
-      const pending = method !== null && TEST_PAYMENT_METHODS[method]?.refund !== undefined;
+      const pending = method !== null && behaviourOf(method)?.refund !== undefined;
       const refund: Stripe.Refund = {
         id: id('re'),
         object: 'refund',
@@ -482,7 +555,7 @@ export function createPaymentIntentStore(platform: PlatformBalance): PaymentInte
       if (!found || found.refund.status !== 'pending') return [];
       const { refund, intent } = found;
       const method = typeof intent.payment_method === 'string' ? intent.payment_method : '';
-      const fails = TEST_PAYMENT_METHODS[method]?.refund === 'fails';
+      const fails = behaviourOf(method)?.refund === 'fails';
       delete refund.pending_reason;
       const automatic = { idempotencyKey: null };
       if (!fails) {

@@ -2,6 +2,7 @@ import { inboxByAgeMigration, inboxMigration, type Migration } from '@payments/s
 import { webhookEndpoints } from './migrations/001_webhook_endpoints.js';
 import { deliveryTraceContext } from './migrations/002_delivery_trace_context.js';
 import { events } from './migrations/003_events.js';
+import { eventsByTransaction } from './migrations/005_events_by_transaction.js';
 import { webhookDrills } from './migrations/004_webhook_drills.js';
 
 /**
@@ -16,4 +17,5 @@ export const migrations: Migration[] = [
   webhookDrills,
   // Numbered before the drills' but made after them: deployed databases ran 004 first, so 003 comes after it.
   events,
+  eventsByTransaction,
 ];

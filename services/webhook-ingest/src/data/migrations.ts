@@ -3,6 +3,7 @@ import { webhookEvents } from './migrations/001_webhook_events.js';
 import { webhookEventPublishes } from './migrations/002_webhook_event_publishes.js';
 import { webhookEventsByAge } from './migrations/003_webhook_events_by_age.js';
 import { webhookEventsPublishAccountUpdates } from './migrations/004_webhook_events_publish_account_updates.js';
+import { webhookEventsByObject } from './migrations/005_webhook_events_by_object.js';
 
 /**
  * webhook-ingest's schema, in the order it is built: one migration per file in migrations/, each file named as
@@ -13,4 +14,5 @@ export const migrations: Migration[] = [
   webhookEventPublishes,
   webhookEventsByAge,
   webhookEventsPublishAccountUpdates,
+  webhookEventsByObject,
 ];

@@ -76,7 +76,29 @@ export interface WebhookEventRepository {
    * effect still unpublished stays, for the republisher. Resolves with how many it deleted.
    */
   pruneReceivedBefore(retentionDays: number, limit: number): Promise<number>;
+  /**
+   * The events that name any of `keys` (a transaction id, the provider's ids), oldest first: the newest `limit`
+   * of them, and whether there were more.
+   */
+  findNaming(keys: string[], limit: number): Promise<{ data: ReceivedEvent[]; hasMore: boolean }>;
 }
+
+/** A received event as an operator reads it: what it was, what it named, what came of it. */
+export interface ReceivedEvent {
+  eventId: string;
+  source: WebhookSource;
+  type: string;
+  outcome: string;
+  objectId: string | null;
+  receivedAt: Date;
+  publishedAt: Date | null;
+}
+
+/** The ids an event names, exactly as the index webhook_events_objects (migration 005) spells them. */
+const NAMED_OBJECTS = `ARRAY[
+  event_data->>'transaction_id', event_data->>'payment_id', event_data->>'payment_reference',
+  payload#>>'{data,object,id}', payload#>>'{data,object,payment_intent}'
+]`;
 
 interface WebhookEventRow {
   event_id: string;
@@ -283,6 +305,48 @@ export function createWebhookEventRepository(knex: Knex): WebhookEventRepository
         [retentionDays, limit],
       );
       return rowCount ?? 0;
+    },
+
+    async findNaming(keys, limit) {
+      const rows: {
+        event_id: string;
+        source: WebhookSource;
+        event_type: string;
+        outcome: string;
+        object_id: string | null;
+        received_at: Date;
+        published_at: Date | null;
+      }[] = await table()
+        .whereRaw(`${NAMED_OBJECTS} && ?::text[]`, [keys])
+        .select(
+          'event_id',
+          'source',
+          'event_type',
+          'outcome',
+          knex.raw(`coalesce(payload#>>'{data,object,id}', event_data->>'payment_id') AS object_id`),
+          'received_at',
+          'published_at',
+        )
+        .orderBy([
+          { column: 'received_at', order: 'desc' },
+          { column: 'event_id', order: 'desc' },
+        ])
+        .limit(limit + 1);
+      return {
+        data: rows
+          .slice(0, limit)
+          .reverse()
+          .map((row) => ({
+            eventId: row.event_id,
+            source: row.source,
+            type: row.event_type,
+            outcome: row.outcome,
+            objectId: row.object_id,
+            receivedAt: row.received_at,
+            publishedAt: row.published_at,
+          })),
+        hasMore: rows.length > limit,
+      };
     },
   };
 }

@@ -3,6 +3,12 @@ import type { OperationExamples } from '../operation.js';
 import {
   ACTION,
   ADA,
+  completedDeposit,
+  ENDPOINT,
+  EVENT,
+  reversal,
+  SETTLED_AT,
+  USD_ACCOUNT,
   CASE,
   eurAccount,
   DEPOSIT,
@@ -21,6 +27,21 @@ import {
   usdAccount,
   WITHDRAWAL,
 } from './samples.js';
+
+/** A deposit as operators list it: its owner, where it stands with the provider, never the client secret. */
+const adminDeposit = {
+  ...completedDeposit,
+  user_id: ADA,
+  counterparty_user_id: null,
+  provider_payment: {
+    provider: 'stripe',
+    kind: 'payment',
+    reference: PAYMENT_INTENT,
+    state: 'created',
+    attempts: 1,
+    last_error: null,
+  },
+};
 
 /** Examples of the ledger's admin operations: reconciliation, the trail, overdrawn accounts, a user's accounts. */
 export const LEDGER_ADMIN_EXAMPLES = {
@@ -93,6 +114,109 @@ export const LEDGER_ADMIN_EXAMPLES = {
       pagination: page(1),
     },
   },
+  findTransactions: {
+    response: {
+      data: [adminDeposit],
+      has_more: false,
+      pagination: page(1),
+    },
+  },
+  getTransactionTimeline: {
+    response: {
+      transaction: adminDeposit,
+      entries: [
+        {
+          at: DEPOSITED_AT,
+          kind: 'created',
+          source: 'ledger',
+          summary: 'deposit of 2000.00 USD created',
+          status: 'pending',
+          amount: 2000,
+          currency: 'USD',
+          account_id: USD_ACCOUNT,
+        },
+        {
+          at: '2026-03-14T09:26:53.120Z',
+          kind: 'provider_request',
+          source: 'ledger',
+          summary: 'Asked stripe to create the payment (call 1)',
+          status: 'requested',
+          attempt: 1,
+        },
+        {
+          at: '2026-03-14T09:26:53.610Z',
+          kind: 'provider_response',
+          source: 'ledger',
+          summary: `stripe created the payment ${PAYMENT_INTENT}`,
+          status: 'created',
+          reference: PAYMENT_INTENT,
+        },
+        {
+          at: '2026-03-14T09:26:55.301Z',
+          kind: 'provider_event',
+          source: 'webhook-ingest',
+          summary: 'Received payment_intent.succeeded on /webhook/provider: completed',
+          status: 'completed',
+          reference: PAYMENT_INTENT,
+          event_id: 'evt_3PqR8sLkdIwHu7ix0k1L2m3N',
+          event_type: 'payment_intent.succeeded',
+        },
+        {
+          at: SETTLED_AT,
+          kind: 'status_change',
+          source: 'ledger',
+          summary: 'Status: pending → completed',
+          status: 'completed',
+          reason: null,
+        },
+        {
+          at: SETTLED_AT,
+          kind: 'posting',
+          source: 'ledger',
+          summary: `Credited 2000.00 USD to the user account ${USD_ACCOUNT}`,
+          amount: 2000,
+          currency: 'USD',
+          account_id: USD_ACCOUNT,
+        },
+        {
+          at: '2026-03-14T09:26:55.530Z',
+          kind: 'webhook_event',
+          source: 'webhook-delivery',
+          summary: "Event transaction.completed for the owner's webhooks (1 endpoint(s))",
+          event_id: EVENT,
+          event_type: 'transaction.completed',
+        },
+        {
+          at: '2026-03-14T09:26:55.980Z',
+          kind: 'webhook_delivery',
+          source: 'webhook-delivery',
+          summary:
+            'transaction.completed delivered to https://example.com/hooks/payments: 200 in 84 ms (attempt 1)',
+          status: 'succeeded',
+          event_id: EVENT,
+          event_type: 'transaction.completed',
+          endpoint_id: ENDPOINT,
+          url: 'https://example.com/hooks/payments',
+          attempt: 1,
+          status_code: 200,
+          error: null,
+        },
+        {
+          at: NOW,
+          kind: 'reversal',
+          source: 'ledger',
+          summary: 'refund of 200.00 USD: completed',
+          status: 'completed',
+          reason: 'refund',
+          amount: 200,
+          currency: 'USD',
+          transaction_id: reversal.id,
+        },
+      ],
+      sources: { ledger: 'ok', 'webhook-ingest': 'ok', 'webhook-delivery': 'ok' },
+      truncated: false,
+    },
+  },
   listOverdrawnAccounts: {
     response: {
       data: [
@@ -126,6 +250,97 @@ export const LEDGER_ADMIN_EXAMPLES = {
           booked_at: NOW,
         },
       ],
+    },
+  },
+  getOverview: {
+    response: {
+      window: 'hour',
+      bucket_seconds: 60,
+      from: '2026-03-02T09:01:00.000Z',
+      to: '2026-03-02T10:00:12.000Z',
+      // Two of the 60 buckets.
+      series: [
+        {
+          start: '2026-03-02T09:59:00.000Z',
+          deposits: { created: 12, completed: 10, failed: 1 },
+          withdrawals: { created: 3, completed: 2, failed: 0 },
+          transfers: { created: 4, completed: 4, failed: 0 },
+          failure_rate: 0.0588,
+          card_attempts: 11,
+          card_declines: 1,
+          decline_rate: 0.0909,
+        },
+        {
+          start: '2026-03-02T10:00:00.000Z',
+          deposits: { created: 2, completed: 0, failed: 0 },
+          withdrawals: { created: 0, completed: 0, failed: 0 },
+          transfers: { created: 0, completed: 0, failed: 0 },
+          failure_rate: null,
+          card_attempts: 0,
+          card_declines: 0,
+          decline_rate: null,
+        },
+      ],
+      totals: {
+        deposits: { created: 14, completed: 10, failed: 1 },
+        withdrawals: { created: 3, completed: 2, failed: 0 },
+        transfers: { created: 4, completed: 4, failed: 0 },
+        failure_rate: 0.0588,
+        card_attempts: 11,
+        card_declines: 1,
+        decline_rate: 0.0909,
+      },
+      reconciliation: {
+        unconfirmed_withdrawals: 1,
+        open_cases: 2,
+        open_cases_by_kind: {
+          captured_not_credited: 1,
+          credited_not_captured: 0,
+          dispute_still_held: 0,
+          amount_differs: 0,
+          paid_out_still_held: 0,
+          failed_still_held: 0,
+          paid_out_not_debited: 0,
+          returned_not_credited: 0,
+          transfer_not_reversed: 0,
+          unknown_to_ledger: 1,
+          duplicate_capture: 0,
+          duplicate_transfer: 0,
+          payout_amount_differs: 0,
+          foreign_object: 0,
+          request_expired: 0,
+        },
+      },
+      provider_requests: { waiting: 3, oldest_seconds: 1.8 },
+      dead_letters: [
+        { queue: 'ledger', count: 0 },
+        { queue: 'currency', count: 0 },
+        { queue: 'webhook-delivery', count: 2 },
+      ],
+      queues: [
+        { queue: 'ledger', depth: 5 },
+        { queue: 'currency', depth: 0 },
+        { queue: 'webhook-delivery', depth: null },
+      ],
+      outbox: [
+        { service: 'ledger', oldest_unpublished_seconds: 0 },
+        { service: 'identity', oldest_unpublished_seconds: null },
+      ],
+      webhook_deliveries_pending: 7,
+      missing: [
+        { part: 'outbox.identity', detail: 'fetch failed' },
+        { part: 'queues.webhook-delivery', detail: 'no answer within 2000 ms' },
+      ],
+      generated_at: '2026-03-02T10:00:12.000Z',
+    },
+  },
+  getChargebackExposure: {
+    response: {
+      window_days: 120,
+      since: '2025-11-02T10:00:00.000Z',
+      by_currency: [{ currency: 'USD', exposure: 95, exposed_users: 1, deposits_in_window: 420 }],
+      data: [{ user_id: GRACE, currency: 'USD', exposure: 95, deposits_in_window: 100, balance: 5 }],
+      has_more: false,
     },
   },
 } satisfies { [K in keyof typeof LEDGER_ADMIN_OPERATIONS]?: OperationExamples };

@@ -98,6 +98,7 @@ export const pendingDeposit = {
     provider: 'stripe',
     reference: PAYMENT_INTENT,
     client_secret: `${PAYMENT_INTENT}_secret_Yx7Qw2Er5Ty8`,
+    payment_url: `https://payments.example.com/pay/${DEPOSIT}`,
   },
 };
 
