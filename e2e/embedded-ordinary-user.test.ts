@@ -8,6 +8,7 @@ import {
   alive,
   databaseDirOf,
   depositThrough,
+  expectConsoleBuiltAndServed,
   expectBalance,
   expectFailure,
   expectNothingLeft,
@@ -128,6 +129,7 @@ describe('pnpm start as an ordinary user', function () {
     const postmaster = processesNaming(`-D ${databaseDir} `);
     expect(postmaster.map(({ uid }) => uid)).to.deep.equal([user?.uid]);
     deposit = await depositThrough(env.GATEWAY_PORT as string);
+    await expectConsoleBuiltAndServed(first, env.GATEWAY_PORT as string);
 
     process.kill(launcherOf(first.child.pid as number), 'SIGKILL');
     await first.exit;

@@ -11,6 +11,7 @@ import {
   alive,
   databaseDirOf,
   depositThrough,
+  expectConsoleBuiltAndServed,
   expectBalance,
   expectFailure,
   expectNothingLeft,
@@ -74,6 +75,7 @@ describe('pnpm start from anywhere', function () {
     const firstSeconds = await up(first);
     databaseDir = databaseDirOf(first);
     deposit = await depositThrough(env.GATEWAY_PORT as string);
+    await expectConsoleBuiltAndServed(first, env.GATEWAY_PORT as string);
 
     process.kill(launcherOf(first.child.pid as number), 'SIGKILL');
     await first.exit;

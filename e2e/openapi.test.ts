@@ -407,6 +407,15 @@ describe('the OpenAPI document against the running system', function () {
     expect(found.status, found.text).to.equal(200);
     expect(found.body.data.map((user: { id: string }) => user.id)).to.deep.equal([other.userId]);
     expect((await call('GET', '/admin/users?q=oa_', { token })).status).to.equal(403);
+    const byId = await call('GET', `/admin/users?id_prefix=${other.userId.slice(0, 8)}`, {
+      token: admin.body.token,
+    });
+    expect(byId.body.data.map((user: { id: string }) => user.id)).to.include(other.userId);
+    const accounts = await call('GET', `/admin/accounts?user_id=${other.userId}`, {
+      token: admin.body.token,
+    });
+    expect(accounts.status, accounts.text).to.equal(200);
+    expect((await call('GET', `/admin/accounts?user_id=${other.userId}`, { token })).status).to.equal(403);
     const deadLetters = await call('GET', '/admin/dead-letters/ledger?limit=5', { token: admin.body.token });
     expect(deadLetters.status, deadLetters.text).to.equal(200);
     expect((await call('GET', '/admin/dead-letters/currency', { token })).status).to.equal(403);

@@ -3,7 +3,7 @@ import type { PaymentsClient } from '@payments/client';
 import type { Session } from './session.js';
 
 export interface ConsoleContextValue {
-  client: PaymentsClient;
+  client: PaymentsClient<'1.1'>;
   session: Session;
 }
 

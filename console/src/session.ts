@@ -41,7 +41,7 @@ export interface SessionHolder {
  * The one client of the page, same origin as the console. Its token comes from the holder, in memory only; it is
  * never refreshed: when it expires or is refused, the operator signs in again.
  */
-export function createConsoleClient(holder: SessionHolder): PaymentsClient {
+export function createConsoleClient(holder: SessionHolder): PaymentsClient<'1.1'> {
   return createPaymentsClient({
     baseUrl: window.location.origin,
     tokenProvider: {

@@ -9,7 +9,7 @@ export function SignIn({
   onSignedIn,
   notice,
 }: {
-  client: PaymentsClient;
+  client: PaymentsClient<'1.1'>;
   onSignedIn: (session: Session) => void;
   notice: string | null;
 }) {

@@ -304,3 +304,15 @@ export async function expectBalance(gatewayPort: string, token: string, accountI
   const balance = await client.balances.get(accountId);
   expect(balance).to.include({ balance: 42.1, currency: 'USD' });
 }
+
+/**
+ * The checkout had no console build (git does not hold one): the start says it builds it, once, and the gateway
+ * serves it at /console.
+ */
+export async function expectConsoleBuiltAndServed(started: Start, gatewayPort: string): Promise<void> {
+  const building = started.output().match(/^Building the operator console \(it was not built\)…$/gm) ?? [];
+  expect(building, started.output()).to.have.length(1);
+  const page = await fetch(`http://127.0.0.1:${gatewayPort}/console/users`);
+  expect(page.status).to.equal(200);
+  expect(await page.text()).to.include('/console/assets/');
+}

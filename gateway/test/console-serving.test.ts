@@ -2,7 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import express from 'express';
 import { buildConsoleIfStale } from '@payments/testkit';
+import { strictContentSecurityPolicy } from '../src/http/console.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from './harness.js';
 
 const STRICT =
@@ -65,6 +67,34 @@ describe('the console at /console', function () {
     } finally {
       await unbuilt.stop();
       await rm(empty, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the helpers another page of the build is served with', () => {
+  it('adds sources to the strict policy without dropping its own, and replaces only a none', async () => {
+    const app = express();
+    app.get(
+      '/pay',
+      strictContentSecurityPolicy({
+        scriptSrc: ['https://js.stripe.com'],
+        frameSrc: ['https://js.stripe.com'],
+      }),
+      (_req, res) => {
+        res.send('ok');
+      },
+    );
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      const policy = (await fetch(`http://127.0.0.1:${port}/pay`)).headers.get('content-security-policy');
+      expect(policy).to.include("script-src 'self' https://js.stripe.com;");
+      expect(policy).to.include('frame-src https://js.stripe.com');
+      expect(policy).to.include("default-src 'none';");
+      expect(policy).to.include("frame-ancestors 'none'");
+    } finally {
+      server.close();
     }
   });
 });

@@ -27,8 +27,12 @@ export interface DataTableProps<T> {
   rowId: (row: T) => string;
   /** Says what the search box matches, under it. */
   searchHint?: string;
-  /** Without a search box (the list has nothing to search by). */
+  /** Without a search box (a list inside a page that has one already). */
   searchable?: boolean;
+  /** More controls for the search form (a status, what the search matches), applied with it. */
+  filters?: ReactNode;
+  /** Called on submit, so the page applies its `filters` with the search. */
+  onSearch?: () => void;
   /** Changing it reloads the current page (after an action changed a row). */
   reloadKey?: unknown;
   empty?: string;
@@ -46,6 +50,8 @@ export function DataTable<T>({
   rowId,
   searchHint,
   searchable = true,
+  filters,
+  onSearch: applyFilters,
   reloadKey,
   empty = 'Nothing to show.',
   pageSize = 20,
@@ -86,6 +92,7 @@ export function DataTable<T>({
     event.preventDefault();
     setSearch(typed.trim());
     setCursors([undefined]);
+    applyFilters?.();
   };
   const last = page?.data[page.data.length - 1];
 
@@ -101,6 +108,7 @@ export function DataTable<T>({
             onChange={(event) => setTyped(event.target.value)}
             aria-describedby={searchHint ? `${id}-hint` : undefined}
           />
+          {filters}
           <button type="submit">Find</button>
           {searchHint && (
             <p id={`${id}-hint`} className="hint">

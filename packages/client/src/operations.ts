@@ -46,6 +46,7 @@ const CALLED_BY = {
   resolveReconciliationCase: ['admin.reconciliation.resolveCase'],
   listAdminActions: ['admin.actions.list', 'admin.actions.listPage'],
   listOverdrawnAccounts: ['admin.overdrawnAccounts.list', 'admin.overdrawnAccounts.listPage'],
+  findAccounts: ['admin.accounts.find', 'admin.accounts.findPage'],
   getOverview: ['admin.overview.get'],
   getChargebackExposure: ['admin.chargebackExposure.get'],
   findTransactions: ['admin.transactions.find', 'admin.transactions.findPage'],

@@ -115,6 +115,10 @@ export type ReconciliationQuery = QueryInput<Omit<Static<typeof Contracts.Reconc
 export type UserSearchQuery = QueryInput<Static<typeof Contracts.UserSearchQuery>>;
 export type DeadLetterQuery = QueryInput<Static<typeof Contracts.DeadLetterQuery>>;
 export type AdminActionQuery = QueryInput<Static<typeof Contracts.AdminActionQuery>>;
+/** `user_id` is required: whose accounts. */
+export type AdminAccountQuery = QueryInput<Omit<Static<typeof Contracts.AdminAccountQuery>, 'user_id'>> & {
+  user_id: string;
+};
 export type OverviewQuery = QueryInput<Static<typeof Contracts.OverviewQuery>>;
 export type ChargebackExposureQuery = QueryInput<Static<typeof Contracts.ChargebackExposureQuery>>;
 /** With `metadata`: transactions whose metadata holds each pair, sent as `metadata[key]=value`. */

@@ -1,6 +1,8 @@
 import type { RequestOptions } from '../http-transport.js';
 import { pagedList, type PagedList } from '../pagination.js';
 import type {
+  Account,
+  AdminAccountQuery,
   AdminAction,
   AdminActionQuery,
   AdminTransaction,
@@ -36,6 +38,8 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
     transport.body<Page<ReconciliationItem<V>>>('listReconciliation', { query, options });
   const actionsPage = async (query: AdminActionQuery = {}, options?: RequestOptions) =>
     transport.body<Page<AdminAction>>('listAdminActions', { query, options });
+  const accountsPage = async (query: AdminAccountQuery, options?: RequestOptions) =>
+    transport.body<Page<Account>>('findAccounts', { query, options });
   const transactionsPage = async (query: AdminTransactionQuery = {}, options?: RequestOptions) =>
     transport.body<Page<AdminTransaction>>('findTransactions', { query, options });
   const overdrawnPage = async (query: PageQuery = {}, options?: RequestOptions) =>
@@ -81,6 +85,12 @@ export function adminResource<V extends ApiVersion>(deps: ResourceDeps) {
           options,
         });
       },
+    },
+    accounts: {
+      /** One user's accounts (`user_id`), as they see them at GET /accounts, oldest first. */
+      find: (query: AdminAccountQuery, options?: RequestOptions): PagedList<Account> =>
+        pagedList((window) => accountsPage({ ...query, ...window }, options), query),
+      findPage: accountsPage,
     },
     transactions: {
       /**

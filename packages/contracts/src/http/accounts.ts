@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { CurrencyCode, Page, Timestamp, Uuid } from './common.js';
+import { CurrencyCode, Page, PageQuery, Timestamp, Uuid } from './common.js';
 
 /** A currency in a request: checked against the supported set by the service (422 INVALID_CURRENCY), not here. */
 export const RequestedCurrency = Type.String({
@@ -33,6 +33,12 @@ export const AccountView = Type.Object(
 );
 
 export const AccountPage = Page(AccountView);
+
+/** GET /admin/accounts: one user's accounts, for an operator. */
+export const AdminAccountQuery = Type.Object({
+  ...PageQuery.properties,
+  user_id: Type.String({ format: 'uuid', description: 'The user whose accounts to list' }),
+});
 
 export const BalanceView = Type.Object(
   {

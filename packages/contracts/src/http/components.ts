@@ -8,6 +8,7 @@ import { ApiKeyPage, ApiKeyWithSecretView, NewApiKeyBody } from './api-keys.js';
 import {
   AccountPage,
   AccountView,
+  AdminAccountQuery,
   BalanceView,
   OpenAccountBody,
   PayoutAccountView,
@@ -191,6 +192,7 @@ export type ComponentName = keyof typeof COMPONENT_SCHEMAS;
 
 /** The query schemas the services validate with, by name: each property is a parameter of the operations. */
 export const QUERY_SCHEMAS = {
+  AdminAccountQuery,
   AdminActionQuery,
   AdminTransactionQuery,
   BalanceQuery,

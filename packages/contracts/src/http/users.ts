@@ -86,8 +86,8 @@ export const UserView = Type.Object(
 export const UserPage = Page(UserView);
 
 /**
- * GET /admin/users: exact `username` (any case) and `email` (compared in lower case, as stored), and `q`, the
- * start of a username or an e-mail address; every criterion given must hold.
+ * GET /admin/users: exact `username` (any case) and `email` (compared in lower case, as stored), `q`, the
+ * start of a username or an e-mail address, and `id_prefix`, the start of an id; every criterion given must hold.
  */
 export const UserSearchQuery = Type.Object({
   ...PageQuery.properties,
@@ -100,6 +100,14 @@ export const UserSearchQuery = Type.Object({
       minLength: 1,
       maxLength: 254,
       description: 'The start of a username or e-mail address, any case (`%` and `_` are plain characters)',
+    }),
+  ),
+  id_prefix: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 36,
+      pattern: '^[0-9a-fA-F-]+$',
+      description: "The start of a user's id (as shown, shortened, in logs and the console), any case",
     }),
   ),
   status: Type.Optional(UserStatus),

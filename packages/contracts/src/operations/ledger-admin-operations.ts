@@ -154,6 +154,20 @@ export const LEDGER_ADMIN_OPERATIONS = {
     success: { status: 200, description: 'A page of accounts', schema: 'OverdrawnAccountPage' },
     errors: [400, ...PROTECTED],
   },
+  findAccounts: {
+    method: 'get',
+    path: '/admin/accounts',
+    owner: 'ledger',
+    access: 'user',
+    tag: 'Administration',
+    summary: "A user's accounts, for an operator (admins only)",
+    description:
+      'The accounts of the user named by `user_id`, oldest first, with their balances: what the user sees at ' +
+      '`GET /accounts`. Reading is not an action and is not listed in the trail.',
+    query: 'AdminAccountQuery',
+    success: { status: 200, description: 'A page of accounts', schema: 'AccountPage' },
+    errors: [400, ...PROTECTED],
+  },
   getOverview: {
     method: 'get',
     path: '/admin/overview',

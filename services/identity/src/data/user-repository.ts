@@ -47,6 +47,8 @@ export interface UserSearch {
   email?: string;
   /** The start of the username (any case) or of the e-mail address. */
   prefix?: string;
+  /** The start of the id, any case. */
+  idPrefix?: string;
   status?: UserStatus;
 }
 
@@ -207,6 +209,9 @@ export function createUserRepository(db: Knex): UserRepository {
               .orWhereRaw("email LIKE ? ESCAPE '!'", [pattern]);
           });
         }
+        // No index serves this; an operator's look-up, over a table one row per user.
+        if (criteria.idPrefix !== undefined)
+          query.whereRaw("id::text LIKE ? ESCAPE '!'", [startsWith(criteria.idPrefix.toLowerCase())]);
         if (criteria.status !== undefined) query.where({ status: criteria.status });
         return query;
       };

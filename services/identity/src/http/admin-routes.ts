@@ -20,9 +20,13 @@ export function adminRoutes(users: UserService, verifier: TokenVerifier): Router
 
   router.get('/admin/users', requireAuth(verifier), async (req, res) => {
     const query = readUserSearch(req);
-    const { username, email, q, status } = query;
+    const { username, email, q, id_prefix: idPrefix, status } = query;
     const request = pageRequestOf(query);
-    const page = await users.findUsers(claimsOf(req), { username, email, prefix: q, status }, request);
+    const page = await users.findUsers(
+      claimsOf(req),
+      { username, email, prefix: q, idPrefix, status },
+      request,
+    );
     res.set('Cache-Control', 'no-store').json(renderPage(page, request, toUserView));
   });
 

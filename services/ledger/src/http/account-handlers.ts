@@ -1,6 +1,13 @@
-import type { RequestHandler } from 'express';
-import { OpenAccountBody, PageQuery } from '@payments/contracts';
-import { bodyValidator, pageRequestOf, queryValidator, renderPage } from '@payments/service-kit';
+import type { RequestHandler, Response } from 'express';
+import { AdminAccountQuery, OpenAccountBody, PageQuery } from '@payments/contracts';
+import {
+  accessDenied,
+  bodyValidator,
+  pageRequestOf,
+  queryValidator,
+  renderPage,
+  type PageRequest,
+} from '@payments/service-kit';
 import { readMetadata } from '../domain/metadata.js';
 import { currencyUnitOf, exponentsFor } from '../use-cases/currencies.js';
 import { correlationIdOf, pathId, viewerOf } from './access.js';
@@ -9,11 +16,12 @@ import { exponentIn, renderAccount } from './presenters.js';
 
 const readOpenAccount = bodyValidator(OpenAccountBody);
 const readPage = queryValidator(PageQuery);
+const readAdminAccountQuery = queryValidator(AdminAccountQuery);
 
 export function createAccountHandlers({
   accounts,
   currencies,
-}: LedgerHttpDeps): Record<'openAccount' | 'listAccounts' | 'showAccount', RequestHandler> {
+}: LedgerHttpDeps): Record<'openAccount' | 'listAccounts' | 'findAccounts' | 'showAccount', RequestHandler> {
   const openAccount: RequestHandler = async (req, res) => {
     const viewer = viewerOf(req);
     const body = readOpenAccount(req);
@@ -29,7 +37,23 @@ export function createAccountHandlers({
   const listAccounts: RequestHandler = async (req, res) => {
     const viewer = viewerOf(req);
     const request = pageRequestOf(readPage(req));
-    const page = await accounts.list(viewer.userId, request);
+    await renderAccounts(res, request, await accounts.list(viewer.userId, request));
+  };
+
+  /** GET /admin/accounts?user_id=: the list the user would see, for an operator; anyone else is refused. */
+  const findAccounts: RequestHandler = async (req, res) => {
+    if (viewerOf(req).role !== 'admin')
+      throw accessDenied("Only an administrator may list another user's accounts");
+    const { user_id: userId, ...window } = readAdminAccountQuery(req);
+    const request = pageRequestOf(window);
+    await renderAccounts(res, request, await accounts.list(userId, request));
+  };
+
+  const renderAccounts = async (
+    res: Response,
+    request: PageRequest,
+    page: Awaited<ReturnType<typeof accounts.list>>,
+  ) => {
     const exponents = await exponentsFor(
       currencies,
       page.data.map((account) => account.currency),
@@ -44,5 +68,5 @@ export function createAccountHandlers({
     res.json(renderAccount(account, (await currencyUnitOf(currencies, account.currency)).exponent));
   };
 
-  return { openAccount, listAccounts, showAccount };
+  return { openAccount, listAccounts, findAccounts, showAccount };
 }

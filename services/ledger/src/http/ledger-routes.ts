@@ -43,6 +43,7 @@ export function mountLedgerRoutes(app: Express, auth: RequestHandler, deps: Ledg
   app.post('/admin/reconciliation/cases/:id/resolution', auth, admin.resolveReconciliationCase);
   app.get('/admin/actions', auth, admin.listAdminActions);
   app.get('/admin/overdrawn-accounts', auth, admin.listOverdrawnAccounts);
+  app.get('/admin/accounts', auth, accounts.findAccounts);
   app.get('/admin/overview', auth, admin.showOverview);
   app.get('/admin/chargeback-exposure', auth, admin.showChargebackExposure);
   app.get('/admin/transactions', auth, adminTransactions.findTransactions);

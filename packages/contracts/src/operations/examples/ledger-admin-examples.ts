@@ -10,6 +10,7 @@ import {
   SETTLED_AT,
   USD_ACCOUNT,
   CASE,
+  eurAccount,
   DEPOSIT,
   DEPOSITED_AT,
   GRACE,
@@ -23,6 +24,7 @@ import {
   PAYMENT_INTENT,
   PAYOUT,
   REVERSAL,
+  usdAccount,
   WITHDRAWAL,
 } from './samples.js';
 
@@ -41,8 +43,9 @@ const adminDeposit = {
   },
 };
 
-/** Examples of the ledger's admin operations: reconciliation, the trail, overdrawn accounts. */
+/** Examples of the ledger's admin operations: reconciliation, the trail, overdrawn accounts, a user's accounts. */
 export const LEDGER_ADMIN_EXAMPLES = {
+  findAccounts: { response: { data: [usdAccount, eurAccount], has_more: false, pagination: page(2) } },
   listReconciliation: {
     response: {
       data: [
