@@ -207,6 +207,35 @@ describe('the console money pages in a browser: Overview, Transactions, Losses',
     expect(new URL(page.url()).searchParams.get('user_id')).to.equal(payer.userId);
   });
 
+  it('marks what a stopped service could not answer as unavailable, on the Overview and the timeline', async () => {
+    await system.kill('webhook-delivery');
+    try {
+      const page = await asAdmin('/console/overview');
+      await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      await page.getByText('Some figures are unavailable').waitFor();
+      const figures = page.getByRole('region', { name: 'Now' });
+      // The pending deliveries are not zero but unknown; the activity, from the ledger's books, is all there.
+      expect(await figures.getByRole('definition').allInnerTexts()).to.include('Unavailable');
+      expect(await rowOf(page, 'Transactions in the window', 'Deposits')).to.deep.equal(['1', '1', '0']);
+      await expectNoSeriousViolations(page, 'the Overview with a part missing');
+
+      await page.goto(`${system.gatewayUrl}/console/transactions/${depositId}`);
+      await page.getByLabel('Username').fill(system.admin.username);
+      await page.getByLabel('Password').fill(system.admin.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByText(/^Unavailable: the outgoing webhook events and deliveries/).waitFor();
+      const kinds = await page
+        .getByRole('list', { name: 'Timeline, oldest first' })
+        .locator('.timeline-kind')
+        .allInnerTexts();
+      expect(kinds).to.include('Provider event');
+      expect(kinds).not.to.include('Webhook delivery');
+      await expectNoSeriousViolations(page, 'a timeline with a part missing');
+    } finally {
+      await system.restart('webhook-delivery');
+    }
+  });
+
   it('shows a user who opens a transaction page "Administrators only", asking the API for nothing of it', async () => {
     const user = await signUp(system.gatewayUrl);
     const page = await visit(`/console/transactions/${depositId}`, user.username, user.password);
