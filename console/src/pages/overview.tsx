@@ -17,9 +17,9 @@ const WINDOWS: Record<OverviewWindow, { label: string; bucket: string }> = {
   day: { label: 'Last day', bucket: '15 minutes' },
 };
 const TYPES = [
-  ['deposits', 'Deposits'],
-  ['withdrawals', 'Withdrawals'],
-  ['transfers', 'Transfers'],
+  ['deposits', 'Deposits', 'first'],
+  ['withdrawals', 'Withdrawals', 'second'],
+  ['transfers', 'Transfers', 'third'],
 ] as const;
 
 const percent = (rate: number | null) => (rate === null ? '—' : `${(rate * 100).toFixed(1)} %`);
@@ -116,9 +116,9 @@ function ActivitySection({ overview }: { overview: Overview }) {
               title={`Transactions created per ${bucket}`}
               summary={TYPES.map(([type, name]) => `${name}: ${totals[type].created}`).join(', ')}
               labels={series.map((b) => clock(b.start))}
-              series={TYPES.map(([type, name], index) => ({
+              series={TYPES.map(([type, name, style]) => ({
                 name,
-                style: (['first', 'second', 'third'] as const)[index] ?? 'first',
+                style,
                 values: series.map((b) => b[type].created),
               }))}
             />

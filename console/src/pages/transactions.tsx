@@ -8,6 +8,7 @@ import { PageHeading } from '../components/page-heading.js';
 import { useConsole } from '../console-context.js';
 import { Link } from '../router.js';
 import type { PageProps } from './index.js';
+import './transactions.css';
 import { TransactionPage } from './transaction.js';
 
 /** The filters as the form holds them, each a query parameter of GET /admin/transactions by the same name. */
@@ -173,7 +174,7 @@ function TransactionSearch() {
   return (
     <>
       <PageHeading>Transactions</PageHeading>
-      <form role="search" className="filters" onSubmit={apply} aria-label="Transactions">
+      <form role="search" className="filters transaction-filters" onSubmit={apply} aria-label="Transactions">
         {field('q', 'Search', {
           type: 'search',
           hint: 'The start of an id or of a provider reference (pi_…)',
