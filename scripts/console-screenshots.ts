@@ -144,6 +144,45 @@ async function main() {
     await open(page, 'Audit trail');
     await page.getByRole('cell', { name: 'Asked to close the account' }).waitFor();
     await shot('audit-trail');
+
+    // The deposit the case above booked is completed by now; moving most of it to another account of its owner
+    // leaves a card deposit whose money has left: a chargeback exposure on Losses.
+    const completed = await eventually(
+      () => api.get('/admin/transactions?type=deposit&status=completed', token),
+      (response) => (response.body.data as unknown[]).length > 0,
+      { timeoutMs: 10_000 },
+    ).catch(() => null);
+    const booked = (
+      completed?.body.data as { id: string; user_id: string; amount: number }[] | undefined
+    )?.[0];
+    const owner = customers.find((customer) => customer.userId === booked?.user_id);
+    if (booked && owner) {
+      const { id: savings } = await owner.client.accounts.open({ currency: 'USD' });
+      await owner.client.money.transfer(owner.accountId, {
+        to_account_id: savings,
+        amount: Math.floor(booked.amount * 0.8),
+        currency: 'USD',
+      });
+    }
+
+    await open(page, 'Overview');
+    await page.getByRole('img', { name: 'Transactions created per minute' }).waitFor();
+    await shot('overview');
+
+    await open(page, 'Transactions');
+    const results = page.getByRole('table', { name: /^Transactions/ });
+    await results.getByRole('link').first().waitFor();
+    await shot('transactions');
+    const deposit = booked?.id ?? stranded.id;
+    await page.getByLabel('Search').fill(deposit.slice(0, 8));
+    await page.getByRole('button', { name: 'Find' }).click();
+    await results.getByRole('link', { name: `Deposit ${deposit.slice(0, 8)}…` }).click();
+    await page.getByRole('list', { name: 'Timeline, oldest first' }).waitFor();
+    await shot('transaction');
+
+    await open(page, 'Losses');
+    await page.getByRole('table', { name: 'Exposure by user, largest first' }).waitFor();
+    await shot('losses');
   } finally {
     await browser.close();
     await tap.close();
