@@ -3,15 +3,22 @@ import type { PaymentsClient } from '@payments/client';
 import { ErrorMessage } from './components/error-message.js';
 import { sessionOf, type Session } from './session.js';
 
-/** The sign-in form: POST /auth/login through the client; the token goes to the app's memory, nowhere else. */
+/**
+ * The sign-in form of the console and of the payment page: POST /auth/login through the client; the token goes to
+ * the app's memory, nowhere else.
+ */
 export function SignIn({
   client,
   onSignedIn,
   notice,
+  title = 'Payments console',
+  intro,
 }: {
   client: PaymentsClient<'1.1'>;
   onSignedIn: (session: Session) => void;
   notice: string | null;
+  title?: string;
+  intro?: string;
 }) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
@@ -36,7 +43,8 @@ export function SignIn({
 
   return (
     <main className="sign-in">
-      <h1>Payments console</h1>
+      <h1>{title}</h1>
+      {intro && <p>{intro}</p>}
       {notice && <p className="notice">{notice}</p>}
       <form onSubmit={(event) => void submit(event)}>
         <label htmlFor="sign-in-username">Username</label>

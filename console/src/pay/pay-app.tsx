@@ -1,6 +1,6 @@
-import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
-import { ErrorMessage } from '../components/error-message.js';
-import { createConsoleClient, isAdmin, sessionOf, type Session } from '../session.js';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { createConsoleClient, isAdmin, type Session } from '../session.js';
+import { SignIn } from '../sign-in.js';
 import { DepositPayment, type PayClient } from './deposit-payment.js';
 import type { PaymentPageSettings } from './page-settings.js';
 
@@ -45,8 +45,10 @@ export function PayApp({
 
   if (!session) {
     return (
-      <PaySignIn
+      <SignIn
         client={client}
+        title="Pay a deposit"
+        intro="Sign in as the person who made the deposit to pay it."
         notice={notice}
         onSignedIn={(next) => {
           held.current = next;
@@ -77,70 +79,6 @@ export function PayApp({
         transactionId={transactionId}
         signedInAsAdmin={isAdmin(session)}
       />
-    </main>
-  );
-}
-
-function PaySignIn({
-  client,
-  notice,
-  onSignedIn,
-}: {
-  client: PayClient;
-  notice: string | null;
-  onSignedIn: (session: Session) => void;
-}) {
-  const [username, setUsername] = useState('');
-  const [password, setPassword] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const sentAt = Date.now();
-      const token = await client.auth.login({ username, password });
-      setPassword('');
-      onSignedIn(sessionOf(token, sentAt));
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  return (
-    <main className="sign-in">
-      <h1>Pay a deposit</h1>
-      <p>Sign in as the person who made the deposit to pay it.</p>
-      {notice && <p className="notice">{notice}</p>}
-      <form onSubmit={(event) => void submit(event)}>
-        <label htmlFor="pay-username">Username</label>
-        <input
-          id="pay-username"
-          name="username"
-          autoComplete="username"
-          required
-          value={username}
-          onChange={(event) => setUsername(event.target.value)}
-        />
-        <label htmlFor="pay-password">Password</label>
-        <input
-          id="pay-password"
-          name="password"
-          type="password"
-          autoComplete="current-password"
-          required
-          value={password}
-          onChange={(event) => setPassword(event.target.value)}
-        />
-        <button type="submit" disabled={busy}>
-          Sign in
-        </button>
-        <ErrorMessage error={error} />
-      </form>
     </main>
   );
 }
