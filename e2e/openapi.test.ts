@@ -449,6 +449,22 @@ describe('the OpenAPI document against the running system', function () {
     const overdrawn = await call('GET', '/admin/overdrawn-accounts?limit=5', { token: admin.body.token });
     expect(overdrawn.status, overdrawn.text).to.equal(200);
     expect((await call('GET', '/admin/overdrawn-accounts', { token })).status).to.equal(403);
+    const overview = await call('GET', '/admin/overview?window=hour', { token: admin.body.token });
+    expect(overview.status, overview.text).to.equal(200);
+    expect((await call('GET', '/admin/overview', { token })).status).to.equal(403);
+    const exposure = await call('GET', '/admin/chargeback-exposure?limit=5', { token: admin.body.token });
+    expect(exposure.status, exposure.text).to.equal(200);
+    expect((await call('GET', '/admin/chargeback-exposure', { token })).status).to.equal(403);
+    const transactions = await call('GET', '/admin/transactions?type=deposit&limit=5', {
+      token: admin.body.token,
+    });
+    expect(transactions.status, transactions.text).to.equal(200);
+    expect((await call('GET', '/admin/transactions', { token })).status).to.equal(403);
+    const timeline = await call('GET', `/admin/transactions/${depositId}/timeline`, {
+      token: admin.body.token,
+    });
+    expect(timeline.status, timeline.text).to.equal(200);
+    expect((await call('GET', `/admin/transactions/${depositId}/timeline`, { token })).status).to.equal(403);
 
     const leaving = await signUp(system.gatewayUrl);
     const refreshed = await call('POST', '/auth/refresh', { token: leaving.token });

@@ -92,8 +92,9 @@ async function moveMoney(
     ...(paymentMethod !== undefined ? { payment_method: paymentMethod } : {}),
   };
   const transaction = await sendOnce(ctx, key, () => send(body, { idempotencyKey: key }));
-  // The payer may pay in a browser once the provider made the payment: said once, on stderr (stdout stays the result).
-  let shownPaymentUrl = false;
+  // The payer may pay in a browser once the provider made the payment: said once, on stderr (stdout stays the result);
+  // not when this command pays it with a named method.
+  let shownPaymentUrl = paymentMethod !== undefined;
   const showPaymentUrl = (t: Transaction) => {
     const url = t.provider_payment?.payment_url;
     if (shownPaymentUrl || url === undefined || t.status !== 'pending' || ctx.out.json) return;

@@ -46,6 +46,7 @@ describe('ledger: asking the payment provider for each deposit', function () {
       provider: 'stripe',
       reference,
       client_secret: `${reference}_secret_test`,
+      payment_url: `http://localhost:8080/pay/${id}`,
     });
     const admin = ledger.newUser('admin');
     const asAdmin = await ledger.call('GET', `/transaction/${id}`, { user: admin });
