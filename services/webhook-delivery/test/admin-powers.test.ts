@@ -174,9 +174,13 @@ describe("an admin's action the trail cannot take is not done (HTTP, RabbitMQ, P
     const endpoint = await harness.register(owner, '/unrecorded');
     await harness.publish('TransactionCompleted', completedDeposit(owner.id));
     await harness.receiver.waitForCalls('/unrecorded', (calls) => calls.length === 1);
-    const [delivery] = (
-      await harness.call('GET', `/webhook-endpoints/${endpoint.id}/deliveries`, { user: admin })
-    ).body.data as { id: string; updated_at: string }[];
+    // The receiver has the call before the sender records its answer: the delivery is read once it has.
+    const [delivery] = await eventually(
+      async () =>
+        (await harness.call('GET', `/webhook-endpoints/${endpoint.id}/deliveries`, { user: admin })).body
+          .data as { id: string; status: string; updated_at: string }[],
+      (deliveries) => deliveries[0]?.status === 'succeeded',
+    );
     // The ledger's queue is where the trail lands: without it the broker refuses the AdminActionTaken.
     await harness.broker!.deleteQueue('ledger');
 
