@@ -220,6 +220,7 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
         timeoutMs: config.OVERVIEW_PART_TIMEOUT_MS,
       }),
       partTimeoutMs: config.OVERVIEW_PART_TIMEOUT_MS,
+      logger,
     });
     const chargebackExposure = createChargebackExposure({
       store: createChargebackExposureRepository(knex),

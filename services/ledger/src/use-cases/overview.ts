@@ -1,5 +1,6 @@
 import { MISMATCH_KINDS, type QueueKey } from '@payments/contracts';
 import { DEAD_LETTER_QUEUES } from '@payments/contracts/operations';
+import type { Logger } from '@payments/service-kit';
 import {
   bucketsOf,
   OVERVIEW_WINDOWS,
@@ -38,9 +39,11 @@ export interface OverviewOptions {
   readMetrics: ServiceMetricsReader;
   /** How long each part may take before the answer goes without it. */
   partTimeoutMs: number;
+  /** Where the reason a part failed goes: the answer says only that it did. */
+  logger: Logger;
 }
 
-/** A part of the overview that could not be read in time, and why. */
+/** A part of the overview that could not be read in time, and why, in words of our own. */
 export interface MissingPart {
   part: string;
   detail: string;
@@ -76,15 +79,24 @@ function within<T>(ms: number, work: () => Promise<T>): Promise<T> {
   return Promise.race([work(), timeout]).finally(() => clearTimeout(timer));
 }
 
-const detailOf = (error: unknown) =>
-  error instanceof PartTimeout ? error.message : error instanceof Error ? error.message : String(error);
+/**
+ * What an admin is told of a failed part. Only a timeout's own words: a driver's or the network's message may name
+ * hosts, SQL or credentials, so it goes to the log.
+ */
+const UNREADABLE = "could not be read (the ledger's log says why)";
 
 /**
  * The admin overview (ADR 0127): the window's activity from the ledger's own books, and the current gauges from
  * the ledger, the broker and the other services' `/metrics`, each part read at once and bounded in time. A part
  * that fails or is late is left out (null) and named in `missing`; the rest is answered all the same.
  */
-export function createOverviews({ store, broker, readMetrics, partTimeoutMs }: OverviewOptions): Overviews {
+export function createOverviews({
+  store,
+  broker,
+  readMetrics,
+  partTimeoutMs,
+  logger,
+}: OverviewOptions): Overviews {
   return {
     async read(window) {
       const missing: MissingPart[] = [];
@@ -92,7 +104,11 @@ export function createOverviews({ store, broker, readMetrics, partTimeoutMs }: O
         try {
           return await within(partTimeoutMs, work);
         } catch (error) {
-          missing.push({ part: name, detail: detailOf(error) });
+          if (error instanceof PartTimeout) missing.push({ part: name, detail: error.message });
+          else {
+            logger.warn({ err: error, part: name }, 'an overview part could not be read');
+            missing.push({ part: name, detail: UNREADABLE });
+          }
           return null;
         }
       };

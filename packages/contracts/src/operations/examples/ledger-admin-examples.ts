@@ -328,7 +328,7 @@ export const LEDGER_ADMIN_EXAMPLES = {
       ],
       webhook_deliveries_pending: 7,
       missing: [
-        { part: 'outbox.identity', detail: 'fetch failed' },
+        { part: 'outbox.identity', detail: "could not be read (the ledger's log says why)" },
         { part: 'queues.webhook-delivery', detail: 'no answer within 2000 ms' },
       ],
       generated_at: '2026-03-02T10:00:12.000Z',
