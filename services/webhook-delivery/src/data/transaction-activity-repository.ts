@@ -9,8 +9,8 @@ export interface TransactionActivityRepository {
 
 /** The ids an event names, exactly as the index webhook_events_transactions (migration 005) spells them. */
 const NAMED_TRANSACTIONS = `ARRAY[event#>>'{data,transaction_id}', event#>>'{data,original_transaction_id}']`;
-/** Attempts kept per delivery in a timeline: its first and its latest ones. */
-const ATTEMPTS_PER_DELIVERY = 20;
+/** Attempts kept per delivery in a timeline: this many first ones, and as many latest ones. */
+const ATTEMPTS_AT_EACH_END = 10;
 
 interface EventRow {
   id: string;
@@ -65,7 +65,12 @@ export function createTransactionActivityRepository(knex: Knex): TransactionActi
                 'delivery_id',
                 deliveries.map((delivery) => delivery.id),
               )
-              .where('attempt', '<=', ATTEMPTS_PER_DELIVERY)
+              // By the index on (delivery_id, attempt): the first ones, and those within reach of the last.
+              .whereRaw(
+                `(attempt <= ? OR attempt > (SELECT max(latest.attempt) FROM webhook_delivery_attempts latest
+                   WHERE latest.delivery_id = webhook_delivery_attempts.delivery_id) - ?)`,
+                [ATTEMPTS_AT_EACH_END, ATTEMPTS_AT_EACH_END],
+              )
               .select('delivery_id', 'attempt', 'status_code', 'error', 'latency_ms', 'attempted_at')
               .orderBy([{ column: 'delivery_id' }, { column: 'attempt' }]);
       return {
