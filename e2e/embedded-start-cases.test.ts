@@ -135,7 +135,9 @@ describe('pnpm start from anywhere', function () {
     }
   });
 
-  it('in processes mode, takes its services down with it when the launcher is killed (SIGKILL), so the next start comes up', async () => {
+  it('in processes mode, takes its services down with it when the launcher is killed (SIGKILL), so the next start comes up', async function () {
+    // Two starts of seven processes each, on a machine the other test files keep busy.
+    this.timeout(600_000);
     // What a user of this machine gets: its PostgreSQL and RabbitMQ answer, so each service runs as a child process.
     const processes = {
       ...env,

@@ -287,6 +287,9 @@ async function main() {
       amqpUrl: choice.amqpUrl as string,
       logins,
       onOutput: print,
+      // Seven Node processes start at once, each migrating its database first: on a busy two-core machine that
+      // took over a minute. A service that exits is reported at once; only a slow one is waited for this long.
+      startTimeoutMs: 180_000,
     });
   } else {
     const { startEmbeddedSystem } = await import('./embedded-system.js');

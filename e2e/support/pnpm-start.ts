@@ -177,7 +177,8 @@ export async function up(started: Start): Promise<number> {
   await eventually(
     async () => started.output(),
     (text) => text.includes('Gateway listening') || started.child.exitCode !== null,
-    { timeoutMs: 120_000, intervalMs: 100 },
+    // Beyond the launcher's own wait for its slowest service (180 s), so that its message is the one seen.
+    { timeoutMs: 200_000, intervalMs: 100 },
   );
   if (!started.output().includes('Gateway listening'))
     throw new Error(`pnpm start did not come up:\n${started.output()}`);
