@@ -1,70 +1,32 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useState } from 'react';
 import { ConsoleContext } from './console-context.js';
 import { PAGES, pageOf } from './pages/index.js';
 import { Link, navigate, useRoute } from './router.js';
-import { createConsoleClient, isAdmin, type Session } from './session.js';
+import { isAdmin, type Session } from './session.js';
 import { SignIn } from './sign-in.js';
+import { useSession } from './use-session.js';
 
 /**
  * The console: the sign-in form until an admin signs in, then the shell (nav and the route's page). The session —
  * the token — lives in this component's state only: a reload or a closed tab ends it.
  */
 export function App() {
-  const [session, setSession] = useState<Session | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const { session, notice, client, begin, discard, signOut } = useSession();
   const [refusedRole, setRefusedRole] = useState(false);
-  const held = useRef<Session | null>(null);
-
-  const end = useCallback((why: string | null) => {
-    held.current = null;
-    setSession(null);
-    setNotice(why);
-  }, []);
-  const client = useMemo(
-    () =>
-      createConsoleClient({
-        current: () => held.current,
-        refused: () => {
-          if (held.current) end('Your session has ended. Sign in again.');
-        },
-      }),
-    [end],
-  );
-
-  // The session ends with its token: at its expiry the page goes back to the sign-in form.
-  useEffect(() => {
-    if (!session) return;
-    const timer = window.setTimeout(
-      () => end('Your session has ended. Sign in again.'),
-      Math.max(0, session.expiresAt - Date.now()),
-    );
-    return () => window.clearTimeout(timer);
-  }, [session, end]);
 
   const signedIn = async (next: Session) => {
     if (!isAdmin(next)) {
       // Nothing to do here for anyone else: their token is revoked at once rather than kept.
-      held.current = next;
-      await client.auth.logout().catch(() => undefined);
-      held.current = null;
+      await discard(next);
       setRefusedRole(true);
       return;
     }
-    held.current = next;
-    setNotice(null);
-    setSession(next);
+    begin(next);
   };
 
   if (refusedRole) return <AdministratorsOnly onBack={() => setRefusedRole(false)} />;
   if (!session) return <SignIn client={client} onSignedIn={(next) => void signedIn(next)} notice={notice} />;
 
-  const signOut = async () => {
-    try {
-      await client.auth.logout();
-    } finally {
-      end('You have signed out.');
-    }
-  };
   return (
     <ConsoleContext.Provider value={{ client, session }}>
       <Shell onSignOut={() => void signOut()} />

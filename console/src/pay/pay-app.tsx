@@ -1,10 +1,8 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { createConsoleClient, isAdmin, type Session } from '../session.js';
+import { isAdmin } from '../session.js';
 import { SignIn } from '../sign-in.js';
-import { DepositPayment, type PayClient } from './deposit-payment.js';
+import { useSession } from '../use-session.js';
+import { DepositPayment } from './deposit-payment.js';
 import type { PaymentPageSettings } from './page-settings.js';
-
-const SESSION_ENDED = 'Your session has ended. Sign in again.';
 
 /**
  * The payment page: the payer signs in, then reads and pays their deposit. As in the console, the token lives in
@@ -17,31 +15,7 @@ export function PayApp({
   settings: PaymentPageSettings;
   transactionId: string;
 }) {
-  const [session, setSession] = useState<Session | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
-  const held = useRef<Session | null>(null);
-
-  const end = useCallback((why: string | null) => {
-    held.current = null;
-    setSession(null);
-    setNotice(why);
-  }, []);
-  const client: PayClient = useMemo(
-    () =>
-      createConsoleClient({
-        current: () => held.current,
-        refused: () => {
-          if (held.current) end(SESSION_ENDED);
-        },
-      }),
-    [end],
-  );
-
-  useEffect(() => {
-    if (!session) return;
-    const timer = window.setTimeout(() => end(SESSION_ENDED), Math.max(0, session.expiresAt - Date.now()));
-    return () => window.clearTimeout(timer);
-  }, [session, end]);
+  const { session, notice, client, begin, signOut } = useSession();
 
   if (!session) {
     return (
@@ -50,21 +24,10 @@ export function PayApp({
         title="Pay a deposit"
         intro="Sign in as the person who made the deposit to pay it."
         notice={notice}
-        onSignedIn={(next) => {
-          held.current = next;
-          setNotice(null);
-          setSession(next);
-        }}
+        onSignedIn={begin}
       />
     );
   }
-  const signOut = async () => {
-    try {
-      await client.auth.logout();
-    } finally {
-      end('You have signed out.');
-    }
-  };
   return (
     <main className="pay">
       <div className="pay-top">
