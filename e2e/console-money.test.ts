@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import {
   DELIVERY_TO_RECEIVER,
   eventually,
@@ -7,17 +7,8 @@ import {
   useStarted,
   useSystem,
 } from '@payments/testkit';
-import { expectNoSeriousViolations, launchTestBrowser } from '@payments/testkit/browser';
+import { expectNoSeriousViolations, signIn, useTestBrowser } from '@payments/testkit/browser';
 import { rawApi, signUp, signUpWithAccount, type Customer } from '@payments/test-support';
-
-/** A fresh browser context and what its page did. */
-interface Visit {
-  context: BrowserContext;
-  page: Page;
-  /** Console errors (a refused script or style among them) and uncaught page errors. */
-  problems: string[];
-  requested: string[];
-}
 
 /**
  * The console's money pages in a browser, through the real system: a card deposit the sandbox pays, a withdrawal
@@ -37,10 +28,15 @@ describe('the console money pages in a browser: Overview, Transactions, Losses',
   );
   const api = rawApi(system);
   const receiver = useStarted(startTestReceiver);
-  let browser: Browser;
+  // Each page: no console error (a refused script or style among them), no request beyond the gateway.
+  const browser = useTestBrowser({
+    checkVisit: (visit) => {
+      expect(visit.problems, visit.problems.join('\n')).to.deep.equal([]);
+      expect(visit.requested.filter((url) => !url.startsWith(system.gatewayUrl))).to.deep.equal([]);
+    },
+  });
   let payer: Customer;
   let depositId: string;
-  const visits: Visit[] = [];
 
   const settled = (id: string) =>
     eventually(
@@ -50,7 +46,6 @@ describe('the console money pages in a browser: Overview, Transactions, Losses',
     );
 
   before(async () => {
-    browser = await launchTestBrowser();
     payer = await signUpWithAccount(system.gatewayUrl);
     await payer.client.webhookEndpoints.create({
       url: `${receiver.url}/console-money`,
@@ -78,34 +73,13 @@ describe('the console money pages in a browser: Overview, Transactions, Losses',
       calls.some((call) => call.body.includes(depositId)),
     );
   });
-  afterEach(async () => {
-    for (const visit of visits.splice(0)) {
-      expect(visit.problems, visit.problems.join('\n')).to.deep.equal([]);
-      expect(visit.requested.filter((url) => !url.startsWith(system.gatewayUrl))).to.deep.equal([]);
-      await visit.context.close();
-    }
-  });
-  after(async () => {
-    await browser?.close();
-  });
 
-  async function visit(path: string, username: string, password: string): Promise<Page> {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const opened: Visit = { context, page, problems: [], requested: [] };
-    page.on('console', (message) => {
-      if (message.type() === 'error') opened.problems.push(message.text());
-    });
-    page.on('pageerror', (error) => opened.problems.push(error.message));
-    page.on('request', (request) => opened.requested.push(request.url()));
-    visits.push(opened);
-    expect((await page.goto(`${system.gatewayUrl}${path}`))?.status()).to.equal(200);
-    await page.getByLabel('Username').fill(username);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+  async function visit(path: string, who: { username: string; password: string }): Promise<Page> {
+    const { page } = await browser.visit(`${system.gatewayUrl}${path}`);
+    await signIn(page, who);
     return page;
   }
-  const asAdmin = (path: string) => visit(path, system.admin.username, system.admin.password);
+  const asAdmin = (path: string) => visit(path, system.admin);
 
   /** The cells of a table's row named by its header cell, as text. */
   const rowOf = async (page: Page, table: string, row: string) => {
@@ -220,9 +194,7 @@ describe('the console money pages in a browser: Overview, Transactions, Losses',
       await expectNoSeriousViolations(page, 'the Overview with a part missing');
 
       await page.goto(`${system.gatewayUrl}/console/transactions/${depositId}`);
-      await page.getByLabel('Username').fill(system.admin.username);
-      await page.getByLabel('Password').fill(system.admin.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await signIn(page, system.admin);
       await page.getByText(/^Unavailable: the outgoing webhook events and deliveries/).waitFor();
       const kinds = await page
         .getByRole('list', { name: 'Timeline, oldest first' })
@@ -238,10 +210,10 @@ describe('the console money pages in a browser: Overview, Transactions, Losses',
 
   it('shows a user who opens a transaction page "Administrators only", asking the API for nothing of it', async () => {
     const user = await signUp(system.gatewayUrl);
-    const page = await visit(`/console/transactions/${depositId}`, user.username, user.password);
+    const page = await visit(`/console/transactions/${depositId}`, user);
     await page.getByRole('heading', { level: 1, name: 'Administrators only' }).waitFor();
-    const visited = visits[visits.length - 1] as Visit;
-    expect(visited.requested.filter((url) => url.includes('/admin/'))).to.deep.equal([]);
+    const visited = browser.visits[browser.visits.length - 1];
+    expect(visited?.requested.filter((url) => url.includes('/admin/'))).to.deep.equal([]);
     expect(await page.getByText(depositId.slice(0, 8)).count()).to.equal(0);
     // The API is the judge: the user's own token asking for the timeline is refused.
     const refused = await api.get(`/admin/transactions/${depositId}/timeline`, user.token);

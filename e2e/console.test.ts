@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
 import {
   DELIVERY_TO_RECEIVER,
   eventually,
@@ -10,7 +9,7 @@ import {
   useStarted,
   useSystem,
 } from '@payments/testkit';
-import { expectNoSeriousViolations, launchTestBrowser } from '@payments/testkit/browser';
+import { expectNoSeriousViolations, signIn, useTestBrowser } from '@payments/testkit/browser';
 import {
   aPaymentConfirmation,
   rawApi,
@@ -29,16 +28,6 @@ const PAGES = [
   ['Webhooks', '/console/webhooks'],
   ['Audit trail', '/console/audit-trail'],
 ] as const;
-
-/** A fresh browser context (no storage shared with another test) and what its pages did. */
-interface Visit {
-  context: BrowserContext;
-  page: Page;
-  /** Console errors and uncaught page errors. */
-  problems: string[];
-  /** Every URL the page requested. */
-  requested: string[];
-}
 
 describe('the operator console in a browser, through the real system', function () {
   this.timeout(180_000);
@@ -60,43 +49,12 @@ describe('the operator console in a browser, through the real system', function 
   );
   const api = rawApi(system);
   const receiver = useStarted(startTestReceiver);
-  let browser: Browser;
-  const visits: Visit[] = [];
-
-  before(async () => {
-    browser = await launchTestBrowser();
-  });
-  afterEach(async () => {
-    for (const visit of visits.splice(0)) await visit.context.close();
-  });
-  after(async () => {
-    await browser?.close();
-  });
-
-  async function visit(path = '/console'): Promise<Visit> {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const opened: Visit = { context, page, problems: [], requested: [] };
-    page.on('console', (message) => {
-      if (message.type() === 'error') opened.problems.push(message.text());
-    });
-    page.on('pageerror', (error) => opened.problems.push(error.message));
-    page.on('request', (request) => opened.requested.push(request.url()));
-    visits.push(opened);
-    const response = await page.goto(`${system.gatewayUrl}${path}`);
-    expect(response?.status()).to.equal(200);
-    return opened;
-  }
-
-  async function signIn(page: Page, username: string, password: string): Promise<void> {
-    await page.getByLabel('Username').fill(username);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-  }
+  const browser = useTestBrowser();
+  const visit = (path = '/console') => browser.visit(`${system.gatewayUrl}${path}`);
 
   const signInAsAdmin = async (path?: string) => {
     const opened = await visit(path);
-    await signIn(opened.page, system.admin.username, system.admin.password);
+    await signIn(opened.page, system.admin);
     await opened.page.getByRole('navigation').waitFor();
     return opened;
   };
@@ -104,7 +62,7 @@ describe('the operator console in a browser, through the real system', function 
   it('signs an admin in and shows every page by its nav link, each with its name as h1 and no serious axe violation', async () => {
     const { page, problems, requested } = await visit();
     await expectNoSeriousViolations(page, 'the sign-in form');
-    await signIn(page, system.admin.username, system.admin.password);
+    await signIn(page, system.admin);
     const nav = page.getByRole('navigation');
     await nav.waitFor();
     for (const [name, path] of PAGES) {
@@ -119,7 +77,7 @@ describe('the operator console in a browser, through the real system', function 
     // A route opened directly (a bookmark, a reload) is the same page; a reload ends the session.
     await page.goto(`${system.gatewayUrl}/console/webhooks`);
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
-    await signIn(page, system.admin.username, system.admin.password);
+    await signIn(page, system.admin);
     await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
 
     expect(problems, problems.join('\n')).to.deep.equal([]);
@@ -145,7 +103,7 @@ describe('the operator console in a browser, through the real system', function 
     page.on('request', (request) => {
       if (request.url().endsWith('/auth/logout')) sent = request.headers().authorization;
     });
-    await signIn(page, user.username, user.password);
+    await signIn(page, user);
     await page.getByRole('heading', { level: 1, name: 'Administrators only' }).waitFor();
     expect(await page.getByRole('navigation').count()).to.equal(0);
     expect(await page.getByRole('table').count()).to.equal(0);
@@ -171,7 +129,7 @@ describe('the operator console in a browser, through the real system', function 
     expect((await api.get('/admin/actions', token)).status).to.equal(401);
 
     // Revoked behind the page's back (another tab's sign-out): the next call is refused, and the page signs out.
-    await signIn(page, system.admin.username, system.admin.password);
+    await signIn(page, system.admin);
     await page.getByRole('navigation').waitFor();
     await page.getByRole('link', { name: 'Users', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Users' }).waitFor();

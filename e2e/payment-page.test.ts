@@ -1,20 +1,8 @@
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { eventually, useSystem } from '@payments/testkit';
-import { expectNoSeriousViolations, launchTestBrowser } from '@payments/testkit/browser';
+import { expectNoSeriousViolations, signIn, useTestBrowser } from '@payments/testkit/browser';
 import { rawApi, sandboxStripe, signUpWithAccount, type Customer } from '@payments/test-support';
-
-/** A fresh browser context on a deposit's payment page, and what the page did. */
-interface Visit {
-  context: BrowserContext;
-  page: Page;
-  /** Uncaught page errors and console errors, except the browser's line for each 4xx answer it received. */
-  problems: string[];
-  /** Every URL the page requested. */
-  requested: string[];
-  /** The policy the page was served with. */
-  policy: string | undefined;
-}
 
 /**
  * The payment page (`/pay/{transaction_id}`, ADR 0128) in a real browser, through the real system, with the
@@ -28,17 +16,9 @@ describe('the payment page in a browser, through the real system', function () {
     { admin: true, booksBalance: true },
   );
   const api = rawApi(system);
-  let browser: Browser;
-  const visits: Visit[] = [];
-
-  before(async () => {
-    browser = await launchTestBrowser();
-  });
-  afterEach(async () => {
-    for (const visit of visits.splice(0)) await visit.context.close();
-  });
-  after(async () => {
-    await browser?.close();
+  // Console errors but the browser's own line for each 4xx answer it received.
+  const browser = useTestBrowser({
+    ignoreConsoleError: (text) => text.startsWith('Failed to load resource'),
   });
 
   const gatewayOrigin = () => new URL(system.gatewayUrl).origin;
@@ -55,27 +35,10 @@ describe('the payment page in a browser, through the real system', function () {
     return { id: accepted.id, paymentUrl: shown.body.provider_payment.payment_url as string };
   }
 
-  async function visit(url: string): Promise<Visit> {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const opened: Visit = { context, page, problems: [], requested: [], policy: undefined };
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
-        opened.problems.push(message.text());
-    });
-    page.on('pageerror', (error) => opened.problems.push(error.message));
-    page.on('request', (request) => opened.requested.push(request.url()));
-    visits.push(opened);
-    const response = await page.goto(url);
-    expect(response?.status()).to.equal(200);
-    opened.policy = response?.headers()['content-security-policy'];
-    return opened;
-  }
-
-  async function signIn(page: Page, who: Pick<Customer, 'username' | 'password'>): Promise<void> {
-    await page.getByLabel('Username').fill(who.username);
-    await page.getByLabel('Password').fill(who.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+  /** A deposit's payment page in a fresh browser context, with the policy it was served with. */
+  async function visit(url: string) {
+    const opened = await browser.visit(url);
+    return { ...opened, policy: opened.response.headers()['content-security-policy'] };
   }
 
   async function payWith(page: Page, number: string): Promise<void> {

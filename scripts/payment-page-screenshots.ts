@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { buildConsoleIfStale, eventually, startSystem } from '@payments/testkit';
-import { launchTestBrowser } from '@payments/testkit/browser';
+import { launchTestBrowser, signIn } from '@payments/testkit/browser';
 
 // `node --conditions=development --import tsx scripts/payment-page-screenshots.ts`: starts a system (PostgreSQL and
 // RabbitMQ must answer, as for the tests) whose sandbox waits for the payer, makes a deposit, and writes screenshots
@@ -55,9 +55,7 @@ async function main() {
       console.log(`docs/images/console/${name}.png`);
     };
     await page.goto(paymentUrl);
-    await page.getByLabel('Username').fill(username);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, { username, password });
     await page.getByLabel('Card number').fill('4000 0000 0000 0002');
     await page.getByLabel('Expiry').fill('12 / 34');
     await page.getByLabel('CVC').fill('123');

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createBrotliDecompress } from 'node:zlib';
 import AxeBuilder from '@axe-core/playwright';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page, type Response } from 'playwright-core';
 
 // The flags the /docs test has always used. Not @sparticuz/chromium's own `args`: those suit AWS Lambda
 // (--single-process, --disable-web-security, SwiftShader), and a test of a page's CSP needs web security on.
@@ -58,6 +58,79 @@ export async function chromiumExecutable(): Promise<string> {
 
 export async function launchTestBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: await chromiumExecutable(), args: CHROMIUM_ARGS });
+}
+
+/** A page opened in a browser context of its own (no storage shared with another), and what it did since. */
+export interface Visit {
+  context: BrowserContext;
+  page: Page;
+  /** Uncaught page errors, and console errors but those the browser was told to ignore. */
+  problems: string[];
+  /** Every URL the page requested. */
+  requested: string[];
+  /** The answer to the address opened (200, or the visit fails). */
+  response: Response;
+}
+
+export interface TestBrowserOptions {
+  /** Console errors that are no problem here, e.g. the browser's own line for each 4xx it was answered. */
+  ignoreConsoleError?: (text: string) => boolean;
+  /** Run on each of a test's visits once it ends, before its context closes: e.g. that it had no problems. */
+  checkVisit?: (visit: Visit) => void;
+}
+
+/**
+ * In a mocha suite: one Chromium for its tests (launched before them, closed after), and `visit`, which opens an
+ * address in a fresh context, closed once the test ends. `visits` are the current test's, in order.
+ */
+export function useTestBrowser(options: TestBrowserOptions = {}): {
+  visit(url: string): Promise<Visit>;
+  readonly visits: readonly Visit[];
+} {
+  let browser: Browser | undefined;
+  const visits: Visit[] = [];
+  before(async () => {
+    browser = await launchTestBrowser();
+  });
+  afterEach(async () => {
+    const ended = visits.splice(0);
+    try {
+      for (const visit of ended) options.checkVisit?.(visit);
+    } finally {
+      for (const visit of ended) await visit.context.close();
+    }
+  });
+  after(async () => {
+    await browser?.close();
+  });
+  return {
+    visits,
+    async visit(url) {
+      if (!browser) throw new Error('useTestBrowser: visit() is for tests, once the browser has launched');
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const problems: string[] = [];
+      const requested: string[] = [];
+      page.on('console', (message) => {
+        if (message.type() === 'error' && !options.ignoreConsoleError?.(message.text()))
+          problems.push(message.text());
+      });
+      page.on('pageerror', (error) => problems.push(error.message));
+      page.on('request', (request) => requested.push(request.url()));
+      const opening = { context, page, problems, requested };
+      visits.push(opening as Visit);
+      const response = await page.goto(url);
+      if (response?.status() !== 200) throw new Error(`${url} answered ${response?.status() ?? 'nothing'}`);
+      return Object.assign(opening, { response });
+    },
+  };
+}
+
+/** Signs in on the sign-in form the console and the payment page share, by its labels. */
+export async function signIn(page: Page, who: { username: string; password: string }): Promise<void> {
+  await page.getByLabel('Username').fill(who.username);
+  await page.getByLabel('Password').fill(who.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
 const exists = (file: string) =>
