@@ -128,8 +128,9 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     const provider =
       deps.provider ??
       (providerSettings.provider === 'stripe' ? createStripeProvider(providerSettings) : null);
+    const providerRequestStore = createProviderPaymentRepository(knex, systemAccounts);
     const providerPayments = createProviderPayments({
-      requests: createProviderPaymentRepository(knex, systemAccounts),
+      requests: providerRequestStore,
       objects: createProviderObjectRepository(knex),
       provider,
       policy: providerObjectPolicyOf(config),
@@ -154,8 +155,9 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
       outbox,
       metrics,
     });
+    const reconciliationStore = createReconciliationRepository(knex, systemAccounts);
     const reconciliation = createReconciliation({
-      store: createReconciliationRepository(knex, systemAccounts),
+      store: reconciliationStore,
       provider,
       outbox,
       logger,
@@ -212,7 +214,10 @@ export async function startLedger(config: LedgerConfig, deps: LedgerDeps = {}): 
     });
     shutdown.add('refunds', () => refunds.stop());
     const overviews = createOverviews({
-      store: createOverviewRepository(knex),
+      store: createOverviewRepository(knex, {
+        reconciliation: reconciliationStore,
+        providerRequests: providerRequestStore,
+      }),
       broker: bus,
       readMetrics: createServiceMetricsReader({
         urls: { identity: config.IDENTITY_URL, 'webhook-delivery': config.WEBHOOK_DELIVERY_URL },

@@ -101,18 +101,20 @@ export interface OutboxRelayOptions {
 }
 
 /** Age of the oldest event not yet published (0 when none waits): it grows while the broker cannot take them. */
+export async function oldestUnpublishedSeconds(knex: Knex): Promise<number> {
+  // The partial index outbox_unpublished finds the first row at once, however long the backlog.
+  const result = await knex.raw<{ rows: { age: number | string | null }[] }>(
+    `SELECT extract(epoch FROM now() - created_at) AS age FROM outbox
+     WHERE published_at IS NULL ORDER BY seq LIMIT 1`,
+  );
+  return Math.max(0, Number(result.rows[0]?.age ?? 0));
+}
+
 function exportOutboxAge(knex: Knex, metrics: Metrics): void {
   metrics.gauge(
     'outbox_oldest_unpublished_seconds',
     'Age in seconds of the oldest outbox event not yet published (0 when none waits)',
-    async () => {
-      // The partial index outbox_unpublished finds the first row at once, however long the backlog.
-      const result = await knex.raw<{ rows: { age: number | string | null }[] }>(
-        `SELECT extract(epoch FROM now() - created_at) AS age FROM outbox
-         WHERE published_at IS NULL ORDER BY seq LIMIT 1`,
-      );
-      return Math.max(0, Number(result.rows[0]?.age ?? 0));
-    },
+    () => oldestUnpublishedSeconds(knex),
   );
 }
 

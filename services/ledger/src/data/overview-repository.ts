@@ -1,12 +1,26 @@
-import type { Knex } from '@payments/service-kit';
+import { oldestUnpublishedSeconds, type Knex } from '@payments/service-kit';
 import type { CountRow, MovementRow, MovementType } from '../domain/overview.js';
 import type { OverviewStore } from '../use-cases/overview.js';
+import type { ProviderRequestStore } from '../use-cases/provider-requests.js';
+import type { ReconciliationStore } from '../use-cases/reconciliation.js';
 
 // The bucket of a timestamp: its start, on a grid of `step` seconds from the epoch.
 const BUCKET = (column: string) => `to_timestamp(floor(extract(epoch FROM ${column}) / :step) * :step)`;
 
-/** The overview's reads of the books, each one bounded statement over an index (035_overview_and_exposure). */
-export function createOverviewRepository(knex: Knex): OverviewStore {
+/**
+ * The overview's reads of the books, each one bounded statement over an index (035_overview_and_exposure); the
+ * reconciliation figures and the provider backlog are their own stores'.
+ */
+export function createOverviewRepository(
+  knex: Knex,
+  {
+    reconciliation,
+    providerRequests,
+  }: {
+    reconciliation: Pick<ReconciliationStore, 'openCaseCounts' | 'countAwaitingReconciliation'>;
+    providerRequests: Pick<ProviderRequestStore, 'backlog'>;
+  },
+): OverviewStore {
   return {
     async activity(bucketSeconds, buckets) {
       const { rows: bounds } = await knex.raw<{ rows: { from: Date; to: Date }[] }>(
@@ -60,39 +74,14 @@ export function createOverviewRepository(knex: Knex): OverviewStore {
       };
     },
 
-    async openCaseCounts() {
-      const rows: { kind: string; count: string }[] = await knex('reconciliation_cases')
-        .where({ status: 'open' })
-        .groupBy('kind')
-        .select('kind', knex.raw('count(*) AS count'));
-      return new Map(rows.map((row) => [row.kind, Number(row.count)]));
-    },
-
-    async countUnconfirmedWithdrawals() {
-      const [row] = await knex('transactions')
-        .where('status', 'pending')
-        .whereNotNull('reconciliation_required_at')
-        .count<{ count: string }[]>('*');
-      return Number(row?.count ?? 0);
-    },
+    openCaseCounts: () => reconciliation.openCaseCounts(),
+    countUnconfirmedWithdrawals: () => reconciliation.countAwaitingReconciliation(),
 
     async providerBacklog() {
-      const row: { waiting: string; oldest: string | null } = await knex('provider_payments')
-        .whereNotNull('next_attempt_at')
-        .first(
-          knex.raw('count(*) AS waiting'),
-          knex.raw('extract(epoch FROM now() - min(created_at)) AS oldest'),
-        );
-      return { waiting: Number(row.waiting), oldestSeconds: Math.max(0, Number(row.oldest ?? 0)) };
+      const { waiting, oldestSeconds } = await providerRequests.backlog();
+      return { waiting, oldestSeconds: Math.max(0, oldestSeconds) };
     },
 
-    async outboxAgeSeconds() {
-      // The partial index outbox_unpublished finds the first row at once, however long the backlog.
-      const { rows } = await knex.raw<{ rows: { age: number | string | null }[] }>(
-        `SELECT extract(epoch FROM now() - created_at) AS age FROM outbox
-         WHERE published_at IS NULL ORDER BY seq LIMIT 1`,
-      );
-      return Math.max(0, Number(rows[0]?.age ?? 0));
-    },
+    outboxAgeSeconds: () => oldestUnpublishedSeconds(knex),
   };
 }
