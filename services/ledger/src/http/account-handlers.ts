@@ -1,7 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import { AdminAccountQuery, OpenAccountBody, PageQuery } from '@payments/contracts';
 import {
-  accessDenied,
   bodyValidator,
   pageRequestOf,
   queryValidator,
@@ -10,7 +9,7 @@ import {
 } from '@payments/service-kit';
 import { readMetadata } from '../domain/metadata.js';
 import { currencyUnitOf, exponentsFor } from '../use-cases/currencies.js';
-import { correlationIdOf, pathId, viewerOf } from './access.js';
+import { adminOf, correlationIdOf, pathId, viewerOf } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { exponentIn, renderAccount } from './presenters.js';
 
@@ -42,8 +41,7 @@ export function createAccountHandlers({
 
   /** GET /admin/accounts?user_id=: the list the user would see, for an operator; anyone else is refused. */
   const findAccounts: RequestHandler = async (req, res) => {
-    if (viewerOf(req).role !== 'admin')
-      throw accessDenied("Only an administrator may list another user's accounts");
+    adminOf(req, "list another user's accounts");
     const { user_id: userId, ...window } = readAdminAccountQuery(req);
     const request = pageRequestOf(window);
     await renderAccounts(res, request, await accounts.list(userId, request));

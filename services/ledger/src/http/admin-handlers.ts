@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import {
   AdminActionQuery,
   ChargebackExposureQuery,
@@ -8,7 +8,6 @@ import {
   ReconciliationQuery,
 } from '@payments/contracts';
 import {
-  accessDenied,
   apiVersionOf,
   bodyValidator,
   pageRequestOf,
@@ -17,7 +16,7 @@ import {
 } from '@payments/service-kit';
 import { exponentsFor } from '../use-cases/currencies.js';
 import type { ReconciliationCaseRecord } from '../use-cases/reconciliation.js';
-import { pathId, viewerOf } from './access.js';
+import { adminOf, pathId } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import {
   exponentIn,
@@ -60,11 +59,6 @@ export function createAdminHandlers({
   overviews,
   chargebackExposure,
 }: LedgerHttpDeps): Record<AdminHandler, RequestHandler> {
-  const adminOnly = (req: Request, what: string) => {
-    const viewer = viewerOf(req);
-    if (viewer.role !== 'admin') throw accessDenied(`Only an administrator may ${what}`);
-    return viewer;
-  };
   /** A case's currency may be one the catalogue does not serve (money unknown to the ledger): ISO's 2 then. */
   const caseExponents = async (codes: Iterable<string>): Promise<Exponents> => {
     const unique = [...new Set(codes)];
@@ -80,7 +74,7 @@ export function createAdminHandlers({
    * `format=csv`: the whole of it as a report.
    */
   const listReconciliation: RequestHandler = async (req, res) => {
-    adminOnly(req, 'see reconciliation');
+    adminOf(req, 'see reconciliation');
     const query = readReconciliationQuery(req);
     if (query.format === 'csv') {
       const { withdrawals, cases } = await reconciliation.report();
@@ -117,13 +111,13 @@ export function createAdminHandlers({
   };
 
   const showReconciliationCase: RequestHandler = async (req, res) => {
-    adminOnly(req, 'see reconciliation');
+    adminOf(req, 'see reconciliation');
     res.json(await renderCase(await reconciliation.findCase(pathId(req, 'Reconciliation case'))));
   };
 
   /** An admin's decision on a case: `book` what the provider's records say, or `nothing_owed`; with a reason. */
   const resolveReconciliationCase: RequestHandler = async (req, res) => {
-    const admin = adminOnly(req, 'decide reconciliation cases');
+    const admin = adminOf(req, 'decide reconciliation cases');
     const { decision, reason } = readDecision(req);
     const decided = await reconciliation.withProvider().resolve(pathId(req, 'Reconciliation case'), {
       decision,
@@ -135,12 +129,12 @@ export function createAdminHandlers({
 
   /** Reconciles now, rather than at the next interval. */
   const runReconciliation: RequestHandler = async (req, res) => {
-    adminOnly(req, 'run reconciliation');
+    adminOf(req, 'run reconciliation');
     res.json(await reconciliation.withProvider().run());
   };
 
   const listAdminActions: RequestHandler = async (req, res) => {
-    adminOnly(req, 'read the trail of admin actions');
+    adminOf(req, 'read the trail of admin actions');
     const query = readAdminActionQuery(req);
     const request = pageRequestOf(query);
     const page = await adminActions.list(
@@ -155,7 +149,7 @@ export function createAdminHandlers({
    * what the platform lost for good on removed users' deposits, with those losses.
    */
   const listOverdrawnAccounts: RequestHandler = async (req, res) => {
-    adminOnly(req, 'see overdrawn accounts');
+    adminOf(req, 'see overdrawn accounts');
     const request = pageRequestOf(readPage(req));
     const { accounts: page, overdrawn, lossTotals, losses } = await reversals.overdrawn(request);
     const exponents = await exponentsFor(currencies, [
@@ -174,13 +168,13 @@ export function createAdminHandlers({
 
   /** Activity for charts and the platform's gauges; what could not be read in time is named in `missing`. */
   const showOverview: RequestHandler = async (req, res) => {
-    adminOnly(req, 'see the overview');
+    adminOf(req, 'see the overview');
     const { window } = readOverviewQuery(req);
     res.set('Cache-Control', 'no-store').json(renderOverview(await overviews.read(window), new Date()));
   };
 
   const showChargebackExposure: RequestHandler = async (req, res) => {
-    adminOnly(req, 'see the chargeback exposure');
+    adminOf(req, 'see the chargeback exposure');
     const { limit, currency } = readExposureQuery(req);
     const report = await chargebackExposure.read({ limit, currency });
     const exponents = await exponentsFor(

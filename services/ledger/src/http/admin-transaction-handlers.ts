@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import {
   AdminTransactionQuery,
   METADATA_FILTER_PATTERN,
@@ -6,7 +6,6 @@ import {
   minorToNumber,
 } from '@payments/contracts';
 import {
-  accessDenied,
   apiVersionOf,
   pageRequestOf,
   queryValidator,
@@ -24,7 +23,7 @@ import {
 } from '../domain/transaction-search.js';
 import type { ListedTransaction } from '../use-cases/admin-transactions.js';
 import { exponentsFor } from '../use-cases/currencies.js';
-import { pathId, viewerOf } from './access.js';
+import { adminOf, pathId } from './access.js';
 import type { LedgerHttpDeps } from './ledger-http-deps.js';
 import { exponentIn, renderTransaction, type Exponents } from './presenters.js';
 
@@ -87,12 +86,6 @@ export function createAdminTransactionHandlers({
   adminTransactions,
   currencies,
 }: LedgerHttpDeps): Record<'findTransactions' | 'showTimeline', RequestHandler> {
-  const adminOnly = (req: Request, what: string) => {
-    const viewer = viewerOf(req);
-    if (viewer.role !== 'admin') throw accessDenied(`Only an administrator may ${what}`);
-    return viewer;
-  };
-
   /** The query as a search: bounds read exactly, amounts in the currency's units (which they need). */
   const readSearch = async (query: ReturnType<typeof readQuery>): Promise<TransactionSearch> => {
     const currency = query.currency?.toUpperCase();
@@ -139,7 +132,7 @@ export function createAdminTransactionHandlers({
   };
 
   const findTransactions: RequestHandler = async (req, res) => {
-    adminOnly(req, "search every user's transactions");
+    adminOf(req, "search every user's transactions");
     const query = readQuery(req);
     const search = await readSearch(query);
     const request = pageRequestOf(query);
@@ -157,7 +150,7 @@ export function createAdminTransactionHandlers({
   };
 
   const showTimeline: RequestHandler = async (req, res) => {
-    adminOnly(req, "read a transaction's timeline");
+    adminOf(req, "read a transaction's timeline");
     const id = pathId(req, 'Transaction');
     // Summaries write amounts with their currency's decimals; the supported set is cached, ISO's 2 otherwise.
     const supported = new Map((await currencies.supported()).map((unit) => [unit.code, unit.exponent]));
