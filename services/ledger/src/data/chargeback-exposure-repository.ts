@@ -32,6 +32,7 @@ const PER_ACCOUNT = `
     GROUP BY user_id, currency
   )`;
 
+/** Amounts as text: a JSON number would lose a sum beyond 2^53 minor units. */
 interface UserRow {
   user_id: string;
   currency: string;
@@ -39,37 +40,47 @@ interface UserRow {
   deposits: string;
   balance: string;
 }
+interface TotalRow {
+  currency: string;
+  exposure: string;
+  exposed_users: number;
+  deposits: string;
+}
 
 const minor = (value: string | number | null) => toMinorUnits(BigInt(value ?? 0));
 
 export function createChargebackExposureRepository(knex: Knex): ExposureStore {
   return {
     async exposure({ since, limit, currency }) {
-      const bindings = { since, currency: currency ?? null, limit: limit + 1 };
-      const [users, totals] = await Promise.all([
-        knex.raw<{ rows: UserRow[] }>(
-          `${PER_ACCOUNT}
-           SELECT * FROM per_user WHERE exposure > 0
-           ORDER BY exposure DESC, user_id, currency LIMIT :limit`,
-          bindings,
-        ),
-        knex.raw<{ rows: { currency: string; exposure: string; exposed_users: string; deposits: string }[] }>(
-          `${PER_ACCOUNT}
-           SELECT currency, sum(exposure) AS exposure, count(*) FILTER (WHERE exposure > 0) AS exposed_users,
-                  sum(deposits) AS deposits
-           FROM per_user GROUP BY currency ORDER BY currency`,
-          bindings,
-        ),
-      ]);
+      // One statement, so that the users and the totals are read from one snapshot, and per_user computed once.
+      const { rows } = await knex.raw<{ rows: { users: UserRow[]; totals: TotalRow[] }[] }>(
+        `${PER_ACCOUNT}
+         SELECT
+           (SELECT coalesce(json_agg(json_build_object(
+                     'user_id', user_id, 'currency', currency, 'exposure', exposure::text,
+                     'deposits', deposits::text, 'balance', balance::text
+                   ) ORDER BY exposure DESC, user_id, currency), '[]')
+            FROM (SELECT * FROM per_user WHERE exposure > 0
+                  ORDER BY exposure DESC, user_id, currency LIMIT :limit) AS u) AS users,
+           (SELECT coalesce(json_agg(json_build_object(
+                     'currency', currency, 'exposure', exposure::text, 'exposed_users', exposed_users,
+                     'deposits', deposits::text
+                   ) ORDER BY currency), '[]')
+            FROM (SELECT currency, sum(exposure) AS exposure, count(*) FILTER (WHERE exposure > 0) AS exposed_users,
+                         sum(deposits) AS deposits
+                  FROM per_user GROUP BY currency) AS t) AS totals`,
+        { since, currency: currency ?? null, limit: limit + 1 },
+      );
+      const { users, totals } = rows[0] ?? { users: [], totals: [] };
       return {
-        users: users.rows.map((row) => ({
+        users: users.map((row) => ({
           userId: row.user_id,
           currency: row.currency.trim(),
           exposure: minor(row.exposure),
           deposits: minor(row.deposits),
           balance: minor(row.balance),
         })),
-        totals: totals.rows.map((row) => ({
+        totals: totals.map((row) => ({
           currency: row.currency.trim(),
           exposure: minor(row.exposure),
           exposedUsers: Number(row.exposed_users),
