@@ -8,8 +8,8 @@ import { AppError } from '@payments/service-kit';
 type Directives = Record<string, string[]>;
 
 /**
- * The console's policy: its own scripts, styles and calls only, nothing inline, no frames. Another page (the
- * payment page) starts from it and adds what it needs (Stripe.js's origin).
+ * The console's policy: its own scripts, styles and calls only, nothing inline, no frames. The payment page has a
+ * policy of its own (domain/payment-page.ts): the same, less `data:` images, plus its provider's origins.
  */
 export const STRICT_POLICY: Readonly<Directives> = {
   defaultSrc: ["'none'"],
