@@ -58,3 +58,32 @@ export function FormDialog({ title, submitLabel, onSubmit, onClose, children }: 
     </dialog>
   );
 }
+
+/**
+ * The "Reason" field of an admin action's dialog, sent with the action and kept in the audit trail. `required`: the
+ * form is not sent without one of at least 3 characters.
+ */
+export function ReasonField({
+  id,
+  value,
+  onChange,
+  required = false,
+}: {
+  id: string;
+  value: string;
+  onChange: (value: string) => void;
+  required?: boolean;
+}) {
+  return (
+    <>
+      <label htmlFor={id}>Reason</label>
+      <textarea
+        id={id}
+        required={required}
+        minLength={required ? 3 : undefined}
+        value={value}
+        onChange={(event) => onChange(event.target.value)}
+      />
+    </>
+  );
+}

@@ -3,7 +3,7 @@ import type { DeadLetterList, DeadLetterQueue } from '@payments/client';
 import { DEAD_LETTER_QUEUES } from '@payments/contracts/operations';
 import { DataTable, type Column, type TableQuery } from '../components/data-table.js';
 import { ErrorMessage } from '../components/error-message.js';
-import { FormDialog } from '../components/form-dialog.js';
+import { FormDialog, ReasonField } from '../components/form-dialog.js';
 import { PageHeading } from '../components/page-heading.js';
 import { useConsole } from '../console-context.js';
 
@@ -163,8 +163,7 @@ export function DeadLettersPage() {
           }}
         >
           <p>Every dead letter {replaying} holds now goes back onto its queue.</p>
-          <label htmlFor="replay-reason">Reason</label>
-          <textarea id="replay-reason" value={reason} onChange={(event) => setReason(event.target.value)} />
+          <ReasonField id="replay-reason" value={reason} onChange={setReason} />
         </FormDialog>
       )}
     </>

@@ -9,7 +9,7 @@ import { RECONCILIATION_DECISIONS } from '@payments/contracts/enums';
 import { DataTable, type Column, type TableQuery } from '../components/data-table.js';
 import { ErrorMessage } from '../components/error-message.js';
 import { formatAmount, formatTime, isUuid } from '../components/formatting.js';
-import { FormDialog } from '../components/form-dialog.js';
+import { FormDialog, ReasonField } from '../components/form-dialog.js';
 import { PageHeading } from '../components/page-heading.js';
 import { useConsole } from '../console-context.js';
 import { Link } from '../router.js';
@@ -232,14 +232,7 @@ function CaseView({ caseId }: { caseId: string }) {
               </option>
             ))}
           </select>
-          <label htmlFor="case-reason">Reason</label>
-          <textarea
-            id="case-reason"
-            required
-            minLength={3}
-            value={reason}
-            onChange={(event) => setReason(event.target.value)}
-          />
+          <ReasonField id="case-reason" value={reason} onChange={setReason} required />
         </FormDialog>
       )}
     </section>

@@ -2,7 +2,7 @@ import { useCallback, useState } from 'react';
 import type { Account, User, UserSearchQuery } from '@payments/client';
 import { DataTable, type Column, type TableQuery } from '../components/data-table.js';
 import { formatAmount, formatTime } from '../components/formatting.js';
-import { FormDialog } from '../components/form-dialog.js';
+import { FormDialog, ReasonField } from '../components/form-dialog.js';
 import { PageHeading } from '../components/page-heading.js';
 import { useConsole } from '../console-context.js';
 
@@ -140,14 +140,7 @@ export function UsersPage() {
               ? 'They are signed out everywhere and refused on every call until enabled again.'
               : 'They can sign in and use the API again.'}
           </p>
-          <label htmlFor="user-status-reason">Reason</label>
-          <textarea
-            id="user-status-reason"
-            required
-            minLength={3}
-            value={reason}
-            onChange={(event) => setReason(event.target.value)}
-          />
+          <ReasonField id="user-status-reason" value={reason} onChange={setReason} required />
         </FormDialog>
       )}
     </>

@@ -2,7 +2,7 @@ import { useCallback, useState } from 'react';
 import type { WebhookDelivery, WebhookEndpoint } from '@payments/client';
 import { DataTable, type Column, type TableQuery } from '../components/data-table.js';
 import { formatTime, isUuid } from '../components/formatting.js';
-import { FormDialog } from '../components/form-dialog.js';
+import { FormDialog, ReasonField } from '../components/form-dialog.js';
 import { PageHeading } from '../components/page-heading.js';
 import { useConsole } from '../console-context.js';
 
@@ -132,12 +132,7 @@ function Deliveries({ endpoint }: { endpoint: WebhookEndpoint }) {
           }}
         >
           <p>The delivery is sent again now, with a fresh retry window.</p>
-          <label htmlFor="redeliver-reason">Reason</label>
-          <textarea
-            id="redeliver-reason"
-            value={reason}
-            onChange={(event) => setReason(event.target.value)}
-          />
+          <ReasonField id="redeliver-reason" value={reason} onChange={setReason} />
         </FormDialog>
       )}
     </section>
