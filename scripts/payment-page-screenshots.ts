@@ -1,8 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { buildConsoleIfStale, eventually, startSystem } from '@payments/testkit';
 import { launchTestBrowser, signIn } from '@payments/testkit/browser';
+import { signUpWithAccount } from '@payments/test-support';
 
 // `node --conditions=development --import tsx scripts/payment-page-screenshots.ts`: starts a system (PostgreSQL and
 // RabbitMQ must answer, as for the tests) whose sandbox waits for the payer, makes a deposit, and writes screenshots
@@ -16,38 +16,13 @@ async function main() {
   const system = await startSystem({ serviceEnv: { 'provider-sandbox': { SANDBOX_AUTO_CONFIRM: 'false' } } });
   const browser = await launchTestBrowser();
   try {
-    const call = async (method: string, route: string, body?: object, token?: string) => {
-      const response = await fetch(`${system.gatewayUrl}${route}`, {
-        method,
-        headers: {
-          'content-type': 'application/json',
-          'idempotency-key': randomUUID(),
-          ...(token ? { authorization: `Bearer ${token}` } : {}),
-        },
-        ...(body ? { body: JSON.stringify(body) } : {}),
-      });
-      if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${await response.text()}`);
-      return (await response.json()) as Record<string, unknown>;
-    };
-    const username = `payer_${randomBytes(3).toString('hex')}`;
-    const password = `pw-${randomBytes(8).toString('hex')}`;
-    await call('POST', '/user', { username, email: `${username}@example.com`, password });
-    const { token } = (await call('POST', '/auth/login', { username, password })) as { token: string };
-    const { id: accountId } = (await call('POST', '/account', { currency: 'USD' }, token)) as { id: string };
-    const { id } = (await call(
-      'POST',
-      `/account/${accountId}/deposit`,
-      { amount: 49.9, currency: 'USD' },
-      token,
-    )) as {
-      id: string;
-    };
+    const payer = await signUpWithAccount(system.gatewayUrl);
+    const { id } = await payer.client.money.deposit(payer.accountId, { amount: 49.9, currency: 'USD' });
     const shown = await eventually(
-      () => call('GET', `/transaction/${id}`, undefined, token),
-      (deposit) =>
-        (deposit.provider_payment as { payment_url?: string } | undefined)?.payment_url !== undefined,
+      () => payer.client.transactions.get(id),
+      (deposit) => deposit.provider_payment?.payment_url !== undefined,
     );
-    const paymentUrl = (shown.provider_payment as { payment_url: string }).payment_url;
+    const paymentUrl = shown.provider_payment?.payment_url as string;
 
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     const shot = async (name: string) => {
@@ -55,7 +30,7 @@ async function main() {
       console.log(`docs/images/console/${name}.png`);
     };
     await page.goto(paymentUrl);
-    await signIn(page, { username, password });
+    await signIn(page, payer);
     await page.getByLabel('Card number').fill('4000 0000 0000 0002');
     await page.getByLabel('Expiry').fill('12 / 34');
     await page.getByLabel('CVC').fill('123');
