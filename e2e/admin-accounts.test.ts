@@ -21,6 +21,9 @@ describe("an operator's look-ups: a user's accounts, a user by the start of thei
     expect(listed.status, listed.text).to.equal(200);
     const own = await api.get('/accounts', owner.token);
     expect(listed.body).to.deep.equal(own.body);
+    // A UUID is the same id whatever the case of its letters.
+    const upper = await api.get(`/admin/accounts?user_id=${owner.userId.toUpperCase()}`, system.admin.token);
+    expect(upper.body.data, upper.text).to.deep.equal(own.body.data);
     expect(listed.body.data.map((account: { currency: string }) => account.currency).sort()).to.deep.equal([
       'EUR',
       'USD',

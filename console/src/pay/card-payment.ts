@@ -17,6 +17,12 @@ export type ConfirmOutcome =
   | { kind: 'ended'; message: string }
   | { kind: 'failed'; message: string };
 
+/** The provider could not be reached from this page (offline, blocked, refused): nothing is known to be paid. */
+export const UNREACHABLE: ConfirmOutcome = {
+  kind: 'failed',
+  message: 'The payment provider could not be reached.',
+};
+
 /** The expiry as Stripe's API takes it, or null when it is not a month and a year. */
 export function expiryOf(typed: string): { month: string; year: string } | null {
   const match = /^\s*(\d{1,2})\s*\/?\s*(\d{2}|\d{4})\s*$/.exec(typed);
@@ -68,7 +74,7 @@ export async function confirmAtSandbox(
       credentials: 'omit',
     });
   } catch {
-    return { kind: 'failed', message: 'The payment provider could not be reached. Try again.' };
+    return UNREACHABLE;
   }
   const body = (await response.json().catch(() => ({}))) as StripeErrorBody;
   if (response.ok) return outcomeOfStatus(body.status);

@@ -1,4 +1,4 @@
-import { outcomeOfStatus, type ConfirmOutcome } from './card-payment.js';
+import { outcomeOfStatus, UNREACHABLE, type ConfirmOutcome } from './card-payment.js';
 
 /** The part of Stripe.js this page uses (https://docs.stripe.com/js): the Payment Element and confirmPayment. */
 interface StripeElement {
@@ -64,11 +64,17 @@ export async function mountPaymentElement(
   element.mount(target);
   return {
     async confirm() {
-      const result = await stripe.confirmPayment({
-        elements,
-        redirect: 'if_required',
-        confirmParams: { return_url: window.location.href },
-      });
+      let result: Awaited<ReturnType<StripeInstance['confirmPayment']>>;
+      try {
+        result = await stripe.confirmPayment({
+          elements,
+          redirect: 'if_required',
+          confirmParams: { return_url: window.location.href },
+        });
+      } catch {
+        // Stripe.js answers most failures as `error`; one that throws (a network failure on its way) is no payment.
+        return UNREACHABLE;
+      }
       if (result.error) {
         const message = result.error.message ?? 'The payment could not be made.';
         if (result.error.code === 'payment_intent_unexpected_state')

@@ -84,7 +84,8 @@ export interface TestBrowserOptions {
  * address in a fresh context, closed once the test ends. `visits` are the current test's, in order.
  */
 export function useTestBrowser(options: TestBrowserOptions = {}): {
-  visit(url: string): Promise<Visit>;
+  /** `prepare` runs on the new context before the page opens, e.g. to route requests (`context.route`). */
+  visit(url: string, prepare?: (context: BrowserContext) => Promise<void>): Promise<Visit>;
   readonly visits: readonly Visit[];
 } {
   let browser: Browser | undefined;
@@ -105,9 +106,10 @@ export function useTestBrowser(options: TestBrowserOptions = {}): {
   });
   return {
     visits,
-    async visit(url) {
+    async visit(url, prepare) {
       if (!browser) throw new Error('useTestBrowser: visit() is for tests, once the browser has launched');
       const context = await browser.newContext();
+      await prepare?.(context);
       const page = await context.newPage();
       const problems: string[] = [];
       const requested: string[] = [];
