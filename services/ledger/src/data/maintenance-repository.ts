@@ -89,6 +89,8 @@ export function createMaintenanceRepository(
 
     deleteIdempotencyKeysBefore: (cutoff) =>
       knex('idempotency_keys').where('created_at', '<', cutoff).delete(),
+    deleteAttemptFailuresBefore: (cutoff) =>
+      knex('payment_attempt_failures').where('failed_at', '<', cutoff).delete(),
     compactHistoryCounts: (limit) => compactHistoryCounts(knex, limit),
     audit: () => runAudit(knex),
   };

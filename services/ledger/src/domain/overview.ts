@@ -5,6 +5,13 @@ export const OVERVIEW_WINDOWS = {
 } as const;
 export type OverviewWindow = keyof typeof OVERVIEW_WINDOWS;
 
+/** How far back the overview ever reads: its longest window, and one bucket more for a window read as it turns. */
+export const OVERVIEW_LOOKBACK_MS = Math.max(
+  ...Object.values(OVERVIEW_WINDOWS).map(
+    ({ bucketSeconds, buckets }) => bucketSeconds * (buckets + 1) * 1000,
+  ),
+);
+
 export const MOVEMENT_TYPES = ['deposit', 'withdrawal', 'transfer'] as const;
 export type MovementType = (typeof MOVEMENT_TYPES)[number];
 

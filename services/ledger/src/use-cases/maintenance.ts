@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { startPoller, type Logger, type OutboxRelay } from '@payments/service-kit';
+import { OVERVIEW_LOOKBACK_MS } from '../domain/overview.js';
 import { releaseOf } from '../domain/settlement.js';
 import type { Transaction } from '../domain/transaction.js';
 import { finish, settle, type FlowContext, type SettlementUnit } from './settlement-requests.js';
@@ -74,6 +75,8 @@ export interface MaintenanceStore extends UnitOfWork<ExpiryUnit> {
   /** Pending deposits accepted before `cutoff`, oldest first: nothing paid them in time. */
   expiredDeposits(cutoff: Date, limit: number): Promise<string[]>;
   deleteIdempotencyKeysBefore(cutoff: Date): Promise<number>;
+  /** Forgets the declined payment attempts recorded before `cutoff` (only the overview reads them). */
+  deleteAttemptFailuresBefore(cutoff: Date): Promise<number>;
   /** Folds up to `limit` pending history count deltas into the counters; resolves with how many it folded. */
   compactHistoryCounts(limit: number): Promise<number>;
   audit(): Promise<AuditReport>;
@@ -98,7 +101,10 @@ export interface HoldExpiries {
   expiredDeposits: number;
 }
 
-/** Upkeep: holds and deposits that expired, idempotency keys past their retention, the history counters, the audit. */
+/**
+ * Upkeep: holds and deposits that expired, idempotency keys past their retention, declined payment attempts older
+ * than the overview reads, the history counters, the audit.
+ */
 export interface Maintenance {
   /** One pass now; resolves with what it did to expired holds. */
   runOnce(): Promise<HoldExpiries>;
@@ -141,7 +147,8 @@ function repeat<T>(intervalMs: number, task: () => Promise<T>, onError: (error: 
 /**
  * Periodic upkeep run by every ledger process (conditional updates make concurrent passes harmless):
  * ends holds past their expiry (see expireHold) and deposits nobody paid in time (expireDeposit), forgets
- * idempotency keys past their retention, and compacts the history counters (one process at a time, the others skip).
+ * idempotency keys past their retention and declined payment attempts older than the overview reads, and compacts
+ * the history counters (one process at a time, the others skip).
  */
 export function startMaintenance(options: MaintenanceOptions): Maintenance {
   const { store, outbox, logger } = options;
@@ -184,6 +191,7 @@ export function startMaintenance(options: MaintenanceOptions): Maintenance {
       logger.info({ canceled: expiries.expiredDeposits }, 'canceled unpaid deposits');
     if (expiries.canceled + expiries.expiredDeposits > 0) outbox.wake();
     await store.deleteIdempotencyKeysBefore(new Date(now() - options.idempotencyTtlMs));
+    await store.deleteAttemptFailuresBefore(new Date(now() - OVERVIEW_LOOKBACK_MS));
     return expiries;
   };
 
