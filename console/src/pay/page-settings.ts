@@ -1,16 +1,12 @@
-/**
- * What the gateway tells the page about its provider (ADR 0128), in a `<meta name="payment-page-settings">` whose
- * content is JSON: no inline script is needed to pass them.
- */
-export type PaymentPageSettings =
-  | { provider: 'none' }
-  | { provider: 'sandbox'; publishable_key: string; api_url: string }
-  | { provider: 'stripe'; publishable_key: string };
+import { PAYMENT_PAGE_SETTINGS_META, type PaymentPageClientSettings } from '@payments/contracts/payment-page';
 
-export const SETTINGS_META = 'payment-page-settings';
+/** What the gateway tells the page about its provider (ADR 0128), as the contract between the two has it. */
+export type PaymentPageSettings = PaymentPageClientSettings;
 
 export function readPageSettings(document: Document): PaymentPageSettings {
-  const content = document.querySelector(`meta[name="${SETTINGS_META}"]`)?.getAttribute('content');
+  const content = document
+    .querySelector(`meta[name="${PAYMENT_PAGE_SETTINGS_META}"]`)
+    ?.getAttribute('content');
   if (!content) return { provider: 'none' };
   const parsed = JSON.parse(content) as Partial<Record<string, unknown>>;
   const key = typeof parsed.publishable_key === 'string' ? parsed.publishable_key : '';

@@ -1,3 +1,5 @@
+import type { PaymentPageClientSettings } from '@payments/contracts/payment-page';
+
 /**
  * What the payment page (`GET /pay/{transaction_id}`) talks to, and the Content-Security-Policy it is served with
  * (ADR 0128). Everything here is public by design: a publishable key and an API address a browser calls.
@@ -41,17 +43,17 @@ export function paymentPageContentSecurityPolicy(settings: PaymentPageSettings):
 }
 
 /** What the page itself is told (as JSON, never as inline script): which provider, and how to reach it. */
-export function paymentPageClientSettings(settings: PaymentPageSettings) {
+export function paymentPageClientSettings(settings: PaymentPageSettings): PaymentPageClientSettings {
   switch (settings.provider) {
     case 'none':
-      return { provider: 'none' as const };
+      return { provider: 'none' };
     case 'sandbox':
       return {
-        provider: 'sandbox' as const,
+        provider: 'sandbox',
         publishable_key: settings.publishableKey,
         api_url: new URL(settings.sandboxApiUrl).origin,
       };
     case 'stripe':
-      return { provider: 'stripe' as const, publishable_key: settings.publishableKey };
+      return { provider: 'stripe', publishable_key: settings.publishableKey };
   }
 }

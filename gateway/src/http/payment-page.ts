@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { consoleDist } from '@payments/console';
+import { PAYMENT_PAGE_SETTINGS_META } from '@payments/contracts/payment-page';
 import {
   paymentPageClientSettings,
   paymentPageContentSecurityPolicy,
@@ -7,16 +8,13 @@ import {
 } from '../domain/payment-page.js';
 import { builtPage } from './console.js';
 
-/** The `<meta>` the page reads its settings from (console/src/pay/page-settings.ts). */
-export const SETTINGS_META = 'payment-page-settings';
-
 const escapeAttribute = (text: string) =>
   text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 
 /** The built pay.html with the provider's public settings as JSON in a `<meta>`: data, never inline script. */
 export function withPageSettings(html: string, settings: PaymentPageSettings): string {
   const json = JSON.stringify(paymentPageClientSettings(settings));
-  const meta = `<meta name="${SETTINGS_META}" content="${escapeAttribute(json)}" />`;
+  const meta = `<meta name="${PAYMENT_PAGE_SETTINGS_META}" content="${escapeAttribute(json)}" />`;
   return html.replace('</head>', `    ${meta}\n  </head>`);
 }
 
