@@ -13,6 +13,11 @@ export interface TableQuery {
   starting_after?: string;
 }
 
+/** The page a table asks for, as every list of the API takes it: its size, and where the previous one ended. */
+export function pageOf(query: TableQuery): { limit: number; starting_after?: string } {
+  return { limit: query.limit, ...(query.starting_after && { starting_after: query.starting_after }) };
+}
+
 export interface TablePage<T> {
   data: T[];
   has_more: boolean;

@@ -1,6 +1,6 @@
 import { useCallback, useState, type FormEvent } from 'react';
 import type { AdminAction } from '@payments/client';
-import { DataTable, type Column, type TableQuery } from '../components/data-table.js';
+import { DataTable, pageOf, type Column, type TableQuery } from '../components/data-table.js';
 import { ErrorMessage } from '../components/error-message.js';
 import { formatTime, isUuid } from '../components/formatting.js';
 import { PageHeading } from '../components/page-heading.js';
@@ -43,8 +43,7 @@ export function AuditTrailPage() {
         {
           ...(actor && { actor }),
           ...(query.search && { owner: query.search }),
-          limit: query.limit,
-          ...(query.starting_after && { starting_after: query.starting_after }),
+          ...pageOf(query),
         },
         { signal },
       );

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { ChargebackExposure, OverdrawnAccount, OverdrawnReport } from '@payments/client';
-import { DataTable, type Column, type TableQuery } from '../components/data-table.js';
+import { DataTable, pageOf, type Column, type TableQuery } from '../components/data-table.js';
 import { ErrorMessage } from '../components/error-message.js';
 import { formatAmount, formatTime, shortId } from '../components/formatting.js';
 import { PageHeading } from '../components/page-heading.js';
@@ -33,10 +33,7 @@ export function LossesPage() {
   // load shows them, so the page asks once.
   const loadOverdrawn = useCallback(
     async (query: TableQuery, signal: AbortSignal) => {
-      const page = await client.admin.overdrawnAccounts.listPage(
-        { limit: query.limit, ...(query.starting_after && { starting_after: query.starting_after }) },
-        { signal },
-      );
+      const page = await client.admin.overdrawnAccounts.listPage(pageOf(query), { signal });
       setReport(page);
       return page;
     },

@@ -6,7 +6,7 @@ import type {
   ReconciliationRun,
 } from '@payments/client';
 import { RECONCILIATION_DECISIONS } from '@payments/contracts/enums';
-import { DataTable, type Column, type TableQuery } from '../components/data-table.js';
+import { DataTable, pageOf, type Column, type TableQuery } from '../components/data-table.js';
 import { ErrorMessage } from '../components/error-message.js';
 import { formatAmount, formatTime, isUuid } from '../components/formatting.js';
 import { FormDialog, ReasonField } from '../components/form-dialog.js';
@@ -87,10 +87,7 @@ function OpenItems() {
         const found = await client.admin.reconciliation.getCase(query.search, { signal });
         return { data: [found as Item], has_more: false };
       }
-      return client.admin.reconciliation.listPage(
-        { limit: query.limit, ...(query.starting_after && { starting_after: query.starting_after }) },
-        { signal },
-      );
+      return client.admin.reconciliation.listPage(pageOf(query), { signal });
     },
     [client],
   );

@@ -1,7 +1,7 @@
 import { useCallback, useState, type FormEvent } from 'react';
 import type { AdminTransaction, AdminTransactionQuery } from '@payments/client';
 import { TRANSACTION_STATUSES, TRANSACTION_TYPES } from '@payments/contracts/enums';
-import { DataTable, type Column, type TableQuery } from '../components/data-table.js';
+import { DataTable, pageOf, type Column, type TableQuery } from '../components/data-table.js';
 import { ErrorMessage } from '../components/error-message.js';
 import { formatAmount, formatTime, shortId } from '../components/formatting.js';
 import { PageHeading } from '../components/page-heading.js';
@@ -127,8 +127,7 @@ function TransactionSearch() {
       return client.admin.transactions.findPage(
         {
           ...query,
-          limit: page.limit,
-          ...(page.starting_after && { starting_after: page.starting_after }),
+          ...pageOf(page),
         },
         { signal },
       );

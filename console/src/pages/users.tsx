@@ -1,6 +1,6 @@
 import { useCallback, useState } from 'react';
 import type { Account, User, UserSearchQuery } from '@payments/client';
-import { DataTable, type Column, type TableQuery } from '../components/data-table.js';
+import { DataTable, pageOf, type Column, type TableQuery } from '../components/data-table.js';
 import { formatAmount, formatTime } from '../components/formatting.js';
 import { FormDialog, ReasonField } from '../components/form-dialog.js';
 import { PageHeading } from '../components/page-heading.js';
@@ -42,8 +42,7 @@ export function UsersPage() {
       client.admin.users.findPage(
         {
           ...userQuery(query.search, applied.match, applied.status),
-          limit: query.limit,
-          ...(query.starting_after && { starting_after: query.starting_after }),
+          ...pageOf(query),
         },
         { signal },
       ),
@@ -162,8 +161,7 @@ function UserAccounts({ user }: { user: User }) {
       client.admin.accounts.findPage(
         {
           user_id: user.id,
-          limit: query.limit,
-          ...(query.starting_after && { starting_after: query.starting_after }),
+          ...pageOf(query),
         },
         { signal },
       ),

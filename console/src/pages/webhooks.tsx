@@ -1,6 +1,6 @@
 import { useCallback, useState } from 'react';
 import type { WebhookDelivery, WebhookEndpoint } from '@payments/client';
-import { DataTable, type Column, type TableQuery } from '../components/data-table.js';
+import { DataTable, pageOf, type Column, type TableQuery } from '../components/data-table.js';
 import { formatTime, isUuid } from '../components/formatting.js';
 import { FormDialog, ReasonField } from '../components/form-dialog.js';
 import { PageHeading } from '../components/page-heading.js';
@@ -18,8 +18,7 @@ export function WebhooksPage() {
       return client.webhookEndpoints.listPage(
         {
           ...(query.search && { user_id: query.search }),
-          limit: query.limit,
-          ...(query.starting_after && { starting_after: query.starting_after }),
+          ...pageOf(query),
         },
         { signal },
       );
@@ -73,11 +72,7 @@ function Deliveries({ endpoint }: { endpoint: WebhookEndpoint }) {
 
   const load = useCallback(
     (query: TableQuery, signal: AbortSignal) =>
-      client.webhookEndpoints.deliveries.listPage(
-        endpoint.id,
-        { limit: query.limit, ...(query.starting_after && { starting_after: query.starting_after }) },
-        { signal },
-      ),
+      client.webhookEndpoints.deliveries.listPage(endpoint.id, pageOf(query), { signal }),
     [client, endpoint.id],
   );
 
