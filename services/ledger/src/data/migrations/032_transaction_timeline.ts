@@ -65,14 +65,16 @@ export const transactionTimeline: Migration = {
         FOR EACH ROW
         WHEN (OLD.status IS DISTINCT FROM NEW.status OR OLD.failure_reason IS DISTINCT FROM NEW.failure_reason)
         EXECUTE FUNCTION transactions_log_status()`,
-      `CREATE INDEX transactions_created ON transactions (created_at DESC, id DESC)`,
-      `CREATE INDEX transactions_status_created ON transactions (status, created_at DESC, id DESC)`,
-      `CREATE INDEX transactions_type_created ON transactions (type, created_at DESC, id DESC)`,
-      `CREATE INDEX transactions_currency_created ON transactions (currency, created_at DESC, id DESC)`,
-      `CREATE INDEX transactions_reference ON transactions (reference) WHERE reference IS NOT NULL`,
-      `CREATE INDEX transactions_metadata ON transactions USING gin (metadata jsonb_path_ops)`,
+      // Building these blocks writes to transactions while it runs; a large ledger can get them first,
+      // CONCURRENTLY, under the same names (docs/operations.md, "Before migrating a large ledger").
+      `CREATE INDEX IF NOT EXISTS transactions_created ON transactions (created_at DESC, id DESC)`,
+      `CREATE INDEX IF NOT EXISTS transactions_status_created ON transactions (status, created_at DESC, id DESC)`,
+      `CREATE INDEX IF NOT EXISTS transactions_type_created ON transactions (type, created_at DESC, id DESC)`,
+      `CREATE INDEX IF NOT EXISTS transactions_currency_created ON transactions (currency, created_at DESC, id DESC)`,
+      `CREATE INDEX IF NOT EXISTS transactions_reference ON transactions (reference) WHERE reference IS NOT NULL`,
+      `CREATE INDEX IF NOT EXISTS transactions_metadata ON transactions USING gin (metadata jsonb_path_ops)`,
       // `q`: the start of a provider's reference (LIKE 'pi_3Q%'), whatever the database's collation.
-      `CREATE INDEX provider_payments_reference_prefix ON provider_payments (reference text_pattern_ops)`,
+      `CREATE INDEX IF NOT EXISTS provider_payments_reference_prefix ON provider_payments (reference text_pattern_ops)`,
     )(knex);
     await refuseChanges(knex, 'provider_request_log', 'provider request logs');
     await refuseChanges(knex, 'transaction_status_log', 'transaction status logs');

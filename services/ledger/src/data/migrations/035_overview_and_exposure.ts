@@ -9,7 +9,7 @@ export const overviewAndExposure: Migration = {
   name: '035_overview_and_exposure',
   up: sqlSteps(
     `
-      CREATE INDEX transactions_completed_deposits ON transactions (completed_at)
+      CREATE INDEX IF NOT EXISTS transactions_completed_deposits ON transactions (completed_at)
       WHERE type = 'deposit' AND status = 'completed'`,
     `
       CREATE TABLE payment_attempt_failures (
