@@ -255,6 +255,31 @@ describe("ledger: reconciliation with the payment provider's own records", funct
     expect(await run()).to.include({ checked: 2, removed: 1, agreed: 1, mismatches: 0 });
   });
 
+  it('takes a payment naming a deposit that ended before the provider was asked for foreign money, never for its own', async () => {
+    const user = ledger.newUser();
+    const account = await ledger.openAccount(user);
+    await ledger.fund(user, account.id, 10);
+    const [deposit] = (await ledger.call('GET', `/account/${account.id}/transactions`, { user })).body.data;
+    // As when a stand-in confirmation completes a deposit before the provider worker reaches it: nothing is made.
+    await ledger
+      .db('provider_payments')
+      .where({ transaction_id: deposit.id })
+      .update({ state: 'skipped', reference: null });
+    // Someone else's payment names the deposit, for its very amount: the books must not call that agreement.
+    provider.records = [aPaymentRecord(deposit.id, 1000, { reference: 'pi_never_asked_for' })];
+    await run();
+    const found = await caseOf(deposit.id);
+    expect(found).to.include({
+      kind: 'foreign_object',
+      provider_reference: 'pi_never_asked_for',
+      provider_amount: 10,
+      ledger_amount: 0,
+    });
+    const booked = await decide(found.id, 'book');
+    expect(booked.status, booked.text).to.equal(422);
+    expect(await ledger.balanceOf(user, account.id)).to.include({ balance: 10 });
+  });
+
   it('records that nothing is owed for money unknown to the ledger; another decision after it is a 409', async () => {
     provider.records = [
       aPaymentRecord('00000000-0000-4000-8000-000000000000', 500, {

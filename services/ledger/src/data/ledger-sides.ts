@@ -46,13 +46,15 @@ export async function ledgerSides(knex: Knex, transactionIds: string[]): Promise
         request !== undefined &&
         request.cancel_requested &&
         (request.state === 'requested' || request.state === 'created'),
-      // A payout's money moved by its transfer: that is the object reconciliation reads.
-      asked: request
-        ? {
-            state: request.state,
-            reference: request.kind === 'payout' ? request.transfer : request.reference,
-          }
-        : null,
+      // A payout's money moved by its transfer: that is the object reconciliation reads. A request skipped because
+      // its transaction ended first asked the provider for nothing: whatever names the transaction is foreign to it.
+      asked:
+        request && request.state !== 'skipped'
+          ? {
+              state: request.state,
+              reference: request.kind === 'payout' ? request.transfer : request.reference,
+            }
+          : null,
     });
   }
   for (const row of reversals) {

@@ -277,6 +277,14 @@ export async function startLedgerHarness(options: HarnessOptions = {}): Promise<
       const before = await harness.balanceOf(user, accountId);
       const deposit = await harness.deposit(user, accountId, amount, currency);
       if (deposit.status !== 202) throw new Error(`deposit refused: ${JSON.stringify(deposit.body)}`);
+      // With a provider, its payment is made before anything confirms it, as with a real webhook: a deposit that
+      // ended before the provider was asked has no payment there.
+      if (options.provider)
+        await eventually(
+          () => db('provider_payments').where({ transaction_id: deposit.body.id }).first('state'),
+          (row) => row !== undefined && row.state !== 'requested',
+          { what: `the provider's payment for the funding deposit ${deposit.body.id}` },
+        );
       await harness.confirm(deposit.body.id);
       await harness.waitForStatus(user, deposit.body.id, 'completed');
       const after = await harness.balanceOf(user, accountId);
