@@ -1,8 +1,7 @@
 import { expect } from 'chai';
-import type { Page } from 'playwright-core';
-import { eventually, useSystem } from '@payments/testkit';
-import { expectNoSeriousViolations, signIn, useTestBrowser } from '@payments/testkit/browser';
-import { rawApi, signUpWithAccount } from '@payments/test-support';
+import { useSystem } from '@payments/testkit';
+import { expectNoSeriousViolations, payByCard, signIn, useTestBrowser } from '@payments/testkit/browser';
+import { depositToPay, signUpWithAccount } from '@payments/test-support';
 import { routeStripe, type StripeStandInRecord } from './support/stripe-js-stand-in.js';
 
 /**
@@ -24,31 +23,14 @@ describe('the payment page with Stripe.js, in a browser, through the real system
     },
     { booksBalance: true },
   );
-  const api = rawApi(system);
   // Console errors but the browser's own line for a request that failed or was answered 4xx.
   const browser = useTestBrowser({
     ignoreConsoleError: (text) => text.startsWith('Failed to load resource'),
   });
 
-  async function payWith(page: Page, number: string): Promise<void> {
-    await page.getByLabel('Card number').fill(number);
-    await page.getByLabel('Expiry').fill('12 / 34');
-    await page.getByLabel('CVC').fill('123');
-    await page.getByRole('button', { name: 'Pay' }).click();
-  }
-
   it('gives Stripe.js the key and the secret, says an unreachable provider paid nothing, takes a card after a decline', async () => {
     const payer = await signUpWithAccount(system.gatewayUrl);
-    const accepted = await payer.client.money.deposit(payer.accountId, { amount: 25, currency: 'USD' });
-    const shown = await eventually(
-      () => api.get(`/transaction/${accepted.id}`, payer.token),
-      (response) => typeof response.body.provider_payment?.payment_url === 'string',
-      { timeoutMs: 15_000 },
-    );
-    const { payment_url: paymentUrl, client_secret: clientSecret } = shown.body.provider_payment as {
-      payment_url: string;
-      client_secret: string;
-    };
+    const { id, paymentUrl, clientSecret } = await depositToPay(payer, 25);
     let reachable = true;
     const { page, problems, requested, response } = await browser.visit(paymentUrl, (context) =>
       routeStripe(context, new URL(system.urls['provider-sandbox']).origin, () => reachable),
@@ -70,18 +52,18 @@ describe('the payment page with Stripe.js, in a browser, through the real system
 
     // The request never reaches the provider: the payer is told so, nothing is paid, and the form stays.
     reachable = false;
-    await payWith(page, '4242 4242 4242 4242');
+    await payByCard(page, '4242 4242 4242 4242');
     await page
       .getByText('The payment provider could not be reached. Try again or use another card.')
       .waitFor();
-    expect((await payer.client.transactions.get(accepted.id)).status).to.equal('pending');
+    expect((await payer.client.transactions.get(id)).status).to.equal('pending');
     reachable = true;
 
-    await payWith(page, '4000 0000 0000 0002');
+    await payByCard(page, '4000 0000 0000 0002');
     await page.getByText('Your card was declined. Try again or use another card.').waitFor();
     expect((await payer.client.balances.get(payer.accountId)).balance).to.equal(0);
 
-    await payWith(page, '4242 4242 4242 4242');
+    await payByCard(page, '4242 4242 4242 4242');
     await page.getByText('The deposit is completed.').waitFor({ timeout: 20_000 });
     expect(await page.getByLabel('Card number').count(), 'no form once paid').to.equal(0);
     expect((await payer.client.balances.get(payer.accountId)).balance).to.equal(25);

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { eventually, useSystem } from '@payments/testkit';
-import { expectNoSeriousViolations, signIn, useTestBrowser } from '@payments/testkit/browser';
-import { rawApi, sandboxStripe, signUpWithAccount, type Customer } from '@payments/test-support';
+import { expectNoSeriousViolations, payByCard, signIn, useTestBrowser } from '@payments/testkit/browser';
+import { depositToPay, sandboxStripe, signUpWithAccount, type Customer } from '@payments/test-support';
 
 /**
  * The payment page (`/pay/{transaction_id}`, ADR 0128) in a real browser, through the real system, with the
@@ -15,7 +15,6 @@ describe('the payment page in a browser, through the real system', function () {
     { serviceEnv: { 'provider-sandbox': { SANDBOX_AUTO_CONFIRM: 'false' } } },
     { admin: true, booksBalance: true },
   );
-  const api = rawApi(system);
   // Console errors but the browser's own line for each 4xx answer it received.
   const browser = useTestBrowser({
     ignoreConsoleError: (text) => text.startsWith('Failed to load resource'),
@@ -24,28 +23,10 @@ describe('the payment page in a browser, through the real system', function () {
   const gatewayOrigin = () => new URL(system.gatewayUrl).origin;
   const sandboxOrigin = () => new URL(system.urls['provider-sandbox']).origin;
 
-  /** A deposit of `amount` USD, and its payment page's address as its owner is shown it. */
-  async function depositOf(who: Customer, amount: number): Promise<{ id: string; paymentUrl: string }> {
-    const accepted = await who.client.money.deposit(who.accountId, { amount, currency: 'USD' });
-    const shown = await eventually(
-      () => api.get(`/transaction/${accepted.id}`, who.token),
-      (response) => typeof response.body.provider_payment?.payment_url === 'string',
-      { timeoutMs: 15_000 },
-    );
-    return { id: accepted.id, paymentUrl: shown.body.provider_payment.payment_url as string };
-  }
-
   /** A deposit's payment page in a fresh browser context, with the policy it was served with. */
   async function visit(url: string) {
     const opened = await browser.visit(url);
     return { ...opened, policy: opened.response.headers()['content-security-policy'] };
-  }
-
-  async function payWith(page: Page, number: string): Promise<void> {
-    await page.getByLabel('Card number').fill(number);
-    await page.getByLabel('Expiry').fill('12 / 34');
-    await page.getByLabel('CVC').fill('123');
-    await page.getByRole('button', { name: 'Pay' }).click();
   }
 
   /** The text of the element that has the focus (a string: this program's types have no DOM). */
@@ -56,7 +37,7 @@ describe('the payment page in a browser, through the real system', function () {
 
   it('declines 4000 0000 0000 0002 with its message, then takes 4242 4242 4242 4242 and completes the deposit once', async () => {
     const payer = await signUpWithAccount(system.gatewayUrl);
-    const { id, paymentUrl } = await depositOf(payer, 25);
+    const { id, paymentUrl } = await depositToPay(payer, 25);
     expect(new URL(paymentUrl).origin).to.equal(gatewayOrigin());
     const { page, context, problems, requested, policy } = await visit(paymentUrl);
 
@@ -73,7 +54,7 @@ describe('the payment page in a browser, through the real system', function () {
     expect(await figures.innerText()).to.match(/Amount\s+25\.00\s+Currency\s+USD\s+Status\s+pending/);
     await expectNoSeriousViolations(page, 'the card form');
 
-    await payWith(page, '4000 0000 0000 0002');
+    await payByCard(page, '4000 0000 0000 0002');
     await page.getByText('Your card was declined.').waitFor();
     expect(await focused(page), 'the outcome has the focus').to.include('Your card was declined.');
     expect(await page.locator('[aria-live]').innerText()).to.include('Your card was declined.');
@@ -81,7 +62,7 @@ describe('the payment page in a browser, through the real system', function () {
     expect(await balanceOf(payer)).to.equal(0);
 
     // The form stays for another card.
-    await payWith(page, '4242 4242 4242 4242');
+    await payByCard(page, '4242 4242 4242 4242');
     await page.getByText('Payment received').waitFor();
     expect(await focused(page)).to.include('Payment received');
     // The webhook lands and the page, reading the deposit again, shows it completed.
@@ -109,7 +90,7 @@ describe('the payment page in a browser, through the real system', function () {
 
   it('shows another user on the deposit\'s page "Deposit not found", no card form and no secret', async () => {
     const owner = await signUpWithAccount(system.gatewayUrl);
-    const { id, paymentUrl } = await depositOf(owner, 40);
+    const { id, paymentUrl } = await depositToPay(owner, 40);
     const secret = (await owner.client.transactions.get(id)).provider_payment?.client_secret;
     expect(secret).to.be.a('string');
 
@@ -143,7 +124,7 @@ describe('the payment page in a browser, through the real system', function () {
 
   it('shows an admin the deposit and never the means to pay it as its owner', async () => {
     const owner = await signUpWithAccount(system.gatewayUrl);
-    const { id, paymentUrl } = await depositOf(owner, 30);
+    const { id, paymentUrl } = await depositToPay(owner, 30);
     const secret = (await owner.client.transactions.get(id)).provider_payment?.client_secret;
     const { page } = await visit(paymentUrl);
     await signIn(page, system.admin);
@@ -156,7 +137,7 @@ describe('the payment page in a browser, through the real system', function () {
 
   it('tells the payer a deposit already paid is paid, with no form', async () => {
     const payer = await signUpWithAccount(system.gatewayUrl);
-    const { id, paymentUrl } = await depositOf(payer, 12);
+    const { id, paymentUrl } = await depositToPay(payer, 12);
     const shown = await payer.client.transactions.get(id);
     await sandboxStripe(system).paymentIntents.confirm(shown.provider_payment?.reference as string, {
       payment_method: 'pm_card_visa',

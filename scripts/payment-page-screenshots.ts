@@ -1,8 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { buildConsoleIfStale, eventually, startSystem } from '@payments/testkit';
-import { launchTestBrowser, signIn } from '@payments/testkit/browser';
-import { signUpWithAccount } from '@payments/test-support';
+import { buildConsoleIfStale, startSystem } from '@payments/testkit';
+import { launchTestBrowser, payByCard, signIn } from '@payments/testkit/browser';
+import { depositToPay, signUpWithAccount } from '@payments/test-support';
 
 // `node --conditions=development --import tsx scripts/payment-page-screenshots.ts`: starts a system (PostgreSQL and
 // RabbitMQ must answer, as for the tests) whose sandbox waits for the payer, makes a deposit, and writes screenshots
@@ -17,12 +17,7 @@ async function main() {
   const browser = await launchTestBrowser();
   try {
     const payer = await signUpWithAccount(system.gatewayUrl);
-    const { id } = await payer.client.money.deposit(payer.accountId, { amount: 49.9, currency: 'USD' });
-    const shown = await eventually(
-      () => payer.client.transactions.get(id),
-      (deposit) => deposit.provider_payment?.payment_url !== undefined,
-    );
-    const paymentUrl = shown.provider_payment?.payment_url as string;
+    const { paymentUrl } = await depositToPay(payer, 49.9);
 
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     const shot = async (name: string) => {
@@ -31,14 +26,10 @@ async function main() {
     };
     await page.goto(paymentUrl);
     await signIn(page, payer);
-    await page.getByLabel('Card number').fill('4000 0000 0000 0002');
-    await page.getByLabel('Expiry').fill('12 / 34');
-    await page.getByLabel('CVC').fill('123');
-    await page.getByRole('button', { name: 'Pay' }).click();
+    await payByCard(page, '4000 0000 0000 0002');
     await page.getByText('Your card was declined.').waitFor();
     await shot('pay-declined');
-    await page.getByLabel('Card number').fill('4242 4242 4242 4242');
-    await page.getByRole('button', { name: 'Pay' }).click();
+    await payByCard(page, '4242 4242 4242 4242');
     await page.getByText('The deposit is completed.').waitFor({ timeout: 20_000 });
     await shot('pay-completed');
   } finally {

@@ -5,6 +5,7 @@ import {
   type RawResponse,
   type Transaction,
 } from '@payments/client';
+import { eventually } from '@payments/testkit';
 import { providerSignature } from './provider-events.js';
 
 /** An answer as a test reads it: any status, the body parsed when it is JSON, and the text. */
@@ -122,6 +123,27 @@ export async function signUpWithAccount(
   const account = await user.client.accounts.open({ currency: options.currency ?? 'USD' });
   if (options.payoutAccount) await user.client.payoutAccount.link();
   return { ...user, accountId: account.id };
+}
+
+/**
+ * A deposit of `amount` USD by `who`, once the provider has prepared its payment: its payment page's address and
+ * client secret, as its owner is shown them.
+ */
+export async function depositToPay(
+  who: Customer,
+  amount: number,
+): Promise<{ id: string; paymentUrl: string; clientSecret: string }> {
+  const { id } = await who.client.money.deposit(who.accountId, { amount, currency: 'USD' });
+  const shown = await eventually(
+    () => who.client.transactions.get(id),
+    (deposit) => typeof deposit.provider_payment?.payment_url === 'string',
+    { timeoutMs: 15_000, what: `the payment page of deposit ${id}` },
+  );
+  const { payment_url: paymentUrl, client_secret: clientSecret } = shown.provider_payment as {
+    payment_url: string;
+    client_secret: string;
+  };
+  return { id, paymentUrl, clientSecret };
 }
 
 /** Posts a provider event (an object, or the exact body) to `/webhook/provider`, signed with `secret` as Stripe signs. */

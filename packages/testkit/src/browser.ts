@@ -135,6 +135,14 @@ export async function signIn(page: Page, who: { username: string; password: stri
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
+/** Pays on the payment page's card form, by its labels: `number`, a valid expiry and CVC, then "Pay". */
+export async function payByCard(page: Page, number: string): Promise<void> {
+  await page.getByLabel('Card number').fill(number);
+  await page.getByLabel('Expiry').fill('12 / 34');
+  await page.getByLabel('CVC').fill('123');
+  await page.getByRole('button', { name: 'Pay' }).click();
+}
+
 const exists = (file: string) =>
   access(file).then(
     () => true,
